@@ -1,0 +1,274 @@
+// Package store is hearth's SQLite persistence: workspaces, sessions, turns,
+// the transcript items exactly as exchanged with the model, the request log
+// and the per-session read set. Everything here must survive a crash of the
+// daemon; secrets (the API key) never enter the database, and no table has a
+// column that could hold one.
+//
+// All writes go through one connection opened with immediate transactions,
+// so concurrent writers queue inside the process instead of failing with
+// "database is locked"; reads use a separate pool of query-only connections
+// that WAL mode lets run alongside the writer.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mattn/go-sqlite3"
+)
+
+// ErrNotFound is wrapped by lookups and updates of unknown ids.
+var ErrNotFound = errors.New("store: not found")
+
+// ErrClosed is returned by calls made after Close has begun.
+var ErrClosed = errors.New("store: database closed")
+
+// readers is the size of the reader pool: enough for the handful of
+// sessions a daemon serves at once without holding many file descriptors.
+const readers = 4
+
+// DB is hearth's database. It is opened once by the daemon at start (Open)
+// and lives until shutdown (Close); it is safe for concurrent use.
+type DB struct {
+	path   string
+	writer *sql.DB // one connection: SQLite allows one writer anyway
+	reader *sql.DB // query-only pool
+
+	// mu guards closed and the Add side of calls, so that Close can wait
+	// for every call that started before it.
+	mu     sync.Mutex
+	closed bool
+	calls  sync.WaitGroup
+}
+
+// Open opens (creating if needed) the database at path and brings its
+// schema up to date. The parent directory is created 0700 if missing and
+// the database file (with its -wal and -shm companions) is kept 0600: the
+// transcript holds the user's code.
+func Open(path string) (*DB, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return nil, fmt.Errorf("store: open %s: create directory: %w", abs, err)
+	}
+	// Create the file ourselves so SQLite never creates it with umask
+	// permissions, and tighten a file someone else created.
+	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", abs, err)
+	}
+	f.Close()
+	if err := os.Chmod(abs, 0o600); err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", abs, err)
+	}
+
+	writer, err := sql.Open("sqlite3", dsn(abs,
+		"_journal_mode=WAL&_busy_timeout=5000&_txlock=immediate&_foreign_keys=on&_synchronous=NORMAL"))
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", abs, err)
+	}
+	writer.SetMaxOpenConns(1)
+	writer.SetMaxIdleConns(1)
+	writer.SetConnMaxLifetime(0)
+	writer.SetConnMaxIdleTime(0)
+
+	ctx := context.Background()
+	if err := migrate(ctx, writer, migrations); err != nil {
+		writer.Close()
+		return nil, fmt.Errorf("store: open %s: %w", abs, err)
+	}
+
+	// Readers are opened after the writer has switched the file to WAL
+	// (a persistent setting), so they never need to write to set it. They
+	// use _query_only rather than mode=ro: a read-only open of a WAL
+	// database fails when it would have to create the -shm file.
+	reader, err := sql.Open("sqlite3", dsn(abs,
+		"_busy_timeout=5000&_foreign_keys=on&_query_only=1"))
+	if err != nil {
+		writer.Close()
+		return nil, fmt.Errorf("store: open %s: readers: %w", abs, err)
+	}
+	reader.SetMaxOpenConns(readers)
+	reader.SetMaxIdleConns(readers)
+	if err := reader.PingContext(ctx); err != nil {
+		reader.Close()
+		writer.Close()
+		return nil, fmt.Errorf("store: open %s: readers: %w", abs, err)
+	}
+
+	for _, companion := range []string{abs + "-wal", abs + "-shm"} {
+		if err := os.Chmod(companion, 0o600); err != nil && !errors.Is(err, os.ErrNotExist) {
+			reader.Close()
+			writer.Close()
+			return nil, fmt.Errorf("store: open %s: %w", abs, err)
+		}
+	}
+	return &DB{path: abs, writer: writer, reader: reader}, nil
+}
+
+// dsn builds a go-sqlite3 URI DSN. The path is escaped because SQLite
+// percent-decodes URI paths and ends them at '?' or '#'.
+func dsn(path, params string) string {
+	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(filepath.ToSlash(path))
+	return "file:" + esc + "?" + params
+}
+
+// Path returns the absolute path of the database file.
+func (db *DB) Path() string { return db.path }
+
+// Close waits for the calls in flight, then closes both connection pools.
+// Calls made after Close has begun fail with ErrClosed.
+func (db *DB) Close() error {
+	db.mu.Lock()
+	if db.closed {
+		db.mu.Unlock()
+		return nil
+	}
+	db.closed = true
+	db.mu.Unlock()
+	db.calls.Wait()
+
+	rerr := db.reader.Close()
+	// The writer goes last: closing the last connection checkpoints the WAL.
+	werr := db.writer.Close()
+	if err := errors.Join(rerr, werr); err != nil {
+		return fmt.Errorf("store: close %s: %w", db.path, err)
+	}
+	return nil
+}
+
+// enter registers a call so Close can wait for it; the caller must call
+// the returned function when done.
+func (db *DB) enter() (done func(), err error) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.closed {
+		return nil, ErrClosed
+	}
+	db.calls.Add(1)
+	return db.calls.Done, nil
+}
+
+// write runs fn in one immediate transaction on the writer connection and
+// commits it, or rolls everything back if fn fails.
+func (db *DB) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	done, err := db.enter()
+	if err != nil {
+		return err
+	}
+	defer done()
+	tx, err := db.writer.BeginTx(ctx, nil) // BEGIN IMMEDIATE via _txlock
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// read runs fn with the reader pool, counted as a call for Close.
+func (db *DB) read(fn func(r *sql.DB) error) error {
+	done, err := db.enter()
+	if err != nil {
+		return err
+	}
+	defer done()
+	return fn(db.reader)
+}
+
+// IntegrityCheck runs SQLite's integrity and foreign-key checks and returns
+// an error listing every problem found, or nil when the database is sound.
+func (db *DB) IntegrityCheck(ctx context.Context) error {
+	var problems []string
+	err := db.read(func(r *sql.DB) error {
+		rows, err := r.QueryContext(ctx, `PRAGMA integrity_check`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var msg string
+			if err := rows.Scan(&msg); err != nil {
+				return err
+			}
+			if msg != "ok" {
+				problems = append(problems, msg)
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+
+		fk, err := r.QueryContext(ctx, `PRAGMA foreign_key_check`)
+		if err != nil {
+			return err
+		}
+		defer fk.Close()
+		for fk.Next() {
+			var table, parent string
+			var rowid sql.NullInt64
+			var fkid int64
+			if err := fk.Scan(&table, &rowid, &parent, &fkid); err != nil {
+				return err
+			}
+			row := "a row" // WITHOUT ROWID tables report no rowid
+			if rowid.Valid {
+				row = fmt.Sprintf("row %d", rowid.Int64)
+			}
+			problems = append(problems, fmt.Sprintf("%s %s: missing %s", table, row, parent))
+		}
+		return fk.Err()
+	})
+	if err != nil {
+		return fmt.Errorf("store: integrity check: %w", err)
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("store: integrity check failed: %s", strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// Times are stored as INTEGER unix nanoseconds, UTC; a zero time.Time is
+// stored as NULL where a column may be "not yet".
+
+func nanos(t time.Time) int64 { return t.UnixNano() }
+
+func nullNanos(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UnixNano()
+}
+
+func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
+
+func fromNullNanos(n sql.NullInt64) time.Time {
+	if !n.Valid {
+		return time.Time{}
+	}
+	return fromNanos(n.Int64)
+}
+
+// now is the current time in UTC without its monotonic reading, so times
+// returned by writes compare equal to the same times read back.
+func now() time.Time { return time.Now().UTC().Round(0) }
+
+// isConstraint reports whether err is the SQLite constraint violation code.
+func isConstraint(err error, code sqlite3.ErrNoExtended) bool {
+	var se sqlite3.Error
+	return errors.As(err, &se) && se.ExtendedCode == code
+}

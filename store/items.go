@@ -1,0 +1,182 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Origin says which side of the conversation produced an item.
+type Origin string
+
+const (
+	// OriginInput: hearth sent it (user message, context delta,
+	// function_call_output).
+	OriginInput Origin = "input"
+	// OriginOutput: the model produced it.
+	OriginOutput Origin = "output"
+)
+
+// NewItem is an item to append; it lives only for the AppendItems call.
+type NewItem struct {
+	Origin Origin
+	Data   json.RawMessage // a JSON object, kept byte for byte
+}
+
+// Item is one entry of a session's transcript, as the exact JSON sent to or
+// received from the model. The row lives as long as its session; an Item
+// value is a snapshot.
+type Item struct {
+	Seq       int64 // 1..n within the session, without gaps
+	SessionID string
+	TurnID    int64 // 0 when the item belongs to no turn (initial context)
+	Origin    Origin
+	Type      string          // the JSON "type" member, "" if absent or not a string
+	Data      json.RawMessage // byte-exact
+	Created   time.Time
+}
+
+// AppendItems appends items to the end of a session's transcript in one
+// transaction: all are written, numbered after the existing ones, or none
+// are. Every Data must be a JSON object; the batch is checked before
+// anything is written. turnID 0 stores the items outside any turn; a
+// non-zero turnID must be a turn of the same session.
+func (db *DB) AppendItems(ctx context.Context, sessionID string, turnID int64, items []NewItem) ([]Item, error) {
+	out := make([]Item, len(items))
+	t := now()
+	for i, it := range items {
+		typ, err := checkItem(it)
+		if err != nil {
+			return nil, fmt.Errorf("store: append items to session %s: item %d: %w", sessionID, i, err)
+		}
+		out[i] = Item{SessionID: sessionID, TurnID: turnID, Origin: it.Origin, Type: typ,
+			Data: bytes.Clone(it.Data), Created: t}
+	}
+	if len(items) == 0 {
+		return out, nil
+	}
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		if err := sessionExists(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		if err := turnOf(ctx, tx, sessionID, turnID); err != nil {
+			return err
+		}
+		// Immediate transactions serialise writers, so max+1 cannot race;
+		// the primary key would refuse a duplicate anyway.
+		var last int64
+		if err := tx.QueryRowContext(ctx,
+			`SELECT coalesce(max(seq), 0) FROM items WHERE session_id = ?`, sessionID).Scan(&last); err != nil {
+			return err
+		}
+		stmt, err := tx.PrepareContext(ctx, `
+			INSERT INTO items (session_id, seq, turn_id, origin, type, data, created)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for i := range out {
+			out[i].Seq = last + int64(i) + 1
+			// Data goes in as TEXT (string), not BLOB: SQLite's JSON
+			// functions read a BLOB as binary JSONB.
+			if _, err := stmt.ExecContext(ctx, sessionID, out[i].Seq, nullID(turnID),
+				string(out[i].Origin), out[i].Type, string(out[i].Data), nanos(t)); err != nil {
+				return fmt.Errorf("item %d: %w", i, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: append items to session %s: %w", sessionID, err)
+	}
+	return out, nil
+}
+
+// checkItem validates a NewItem and returns its "type" member.
+func checkItem(it NewItem) (string, error) {
+	if it.Origin != OriginInput && it.Origin != OriginOutput {
+		return "", fmt.Errorf("invalid origin %q", it.Origin)
+	}
+	// Unmarshalling into a map both validates the object and finds "type"
+	// by exact name (struct fields would match "Type" case-insensitively).
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(it.Data, &members); err != nil {
+		return "", fmt.Errorf("data is not a JSON object: %w", err)
+	}
+	if members == nil { // the literal null
+		return "", errors.New("data is not a JSON object: null")
+	}
+	var typ string
+	if raw, ok := members["type"]; ok {
+		_ = json.Unmarshal(raw, &typ) // a non-string type is kept as ""
+	}
+	return typ, nil
+}
+
+// turnOf returns nil if turnID is 0 or a turn of sessionID, ErrNotFound if
+// it is no turn, and an error if it belongs to another session.
+func turnOf(ctx context.Context, tx *sql.Tx, sessionID string, turnID int64) error {
+	if turnID == 0 {
+		return nil
+	}
+	var owner string
+	err := tx.QueryRowContext(ctx, `SELECT session_id FROM turns WHERE id = ?`, turnID).Scan(&owner)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("turn %d: %w", turnID, ErrNotFound)
+	}
+	if err != nil {
+		return err
+	}
+	if owner != sessionID {
+		return fmt.Errorf("turn %d belongs to session %s", turnID, owner)
+	}
+	return nil
+}
+
+// nullID stores an id of 0 as NULL.
+func nullID(id int64) any {
+	if id == 0 {
+		return nil
+	}
+	return id
+}
+
+// Items returns a session's whole transcript in Seq order.
+func (db *DB) Items(ctx context.Context, sessionID string) ([]Item, error) {
+	return db.ItemsAfter(ctx, sessionID, 0)
+}
+
+// ItemsAfter returns the items of a session with Seq > after, in order.
+func (db *DB) ItemsAfter(ctx context.Context, sessionID string, after int64) ([]Item, error) {
+	var out []Item
+	err := db.read(func(r *sql.DB) error {
+		rows, err := r.QueryContext(ctx, `
+			SELECT seq, turn_id, origin, type, data, created
+			FROM items WHERE session_id = ? AND seq > ? ORDER BY seq`, sessionID, after)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			it := Item{SessionID: sessionID}
+			var turn sql.NullInt64
+			var created int64
+			var data []byte // Scan copies into a fresh slice
+			if err := rows.Scan(&it.Seq, &turn, &it.Origin, &it.Type, &data, &created); err != nil {
+				return err
+			}
+			it.TurnID, it.Data, it.Created = turn.Int64, data, fromNanos(created)
+			out = append(out, it)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: items of session %s: %w", sessionID, err)
+	}
+	return out, nil
+}

@@ -1,0 +1,149 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// RequestKind says how much of the transcript a model request carried.
+type RequestKind string
+
+const (
+	KindWarmup      RequestKind = "warmup"      // opens the connection and cache before any turn
+	KindFull        RequestKind = "full"        // the whole input, no previous_response_id
+	KindIncremental RequestKind = "incremental" // only new items after previous_response_id
+)
+
+// Request statuses: a request is inserted "sent" and finished once.
+const (
+	RequestSent       = "sent"
+	RequestCompleted  = "completed"
+	RequestFailed     = "failed"
+	RequestIncomplete = "incomplete"
+	RequestCancelled  = "cancelled"
+)
+
+// Request is one request to the model API, kept to explain cost and cache
+// behaviour after the fact. The row lives as long as its session; a Request
+// value is a snapshot. It holds no headers: the API key is never stored.
+type Request struct {
+	ID                 int64
+	SessionID          string
+	TurnID             int64  // 0 = none (warm-up)
+	Conn               string // connection id, e.g. "ws-3" or "http"
+	Kind               RequestKind
+	FullReason         string // why the request was full; "" for incremental
+	PreviousResponseID string
+	ResponseID         string
+	BytesSent          int64
+	InputItems         int // items in the input actually sent
+	Status             string
+	Error              string
+	Sent               time.Time // zero = not yet; InsertRequest defaults it to now
+	FirstEvent         time.Time // zero = not yet
+	Finished           time.Time // zero = not yet
+}
+
+// InsertRequest logs a request and returns its id. Status defaults to
+// "sent" and Sent to now.
+func (db *DB) InsertRequest(ctx context.Context, r Request) (int64, error) {
+	switch r.Kind {
+	case KindWarmup, KindFull, KindIncremental:
+	default:
+		return 0, fmt.Errorf("store: insert request in session %s: invalid kind %q", r.SessionID, r.Kind)
+	}
+	if r.Status == "" {
+		r.Status = RequestSent
+	}
+	if r.Sent.IsZero() {
+		r.Sent = now()
+	}
+	var id int64
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		if err := sessionExists(ctx, tx, r.SessionID); err != nil {
+			return err
+		}
+		if err := turnOf(ctx, tx, r.SessionID, r.TurnID); err != nil {
+			return err
+		}
+		return tx.QueryRowContext(ctx, `
+			INSERT INTO requests (session_id, turn_id, conn, kind, full_reason,
+				previous_response_id, response_id, bytes_sent, input_items,
+				status, error, sent, first_event, finished)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			RETURNING id`,
+			r.SessionID, nullID(r.TurnID), r.Conn, string(r.Kind), r.FullReason,
+			r.PreviousResponseID, r.ResponseID, r.BytesSent, r.InputItems,
+			r.Status, r.Error, nullNanos(r.Sent), nullNanos(r.FirstEvent), nullNanos(r.Finished)).Scan(&id)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: insert request in session %s: %w", r.SessionID, err)
+	}
+	return id, nil
+}
+
+// FinishRequest records the outcome of a request. An empty responseID or a
+// zero firstEvent keeps what was stored (the response may have failed before
+// either was known); a zero finished means now.
+func (db *DB) FinishRequest(ctx context.Context, id int64, responseID, status, errMsg string, firstEvent, finished time.Time) error {
+	switch status {
+	case RequestCompleted, RequestFailed, RequestIncomplete, RequestCancelled:
+	default:
+		return fmt.Errorf("store: finish request %d: invalid status %q", id, status)
+	}
+	if finished.IsZero() {
+		finished = now()
+	}
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `
+			UPDATE requests SET
+				response_id = CASE ?1 WHEN '' THEN response_id ELSE ?1 END,
+				status = ?2, error = ?3,
+				first_event = coalesce(?4, first_event),
+				finished = ?5
+			WHERE id = ?6`,
+			responseID, status, errMsg, nullNanos(firstEvent), nanos(finished), id)
+		if err != nil {
+			return err
+		}
+		return mustAffect(res)
+	})
+	if err != nil {
+		return fmt.Errorf("store: finish request %d: %w", id, err)
+	}
+	return nil
+}
+
+// Requests returns the requests of a session in ID (that is, send) order.
+func (db *DB) Requests(ctx context.Context, sessionID string) ([]Request, error) {
+	var out []Request
+	err := db.read(func(rd *sql.DB) error {
+		rows, err := rd.QueryContext(ctx, `
+			SELECT id, turn_id, conn, kind, full_reason, previous_response_id, response_id,
+				bytes_sent, input_items, status, error, sent, first_event, finished
+			FROM requests WHERE session_id = ? ORDER BY id`, sessionID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			r := Request{SessionID: sessionID}
+			var turn, sent, first, finished sql.NullInt64
+			if err := rows.Scan(&r.ID, &turn, &r.Conn, &r.Kind, &r.FullReason,
+				&r.PreviousResponseID, &r.ResponseID, &r.BytesSent, &r.InputItems,
+				&r.Status, &r.Error, &sent, &first, &finished); err != nil {
+				return err
+			}
+			r.TurnID = turn.Int64
+			r.Sent, r.FirstEvent, r.Finished = fromNullNanos(sent), fromNullNanos(first), fromNullNanos(finished)
+			out = append(out, r)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: requests of session %s: %w", sessionID, err)
+	}
+	return out, nil
+}

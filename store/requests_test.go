@@ -1,0 +1,86 @@
+package store
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+func TestRequestLog(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	newSession(t, db, "/src/app", "s1")
+	newSession(t, db, "/src/app", "s2")
+	turn, err := db.BeginTurn(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	warm, err := db.InsertRequest(ctx, Request{SessionID: "s1", Conn: "ws-1", Kind: KindWarmup, FullReason: "warm-up"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := time.Date(2025, 5, 1, 9, 0, 0, 42, time.UTC)
+	full, err := db.InsertRequest(ctx, Request{
+		SessionID: "s1", TurnID: turn.ID, Conn: "ws-1", Kind: KindFull, FullReason: "new connection",
+		PreviousResponseID: "", BytesSent: 12345, InputItems: 7, Sent: sent,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inc, err := db.InsertRequest(ctx, Request{
+		SessionID: "s1", TurnID: turn.ID, Conn: "ws-1", Kind: KindIncremental,
+		PreviousResponseID: "resp_1", BytesSent: 300, InputItems: 1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(warm < full && full < inc) {
+		t.Errorf("ids %d, %d, %d not increasing", warm, full, inc)
+	}
+
+	first, fin := sent.Add(300*time.Millisecond), sent.Add(2*time.Second)
+	if err := db.FinishRequest(ctx, full, "resp_1", RequestCompleted, "", first, fin); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.FinishRequest(ctx, inc, "", RequestFailed, "connection reset", time.Time{}, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.FinishRequest(ctx, inc, "", "done", "", time.Time{}, time.Time{}); err == nil {
+		t.Error("FinishRequest accepted an unknown status")
+	}
+	if _, err := db.InsertRequest(ctx, Request{SessionID: "s1", Kind: "partial"}); err == nil {
+		t.Error("InsertRequest accepted an unknown kind")
+	}
+	if _, err := db.InsertRequest(ctx, Request{SessionID: "s2", TurnID: turn.ID, Kind: KindFull}); err == nil {
+		t.Error("InsertRequest accepted a turn of another session")
+	}
+
+	reqs, err := db.Requests(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reqs) != 3 {
+		t.Fatalf("len(requests) = %d, want 3", len(reqs))
+	}
+	w, f, i := reqs[0], reqs[1], reqs[2]
+	if w.ID != warm || w.TurnID != 0 || w.Kind != KindWarmup || w.Status != RequestSent || w.Sent.IsZero() ||
+		!w.FirstEvent.IsZero() || !w.Finished.IsZero() || w.Conn != "ws-1" {
+		t.Errorf("warm-up = %+v", w)
+	}
+	want := Request{
+		ID: full, SessionID: "s1", TurnID: turn.ID, Conn: "ws-1", Kind: KindFull, FullReason: "new connection",
+		ResponseID: "resp_1", BytesSent: 12345, InputItems: 7, Status: RequestCompleted,
+		Sent: sent, FirstEvent: first, Finished: fin,
+	}
+	if f != want {
+		t.Errorf("full =\n%+v, want\n%+v", f, want)
+	}
+	if i.Kind != KindIncremental || i.PreviousResponseID != "resp_1" || i.ResponseID != "" || i.Status != RequestFailed ||
+		i.Error != "connection reset" || !i.FirstEvent.IsZero() || i.Finished.IsZero() {
+		t.Errorf("incremental = %+v", i)
+	}
+	if other, err := db.Requests(ctx, "s2"); err != nil || len(other) != 0 {
+		t.Errorf("Requests(s2) = %v, %v", other, err)
+	}
+}

@@ -1,0 +1,213 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mattn/go-sqlite3"
+)
+
+// ErrExists is wrapped by CreateSession when the id is already taken.
+var ErrExists = errors.New("store: already exists")
+
+// Session is one conversation in a workspace. The row lives until the
+// session is deleted; a Session value is a snapshot read at one moment.
+type Session struct {
+	ID          string
+	WorkspaceID int64
+	Root        string // the workspace root; filled on read
+	Mode        string
+	Model       string
+	Title       string
+	Created     time.Time
+	Updated     time.Time // metadata change or start of a turn
+}
+
+// SessionSummary is a Session as listed for a picker: a snapshot with its
+// turn count and the time of its latest activity (Updated, the end of its
+// last turn, or its last item, whichever is latest).
+type SessionSummary struct {
+	Session
+	Turns        int
+	LastActivity time.Time
+}
+
+// CreateSession stores a new session whose ID the caller chose. Created and
+// Updated default to now. If WorkspaceID is zero, the workspace is looked up
+// (or created) by Root.
+func (db *DB) CreateSession(ctx context.Context, s Session) error {
+	if s.ID == "" {
+		return errors.New("store: create session: empty id")
+	}
+	t := now()
+	if s.Created.IsZero() {
+		s.Created = t
+	}
+	if s.Updated.IsZero() {
+		s.Updated = s.Created
+	}
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		if s.WorkspaceID == 0 {
+			w, err := ensureWorkspace(ctx, tx, s.Root)
+			if err != nil {
+				return fmt.Errorf("workspace: %w", err)
+			}
+			s.WorkspaceID = w.ID
+		}
+		_, err := tx.ExecContext(ctx, `
+			INSERT INTO sessions (id, workspace_id, mode, model, title, created, updated)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			s.ID, s.WorkspaceID, s.Mode, s.Model, s.Title, nanos(s.Created), nanos(s.Updated))
+		switch {
+		case isConstraint(err, sqlite3.ErrConstraintPrimaryKey):
+			return ErrExists
+		case isConstraint(err, sqlite3.ErrConstraintForeignKey):
+			return fmt.Errorf("workspace %d: %w", s.WorkspaceID, ErrNotFound)
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: create session %s: %w", s.ID, err)
+	}
+	return nil
+}
+
+// Session returns the session with the given id, or an error wrapping
+// ErrNotFound.
+func (db *DB) Session(ctx context.Context, id string) (Session, error) {
+	var s Session
+	err := db.read(func(r *sql.DB) error {
+		var created, updated int64
+		err := r.QueryRowContext(ctx, `
+			SELECT s.id, s.workspace_id, w.root, s.mode, s.model, s.title, s.created, s.updated
+			FROM sessions s JOIN workspaces w ON w.id = s.workspace_id
+			WHERE s.id = ?`, id).
+			Scan(&s.ID, &s.WorkspaceID, &s.Root, &s.Mode, &s.Model, &s.Title, &created, &updated)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		s.Created, s.Updated = fromNanos(created), fromNanos(updated)
+		return nil
+	})
+	if err != nil {
+		return Session{}, fmt.Errorf("store: session %s: %w", id, err)
+	}
+	return s, nil
+}
+
+// Sessions lists the sessions of the workspace at root (all workspaces when
+// root is ""), most recent activity first, at most limit of them (no limit
+// when limit <= 0).
+func (db *DB) Sessions(ctx context.Context, root string, limit int) ([]SessionSummary, error) {
+	if limit <= 0 {
+		limit = -1 // SQLite: no limit
+	}
+	var out []SessionSummary
+	err := db.read(func(r *sql.DB) error {
+		// Each correlated subquery is one probe of a (session_id, seq)
+		// index: the last turn and the last item are the latest ones.
+		rows, err := r.QueryContext(ctx, `
+			SELECT s.id, s.workspace_id, w.root, s.mode, s.model, s.title, s.created, s.updated,
+				(SELECT count(*) FROM turns t WHERE t.session_id = s.id),
+				max(s.updated,
+					coalesce((SELECT max(t.started, coalesce(t.ended, 0)) FROM turns t
+						WHERE t.session_id = s.id ORDER BY t.seq DESC LIMIT 1), 0),
+					coalesce((SELECT i.created FROM items i
+						WHERE i.session_id = s.id ORDER BY i.seq DESC LIMIT 1), 0)) AS last
+			FROM sessions s JOIN workspaces w ON w.id = s.workspace_id
+			WHERE ? = '' OR w.root = ?
+			ORDER BY last DESC, s.id
+			LIMIT ?`, root, root, limit)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var ss SessionSummary
+			var created, updated, last int64
+			if err := rows.Scan(&ss.ID, &ss.WorkspaceID, &ss.Root, &ss.Mode, &ss.Model, &ss.Title,
+				&created, &updated, &ss.Turns, &last); err != nil {
+				return err
+			}
+			ss.Created, ss.Updated, ss.LastActivity = fromNanos(created), fromNanos(updated), fromNanos(last)
+			out = append(out, ss)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: list sessions of %q: %w", root, err)
+	}
+	return out, nil
+}
+
+// SetSessionTitle renames a session and bumps its Updated time.
+func (db *DB) SetSessionTitle(ctx context.Context, id, title string) error {
+	if err := db.updateSession(ctx, id, `UPDATE sessions SET title = ?, updated = ? WHERE id = ?`, title); err != nil {
+		return fmt.Errorf("store: set title of session %s: %w", id, err)
+	}
+	return nil
+}
+
+// SetSessionMode changes a session's mode and bumps its Updated time.
+func (db *DB) SetSessionMode(ctx context.Context, id, mode string) error {
+	if err := db.updateSession(ctx, id, `UPDATE sessions SET mode = ?, updated = ? WHERE id = ?`, mode); err != nil {
+		return fmt.Errorf("store: set mode of session %s: %w", id, err)
+	}
+	return nil
+}
+
+// updateSession runs query (value, updated, id) and reports ErrNotFound
+// when no row matched.
+func (db *DB) updateSession(ctx context.Context, id, query, value string) error {
+	return db.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, query, value, nanos(now()), id)
+		if err != nil {
+			return err
+		}
+		return mustAffect(res)
+	})
+}
+
+// DeleteSession removes a session with its turns, items, requests and read
+// set.
+func (db *DB) DeleteSession(ctx context.Context, id string) error {
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id)
+		if err != nil {
+			return err
+		}
+		return mustAffect(res)
+	})
+	if err != nil {
+		return fmt.Errorf("store: delete session %s: %w", id, err)
+	}
+	return nil
+}
+
+// mustAffect turns an UPDATE or DELETE that matched no row into ErrNotFound.
+func mustAffect(res sql.Result) error {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// sessionExists returns ErrNotFound unless the session exists.
+func sessionExists(ctx context.Context, tx *sql.Tx, id string) error {
+	var one int
+	err := tx.QueryRowContext(ctx, `SELECT 1 FROM sessions WHERE id = ?`, id).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("session %s: %w", id, ErrNotFound)
+	}
+	return err
+}

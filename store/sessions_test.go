@@ -1,0 +1,208 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+func TestEnsureWorkspaceIdempotent(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	a, err := db.EnsureWorkspace(ctx, "/src/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := db.EnsureWorkspace(ctx, "/src/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again != a {
+		t.Errorf("second EnsureWorkspace = %+v, want %+v", again, a)
+	}
+	b, err := db.EnsureWorkspace(ctx, "/src/b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.ID == a.ID {
+		t.Error("two roots share a workspace id")
+	}
+	if _, err := db.EnsureWorkspace(ctx, ""); err == nil {
+		t.Error("empty root accepted")
+	}
+}
+
+func TestSessionRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	w, err := db.EnsureWorkspace(ctx, "/src/app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	created := time.Date(2025, 3, 1, 12, 0, 0, 123456789, time.FixedZone("X", 3600))
+	in := Session{ID: "s1", WorkspaceID: w.ID, Mode: "ask", Model: "gpt-x", Title: "Fix the build", Created: created}
+	if err := db.CreateSession(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	s, err := db.Session(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.ID != "s1" || s.WorkspaceID != w.ID || s.Root != "/src/app" || s.Mode != "ask" ||
+		s.Model != "gpt-x" || s.Title != "Fix the build" {
+		t.Errorf("Session = %+v", s)
+	}
+	if !s.Created.Equal(created) || !s.Updated.Equal(created) || s.Created.Location() != time.UTC {
+		t.Errorf("times = %v / %v, want %v in UTC", s.Created, s.Updated, created)
+	}
+
+	if err := db.CreateSession(ctx, in); !errors.Is(err, ErrExists) {
+		t.Errorf("duplicate id: %v, want ErrExists", err)
+	}
+	if err := db.CreateSession(ctx, Session{ID: "s2", WorkspaceID: 999}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown workspace: %v, want ErrNotFound", err)
+	}
+
+	if err := db.SetSessionTitle(ctx, "s1", "Renamed"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SetSessionMode(ctx, "s1", "code"); err != nil {
+		t.Fatal(err)
+	}
+	s, err = db.Session(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Title != "Renamed" || s.Mode != "code" || !s.Updated.After(created) {
+		t.Errorf("after updates: %+v", s)
+	}
+}
+
+func TestSessionNotFound(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	checks := map[string]error{}
+	_, checks["Session"] = db.Session(ctx, "nope")
+	checks["SetSessionTitle"] = db.SetSessionTitle(ctx, "nope", "t")
+	checks["SetSessionMode"] = db.SetSessionMode(ctx, "nope", "m")
+	checks["DeleteSession"] = db.DeleteSession(ctx, "nope")
+	_, checks["BeginTurn"] = db.BeginTurn(ctx, "nope")
+	checks["EndTurn"] = db.EndTurn(ctx, 42, TurnCompleted, "", "")
+	_, checks["InsertRequest"] = db.InsertRequest(ctx, Request{SessionID: "nope", Kind: KindFull})
+	checks["FinishRequest"] = db.FinishRequest(ctx, 42, "", RequestCompleted, "", time.Time{}, time.Time{})
+	checks["SetRead"] = db.SetRead(ctx, "nope", "a.go", "h")
+	for name, err := range checks {
+		if !errors.Is(err, ErrNotFound) {
+			t.Errorf("%s: %v, want ErrNotFound", name, err)
+		}
+	}
+}
+
+func TestSessionsOrderAndFilter(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	base := time.Now().Add(-10 * time.Hour)
+	for i, s := range []Session{
+		{ID: "a1", Root: "/src/a", Created: base},
+		{ID: "a2", Root: "/src/a", Created: base.Add(time.Hour)},
+		{ID: "b1", Root: "/src/b", Created: base.Add(2 * time.Hour)},
+	} {
+		if err := db.CreateSession(ctx, s); err != nil {
+			t.Fatalf("session %d: %v", i, err)
+		}
+	}
+	ids := func(root string, limit int) []string {
+		t.Helper()
+		list, err := db.Sessions(ctx, root, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, s := range list {
+			out = append(out, s.ID)
+		}
+		return out
+	}
+	check := func(what string, got []string, want ...string) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Errorf("%s = %v, want %v", what, got, want)
+			return
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Errorf("%s = %v, want %v", what, got, want)
+				return
+			}
+		}
+	}
+	check("all", ids("", 0), "b1", "a2", "a1")
+	check("root a", ids("/src/a", 0), "a2", "a1")
+	check("limit 2", ids("", 2), "b1", "a2")
+	check("unknown root", ids("/src/none", 0))
+
+	// A turn in a1 makes it the most recent.
+	turn, err := db.BeginTurn(ctx, "a1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.EndTurn(ctx, turn.ID, TurnCompleted, "end_turn", ""); err != nil {
+		t.Fatal(err)
+	}
+	check("after turn", ids("", 0), "a1", "b1", "a2")
+	// An item in a2 (outside any turn) is activity too.
+	if _, err := db.AppendItems(ctx, "a2", 0, []NewItem{{OriginInput, []byte(`{}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	check("after item", ids("", 0), "a2", "a1", "b1")
+
+	list, err := db.Sessions(ctx, "/src/a", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if list[1].ID != "a1" || list[1].Turns != 1 || list[1].Root != "/src/a" || list[0].Turns != 0 {
+		t.Errorf("summaries = %+v", list)
+	}
+	if list[1].LastActivity.Before(list[1].Updated) {
+		t.Errorf("a1 last activity %v before its update %v", list[1].LastActivity, list[1].Updated)
+	}
+}
+
+func TestDeleteSessionCascades(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	newSession(t, db, "/src/app", "s1")
+	newSession(t, db, "/src/app", "keep")
+	turn, err := db.BeginTurn(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.AppendItems(ctx, "s1", turn.ID, []NewItem{{OriginInput, []byte(`{}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.InsertRequest(ctx, Request{SessionID: "s1", TurnID: turn.ID, Kind: KindFull}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SetRead(ctx, "s1", "main.go", "h1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.DeleteSession(ctx, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := db.reader.QueryRow(`SELECT
+		(SELECT count(*) FROM turns) + (SELECT count(*) FROM items) +
+		(SELECT count(*) FROM requests) + (SELECT count(*) FROM read_set)`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Errorf("%d rows left after deleting the session", n)
+	}
+	if _, err := db.Session(ctx, "keep"); err != nil {
+		t.Errorf("other session: %v", err)
+	}
+	if err := db.IntegrityCheck(ctx); err != nil {
+		t.Error(err)
+	}
+}
