@@ -1,0 +1,84 @@
+package session
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// DefaultBaseURL is the OpenAI API base used when OPENAI_BASE_URL is unset.
+const DefaultBaseURL = "https://api.openai.com/v1"
+
+// DefaultModel is the model used when HEARTH_MODEL is unset.
+const DefaultModel = "gpt-5.3-codex"
+
+// Config is the model-API configuration of a Client. It is copied at
+// NewClient and never changed afterwards.
+type Config struct {
+	BaseURL string // https://host/v1; the WebSocket is the same base with ws(s) + /responses
+	APIKey  string // sent only in the Authorization header; never logged or stored
+	Model   string
+
+	// Instructions are sent, byte-identical, on every request.
+	Instructions string
+
+	// Lanes puts each conversation on its own stream_id lane. Off, the
+	// workspace's conversations share the default lane one request at a time.
+	Lanes bool
+
+	HandshakeTimeout  time.Duration // WebSocket upgrade
+	WarmupTimeout     time.Duration // total deadline of a warm-up, shared with the first turn's wait
+	FirstEventTimeout time.Duration // send → first event of a response
+	IdleTimeout       time.Duration // silence between two frames of a response (pings count)
+	MaxMessage        int64         // read limit of one server frame
+
+	// DisableIncremental sends every request in full (benchmarks compare).
+	DisableIncremental bool
+}
+
+// WithDefaults fills the zero fields with hearth's defaults. The silence
+// timeouts are generous: reasoning models can think for minutes.
+func (c Config) WithDefaults() Config {
+	if c.BaseURL == "" {
+		c.BaseURL = DefaultBaseURL
+	}
+	if c.Model == "" {
+		c.Model = DefaultModel
+	}
+	if c.HandshakeTimeout == 0 {
+		c.HandshakeTimeout = 15 * time.Second
+	}
+	if c.WarmupTimeout == 0 {
+		c.WarmupTimeout = 15 * time.Second
+	}
+	if c.FirstEventTimeout == 0 {
+		c.FirstEventTimeout = 5 * time.Minute
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = 5 * time.Minute
+	}
+	if c.MaxMessage == 0 {
+		c.MaxMessage = 64 << 20
+	}
+	return c
+}
+
+// websocketURL maps the HTTP base to the WebSocket endpoint: https → wss,
+// http → ws, then /responses.
+func (c Config) websocketURL() (string, error) {
+	u, err := url.Parse(c.BaseURL)
+	if err != nil {
+		return "", fmt.Errorf("OPENAI_BASE_URL %q: %w", c.BaseURL, err)
+	}
+	switch u.Scheme {
+	case "https", "wss":
+		u.Scheme = "wss"
+	case "http", "ws":
+		u.Scheme = "ws"
+	default:
+		return "", fmt.Errorf("OPENAI_BASE_URL %q: scheme must be http or https", c.BaseURL)
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/") + "/responses"
+	return u.String(), nil
+}

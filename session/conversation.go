@@ -1,0 +1,212 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/hearthd/hearth/store"
+)
+
+// Tools is what a conversation's model may call. The daemon implements it
+// on the workspace's toolset and the editor's permission prompts. Run never
+// fails: a bad call is a ToolResult with IsError and an explanation.
+type Tools interface {
+	Specs() []json.RawMessage
+	Run(ctx context.Context, call ToolCall) ToolResult
+}
+
+// ToolCall is one function call the model made.
+type ToolCall struct {
+	CallID    string
+	Name      string
+	Arguments string // JSON text as the model wrote it; may be invalid
+}
+
+// ToolResult is a tool's answer, sent back as function_call_output.
+type ToolResult struct {
+	Output  string
+	IsError bool
+
+	// For the editor only, never sent to the model.
+	Title     string
+	Kind      string   // ACP tool kind: read, search, edit, execute
+	Locations []string // workspace-relative paths the call touched
+}
+
+// Sink receives a turn's progress in order, from the goroutine running
+// Prompt. The daemon turns it into ACP session/update notifications.
+type Sink interface {
+	Text(delta string)
+	// ToolCall reports a call's progress: status is pending (the model
+	// started it), in_progress (arguments complete, running), completed or
+	// failed (res set).
+	ToolCall(call ToolCall, status string, res *ToolResult)
+}
+
+// Options configure Open.
+type Options struct {
+	ID     string // the ACP session id; the store's session row must exist
+	Client *Client
+	DB     *store.DB
+	Tools  Tools
+	Log    *slog.Logger
+
+	// Initial items (e.g. the workspace's AGENTS.md) are committed when the
+	// transcript is empty, before the warm-up, so they are part of the
+	// baseline.
+	Initial []json.RawMessage
+}
+
+// Conversation is one ACP session's agent loop: its transcript, its lane on
+// the workspace's Client and its baseline there. Created by Open when a
+// session is created or loaded; Close cancels the warm-up and waits for it.
+// Prompt calls run one at a time (the conversation's serial loop).
+type Conversation struct {
+	id     string
+	client *Client
+	db     *store.DB
+	tools  Tools
+	log    *slog.Logger
+
+	turn chan struct{} // token held by the running Prompt: one turn at a time
+
+	mu         sync.Mutex // guards lane, transcript, base, warm, closed
+	lane       string
+	transcript []json.RawMessage // every item, in order, as committed to the store
+	base       *baseline
+	warm       *warmup
+	closed     bool
+
+	ctx    context.Context // cancelled by Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // the warm-up goroutine
+}
+
+// Open loads the conversation's transcript from the store. A transcript
+// that ends in function calls without outputs (the daemon died mid-tool) is
+// repaired with outputs saying so, so the next request is valid.
+func Open(ctx context.Context, o Options) (*Conversation, error) {
+	items, err := o.DB.Items(ctx, o.ID)
+	if err != nil {
+		return nil, fmt.Errorf("load transcript of %s: %w", o.ID, err)
+	}
+	log := o.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	cctx, cancel := context.WithCancel(context.Background())
+	c := &Conversation{
+		id: o.ID, client: o.Client, db: o.DB, tools: o.Tools, log: log.With("session", o.ID),
+		turn: make(chan struct{}, 1), lane: o.Client.newLane(), ctx: cctx, cancel: cancel,
+	}
+	for _, it := range items {
+		c.transcript = append(c.transcript, it.Data)
+	}
+	if len(c.transcript) == 0 && len(o.Initial) > 0 {
+		var init []store.NewItem
+		for _, it := range o.Initial {
+			init = append(init, store.NewItem{Origin: store.OriginInput, Data: it})
+		}
+		if err := c.commit(ctx, 0, init); err != nil {
+			cancel()
+			return nil, err
+		}
+	}
+	if missing := unansweredCalls(c.transcript); len(missing) > 0 {
+		var fix []store.NewItem
+		for _, id := range missing {
+			fix = append(fix, store.NewItem{Origin: store.OriginInput,
+				Data: functionCallOutput(id, "error: interrupted — hearth stopped before this tool finished; run it again if still needed")})
+		}
+		if err := c.commit(ctx, 0, fix); err != nil {
+			cancel()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// ID returns the session id.
+func (c *Conversation) ID() string { return c.id }
+
+// Transcript returns a copy of the committed items.
+func (c *Conversation) Transcript() []json.RawMessage {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]json.RawMessage(nil), c.transcript...)
+}
+
+// settings are this conversation's non-input request fields.
+func (c *Conversation) settings() settings {
+	var tools json.RawMessage
+	if c.tools != nil {
+		specs := c.tools.Specs()
+		if len(specs) > 0 {
+			tools, _ = json.Marshal(specs)
+		}
+	}
+	s := settings{
+		Model:        c.client.cfg.Model,
+		Instructions: c.client.cfg.Instructions,
+		Tools:        tools,
+		Store:        false,
+	}
+	if tools != nil {
+		s.ToolChoice = "auto"
+		s.ParallelToolCalls = true
+	}
+	return s
+}
+
+// commit writes items to the store, then appends them to the transcript:
+// an item is never sent before it is durable.
+func (c *Conversation) commit(ctx context.Context, turnID int64, items []store.NewItem) error {
+	if len(items) == 0 {
+		return nil
+	}
+	if _, err := c.db.AppendItems(ctx, c.id, turnID, items); err != nil {
+		return fmt.Errorf("commit %d item(s): %w", len(items), err)
+	}
+	c.mu.Lock()
+	for _, it := range items {
+		c.transcript = append(c.transcript, it.Data)
+	}
+	c.mu.Unlock()
+	return nil
+}
+
+// Close cancels a running warm-up and waits for it. A running Prompt ends
+// through its own context.
+func (c *Conversation) Close() error {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	c.cancel()
+	c.wg.Wait()
+	return nil
+}
+
+// unansweredCalls lists call ids of function calls with no output.
+func unansweredCalls(items []json.RawMessage) []string {
+	answered := map[string]bool{}
+	var calls []string
+	for _, it := range items {
+		h := readItem(it)
+		switch h.Type {
+		case "function_call":
+			calls = append(calls, h.CallID)
+		case "function_call_output":
+			answered[h.CallID] = true
+		}
+	}
+	var missing []string
+	for _, id := range calls {
+		if !answered[id] {
+			missing = append(missing, id)
+		}
+	}
+	return missing
+}

@@ -1,0 +1,284 @@
+package session_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hearthd/hearth/session"
+	"github.com/hearthd/hearth/session/sim"
+	"github.com/hearthd/hearth/store"
+)
+
+func prompt(t *testing.T, c *session.Conversation, text string, sink session.Sink) session.StopReason {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	stop, err := c.Prompt(ctx, []json.RawMessage{session.UserMessage(text)}, sink)
+	if err != nil {
+		t.Fatalf("prompt %q: %v", text, err)
+	}
+	return stop
+}
+
+// The spine: a warm-up with generate:false, then a tool loop in which every
+// request chains on the previous response and carries only the new items,
+// all over one handshake.
+func TestWarmupThenIncrementalToolLoop(t *testing.T) {
+	e := newEnv(t, sim.Options{}, session.Config{Lanes: true})
+	c := e.open("s1")
+	warm(t, c)
+	rec := newRecorder()
+	stop := prompt(t, c, `look sim:calls=3 sim:tool=read_file sim:args={"path":"a.txt"}`, rec)
+	if stop != session.StopEndTurn {
+		t.Fatalf("stop = %s, want end_turn", stop)
+	}
+	recs := e.wait(5) // warm-up + 3 tool steps + the final answer
+	if len(recs) != 5 {
+		t.Fatalf("server saw %d requests, want 5", len(recs))
+	}
+	if e.sim.Handshakes() != 1 {
+		t.Errorf("handshakes = %d, want 1", e.sim.Handshakes())
+	}
+	w := recs[0]
+	if w.Generate == nil || *w.Generate {
+		t.Fatalf("first request is not a warm-up: generate=%v", w.Generate)
+	}
+	if w.Instructions != "test instructions" || len(w.Tools) == 0 {
+		t.Errorf("warm-up lacks the real instructions/tools: %q, %d bytes of tools", w.Instructions, len(w.Tools))
+	}
+	for i, r := range recs[1:] {
+		if r.PreviousResponseID != recs[i].ResponseID || r.PreviousResponseID == "" {
+			t.Errorf("request %d chains on %q, want the previous response %q", i+1, r.PreviousResponseID, recs[i].ResponseID)
+		}
+		if len(r.Input) != 1 {
+			t.Errorf("request %d sent %d input items, want only the new one", i+1, len(r.Input))
+		}
+		if r.Instructions != w.Instructions || string(r.Tools) != string(w.Tools) {
+			t.Errorf("request %d changed instructions or tools", i+1)
+		}
+	}
+	if got := userText(t, recs[1].Input[0]); !strings.HasPrefix(got, "look") {
+		t.Errorf("first prompt request carries %q, want the user's message", got)
+	}
+	for i := 2; i < 5; i++ {
+		if typ := itemType(recs[i].Input[0]); typ != "function_call_output" {
+			t.Errorf("request %d sent a %s, want the function_call_output only (output items are never resent)", i, typ)
+		}
+	}
+	if !strings.Contains(rec.Text_(), "read_file") {
+		t.Errorf("answer %q does not mention the tool", rec.Text_())
+	}
+	// The transcript in the store is what was sent and received, in order:
+	// user message, then 3 × (function_call, function_call_output), then
+	// the assistant's message.
+	items, err := e.db.Items(context.Background(), "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, it := range items {
+		types = append(types, it.Type)
+	}
+	want := "message function_call function_call_output function_call function_call_output function_call function_call_output message"
+	if strings.Join(types, " ") != want {
+		t.Errorf("stored transcript = %v\nwant %s", types, want)
+	}
+	reqs, err := e.db.Requests(context.Background(), "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := []string{}
+	for _, r := range reqs {
+		kinds = append(kinds, string(r.Kind))
+		if r.Status != "completed" {
+			t.Errorf("request %d status %s", r.ID, r.Status)
+		}
+	}
+	if strings.Join(kinds, " ") != "warmup incremental incremental incremental incremental" {
+		t.Errorf("request kinds = %v", kinds)
+	}
+	st := e.client.Stats()
+	if st.Warmups != 1 || st.Incremental != 4 || st.Full != 0 || st.BytesSaved <= 0 {
+		t.Errorf("stats = %+v", st)
+	}
+}
+
+// Without a warm-up the first request is full, the rest incremental.
+func TestFirstRequestFullWithoutWarmup(t *testing.T) {
+	e := newEnv(t, sim.Options{}, session.Config{Lanes: true})
+	c := e.open("s1")
+	prompt(t, c, "read a.txt", newRecorder())
+	recs := e.wait(2)
+	if recs[0].PreviousResponseID != "" || len(recs[0].Input) != 1 {
+		t.Errorf("first request: prev=%q items=%d, want a full request with the user message", recs[0].PreviousResponseID, len(recs[0].Input))
+	}
+	if recs[1].PreviousResponseID != recs[0].ResponseID {
+		t.Errorf("second request does not chain")
+	}
+	reqs, _ := e.db.Requests(context.Background(), "s1")
+	if reqs[0].Kind != store.KindFull || reqs[0].FullReason == "" {
+		t.Errorf("first request recorded as %s (%q), want full with a reason", reqs[0].Kind, reqs[0].FullReason)
+	}
+}
+
+// A second turn chains on the first turn's last response: the previous
+// assistant message is not resent.
+func TestSecondTurnIsIncremental(t *testing.T) {
+	e := newEnv(t, sim.Options{}, session.Config{Lanes: true})
+	c := e.open("s1")
+	warm(t, c)
+	prompt(t, c, "hello", newRecorder())
+	prompt(t, c, "again", newRecorder())
+	recs := e.wait(3)
+	r := recs[2]
+	if r.PreviousResponseID != recs[1].ResponseID || len(r.Input) != 1 || userText(t, r.Input[0]) != "again" {
+		t.Errorf("second turn: prev=%q (want %q), %d items", r.PreviousResponseID, recs[1].ResponseID, len(r.Input))
+	}
+}
+
+// A daemon restart: a new client and conversation rebuild the transcript
+// from the store; the first request is full and carries everything once.
+func TestReopenSendsFullTranscriptOnce(t *testing.T) {
+	e := newEnv(t, sim.Options{}, session.Config{Lanes: true})
+	c := e.open("s1")
+	prompt(t, c, "read a.txt", newRecorder())
+	c.Close()
+	e.client.Close()
+	before := len(e.wait(2))
+
+	e.client = session.NewClient(e.client.Config(), nil)
+	t.Cleanup(func() { e.client.Close() })
+	c2 := e.reopen("s1")
+	if len(c2.Transcript()) != 4 {
+		t.Fatalf("reopened transcript has %d items, want 4", len(c2.Transcript()))
+	}
+	prompt(t, c2, "and b?", newRecorder())
+	recs := e.wait(before + 1)
+	r := recs[before]
+	if r.PreviousResponseID != "" || len(r.Input) != 5 {
+		t.Fatalf("after reopen: prev=%q, %d items; want a full request of 5 items", r.PreviousResponseID, len(r.Input))
+	}
+	seen := map[string]int{}
+	for _, it := range r.Input {
+		seen[string(it)]++
+	}
+	for k, n := range seen {
+		if n > 1 {
+			t.Errorf("item sent %d times: %s", n, k)
+		}
+	}
+	if e.sim.Handshakes() != 2 {
+		t.Errorf("handshakes = %d, want 2 (one per client)", e.sim.Handshakes())
+	}
+}
+
+// Two conversations of one workspace share one socket on separate lanes.
+func TestConversationsShareOneSocket(t *testing.T) {
+	e := newEnv(t, sim.Options{}, session.Config{Lanes: true})
+	a, b := e.open("a"), e.open("b")
+	warm(t, a)
+	warm(t, b)
+	done := make(chan error, 2)
+	for _, c := range []*session.Conversation{a, b} {
+		go func(c *session.Conversation) {
+			_, err := c.Prompt(context.Background(), []json.RawMessage{session.UserMessage("read a.txt")}, newRecorder())
+			done <- err
+		}(c)
+	}
+	for i := 0; i < 2; i++ {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs := e.wait(6)
+	if e.sim.Handshakes() != 1 {
+		t.Errorf("handshakes = %d, want 1 shared socket", e.sim.Handshakes())
+	}
+	lanes := map[string]bool{}
+	for _, r := range recs {
+		lanes[r.StreamID] = true
+		if r.Generate == nil && r.PreviousResponseID == "" {
+			t.Errorf("a prompt request went out in full: %s", r.Raw)
+		}
+	}
+	if len(lanes) != 2 {
+		t.Errorf("lanes used = %v, want 2", lanes)
+	}
+}
+
+// Cancelling mid-response ends the turn as cancelled, stores it so, and
+// the next turn works (on a new connection, in full).
+func TestCancelMidResponse(t *testing.T) {
+	e := newEnv(t, sim.Options{Cost: sim.Cost{TokensPerSecond: 200}}, session.Config{Lanes: true})
+	c := e.open("s1")
+	rec := newRecorder()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-rec.first
+		cancel()
+	}()
+	stop, err := c.Prompt(ctx, []json.RawMessage{session.UserMessage("talk sim:tokens=2000")}, rec)
+	if err != nil || stop != session.StopCancelled {
+		t.Fatalf("stop=%s err=%v, want cancelled", stop, err)
+	}
+	turns, _ := e.db.Turns(context.Background(), "s1")
+	if len(turns) != 1 || turns[0].Status != store.TurnCancelled {
+		t.Fatalf("turns = %+v", turns)
+	}
+	prompt(t, c, "hello", newRecorder())
+	recs := e.wait(2)
+	last := recs[len(recs)-1]
+	if last.Conn == recs[0].Conn {
+		t.Errorf("the aborted response's socket was reused")
+	}
+	if last.PreviousResponseID != "" {
+		t.Errorf("after an abort the request must be full")
+	}
+}
+
+// A warm-up that does not finish in time never blocks the turn.
+func TestSlowWarmupDoesNotBlockTurn(t *testing.T) {
+	e := newEnv(t, sim.Options{}, session.Config{Lanes: true, WarmupTimeout: 300 * time.Millisecond})
+	e.sim.InjectFault(sim.Fault{Kind: sim.FaultSilence, Delay: time.Minute})
+	c := e.open("s1")
+	c.Warm()
+	stop := prompt(t, c, "hello", newRecorder())
+	if stop != session.StopEndTurn {
+		t.Fatalf("stop = %s", stop)
+	}
+	reqs, _ := e.db.Requests(context.Background(), "s1")
+	if len(reqs) != 2 || reqs[0].Kind != store.KindWarmup || reqs[0].Status != "cancelled" || reqs[1].Kind != store.KindFull {
+		for _, r := range reqs {
+			t.Logf("%+v", r)
+		}
+		t.Fatal("want a cancelled warm-up then a full request")
+	}
+}
+
+// A transcript ending in an unanswered call (the daemon died mid-tool) is
+// repaired on open, so the next request is valid.
+func TestOpenRepairsUnansweredCall(t *testing.T) {
+	e := newEnv(t, sim.Options{}, session.Config{Lanes: true})
+	ctx := context.Background()
+	if err := e.db.CreateSession(ctx, store.Session{ID: "s1", Root: e.root}); err != nil {
+		t.Fatal(err)
+	}
+	call := `{"type":"function_call","id":"fc_1","call_id":"call_1","name":"read_file","arguments":"{\"path\":\"a.txt\"}","status":"completed"}`
+	if _, err := e.db.AppendItems(ctx, "s1", 0, []store.NewItem{
+		{Origin: store.OriginInput, Data: session.UserMessage("read a.txt")},
+		{Origin: store.OriginOutput, Data: json.RawMessage(call)},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	c := e.reopen("s1")
+	tr := c.Transcript()
+	if len(tr) != 3 || itemType(tr[2]) != "function_call_output" || !strings.Contains(string(tr[2]), "call_1") {
+		t.Fatalf("transcript not repaired: %s", tr)
+	}
+	if e.tools.runs["call_1"] != 0 {
+		t.Fatal("a tool ran again on open")
+	}
+}

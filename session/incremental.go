@@ -1,0 +1,65 @@
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// baseline is what the server holds for a conversation: the last request in
+// full (never the delta) and its response, on one connection and lane. It
+// is replaced after every completed response and forgotten on any failure.
+type baseline struct {
+	conn       *wsConn
+	lane       string
+	settings   []byte
+	input      []json.RawMessage // the last request's full input
+	output     []json.RawMessage // what the server produced for it
+	responseID string
+}
+
+// Reasons a request goes out in full; stored with the request and shown by
+// inspect.
+const (
+	reasonNoBaseline    = "no previous response"
+	reasonNewConnection = "new connection"
+	reasonNotCached     = "previous response no longer cached on this lane"
+	reasonSettings      = "instructions, tools or model changed"
+	reasonNotPrefix     = "input does not extend the previous request"
+	reasonDisabled      = "incremental requests disabled"
+	reasonWarmup        = "warm-up"
+)
+
+// plan decides between an incremental and a full request (responses-
+// websocket.md §4.3). It returns the items to send, the previous response id
+// ("" for a full request) and, for a full request, why.
+func plan(b *baseline, conn *wsConn, lane string, set []byte, full []json.RawMessage, disabled bool) (send []json.RawMessage, prev string, reason string) {
+	switch {
+	case disabled:
+		return full, "", reasonDisabled
+	case b == nil:
+		return full, "", reasonNoBaseline
+	case b.conn != conn || b.lane != lane:
+		return full, "", reasonNewConnection
+	case conn.cached(lane) != b.responseID:
+		return full, "", reasonNotCached
+	case !bytes.Equal(b.settings, set):
+		return full, "", reasonSettings
+	}
+	n := len(b.input) + len(b.output)
+	if len(full) < n {
+		return full, "", reasonNotPrefix
+	}
+	for i, it := range b.input {
+		if !itemsEqual(it, full[i]) {
+			return full, "", reasonNotPrefix
+		}
+	}
+	for i, it := range b.output {
+		if !itemsEqual(it, full[len(b.input)+i]) {
+			return full, "", reasonNotPrefix
+		}
+	}
+	// Only the new items; output items the server produced are never resent.
+	// An empty delta is allowed.
+	return full[n:], b.responseID, ""
+}

@@ -1,0 +1,63 @@
+package session
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func items(ss ...string) []json.RawMessage {
+	out := make([]json.RawMessage, len(ss))
+	for i, s := range ss {
+		out[i] = json.RawMessage(s)
+	}
+	return out
+}
+
+// The prefix rule of responses-websocket.md §4.3, case by case.
+func TestPlanPrefixRule(t *testing.T) {
+	conn := &wsConn{cache: map[string]string{"lane": "resp_1"}}
+	other := &wsConn{cache: map[string]string{"lane": "resp_1"}}
+	set := settings{Model: "m", Instructions: "i"}.key()
+	base := &baseline{conn: conn, lane: "lane", settings: set,
+		input: items(`{"a":1}`, `{"u":1}`), output: items(`{"o":1}`), responseID: "resp_1"}
+
+	cases := []struct {
+		name     string
+		base     *baseline
+		conn     *wsConn
+		set      []byte
+		full     []json.RawMessage
+		disabled bool
+		wantPrev string
+		wantSend int
+		reason   string
+	}{
+		{"extends: only the new items", base, conn, set, items(`{"a":1}`, `{"u":1}`, `{"o":1}`, `{"u":2}`), false, "resp_1", 1, ""},
+		{"empty delta is allowed", base, conn, set, items(`{"a":1}`, `{"u":1}`, `{"o":1}`), false, "resp_1", 0, ""},
+		{"changed instructions → full", base, conn, settings{Model: "m", Instructions: "j"}.key(), items(`{"a":1}`, `{"u":1}`, `{"o":1}`, `{"u":2}`), false, "", 4, reasonSettings},
+		{"changed tools → full", base, conn, settings{Model: "m", Instructions: "i", Tools: json.RawMessage(`[{}]`)}.key(), items(`{"a":1}`, `{"u":1}`, `{"o":1}`), false, "", 3, reasonSettings},
+		{"input not a prefix → full", base, conn, set, items(`{"a":2}`, `{"u":1}`, `{"o":1}`, `{"u":2}`), false, "", 4, reasonNotPrefix},
+		{"output replaced → full", base, conn, set, items(`{"a":1}`, `{"u":1}`, `{"x":1}`, `{"u":2}`), false, "", 4, reasonNotPrefix},
+		{"shorter input → full", base, conn, set, items(`{"a":1}`), false, "", 1, reasonNotPrefix},
+		{"byte difference counts", base, conn, set, items(`{"a": 1}`, `{"u":1}`, `{"o":1}`), false, "", 3, reasonNotPrefix},
+		{"other connection → full", base, other, set, items(`{"a":1}`, `{"u":1}`, `{"o":1}`), false, "", 3, reasonNewConnection},
+		{"no baseline → full", nil, conn, set, items(`{"u":1}`), false, "", 1, reasonNoBaseline},
+		{"disabled → full", base, conn, set, items(`{"a":1}`, `{"u":1}`, `{"o":1}`, `{"u":2}`), true, "", 4, reasonDisabled},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			send, prev, reason := plan(tc.base, tc.conn, "lane", tc.set, tc.full, tc.disabled)
+			if prev != tc.wantPrev || len(send) != tc.wantSend || reason != tc.reason {
+				t.Fatalf("got prev=%q send=%d reason=%q; want prev=%q send=%d reason=%q", prev, len(send), reason, tc.wantPrev, tc.wantSend, tc.reason)
+			}
+			if prev != "" && len(send) > 0 && string(send[0]) != string(tc.full[len(tc.full)-len(send)]) {
+				t.Fatalf("delta is not the tail of the input")
+			}
+		})
+	}
+	// The server lost the response (evicted, or a failed continuation).
+	conn.cache["lane"] = "resp_other"
+	if _, prev, reason := plan(base, conn, "lane", set, items(`{"a":1}`, `{"u":1}`, `{"o":1}`), false); prev != "" || reason != reasonNotCached {
+		t.Fatalf("evicted baseline: prev=%q reason=%q", prev, reason)
+	}
+}

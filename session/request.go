@@ -1,0 +1,213 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hearthd/hearth/store"
+)
+
+// reply is a response that reached response.completed or
+// response.incomplete.
+type reply struct {
+	id         string
+	incomplete string // the incomplete reason, "" when completed
+	output     []json.RawMessage
+}
+
+// exchange sends one request for the conversation's current transcript
+// (incremental when it can be) and reads its response to the terminal event.
+// sink may be nil (warm-up). It owns the lane from send to the terminal
+// event; on cancellation it aborts the response.
+func (c *Conversation) exchange(ctx context.Context, turnID int64, generate bool, sink Sink) (*reply, error) {
+	conn, err := c.client.conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	lane := c.lane
+	c.mu.Unlock()
+	if err := conn.acquire(ctx, lane); err != nil {
+		return nil, err
+	}
+
+	c.mu.Lock()
+	full := append([]json.RawMessage(nil), c.transcript...)
+	base := c.base
+	c.mu.Unlock()
+	set := c.settings()
+	key := set.key()
+	items, prev, reason := plan(base, conn, lane, key, full, c.client.cfg.DisableIncremental)
+
+	ev := createEvent{Type: "response.create", settings: set, StreamID: lane, PreviousResponseID: prev, Input: items}
+	kind := store.KindIncremental
+	switch {
+	case !generate:
+		f := false
+		ev.Generate = &f
+		kind = store.KindWarmup
+	case prev == "":
+		kind = store.KindFull
+	}
+	frame, err := marshalFrame(ev)
+	if err != nil {
+		conn.release(lane)
+		return nil, err
+	}
+	if prev != "" {
+		ev.PreviousResponseID, ev.Input = "", full
+		if whole, err := marshalFrame(ev); err == nil {
+			c.client.counters.bytesSaved.Add(int64(len(whole) - len(frame)))
+		}
+	}
+	if kind == store.KindWarmup && reason == "" {
+		reason = reasonWarmup
+	}
+	sent := time.Now()
+	reqID, err := c.db.InsertRequest(ctx, store.Request{
+		SessionID: c.id, TurnID: turnID, Conn: conn.id, Kind: kind, FullReason: reason,
+		PreviousResponseID: prev, BytesSent: int64(len(frame)), InputItems: len(items),
+		Status: "sent", Sent: sent,
+	})
+	if err != nil {
+		conn.release(lane)
+		return nil, fmt.Errorf("record request: %w", err)
+	}
+	c.count(kind, len(frame))
+
+	st, err := conn.send(ctx, lane, frame)
+	if err != nil {
+		c.finish(reqID, "", "failed", err, time.Time{})
+		return nil, err
+	}
+	r, first, err := c.read(ctx, st, sink)
+	if err != nil {
+		c.forgetBaseline()
+		status := "failed"
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			status = "cancelled"
+			c.abort(conn, st)
+		} else if errors.Is(err, errSilence) {
+			conn.drop(err)
+		}
+		id := ""
+		var re *ResponseError
+		if errors.As(err, &re) {
+			id = re.ResponseID
+		}
+		c.finish(reqID, id, status, err, first)
+		return nil, err
+	}
+	c.mu.Lock()
+	c.base = &baseline{conn: conn, lane: lane, settings: key, input: full, output: r.output, responseID: r.id}
+	c.mu.Unlock()
+	status := "completed"
+	if r.incomplete != "" {
+		status = "incomplete"
+	}
+	c.finish(reqID, r.id, status, nil, first)
+	return r, nil
+}
+
+func (c *Conversation) count(kind store.RequestKind, n int) {
+	k := &c.client.counters
+	k.bytesSent.Add(int64(n))
+	switch kind {
+	case store.KindWarmup:
+		k.warmups.Add(1)
+	case store.KindFull:
+		k.full.Add(1)
+	default:
+		k.incremental.Add(1)
+	}
+}
+
+func (c *Conversation) finish(reqID int64, respID, status string, err error, first time.Time) {
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	// The request row is bookkeeping: record it even when the turn's
+	// context is gone.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if ferr := c.db.FinishRequest(ctx, reqID, respID, status, msg, first, time.Now()); ferr != nil {
+		c.log.Warn("record request outcome", "err", ferr)
+	}
+}
+
+func (c *Conversation) forgetBaseline() {
+	c.mu.Lock()
+	c.base = nil
+	c.mu.Unlock()
+}
+
+// abort stops an in-flight response. There is no cancel event: the socket
+// must close. When other lanes are busy on it, the conversation walks away
+// from its lane instead (discarding what still arrives) so that siblings'
+// turns survive, and continues on a fresh lane.
+func (c *Conversation) abort(conn *wsConn, st *stream) {
+	if c.client.cfg.Lanes && conn.active() > 1 {
+		st.abandon()
+		c.mu.Lock()
+		c.lane = c.client.newLane()
+		c.base = nil
+		c.mu.Unlock()
+		return
+	}
+	conn.drop(fmt.Errorf("response aborted: %w", context.Canceled))
+}
+
+// read consumes a response's events to its terminal event, relaying text
+// and function-call progress to sink.
+func (c *Conversation) read(ctx context.Context, st *stream, sink Sink) (*reply, time.Time, error) {
+	cfg := c.client.cfg
+	var first time.Time
+	for {
+		e, err := st.next(ctx, first.IsZero(), cfg.FirstEventTimeout, cfg.IdleTimeout)
+		if err != nil {
+			return nil, first, err
+		}
+		if first.IsZero() {
+			first = time.Now()
+		}
+		switch e.Type {
+		case "response.output_text.delta":
+			if sink != nil && e.Delta != "" {
+				sink.Text(e.Delta)
+			}
+		case "response.output_item.added":
+			if sink != nil {
+				if h := readItem(e.Item); h.Type == "function_call" {
+					sink.ToolCall(ToolCall{CallID: h.CallID, Name: h.Name}, "pending", nil)
+				}
+			}
+		case "response.completed", "response.incomplete":
+			if e.Response == nil {
+				return nil, first, fmt.Errorf("%s without a response", e.Type)
+			}
+			r := &reply{id: e.Response.ID, output: e.Response.Output}
+			if e.Type == "response.incomplete" {
+				r.incomplete = "incomplete"
+				if d := e.Response.IncompleteDetails; d != nil && d.Reason != "" {
+					r.incomplete = d.Reason
+				}
+			}
+			return r, first, nil
+		case "response.failed":
+			re := &ResponseError{Status: "failed"}
+			if e.Response != nil {
+				re.ResponseID = e.Response.ID
+				if e.Response.Error != nil {
+					re.Reason = e.Response.Error.Message
+				}
+			}
+			return nil, first, re
+		case "error":
+			return nil, first, e.apiError()
+		}
+	}
+}

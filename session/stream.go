@@ -1,0 +1,119 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// stream is the client side of one response: the queue of its events from
+// the connection's reader. Created by wsConn.send; ends at its terminal
+// event or when the connection fails. The reader never blocks on it: the
+// queue is unbounded so a slow editor cannot stall other lanes.
+type stream struct {
+	conn *wsConn
+	lane string
+	sent time.Time
+
+	mu        sync.Mutex // guards q, err, ended, abandoned
+	q         []*event
+	err       error // connection failure that ended the stream
+	ended     bool  // terminal event queued or failure set
+	abandoned bool  // the owner walked away; events are discarded
+	signal    chan struct{}
+}
+
+func newStream(c *wsConn, lane string) *stream {
+	return &stream{conn: c, lane: lane, sent: time.Now(), signal: make(chan struct{}, 1)}
+}
+
+func (s *stream) notify() {
+	select {
+	case s.signal <- struct{}{}:
+	default:
+	}
+}
+
+// push queues an event; it reports whether the event was terminal.
+func (s *stream) push(e *event) {
+	s.mu.Lock()
+	if !s.abandoned && !s.ended {
+		s.q = append(s.q, e)
+	}
+	if isTerminal(e.Type) {
+		s.ended = true
+	}
+	s.mu.Unlock()
+	s.notify()
+}
+
+func (s *stream) fail(err error) {
+	s.mu.Lock()
+	if !s.ended {
+		s.ended, s.err = true, err
+	}
+	s.mu.Unlock()
+	s.notify()
+}
+
+func (s *stream) abandon() {
+	s.mu.Lock()
+	s.abandoned, s.q = true, nil
+	s.mu.Unlock()
+}
+
+// next returns the next event. Before the first event the wait is bounded by
+// firstEvent, afterwards by idle; any frame on the connection (pings
+// included) counts as liveness.
+func (s *stream) next(ctx context.Context, first bool, firstEvent, idle time.Duration) (*event, error) {
+	limit := idle
+	if first {
+		limit = firstEvent
+	}
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	for {
+		s.mu.Lock()
+		if len(s.q) > 0 {
+			e := s.q[0]
+			s.q[0] = nil
+			s.q = s.q[1:]
+			s.mu.Unlock()
+			return e, nil
+		}
+		if s.ended {
+			err := s.err
+			s.mu.Unlock()
+			if err == nil {
+				err = fmt.Errorf("stream ended without terminal event: %w", ErrConnectionLost)
+			}
+			return nil, err
+		}
+		s.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-s.signal:
+		case <-timer.C:
+			quiet := time.Since(s.conn.lastActivity())
+			if quiet < limit {
+				timer.Reset(limit - quiet)
+				continue
+			}
+			what := "idle"
+			if first {
+				what = "first-event"
+			}
+			return nil, fmt.Errorf("no event for %s (%s timeout): %w", quiet.Round(time.Millisecond), what, errSilence)
+		}
+	}
+}
+
+func isTerminal(t string) bool {
+	switch t {
+	case "response.completed", "response.failed", "response.incomplete", "error":
+		return true
+	}
+	return false
+}

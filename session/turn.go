@@ -1,0 +1,153 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/hearthd/hearth/store"
+)
+
+// StopReason says why a turn ended; the values are ACP's.
+type StopReason string
+
+const (
+	StopEndTurn         StopReason = "end_turn"
+	StopMaxTokens       StopReason = "max_tokens"
+	StopMaxTurnRequests StopReason = "max_turn_requests"
+	StopRefusal         StopReason = "refusal"
+	StopCancelled       StopReason = "cancelled"
+)
+
+// maxRequestsPerTurn bounds a runaway tool loop.
+const maxRequestsPerTurn = 200
+
+// Prompt runs one turn: it commits input (the user's message items), then
+// loops model request → tools → model request until the model stops. Turns
+// run one at a time; a second Prompt waits for the first. Cancelling ctx
+// aborts the in-flight response and ends the turn as cancelled (no error).
+func (c *Conversation) Prompt(ctx context.Context, input []json.RawMessage, sink Sink) (StopReason, error) {
+	select {
+	case c.turn <- struct{}{}:
+	case <-ctx.Done():
+		return StopCancelled, nil
+	}
+	defer func() { <-c.turn }()
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return "", ErrClosed
+	}
+
+	started := time.Now()
+	turn, err := c.db.BeginTurn(ctx, c.id)
+	if err != nil {
+		return "", fmt.Errorf("begin turn: %w", err)
+	}
+	c.client.streaming.Add(1)
+	stop, err := c.run(ctx, turn.ID, input, sink)
+	c.client.streaming.Add(-1)
+	c.client.lastTurn.Store(int64(time.Since(started)))
+
+	status, msg := store.TurnCompleted, ""
+	switch {
+	case err != nil:
+		status, msg = store.TurnFailed, err.Error()
+	case stop == StopCancelled:
+		status = store.TurnCancelled
+	}
+	ectx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if eerr := c.db.EndTurn(ectx, turn.ID, status, string(stop), msg); eerr != nil && err == nil {
+		err = fmt.Errorf("end turn: %w", eerr)
+	}
+	return stop, err
+}
+
+func (c *Conversation) run(ctx context.Context, turnID int64, input []json.RawMessage, sink Sink) (StopReason, error) {
+	c.awaitWarmup(ctx)
+	if ctx.Err() != nil {
+		return StopCancelled, nil
+	}
+	var user []store.NewItem
+	for _, it := range input {
+		user = append(user, store.NewItem{Origin: store.OriginInput, Data: it})
+	}
+	if err := c.commit(ctx, turnID, user); err != nil {
+		return "", err
+	}
+	for step := 0; step < maxRequestsPerTurn; step++ {
+		r, err := c.exchange(ctx, turnID, true, sink)
+		if err != nil {
+			if ctx.Err() != nil {
+				return StopCancelled, nil
+			}
+			return "", err
+		}
+		out := make([]store.NewItem, 0, len(r.output))
+		var calls []ToolCall
+		for _, it := range r.output {
+			out = append(out, store.NewItem{Origin: store.OriginOutput, Data: it})
+			if h := readItem(it); h.Type == "function_call" {
+				calls = append(calls, ToolCall{CallID: h.CallID, Name: h.Name, Arguments: h.Arguments})
+			}
+		}
+		// Committed before anything acts on it: a tool never runs for an
+		// item the store does not hold.
+		if err := c.commit(context.WithoutCancel(ctx), turnID, out); err != nil {
+			return "", err
+		}
+		if len(calls) == 0 {
+			switch r.incomplete {
+			case "":
+				return StopEndTurn, nil
+			case "content_filter":
+				return StopRefusal, nil
+			default:
+				return StopMaxTokens, nil
+			}
+		}
+		if stop, err := c.runTools(ctx, turnID, calls, sink); stop != "" || err != nil {
+			return stop, err
+		}
+	}
+	return StopMaxTurnRequests, nil
+}
+
+// runTools runs the calls of one response in order and commits each output
+// as soon as it exists. After cancellation the remaining calls are answered
+// as cancelled (not run), so the transcript stays valid for the next turn.
+func (c *Conversation) runTools(ctx context.Context, turnID int64, calls []ToolCall, sink Sink) (StopReason, error) {
+	for _, call := range calls {
+		var res ToolResult
+		if ctx.Err() != nil {
+			res = ToolResult{Output: "error: cancelled by the user before this tool ran", IsError: true}
+		} else {
+			if sink != nil {
+				sink.ToolCall(call, "in_progress", nil)
+			}
+			if c.tools == nil {
+				res = ToolResult{Output: fmt.Sprintf("error: no tool named %q is available", call.Name), IsError: true}
+			} else {
+				res = c.tools.Run(ctx, call)
+			}
+		}
+		item := store.NewItem{Origin: store.OriginInput, Data: functionCallOutput(call.CallID, res.Output)}
+		if err := c.commit(context.WithoutCancel(ctx), turnID, []store.NewItem{item}); err != nil {
+			return "", err
+		}
+		if sink != nil {
+			status := "completed"
+			if res.IsError {
+				status = "failed"
+			}
+			sink.ToolCall(call, status, &res)
+		}
+	}
+	if ctx.Err() != nil {
+		return StopCancelled, nil
+	}
+	return "", nil
+}

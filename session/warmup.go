@@ -1,0 +1,89 @@
+package session
+
+import (
+	"context"
+	"time"
+)
+
+// warmup is a generate:false request in flight or done. Created by Warm,
+// owned by the conversation (its goroutine is in Conversation.wg); the
+// first turn consumes it.
+type warmup struct {
+	started time.Time
+	done    chan struct{} // closed when the request ended
+	err     error         // set before done is closed
+	cancel  context.CancelFunc
+}
+
+// Warm sends, in the background, the conversation's real instructions,
+// tools and transcript with generate:false, so that the next prompt goes
+// out as previous_response_id plus the user's message only. It returns at
+// once; a warm-up already running is not repeated.
+func (c *Conversation) Warm() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return
+	}
+	if w := c.warm; w != nil {
+		select {
+		case <-w.done:
+		default:
+			return
+		}
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, c.client.cfg.WarmupTimeout)
+	w := &warmup{started: time.Now(), done: make(chan struct{}), cancel: cancel}
+	c.warm = w
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer cancel()
+		c.client.warming.Add(1)
+		_, err := c.exchange(ctx, 0, false, nil)
+		c.client.warming.Add(-1)
+		if err != nil {
+			c.log.Info("warm-up failed; the first turn goes without it", "err", err)
+		}
+		w.err = err
+		close(w.done)
+	}()
+}
+
+// awaitWarmup waits for a running warm-up within what is left of its total
+// deadline (never a second full timeout). On timeout or cancellation it
+// aborts the warm-up; either way the turn proceeds.
+func (c *Conversation) awaitWarmup(ctx context.Context) {
+	c.mu.Lock()
+	w := c.warm
+	c.mu.Unlock()
+	if w == nil {
+		return
+	}
+	remaining := c.client.cfg.WarmupTimeout - time.Since(w.started)
+	if remaining < 0 {
+		remaining = 0
+	}
+	t := time.NewTimer(remaining)
+	defer t.Stop()
+	select {
+	case <-w.done:
+		return
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	w.cancel()
+	<-w.done
+}
+
+// WarmupDone returns a channel closed when the latest warm-up has ended,
+// and its error; nil channel when none was started. Tests and status use it.
+func (c *Conversation) WarmupDone() (<-chan struct{}, func() error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.warm == nil {
+		return nil, func() error { return nil }
+	}
+	w := c.warm
+	return w.done, func() error { <-w.done; return w.err }
+}

@@ -1,0 +1,159 @@
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// settings are the non-input fields of a request. They must be
+// byte-identical between two requests for the second to be incremental, and
+// they are sent in full on every request (instructions are not inherited
+// through previous_response_id).
+type settings struct {
+	Model             string          `json:"model"`
+	Instructions      string          `json:"instructions,omitempty"`
+	Tools             json.RawMessage `json:"tools,omitempty"`
+	ToolChoice        string          `json:"tool_choice,omitempty"`
+	ParallelToolCalls bool            `json:"parallel_tool_calls"`
+	Store             bool            `json:"store"`
+}
+
+// key is the canonical bytes the incremental rule compares.
+func (s settings) key() []byte {
+	b, err := json.Marshal(s)
+	if err != nil {
+		// Only RawMessage can fail, and tools are built by hearth from valid JSON.
+		panic(fmt.Sprintf("session: settings do not encode: %v", err))
+	}
+	return b
+}
+
+// createEvent is one response.create frame, flat as the WebSocket mode wants
+// it. Field order is fixed so identical requests are identical bytes.
+type createEvent struct {
+	Type string `json:"type"`
+	settings
+	StreamID           string            `json:"stream_id,omitempty"`
+	Generate           *bool             `json:"generate,omitempty"`
+	PreviousResponseID string            `json:"previous_response_id,omitempty"`
+	Input              []json.RawMessage `json:"input"`
+}
+
+// event is the part of a server event the client acts on. Unknown types and
+// fields are ignored, as the protocol requires.
+type event struct {
+	Type     string `json:"type"`
+	StreamID string `json:"stream_id,omitempty"`
+	Seq      *int64 `json:"sequence_number,omitempty"`
+
+	Response *responseBody   `json:"response,omitempty"`
+	Item     json.RawMessage `json:"item,omitempty"`
+	Delta    string          `json:"delta,omitempty"`
+
+	// error events: nested on WebSocket, flat on SSE.
+	Status  int        `json:"status,omitempty"`
+	Error   *errorBody `json:"error,omitempty"`
+	Code    string     `json:"code,omitempty"`
+	Message string     `json:"message,omitempty"`
+	Param   string     `json:"param,omitempty"`
+
+	raw []byte // the frame as received
+}
+
+type responseBody struct {
+	ID                string            `json:"id"`
+	Status            string            `json:"status"`
+	Output            []json.RawMessage `json:"output"`
+	Error             *errorBody        `json:"error,omitempty"`
+	IncompleteDetails *struct {
+		Reason string `json:"reason"`
+	} `json:"incomplete_details,omitempty"`
+}
+
+type errorBody struct {
+	Type    string `json:"type,omitempty"`
+	Code    string `json:"code,omitempty"`
+	Message string `json:"message,omitempty"`
+	Param   string `json:"param,omitempty"`
+}
+
+// apiError returns the error an "error" event carries, whichever shape it has.
+func (e *event) apiError() *APIError {
+	ae := &APIError{Status: e.Status, Code: e.Code, Message: e.Message, Param: e.Param}
+	if e.Error != nil {
+		ae.Type, ae.Code, ae.Message, ae.Param = e.Error.Type, e.Error.Code, e.Error.Message, e.Error.Param
+	}
+	return ae
+}
+
+func parseEvent(frame []byte) (*event, error) {
+	var e event
+	if err := json.Unmarshal(frame, &e); err != nil {
+		return nil, fmt.Errorf("server frame is not JSON: %w", err)
+	}
+	if e.Type == "" {
+		return nil, fmt.Errorf("server frame has no type")
+	}
+	e.raw = frame
+	return &e, nil
+}
+
+// itemHeader reads the fields of an output item the agent loop needs.
+type itemHeader struct {
+	Type      string `json:"type"`
+	ID        string `json:"id"`
+	CallID    string `json:"call_id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+	Role      string `json:"role"`
+	Content   []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+}
+
+func readItem(raw json.RawMessage) itemHeader {
+	var h itemHeader
+	_ = json.Unmarshal(raw, &h) // unknown shapes read as an empty header
+	return h
+}
+
+// UserMessage is the input item of a user's prompt.
+func UserMessage(text string) json.RawMessage {
+	return inputMessage("user", text)
+}
+
+func inputMessage(role, text string) json.RawMessage {
+	b, _ := json.Marshal(struct {
+		Type    string `json:"type"`
+		Role    string `json:"role"`
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+	}{Type: "message", Role: role, Content: []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}{{Type: "input_text", Text: text}}})
+	return b
+}
+
+// functionCallOutput is the input item that answers a function call.
+func functionCallOutput(callID, output string) json.RawMessage {
+	b, _ := json.Marshal(struct {
+		Type   string `json:"type"`
+		CallID string `json:"call_id"`
+		Output string `json:"output"`
+	}{"function_call_output", callID, output})
+	return b
+}
+
+func itemsEqual(a, b json.RawMessage) bool { return bytes.Equal(a, b) }
+
+// DeveloperMessage is an input item of context hearth adds (AGENTS.md):
+// it goes in the input, not the instructions, so editing it does not break
+// incremental requests of other sessions.
+func DeveloperMessage(text string) json.RawMessage {
+	return inputMessage("developer", text)
+}
