@@ -1,0 +1,41 @@
+package rpc
+
+// Methods hearth serves (client → agent) or sends (agent → client), sorted by
+// name. ACP v1 methods keep their spec names; hearth's own extensions are ACP
+// extension methods, prefixed with "_hearth/".
+const (
+	// MethodHearthInspect (_hearth/inspect, call): sessions, turns, items and
+	// model requests for debugging. Params InspectParams, result InspectResult.
+	MethodHearthInspect = "_hearth/inspect"
+	// MethodHearthStatus (_hearth/status, call): daemon and workspace status.
+	// No params; result Status.
+	MethodHearthStatus = "_hearth/status"
+
+	// MethodAuthenticate (authenticate, call): ACP authentication.
+	MethodAuthenticate = "authenticate"
+	// MethodInitialize (initialize, call): ACP version and capability
+	// negotiation; must come first.
+	MethodInitialize = "initialize"
+
+	// MethodSessionCancel (session/cancel, notification): cancel the
+	// session's running prompt turn.
+	MethodSessionCancel = "session/cancel"
+	// MethodSessionList (session/list, call): list stored sessions.
+	MethodSessionList = "session/list"
+	// MethodSessionLoad (session/load, call): reopen a session, replaying its
+	// history as session/update notifications.
+	MethodSessionLoad = "session/load"
+	// MethodSessionNew (session/new, call): create a session for a cwd.
+	MethodSessionNew = "session/new"
+	// MethodSessionPrompt (session/prompt, call): run one prompt turn; long
+	// running, so it is served asynchronously.
+	MethodSessionPrompt = "session/prompt"
+	// MethodSessionRequestPermission (session/request_permission, agent →
+	// client call): ask the user to allow a tool call, during a prompt.
+	MethodSessionRequestPermission = "session/request_permission"
+	// MethodSessionSetMode (session/set_mode, call): switch the session mode.
+	MethodSessionSetMode = "session/set_mode"
+	// MethodSessionUpdate (session/update, agent → client notification):
+	// streamed message chunks, tool calls, plans; order matters.
+	MethodSessionUpdate = "session/update"
+)

@@ -1,0 +1,91 @@
+package rpc
+
+import (
+	"strings"
+	"time"
+)
+
+// Status is the result of _hearth/status and exactly what `hearth status
+// --json` prints. A value is a snapshot built per request; its JSON field
+// names are stable (scripts read them).
+type Status struct {
+	Version string    `json:"version"`
+	PID     int       `json:"pid"`
+	Started time.Time `json:"started"`
+	Socket  string    `json:"socket"`
+	DataDir string    `json:"dataDir"`
+	Model   string    `json:"model"`
+	BaseURL string    `json:"baseUrl"`
+	// APIKey is always masked with MaskSecret ("sk-...abcd", "(not set)");
+	// the daemon never sends the key itself.
+	APIKey     string            `json:"apiKey"`
+	Simulator  bool              `json:"simulator"`
+	Clients    int               `json:"clients"`
+	Workspaces []WorkspaceStatus `json:"workspaces"`
+}
+
+// Workspace connection states reported in WorkspaceStatus.State.
+const (
+	WorkspaceConnecting   = "connecting"
+	WorkspaceWarming      = "warming"
+	WorkspaceReady        = "ready"
+	WorkspaceStreaming    = "streaming"
+	WorkspaceRewarming    = "re-warming"
+	WorkspaceHTTPFallback = "http-fallback"
+	WorkspaceClosed       = "closed"
+)
+
+// Transports reported in WorkspaceStatus.Transport.
+const (
+	TransportWebSocket = "ws"
+	TransportHTTP      = "http"
+)
+
+// WorkspaceStatus is one open workspace in a Status snapshot: its model
+// connection and request counters since the workspace opened.
+type WorkspaceStatus struct {
+	Root string `json:"root"`
+	// State is one of the Workspace* constants.
+	State string `json:"state"`
+	// Transport is TransportWebSocket or TransportHTTP.
+	Transport string `json:"transport"`
+	// ConnAgeMS is the age of the model connection in milliseconds.
+	ConnAgeMS           int64 `json:"connAgeMs"`
+	Sessions            int   `json:"sessions"`
+	Lanes               int   `json:"lanes"`
+	Handshakes          int64 `json:"handshakes"`
+	Warmups             int64 `json:"warmups"`
+	FullRequests        int64 `json:"fullRequests"`
+	IncrementalRequests int64 `json:"incrementalRequests"`
+	Retries             int64 `json:"retries"`
+	Fallbacks           int64 `json:"fallbacks"`
+	BytesSent           int64 `json:"bytesSent"`
+	BytesSaved          int64 `json:"bytesSaved"`
+	// LastTurnMS is the duration of the last completed turn in milliseconds.
+	LastTurnMS int64 `json:"lastTurnMs"`
+}
+
+// ConnAge returns ConnAgeMS as a duration.
+func (w WorkspaceStatus) ConnAge() time.Duration {
+	return time.Duration(w.ConnAgeMS) * time.Millisecond
+}
+
+// DurationMS converts d to whole milliseconds for the *MS fields.
+func DurationMS(d time.Duration) int64 {
+	return d.Milliseconds()
+}
+
+// MaskSecret returns a form of a secret safe to print: "(not set)" when empty,
+// "****" when too short to show any of it, else its first three and last four
+// characters ("sk-...abcd").
+func MaskSecret(s string) string {
+	s = strings.TrimSpace(s)
+	switch {
+	case s == "":
+		return "(not set)"
+	case len(s) < 12:
+		return "****"
+	default:
+		return s[:3] + "..." + s[len(s)-4:]
+	}
+}

@@ -1,0 +1,251 @@
+package rpc
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"go.lsp.dev/jsonrpc2"
+)
+
+// maxRetainedBuffer is the largest read or write buffer a stream keeps between
+// frames. A bigger frame's buffer is dropped once the frame is done with, so
+// one large message does not pin its size in memory for the connection's life.
+const maxRetainedBuffer = 256 << 10
+
+// errStreamClosed is returned by Read and Write once Close has been called. It
+// wraps net.ErrClosed, which jsonrpc2 treats as a clean shutdown.
+var errStreamClosed = fmt.Errorf("rpc: stream closed: %w", net.ErrClosed)
+
+// wireStream is hearth's jsonrpc2.Stream: it reads frames in one framing,
+// validates each before the library sees it, answers bad frames itself and
+// keeps reading. One wireStream lives as long as its connection; Close ends
+// both.
+//
+// Read is driven by a single goroutine (the connection's read loop) and owns
+// in, buf and peakBuf. Write is safe for concurrent use.
+type wireStream struct {
+	conn    io.ReadWriteCloser
+	in      *bufio.Reader
+	framing Framing
+	max     int // largest accepted frame body, in bytes
+
+	// buf accumulates a frame that does not fit in the bufio window. A decoded
+	// request borrows it until the next Read. Owned by the reading goroutine.
+	buf []byte
+	// peakBuf is the largest capacity buf ever had and bufCap its current
+	// capacity: they show that an oversized frame was discarded rather than
+	// buffered, and that a large buffer is not kept. Written by the reading
+	// goroutine, readable from any.
+	peakBuf atomic.Int64
+	bufCap  atomic.Int64
+
+	writeMu sync.Mutex // guards wbuf and hbuf, and orders whole frames on conn
+	wbuf    []byte     // compose buffer for the body
+	hbuf    []byte     // compose buffer for header framing's header+body
+
+	// pending is a header line found inside a malformed one during header
+	// resynchronisation; it is parsed before reading on. Owned by the reading
+	// goroutine.
+	pending []byte
+
+	// readDone is closed when Read has failed for good (hang-up, Close): the
+	// peer can no longer send, so work on its behalf can stop.
+	readDone     chan struct{}
+	readDoneOnce sync.Once
+
+	closed    atomic.Bool
+	closeOnce sync.Once
+	closeErr  error
+}
+
+func newWireStream(conn io.ReadWriteCloser, in *bufio.Reader, framing Framing, max int) *wireStream {
+	return &wireStream{conn: conn, in: in, framing: framing, max: max, readDone: make(chan struct{})}
+}
+
+// endRead records that the read side is finished.
+func (s *wireStream) endRead() {
+	s.readDoneOnce.Do(func() { close(s.readDone) })
+}
+
+// rejection is a frame the stream answers itself instead of passing it on.
+type rejection struct {
+	id      jsonrpc2.ID // zero (null) unless recoverable from a request
+	code    jsonrpc2.Code
+	message string
+}
+
+// readResult is what one framing reader produced: a frame body, or a rejection
+// to answer, or (err) a condition that ends the stream.
+type readResult struct {
+	body   []byte
+	n      int64 // wire bytes, framing included
+	reject *rejection
+	skip   bool // input was skipped and already answered: read on
+}
+
+// Read returns the next valid message. Invalid frames are answered with a
+// JSON-RPC error response and skipped. A returned request borrows the stream's
+// buffers until the next Read.
+func (s *wireStream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
+	for {
+		if s.closed.Load() {
+			s.endRead()
+			return nil, 0, errStreamClosed
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, 0, err
+		}
+		s.releaseReadBuffer()
+
+		var (
+			r   readResult
+			err error
+		)
+		if s.framing == FramingHeader {
+			r, err = s.readHeaderFrame()
+		} else {
+			r, err = s.readLine()
+		}
+		if err != nil {
+			s.endRead()
+			if s.closed.Load() {
+				return nil, 0, errStreamClosed
+			}
+			return nil, 0, err
+		}
+		if r.skip {
+			continue
+		}
+		if r.reject == nil {
+			msg, rej := decodeFrame(r.body)
+			if rej == nil {
+				return msg, r.n, nil
+			}
+			r.reject = rej
+		}
+		if err := s.answer(r.reject); err != nil {
+			s.endRead()
+			return nil, 0, err
+		}
+	}
+}
+
+// answer writes the error response for a rejected frame.
+func (s *wireStream) answer(rej *rejection) error {
+	resp := jsonrpc2.NewResponse(rej.id, nil, jsonrpc2.NewError(rej.code, rej.message))
+	if _, err := s.Write(context.Background(), resp); err != nil {
+		return fmt.Errorf("rpc: answer rejected frame: %w", err)
+	}
+	return nil
+}
+
+// tooLarge is the rejection for a frame of n bytes over the limit.
+func (s *wireStream) tooLarge(n int64) *rejection {
+	return &rejection{
+		code:    jsonrpc2.InvalidRequest,
+		message: fmt.Sprintf("message too large (%d bytes, limit %d)", n, s.max),
+	}
+}
+
+// releaseReadBuffer drops a large read buffer left by the previous frame,
+// whose borrow ended with this Read.
+func (s *wireStream) releaseReadBuffer() {
+	if cap(s.buf) > maxRetainedBuffer {
+		s.buf = nil
+		s.bufCap.Store(0)
+	}
+}
+
+// growBuffer returns s.buf resliced to length n (n <= s.max), growing it by
+// doubling but never beyond s.max, and keeps its first keep bytes.
+func (s *wireStream) growBuffer(n, keep int) []byte {
+	if n <= cap(s.buf) {
+		return s.buf[:n]
+	}
+	c := max(2*cap(s.buf), n, 4096)
+	c = min(c, max(s.max, n))
+	nb := make([]byte, n, c)
+	copy(nb, s.buf[:keep])
+	s.buf = nb
+	s.bufCap.Store(int64(c))
+	if int64(c) > s.peakBuf.Load() {
+		s.peakBuf.Store(int64(c))
+	}
+	return nb
+}
+
+// Write frames msg and writes it with one conn.Write. Concurrent writers are
+// serialized, so frames never interleave.
+func (s *wireStream) Write(ctx context.Context, msg jsonrpc2.Message) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if s.closed.Load() {
+		return 0, errStreamClosed
+	}
+
+	body := jsonrpc2.AppendMessage(s.wbuf[:0], msg)
+	if len(body) == 0 {
+		return 0, fmt.Errorf("rpc: write: cannot encode message of type %T", msg)
+	}
+	var frame []byte
+	if s.framing == FramingHeader {
+		frame = append(s.hbuf[:0], "Content-Length: "...)
+		frame = strconv.AppendInt(frame, int64(len(body)), 10)
+		frame = append(frame, "\r\n\r\n"...)
+		frame = append(frame, body...)
+		s.hbuf = frame
+	} else {
+		if bytes.IndexByte(body, '\n') >= 0 {
+			// A pre-encoded payload with a raw newline would split the frame:
+			// compact it (JSON strings cannot hold raw newlines, so only
+			// insignificant whitespace goes).
+			var compact bytes.Buffer
+			if err := json.Compact(&compact, body); err != nil {
+				return 0, fmt.Errorf("rpc: write: payload is not valid JSON: %w", err)
+			}
+			body = append(body[:0], compact.Bytes()...)
+		}
+		frame = append(body, '\n')
+	}
+	s.wbuf = body
+
+	n, err := s.conn.Write(frame)
+	if cap(s.wbuf) > maxRetainedBuffer {
+		s.wbuf = nil
+	}
+	if cap(s.hbuf) > maxRetainedBuffer {
+		s.hbuf = nil
+	}
+	if err != nil {
+		if s.closed.Load() {
+			return int64(n), errStreamClosed
+		}
+		return int64(n), fmt.Errorf("rpc: write: %w", err)
+	}
+	return int64(n), nil
+}
+
+// Close closes the underlying connection, which unblocks a pending Read. It
+// is idempotent and returns the first close's error every time.
+func (s *wireStream) Close() error {
+	s.closeOnce.Do(func() {
+		s.closed.Store(true)
+		s.endRead()
+		if err := s.conn.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+			s.closeErr = fmt.Errorf("rpc: close: %w", err)
+		}
+	})
+	return s.closeErr
+}
