@@ -1,0 +1,64 @@
+package sim
+
+import (
+	"encoding/json"
+	"sync"
+)
+
+// laneCache is a connection's store:false memory: the latest response of each lane, with the
+// items a continuation of it starts from (that response's effective input plus its output).
+// One per WebSocket connection; it dies with the connection, so a new connection starts empty.
+type laneCache struct {
+	mu     sync.Mutex // guards latest
+	latest map[string]cachedResponse
+}
+
+type cachedResponse struct {
+	id    string
+	items []json.RawMessage
+	bytes int // total size of items, for usage.input_tokens_details.cached_tokens
+}
+
+// lookup finds id as the latest response of lane. Only the lane's own latest response can be
+// continued: an older one, or one from another lane, is a miss.
+func (c *laneCache) lookup(lane, id string) (cachedResponse, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.latest[lane]
+	if !ok || e.id != id {
+		return cachedResponse{}, false
+	}
+	return e, true
+}
+
+// put makes e the latest response of lane, replacing the previous one.
+func (c *laneCache) put(lane string, e cachedResponse) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.latest == nil {
+		c.latest = make(map[string]cachedResponse)
+	}
+	c.latest[lane] = e
+}
+
+// evict forgets lane's latest response (a failed continuation on that lane).
+func (c *laneCache) evict(lane string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.latest, lane)
+}
+
+// clear forgets everything (FaultDropCache).
+func (c *laneCache) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.latest = nil
+}
+
+func itemsBytes(items []json.RawMessage) int {
+	n := 0
+	for _, it := range items {
+		n += len(it)
+	}
+	return n
+}

@@ -1,0 +1,60 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Cost is the simulated latency model. The zero value is free (every delay is zero), which is
+// what tests want; benchmarks set it so that the transports' differences show up in time.
+//
+// A create costs, in order: PerRequest + PerInputKB × (KB of input the server must process)
+// before response.created, then FirstToken before the first output item, then one text or
+// argument delta every 1/TokensPerSecond. The input the server must process is the request's
+// own `input` field: for a chained request (previous_response_id) that is only the new items,
+// for a full request it is the whole transcript — which is why incremental mode is faster.
+// Handshake is paid once per WebSocket upgrade; HTTP requests pay no handshake (keep-alive).
+type Cost struct {
+	Handshake       time.Duration // delay before a WebSocket upgrade completes
+	PerRequest      time.Duration // fixed overhead of every create (WebSocket or HTTP)
+	PerInputKB      time.Duration // processing time per 1024 bytes of request input
+	FirstToken      time.Duration // delay between response.in_progress and the first output item
+	TokensPerSecond float64       // pace of text/argument deltas; 0 = no pacing
+}
+
+// ProcessDelay is the time the server spends on a request carrying inputBytes of input before
+// it answers with response.created. Received.ProcessDelay records it for every create.
+func (c Cost) ProcessDelay(inputBytes int) time.Duration {
+	return c.PerRequest + time.Duration(int64(c.PerInputKB)*int64(inputBytes)/1024)
+}
+
+// tokenGap is the pause between two consecutive deltas.
+func (c Cost) tokenGap() time.Duration {
+	if c.TokensPerSecond <= 0 {
+		return 0
+	}
+	return time.Duration(float64(time.Second) / c.TokensPerSecond)
+}
+
+// String prints the parameters in one line, for benchmarks to show next to their figures.
+func (c Cost) String() string {
+	return fmt.Sprintf("handshake=%s per_request=%s per_input_kb=%s first_token=%s tokens_per_second=%g",
+		c.Handshake, c.PerRequest, c.PerInputKB, c.FirstToken, c.TokensPerSecond)
+}
+
+// wait blocks for d of simulated latency, returning early with ctx's error when the request's
+// connection closes or the server shuts down.
+func wait(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

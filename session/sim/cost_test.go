@@ -1,0 +1,92 @@
+package sim
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestCostFullVersusChained: a full 100 KB request is charged for all of its input, a chained
+// one only for its 1 KB delta, and the server really waits that long before response.created.
+func TestCostFullVersusChained(t *testing.T) {
+	cost := Cost{PerRequest: 2 * time.Millisecond, PerInputKB: time.Millisecond}
+	srv, base := newSim(t, Options{Cost: cost})
+	c := dial(t, base)
+
+	var transcript []any
+	for i := 0; i < 100; i++ {
+		transcript = append(transcript, userMsg(strings.Repeat("x", 1000)))
+	}
+	transcript = append(transcript, userMsg("full"))
+	start := time.Now()
+	c.send(map[string]any{"type": "response.create", "input": transcript})
+	if e := c.read(); e.Type != "response.created" {
+		t.Fatalf("first event %s", e.Type)
+	}
+	fullWait := time.Since(start)
+	r := completed(t, c.untilTerminal())
+
+	start = time.Now()
+	c.send(map[string]any{"type": "response.create", "previous_response_id": r.ID,
+		"input": []any{userMsg(strings.Repeat("y", 1000))}})
+	if e := c.read(); e.Type != "response.created" {
+		t.Fatalf("first event %s", e.Type)
+	}
+	chainedWait := time.Since(start)
+	c.untilTerminal()
+
+	recs := waitRecs(t, srv, 2)
+	full, chained := recs[0], recs[1]
+	if full.InputBytes < 100*1024 || chained.InputBytes < 1000 || chained.InputBytes > 1200 {
+		t.Fatalf("input bytes: full %d chained %d", full.InputBytes, chained.InputBytes)
+	}
+	for _, r := range []Received{full, chained} {
+		want := cost.PerRequest + time.Duration(int64(cost.PerInputKB)*int64(r.InputBytes)/1024)
+		if r.ProcessDelay != want || cost.ProcessDelay(r.InputBytes) != want {
+			t.Fatalf("process delay %v for %d bytes, want %v", r.ProcessDelay, r.InputBytes, want)
+		}
+	}
+	if full.ProcessDelay < 100*time.Millisecond || chained.ProcessDelay > 4*time.Millisecond {
+		t.Fatalf("process delays: full %v chained %v", full.ProcessDelay, chained.ProcessDelay)
+	}
+	if fullWait < full.ProcessDelay || chainedWait < chained.ProcessDelay || fullWait <= chainedWait {
+		t.Fatalf("measured waits: full %v (charged %v), chained %v (charged %v)", fullWait, full.ProcessDelay, chainedWait, chained.ProcessDelay)
+	}
+}
+
+func TestCostHandshakeFirstTokenAndPace(t *testing.T) {
+	cost := Cost{Handshake: 40 * time.Millisecond, FirstToken: 30 * time.Millisecond, TokensPerSecond: 200}
+	_, base := newSim(t, Options{Cost: cost})
+	start := time.Now()
+	c := dial(t, base)
+	if d := time.Since(start); d < cost.Handshake {
+		t.Fatalf("handshake took %v, want at least %v", d, cost.Handshake)
+	}
+	c.send(map[string]any{"type": "response.create", "input": "sim:tokens=11"})
+	var createdAt, firstDelta, lastDelta time.Time
+	for {
+		e := c.read()
+		now := time.Now()
+		switch e.Type {
+		case "response.in_progress":
+			createdAt = now
+		case "response.output_text.delta":
+			if firstDelta.IsZero() {
+				firstDelta = now
+			}
+			lastDelta = now
+		}
+		if isTerminal(e.Type) {
+			break
+		}
+	}
+	if d := firstDelta.Sub(createdAt); d < cost.FirstToken {
+		t.Fatalf("first token after %v, want at least %v", d, cost.FirstToken)
+	}
+	if d, want := lastDelta.Sub(firstDelta), 10*cost.tokenGap(); d < want {
+		t.Fatalf("11 deltas spread over %v, want at least %v", d, want)
+	}
+	if !strings.Contains(cost.String(), "tokens_per_second=200") {
+		t.Fatalf("String() = %q", cost.String())
+	}
+}

@@ -1,0 +1,114 @@
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+)
+
+// apiError is one API error, rendered in the shape each transport uses: nested with a status
+// on WebSocket, flat on SSE, wrapped in {"error":...} as an HTTP error body.
+type apiError struct {
+	Status  int
+	Type    string
+	Code    string
+	Message string
+	Param   string
+}
+
+func (e apiError) body() map[string]any {
+	return map[string]any{"type": e.Type, "code": e.Code, "message": e.Message, "param": nullable(e.Param)}
+}
+
+// wsEvent is the WebSocket error event; seq is nil for errors that precede any response event.
+func (e apiError) wsEvent(seq *int, streamID string) map[string]any {
+	ev := map[string]any{"type": "error", "status": e.Status, "error": e.body()}
+	if seq != nil {
+		ev["sequence_number"] = *seq
+	}
+	if streamID != "" {
+		ev["stream_id"] = streamID
+	}
+	return ev
+}
+
+// sseEvent is the flat error event of an SSE stream.
+func (e apiError) sseEvent(seq *int) map[string]any {
+	ev := e.body()
+	ev["type"] = "error"
+	if seq != nil {
+		ev["sequence_number"] = *seq
+	}
+	return ev
+}
+
+// writeHTTP answers a plain HTTP request with the error as its JSON body.
+func (e apiError) writeHTTP(w http.ResponseWriter) {
+	body, _ := json.Marshal(map[string]any{"error": e.body()})
+	w.Header().Set("Content-Type", "application/json")
+	status := e.Status
+	if status == 0 {
+		status = http.StatusInternalServerError
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(append(body, '\n'))
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func invalidRequest(code, param, format string, args ...any) apiError {
+	return apiError{Status: 400, Type: "invalid_request_error", Code: code, Param: param, Message: fmt.Sprintf(format, args...)}
+}
+
+func previousNotFound(id string) apiError {
+	return invalidRequest("previous_response_not_found", "previous_response_id",
+		"Previous response with id '%s' not found.", id)
+}
+
+func unsupportedParameter(param, where string) apiError {
+	return invalidRequest("unsupported_parameter", param, "Unsupported parameter: '%s' is not supported %s.", param, where)
+}
+
+func invalidStreamID(format string, args ...any) apiError {
+	return invalidRequest("invalid_stream_id", "stream_id", format, args...)
+}
+
+func streamLimitReached() apiError {
+	return invalidRequest("websocket_stream_limit_reached", "stream_id",
+		"This connection already used %d distinct stream_id values; open a new connection.", MaxStreamNames)
+}
+
+func connectionLimitReached() apiError {
+	return invalidRequest("websocket_connection_limit_reached", "",
+		"Responses websocket connection limit reached. Create a new websocket connection to continue.")
+}
+
+func rateLimited(model string) apiError {
+	return apiError{Status: 429, Type: "tokens", Code: "rate_limit_exceeded", Message: fmt.Sprintf(
+		"Rate limit reached for %s on tokens per min (TPM): Limit 30000, Used 29500, Requested 1200. "+
+			"Please try again in 1.5s.", model)}
+}
+
+func invalidAPIKey() apiError {
+	return apiError{Status: 401, Type: "invalid_request_error", Code: "invalid_api_key",
+		Message: "Incorrect API key provided."}
+}
+
+func refusedUpgrade(status int) apiError {
+	e := apiError{Status: status, Type: "server_error", Code: "upgrade_refused",
+		Message: fmt.Sprintf("Simulated handshake refusal (%d %s).", status, http.StatusText(status))}
+	switch status {
+	case http.StatusUpgradeRequired:
+		e.Type, e.Code, e.Message = "invalid_request_error", "websocket_not_supported", "WebSocket is not supported on this endpoint; use HTTP."
+	case http.StatusUnauthorized:
+		e = invalidAPIKey()
+	case http.StatusTooManyRequests:
+		e.Type, e.Code = "requests", "rate_limit_exceeded"
+	}
+	return e
+}

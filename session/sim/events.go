@@ -1,0 +1,289 @@
+package sim
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+)
+
+// eventWriter is a transport's side of one response stream.
+type eventWriter interface {
+	event(typ string, ev map[string]any) error              // one server event
+	errorEvent(e apiError, seq *int, streamID string) error // an in-stream error, in the transport's shape
+	junk(binary bool) error                                 // a frame the client cannot parse
+	abort(code int)                                         // drop the connection mid-response
+}
+
+var (
+	errFaultClosed = errors.New("sim: connection closed by an injected fault")
+	errStreamError = errors.New("sim: response ended by an injected error event")
+)
+
+// reply streams one response — response.created, the output items, one terminal event —
+// through an eventWriter, firing the request's fault and pacing deltas by the cost model.
+// Created per response by the transport handler, used once.
+type reply struct {
+	id           string
+	model        string
+	prevID       string
+	streamID     string // carried on every event when set
+	instructions json.RawMessage
+	tools        json.RawMessage
+	generate     bool
+	effective    []json.RawMessage // cached items + new input
+	cachedBytes  int
+	cost         Cost
+	fault        *Fault
+	w            eventWriter
+	createdAt    int64
+
+	seq       int  // next sequence_number
+	fired     bool // the fault has acted
+	outTokens int
+}
+
+// replyResult is how a reply ended: status is completed, incomplete or failed.
+type replyResult struct {
+	status string
+	output []json.RawMessage
+}
+
+func newReply(req *request, streamID string, effective []json.RawMessage, cachedBytes int, cost Cost, fault *Fault, w eventWriter, defaultModel string) *reply {
+	model := req.model
+	if model == "" {
+		model = defaultModel
+	}
+	return &reply{
+		id: newID("resp"), model: model, prevID: req.prevID, streamID: streamID,
+		instructions: req.fields["instructions"], tools: req.tools, generate: req.generates(),
+		effective: effective, cachedBytes: cachedBytes, cost: cost, fault: fault, w: w,
+		createdAt: time.Now().Unix(),
+	}
+}
+
+// run streams the whole response. It returns errFaultClosed or errStreamError when a fault
+// ended it, or the context's/writer's error when the connection went away.
+func (r *reply) run(ctx context.Context) (replyResult, error) {
+	if err := r.emit(ctx, "response.created", map[string]any{"response": r.object("in_progress", nil)}, false); err != nil {
+		return replyResult{}, err
+	}
+	if r.fault.is(FaultResponseFailed) {
+		if r.generate {
+			if err := r.emit(ctx, "response.in_progress", map[string]any{"response": r.object("in_progress", nil)}, false); err != nil {
+				return replyResult{}, err
+			}
+		}
+		return r.terminal(ctx, "failed", nil)
+	}
+	if !r.generate { // warm-up: no output, no in_progress
+		if r.fault.is(FaultResponseIncomplete) {
+			return r.terminal(ctx, "incomplete", nil)
+		}
+		return r.terminal(ctx, "completed", nil)
+	}
+	if err := r.emit(ctx, "response.in_progress", map[string]any{"response": r.object("in_progress", nil)}, false); err != nil {
+		return replyResult{}, err
+	}
+	if err := wait(ctx, r.cost.FirstToken); err != nil {
+		return replyResult{}, err
+	}
+	p := planTurn(r.effective, r.tools)
+	incomplete := r.fault.is(FaultResponseIncomplete)
+	var item json.RawMessage
+	var err error
+	if p.callName != "" {
+		item, err = r.streamCall(ctx, 0, p.callName, p.callArgs)
+	} else {
+		item, err = r.streamText(ctx, 0, p.text, incomplete)
+	}
+	if err != nil {
+		return replyResult{}, err
+	}
+	status := "completed"
+	if incomplete {
+		status = "incomplete"
+	}
+	return r.terminal(ctx, status, []json.RawMessage{item})
+}
+
+func (r *reply) streamText(ctx context.Context, index int, text string, incomplete bool) (json.RawMessage, error) {
+	id := newID("msg")
+	deltas := splitWords(text)
+	status := "completed"
+	if incomplete {
+		deltas = deltas[:(len(deltas)+1)/2]
+		text, status = strings.Join(deltas, ""), "incomplete"
+	}
+	part := func(t string) map[string]any {
+		return map[string]any{"type": "output_text", "text": t, "annotations": []any{}}
+	}
+	at := func(ev map[string]any) map[string]any {
+		ev["item_id"], ev["output_index"], ev["content_index"] = id, index, 0
+		return ev
+	}
+	added := map[string]any{"type": "message", "id": id, "role": "assistant", "status": "in_progress", "content": []any{}}
+	if err := r.emit(ctx, "response.output_item.added", map[string]any{"output_index": index, "item": added}, false); err != nil {
+		return nil, err
+	}
+	if err := r.emit(ctx, "response.content_part.added", at(map[string]any{"part": part("")}), false); err != nil {
+		return nil, err
+	}
+	for k, d := range deltas {
+		if k > 0 {
+			if err := wait(ctx, r.cost.tokenGap()); err != nil {
+				return nil, err
+			}
+		}
+		if err := r.emit(ctx, "response.output_text.delta", at(map[string]any{"delta": d, "logprobs": []any{}}), false); err != nil {
+			return nil, err
+		}
+		r.outTokens++
+	}
+	if err := r.emit(ctx, "response.output_text.done", at(map[string]any{"text": text, "logprobs": []any{}}), false); err != nil {
+		return nil, err
+	}
+	if err := r.emit(ctx, "response.content_part.done", at(map[string]any{"part": part(text)}), false); err != nil {
+		return nil, err
+	}
+	item := map[string]any{"type": "message", "id": id, "role": "assistant", "status": status,
+		"content": []any{part(text)}}
+	if err := r.emit(ctx, "response.output_item.done", map[string]any{"output_index": index, "item": item}, false); err != nil {
+		return nil, err
+	}
+	return json.Marshal(item)
+}
+
+func (r *reply) streamCall(ctx context.Context, index int, name, args string) (json.RawMessage, error) {
+	id, callID := newID("fc"), newID("call")
+	item := map[string]any{"type": "function_call", "id": id, "call_id": callID, "name": name,
+		"arguments": "", "status": "in_progress"}
+	if err := r.emit(ctx, "response.output_item.added", map[string]any{"output_index": index, "item": item}, false); err != nil {
+		return nil, err
+	}
+	for k, d := range splitRunes(args, 12) {
+		if k > 0 {
+			if err := wait(ctx, r.cost.tokenGap()); err != nil {
+				return nil, err
+			}
+		}
+		ev := map[string]any{"item_id": id, "output_index": index, "delta": d}
+		if err := r.emit(ctx, "response.function_call_arguments.delta", ev, false); err != nil {
+			return nil, err
+		}
+		r.outTokens++
+	}
+	ev := map[string]any{"item_id": id, "output_index": index, "name": name, "arguments": args}
+	if err := r.emit(ctx, "response.function_call_arguments.done", ev, false); err != nil {
+		return nil, err
+	}
+	done := map[string]any{"type": "function_call", "id": id, "call_id": callID, "name": name,
+		"arguments": args, "status": "completed"}
+	if err := r.emit(ctx, "response.output_item.done", map[string]any{"output_index": index, "item": done}, false); err != nil {
+		return nil, err
+	}
+	return json.Marshal(done)
+}
+
+// terminal writes response.completed, response.incomplete or response.failed.
+func (r *reply) terminal(ctx context.Context, status string, output []json.RawMessage) (replyResult, error) {
+	obj := r.object(status, output)
+	switch status {
+	case "incomplete":
+		obj["incomplete_details"] = map[string]any{"reason": "max_output_tokens"}
+	case "failed":
+		obj["error"] = map[string]any{"code": "server_error", "message": "The model failed to generate a response (simulated)."}
+	}
+	obj["usage"] = r.usage()
+	if err := r.emit(ctx, "response."+status, map[string]any{"response": obj}, true); err != nil {
+		return replyResult{}, err
+	}
+	return replyResult{status: status, output: output}, nil
+}
+
+// emit writes one event with its sequence number (and stream_id), firing the fault first when
+// its turn has come.
+func (r *reply) emit(ctx context.Context, typ string, ev map[string]any, terminal bool) error {
+	if err := r.fire(ctx, terminal); err != nil {
+		return err
+	}
+	ev["type"] = typ
+	ev["sequence_number"] = r.seq
+	if r.streamID != "" {
+		ev["stream_id"] = r.streamID
+	}
+	r.seq++
+	return r.w.event(typ, ev)
+}
+
+func (r *reply) fire(ctx context.Context, terminal bool) error {
+	f := r.fault
+	if f == nil || r.fired || (r.seq < f.AfterEvents && !terminal) {
+		return nil
+	}
+	switch f.Kind {
+	case FaultSilence:
+		r.fired = true
+		return wait(ctx, f.Delay)
+	case FaultCloseMidResponse:
+		r.fired = true
+		r.w.abort(f.closeCode())
+		return errFaultClosed
+	case FaultBinaryFrame, FaultMalformedFrame:
+		r.fired = true
+		return r.w.junk(f.Kind == FaultBinaryFrame)
+	case FaultRateLimit:
+		r.fired = true
+		seq := r.seq
+		r.seq++
+		if err := r.w.errorEvent(rateLimited(r.model), &seq, r.streamID); err != nil {
+			return err
+		}
+		return errStreamError
+	}
+	return nil
+}
+
+// object is the response object carried by response.* events.
+func (r *reply) object(status string, output []json.RawMessage) map[string]any {
+	if output == nil {
+		output = []json.RawMessage{}
+	}
+	tools := r.tools
+	if tools == nil {
+		tools = json.RawMessage("[]")
+	}
+	instructions := r.instructions
+	if instructions == nil {
+		instructions = json.RawMessage("null")
+	}
+	return map[string]any{
+		"id": r.id, "object": "response", "created_at": r.createdAt, "status": status,
+		"model": r.model, "output": output, "usage": nil, "error": nil, "incomplete_details": nil,
+		"previous_response_id": nullable(r.prevID), "instructions": instructions, "tools": tools,
+		"store": false,
+	}
+}
+
+// usage estimates tokens at four bytes each; cached tokens are the prefix the cache supplied.
+func (r *reply) usage() map[string]any {
+	in := (itemsBytes(r.effective) + len(r.instructions) + len(r.tools) + 3) / 4
+	out := r.outTokens
+	return map[string]any{
+		"input_tokens":          in,
+		"input_tokens_details":  map[string]any{"cached_tokens": r.cachedBytes / 4},
+		"output_tokens":         out,
+		"output_tokens_details": map[string]any{"reasoning_tokens": 0},
+		"total_tokens":          in + out,
+	}
+}
+
+// newID returns prefix_ followed by 24 random hex digits.
+func newID(prefix string) string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return prefix + "_" + hex.EncodeToString(b[:])
+}

@@ -1,0 +1,142 @@
+package sim
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// FaultKind names one injectable failure.
+type FaultKind int
+
+// The fault switches. Request faults apply to the next matching response.create; handshake
+// faults to the next WebSocket upgrades. See Fault for the parameters each one reads.
+const (
+	FaultNone               FaultKind = iota
+	FaultRefuseUpgrade                // handshake: answer the upgrade with Status (426, 429, 500, 401...)
+	FaultCloseMidResponse             // ws+http: after AfterEvents events, close with CloseCode (1000, 1011, CloseAbrupt); HTTP aborts the stream
+	FaultCloseAfterResponse           // ws: close with CloseCode right after the terminal event
+	FaultBinaryFrame                  // ws: send a binary frame after AfterEvents events, then carry on
+	FaultMalformedFrame               // ws+http: send a non-JSON frame / SSE data line after AfterEvents events, then carry on
+	FaultRateLimit                    // ws+http: rate_limit_exceeded (429); AfterEvents 0 = instead of the response (HTTP: 429 status), >0 = error event mid-stream
+	FaultResponseFailed               // ws+http: created, in_progress, then response.failed
+	FaultResponseIncomplete           // ws+http: half the text, then response.incomplete (reason max_output_tokens)
+	FaultDropCache                    // ws: empty the connection-local cache before the request resolves previous_response_id
+	FaultConnectionLimit              // ws: answer with websocket_connection_limit_reached and close, as at MaxAge
+	FaultSilence                      // ws+http: hold the event at index AfterEvents (default the first) for Delay
+)
+
+var faultNames = [...]string{"none", "refuse_upgrade", "close_mid_response", "close_after_response",
+	"binary_frame", "malformed_frame", "rate_limit", "response_failed", "response_incomplete",
+	"drop_cache", "connection_limit", "silence"}
+
+func (k FaultKind) String() string {
+	if k >= 0 && int(k) < len(faultNames) {
+		return faultNames[k]
+	}
+	return "fault(?)"
+}
+
+// CloseAbrupt as a Fault.CloseCode drops the TCP connection without a close frame.
+const CloseAbrupt = -1
+
+// Fault is one injected failure. It applies to the next Count matching requests (or
+// handshakes, for FaultRefuseUpgrade) and is then removed, so tests are deterministic.
+// Pending faults are tried in injection order; a request consumes at most one fault.
+type Fault struct {
+	Kind        FaultKind
+	Count       int                 // how many requests/handshakes it applies to; 0 means 1
+	Status      int                 // FaultRefuseUpgrade: the HTTP status (default 500)
+	AfterEvents int                 // events of the response written before the fault fires; past the end it fires before the terminal event
+	CloseCode   int                 // close faults: 1000 (default), 1011, ... or CloseAbrupt
+	Delay       time.Duration       // FaultSilence: how long the event is held
+	Match       func(Received) bool // optional filter on the request; it must not call the fault methods
+}
+
+// InjectFault queues f behind the faults already pending.
+func (s *Server) InjectFault(f Fault) {
+	if f.Count <= 0 {
+		f.Count = 1
+	}
+	s.faultMu.Lock()
+	defer s.faultMu.Unlock()
+	s.faults = append(s.faults, &f)
+}
+
+// ClearFaults removes every pending fault.
+func (s *Server) ClearFaults() {
+	s.faultMu.Lock()
+	defer s.faultMu.Unlock()
+	s.faults = nil
+}
+
+// PendingFaults is the number of faults not yet used up.
+func (s *Server) PendingFaults() int {
+	s.faultMu.Lock()
+	defer s.faultMu.Unlock()
+	return len(s.faults)
+}
+
+// appliesTo reports whether a request fault kind can act on the given transport.
+func (k FaultKind) appliesTo(transport string) bool {
+	switch k {
+	case FaultNone, FaultRefuseUpgrade:
+		return false
+	case FaultCloseAfterResponse, FaultBinaryFrame, FaultDropCache, FaultConnectionLimit:
+		return transport == "ws"
+	}
+	return true
+}
+
+// takeHandshakeFault consumes one use of the first pending upgrade refusal.
+func (s *Server) takeHandshakeFault() *Fault {
+	return s.take(func(f *Fault) bool { return f.Kind == FaultRefuseUpgrade })
+}
+
+// takeFault consumes one use of the first pending fault that fits record i, and notes it there.
+func (s *Server) takeFault(i int) *Fault {
+	s.mu.Lock()
+	rec := s.recs[i]
+	s.mu.Unlock()
+	f := s.take(func(f *Fault) bool {
+		return f.Kind.appliesTo(rec.Transport) && (f.Match == nil || f.Match(rec))
+	})
+	if f != nil {
+		s.update(i, func(r *Received) { r.Fault = f.Kind })
+	}
+	return f
+}
+
+func (s *Server) take(fits func(*Fault) bool) *Fault {
+	s.faultMu.Lock()
+	defer s.faultMu.Unlock()
+	for i, f := range s.faults {
+		if !fits(f) {
+			continue
+		}
+		f.Count--
+		if f.Count == 0 {
+			s.faults = append(s.faults[:i:i], s.faults[i+1:]...)
+		}
+		c := *f
+		return &c
+	}
+	return nil
+}
+
+func (f *Fault) is(k FaultKind) bool { return f != nil && f.Kind == k }
+
+func (f *Fault) status() int {
+	if f.Status == 0 {
+		return http.StatusInternalServerError
+	}
+	return f.Status
+}
+
+func (f *Fault) closeCode() int {
+	if f.CloseCode == 0 {
+		return websocket.CloseNormalClosure
+	}
+	return f.CloseCode
+}

@@ -1,0 +1,107 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Received is the record of one client frame or HTTP request, kept by the Server for tests.
+// Records are created when the frame arrives and completed when it is answered; the slices
+// inside are shared with the server and must be treated as read-only.
+type Received struct {
+	Conn      int    // WebSocket connection number, 1-based in upgrade order; 0 for HTTP
+	Transport string // "ws" or "http"
+	At        time.Time
+
+	Type               string            // the frame's type ("response.create"); "" for a protocol error
+	Generate           *bool             // the generate field, nil when absent
+	PreviousResponseID string            // previous_response_id as sent
+	StreamID           string            // stream_id as sent ("" = default lane)
+	Model              string            // model as sent
+	Instructions       string            // instructions as sent
+	Tools              json.RawMessage   // tools as sent (nil when absent)
+	Input              []json.RawMessage // the new input items as sent (a string input becomes one user message item)
+	Raw                json.RawMessage   // the whole frame or body
+	Bytes              int               // size of Raw
+
+	InputBytes   int           // size of the input field: what the cost model charges for
+	ProcessDelay time.Duration // Cost.ProcessDelay(InputBytes), set when processing starts
+	Fault        FaultKind     // the injected fault this request consumed, if any
+
+	ResponseID string // the response id, when a response was created
+	Outcome    string // the response id when completed; otherwise an error code or an Outcome* value
+	Answered   bool   // a terminal event (or error) was written, or the request ended with its connection
+}
+
+// Outcomes that are not a response id or an API error code.
+const (
+	OutcomeFailed        = "response.failed"     // ended with response.failed
+	OutcomeIncomplete    = "response.incomplete" // ended with response.incomplete
+	OutcomeClosed        = "connection_closed"   // the connection ended before a terminal event
+	OutcomeFaultClosed   = "closed_by_fault"     // a fault closed the connection mid-response
+	OutcomeProtocolError = "protocol_error"      // binary frame, non-JSON or untyped frame: connection dropped
+)
+
+// record appends r and returns its index.
+func (s *Server) record(r Received) int {
+	r.At = time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.recs = append(s.recs, r)
+	return len(s.recs) - 1
+}
+
+// update edits record i in place.
+func (s *Server) update(i int, f func(*Received)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f(&s.recs[i])
+}
+
+// finish marks record i answered and wakes WaitReceived.
+func (s *Server) finish(i int, outcome, responseID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := &s.recs[i]
+	if r.Answered {
+		return
+	}
+	r.Answered = true
+	r.Outcome = outcome
+	if responseID != "" {
+		r.ResponseID = responseID
+	}
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// Received returns a copy of every record so far, in arrival order.
+func (s *Server) Received() []Received {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Received(nil), s.recs...)
+}
+
+// WaitReceived waits until at least n records exist and all of the first n are answered, then
+// returns a copy of every record. If ctx ends first it returns the records so far and ctx's error.
+func (s *Server) WaitReceived(ctx context.Context, n int) ([]Received, error) {
+	for {
+		s.mu.Lock()
+		ready := len(s.recs) >= n
+		for i := 0; ready && i < n; i++ {
+			ready = s.recs[i].Answered
+		}
+		recs := append([]Received(nil), s.recs...)
+		changed := s.changed
+		s.mu.Unlock()
+		if ready {
+			return recs, nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return recs, ctx.Err()
+		}
+	}
+}

@@ -1,0 +1,260 @@
+package sim
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// The scripted model: a deterministic function from the effective input and the tools to
+// either one function call or a text answer. Directives in the user's text drive it:
+//
+//	sim:calls=N     make N function calls, one per response, then answer with text
+//	sim:tool=NAME   the tool those calls use (default: the first function tool)
+//	sim:args=JSON   their arguments, a compact JSON object (default {"path":"."})
+//	sim:tokens=N    the text answer is N words "tok0 tok1 ..."
+//
+// Without sim:calls, "read <path>" calls read_file and "list"/"files" calls list_dir, when the
+// request offers a tool of that name and the turn has no tool output yet.
+var (
+	callsDirective  = regexp.MustCompile(`sim:calls=(\d+)`)
+	toolDirective   = regexp.MustCompile(`sim:tool=(\S+)`)
+	argsDirective   = regexp.MustCompile(`sim:args=(\S+)`)
+	tokensDirective = regexp.MustCompile(`sim:tokens=(\d+)`)
+	readRequest     = regexp.MustCompile(`(?i)\bread\s+(\S+)`)
+)
+
+const defaultArgs = `{"path":"."}`
+
+// plan is the scripted answer to one turn: a function call when callName is set, else text.
+type plan struct {
+	callName string
+	callArgs string
+	text     string
+}
+
+// turn is what the script reads from the effective input: the last user message and the tool
+// traffic after it.
+type turn struct {
+	text      string            // the last user message's text
+	callNames map[string]string // call_id → function name, for calls made in this turn
+	lastName  string            // name of the last function_call in the turn
+	outputs   []string          // function_call_output texts, in order
+	outputIDs []string          // their call_ids
+}
+
+// inputItem holds the fields the script reads from any input item; others are ignored.
+type inputItem struct {
+	Type    string          `json:"type"`
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+	CallID  string          `json:"call_id"`
+	Name    string          `json:"name"`
+	Output  json.RawMessage `json:"output"`
+}
+
+func readTurn(items []json.RawMessage) turn {
+	parsed := make([]inputItem, len(items))
+	last := -1
+	for i, raw := range items {
+		_ = json.Unmarshal(raw, &parsed[i]) // unknown shapes are kept in the input, ignored here
+		if parsed[i].Role == "user" && (parsed[i].Type == "" || parsed[i].Type == "message") {
+			last = i
+		}
+	}
+	t := turn{callNames: make(map[string]string)}
+	if last >= 0 {
+		t.text = partsText(parsed[last].Content)
+	}
+	for _, it := range parsed[last+1:] {
+		switch it.Type {
+		case "function_call":
+			t.callNames[it.CallID] = it.Name
+			t.lastName = it.Name
+		case "function_call_output":
+			t.outputs = append(t.outputs, partsText(it.Output))
+			t.outputIDs = append(t.outputIDs, it.CallID)
+		}
+	}
+	return t
+}
+
+// partsText reads message content or tool output: a string, or an array of parts with text.
+func partsText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &parts) != nil {
+		return ""
+	}
+	texts := make([]string, 0, len(parts))
+	for _, p := range parts {
+		if p.Text != "" {
+			texts = append(texts, p.Text)
+		}
+	}
+	return strings.Join(texts, "\n")
+}
+
+// functionTools lists the names of the function tools, in order.
+func functionTools(tools json.RawMessage) []string {
+	var list []struct {
+		Type     string `json:"type"`
+		Name     string `json:"name"`
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"` // the chat-completions nesting, tolerated
+	}
+	_ = json.Unmarshal(tools, &list)
+	var names []string
+	for _, t := range list {
+		if t.Type != "function" {
+			continue
+		}
+		if t.Name != "" {
+			names = append(names, t.Name)
+		} else if t.Function.Name != "" {
+			names = append(names, t.Function.Name)
+		}
+	}
+	return names
+}
+
+// planTurn decides the next response for the given effective input and tools.
+func planTurn(items []json.RawMessage, tools json.RawMessage) plan {
+	t := readTurn(items)
+	names := functionTools(tools)
+	if m := callsDirective.FindStringSubmatch(t.text); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		name := ""
+		if tm := toolDirective.FindStringSubmatch(t.text); tm != nil {
+			name = tm[1]
+		} else if len(names) > 0 {
+			name = names[0]
+		}
+		if len(t.outputs) < n && name != "" {
+			return plan{callName: name, callArgs: directiveArgs(t.text)}
+		}
+		return plan{text: answerText(t)}
+	}
+	if len(t.outputs) == 0 {
+		if m := readRequest.FindStringSubmatch(t.text); m != nil && contains(names, "read_file") {
+			args, _ := json.Marshal(map[string]string{"path": cleanPath(m[1])})
+			return plan{callName: "read_file", callArgs: string(args)}
+		}
+		lower := strings.ToLower(t.text)
+		if (strings.Contains(lower, "list") || strings.Contains(lower, "files")) && contains(names, "list_dir") {
+			return plan{callName: "list_dir", callArgs: defaultArgs}
+		}
+	}
+	return plan{text: answerText(t)}
+}
+
+// directiveArgs returns sim:args compacted, or the default when absent or not a JSON object.
+func directiveArgs(text string) string {
+	m := argsDirective.FindStringSubmatch(text)
+	if m == nil {
+		return defaultArgs
+	}
+	var obj map[string]any
+	var buf bytes.Buffer
+	if json.Unmarshal([]byte(m[1]), &obj) != nil || json.Compact(&buf, []byte(m[1])) != nil {
+		return defaultArgs
+	}
+	return buf.String()
+}
+
+func answerText(t turn) string {
+	if m := tokensDirective.FindStringSubmatch(t.text); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		words := make([]string, n)
+		for i := range words {
+			words[i] = "tok" + strconv.Itoa(i)
+		}
+		return strings.Join(words, " ")
+	}
+	if len(t.outputs) == 0 {
+		return "You said: " + t.text
+	}
+	last := len(t.outputs) - 1
+	name := t.callNames[t.outputIDs[last]]
+	if name == "" {
+		name = t.lastName
+	}
+	if name == "" {
+		name = "a tool"
+	}
+	lines := strings.Split(t.outputs[last], "\n")
+	if len(lines) > 20 {
+		lines = lines[:20]
+	}
+	return fmt.Sprintf("I called %s %d time(s). Last result:\n%s", name, len(t.outputs), strings.Join(lines, "\n"))
+}
+
+// cleanPath strips quoting and sentence punctuation from a path token ("`main.go`," → main.go),
+// keeping paths such as "." and "../".
+func cleanPath(p string) string {
+	p = strings.TrimLeft(p, "\"'`(")
+	for len(p) > 1 {
+		last, prev := p[len(p)-1], p[len(p)-2]
+		if strings.IndexByte(",;:!?\"'`)", last) < 0 && (last != '.' || prev == '.' || prev == '/') {
+			break
+		}
+		p = p[:len(p)-1]
+	}
+	return p
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// splitWords cuts text into deltas that concatenate back to it exactly: each delta is the
+// whitespace before a word plus the word; trailing whitespace joins the last delta.
+func splitWords(text string) []string {
+	var out []string
+	start, inWord := 0, false
+	for i, r := range text {
+		space := unicode.IsSpace(r)
+		if space && inWord {
+			out = append(out, text[start:i])
+			start = i
+		}
+		inWord = !space
+	}
+	if start < len(text) {
+		if len(out) > 0 && strings.TrimSpace(text[start:]) == "" {
+			out[len(out)-1] += text[start:]
+		} else {
+			out = append(out, text[start:])
+		}
+	}
+	return out
+}
+
+// splitRunes cuts s into chunks of at most n runes (function-call argument deltas).
+func splitRunes(s string, n int) []string {
+	var out []string
+	r := []rune(s)
+	for len(r) > n {
+		out = append(out, string(r[:n]))
+		r = r[n:]
+	}
+	if len(r) > 0 {
+		out = append(out, string(r))
+	}
+	return out
+}

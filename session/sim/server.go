@@ -1,0 +1,286 @@
+package sim
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// Options configures a Server. The zero value is a free server with lanes on and no auth.
+type Options struct {
+	APIKey       string            // when set, require "Authorization: Bearer <APIKey>" on both transports
+	DisableLanes bool              // one response at a time per connection; stream_id is rejected (invalid_stream_id)
+	MaxAge       time.Duration     // WebSocket connection lifetime; default 60 minutes
+	PushAgeLimit bool              // at MaxAge push the limit error on the idle socket (default: answer the next create)
+	Cost         Cost              // simulated latencies; zero = free
+	Model        string            // model name used when a request has none; default "sim-model"
+	ReadLimit    int64             // largest accepted frame or body; default 64 MiB
+	WriteTimeout time.Duration     // per-frame write deadline; default 10 s
+	OnListen     func(base string) // called with the base URL (http://HOST:PORT/v1) once Start or ListenAndServe listens
+}
+
+func (o Options) maxAge() time.Duration {
+	if o.MaxAge <= 0 {
+		return 60 * time.Minute
+	}
+	return o.MaxAge
+}
+
+func (o Options) model() string {
+	if o.Model == "" {
+		return "sim-model"
+	}
+	return o.Model
+}
+
+func (o Options) readLimit() int64 {
+	if o.ReadLimit <= 0 {
+		return 64 << 20
+	}
+	return o.ReadLimit
+}
+
+func (o Options) writeTimeout() time.Duration {
+	if o.WriteTimeout <= 0 {
+		return 10 * time.Second
+	}
+	return o.WriteTimeout
+}
+
+// Server is the simulated Responses API. New creates it; it serves as an http.Handler
+// (ServeHTTP), on its own listener (Start, ListenAndServe), or both, until Close. Close closes
+// the listener and every live connection and waits for every goroutine the Server started.
+type Server struct {
+	opts     Options
+	ctx      context.Context // cancelled by Close; every request context derives from it
+	cancel   context.CancelFunc
+	upgrader websocket.Upgrader
+
+	mu         sync.Mutex // guards the fields below
+	closed     bool
+	hs         *http.Server  // set by Start/ListenAndServe
+	serveDone  chan struct{} // closed when hs.Serve returns
+	serveErr   error
+	conns      map[*wsConn]struct{}
+	nextConn   int
+	handshakes int
+	recs       []Received
+	changed    chan struct{} // closed and replaced whenever a record is answered
+
+	faultMu sync.Mutex // guards faults; never held together with mu
+	faults  []*Fault
+
+	closeOnce sync.Once
+	closeDone chan struct{}
+	handlers  sync.WaitGroup // ServeHTTP calls in progress, WebSocket connections included
+	netConns  sync.WaitGroup // connections of hs that are neither closed nor hijacked
+}
+
+// New returns a Server; it serves nothing until used as a handler or started.
+func New(opts Options) *Server {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Server{
+		opts: opts, ctx: ctx, cancel: cancel,
+		upgrader: websocket.Upgrader{
+			CheckOrigin:       func(*http.Request) bool { return true },
+			EnableCompression: true,
+			HandshakeTimeout:  10 * time.Second,
+		},
+		conns:     make(map[*wsConn]struct{}),
+		changed:   make(chan struct{}),
+		closeDone: make(chan struct{}),
+	}
+}
+
+// Start listens on 127.0.0.1 at a free port and returns the base URL, http://127.0.0.1:PORT/v1.
+func (s *Server) Start() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("sim: listen: %w", err)
+	}
+	if err := s.serve(ln); err != nil {
+		return "", err
+	}
+	return "http://" + ln.Addr().String() + "/v1", nil
+}
+
+// ListenAndServe serves on addr until ctx is cancelled, then closes the Server and returns nil.
+// It returns early with an error if the listener fails.
+func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("sim: listen on %s: %w", addr, err)
+	}
+	if err := s.serve(ln); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	done := s.serveDone
+	s.mu.Unlock()
+	select {
+	case <-ctx.Done():
+	case <-done:
+	}
+	s.Close()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.serveErr
+}
+
+func (s *Server) serve(ln net.Listener) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.hs != nil {
+		ln.Close()
+		return errors.New("sim: server already started or closed")
+	}
+	s.hs = &http.Server{Handler: s, ConnState: s.trackConn, ReadHeaderTimeout: 10 * time.Second}
+	s.serveDone = make(chan struct{})
+	hs, done := s.hs, s.serveDone
+	if s.opts.OnListen != nil {
+		s.opts.OnListen("http://" + ln.Addr().String() + "/v1")
+	}
+	go func() {
+		defer close(done)
+		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.mu.Lock()
+			s.serveErr = fmt.Errorf("sim: serve: %w", err)
+			s.mu.Unlock()
+		}
+	}()
+	return nil
+}
+
+// trackConn counts hs's connections so that Close can wait for their goroutines.
+func (s *Server) trackConn(_ net.Conn, st http.ConnState) {
+	switch st {
+	case http.StateNew:
+		s.netConns.Add(1)
+	case http.StateHijacked, http.StateClosed:
+		s.netConns.Done()
+	}
+}
+
+// Close stops serving: it closes the listener, sends every WebSocket a 1001 close frame and
+// drops it, aborts HTTP streams, and waits for every goroutine of the Server. Safe to call twice.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		hs, done := s.hs, s.serveDone
+		conns := make([]*wsConn, 0, len(s.conns))
+		for c := range s.conns {
+			conns = append(conns, c)
+		}
+		s.mu.Unlock()
+
+		s.cancel()
+		if hs != nil {
+			hs.Close()
+			<-done // no new connections after Serve returns, so netConns.Wait is safe below
+		}
+		for _, c := range conns {
+			c.shutdown()
+		}
+		s.handlers.Wait()
+		s.netConns.Wait()
+		close(s.closeDone)
+	})
+	<-s.closeDone
+	return nil
+}
+
+// Handshakes is the number of WebSocket upgrade attempts so far, refused ones included.
+func (s *Server) Handshakes() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.handshakes
+}
+
+// ServeHTTP routes GET …/responses (WebSocket) and POST …/responses (HTTP, SSE when stream:true).
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !strings.HasSuffix(r.URL.Path, "/responses") {
+		apiError{Status: 404, Type: "invalid_request_error", Code: "not_found",
+			Message: "Unknown path " + r.URL.Path}.writeHTTP(w)
+		return
+	}
+	if !s.enter() {
+		apiError{Status: 503, Type: "server_error", Code: "server_closed", Message: "The simulator is shutting down."}.writeHTTP(w)
+		return
+	}
+	defer s.handlers.Done()
+	switch r.Method {
+	case http.MethodGet:
+		s.serveWS(w, r)
+	case http.MethodPost:
+		s.serveHTTPCreate(w, r)
+	default:
+		w.Header().Set("Allow", "GET, POST")
+		apiError{Status: 405, Type: "invalid_request_error", Code: "method_not_allowed",
+			Message: "Use GET (WebSocket) or POST."}.writeHTTP(w)
+	}
+}
+
+// enter registers a handler unless the Server is closed (so Close's Wait never races an Add).
+func (s *Server) enter() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.handlers.Add(1)
+	return true
+}
+
+func (s *Server) authorized(r *http.Request) bool {
+	if s.opts.APIKey == "" {
+		return true
+	}
+	want := "Bearer " + s.opts.APIKey
+	return subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte(want)) == 1
+}
+
+// requestContext ends when the client goes away or the Server closes.
+func (s *Server) requestContext(r *http.Request) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(r.Context())
+	stop := context.AfterFunc(s.ctx, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
+// track registers a live WebSocket connection and numbers it; false once the Server is closed.
+func (s *Server) track(c *wsConn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.nextConn++
+	c.n = s.nextConn
+	s.conns[c] = struct{}{}
+	return true
+}
+
+func (s *Server) untrack(c *wsConn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.conns, c)
+}
+
+// marshal encodes an event. The values are built here from valid JSON, so a failure is a bug:
+// it is reported as an error of the write, and the response ends as if the connection broke.
+func marshal(v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("sim: encoding an event: %w", err)
+	}
+	return b, nil
+}

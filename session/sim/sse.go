@@ -1,0 +1,181 @@
+package sim
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+)
+
+// serveHTTPCreate is the HTTP twin: POST …/responses. With stream:true the response streams
+// as SSE (event: <type> / data: <json>, no [DONE]); otherwise the final response object is
+// returned as JSON. There is no server-side store, so previous_response_id always fails.
+func (s *Server) serveHTTPCreate(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(r) {
+		invalidAPIKey().writeHTTP(w)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.readLimit()))
+	rec := Received{Transport: "http", Raw: body, Bytes: len(body)}
+	if err != nil {
+		e := invalidRequest("invalid_body", "", "Could not read the request body: %v", err)
+		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+			e.Status, e.Code = http.StatusRequestEntityTooLarge, "request_too_large"
+		}
+		s.finish(s.record(rec), e.Code, "")
+		e.writeHTTP(w)
+		return
+	}
+	req, err := parseRequest(body)
+	if err != nil {
+		e := invalidRequest("invalid_json", "", "The body is not a JSON object.")
+		s.finish(s.record(rec), e.Code, "")
+		e.writeHTTP(w)
+		return
+	}
+	i := s.record(req.fill(rec))
+	fail := func(e apiError) {
+		s.finish(i, e.Code, "")
+		e.writeHTTP(w)
+	}
+	switch {
+	case req.invalid != nil:
+		fail(*req.invalid)
+		return
+	case req.has("generate"):
+		fail(unsupportedParameter("generate", "over HTTP (WebSocket only)"))
+		return
+	case req.has("stream_id"):
+		fail(unsupportedParameter("stream_id", "over HTTP (WebSocket only)"))
+		return
+	case req.prevID != "":
+		fail(previousNotFound(req.prevID))
+		return
+	}
+	fault := s.takeFault(i)
+	if fault.is(FaultRateLimit) && fault.AfterEvents == 0 {
+		fail(rateLimited(modelOr(req.model, s.opts.model())))
+		return
+	}
+
+	ctx, stop := s.requestContext(r)
+	defer stop()
+	delay := s.opts.Cost.ProcessDelay(req.inputBytes)
+	s.update(i, func(r *Received) { r.ProcessDelay = delay })
+	if err := wait(ctx, delay); err != nil {
+		s.finish(i, OutcomeClosed, "")
+		panic(http.ErrAbortHandler) // the server is closing (or the client left): no clean end
+	}
+	var ew eventWriter
+	var collected *collectWriter
+	if req.stream {
+		ew = newSSEWriter(w)
+	} else {
+		collected = &collectWriter{}
+		ew = collected
+	}
+	rep := newReply(req, "", req.input, 0, s.opts.Cost, fault, ew, s.opts.model())
+	s.update(i, func(r *Received) { r.ResponseID = rep.id })
+	res, err := rep.run(ctx)
+	switch {
+	case errors.Is(err, errFaultClosed):
+		s.finish(i, OutcomeFaultClosed, rep.id)
+		panic(http.ErrAbortHandler) // net/http drops the connection without ending the stream
+	case errors.Is(err, errStreamError):
+		s.finish(i, "rate_limit_exceeded", rep.id)
+	case err != nil:
+		s.finish(i, OutcomeClosed, rep.id)
+		panic(http.ErrAbortHandler)
+	case res.status == "failed":
+		s.finish(i, OutcomeFailed, rep.id)
+	case res.status == "incomplete":
+		s.finish(i, OutcomeIncomplete, rep.id)
+	default:
+		s.finish(i, rep.id, rep.id)
+	}
+	if collected != nil {
+		collected.write(w)
+	}
+}
+
+// sseWriter streams a reply as server-sent events, flushing after each one.
+type sseWriter struct {
+	w  http.ResponseWriter
+	rc *http.ResponseController
+}
+
+func newSSEWriter(w http.ResponseWriter) *sseWriter {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	return &sseWriter{w: w, rc: http.NewResponseController(w)}
+}
+
+func (s *sseWriter) send(typ string, data []byte) error {
+	if _, err := fmt.Fprintf(s.w, "event: %s\ndata: %s\n\n", typ, data); err != nil {
+		return fmt.Errorf("sim: writing SSE event: %w", err)
+	}
+	if err := s.rc.Flush(); err != nil {
+		return fmt.Errorf("sim: flushing SSE event: %w", err)
+	}
+	return nil
+}
+
+func (s *sseWriter) event(typ string, ev map[string]any) error {
+	data, err := marshal(ev)
+	if err != nil {
+		return err
+	}
+	return s.send(typ, data)
+}
+
+func (s *sseWriter) errorEvent(e apiError, seq *int, _ string) error {
+	data, err := marshal(e.sseEvent(seq))
+	if err != nil {
+		return err
+	}
+	return s.send("error", data)
+}
+
+func (s *sseWriter) junk(bool) error {
+	return s.send("response.output_text.delta", []byte(`{"type":"response.output_text.delta","delta":`))
+}
+
+// abort leaves the stream unterminated; serveHTTPCreate then aborts the handler.
+func (s *sseWriter) abort(int) {}
+
+// collectWriter keeps what a non-streaming request returns: the final response or the error.
+type collectWriter struct {
+	response json.RawMessage
+	err      *apiError
+}
+
+func (c *collectWriter) event(typ string, ev map[string]any) error {
+	switch typ {
+	case "response.completed", "response.incomplete", "response.failed":
+		data, err := marshal(ev["response"])
+		if err != nil {
+			return err
+		}
+		c.response = data
+	}
+	return nil
+}
+
+func (c *collectWriter) errorEvent(e apiError, _ *int, _ string) error {
+	c.err = &e
+	return nil
+}
+
+func (c *collectWriter) junk(bool) error { return nil }
+func (c *collectWriter) abort(int)       {}
+
+func (c *collectWriter) write(w http.ResponseWriter) {
+	if c.err != nil {
+		c.err.writeHTTP(w)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(append(c.response, '\n'))
+}

@@ -1,0 +1,234 @@
+package sim
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// closeGrace is how long the server waits for the peer's close frame after sending its own.
+const closeGrace = time.Second
+
+// serveWS authenticates, applies handshake faults and cost, upgrades, and serves the
+// connection until it ends.
+func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.handshakes++
+	s.mu.Unlock()
+	if !s.authorized(r) {
+		invalidAPIKey().writeHTTP(w)
+		return
+	}
+	if f := s.takeHandshakeFault(); f != nil {
+		refusedUpgrade(f.status()).writeHTTP(w)
+		return
+	}
+	ctx, stop := s.requestContext(r)
+	err := wait(ctx, s.opts.Cost.Handshake)
+	stop()
+	if err != nil {
+		return // the client left or the server is closing
+	}
+	conn, err := s.upgrader.Upgrade(w, r, nil)
+	if err != nil {
+		return // the upgrader has answered the client
+	}
+	c := newWSConn(s, conn)
+	if !s.track(c) { // Close began during the upgrade
+		c.shutdown()
+		return
+	}
+	defer s.untrack(c)
+	c.serve()
+}
+
+// wsConn is one upgraded WebSocket connection: its reader loop, its lane scheduler, its
+// connection-local cache. Created by serveWS after the upgrade; lives until the peer or the
+// server closes it. serve returns only after every goroutine of the connection has ended.
+type wsConn struct {
+	s      *Server
+	n      int // connection number, set by Server.track
+	conn   *websocket.Conn
+	born   time.Time
+	ctx    context.Context // cancelled when the connection ends
+	cancel context.CancelFunc
+	cache  laneCache
+	sched  *scheduler
+	wg     sync.WaitGroup // response goroutines and the age watcher
+
+	writeMu   sync.Mutex  // serializes data frames: gorilla allows one writer at a time
+	closing   atomic.Bool // a close frame was sent: frames still arriving are ignored
+	limitOnce sync.Once   // the connection-limit error is sent once
+}
+
+func newWSConn(s *Server, conn *websocket.Conn) *wsConn {
+	ctx, cancel := context.WithCancel(s.ctx)
+	c := &wsConn{s: s, conn: conn, born: time.Now(), ctx: ctx, cancel: cancel}
+	limit := MaxActiveResponses
+	if s.opts.DisableLanes {
+		limit = 1
+	}
+	c.sched = newScheduler(limit, func(j *job) {
+		c.wg.Add(1)
+		go c.runJob(j)
+	})
+	return c
+}
+
+// serve is the connection's reader loop; gorilla answers pings from inside ReadMessage.
+func (c *wsConn) serve() {
+	c.conn.SetReadLimit(c.s.opts.readLimit())
+	if c.s.opts.PushAgeLimit {
+		c.wg.Add(1)
+		go c.watchAge()
+	}
+	for {
+		mt, data, err := c.conn.ReadMessage()
+		if err != nil {
+			break
+		}
+		if c.closing.Load() {
+			continue // waiting for the peer's close frame
+		}
+		if !c.handleFrame(mt, data) {
+			break
+		}
+	}
+	c.cancel()
+	c.conn.Close()
+	never := c.sched.close()
+	c.wg.Wait()
+	for _, j := range never {
+		c.s.finish(j.rec, OutcomeClosed, "")
+	}
+}
+
+// handleFrame answers one client frame; false means the connection must be dropped.
+func (c *wsConn) handleFrame(mt int, data []byte) bool {
+	rec := Received{Conn: c.n, Transport: "ws", Raw: data, Bytes: len(data)}
+	if mt != websocket.TextMessage {
+		c.s.finish(c.s.record(rec), OutcomeProtocolError, "")
+		c.closeNow(websocket.CloseUnsupportedData, "binary frames are not supported")
+		return false
+	}
+	req, err := parseRequest(data)
+	if err != nil || req.typ == "" {
+		c.s.finish(c.s.record(rec), OutcomeProtocolError, "")
+		c.closeNow(websocket.CloseProtocolError, "expected a JSON object with a string type")
+		return false
+	}
+	i := c.s.record(req.fill(rec))
+	if req.typ != "response.create" {
+		c.reject(i, req, invalidRequest("unknown_event_type", "type", "Unsupported client event type '%s'.", req.typ))
+		return true
+	}
+	c.create(i, req)
+	return true
+}
+
+// create admits a response.create to its lane, or answers it at once when it cannot run.
+func (c *wsConn) create(i int, req *request) {
+	lane := ""
+	if req.hasStreamID {
+		switch {
+		case c.s.opts.DisableLanes:
+			c.reject(i, req, invalidStreamID("stream_id is not supported on this connection."))
+			return
+		case req.streamIDErr != nil:
+			c.reject(i, req, *req.streamIDErr)
+			return
+		case !c.sched.admitName(req.streamID):
+			c.reject(i, req, streamLimitReached())
+			return
+		}
+		lane = req.streamID
+	}
+	var fault *Fault
+	if req.invalid == nil && !req.has("stream") && !req.has("background") {
+		fault = c.s.takeFault(i) // a request that fails validation consumes no fault
+	}
+	if fault.is(FaultConnectionLimit) || time.Since(c.born) >= c.s.opts.maxAge() {
+		c.connectionLimit()
+		c.s.finish(i, "websocket_connection_limit_reached", "")
+		return
+	}
+	if !c.sched.submit(&job{rec: i, req: req, lane: lane, fault: fault}) {
+		c.s.finish(i, OutcomeClosed, "")
+	}
+}
+
+// reject answers a request with an error event that echoes its stream_id.
+func (c *wsConn) reject(i int, req *request, e apiError) {
+	_ = c.writeJSON(e.wsEvent(nil, req.streamID))
+	c.s.finish(i, e.Code, "")
+}
+
+// connectionLimit sends the connection-wide limit error and closes the connection.
+func (c *wsConn) connectionLimit() {
+	c.limitOnce.Do(func() {
+		_ = c.writeJSON(connectionLimitReached().wsEvent(nil, ""))
+		c.closeFrame(websocket.CloseNormalClosure, "connection limit reached")
+	})
+}
+
+// watchAge pushes the connection-limit error at MaxAge, once no response is running.
+func (c *wsConn) watchAge() {
+	defer c.wg.Done()
+	t := time.NewTimer(c.s.opts.maxAge())
+	defer t.Stop()
+	select {
+	case <-c.ctx.Done():
+		return
+	case <-t.C:
+	}
+	c.sched.whenIdle(c.connectionLimit)
+}
+
+func (c *wsConn) writeJSON(v any) error {
+	data, err := marshal(v)
+	if err != nil {
+		return err
+	}
+	return c.writeFrame(websocket.TextMessage, data)
+}
+
+func (c *wsConn) writeFrame(mt int, data []byte) error {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	_ = c.conn.SetWriteDeadline(time.Now().Add(c.s.opts.writeTimeout()))
+	return c.conn.WriteMessage(mt, data)
+}
+
+// closeFrame starts a clean close: send the close frame, then give the peer closeGrace to
+// answer before the reader gives up. Writes after this fail with websocket.ErrCloseSent.
+func (c *wsConn) closeFrame(code int, reason string) {
+	c.closing.Store(true)
+	_ = c.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(closeGrace))
+	_ = c.conn.SetReadDeadline(time.Now().Add(closeGrace))
+}
+
+// closeNow sends a close frame and drops the connection without waiting (client protocol errors).
+func (c *wsConn) closeNow(code int, reason string) {
+	c.closing.Store(true)
+	_ = c.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(closeGrace))
+	c.conn.Close()
+}
+
+// close ends the connection with code, or drops it without a close frame for CloseAbrupt.
+func (c *wsConn) close(code int) {
+	if code == CloseAbrupt {
+		c.closing.Store(true)
+		c.conn.Close()
+		return
+	}
+	c.closeFrame(code, "simulated fault")
+}
+
+// shutdown is Server.Close's end of the connection: going away, no wait.
+func (c *wsConn) shutdown() {
+	c.closeNow(websocket.CloseGoingAway, "server shutting down")
+}

@@ -1,0 +1,123 @@
+package sim
+
+import (
+	"encoding/json"
+	"errors"
+
+	"github.com/gorilla/websocket"
+)
+
+// runJob is the goroutine of one response on its lane. It is started by the scheduler and
+// owned by the connection's WaitGroup.
+func (c *wsConn) runJob(j *job) {
+	defer c.wg.Done()
+	outcome, id := c.respond(j)
+	c.s.finish(j.rec, outcome, id)
+	if j.fault.is(FaultCloseAfterResponse) && outcome != OutcomeClosed {
+		c.close(j.fault.closeCode())
+	}
+	c.sched.done(j)
+}
+
+// respond validates and resolves a request on its lane and streams its response. It returns
+// the record's outcome and the response id, if one was created.
+func (c *wsConn) respond(j *job) (outcome, responseID string) {
+	req, lane := j.req, j.lane
+	fail := func(e apiError) (string, string) {
+		if req.prevID != "" {
+			c.cache.evict(lane) // a failed continuation evicts its parent
+		}
+		if err := c.writeJSON(e.wsEvent(nil, lane)); err != nil {
+			return OutcomeClosed, ""
+		}
+		return e.Code, ""
+	}
+	switch {
+	case req.invalid != nil:
+		return fail(*req.invalid)
+	case req.has("stream"):
+		return fail(unsupportedParameter("stream", "over WebSocket (responses always stream)"))
+	case req.has("background"):
+		return fail(unsupportedParameter("background", "over WebSocket"))
+	}
+	if j.fault.is(FaultDropCache) {
+		c.cache.clear()
+	}
+	if j.fault.is(FaultRateLimit) && j.fault.AfterEvents == 0 {
+		return fail(rateLimited(modelOr(req.model, c.s.opts.model())))
+	}
+	var parent cachedResponse
+	if req.prevID != "" {
+		var ok bool
+		if parent, ok = c.cache.lookup(lane, req.prevID); !ok {
+			return fail(previousNotFound(req.prevID))
+		}
+	}
+	effective := make([]json.RawMessage, 0, len(parent.items)+len(req.input))
+	effective = append(append(effective, parent.items...), req.input...)
+
+	delay := c.s.opts.Cost.ProcessDelay(req.inputBytes)
+	c.s.update(j.rec, func(r *Received) { r.ProcessDelay = delay })
+	if err := wait(c.ctx, delay); err != nil {
+		return OutcomeClosed, ""
+	}
+	rep := newReply(req, lane, effective, parent.bytes, c.s.opts.Cost, j.fault, wsWriter{c}, c.s.opts.model())
+	c.s.update(j.rec, func(r *Received) { r.ResponseID = rep.id })
+	res, err := rep.run(c.ctx)
+	switch {
+	case errors.Is(err, errFaultClosed):
+		return OutcomeFaultClosed, rep.id
+	case errors.Is(err, errStreamError):
+		if req.prevID != "" {
+			c.cache.evict(lane)
+		}
+		return "rate_limit_exceeded", rep.id
+	case err != nil:
+		return OutcomeClosed, rep.id
+	}
+	switch res.status {
+	case "failed":
+		if req.prevID != "" {
+			c.cache.evict(lane)
+		}
+		return OutcomeFailed, rep.id
+	case "incomplete":
+		c.cacheResponse(lane, rep.id, effective, res.output)
+		return OutcomeIncomplete, rep.id
+	}
+	c.cacheResponse(lane, rep.id, effective, res.output)
+	return rep.id, rep.id
+}
+
+// cacheResponse makes a response the lane's latest: a continuation starts from its effective
+// input followed by its output.
+func (c *wsConn) cacheResponse(lane, id string, effective, output []json.RawMessage) {
+	items := make([]json.RawMessage, 0, len(effective)+len(output))
+	items = append(append(items, effective...), output...)
+	c.cache.put(lane, cachedResponse{id: id, items: items, bytes: itemsBytes(items)})
+}
+
+func modelOr(model, def string) string {
+	if model == "" {
+		return def
+	}
+	return model
+}
+
+// wsWriter streams a reply as WebSocket text frames.
+type wsWriter struct{ c *wsConn }
+
+func (w wsWriter) event(_ string, ev map[string]any) error { return w.c.writeJSON(ev) }
+
+func (w wsWriter) errorEvent(e apiError, seq *int, streamID string) error {
+	return w.c.writeJSON(e.wsEvent(seq, streamID))
+}
+
+func (w wsWriter) junk(binary bool) error {
+	if binary {
+		return w.c.writeFrame(websocket.BinaryMessage, []byte{0x00, 0xff, 0x7b})
+	}
+	return w.c.writeFrame(websocket.TextMessage, []byte(`{"type":"response.output_text.delta","delta":`))
+}
+
+func (w wsWriter) abort(code int) { w.c.close(code) }
