@@ -1,0 +1,35 @@
+package workspace
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestImportsNoHearthPackage enforces the import rule in doc.go: workspace
+// sits below daemon and imports no other hearth package.
+func TestImportsNoHearthPackage(t *testing.T) {
+	entries, err := os.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, e.Name(), nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if strings.HasPrefix(p, "github.com/hearthd/hearth") {
+				t.Errorf("%s imports %s; workspace must import no other hearth package", e.Name(), p)
+			}
+		}
+	}
+}

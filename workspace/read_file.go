@@ -1,0 +1,174 @@
+package workspace
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+)
+
+const (
+	defaultReadLimit = 2000      // lines shown when the model gives no limit
+	maxReadLineRunes = 2000      // longer lines are cut
+	maxReadOutput    = 256 << 10 // bytes of numbered output per call
+)
+
+var readFileDef = toolDef{
+	Tool: Tool{
+		Name:        "read_file",
+		Description: "Read a text file in the workspace. Returns its lines numbered from 1. Use offset and limit to page through long files.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{` +
+			`"path":{"type":"string","description":"File path relative to the workspace root."},` +
+			`"offset":{"type":"integer","minimum":1,"description":"Line number to start at (1-based). Default 1."},` +
+			`"limit":{"type":"integer","minimum":1,"description":"Maximum number of lines to return. Default 2000."}` +
+			`},"required":["path"],"additionalProperties":false}`),
+		Kind:     "read",
+		ReadOnly: true,
+	},
+	fields:  []string{"path", "offset", "limit"},
+	example: `{"path":"README.md","offset":1,"limit":200}`,
+	run:     (*Toolset).readFile,
+}
+
+type readFileArgs struct {
+	Path   *string `json:"path"`
+	Offset *int    `json:"offset"`
+	Limit  *int    `json:"limit"`
+}
+
+func (ts *Toolset) readFile(ctx context.Context, d *toolDef, raw json.RawMessage) Result {
+	var a readFileArgs
+	if msg := decodeArgs(d, raw, &a); msg != "" {
+		return errorResult(msg)
+	}
+	if a.Path == nil {
+		return missingArg(d, "path")
+	}
+	offset, limit := 1, defaultReadLimit
+	if a.Offset != nil {
+		if *a.Offset < 1 {
+			return errorResult(fmt.Sprintf("offset must be 1 or more (the first line is 1), not %d", *a.Offset))
+		}
+		offset = *a.Offset
+	}
+	if a.Limit != nil {
+		if *a.Limit < 1 {
+			return errorResult(fmt.Sprintf("limit must be 1 or more, not %d", *a.Limit))
+		}
+		limit = *a.Limit
+	}
+	abs, err := ts.root.Resolve(*a.Path)
+	if err != nil {
+		return errorResult(err.Error())
+	}
+	rel := ts.root.Rel(abs)
+	res := ts.readFileAt(ctx, abs, rel, offset, limit)
+	res.Title = "Read " + rel
+	if !res.IsError {
+		res.Locations = []string{rel}
+	}
+	return res
+}
+
+func (ts *Toolset) readFileAt(ctx context.Context, abs, rel string, offset, limit int) Result {
+	// Stat before opening: opening a FIFO would block until a writer comes.
+	fi, err := os.Stat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return errorResult(fmt.Sprintf("file %q does not exist; use list_dir or grep to find the right path", rel))
+	case err != nil:
+		return errorResult(fmt.Sprintf("cannot read %q: %v", rel, unwrapPathErr(err)))
+	case fi.IsDir():
+		return errorResult(fmt.Sprintf("%q is a directory, not a file; use list_dir to see its entries", rel))
+	case !fi.Mode().IsRegular():
+		return errorResult(fmt.Sprintf("%q is not a regular file (%v); only regular files can be read", rel, fi.Mode().Type()))
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		return errorResult(fmt.Sprintf("cannot read %q: %v", rel, unwrapPathErr(err)))
+	}
+	defer f.Close()
+
+	// Every byte passes through the hash, shown or not: the read set needs
+	// the hash of the whole file.
+	h := sha256.New()
+	br := bufio.NewReaderSize(io.TeeReader(ctxReader{ctx, f}, h), 64<<10)
+	head, _ := br.Peek(sniffLen)
+	if isBinary(head, len(head) < sniffLen) {
+		n, err := io.Copy(io.Discard, br)
+		if err != nil {
+			return readFailed(ctx, rel, err)
+		}
+		return Result{
+			Output: fmt.Sprintf("%s is a binary file of %d bytes; its content is not shown.", rel, n),
+			Hash:   hashHex(h),
+		}
+	}
+
+	var out strings.Builder
+	buf := make([]byte, 0, 4*maxReadLineRunes)
+	var entry []byte // one numbered line, reused
+	lines, shown, capped := 0, 0, false
+	for {
+		line, n, err := readLine(br, buf, 4*maxReadLineRunes)
+		buf = line[:0]
+		if n == 0 && err == io.EOF {
+			break
+		}
+		if err != nil && err != io.EOF {
+			return readFailed(ctx, rel, err)
+		}
+		lines++
+		if lines >= offset && shown < limit && !capped {
+			entry = appendLineNumber(entry[:0], lines)
+			entry = append(entry, '\t')
+			entry = appendDisplayLine(entry, trimEOL(line), maxReadLineRunes, n > len(line))
+			entry = append(entry, '\n')
+			if out.Len()+len(entry) > maxReadOutput {
+				capped = true
+			} else {
+				out.Write(entry)
+				shown++
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+	}
+	switch {
+	case lines == 0:
+		out.WriteString("(empty file)")
+	case offset > lines:
+		return errorResult(fmt.Sprintf("offset %d is past the end of %s, which has %d lines", offset, rel, lines))
+	case offset+shown-1 < lines:
+		fmt.Fprintf(&out, "[truncated: showing lines %d-%d; file has %d lines; use offset/limit to read more]", offset, offset+shown-1, lines)
+	}
+	return Result{Output: out.String(), Hash: hashHex(h)}
+}
+
+func readFailed(ctx context.Context, rel string, err error) Result {
+	if ctx.Err() != nil {
+		return cancelledResult("read_file")
+	}
+	return errorResult(fmt.Sprintf("cannot read %q: %v", rel, unwrapPathErr(err)))
+}
+
+func hashHex(h hash.Hash) string { return hex.EncodeToString(h.Sum(nil)) }
+
+// unwrapPathErr drops the absolute path an *fs.PathError carries: the model
+// knows the file by its relative path, which the caller already shows.
+func unwrapPathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

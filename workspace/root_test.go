@@ -1,0 +1,164 @@
+package workspace
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestResolve(t *testing.T) {
+	r, root, outside := newTree(t)
+	writeFile(t, filepath.Join(root, "a.txt"), "a\n")
+	writeFile(t, filepath.Join(root, "sub", "x.txt"), "x\n")
+	symlink(t, filepath.Join(outside, "secret.txt"), filepath.Join(root, "linkfile"))
+	symlink(t, outside, filepath.Join(root, "linkdir"))
+	symlink(t, "../../outside", filepath.Join(root, "sub", "inner"))
+	symlink(t, filepath.Join(outside, "nope"), filepath.Join(root, "dangle"))
+	symlink(t, "../outside/nope/deeper", filepath.Join(root, "dangle-rel"))
+	symlink(t, "newfile.txt", filepath.Join(root, "dangle-in"))
+	symlink(t, "sub", filepath.Join(root, "inlink"))
+	symlink(t, "loop", filepath.Join(root, "loop"))
+	// A link whose target climbs out and back in is fine: only the
+	// destination counts.
+	symlink(t, "../root/a.txt", filepath.Join(root, "roundtrip"))
+	alias := filepath.Join(filepath.Dir(root), "alias")
+	symlink(t, root, alias)
+
+	tests := []struct {
+		name    string
+		in      string
+		want    string // relative to root, slash-separated; "" when an error is wanted
+		outside bool   // the error must wrap ErrOutside
+	}{
+		{"empty is root", "", ".", false},
+		{"dot is root", ".", ".", false},
+		{"plain file", "a.txt", "a.txt", false},
+		{"dot slash", "./sub/x.txt", "sub/x.txt", false},
+		{"inner dotdot", "sub/../a.txt", "a.txt", false},
+		{"dotdot", "..", "", true},
+		{"dotdot escape", "../outside/secret.txt", "", true},
+		{"hidden escape", "a/../../b", "", true},
+		{"absolute inside", filepath.Join(root, "sub", "x.txt"), "sub/x.txt", false},
+		{"absolute root", root, ".", false},
+		{"absolute outside", filepath.Join(outside, "secret.txt"), "", true},
+		{"absolute system", "/etc/passwd", "", true},
+		{"absolute via alias of root", filepath.Join(alias, "a.txt"), "a.txt", false},
+		{"absolute dotdot out", filepath.Join(root, "..", "outside"), "", true},
+		{"symlink file out", "linkfile", "", true},
+		{"symlink dir out", "linkdir", "", true},
+		{"through symlink dir out", "linkdir/secret.txt", "", true},
+		{"symlink at intermediate component", "sub/inner/secret.txt", "", true},
+		{"dangling symlink out", "dangle", "", true},
+		{"dangling relative symlink out", "dangle-rel", "", true},
+		{"dangling symlink in", "dangle-in", "newfile.txt", false},
+		{"symlink inside", "inlink/x.txt", "sub/x.txt", false},
+		{"symlink round trip", "roundtrip", "a.txt", false},
+		{"non-existent inside", "new/dir/file.txt", "new/dir/file.txt", false},
+		{"under a file", "a.txt/child", "a.txt/child", false},
+		{"symlink loop", "loop", "", false},
+		{"nul byte", "a\x00b", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := r.Resolve(tt.in)
+			if tt.want != "" {
+				if err != nil {
+					t.Fatalf("Resolve(%q): %v", tt.in, err)
+				}
+				if want := filepath.Join(root, filepath.FromSlash(tt.want)); got != want {
+					t.Fatalf("Resolve(%q) = %q, want %q", tt.in, got, want)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Resolve(%q) = %q, want an error", tt.in, got)
+			}
+			var pe *PathError
+			if !errors.As(err, &pe) {
+				t.Fatalf("Resolve(%q) error %T, want *PathError", tt.in, err)
+			}
+			if pe.Path != tt.in || !strings.Contains(err.Error(), "path ") {
+				t.Errorf("error %q does not name the path %q", err, tt.in)
+			}
+			if got := errors.Is(err, ErrOutside); got != tt.outside {
+				t.Errorf("errors.Is(%q, ErrOutside) = %v, want %v", err, got, tt.outside)
+			}
+			if tt.outside && !strings.Contains(err.Error(), "outside the workspace") {
+				t.Errorf("error %q does not say the path is outside the workspace", err)
+			}
+		})
+	}
+}
+
+func TestResolveMessages(t *testing.T) {
+	r, root, outside := newTree(t)
+	symlink(t, outside, filepath.Join(root, "linkdir"))
+	_, err := r.Resolve("../x")
+	if want := `path "../x" is outside the workspace; use a path relative to the workspace root`; err == nil || err.Error() != want {
+		t.Errorf("Resolve(../x) error = %v, want %q", err, want)
+	}
+	_, err = r.Resolve("linkdir/secret.txt")
+	if err == nil || !strings.Contains(err.Error(), "symlink") {
+		t.Errorf("Resolve through an outside symlink: error %v should mention the symlink", err)
+	}
+}
+
+func TestOpen(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	real := filepath.Join(base, "real")
+	mkdir(t, real)
+	alias := filepath.Join(base, "alias")
+	symlink(t, real, alias)
+	file := filepath.Join(base, "file")
+	writeFile(t, file, "x")
+
+	for _, dir := range []string{real, real + string(filepath.Separator), alias, filepath.Join(alias, ".")} {
+		r, err := Open(dir)
+		if err != nil {
+			t.Fatalf("Open(%q): %v", dir, err)
+		}
+		if r.Path() != real {
+			t.Errorf("Open(%q).Path() = %q, want %q", dir, r.Path(), real)
+		}
+	}
+	for _, dir := range []string{"relative/dir", "", filepath.Join(base, "missing"), file} {
+		if _, err := Open(dir); err == nil {
+			t.Errorf("Open(%q) succeeded, want an error", dir)
+		}
+	}
+}
+
+func TestRel(t *testing.T) {
+	r, root, outside := newTree(t)
+	for abs, want := range map[string]string{
+		root:                                 ".",
+		filepath.Join(root, "a.txt"):         "a.txt",
+		filepath.Join(root, "src", "x", "y"): "src/x/y",
+		filepath.Join(outside, "secret.txt"): filepath.ToSlash(filepath.Join(outside, "secret.txt")),
+	} {
+		if got := r.Rel(abs); got != want {
+			t.Errorf("Rel(%q) = %q, want %q", abs, got, want)
+		}
+	}
+}
+
+func TestRootIsNotFooledByPrefix(t *testing.T) {
+	// "/x/root2" starts with "/x/root" but is not inside it.
+	r, root, _ := newTree(t)
+	sibling := root + "2"
+	mkdir(t, sibling)
+	if _, err := r.Resolve(sibling); !errors.Is(err, ErrOutside) {
+		t.Errorf("Resolve(%q) error = %v, want ErrOutside", sibling, err)
+	}
+	if err := os.Symlink(sibling, filepath.Join(root, "sib")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Resolve("sib"); !errors.Is(err, ErrOutside) {
+		t.Errorf("Resolve(sib) error = %v, want ErrOutside", err)
+	}
+}

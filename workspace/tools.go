@@ -1,0 +1,196 @@
+package workspace
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"strings"
+)
+
+// Tool is one function the model may call: its name, description and JSON
+// Schema as sent to the model, plus what the editor and the permission logic
+// need to know about it. Tools are fixed values, built once per package.
+type Tool struct {
+	Name        string
+	Description string
+	Parameters  json.RawMessage // JSON Schema object; additionalProperties false; required fields listed
+	Kind        string          // ACP tool kind: "read", "search", "edit", "execute"
+	ReadOnly    bool            // false for tools that need the user's permission
+}
+
+// Spec returns the Responses API function-tool JSON for t. Its bytes are the
+// same on every call: the session keeps requests incremental only while the
+// tools stay byte-identical, so the encoding is a struct (fixed field order),
+// never a map.
+func (t Tool) Spec() json.RawMessage {
+	spec := struct {
+		Type        string          `json:"type"`
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+		Strict      bool            `json:"strict"`
+	}{"function", t.Name, t.Description, t.Parameters, false}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(spec); err != nil {
+		// Only invalid Parameters can get here, and the tests check every
+		// schema; report rather than crash.
+		return json.RawMessage(fmt.Sprintf(`{"type":"function","name":%q,"error":%q}`, t.Name, err.Error()))
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n")
+}
+
+// Result is the outcome of one tool call. Created by Toolset.Run; a plain
+// value the caller owns.
+type Result struct {
+	Output    string   // what goes back to the model as function_call_output.output
+	IsError   bool     // the call failed; Output explains why and what to do instead
+	Locations []string // workspace-relative, slash-separated paths the call touched
+	Title     string   // short human title for the editor, e.g. "Read README.md"
+	Hash      string   // read_file: sha256 hex of the whole file, for the session's read set
+}
+
+// toolDef is a Tool plus what Run needs to decode and execute it.
+type toolDef struct {
+	Tool
+	fields  []string // argument names, in schema order, for error messages
+	example string   // a valid call, shown when the arguments are malformed
+	run     func(ts *Toolset, ctx context.Context, d *toolDef, args json.RawMessage) Result
+}
+
+// toolDefs lists the tools in the order they are offered to the model.
+var toolDefs = []toolDef{readFileDef, listDirDef, grepDef}
+
+// Toolset is the set of tools of one workspace. Created by NewToolset;
+// immutable, safe for concurrent use, no goroutines, nothing to close.
+type Toolset struct {
+	root *Root
+}
+
+// NewToolset returns the tools of the workspace at root.
+func NewToolset(root *Root) *Toolset { return &Toolset{root: root} }
+
+// Tools returns the tools in a fixed order.
+func (ts *Toolset) Tools() []Tool {
+	tools := make([]Tool, len(toolDefs))
+	for i, d := range toolDefs {
+		tools[i] = d.Tool
+		tools[i].Parameters = bytes.Clone(d.Parameters)
+	}
+	return tools
+}
+
+// Lookup returns the tool called name.
+func (ts *Toolset) Lookup(name string) (Tool, bool) {
+	d := findTool(name)
+	if d == nil {
+		return Tool{}, false
+	}
+	t := d.Tool
+	t.Parameters = bytes.Clone(d.Parameters)
+	return t, true
+}
+
+func findTool(name string) *toolDef {
+	for i := range toolDefs {
+		if toolDefs[i].Name == name {
+			return &toolDefs[i]
+		}
+	}
+	return nil
+}
+
+// Run executes one call of the tool name with the model's JSON arguments.
+// It never returns a Go error or panics on bad input: every failure is a
+// Result with IsError set. Cancelling ctx stops long work; the Result then
+// says the call was cancelled.
+func (ts *Toolset) Run(ctx context.Context, name string, args json.RawMessage) (res Result) {
+	defer func() {
+		// A panic here is a hearth bug; the turn survives it and the model
+		// is told the failure was not its fault.
+		if p := recover(); p != nil {
+			res = Result{IsError: true, Output: fmt.Sprintf("internal error in tool %s: %v; this is a bug in hearth, not in your call", name, p)}
+		}
+	}()
+	d := findTool(name)
+	if d == nil {
+		names := make([]string, len(toolDefs))
+		for i, t := range toolDefs {
+			names[i] = t.Name
+		}
+		return errorResult(fmt.Sprintf("unknown tool %q; available tools: %s", name, strings.Join(names, ", ")))
+	}
+	if ctx.Err() != nil {
+		return cancelledResult(name)
+	}
+	return d.run(ts, ctx, d, args)
+}
+
+// decodeArgs decodes the model's arguments into v (a pointer to a struct of
+// pointer fields, so missing ones stay nil). It returns "" on success, else a
+// message for the model naming the problem and showing a valid call.
+func decodeArgs(d *toolDef, raw json.RawMessage, v any) string {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 {
+		trimmed = []byte("{}") // some models send nothing for "no arguments"
+	}
+	if trimmed[0] != '{' {
+		return fmt.Sprintf("arguments for %s must be a JSON object, e.g. %s", d.Name, d.example)
+	}
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil {
+		if _, terr := dec.Token(); terr != io.EOF {
+			return fmt.Sprintf("arguments for %s have extra data after the JSON object; send exactly one object, e.g. %s", d.Name, d.example)
+		}
+		return ""
+	}
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	switch {
+	case errors.As(err, &typeErr) && typeErr.Field != "":
+		return fmt.Sprintf("argument %q of %s must be %s, not %s; e.g. %s", typeErr.Field, d.Name, jsonTypeName(typeErr.Type), typeErr.Value, d.example)
+	case errors.As(err, &syntaxErr), errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Sprintf("arguments for %s are not valid JSON (%v); send a JSON object, e.g. %s", d.Name, stripJSONPrefix(err), d.example)
+	case strings.Contains(err.Error(), "unknown field"):
+		msg := strings.Replace(stripJSONPrefix(err), "unknown field", "unknown argument", 1)
+		return fmt.Sprintf("%s for %s; allowed arguments: %s", msg, d.Name, strings.Join(d.fields, ", "))
+	default:
+		return fmt.Sprintf("invalid arguments for %s (%v); e.g. %s", d.Name, stripJSONPrefix(err), d.example)
+	}
+}
+
+func stripJSONPrefix(err error) string { return strings.TrimPrefix(err.Error(), "json: ") }
+
+// jsonTypeName names a Go argument type the way the schema does.
+func jsonTypeName(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		return "an integer"
+	case reflect.Bool:
+		return "a boolean"
+	default:
+		return "a " + t.String()
+	}
+}
+
+func missingArg(d *toolDef, name string) Result {
+	return errorResult(fmt.Sprintf("missing required argument %q for %s; e.g. %s", name, d.Name, d.example))
+}
+
+func errorResult(msg string) Result { return Result{IsError: true, Output: msg} }
+
+func cancelledResult(tool string) Result {
+	return errorResult(fmt.Sprintf("%s was cancelled before it finished", tool))
+}
