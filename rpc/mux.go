@@ -43,9 +43,17 @@ type Mux struct {
 
 // callRoute is one registered call method.
 type callRoute struct {
-	h     CallFunc
-	async bool // release the read loop before running h
+	h       CallFunc
+	async   bool        // release the read loop before running h
+	prepare PrepareFunc // staged: prepare on the read loop, then run released
 }
+
+// PrepareFunc is the first stage of a staged call: it runs on the read loop,
+// in wire order with everything else the client sends, and returns the
+// second stage, which runs after the read loop is released. A notification
+// that follows the call on the wire (session/cancel after session/prompt)
+// is therefore guaranteed to see what the first stage set up.
+type PrepareFunc func(ctx context.Context, params json.RawMessage) (run func(ctx context.Context) (any, error), err error)
 
 // NewMux returns an empty Mux logging to log (nil discards).
 func NewMux(log *slog.Logger) *Mux {
@@ -71,6 +79,14 @@ func (m *Mux) Handle(method string, h CallFunc) {
 // params is an owned copy, valid until h returns.
 func (m *Mux) HandleAsync(method string, h CallFunc) {
 	m.register(method, callRoute{h: h, async: true})
+}
+
+// HandleStaged registers a two-stage call: prepare runs on the read loop
+// (decode, validate, claim resources), then the returned function runs
+// concurrently like a HandleAsync handler. An error from prepare is the
+// call's answer and nothing runs concurrently.
+func (m *Mux) HandleStaged(method string, prepare PrepareFunc) {
+	m.register(method, callRoute{prepare: prepare})
 }
 
 func (m *Mux) register(method string, r callRoute) {
@@ -130,6 +146,8 @@ func (m *Mux) serve(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 	}
 
 	switch {
+	case isCall && route.prepare != nil:
+		return reply(m.staged(ctx, req.Method(), json.RawMessage(req.Params()), route.prepare))
 	case isCall:
 		if route.async {
 			// Release first: Async clones the borrowed method and params in
@@ -144,6 +162,22 @@ func (m *Mux) serve(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 	default:
 		return nil, jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "method not found: %q", req.Method())
 	}
+}
+
+// staged runs prepare on the read loop, then releases it and runs the
+// second stage.
+func (m *Mux) staged(ctx context.Context, method string, params json.RawMessage, prepare PrepareFunc) (any, error) {
+	var run func(context.Context) (any, error)
+	_, err := m.call(ctx, method, params, func(ctx context.Context, params json.RawMessage) (any, error) {
+		var err error
+		run, err = prepare(ctx, params)
+		return nil, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	jsonrpc2.Async(ctx)
+	return m.call(ctx, method, nil, func(ctx context.Context, _ json.RawMessage) (any, error) { return run(ctx) })
 }
 
 // call runs h, turning a panic into an internal error.

@@ -42,7 +42,9 @@ func (c *Conversation) Prompt(ctx context.Context, input []json.RawMessage, sink
 	}
 
 	started := time.Now()
-	turn, err := c.db.BeginTurn(ctx, c.id)
+	// Recorded even when ctx is already cancelled: a cancelled turn is
+	// still a turn the user asked for.
+	turn, err := c.db.BeginTurn(context.WithoutCancel(ctx), c.id)
 	if err != nil {
 		return "", fmt.Errorf("begin turn: %w", err)
 	}
@@ -68,15 +70,17 @@ func (c *Conversation) Prompt(ctx context.Context, input []json.RawMessage, sink
 
 func (c *Conversation) run(ctx context.Context, turnID int64, input []json.RawMessage, sink Sink) (StopReason, error) {
 	c.awaitWarmup(ctx)
-	if ctx.Err() != nil {
-		return StopCancelled, nil
-	}
 	var user []store.NewItem
 	for _, it := range input {
 		user = append(user, store.NewItem{Origin: store.OriginInput, Data: it})
 	}
-	if err := c.commit(ctx, turnID, user); err != nil {
+	// The user's message is kept even if the turn is cancelled before any
+	// request: it shows in the history and goes out with the next one.
+	if err := c.commit(context.WithoutCancel(ctx), turnID, user); err != nil {
 		return "", err
+	}
+	if ctx.Err() != nil {
+		return StopCancelled, nil
 	}
 	for step := 0; step < maxRequestsPerTurn; step++ {
 		r, err := c.exchange(ctx, turnID, true, sink)

@@ -1,0 +1,38 @@
+# hearth — build and test. `make test` is what CI runs (.ci/run).
+GO ?= go
+PKGS := ./...
+
+.PHONY: all build test check vet fmt-check unit editors bench clean
+
+all: build
+
+build:
+	$(GO) build -o bin/hearth ./cmd/hearth
+
+# Every test: formatting, vet, the Go suite with the race detector (one
+# build, cached), then the editor suites.
+test: check unit editors
+
+check: fmt-check vet
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './editors/*')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet $(PKGS)
+
+unit:
+	$(GO) test -race -count=1 -timeout 15m $(PKGS)
+
+# The editor suites and the interop suite run against the real daemon; each
+# script installs what it needs (npm ci, Debian's neovim and chromium).
+editors:
+	bash editors/interop/test.sh
+	bash editors/nvim/test.sh
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 20x ./session/ ./store/
+
+clean:
+	rm -rf bin

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/hearthd/hearth/daemon"
+	"github.com/hearthd/hearth/rpc"
+	"github.com/hearthd/hearth/store"
+)
+
+// runInspect asks the daemon, or reads the database itself when no daemon
+// runs: inspecting history must not need a live daemon.
+func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("inspect", stderr)
+	asJSON := fs.Bool("json", false, "print as JSON (the structs the daemon serves)")
+	limit := fs.Int("limit", 50, "sessions to list")
+	if err := fs.Parse(reorder(args)); err != nil {
+		return &exitError{2, err}
+	}
+	p := rpc.InspectParams{Limit: *limit}
+	if fs.NArg() > 0 {
+		p.SessionID = fs.Arg(0)
+	}
+	cfg, err := loadConfig()
+	if err != nil {
+		return err
+	}
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var res rpc.InspectResult
+	if client, err := connect(cctx, cfg); err == nil {
+		defer client.Close()
+		if err := client.Call(cctx, rpc.MethodHearthInspect, p, &res); err != nil {
+			return err
+		}
+	} else {
+		var ee *exitError
+		if !errors.As(err, &ee) {
+			return err
+		}
+		db, err := store.Open(cfg.DBPath())
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		if res, err = daemon.Inspect(cctx, db, p); err != nil {
+			return err
+		}
+	}
+	if *asJSON {
+		return writeJSON(stdout, res)
+	}
+	if res.Session != nil {
+		printSession(stdout, res.Session)
+		return nil
+	}
+	printSessions(stdout, res.Sessions)
+	return nil
+}
+
+// reorder lets flags follow the SESSION argument.
+func reorder(args []string) []string {
+	var flags, rest []string
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") {
+			flags = append(flags, a)
+		} else {
+			rest = append(rest, a)
+		}
+	}
+	return append(flags, rest...)
+}
+
+func printSessions(w io.Writer, ss []rpc.SessionInfo) {
+	if len(ss) == 0 {
+		fmt.Fprintln(w, "no sessions")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SESSION\tWORKSPACE\tTITLE\tTURNS\tLAST ACTIVITY")
+	for _, s := range ss {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", s.ID, s.Root, s.Title, s.Turns, s.LastActivity.Local().Format(time.DateTime))
+	}
+	tw.Flush()
+}
+
+func printSession(w io.Writer, s *rpc.SessionDetail) {
+	fmt.Fprintf(w, "session   %s\nworkspace %s\nmodel     %s\nturns     %d\n\n", s.ID, s.Root, s.Model, len(s.Turns))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TURN\tSTATUS\tSTOP\tSTARTED\tERROR")
+	for _, t := range s.Turns {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", t.Seq, t.Status, t.StopReason, t.Started.Local().Format(time.TimeOnly), t.Error)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ITEM\tTURN\tORIGIN\tTYPE\tBYTES")
+	for _, it := range s.Items {
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%d\n", it.Seq, it.Turn, it.Origin, it.Type, len(it.Data))
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "REQUEST\tTURN\tCONN\tKIND\tPREVIOUS RESPONSE\tBYTES\tITEMS\tFIRST EVENT\tTOTAL\tSTATUS\tWHY FULL")
+	for _, r := range s.Requests {
+		prev := r.PreviousResponseID
+		if prev == "" {
+			prev = "-"
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%d\t%d\t%dms\t%dms\t%s\t%s\n", r.ID, r.Turn, r.Conn, r.Kind, prev,
+			r.BytesSent, r.InputItems, r.FirstEventMS, r.TotalMS, r.Status, r.FullReason)
+	}
+	tw.Flush()
+}

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/hearthd/hearth"
+
+// allowed is the import graph of docs/ARCHITECTURE.md: each package may
+// import only the hearth packages listed (non-test files).
+var allowed = map[string][]string{
+	"store":       {},
+	"rpc":         {},
+	"session/sim": {},
+	"workspace":   {"store"},
+	"session":     {"store"},
+	"daemon":      {"rpc", "workspace", "session", "session/sim", "store"},
+	"installer":   {"daemon", "rpc"},
+	"cmd/hearth":  {"daemon", "rpc", "workspace", "session", "session/sim", "store", "installer"},
+}
+
+// TestLayering fails when a package imports a hearth package it may not:
+// imports flow downward only.
+func TestLayering(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]map[string]bool{}
+	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case ".git", "node_modules", "editors", "testdata":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(path))
+		pkg := filepath.ToSlash(rel)
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if p == module || strings.HasPrefix(p, module+"/") {
+				if got[pkg] == nil {
+					got[pkg] = map[string]bool{}
+				}
+				got[pkg][strings.TrimPrefix(p, module+"/")] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got["daemon"]) == 0 || len(got["cmd/hearth"]) == 0 {
+		t.Fatalf("walked the wrong tree: no hearth imports found under %s", root)
+	}
+	for pkg, imps := range got {
+		ok, known := allowed[pkg]
+		if !known {
+			t.Errorf("package %s is not in the layering table; add it to docs/ARCHITECTURE.md and this test", pkg)
+			continue
+		}
+		for imp := range imps {
+			if !contains(ok, imp) {
+				t.Errorf("%s imports %s: forbidden (allowed: %s)", pkg, imp, strings.Join(ok, ", "))
+			}
+		}
+	}
+	if t.Failed() {
+		var keys []string
+		for k := range got {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		t.Logf("packages seen: %v", keys)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

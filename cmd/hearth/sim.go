@@ -1,0 +1,34 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/hearthd/hearth/session/sim"
+)
+
+// runSim serves the built-in Responses simulator, for trying clients (and
+// hearth itself) against a server whose behaviour and costs are known.
+func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("sim", stderr)
+	addr := fs.String("addr", "127.0.0.1:8089", "listen address (port 0 picks a free one)")
+	key := fs.String("api-key", os.Getenv("HEARTH_SIM_API_KEY"), "require this bearer token (default: accept any)")
+	noLanes := fs.Bool("no-lanes", false, "reject stream_id and run one response at a time per connection")
+	var cost sim.Cost
+	fs.DurationVar(&cost.Handshake, "handshake", 0, "simulated WebSocket handshake time")
+	fs.DurationVar(&cost.PerRequest, "per-request", 0, "simulated fixed cost of every request")
+	fs.DurationVar(&cost.PerInputKB, "per-input-kb", 0, "simulated processing time per KiB of input the server must (re)process")
+	fs.DurationVar(&cost.FirstToken, "first-token", 0, "simulated time to the first output item")
+	fs.Float64Var(&cost.TokensPerSecond, "tokens-per-second", 0, "pace of streamed deltas (0 = as fast as possible)")
+	if err := fs.Parse(args); err != nil {
+		return &exitError{2, err}
+	}
+	srv := sim.New(sim.Options{APIKey: *key, DisableLanes: *noLanes, Cost: cost, OnListen: func(base string) {
+		ws := "ws" + strings.TrimPrefix(base, "http")
+		fmt.Fprintf(stdout, "hearth sim: Responses API simulator on %s (WebSocket %s/responses); cost: %s\n", base, ws, cost)
+	}})
+	return srv.ListenAndServe(ctx, *addr)
+}

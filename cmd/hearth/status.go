@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"text/tabwriter"
+	"time"
+
+	"github.com/coder/acp-go-sdk"
+
+	"github.com/hearthd/hearth/daemon"
+	"github.com/hearthd/hearth/rpc"
+)
+
+// errNotRunning is exit code 3, as `status` documents.
+func errNotRunning(cfg daemon.Config) error {
+	return &exitError{3, fmt.Errorf("the hearth daemon is not running (socket %s); start it with `hearth serve`, or let `hearth acp` start it", cfg.Socket)}
+}
+
+// connect dials the daemon and initializes an rpc client.
+func connect(ctx context.Context, cfg daemon.Config) (*rpc.Client, error) {
+	c, err := net.Dial("unix", cfg.Socket)
+	if err != nil {
+		return nil, errNotRunning(cfg)
+	}
+	client := rpc.NewClient(c, rpc.ClientOptions{})
+	var init acp.InitializeResponse
+	if err := client.Call(ctx, rpc.MethodInitialize, acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber}, &init); err != nil {
+		client.Close()
+		return nil, fmt.Errorf("initialize: %w", err)
+	}
+	return client, nil
+}
+
+func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("status", stderr)
+	asJSON := fs.Bool("json", false, "print the status as JSON (the structs the daemon serves)")
+	if err := fs.Parse(args); err != nil {
+		return &exitError{2, err}
+	}
+	cfg, err := loadConfig()
+	if err != nil {
+		return err
+	}
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	client, err := connect(cctx, cfg)
+	if err != nil {
+		var ee *exitError
+		if errors.As(err, &ee) && *asJSON {
+			fmt.Fprintln(stdout, `{"running":false}`)
+		}
+		return err
+	}
+	defer client.Close()
+	var st rpc.Status
+	if err := client.Call(cctx, rpc.MethodHearthStatus, nil, &st); err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeJSON(stdout, st)
+	}
+	printStatus(stdout, st)
+	return nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func printStatus(w io.Writer, st rpc.Status) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "daemon\thearth %s, pid %d, up %s\n", st.Version, st.PID, time.Since(st.Started).Round(time.Second))
+	fmt.Fprintf(tw, "socket\t%s\n", st.Socket)
+	fmt.Fprintf(tw, "data\t%s\n", st.DataDir)
+	model := st.BaseURL
+	if st.Simulator {
+		model += " (built-in simulator)"
+	}
+	fmt.Fprintf(tw, "api\t%s\n", model)
+	fmt.Fprintf(tw, "api key\t%s\n", st.APIKey)
+	fmt.Fprintf(tw, "clients\t%d\n", st.Clients)
+	tw.Flush()
+	if len(st.Workspaces) == 0 {
+		fmt.Fprintln(w, "\nno open workspaces")
+		return
+	}
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "WORKSPACE\tSTATE\tTRANSPORT\tAGE\tSESSIONS\tHANDSHAKES\tWARM-UPS\tFULL\tINCREMENTAL\tSENT\tSAVED")
+	for _, ws := range st.Workspaces {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n", ws.Root, ws.State, ws.Transport,
+			(time.Duration(ws.ConnAgeMS) * time.Millisecond).Round(time.Second), ws.Sessions, ws.Handshakes,
+			ws.Warmups, ws.FullRequests, ws.IncrementalRequests, bytesHuman(ws.BytesSent), bytesHuman(ws.BytesSaved))
+	}
+	tw.Flush()
+}
+
+func bytesHuman(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

@@ -1,0 +1,275 @@
+package daemon
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/coder/acp-go-sdk"
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/hearthd/hearth/rpc"
+	"github.com/hearthd/hearth/session"
+	"github.com/hearthd/hearth/store"
+)
+
+// mux is the method table of one client connection, sorted by method.
+func (d *Daemon) mux(c *clientConn) *rpc.Mux {
+	m := rpc.NewMux(d.log.With("client", c.id))
+	m.Handle(rpc.MethodHearthInspect, c.gated(c.inspect))
+	m.Handle(rpc.MethodHearthStatus, c.gated(c.status))
+	m.Handle(rpc.MethodInitialize, detached(c.initialize))
+	m.Notification(rpc.MethodSessionCancel, c.cancel)
+	m.Handle(rpc.MethodSessionList, c.gated(c.list))
+	m.Handle(rpc.MethodSessionLoad, c.gated(c.load))
+	m.Handle(rpc.MethodSessionNew, c.gated(c.newSession))
+	m.HandleStaged(rpc.MethodSessionPrompt, c.preparePrompt)
+	return m
+}
+
+type handler = func(ctx context.Context, params json.RawMessage) (any, error)
+
+// gated refuses every method but initialize until initialize succeeded.
+func (c *clientConn) gated(h handler) handler {
+	h = detached(h)
+	return func(ctx context.Context, params json.RawMessage) (any, error) {
+		if !c.initialized.Load() {
+			return nil, rpc.ErrNotInitialized
+		}
+		return h(ctx, params)
+	}
+}
+
+// detached hands h a context that may safely outlive the request: jsonrpc2
+// recycles the request's own context when the handler returns, and a
+// context derived from it (database/sql derives one per transaction) can
+// still be touched after that.
+func detached(h handler) handler {
+	return func(ctx context.Context, params json.RawMessage) (any, error) {
+		return h(jsonrpc2.DetachContext(ctx), params)
+	}
+}
+
+func (c *clientConn) initialize(ctx context.Context, params json.RawMessage) (any, error) {
+	var req acp.InitializeRequest
+	if err := rpc.DecodeParams(params, &req); err != nil {
+		return nil, err
+	}
+	c.initialized.Store(true)
+	return acp.InitializeResponse{
+		ProtocolVersion: acp.ProtocolVersionNumber,
+		AgentCapabilities: acp.AgentCapabilities{
+			LoadSession:         true,
+			SessionCapabilities: acp.SessionCapabilities{List: &acp.SessionListCapabilities{}},
+			PromptCapabilities:  acp.PromptCapabilities{EmbeddedContext: true},
+		},
+		AgentInfo:   &acp.Implementation{Name: "hearth", Version: c.d.cfg.Version},
+		AuthMethods: []acp.AuthMethod{},
+	}, nil
+}
+
+func (c *clientConn) newSession(ctx context.Context, params json.RawMessage) (any, error) {
+	var req acp.NewSessionRequest
+	if err := rpc.DecodeParams(params, &req); err != nil {
+		return nil, err
+	}
+	if !filepath.IsAbs(req.Cwd) {
+		return nil, rpc.InvalidParams("cwd", "must be an absolute path, got %q", req.Cwd)
+	}
+	d := c.d
+	w, err := d.workspaceFor(ctx, req.Cwd)
+	if err != nil {
+		return nil, err
+	}
+	id := newSessionID()
+	if err := d.db.CreateSession(ctx, store.Session{ID: id, Root: w.root.Path(), Mode: "ask", Model: w.client.Config().Model}); err != nil {
+		return nil, fmt.Errorf("create session: %w", err)
+	}
+	// The warm-up starts here, in the background: session/new answers at once.
+	s, err := d.openConversation(ctx, id, w, agentsContext(w.root.Path()))
+	if err != nil {
+		return nil, err
+	}
+	s.attach(c)
+	return acp.NewSessionResponse{SessionId: acp.SessionId(id)}, nil
+}
+
+func newSessionID() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return "ses_" + hex.EncodeToString(b[:])
+}
+
+// preparePrompt is session/prompt's first stage, on the read loop: it
+// claims the session's turn, so a session/cancel that follows on the wire
+// always finds it. The turn itself runs in the second stage.
+func (c *clientConn) preparePrompt(ctx context.Context, params json.RawMessage) (func(context.Context) (any, error), error) {
+	if !c.initialized.Load() {
+		return nil, rpc.ErrNotInitialized
+	}
+	ctx = jsonrpc2.DetachContext(ctx)
+	var req acp.PromptRequest
+	if err := rpc.DecodeParams(params, &req); err != nil {
+		return nil, err
+	}
+	text, err := promptText(req.Prompt)
+	if err != nil {
+		return nil, err
+	}
+	d := c.d
+	s, err := d.lookup(ctx, string(req.SessionId))
+	if err != nil {
+		return nil, err
+	}
+	tctx, cancel := context.WithCancel(d.ctx)
+	s.mu.Lock()
+	if s.cancel != nil {
+		s.mu.Unlock()
+		cancel()
+		return nil, rpc.InvalidParams("sessionId", "a turn is already running in session %s; wait for it or send session/cancel", s.id)
+	}
+	s.cancel = cancel
+	s.mu.Unlock()
+	s.attach(c)
+	return func(rctx context.Context) (any, error) {
+		defer func() {
+			cancel()
+			s.mu.Lock()
+			s.cancel = nil
+			s.mu.Unlock()
+		}()
+		s.broadcast(acp.UpdateUserMessageText(text), c)
+		stop, err := s.conv.Prompt(tctx, []json.RawMessage{session.UserMessage(text)}, updates{s})
+		c.flush(jsonrpc2.DetachContext(rctx)) // the turn's updates reach this client before its answer
+		if err != nil {
+			return nil, fmt.Errorf("turn failed: %w", err)
+		}
+		bg := context.WithoutCancel(tctx)
+		if row, err := d.db.Session(bg, s.id); err == nil && row.Title == "" {
+			d.db.SetSessionTitle(bg, s.id, title(text))
+		}
+		return acp.PromptResponse{StopReason: acp.StopReason(stop)}, nil
+	}, nil
+}
+
+// title is a session's title: the start of its first prompt.
+func title(prompt string) string {
+	t := strings.Join(strings.Fields(prompt), " ")
+	if r := []rune(t); len(r) > 60 {
+		t = string(r[:60]) + "…"
+	}
+	return t
+}
+
+// promptText flattens the prompt's content blocks into the user's message.
+func promptText(blocks []acp.ContentBlock) (string, error) {
+	var parts []string
+	for i, b := range blocks {
+		switch {
+		case b.Text != nil:
+			parts = append(parts, b.Text.Text)
+		case b.ResourceLink != nil:
+			parts = append(parts, "@"+b.ResourceLink.Uri)
+		case b.Resource != nil:
+			raw, _ := json.Marshal(b.Resource.Resource)
+			parts = append(parts, string(raw))
+		default:
+			return "", rpc.InvalidParams(fmt.Sprintf("prompt[%d]", i), "unsupported content block: hearth accepts text, resource and resource_link")
+		}
+	}
+	text := strings.Join(parts, "\n")
+	if strings.TrimSpace(text) == "" {
+		return "", rpc.InvalidParams("prompt", "is empty")
+	}
+	return text, nil
+}
+
+func (c *clientConn) cancel(ctx context.Context, params json.RawMessage) {
+	var req acp.CancelNotification
+	if err := rpc.DecodeParams(params, &req); err != nil {
+		c.d.log.Debug("bad session/cancel", "err", err)
+		return
+	}
+	c.d.mu.Lock()
+	s := c.d.sessions[string(req.SessionId)]
+	c.d.mu.Unlock()
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	if s.cancel != nil {
+		s.cancel()
+	}
+	s.mu.Unlock()
+}
+
+func (c *clientConn) list(ctx context.Context, params json.RawMessage) (any, error) {
+	var req acp.ListSessionsRequest
+	if len(params) > 0 && string(params) != "null" {
+		if err := rpc.DecodeParams(params, &req); err != nil {
+			return nil, err
+		}
+	}
+	root := ""
+	if req.Cwd != nil && *req.Cwd != "" {
+		if r, err := filepath.EvalSymlinks(*req.Cwd); err == nil {
+			root = r
+		} else {
+			root = filepath.Clean(*req.Cwd)
+		}
+	}
+	rows, err := c.d.db.Sessions(ctx, root, 200)
+	if err != nil {
+		return nil, err
+	}
+	out := acp.ListSessionsResponse{Sessions: []acp.SessionInfo{}}
+	for _, r := range rows {
+		info := acp.SessionInfo{SessionId: acp.SessionId(r.ID), Cwd: r.Root}
+		if r.Title != "" {
+			t := r.Title
+			info.Title = &t
+		}
+		u := r.LastActivity.UTC().Format(time.RFC3339)
+		info.UpdatedAt = &u
+		out.Sessions = append(out.Sessions, info)
+	}
+	return out, nil
+}
+
+func (c *clientConn) load(ctx context.Context, params json.RawMessage) (any, error) {
+	var req acp.LoadSessionRequest
+	if err := rpc.DecodeParams(params, &req); err != nil {
+		return nil, err
+	}
+	s, err := c.d.lookup(ctx, string(req.SessionId))
+	if err != nil {
+		return nil, err
+	}
+	items, err := c.d.db.Items(ctx, s.id)
+	if err != nil {
+		return nil, err
+	}
+	// The replay goes to this client only, before the answer.
+	for _, u := range replay(items) {
+		b, err := json.Marshal(acp.SessionNotification{SessionId: acp.SessionId(s.id), Update: u})
+		if err == nil {
+			c.notify(rpc.MethodSessionUpdate, b)
+		}
+	}
+	c.flush(ctx)
+	s.attach(c)
+	return acp.LoadSessionResponse{}, nil
+}
+
+func rawArgs(s string) any {
+	var v any
+	if json.Unmarshal([]byte(s), &v) == nil {
+		return v
+	}
+	return s
+}

@@ -1,0 +1,86 @@
+package daemon
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Config is what a daemon runs with, read from the environment by
+// FromEnv. It is copied into the Daemon at New and never changed there.
+type Config struct {
+	Socket  string // unix socket path ($HEARTH_SOCKET)
+	DataDir string // database directory ($HEARTH_DATA_DIR)
+
+	BaseURL string // Responses API base ($OPENAI_BASE_URL)
+	APIKey  string // $OPENAI_API_KEY; never logged, stored or shown unmasked
+	Model   string // $HEARTH_MODEL
+
+	// Simulator runs the built-in Responses simulator (session/sim) in
+	// process and points BaseURL at it. FromEnv sets it when no API key is set
+	// and OPENAI_BASE_URL is not given either.
+	Simulator bool
+
+	// Lanes puts each session of a workspace on its own stream_id lane.
+	Lanes bool
+
+	WarmupTimeout time.Duration
+	Version       string
+}
+
+// Instructions are hearth's system instructions, identical on every request.
+const Instructions = `You are hearth, a coding agent working inside the user's workspace. ` +
+	`Use the tools to look at files before answering questions about them. ` +
+	`Paths are relative to the workspace root. Be concise.`
+
+// FromEnv reads the configuration from the environment, with the defaults
+// the README documents.
+func FromEnv() (Config, error) {
+	c := Config{
+		Socket:  os.Getenv("HEARTH_SOCKET"),
+		DataDir: os.Getenv("HEARTH_DATA_DIR"),
+		BaseURL: strings.TrimSpace(os.Getenv("OPENAI_BASE_URL")),
+		APIKey:  strings.TrimSpace(os.Getenv("OPENAI_API_KEY")),
+		Model:   os.Getenv("HEARTH_MODEL"),
+		Lanes:   os.Getenv("HEARTH_LANES") != "off",
+	}
+	if c.Socket == "" {
+		c.Socket = DefaultSocketPath()
+	}
+	if c.DataDir == "" {
+		d, err := defaultDataDir()
+		if err != nil {
+			return c, err
+		}
+		c.DataDir = d
+	}
+	if c.APIKey == "" && c.BaseURL == "" {
+		c.Simulator = true
+	}
+	return c, nil
+}
+
+// DefaultSocketPath is $XDG_RUNTIME_DIR/hearth/hearth.sock, else
+// /tmp/hearth-$UID/hearth.sock.
+func DefaultSocketPath() string {
+	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
+		return filepath.Join(d, "hearth", "hearth.sock")
+	}
+	return filepath.Join(os.TempDir(), fmt.Sprintf("hearth-%d", os.Getuid()), "hearth.sock")
+}
+
+func defaultDataDir() (string, error) {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "hearth"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("no HEARTH_DATA_DIR, XDG_DATA_HOME or home directory: %w", err)
+	}
+	return filepath.Join(home, ".local", "share", "hearth"), nil
+}
+
+// DBPath is the database file inside the data directory.
+func (c Config) DBPath() string { return filepath.Join(c.DataDir, "hearth.db") }

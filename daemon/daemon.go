@@ -1,0 +1,172 @@
+// Package daemon is hearth's process: the unix-socket and stdio listeners,
+// one clientConn per editor connection, the registry of open workspaces
+// (each with one Responses Client) and sessions (each with one
+// Conversation), and the fan-out of session updates to every attached
+// client.
+//
+// Imports: daemon sits above rpc, workspace, session, session/sim and
+// store; only cmd imports it.
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/hearthd/hearth/session/sim"
+	"github.com/hearthd/hearth/store"
+)
+
+// Daemon is the per-user process state. Created by New; Serve runs an
+// accept loop on a listener; ServeConn serves one connection (stdio);
+// Close stops accepting, disconnects clients, cancels running turns, closes
+// sessions, workspaces, the simulator and the database, and waits for
+// every goroutine it started.
+type Daemon struct {
+	cfg     Config
+	log     *slog.Logger
+	db      *store.DB
+	sim     *sim.Server // non-nil when running on the built-in simulator
+	started time.Time
+
+	ctx    context.Context // cancelled by Close: ends turns and connections
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // accept loops, client connections, turns
+
+	mu         sync.Mutex // guards workspaces, sessions, clients, listeners, closed, nextClient
+	workspaces map[string]*openWorkspace
+	sessions   map[string]*openSession
+	clients    map[*clientConn]struct{}
+	listeners  []net.Listener
+	closed     bool
+	nextClient int
+}
+
+// New opens the database (marking turns that were running when a previous
+// daemon died as interrupted) and, in simulator mode, starts the built-in
+// Responses simulator.
+func New(cfg Config, log *slog.Logger) (*Daemon, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	db, err := store.Open(cfg.DBPath())
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	d := &Daemon{
+		cfg: cfg, log: log, db: db, started: time.Now(), ctx: ctx, cancel: cancel,
+		workspaces: map[string]*openWorkspace{}, sessions: map[string]*openSession{},
+		clients: map[*clientConn]struct{}{},
+	}
+	if n, err := db.InterruptRunning(ctx); err != nil {
+		d.Close()
+		return nil, fmt.Errorf("mark interrupted turns: %w", err)
+	} else if n > 0 {
+		log.Info("turns interrupted by the previous daemon's exit", "count", n)
+	}
+	if cfg.Simulator {
+		d.sim = sim.New(sim.Options{})
+		base, err := d.sim.Start()
+		if err != nil {
+			d.Close()
+			return nil, fmt.Errorf("start simulator: %w", err)
+		}
+		d.cfg.BaseURL = base
+		log.Info("no OPENAI_API_KEY: using the built-in Responses simulator", "base", base)
+	}
+	return d, nil
+}
+
+// Config returns the configuration in effect (BaseURL resolved).
+func (d *Daemon) Config() Config { return d.cfg }
+
+// DB returns the daemon's database.
+func (d *Daemon) DB() *store.DB { return d.db }
+
+// Serve accepts connections on ln until ln fails or the daemon closes.
+func (d *Daemon) Serve(ln net.Listener) error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		ln.Close()
+		return errClosed
+	}
+	d.listeners = append(d.listeners, ln)
+	d.wg.Add(1)
+	d.mu.Unlock()
+	defer d.wg.Done()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if d.ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			return fmt.Errorf("accept: %w", err)
+		}
+		if err := checkPeer(c); err != nil {
+			d.log.Warn("refused connection", "err", err)
+			c.Close()
+			continue
+		}
+		d.goServe(c)
+	}
+}
+
+func (d *Daemon) goServe(c net.Conn) {
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		d.ServeConn(c)
+	}()
+}
+
+var errClosed = errors.New("daemon closed")
+
+// Close shuts the daemon down; see the type's doc.
+func (d *Daemon) Close() error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil
+	}
+	d.closed = true
+	lns := d.listeners
+	clients := make([]*clientConn, 0, len(d.clients))
+	for c := range d.clients {
+		clients = append(clients, c)
+	}
+	d.mu.Unlock()
+
+	d.cancel()
+	for _, ln := range lns {
+		ln.Close()
+	}
+	for _, c := range clients {
+		c.close()
+	}
+	d.wg.Wait()
+
+	d.mu.Lock()
+	sessions, workspaces := d.sessions, d.workspaces
+	d.sessions, d.workspaces = map[string]*openSession{}, map[string]*openWorkspace{}
+	d.mu.Unlock()
+	for _, s := range sessions {
+		s.conv.Close()
+	}
+	for _, w := range workspaces {
+		w.client.Close()
+	}
+	if d.sim != nil {
+		d.sim.Close()
+	}
+	return d.db.Close()
+}
+
+// pid is split out for tests of status.
+var pid = os.Getpid

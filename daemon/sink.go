@@ -1,0 +1,68 @@
+package daemon
+
+import (
+	"github.com/coder/acp-go-sdk"
+
+	"github.com/hearthd/hearth/session"
+)
+
+// updates turns a turn's progress into ACP session/update notifications
+// for every client attached to the session. Created per turn; used only
+// from the goroutine running the turn.
+type updates struct{ s *openSession }
+
+func (u updates) Text(delta string) {
+	u.s.broadcast(acp.UpdateAgentMessageText(delta), nil)
+}
+
+func (u updates) ToolCall(call session.ToolCall, status string, res *session.ToolResult) {
+	id := acp.ToolCallId(call.CallID)
+	switch status {
+	case "pending":
+		u.s.broadcast(acp.StartToolCall(id, call.Name,
+			acp.WithStartKind(toolKind(u.s.ws, call.Name)),
+			acp.WithStartStatus(acp.ToolCallStatusPending)), nil)
+	case "in_progress":
+		u.s.broadcast(acp.UpdateToolCall(id,
+			acp.WithUpdateStatus(acp.ToolCallStatusInProgress),
+			acp.WithUpdateRawInput(rawArgs(call.Arguments))), nil)
+	default:
+		st := acp.ToolCallStatusCompleted
+		if status == "failed" {
+			st = acp.ToolCallStatusFailed
+		}
+		opts := []acp.ToolCallUpdateOpt{acp.WithUpdateStatus(st)}
+		if res != nil {
+			if res.Title != "" {
+				opts = append(opts, acp.WithUpdateTitle(res.Title))
+			}
+			opts = append(opts, acp.WithUpdateContent([]acp.ToolCallContent{
+				acp.ToolContent(acp.TextBlock(clip(res.Output, 8<<10))),
+			}))
+			if len(res.Locations) > 0 {
+				locs := make([]acp.ToolCallLocation, 0, len(res.Locations))
+				for _, p := range res.Locations {
+					locs = append(locs, acp.ToolCallLocation{Path: u.s.ws.root.Path() + "/" + p})
+				}
+				opts = append(opts, acp.WithUpdateLocations(locs))
+			}
+		}
+		u.s.broadcast(acp.UpdateToolCall(id, opts...), nil)
+	}
+}
+
+func toolKind(w *openWorkspace, name string) acp.ToolKind {
+	if t, ok := w.tools.Lookup(name); ok && t.Kind != "" {
+		return acp.ToolKind(t.Kind)
+	}
+	return acp.ToolKindOther
+}
+
+// clip bounds what an editor is shown of a tool's output; the model gets
+// all of it.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "\n…"
+}

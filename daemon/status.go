@@ -1,0 +1,123 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+
+	"github.com/hearthd/hearth/rpc"
+	"github.com/hearthd/hearth/store"
+)
+
+func (c *clientConn) status(ctx context.Context, params json.RawMessage) (any, error) {
+	return c.d.Status(), nil
+}
+
+// Status is what `_hearth/status` serves and `hearth status` prints.
+func (d *Daemon) Status() rpc.Status {
+	d.mu.Lock()
+	st := rpc.Status{
+		Version: d.cfg.Version, PID: pid(), Started: d.started, Socket: d.cfg.Socket,
+		DataDir: d.cfg.DataDir, Model: d.cfg.Model, BaseURL: d.cfg.BaseURL,
+		APIKey: rpc.MaskSecret(d.cfg.APIKey), Simulator: d.cfg.Simulator, Clients: len(d.clients),
+		Workspaces: []rpc.WorkspaceStatus{},
+	}
+	perWS := map[*openWorkspace]int{}
+	for _, s := range d.sessions {
+		perWS[s.ws]++
+	}
+	for root, w := range d.workspaces {
+		s := w.client.Stats()
+		st.Workspaces = append(st.Workspaces, rpc.WorkspaceStatus{
+			Root: root, State: s.State, Transport: s.Transport, ConnAgeMS: s.ConnAge.Milliseconds(),
+			Sessions: perWS[w], Lanes: perWS[w],
+			Handshakes: s.Handshakes, Warmups: s.Warmups, FullRequests: s.Full,
+			IncrementalRequests: s.Incremental, Retries: s.Retries, Fallbacks: s.Fallbacks,
+			BytesSent: s.BytesSent, BytesSaved: s.BytesSaved, LastTurnMS: s.LastTurn.Milliseconds(),
+		})
+	}
+	d.mu.Unlock()
+	if st.Model == "" && len(d.workspaces) == 0 {
+		st.Model = "(default)"
+	}
+	sort.Slice(st.Workspaces, func(i, j int) bool { return st.Workspaces[i].Root < st.Workspaces[j].Root })
+	return st
+}
+
+func (c *clientConn) inspect(ctx context.Context, params json.RawMessage) (any, error) {
+	var p rpc.InspectParams
+	if len(params) > 0 && string(params) != "null" {
+		if err := rpc.DecodeParams(params, &p); err != nil {
+			return nil, err
+		}
+	}
+	return c.d.Inspect(ctx, p)
+}
+
+// Inspect lists sessions by recency, or shows one session's turns, items
+// and request log.
+func (d *Daemon) Inspect(ctx context.Context, p rpc.InspectParams) (rpc.InspectResult, error) {
+	return Inspect(ctx, d.db, p)
+}
+
+// Inspect answers _hearth/inspect from db; the CLI uses it directly when
+// no daemon is running.
+func Inspect(ctx context.Context, db *store.DB, p rpc.InspectParams) (rpc.InspectResult, error) {
+	if p.SessionID == "" {
+		limit := p.Limit
+		if limit <= 0 {
+			limit = 50
+		}
+		rows, err := db.Sessions(ctx, "", limit)
+		if err != nil {
+			return rpc.InspectResult{}, err
+		}
+		res := rpc.InspectResult{Sessions: []rpc.SessionInfo{}}
+		for _, r := range rows {
+			res.Sessions = append(res.Sessions, rpc.SessionInfo{ID: r.ID, Root: r.Root, Title: r.Title,
+				Mode: r.Mode, Model: r.Model, Turns: r.Turns, Created: r.Created, LastActivity: r.LastActivity})
+		}
+		return res, nil
+	}
+	s, err := db.Session(ctx, p.SessionID)
+	if err != nil {
+		return rpc.InspectResult{}, rpc.UnknownSession(p.SessionID)
+	}
+	turns, err := db.Turns(ctx, s.ID)
+	if err != nil {
+		return rpc.InspectResult{}, err
+	}
+	items, err := db.Items(ctx, s.ID)
+	if err != nil {
+		return rpc.InspectResult{}, err
+	}
+	reqs, err := db.Requests(ctx, s.ID)
+	if err != nil {
+		return rpc.InspectResult{}, err
+	}
+	seq := map[int64]int{}
+	det := &rpc.SessionDetail{SessionInfo: rpc.SessionInfo{ID: s.ID, Root: s.Root, Title: s.Title, Mode: s.Mode,
+		Model: s.Model, Turns: len(turns), Created: s.Created, LastActivity: s.Updated}}
+	for _, t := range turns {
+		seq[t.ID] = t.Seq
+		det.Turns = append(det.Turns, rpc.TurnInfo{Seq: t.Seq, Status: string(t.Status), StopReason: t.StopReason,
+			Error: t.Error, Started: t.Started, Ended: t.Ended})
+	}
+	for _, it := range items {
+		det.Items = append(det.Items, rpc.ItemInfo{Seq: it.Seq, Turn: seq[it.TurnID], Origin: string(it.Origin),
+			Type: it.Type, Data: it.Data})
+	}
+	for _, r := range reqs {
+		ri := rpc.RequestInfo{ID: r.ID, Turn: seq[r.TurnID], Conn: r.Conn, Kind: string(r.Kind), FullReason: r.FullReason,
+			PreviousResponseID: r.PreviousResponseID, ResponseID: r.ResponseID, Status: r.Status, Error: r.Error,
+			BytesSent: r.BytesSent, InputItems: r.InputItems, Sent: r.Sent}
+		if !r.FirstEvent.IsZero() {
+			ri.FirstEventMS = r.FirstEvent.Sub(r.Sent).Milliseconds()
+		}
+		if !r.Finished.IsZero() {
+			ri.TotalMS = r.Finished.Sub(r.Sent).Milliseconds()
+		}
+		det.Requests = append(det.Requests, ri)
+	}
+	return rpc.InspectResult{Session: det}, nil
+}
