@@ -1,0 +1,391 @@
+// Acceptance test: a third-party ACP client (the official
+// @agentclientprotocol/sdk) drives `hearth acp` through one tool-using turn,
+// while hearth talks to a Responses WebSocket server written here (with the
+// `ws` package, sharing no code with hearth or its simulator).
+
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { mkdir, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import path from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import { after, before, test } from 'node:test';
+
+import * as acp from '@agentclientprotocol/sdk';
+import { WebSocketServer } from 'ws';
+
+import {
+  daemonLog,
+  hearthBin,
+  removeDir,
+  shortTempDir,
+  startChild,
+  stopChild,
+  stopDaemon,
+  tempDir,
+  withTimeout,
+} from './helpers.mjs';
+
+const API_KEY = 'sk-interop-' + randomBytes(6).toString('hex');
+const WORKSPACE_FILES = ['alpha.txt', 'bravo.md'];
+const WORKSPACE_DIRS = ['charlie'];
+const PROMPT = 'list the files here';
+
+// ---------------------------------------------------------------------------
+// A Responses API WebSocket server, scripted, per the protocol doc
+// (shared/docs/responses-websocket.md): one text frame = one JSON event.
+
+const newId = (prefix) => `${prefix}_${randomBytes(12).toString('hex')}`;
+
+class FakeResponsesServer {
+  constructor(apiKey) {
+    this.apiKey = apiKey;
+    this.handshakes = []; // every upgrade attempt: {url, authorization, accepted}
+    this.httpRequests = []; // plain HTTP requests (hearth should not need any)
+    this.received = []; // every client frame: {conn, event}
+    this.sent = []; // every server event: {conn, event}
+    this.responses = []; // every response created: {conn, lane, request, response}
+    this.violations = []; // client frames that break the protocol
+    this.http = http.createServer((req, res) => {
+      this.httpRequests.push({ method: req.method, url: req.url });
+      res.writeHead(404, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: 'this test server only speaks WebSocket' } }));
+    });
+    this.wss = new WebSocketServer({ noServer: true });
+    this.http.on('upgrade', (req, socket, head) => this.#upgrade(req, socket, head));
+  }
+
+  async start() {
+    this.http.listen(0, '127.0.0.1');
+    await once(this.http, 'listening');
+    return this.http.address().port;
+  }
+
+  async close() {
+    for (const c of this.wss.clients) c.terminate();
+    this.wss.close();
+    this.http.closeAllConnections?.();
+    await new Promise((resolve) => this.http.close(resolve));
+  }
+
+  #upgrade(req, socket, head) {
+    const authorization = req.headers.authorization ?? null;
+    const url = new URL(req.url, 'http://x');
+    const hs = { url: req.url, authorization, accepted: false };
+    this.handshakes.push(hs);
+    const refuse = (status, text) => {
+      socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+    };
+    if (url.pathname !== '/v1/responses') return refuse(404, 'Not Found');
+    if (authorization !== `Bearer ${this.apiKey}`) return refuse(401, 'Unauthorized');
+    hs.accepted = true;
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.#serve(ws, this.handshakes.length));
+  }
+
+  #serve(ws, conn) {
+    // The connection-local cache: lane → id of the latest response on it.
+    const cache = new Map();
+    ws.on('message', (data, isBinary) => {
+      let event;
+      try {
+        if (isBinary) throw new Error('binary frame');
+        event = JSON.parse(data.toString('utf8'));
+        if (event === null || typeof event !== 'object' || typeof event.type !== 'string') {
+          throw new Error('frame without a string type');
+        }
+      } catch (err) {
+        this.violations.push(`conn ${conn}: ${err.message}`);
+        ws.close(1003, 'out of step');
+        return;
+      }
+      this.received.push({ conn, event });
+      if (event.type !== 'response.create') {
+        this.violations.push(`conn ${conn}: unexpected client event ${event.type}`);
+        return;
+      }
+      this.#create(ws, conn, cache, event);
+    });
+  }
+
+  #create(ws, conn, cache, req) {
+    const lane = typeof req.stream_id === 'string' ? req.stream_id : '';
+    const echo = lane ? { stream_id: lane } : {};
+    let seq = 0;
+    const emit = (event) => {
+      const framed = { ...event, sequence_number: seq++, ...echo };
+      this.sent.push({ conn, event: framed });
+      ws.send(JSON.stringify(framed));
+    };
+    for (const field of ['stream', 'background']) {
+      if (field in req) {
+        this.violations.push(`conn ${conn}: response.create carries ${field}`);
+      }
+    }
+
+    const prev = req.previous_response_id ?? null;
+    if (prev !== null && cache.get(lane) !== prev) {
+      cache.delete(lane); // a failed continuation evicts its parent
+      const error = {
+        type: 'error',
+        status: 400,
+        error: {
+          type: 'invalid_request_error',
+          code: 'previous_response_not_found',
+          message: `Previous response with id '${prev}' not found.`,
+          param: 'previous_response_id',
+        },
+        ...echo,
+      };
+      this.sent.push({ conn, event: error });
+      ws.send(JSON.stringify(error));
+      return;
+    }
+
+    const response = {
+      id: newId('resp'),
+      object: 'response',
+      created_at: Math.floor(Date.now() / 1000),
+      status: 'in_progress',
+      model: req.model ?? null,
+      instructions: req.instructions ?? null,
+      previous_response_id: prev,
+      store: req.store ?? false,
+      output: [],
+      usage: null,
+      error: null,
+      incomplete_details: null,
+    };
+    this.responses.push({ conn, lane, request: req, response });
+    const snapshot = () => structuredClone(response);
+    const complete = () => {
+      response.status = 'completed';
+      response.usage = { input_tokens: 10, output_tokens: 5, total_tokens: 15 };
+      emit({ type: 'response.completed', response: snapshot() });
+      cache.set(lane, response.id);
+    };
+
+    // Warm-up: no output, just an id to chain from.
+    if (req.generate === false) {
+      emit({ type: 'response.created', response: snapshot() });
+      complete();
+      return;
+    }
+
+    emit({ type: 'response.created', response: snapshot() });
+    emit({ type: 'response.in_progress', response: snapshot() });
+
+    const input = Array.isArray(req.input) ? req.input : [];
+    const toolOutput = input.find((it) => it?.type === 'function_call_output');
+    const userMessage = input.find((it) => it?.role === 'user' && (it.type ?? 'message') === 'message');
+    if (toolOutput) {
+      const listing = typeof toolOutput.output === 'string' ? toolOutput.output : JSON.stringify(toolOutput.output);
+      this.#text(emit, response, `The workspace holds:\n${listing}\nThat is all.`);
+    } else if (userMessage) {
+      this.#functionCall(emit, response, 'list_dir', JSON.stringify({ path: '.' }));
+    } else {
+      this.#text(emit, response, 'Nothing new to answer.');
+    }
+    complete();
+  }
+
+  #functionCall(emit, response, name, args) {
+    const item = { type: 'function_call', id: newId('fc'), call_id: newId('call'), name, arguments: '', status: 'in_progress' };
+    const output_index = response.output.length;
+    emit({ type: 'response.output_item.added', output_index, item: { ...item } });
+    const half = Math.ceil(args.length / 2);
+    for (const delta of [args.slice(0, half), args.slice(half)]) {
+      emit({ type: 'response.function_call_arguments.delta', item_id: item.id, output_index, delta });
+    }
+    emit({ type: 'response.function_call_arguments.done', item_id: item.id, output_index, name, arguments: args });
+    const done = { ...item, arguments: args, status: 'completed' };
+    emit({ type: 'response.output_item.done', output_index, item: done });
+    response.output.push(done);
+  }
+
+  #text(emit, response, text) {
+    const item = { type: 'message', id: newId('msg'), role: 'assistant', status: 'in_progress', content: [] };
+    const output_index = response.output.length;
+    const ids = { item_id: item.id, output_index, content_index: 0 };
+    emit({ type: 'response.output_item.added', output_index, item: { ...item } });
+    emit({ type: 'response.content_part.added', ...ids, part: { type: 'output_text', text: '', annotations: [] } });
+    const n = 4;
+    const size = Math.ceil(text.length / n);
+    for (let i = 0; i < text.length; i += size) {
+      emit({ type: 'response.output_text.delta', ...ids, delta: text.slice(i, i + size), logprobs: [] });
+    }
+    const part = { type: 'output_text', text, annotations: [] };
+    emit({ type: 'response.output_text.done', ...ids, text, logprobs: [] });
+    emit({ type: 'response.content_part.done', ...ids, part });
+    const done = { ...item, status: 'completed', content: [part] };
+    emit({ type: 'response.output_item.done', output_index, item: done });
+    response.output.push(done);
+  }
+}
+
+// ---------------------------------------------------------------------------
+
+let server;
+let workspace;
+let hearthHome; // socket + data dir, short path
+let acpProc;
+
+before(async () => {
+  server = new FakeResponsesServer(API_KEY);
+  workspace = await tempDir('hearth-interop-ws-');
+  for (const f of WORKSPACE_FILES) await writeFile(path.join(workspace, f), `contents of ${f}\n`);
+  for (const d of WORKSPACE_DIRS) await mkdir(path.join(workspace, d));
+  hearthHome = await shortTempDir('hi-');
+});
+
+after(async () => {
+  // The daemon outlives `hearth acp`: stop it first, then the relay.
+  const errors = [];
+  if (hearthHome) {
+    try {
+      await stopDaemon(path.join(hearthHome, 's'));
+    } catch (err) {
+      errors.push(err);
+    }
+  }
+  await stopChild(acpProc).catch((err) => errors.push(err));
+  await server?.close();
+  await removeDir(workspace);
+  await removeDir(hearthHome);
+  if (errors.length) throw errors[0];
+});
+
+test('the official ACP SDK runs a tool-using turn through hearth acp against a third-party Responses WebSocket server', { timeout: 45_000 }, async (t) => {
+  const port = await server.start();
+  const socketPath = path.join(hearthHome, 's');
+  const dataDir = path.join(hearthHome, 'd');
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith('OPENAI_') && !k.startsWith('HEARTH_')),
+  );
+  Object.assign(env, {
+    HEARTH_SOCKET: socketPath,
+    HEARTH_DATA_DIR: dataDir,
+    OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`,
+    OPENAI_API_KEY: API_KEY,
+    HEARTH_MODEL: 'interop-model-1',
+  });
+
+  acpProc = startChild(hearthBin(), ['acp'], { env, keepStdout: false });
+  await acpProc.spawned;
+  const diag = () =>
+    `hearth acp stderr:\n${acpProc.out.stderr}\ndaemon log:\n${daemonLog(dataDir)}\n` +
+    `server saw ${server.received.length} frames, ${server.handshakes.length} handshakes`;
+
+  const updates = [];
+  const app = acp.client({ name: 'hearth-interop' }).onNotification(acp.methods.client.session.update, ({ params }) => {
+    updates.push(params);
+  });
+  const stream = acp.ndJsonStream(Writable.toWeb(acpProc.child.stdin), Readable.toWeb(acpProc.child.stdout));
+
+  const { init, sessionId, result } = await withTimeout(
+    app.connectWith(stream, async (ctx) => {
+      const init = await ctx.request(acp.methods.agent.initialize, {
+        protocolVersion: acp.PROTOCOL_VERSION,
+        clientCapabilities: {},
+        clientInfo: { name: 'hearth-interop', version: '0.0.0' },
+      });
+      const { sessionId } = await ctx.request(acp.methods.agent.session.new, { cwd: workspace, mcpServers: [] });
+      const result = await ctx.request(acp.methods.agent.session.prompt, {
+        sessionId,
+        prompt: [{ type: 'text', text: PROMPT }],
+      });
+      return { init, sessionId, result };
+    }),
+    30_000,
+    'initialize → session/new → session/prompt',
+    diag,
+  );
+
+  // --- what the ACP client saw
+  assert.equal(init.protocolVersion, acp.PROTOCOL_VERSION);
+  assert.equal(typeof sessionId, 'string');
+  assert.ok(sessionId.length > 0);
+  assert.equal(result.stopReason, 'end_turn', diag());
+  for (const u of updates) assert.equal(u.sessionId, sessionId, 'update for another session');
+
+  const kinds = updates.map((u) => u.update.sessionUpdate);
+  t.diagnostic(`session/update kinds: ${kinds.join(', ')}`);
+  const toolCalls = updates.filter((u) => u.update.sessionUpdate === 'tool_call').map((u) => u.update);
+  assert.equal(toolCalls.length, 1, `one tool_call expected, got ${JSON.stringify(toolCalls)}`);
+  const toolCallId = toolCalls[0].toolCallId;
+  const completed = updates
+    .map((u) => u.update)
+    .filter((u) => u.sessionUpdate === 'tool_call_update' && u.toolCallId === toolCallId && u.status === 'completed');
+  assert.equal(completed.length, 1, `one completed tool_call_update for ${toolCallId}: ${JSON.stringify(updates)}`);
+  const firstTool = kinds.indexOf('tool_call');
+  const lastText = kinds.lastIndexOf('agent_message_chunk');
+  assert.ok(firstTool >= 0 && lastText > firstTool, `the answer streams after the tool call: ${kinds}`);
+
+  const text = updates
+    .map((u) => u.update)
+    .filter((u) => u.sessionUpdate === 'agent_message_chunk' && u.content?.type === 'text')
+    .map((u) => u.content.text)
+    .join('');
+  for (const name of [...WORKSPACE_FILES, ...WORKSPACE_DIRS]) {
+    assert.ok(text.includes(name), `answer should name ${name}: ${JSON.stringify(text)}`);
+  }
+  assert.ok(text.startsWith('The workspace holds:'), `answer is the model's text: ${JSON.stringify(text)}`);
+
+  // --- what the Responses server saw
+  assert.deepEqual(server.violations, []);
+  assert.deepEqual(server.httpRequests, [], 'no HTTP fallback');
+  assert.equal(server.handshakes.length, 1, `exactly one WebSocket handshake: ${JSON.stringify(server.handshakes)}`);
+  assert.equal(server.handshakes[0].authorization, `Bearer ${API_KEY}`);
+  assert.ok(server.handshakes[0].accepted);
+  assert.equal(server.sent.filter(({ event }) => event.type === 'error').length, 0, 'no request was refused');
+
+  const creates = server.received.map(({ event }) => event);
+  assert.equal(creates.length, 3, `warm-up, prompt, tool output: ${JSON.stringify(creates, null, 1)}`);
+  assert.ok(creates.every((e) => e.type === 'response.create'));
+
+  const [warm, ask, toolTurn] = creates;
+  assert.equal(warm.generate, false, 'the first frame is the warm-up');
+  assert.equal(typeof warm.instructions, 'string');
+  assert.ok(warm.instructions.length > 20, `real instructions: ${JSON.stringify(warm.instructions)}`);
+  assert.equal(warm.model, 'interop-model-1');
+  assert.ok(!('previous_response_id' in warm) || warm.previous_response_id == null);
+  const toolNames = (warm.tools ?? []).map((tool) => `${tool.type}:${tool.name}`).sort();
+  assert.deepEqual(toolNames, ['function:grep', 'function:list_dir', 'function:read_file']);
+  for (const tool of warm.tools) assert.equal(tool.parameters?.type, 'object', `${tool.name} has a JSON schema`);
+
+  for (const e of creates) {
+    // Instructions and tools are not inherited: identical on every request.
+    assert.equal(JSON.stringify(e.instructions), JSON.stringify(warm.instructions));
+    assert.equal(JSON.stringify(e.tools), JSON.stringify(warm.tools));
+    assert.equal(e.stream_id, warm.stream_id, 'one lane for the session');
+  }
+  for (const e of [ask, toolTurn]) assert.notEqual(e.generate, false);
+
+  const ids = server.responses.map((r) => r.response.id);
+  assert.equal(ids.length, 3);
+  assert.equal(ask.previous_response_id, ids[0], 'the prompt chains from the warm-up');
+  assert.equal(toolTurn.previous_response_id, ids[1], 'the tool output chains from the function call');
+
+  assert.equal(ask.input.length, 1, `only the new user message: ${JSON.stringify(ask.input)}`);
+  assert.equal(ask.input[0].role, 'user');
+  assert.equal((ask.input[0].type ?? 'message'), 'message');
+  const askText = typeof ask.input[0].content === 'string'
+    ? ask.input[0].content
+    : ask.input[0].content.map((p) => p.text).join('');
+  assert.equal(askText, PROMPT);
+
+  const call = server.responses[1].response.output[0];
+  assert.equal(call.type, 'function_call');
+  assert.equal(toolCallId, call.call_id, 'the ACP tool call is the model call');
+  assert.equal(toolTurn.input.length, 1, `only the function_call_output: ${JSON.stringify(toolTurn.input)}`);
+  assert.equal(toolTurn.input[0].type, 'function_call_output');
+  assert.equal(toolTurn.input[0].call_id, call.call_id);
+  for (const name of [...WORKSPACE_FILES, ...WORKSPACE_DIRS]) {
+    assert.ok(String(toolTurn.input[0].output).includes(name), `list_dir output names ${name}`);
+  }
+
+  // Every event of a lane's response echoed its stream_id.
+  if (warm.stream_id) {
+    assert.ok(server.sent.every(({ event }) => event.stream_id === warm.stream_id));
+  }
+});

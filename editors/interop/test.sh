@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Interop suite: hearth against software that is not part of the project
+# (the official ACP SDK, the official openai SDK, the ws package).
+# Installs the pinned npm deps when missing, builds hearth, runs node --test.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+cd "$here"
+
+if [ ! -d node_modules ]; then
+  # --engine-strict=false: openai 7.x declares node >=22 but runs on node 20.
+  npm ci --no-audit --no-fund --engine-strict=false
+fi
+
+bindir="$(mktemp -d "${TMPDIR:-/tmp}/hearth-interop-bin.XXXXXX")"
+trap 'rm -rf "$bindir"' EXIT
+(cd "$repo" && go build -o "$bindir/hearth" ./cmd/hearth)
+export HEARTH_BIN="$bindir/hearth"
+
+node --test

@@ -1,0 +1,413 @@
+-- hearth.chat: one chat buffer per ACP session. Text streams onto the end of
+-- the buffer; each tool call is a header line "⏺ name args [status]" with its
+-- output beneath it, every output line prefixed "  │ " so that the fold
+-- expression closes it into one fold.
+local nn = require('hearth.rpc').nn
+
+local M = {}
+
+M.ns = vim.api.nvim_create_namespace('hearth_chat')
+M.OUT = '  │ ' -- prefix of tool output lines (what the fold expression matches)
+M.USER = '## You'
+M.AGENT = '## hearth'
+
+local Chat = {}
+Chat.__index = Chat
+
+function M.new(session_id)
+  local self = setmetatable({ sid = session_id, buf = nil }, Chat)
+  self:_clear_state()
+  return self
+end
+
+function Chat:_clear_state()
+  self.section = nil -- 'user' | 'agent' | nil (empty buffer)
+  self.open = false -- the last line is text still being streamed
+  self.pending = '' -- agent text not yet written (coalesced per batch)
+  self.tools = {} -- toolCallId -> tool
+end
+
+local function set_buf_opts(buf)
+  local o = { buftype = 'nofile', bufhidden = 'hide', swapfile = false, modifiable = false, undolevels = -1 }
+  for k, v in pairs(o) do
+    vim.api.nvim_buf_set_option(buf, k, v)
+  end
+  vim.api.nvim_buf_set_option(buf, 'filetype', 'hearth')
+end
+
+-- win_opts sets the window-local options that show a chat buffer: tool
+-- output folded, long lines wrapped.
+function M.win_opts(win)
+  vim.api.nvim_win_call(win, function()
+    vim.cmd([[setlocal foldmethod=expr foldexpr=getline(v:lnum)=~#'^\ \ │'?1:0 foldlevel=0 foldenable foldminlines=0]])
+    vim.cmd([[setlocal foldtext='\ \ │\ …\ '.(v:foldend-v:foldstart+1).'\ line'.(v:foldend>v:foldstart?'s':'')]])
+    vim.cmd([[setlocal wrap linebreak nonumber norelativenumber nolist]])
+  end)
+end
+
+-- bufnr returns the chat buffer, creating it when missing or wiped.
+function Chat:bufnr()
+  if self.buf and vim.api.nvim_buf_is_valid(self.buf) then
+    return self.buf
+  end
+  self:_clear_state()
+  local buf = vim.api.nvim_create_buf(true, true)
+  pcall(vim.api.nvim_buf_set_name, buf, 'hearth://' .. self.sid)
+  set_buf_opts(buf)
+  vim.api.nvim_buf_set_var(buf, 'hearth_session', self.sid)
+  vim.api.nvim_create_autocmd('BufWinEnter', {
+    buffer = buf,
+    callback = function()
+      M.win_opts(vim.api.nvim_get_current_win())
+    end,
+  })
+  self.buf = buf
+  return buf
+end
+
+-- reset empties the buffer (session/load replays into it).
+function Chat:reset()
+  local buf = self:bufnr()
+  self:_edit(function()
+    vim.api.nvim_buf_clear_namespace(buf, M.ns, 0, -1)
+    vim.api.nvim_buf_set_lines(buf, 0, -1, false, {})
+  end)
+  self:_clear_state()
+end
+
+-- window returns a window in the current tab showing the buffer, if any.
+function Chat:window()
+  local buf = self:bufnr()
+  for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    if vim.api.nvim_win_get_buf(win) == buf then
+      return win
+    end
+  end
+  return nil
+end
+
+-- show makes the buffer visible: its own window, else a window showing
+-- another hearth chat, else a new split (opener is an Ex command such as
+-- 'botright vsplit'). Focus stays where it was unless focus is true.
+function Chat:show(opener, focus)
+  local buf = self:bufnr()
+  local win = self:window()
+  if not win then
+    for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+      local b = vim.api.nvim_win_get_buf(w)
+      if vim.api.nvim_buf_get_option(b, 'filetype') == 'hearth' then
+        win = w
+        break
+      end
+    end
+    local from = vim.api.nvim_get_current_win()
+    if win then
+      vim.api.nvim_win_set_buf(win, buf)
+    else
+      vim.cmd(opener or 'botright vsplit')
+      win = vim.api.nvim_get_current_win()
+      vim.api.nvim_win_set_buf(win, buf)
+      if not focus then
+        vim.api.nvim_set_current_win(from)
+      end
+    end
+    M.win_opts(win)
+    local n = vim.api.nvim_buf_line_count(buf)
+    vim.api.nvim_win_set_cursor(win, { n, 0 })
+  end
+  if focus then
+    vim.api.nvim_set_current_win(win)
+  end
+  return win
+end
+
+-- _edit runs fn with the buffer modifiable; windows whose cursor was on the
+-- last line follow the new end.
+function Chat:_edit(fn)
+  local buf = self:bufnr()
+  local n0 = vim.api.nvim_buf_line_count(buf)
+  local follow = {}
+  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+    if vim.api.nvim_win_get_cursor(win)[1] >= n0 then
+      table.insert(follow, win)
+    end
+  end
+  vim.api.nvim_buf_set_option(buf, 'modifiable', true)
+  local ok, err = pcall(fn)
+  vim.api.nvim_buf_set_option(buf, 'modifiable', false)
+  local n = vim.api.nvim_buf_line_count(buf)
+  for _, win in ipairs(follow) do
+    pcall(vim.api.nvim_win_set_cursor, win, { n, 0 })
+  end
+  if not ok then
+    error(err, 0)
+  end
+end
+
+function Chat:_empty()
+  local buf = self:bufnr()
+  return vim.api.nvim_buf_line_count(buf) == 1 and vim.api.nvim_buf_get_lines(buf, 0, 1, false)[1] == ''
+end
+
+-- _append adds whole lines at the end (replacing the empty first line of a
+-- fresh buffer). Returns the 0-based row of the first added line.
+function Chat:_append(lines)
+  local buf = self:bufnr()
+  local row
+  if self:_empty() then
+    row = 0
+    vim.api.nvim_buf_set_lines(buf, 0, 1, false, lines)
+  else
+    row = vim.api.nvim_buf_line_count(buf)
+    vim.api.nvim_buf_set_lines(buf, row, row, false, lines)
+  end
+  return row
+end
+
+-- _text streams text: the first piece continues the open line.
+function Chat:_text(text)
+  if text == '' then
+    return
+  end
+  local buf = self:bufnr()
+  local pieces = vim.split(text, '\n', { plain = true })
+  self:_edit(function()
+    if self.open then
+      local n = vim.api.nvim_buf_line_count(buf)
+      local last = vim.api.nvim_buf_get_lines(buf, n - 1, n, false)[1] or ''
+      pieces[1] = last .. pieces[1]
+      vim.api.nvim_buf_set_lines(buf, n - 1, n, false, pieces)
+    else
+      self:_append(pieces)
+    end
+  end)
+  self.open = true
+end
+
+-- _section starts a "## You" / "## hearth" block unless it is the current one.
+function Chat:_section(role)
+  if self.section == role then
+    return
+  end
+  self:flush()
+  local lines = {}
+  local buf = self:bufnr()
+  local n = vim.api.nvim_buf_line_count(buf)
+  if not self:_empty() and vim.api.nvim_buf_get_lines(buf, n - 1, n, false)[1] ~= '' then
+    lines[1] = '' -- one blank line between blocks
+  end
+  table.insert(lines, role == 'user' and M.USER or M.AGENT)
+  self:_edit(function()
+    self:_append(lines)
+  end)
+  self.section = role
+  self.open = false
+end
+
+-- flush writes agent text buffered by agent_text.
+function Chat:flush()
+  if self.pending ~= '' then
+    local text = self.pending
+    self.pending = ''
+    self:_text(text)
+  end
+end
+
+function Chat:user_text(text)
+  self:_section('user')
+  self:_text(text)
+end
+
+-- agent_text buffers a chunk; flush (called after every batch of messages
+-- and before any other change) writes it.
+function Chat:agent_text(text)
+  if self.section ~= 'agent' then
+    self:_section('agent')
+  end
+  self.pending = self.pending .. text
+end
+
+-- end_message closes the open line so that what follows starts a new one.
+function Chat:end_message()
+  self:flush()
+  self.open = false
+end
+
+-- note appends a status line (cancelled, errors) to the agent's block.
+function Chat:note(text)
+  self:_section('agent')
+  self:flush()
+  self:_edit(function()
+    self:_append({ text })
+  end)
+  self.open = false
+end
+
+-- content_text renders one ACP content block as text.
+function M.content_text(c)
+  c = nn(c)
+  if type(c) ~= 'table' then
+    return ''
+  end
+  local t = nn(c.type)
+  if t == 'text' then
+    return nn(c.text) or ''
+  elseif t == 'resource_link' then
+    return '@' .. (nn(c.uri) or '')
+  elseif t == 'resource' then
+    local r = nn(c.resource) or {}
+    return nn(r.text) or ('@' .. (nn(r.uri) or ''))
+  elseif t == 'image' or t == 'audio' then
+    return '[' .. t .. ']'
+  end
+  return ''
+end
+
+-- summary turns a tool's raw input into a short argument string.
+local function summary(input)
+  input = nn(input)
+  if input == nil then
+    return nil
+  end
+  if type(input) ~= 'table' then
+    return tostring(input)
+  end
+  for _, k in ipairs({ 'path', 'pattern', 'command', 'url', 'query', 'file' }) do
+    local v = nn(input[k])
+    if type(v) == 'string' and v ~= '' then
+      if k == 'pattern' and type(nn(input.path)) == 'string' then
+        return v .. ' ' .. input.path
+      end
+      return v
+    end
+  end
+  local ok, s = pcall(require('hearth.rpc').json.encode, input)
+  if not ok or s == '{}' or s == '[]' then
+    return nil
+  end
+  if #s > 60 then
+    s = s:sub(1, 57) .. '...'
+  end
+  return s
+end
+
+local function out_lines(t)
+  local lines = {}
+  local function add(text)
+    local pieces = vim.split(text, '\n', { plain = true })
+    if #pieces > 1 and pieces[#pieces] == '' then
+      table.remove(pieces)
+    end
+    for _, p in ipairs(pieces) do
+      table.insert(lines, M.OUT .. p)
+    end
+  end
+  for _, c in ipairs(t.content or {}) do
+    c = nn(c) or {}
+    local kind = nn(c.type)
+    if kind == 'content' then
+      add(M.content_text(c.content))
+    elseif kind == 'diff' then
+      add('diff ' .. (nn(c.path) or ''))
+      local old = nn(c.oldText)
+      if type(old) == 'string' and old ~= '' then
+        add((old:gsub('\n$', ''):gsub('[^\n]+', '- %0')))
+      end
+      add(((nn(c.newText) or ''):gsub('\n$', ''):gsub('[^\n]+', '+ %0')))
+    elseif kind == 'terminal' then
+      add('[terminal ' .. tostring(nn(c.terminalId)) .. ']')
+    end
+  end
+  return lines
+end
+
+-- label is what the header says about the call: the tool's name and its
+-- main argument ("read_file a.txt"), else the agent's latest title.
+function M.label(t)
+  local name = t.name or t.title or 'tool'
+  if t.args then
+    return name .. ' ' .. t.args
+  end
+  return t.title or name
+end
+
+function M.header(t)
+  return '⏺ ' .. M.label(t) .. ' [' .. (t.status or 'pending') .. ']'
+end
+
+-- tool applies a tool_call (start = true) or tool_call_update; the
+-- permission request's toolCall goes through here as an update too.
+function Chat:tool(u, start)
+  local id = nn(u.toolCallId)
+  if id == nil then
+    return nil
+  end
+  id = tostring(id)
+  local t = self.tools[id]
+  local title = nn(u.title)
+  if not t then
+    self:_section('agent')
+    self:end_message()
+    t = { id = id, name = title, nout = 0 }
+    self.tools[id] = t
+    local buf = self:bufnr()
+    self:_edit(function()
+      local row = self:_append({ M.header(t) })
+      t.mark = vim.api.nvim_buf_set_extmark(buf, M.ns, row, 0, {})
+    end)
+    self.open = false
+  end
+  if title then
+    t.title = title
+    if start or not t.name then
+      t.name = t.name or title
+    end
+  end
+  if nn(u.kind) then
+    t.kind = u.kind
+  end
+  if nn(u.status) then
+    t.status = u.status
+  end
+  if nn(u.rawInput) ~= nil then
+    t.args = summary(u.rawInput)
+  end
+  if nn(u.content) ~= nil then
+    t.content = u.content
+  end
+  if nn(u.locations) ~= nil then
+    t.locations = u.locations
+  end
+  self:_render_tool(t)
+  return t
+end
+
+function Chat:_render_tool(t)
+  local buf = self:bufnr()
+  local pos = vim.api.nvim_buf_get_extmark_by_id(buf, M.ns, t.mark, {})
+  if not pos or pos[1] == nil then
+    return
+  end
+  local row = pos[1]
+  local out = out_lines(t)
+  local last_line = vim.api.nvim_buf_line_count(buf) - 1
+  local tail = row + t.nout == last_line -- the block ends the buffer
+  self:_edit(function()
+    vim.api.nvim_buf_set_lines(buf, row, row + 1, false, { M.header(t) })
+    vim.api.nvim_buf_set_lines(buf, row + 1, row + 1 + t.nout, false, out)
+    vim.api.nvim_buf_del_extmark(buf, M.ns, t.mark)
+    t.mark = vim.api.nvim_buf_set_extmark(buf, M.ns, row, 0, {})
+  end)
+  t.nout = #out
+  if tail then
+    self.open = false
+  end
+end
+
+-- lines returns the buffer's text (tests, :HearthStatus).
+function Chat:lines()
+  self:flush()
+  return vim.api.nvim_buf_get_lines(self:bufnr(), 0, -1, false)
+end
+
+return M

@@ -1,0 +1,721 @@
+-- hearth.nvim: chat with the hearth agent daemon over ACP.
+--
+-- One `hearth acp` job per Neovim (started on the first command, restarted
+-- on the next command after it ended), one chat buffer per ACP session.
+local rpc = require('hearth.rpc')
+local chat = require('hearth.chat')
+local nn = rpc.nn
+
+local M = {}
+
+M.version = '0.1.0'
+
+M.config = {
+  cmd = { 'hearth', 'acp' }, -- the agent command line
+  env = nil, -- extra environment for it, e.g. { HEARTH_SOCKET = '/tmp/h.sock' }
+  open = 'botright vsplit', -- how the chat window is opened
+}
+
+-- state of the plugin; M._state for tests and debugging.
+local S = {
+  client = nil, -- the rpc client of the running job
+  phase = 'off', -- off | starting | ready
+  waiters = {}, -- callbacks waiting for the job to be ready
+  agent = nil, -- the initialize result
+  sessions = {}, -- sessionId -> session
+  current = nil, -- the session :Hearth talks to
+  asking = 0, -- permission questions on screen
+}
+M._state = S
+
+local function notify(msg, level)
+  vim.notify('hearth: ' .. msg, level or vim.log.levels.INFO)
+end
+
+-- changed tells statuslines (and anyone listening) that something moved.
+local function changed()
+  pcall(vim.api.nvim_exec_autocmds, 'User', { pattern = 'HearthUpdate', modeline = false })
+  pcall(vim.cmd, 'redrawstatus!')
+end
+
+local function busy()
+  for _, s in pairs(S.sessions) do
+    if s.turn or s.loading then
+      return true
+    end
+  end
+  return false
+end
+
+--- The statusline component: "hearth: off" (no agent job), "hearth: starting",
+--- "hearth: waiting" (a permission question is open), "hearth: streaming"
+--- (a turn or a replay is running) or "hearth: ready".
+function M.statusline()
+  if S.phase == 'off' then
+    return 'hearth: off'
+  elseif S.phase == 'starting' then
+    return 'hearth: starting'
+  elseif S.asking > 0 then
+    return 'hearth: waiting'
+  elseif busy() then
+    return 'hearth: streaming'
+  end
+  return 'hearth: ready'
+end
+
+local function session(id)
+  local s = S.sessions[id]
+  if not s then
+    s = { id = id, chat = chat.new(id), turn = nil, modes = nil, mode = nil, questions = {} }
+    S.sessions[id] = s
+  end
+  return s
+end
+
+function M.current_session()
+  return S.current and S.sessions[S.current] or nil
+end
+
+local function set_modes(s, modes)
+  modes = nn(modes)
+  if type(modes) == 'table' then
+    s.modes = nn(modes.availableModes)
+    s.mode = nn(modes.currentModeId) or s.mode
+  end
+end
+
+---------------------------------------------------------------------------
+-- Messages from the agent
+---------------------------------------------------------------------------
+
+local function on_update(params)
+  if type(params) ~= 'table' then
+    return
+  end
+  local s = S.sessions[nn(params.sessionId)]
+  local u = nn(params.update)
+  if not s or type(u) ~= 'table' then
+    return -- a session this editor does not show
+  end
+  local kind = nn(u.sessionUpdate)
+  if kind == 'agent_message_chunk' then
+    s.chat:agent_text(chat.content_text(u.content))
+  elseif kind == 'user_message_chunk' then
+    s.chat:user_text(chat.content_text(u.content))
+  elseif kind == 'tool_call' then
+    s.chat:tool(u, true)
+  elseif kind == 'tool_call_update' then
+    s.chat:tool(u, false)
+  elseif kind == 'current_mode_update' then
+    s.mode = nn(u.currentModeId) or s.mode
+    changed()
+  elseif kind == 'plan' then
+    local lines = {}
+    for _, e in ipairs(nn(u.entries) or {}) do
+      local mark = ({ completed = '[x]', in_progress = '[~]' })[nn(e.status)] or '[ ]'
+      table.insert(lines, mark .. ' ' .. tostring(nn(e.content) or ''))
+    end
+    if #lines > 0 then
+      s.chat:note('Plan: ' .. table.concat(lines, ' · '))
+    end
+  end
+  -- agent_thought_chunk, available_commands_update and future kinds are
+  -- not shown.
+end
+
+-- answer_question resolves one permission question once.
+local function answer_question(s, q, outcome)
+  if q.done then
+    return
+  end
+  q.done = true
+  S.asking = math.max(0, S.asking - 1)
+  for i, x in ipairs(s.questions) do
+    if x == q then
+      table.remove(s.questions, i)
+      break
+    end
+  end
+  q.respond({ outcome = outcome })
+  changed()
+end
+
+local function find_option(options, kind)
+  for _, o in ipairs(options) do
+    if nn(o.kind) == kind then
+      return o
+    end
+  end
+end
+
+-- ask_permission shows session/request_permission through vim.ui.select.
+-- Dismissing the question rejects the call once (when the agent offers
+-- that); session/cancel answers open questions "cancelled".
+local function ask_permission(params, respond)
+  params = params or {}
+  local options = nn(params.options) or {}
+  local s = S.sessions[nn(params.sessionId)]
+  if not s then
+    return respond({ outcome = { outcome = 'cancelled' } })
+  end
+  local label = 'a tool'
+  local tc = nn(params.toolCall)
+  if type(tc) == 'table' then
+    local t = s.chat:tool(tc, false)
+    if t then
+      label = chat.label(t)
+    elseif nn(tc.title) then
+      label = tc.title
+    end
+  end
+  s.chat:flush()
+  local q = { respond = respond, done = false }
+  table.insert(s.questions, q)
+  S.asking = S.asking + 1
+  changed()
+  vim.schedule(function()
+    if q.done then
+      return
+    end
+    local ok, err = pcall(vim.ui.select, options, {
+      prompt = 'hearth: allow ' .. label .. '?',
+      kind = 'hearth_permission',
+      format_item = function(o)
+        return tostring(nn(o.name) or nn(o.optionId))
+      end,
+    }, function(choice)
+      if choice then
+        answer_question(s, q, { outcome = 'selected', optionId = choice.optionId })
+      else
+        local reject = find_option(options, 'reject_once')
+        if reject then
+          answer_question(s, q, { outcome = 'selected', optionId = reject.optionId })
+        else
+          answer_question(s, q, { outcome = 'cancelled' })
+        end
+      end
+    end)
+    if not ok then
+      notify('permission prompt failed: ' .. tostring(err), vim.log.levels.ERROR)
+      answer_question(s, q, { outcome = 'cancelled' })
+    end
+  end)
+end
+
+local function on_request(method, params, respond)
+  if method == 'session/request_permission' then
+    ask_permission(params, respond)
+  else
+    -- hearth advertises no fs/terminal capabilities.
+    respond(nil, { code = -32601, message = 'method not found: ' .. tostring(method) })
+  end
+end
+
+local function on_batch()
+  for _, s in pairs(S.sessions) do
+    s.chat:flush()
+  end
+  pcall(vim.api.nvim_exec_autocmds, 'User', { pattern = 'HearthUpdate', modeline = false })
+end
+
+local function on_exit(client, code, stderr)
+  if S.client ~= client then
+    return -- an older job
+  end
+  S.client = nil
+  S.phase = 'off'
+  S.agent = nil
+  local lost = {}
+  for _, s in pairs(S.sessions) do
+    for _, q in ipairs(s.questions) do
+      q.done = true -- the job is gone: nobody to answer
+    end
+    s.questions = {}
+    if s.turn then
+      table.insert(lost, s)
+    end
+    s.loading = nil
+  end
+  S.asking = 0
+  local detail = string.format('hearth acp exited with code %d', code)
+  if stderr ~= '' then
+    detail = detail .. ': ' .. stderr
+  end
+  if #lost > 0 then
+    notify('the agent went away mid-turn (' .. detail .. '). The answer is incomplete; the next command reconnects.',
+      vim.log.levels.ERROR)
+  elseif not client.stopping then
+    notify('the agent stopped (' .. detail .. '); the next command restarts it.', vim.log.levels.WARN)
+  end
+  changed()
+end
+
+---------------------------------------------------------------------------
+-- Connection
+---------------------------------------------------------------------------
+
+local function flush_waiters(err)
+  local waiters = S.waiters
+  S.waiters = {}
+  for _, cb in ipairs(waiters) do
+    local ok, e = xpcall(function()
+      cb(err)
+    end, debug.traceback)
+    if not ok then
+      notify('internal error: ' .. tostring(e), vim.log.levels.ERROR)
+    end
+  end
+end
+
+-- connect runs cb(err) once the agent job is running and initialized,
+-- starting it when needed.
+function M.connect(cb)
+  cb = cb or function() end
+  if S.phase == 'ready' and S.client and S.client:running() then
+    return cb(nil)
+  end
+  table.insert(S.waiters, cb)
+  if S.phase == 'starting' then
+    return
+  end
+  S.phase = 'starting'
+  local client
+  client = rpc.new({
+    cmd = M.config.cmd,
+    env = M.config.env,
+    on_notification = function(method, params)
+      if method == 'session/update' then
+        on_update(params)
+      end
+    end,
+    on_request = on_request,
+    on_batch = on_batch,
+    on_exit = function(code, stderr)
+      on_exit(client, code, stderr)
+    end,
+    on_error = function(msg)
+      notify(msg, vim.log.levels.WARN)
+    end,
+  })
+  S.client = client
+  local ok, err = client:start()
+  if not ok then
+    S.client = nil
+    S.phase = 'off'
+    local msg = 'cannot start the agent (' .. table.concat(M.config.cmd, ' ') .. '): ' .. tostring(err)
+      .. ". Install hearth or set require('hearth').setup{cmd = {...}}"
+    changed()
+    return flush_waiters(msg)
+  end
+  changed()
+  client:request('initialize', {
+    protocolVersion = 1,
+    clientCapabilities = { fs = { readTextFile = false, writeTextFile = false }, terminal = false },
+    clientInfo = { name = 'hearth.nvim', version = M.version },
+  }, function(e, res)
+    if S.client ~= client then
+      return
+    end
+    if e then
+      S.phase = 'off'
+      S.client = nil
+      client.stopping = true
+      client:stop()
+      local msg = 'cannot start the agent: ' .. tostring(nn(e.message) or 'error')
+      if e.exited and client:stderr_tail() ~= '' then
+        msg = msg .. ': ' .. client:stderr_tail()
+      end
+      changed()
+      return flush_waiters(msg)
+    end
+    S.phase = 'ready'
+    S.agent = res
+    changed()
+    flush_waiters(nil)
+  end)
+end
+
+-- request sends one call once connected; cb(err_message, result).
+function M.request(method, params, cb)
+  M.connect(function(err)
+    if err then
+      return cb(err)
+    end
+    S.client:request(method, params, function(e, res)
+      if e then
+        return cb(tostring(nn(e.message) or 'error'), nil, e)
+      end
+      cb(nil, res)
+    end)
+  end)
+end
+
+-- stop ends the agent job (the daemon keeps running).
+function M.stop()
+  if S.client then
+    S.client.stopping = true
+    S.client:stop()
+  end
+end
+
+---------------------------------------------------------------------------
+-- Sessions and turns
+---------------------------------------------------------------------------
+
+local function new_session(cb)
+  M.request('session/new', { cwd = vim.fn.getcwd(), mcpServers = {} }, function(err, res)
+    if err then
+      notify('could not create a session: ' .. err, vim.log.levels.ERROR)
+      return cb and cb(err)
+    end
+    if type(res) ~= 'table' or type(res.sessionId) ~= 'string' then
+      notify('could not create a session: the agent answered without a sessionId', vim.log.levels.ERROR)
+      return cb and cb('no sessionId')
+    end
+    local s = session(res.sessionId)
+    s.cwd = vim.fn.getcwd()
+    set_modes(s, res.modes)
+    S.current = s.id
+    changed()
+    if cb then
+      cb(nil, s)
+    end
+  end)
+end
+
+-- ensure_session gives cb the current session, creating one when there is
+-- none; calls made while it is being created share it.
+local creating = nil
+local function ensure_session(cb)
+  local s = M.current_session()
+  if s then
+    return cb(nil, s)
+  end
+  if creating then
+    table.insert(creating, cb)
+    return
+  end
+  creating = { cb }
+  new_session(function(err, ns)
+    local list = creating
+    creating = nil
+    for _, f in ipairs(list) do
+      f(err, ns)
+    end
+  end)
+end
+
+--- :HearthNew — a new session in the current directory, in its own buffer.
+function M.new_session(cb)
+  new_session(function(err, s)
+    if not err then
+      s.chat:show(M.config.open)
+    end
+    if cb then
+      cb(err, s)
+    end
+  end)
+end
+
+--- :Hearth {prompt} — send a prompt to the current session (a new one when
+--- there is none) and stream the answer into its chat buffer.
+function M.prompt(text, cb)
+  if type(text) ~= 'string' or text:match('^%s*$') then
+    vim.ui.input({ prompt = 'hearth> ' }, function(input)
+      if input and not input:match('^%s*$') then
+        M.prompt(input, cb)
+      end
+    end)
+    return
+  end
+  local cur = M.current_session()
+  if cur and cur.turn then
+    notify('a turn is already running in this session; :HearthCancel stops it', vim.log.levels.WARN)
+    return
+  end
+  local function send(s)
+    if s.turn then
+      notify('a turn is already running in this session; :HearthCancel stops it', vim.log.levels.WARN)
+      return
+    end
+    s.chat:show(M.config.open)
+    s.chat:user_text(text)
+    s.chat:end_message()
+    s.turn = { text = text }
+    s.last_stop = nil
+    changed()
+    S.client:request('session/prompt', {
+      sessionId = s.id,
+      prompt = { { type = 'text', text = text } },
+    }, function(err, res)
+      s.turn = nil
+      s.chat:end_message()
+      if err then
+        if err.exited then
+          s.chat:note('✗ connection lost: the agent went away mid-turn')
+          s.last_stop = 'disconnected'
+        else
+          local msg = tostring(nn(err.message) or 'error')
+          s.chat:note('✗ error: ' .. msg)
+          s.last_stop = 'error'
+          notify('the turn failed: ' .. msg, vim.log.levels.ERROR)
+        end
+      else
+        s.last_stop = nn(res and res.stopReason) or 'end_turn'
+        if s.last_stop ~= 'end_turn' then
+          s.chat:note('⏹ ' .. s.last_stop)
+        end
+      end
+      changed()
+      pcall(vim.api.nvim_exec_autocmds, 'User', { pattern = 'HearthTurnDone', modeline = false })
+      if cb then
+        cb(s.last_stop, s)
+      end
+    end)
+  end
+  M.connect(function(err)
+    if err then
+      notify(err, vim.log.levels.ERROR)
+      return
+    end
+    ensure_session(function(e, s)
+      if not e then
+        send(s)
+      end
+    end)
+  end)
+end
+
+--- :HearthCancel — cancel the current session's turn; open permission
+--- questions are answered "cancelled".
+function M.cancel()
+  local s = M.current_session()
+  if not s or (not s.turn and #s.questions == 0) then
+    notify('nothing to cancel')
+    return false
+  end
+  while #s.questions > 0 do
+    answer_question(s, s.questions[1], { outcome = 'cancelled' })
+  end
+  if s.turn and S.client then
+    s.turn.cancelled = true
+    S.client:notify('session/cancel', { sessionId = s.id })
+  end
+  changed()
+  return true
+end
+
+local function format_session(item)
+  local title = nn(item.title)
+  local when = nn(item.updatedAt) or ''
+  return string.format('%s  %s  %s', when, title or item.sessionId, nn(item.cwd) or '')
+end
+
+local function load(item, cb)
+  local s = session(item.sessionId)
+  if s.turn then
+    notify('that session is streaming a turn right now', vim.log.levels.WARN)
+    return
+  end
+  s.cwd = nn(item.cwd) or vim.fn.getcwd()
+  s.chat:reset()
+  s.loading = true
+  S.current = s.id
+  s.chat:show(M.config.open)
+  changed()
+  S.client:request('session/load', { sessionId = s.id, cwd = s.cwd, mcpServers = {} }, function(err, res)
+    s.loading = nil
+    s.chat:end_message()
+    if err then
+      if not err.exited then
+        notify('could not resume the session: ' .. tostring(nn(err.message)), vim.log.levels.ERROR)
+      end
+    else
+      set_modes(s, res and res.modes)
+      s.chat.section = nil -- the next prompt starts a "## You" block
+    end
+    changed()
+    if cb then
+      cb(err and tostring(nn(err.message)) or nil, s)
+    end
+  end)
+end
+
+--- :HearthResume [id] — pick a stored session (vim.ui.select over
+--- session/list) and replay it into its chat buffer with session/load.
+function M.resume(id, cb)
+  M.request('session/list', vim.empty_dict(), function(err, res)
+    if err then
+      notify('could not list sessions: ' .. err, vim.log.levels.ERROR)
+      return
+    end
+    local items = nn(res.sessions) or {}
+    if id and id ~= '' then
+      for _, item in ipairs(items) do
+        if item.sessionId == id then
+          return load(item, cb)
+        end
+      end
+      return load({ sessionId = id, cwd = vim.fn.getcwd() }, cb)
+    end
+    if #items == 0 then
+      notify('no stored sessions')
+      return
+    end
+    vim.ui.select(items, {
+      prompt = 'Resume hearth session',
+      kind = 'hearth_session',
+      format_item = format_session,
+    }, function(choice)
+      if choice then
+        load(choice, cb)
+      end
+    end)
+  end)
+end
+
+--- :HearthMode [id] — switch the session mode (session/set_mode); without
+--- an id, pick from the modes the agent offered.
+function M.set_mode(id, cb)
+  local s = M.current_session()
+  if not s then
+    notify('no session yet: :Hearth or :HearthNew first', vim.log.levels.WARN)
+    return
+  end
+  local function apply(mode_id)
+    M.request('session/set_mode', { sessionId = s.id, modeId = mode_id }, function(err)
+      if err then
+        notify('could not switch to mode ' .. mode_id .. ': ' .. err, vim.log.levels.ERROR)
+      else
+        s.mode = mode_id
+        notify('mode: ' .. mode_id)
+        changed()
+      end
+      if cb then
+        cb(err, s.mode)
+      end
+    end)
+  end
+  if id and id ~= '' then
+    return apply(id)
+  end
+  local modes = s.modes or {}
+  if #modes == 0 then
+    notify('the agent offers no modes for this session', vim.log.levels.WARN)
+    return
+  end
+  vim.ui.select(modes, {
+    prompt = 'hearth mode',
+    kind = 'hearth_mode',
+    format_item = function(m)
+      local cur = (m.id == s.mode) and ' (current)' or ''
+      local desc = nn(m.description)
+      return tostring(nn(m.name) or m.id) .. cur .. (desc and (' — ' .. desc) or '')
+    end,
+  }, function(choice)
+    if choice then
+      apply(choice.id)
+    end
+  end)
+end
+
+local function kb(n)
+  n = tonumber(n) or 0
+  if n >= 1024 * 1024 then
+    return string.format('%.1f MB', n / 1024 / 1024)
+  elseif n >= 1024 then
+    return string.format('%.1f KB', n / 1024)
+  end
+  return string.format('%d B', n)
+end
+
+--- :HearthStatus — the daemon and its workspaces' connections.
+function M.status(cb)
+  M.request('_hearth/status', vim.empty_dict(), function(err, st)
+    if err then
+      notify('status failed: ' .. err, vim.log.levels.ERROR)
+      if cb then
+        cb(err)
+      end
+      return
+    end
+    local lines = {
+      string.format('hearth %s  pid %s  %s', tostring(nn(st.version)), tostring(nn(st.pid)), M.statusline()),
+    }
+    local conn = 'socket ' .. tostring(nn(st.socket))
+    if (nn(st.model) or '') ~= '' then
+      conn = conn .. '  model ' .. st.model
+    end
+    if (nn(st.baseUrl) or '') ~= '' then
+      conn = conn .. '  api ' .. st.baseUrl
+    end
+    table.insert(lines, conn)
+    local s = M.current_session()
+    if s then
+      table.insert(lines, 'session ' .. s.id .. (s.mode and ('  mode ' .. s.mode) or ''))
+    end
+    for _, w in ipairs(nn(st.workspaces) or {}) do
+      table.insert(lines, string.format(
+        '%s: %s over %s, %d handshake(s), %d warm-up(s), %d full / %d incremental request(s), %s sent, %s saved, last turn %d ms',
+        tostring(nn(w.root)), tostring(nn(w.state)), tostring(nn(w.transport)), nn(w.handshakes) or 0,
+        nn(w.warmups) or 0, nn(w.fullRequests) or 0, nn(w.incrementalRequests) or 0, kb(nn(w.bytesSent)),
+        kb(nn(w.bytesSaved)), nn(w.lastTurnMs) or 0))
+    end
+    if #(nn(st.workspaces) or {}) == 0 then
+      table.insert(lines, 'no open workspaces')
+    end
+    vim.notify(table.concat(lines, '\n'), vim.log.levels.INFO)
+    if cb then
+      cb(nil, st)
+    end
+  end)
+end
+
+---------------------------------------------------------------------------
+-- Commands
+---------------------------------------------------------------------------
+
+local function complete_modes()
+  local s = M.current_session()
+  local out = {}
+  for _, m in ipairs((s and s.modes) or {}) do
+    table.insert(out, m.id)
+  end
+  return out
+end
+
+function M.create_commands()
+  local cmd = vim.api.nvim_create_user_command
+  cmd('Hearth', function(a)
+    M.prompt(a.args)
+  end, { nargs = '*', desc = 'hearth: send a prompt' })
+  cmd('HearthNew', function()
+    M.new_session()
+  end, { nargs = 0, desc = 'hearth: start a new session' })
+  cmd('HearthResume', function(a)
+    M.resume(a.args)
+  end, { nargs = '?', desc = 'hearth: resume a stored session' })
+  cmd('HearthCancel', function()
+    M.cancel()
+  end, { nargs = 0, desc = 'hearth: cancel the running turn' })
+  cmd('HearthStatus', function()
+    M.status()
+  end, { nargs = 0, desc = 'hearth: daemon and connection status' })
+  cmd('HearthMode', function(a)
+    M.set_mode(a.args)
+  end, { nargs = '?', complete = complete_modes, desc = 'hearth: switch the session mode' })
+end
+
+--- setup{cmd = {'hearth', 'acp'}, env = {...}, open = 'botright vsplit'}
+function M.setup(opts)
+  M.config = vim.tbl_deep_extend('force', M.config, opts or {})
+  if opts and opts.cmd then
+    M.config.cmd = opts.cmd -- lists are replaced, not merged
+  end
+  if type(M.config.cmd) == 'string' then
+    M.config.cmd = { M.config.cmd, 'acp' }
+  end
+  M.create_commands()
+end
+
+return M

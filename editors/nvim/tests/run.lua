@@ -1,0 +1,855 @@
+-- Headless tests of hearth.nvim against the real `hearth acp` + `hearth sim`.
+--   HEARTH_BIN=/path/to/hearth HEARTH_TEST_TMP=/tmp/short-dir \
+--   nvim --headless -u NONE -i NONE -n --cmd 'set rtp^=.' -c 'luafile tests/run.lua'
+-- Prints one line per test and finally "N passed, M failed"; exits non-zero
+-- on any failure.
+local root = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h:h')
+local bin = assert(os.getenv('HEARTH_BIN'), 'HEARTH_BIN is not set')
+local tmp = assert(os.getenv('HEARTH_TEST_TMP'), 'HEARTH_TEST_TMP is not set')
+
+local function out(s)
+  io.stdout:write(s .. '\n')
+  io.stdout:flush()
+end
+
+local passed, failed = 0, 0
+local function test(name, fn)
+  local ok, err = xpcall(fn, debug.traceback)
+  if ok then
+    passed = passed + 1
+    out('ok   ' .. name)
+  else
+    failed = failed + 1
+    out('FAIL ' .. name .. '\n' .. tostring(err))
+  end
+end
+
+local function fail(msg, level)
+  error(msg, (level or 1) + 1)
+end
+local function eq(got, want, what)
+  if got ~= want then
+    fail(string.format('%s: got %s, want %s', what or 'value', vim.inspect(got), vim.inspect(want)), 2)
+  end
+end
+local function truthy(v, what)
+  if not v then
+    fail(what or 'expected a true value', 2)
+  end
+  return v
+end
+-- wait polls cond (which is re-checked on every event) until it holds.
+local function wait(what, cond, ms)
+  if not vim.wait(ms or 20000, cond, 10) then
+    fail('timed out waiting for ' .. what, 2)
+  end
+end
+
+---------------------------------------------------------------------------
+-- Stubs: notifications are recorded, vim.ui.select answers from a handler.
+---------------------------------------------------------------------------
+local notes = {}
+vim.notify = function(msg, level)
+  table.insert(notes, { msg = tostring(msg), level = level or vim.log.levels.INFO })
+end
+local function noted(pattern, level, from)
+  for i = from or 1, #notes do
+    local n = notes[i]
+    if n.msg:find(pattern) and (level == nil or n.level == level) then
+      return n
+    end
+  end
+end
+
+local select_handler = nil
+vim.ui.select = function(items, opts, on_choice)
+  if not select_handler then
+    error('unexpected vim.ui.select: ' .. tostring(opts.prompt))
+  end
+  select_handler(items, opts, on_choice)
+end
+
+local hearth, rpc
+local S -- hearth._state
+
+-- Every message the plugin writes to the agent; intercept(msg) returning
+-- true keeps one from being sent.
+local sent, intercept = {}, nil
+
+---------------------------------------------------------------------------
+-- Processes: the simulator (a job of ours) and the daemon (auto-started by
+-- `hearth acp`, killed by pid from _hearth/status).
+---------------------------------------------------------------------------
+local sim_job
+local daemon_pids = {}
+
+local function free_port()
+  local srv = vim.loop.new_tcp()
+  srv:bind('127.0.0.1', 0)
+  local port = srv:getsockname().port
+  srv:close()
+  return port
+end
+
+local function start_sim()
+  local port = free_port()
+  sim_job = vim.fn.jobstart({ bin, 'sim', '--addr', '127.0.0.1:' .. port }, { stdout_buffered = true })
+  assert(sim_job > 0, 'cannot start hearth sim')
+  local probe = { busy = false, ok = false }
+  wait('the simulator to accept connections', function()
+    if probe.ok then
+      return true
+    end
+    if not probe.busy then
+      probe.busy = true
+      local tcp = vim.loop.new_tcp()
+      tcp:connect('127.0.0.1', port, function(err)
+        probe.ok = err == nil
+        probe.busy = false
+        tcp:close()
+      end)
+    end
+    return false
+  end, 15000)
+  return port
+end
+
+
+-- The model relay: a TCP proxy between the daemon and the simulator, run on
+-- Neovim's loop. Armed with hold(pattern), it forwards the simulator's bytes
+-- up to and including the first occurrence of pattern (so mid-way through a
+-- WebSocket frame) and holds the rest until release(): the daemon has then
+-- streamed part of an answer and is waiting for the model, which makes
+-- "cancel mid-stream" and "daemon killed mid-turn" deterministic. (`hearth
+-- sim` streams a whole answer in a few milliseconds and has no pacing flag.)
+local relay = { pattern = nil, held = nil }
+
+function relay.start(target)
+  local server = vim.loop.new_tcp()
+  assert(server:bind('127.0.0.1', 0))
+  local port = server:getsockname().port
+  assert(server:listen(64, function(err)
+    if err then
+      return
+    end
+    local down, up = vim.loop.new_tcp(), vim.loop.new_tcp()
+    server:accept(down)
+    local c = { down = down, up = up, queue = {}, connected = false, tail = '' }
+    local function close()
+      for _, h in ipairs({ down, up }) do
+        if not h:is_closing() then
+          h:close()
+        end
+      end
+      if relay.held == c then
+        relay.held = nil
+      end
+    end
+    c.close = close
+    c.on_up = function(rerr, data)
+      if rerr or not data then
+        return close()
+      end
+      if relay.pattern and relay.held == nil then
+        -- search across the previous read's tail: the pattern may straddle reads
+        local hay = c.tail .. data
+        local _, e = hay:find(relay.pattern, 1, true)
+        if e then
+          local cut = e - #c.tail -- bytes of data up to the pattern's end
+          down:write(data:sub(1, cut))
+          c.rest = { data:sub(cut + 1) }
+          relay.pattern = nil
+          relay.held = c
+          up:read_stop()
+          return
+        end
+        c.tail = hay:sub(-32)
+      end
+      down:write(data)
+    end
+    up:connect('127.0.0.1', target, function(cerr)
+      if cerr then
+        return close()
+      end
+      c.connected = true
+      for _, d in ipairs(c.queue) do
+        up:write(d)
+      end
+      c.queue = {}
+      up:read_start(c.on_up)
+    end)
+    down:read_start(function(rerr, data)
+      if rerr or not data then
+        return close()
+      end
+      if c.connected then
+        up:write(data)
+      else
+        table.insert(c.queue, data)
+      end
+    end)
+  end))
+  relay.server = server
+  return port
+end
+
+function relay.hold(pattern)
+  relay.pattern = pattern
+  relay.held = nil
+end
+
+-- release forwards what was held and carries on (the daemon may have
+-- closed that connection already: then it is dropped).
+function relay.release()
+  relay.pattern = nil
+  local c = relay.held
+  relay.held = nil
+  if c and not c.down:is_closing() and not c.up:is_closing() then
+    for _, d in ipairs(c.rest or {}) do
+      c.down:write(d)
+    end
+    c.up:read_start(c.on_up)
+  end
+end
+
+local function alive(pid)
+  if not pid or vim.loop.kill(pid, 0) ~= 0 then
+    return false
+  end
+  local f = io.open('/proc/' .. pid .. '/stat')
+  if f then
+    local stat = f:read('*l') or ''
+    f:close()
+    if stat:match('^%d+ %b() Z') then
+      return false -- a zombie nobody reaped: gone as far as we care
+    end
+  end
+  return true
+end
+
+-- status returns _hearth/status through the plugin.
+local function status()
+  local res, err
+  hearth.status(function(e, st)
+    err, res = e, st
+    if st then
+      daemon_pids[st.pid] = true
+    end
+  end)
+  wait('_hearth/status', function()
+    return res ~= nil or err ~= nil
+  end)
+  truthy(res, 'status failed: ' .. tostring(err))
+  return res
+end
+
+local function cleanup()
+  if hearth and S and S.client then
+    pcall(status)
+  end
+  if hearth then
+    hearth.stop()
+  end
+  for pid in pairs(daemon_pids) do
+    if alive(pid) then
+      vim.loop.kill(pid, 'sigterm')
+      if not vim.wait(10000, function()
+        return not alive(pid)
+      end, 20) then
+        vim.loop.kill(pid, 'sigkill')
+      end
+    end
+  end
+  if relay.server and not relay.server:is_closing() then
+    relay.server:close()
+  end
+  for pid in pairs(daemon_pids) do
+    if alive(pid) then
+      error('daemon ' .. pid .. ' still running after cleanup')
+    end
+  end
+  if sim_job then
+    vim.fn.jobstop(sim_job)
+    vim.fn.jobwait({ sim_job }, 5000)
+  end
+  os.remove(root .. '/doc/tags')
+end
+
+---------------------------------------------------------------------------
+-- Helpers over the plugin
+---------------------------------------------------------------------------
+local turns_done = 0
+local function chat_lines()
+  local s = hearth.current_session()
+  return s and s.chat:lines() or {}
+end
+local function find_line(lines, pattern, plain)
+  for i, l in ipairs(lines) do
+    if l:find(pattern, 1, plain) then
+      return i
+    end
+  end
+end
+local function has_line(pattern)
+  return find_line(chat_lines(), pattern, true) ~= nil
+end
+-- run sends :Hearth {text} and waits for the turn's answer.
+local function run(text)
+  local before = turns_done
+  vim.cmd('Hearth ' .. text)
+  wait('the answer to ' .. text, function()
+    return turns_done > before
+  end)
+  return hearth.current_session()
+end
+local function last_line()
+  local s = hearth.current_session()
+  if not s or not s.chat.buf or not vim.api.nvim_buf_is_valid(s.chat.buf) then
+    return ''
+  end
+  local n = vim.api.nvim_buf_line_count(s.chat.buf)
+  return (vim.api.nvim_buf_get_lines(s.chat.buf, n - 1, n, false)[1] or '') .. s.chat.pending
+end
+local function read(path)
+  local f = assert(io.open(path))
+  local s = f:read('*a')
+  f:close()
+  return s
+end
+local function write(path, s)
+  local f = assert(io.open(path, 'w'))
+  f:write(s)
+  f:close()
+end
+
+---------------------------------------------------------------------------
+local function main()
+  local ws = tmp .. '/ws'
+  vim.fn.mkdir(ws, 'p')
+  write(ws .. '/a.txt', 'hello\n')
+  write(ws .. '/perm.txt', 'original\n')
+  local port = relay.start(start_sim())
+  vim.env.HEARTH_SOCKET = tmp .. '/s.sock'
+  vim.env.HEARTH_DATA_DIR = tmp .. '/data'
+  vim.env.OPENAI_BASE_URL = 'http://127.0.0.1:' .. port .. '/v1'
+  vim.env.OPENAI_API_KEY = nil
+  vim.cmd('cd ' .. vim.fn.fnameescape(ws))
+
+  vim.cmd('runtime plugin/hearth.lua')
+  hearth = require('hearth')
+  rpc = require('hearth.rpc')
+  S = hearth._state
+  local orig_send = rpc.Client.send
+  rpc.Client.send = function(self, msg)
+    table.insert(sent, msg)
+    if intercept and intercept(msg) then
+      return true
+    end
+    return orig_send(self, msg)
+  end
+  local statuses = {}
+  vim.api.nvim_create_autocmd('User', {
+    pattern = 'HearthUpdate',
+    callback = function()
+      statuses[hearth.statusline()] = true
+    end,
+  })
+  vim.api.nvim_create_autocmd('User', {
+    pattern = 'HearthTurnDone',
+    callback = function()
+      turns_done = turns_done + 1
+    end,
+  })
+
+  test('commands exist after loading plugin/hearth.lua', function()
+    for _, c in ipairs({ 'Hearth', 'HearthNew', 'HearthResume', 'HearthCancel', 'HearthStatus', 'HearthMode' }) do
+      eq(vim.fn.exists(':' .. c), 2, ':' .. c)
+    end
+  end)
+
+  test('rpc: lines split across on_stdout chunks are reassembled', function()
+    local got, errors = {}, {}
+    local c = rpc.new({
+      cmd = { 'true' },
+      on_notification = function(method, params)
+        table.insert(got, { method, params })
+      end,
+      on_error = function(msg)
+        table.insert(errors, msg)
+      end,
+    })
+    local line1 = '{"jsonrpc":"2.0","method":"m1","params":{"text":"héllo"}}'
+    local line2 = '{"jsonrpc":"2.0","method":"m2","params":{"n":2}}'
+    -- split inside the two-byte é, then a chunk that ends one line and
+    -- carries a whole second one plus the start of garbage
+    local cut = line1:find('é', 1, true)
+    c:feed({ line1:sub(1, cut) })
+    eq(#got, 0, 'messages before the newline')
+    c:feed({ line1:sub(cut + 1), line2, 'not js' })
+    eq(#got, 2, 'messages after the newline')
+    eq(got[1][1], 'm1')
+    eq(got[1][2].text, 'héllo')
+    eq(got[2][2].n, 2)
+    eq(#errors, 0, 'errors so far')
+    c:feed({ 'on\r', '' })
+    eq(#errors, 1, 'a bad line is reported')
+    truthy(errors[1]:find('bad message', 1, true), errors[1])
+    eq(#got, 2, 'no message from the bad line')
+  end)
+
+  test('statusline is off before the first command; a missing binary is a clear error', function()
+    eq(hearth.statusline(), 'hearth: off')
+    local cmd = hearth.config.cmd
+    hearth.setup({ cmd = { tmp .. '/no-such-hearth', 'acp' } })
+    local from = #notes + 1
+    vim.cmd('Hearth hello')
+    truthy(noted('cannot start the agent', vim.log.levels.ERROR, from), 'no error notification: ' .. vim.inspect(notes))
+    eq(hearth.statusline(), 'hearth: off')
+    hearth.setup({ cmd = cmd })
+  end)
+
+  hearth.setup({ cmd = { bin, 'acp' } })
+
+  local sid1
+  test(':Hearth streams the answer into a chat buffer; statusline follows', function()
+    statuses = {}
+    vim.cmd('Hearth hello there')
+    eq(hearth.statusline(), 'hearth: starting', 'statusline right after :Hearth')
+    wait('the first answer', function()
+      return turns_done >= 1
+    end)
+    local s = hearth.current_session()
+    sid1 = s.id
+    truthy(sid1:match('^ses_'), 'session id ' .. sid1)
+    eq(s.last_stop, 'end_turn', 'stop reason')
+    local lines = chat_lines()
+    eq(lines[1], '## You')
+    eq(lines[2], 'hello there')
+    truthy(find_line(lines, '## hearth', true), 'agent header')
+    truthy(find_line(lines, 'You said: hello there', true), 'answer in the buffer: ' .. vim.inspect(lines))
+    truthy(s.chat:window(), 'the chat buffer is shown in a window')
+    eq(vim.api.nvim_buf_get_name(s.chat.buf), 'hearth://' .. sid1, 'buffer name')
+    truthy(statuses['hearth: streaming'], 'statusline showed streaming: ' .. vim.inspect(statuses))
+    eq(hearth.statusline(), 'hearth: ready')
+    -- a prompt while the turn runs is refused, not queued
+    local from = #notes + 1
+    local before = turns_done
+    vim.cmd('Hearth one')
+    vim.cmd('Hearth two')
+    truthy(noted('already running', vim.log.levels.WARN, from), 'second prompt refused: ' .. vim.inspect(notes))
+    wait('the first of two prompts', function()
+      return turns_done > before
+    end)
+    truthy(has_line('You said: one'), 'the first prompt answered')
+    eq(has_line('You said: two'), false, 'the second prompt was not sent')
+    -- a second prompt reuses the same buffer
+    local buf = s.chat.buf
+    run('second message')
+    eq(hearth.current_session().chat.buf, buf, 'same buffer')
+    truthy(has_line('You said: second message'), 'second answer')
+  end)
+
+  test('a tool call is a header line with its output folded beneath it', function()
+    local s = run('read a.txt')
+    eq(s.last_stop, 'end_turn')
+    local lines = chat_lines()
+    local i = find_line(lines, '⏺ read_file a.txt [completed]', true)
+    truthy(i, 'tool header in ' .. vim.inspect(lines))
+    eq(lines[i + 1], '  │      1\thello', 'tool output line')
+    truthy(find_line(lines, 'I called read_file 1 time(s). Last result:', true), 'answer after the tool')
+    local win = truthy(s.chat:window(), 'chat window')
+    vim.api.nvim_win_call(win, function()
+      eq(vim.fn.foldclosed(i + 1), i + 1, 'output line is in a closed fold')
+      eq(vim.fn.foldclosed(i), -1, 'header is not folded')
+      eq(vim.fn.foldlevel(i + 1), 1, 'fold level of the output')
+    end)
+  end)
+
+  test(':HearthStatus shows the daemon and the workspace', function()
+    local from = #notes + 1
+    vim.cmd('HearthStatus')
+    wait('the status notification', function()
+      return noted('pid %d+', nil, from) ~= nil
+    end)
+    local msg = noted('pid %d+', nil, from).msg
+    truthy(msg:find(vim.loop.fs_realpath(tmp .. '/ws'), 1, true), 'workspace in ' .. msg)
+    truthy(msg:find('incremental', 1, true), 'counters in ' .. msg)
+    status()
+  end)
+
+  test(':HearthCancel stops a streaming answer', function()
+    relay.hold('tok2') -- the daemon gets "tok0 tok1", then the model stalls
+    vim.cmd('Hearth count sim:tokens=15000')
+    local s = hearth.current_session()
+    local before = turns_done
+    wait('the start of the answer', function()
+      return relay.held ~= nil and last_line() == 'tok0 tok1'
+    end)
+    eq(hearth.statusline(), 'hearth: streaming')
+    truthy(s.turn, 'the turn is running')
+    vim.cmd('HearthCancel')
+    wait('the turn to end', function()
+      return turns_done > before
+    end)
+    relay.release()
+    eq(s.last_stop, 'cancelled', 'stop reason')
+    local lines = chat_lines()
+    eq(lines[#lines], '⏹ cancelled', 'last line')
+    eq(lines[#lines - 1], 'tok0 tok1', 'the answer stopped where the stream was cancelled')
+    eq(hearth.statusline(), 'hearth: ready')
+    -- nothing more of that answer arrives; the session goes on
+    run('after the cancel')
+    lines = chat_lines()
+    local at = find_line(lines, '⏹ cancelled', true)
+    eq(lines[at - 1], 'tok0 tok1', 'the cancelled answer got nothing more')
+    eq(find_line(lines, 'tok2', true), nil, 'tok2 never shown')
+    truthy(find_line(lines, 'You said: after the cancel', true), 'next answer')
+  end)
+
+  local perm_path = 'none'
+  test('permission rejected: the file is unchanged and the reply says reject', function()
+    local asked
+    select_handler = function(items, opts, on_choice)
+      eq(opts.kind, 'hearth_permission', 'select kind')
+      asked = { items = items, prompt = opts.prompt, status = hearth.statusline() }
+      for _, o in ipairs(items) do
+        if o.kind == 'reject_once' then
+          return on_choice(o)
+        end
+      end
+      fail('no reject_once option in ' .. vim.inspect(items))
+    end
+    local from = #sent + 1
+    local s = run('please change it sim:calls=1 sim:tool=write_file sim:args={"path":"perm.txt","content":"changed\\n"}')
+    truthy(s.last_stop, 'turn ended')
+    eq(read(tmp .. '/ws/perm.txt'), 'original\n', 'perm.txt after the turn')
+    if asked then
+      perm_path = 'daemon'
+      eq(asked.status, 'hearth: waiting', 'statusline while asking')
+      local reply
+      for i = from, #sent do
+        local m = sent[i]
+        if m.result and type(m.result) == 'table' and m.result.outcome then
+          reply = m
+        end
+      end
+      truthy(reply, 'a permission reply was written')
+      eq(reply.result.outcome.outcome, 'selected')
+      local rejected
+      for _, o in ipairs(asked.items) do
+        if o.optionId == reply.result.outcome.optionId then
+          rejected = o
+        end
+      end
+      eq(rejected and rejected.kind, 'reject_once', 'the chosen option')
+    else
+      -- The daemon does not send session/request_permission yet: feed the
+      -- request through the plugin's message handler and check the reply.
+      perm_path = 'injected'
+      local replies = {}
+      intercept = function(msg)
+        if msg.id == 'perm-test-1' and msg.method == nil then
+          table.insert(replies, rpc.json.encode(msg))
+          return true
+        end
+      end
+      local req = {
+        jsonrpc = '2.0',
+        id = 'perm-test-1',
+        method = 'session/request_permission',
+        params = {
+          sessionId = s.id,
+          toolCall = {
+            toolCallId = 'call_perm_1',
+            title = 'write_file',
+            kind = 'edit',
+            status = 'pending',
+            rawInput = { path = 'perm.txt', content = 'changed\n' },
+          },
+          options = {
+            { optionId = 'allow-once', name = 'Allow', kind = 'allow_once' },
+            { optionId = 'allow-always', name = 'Always allow', kind = 'allow_always' },
+            { optionId = 'reject-once', name = 'Reject', kind = 'reject_once' },
+            { optionId = 'reject-always', name = 'Never allow', kind = 'reject_always' },
+          },
+        },
+      }
+      S.client:handle_line(rpc.json.encode(req))
+      wait('the permission reply', function()
+        return #replies > 0
+      end, 5000)
+      intercept = nil
+      truthy(asked, 'vim.ui.select was shown')
+      eq(#asked.items, 4, 'options offered')
+      truthy(asked.prompt:find('write_file perm.txt', 1, true), 'prompt names the call: ' .. asked.prompt)
+      eq(asked.status, 'hearth: waiting', 'statusline while asking')
+      eq(#replies, 1, 'one reply')
+      local reply = rpc.json.decode(replies[1])
+      eq(reply.jsonrpc, '2.0')
+      eq(reply.id, 'perm-test-1')
+      eq(reply.error, nil, 'error')
+      eq(reply.result.outcome.outcome, 'selected')
+      eq(reply.result.outcome.optionId, 'reject-once')
+      truthy(has_line('⏺ write_file perm.txt [pending]'), 'the call is shown in the chat')
+      eq(read(tmp .. '/ws/perm.txt'), 'original\n', 'perm.txt after the reply')
+    end
+    eq(hearth.statusline(), 'hearth: ready')
+    select_handler = nil
+  end)
+
+  test(':HearthCancel answers an open permission question "cancelled"', function()
+    local held
+    select_handler = function(items, opts, on_choice)
+      held = on_choice
+    end
+    local replies = {}
+    intercept = function(msg)
+      if msg.id == 'perm-test-2' and msg.method == nil then
+        table.insert(replies, msg)
+        return true
+      end
+    end
+    local s = hearth.current_session()
+    S.client:handle_line(rpc.json.encode({
+      jsonrpc = '2.0',
+      id = 'perm-test-2',
+      method = 'session/request_permission',
+      params = {
+        sessionId = s.id,
+        toolCall = { toolCallId = 'call_perm_2', title = 'write_file', status = 'pending' },
+        options = { { optionId = 'allow', name = 'Allow', kind = 'allow_once' },
+          { optionId = 'reject', name = 'Reject', kind = 'reject_once' } },
+      },
+    }))
+    wait('the question', function()
+      return held ~= nil
+    end, 5000)
+    eq(hearth.statusline(), 'hearth: waiting')
+    vim.cmd('HearthCancel')
+    eq(#replies, 1, 'replies after :HearthCancel')
+    eq(replies[1].result.outcome.outcome, 'cancelled')
+    held(nil) -- the user answers late: nothing more is sent
+    held({ optionId = 'allow', kind = 'allow_once' })
+    eq(#replies, 1, 'replies after a late answer')
+    eq(hearth.statusline(), 'hearth: ready')
+    intercept = nil
+    select_handler = nil
+  end)
+
+  test('dismissing a permission question rejects the call once', function()
+    local shown
+    select_handler = function(items, opts, on_choice)
+      shown = opts.prompt
+      on_choice(nil) -- <Esc>
+    end
+    local replies = {}
+    intercept = function(msg)
+      if msg.id == 77 and msg.method == nil then
+        table.insert(replies, msg)
+        return true
+      end
+    end
+    S.client:handle_line(rpc.json.encode({
+      jsonrpc = '2.0',
+      id = 77,
+      method = 'session/request_permission',
+      params = {
+        sessionId = hearth.current_session().id,
+        toolCall = { toolCallId = 'call_perm_3', title = 'Write perm.txt' },
+        options = { { optionId = 'yes', name = 'Allow', kind = 'allow_once' },
+          { optionId = 'no', name = 'Reject', kind = 'reject_once' } },
+      },
+    }))
+    wait('the reply', function()
+      return #replies > 0
+    end, 5000)
+    intercept = nil
+    select_handler = nil
+    eq(shown, 'hearth: allow Write perm.txt?', 'prompt')
+    eq(replies[1].result.outcome.outcome, 'selected')
+    eq(replies[1].result.outcome.optionId, 'no')
+    eq(hearth.statusline(), 'hearth: ready')
+  end)
+
+  test(':HearthMode sends session/set_mode; current_mode_update is followed', function()
+    local s = hearth.current_session()
+    S.client:handle_line(rpc.json.encode({
+      jsonrpc = '2.0',
+      method = 'session/update',
+      params = { sessionId = s.id, update = { sessionUpdate = 'current_mode_update', currentModeId = 'code' } },
+    }))
+    eq(s.mode, 'code', 'mode after current_mode_update')
+    local from, nfrom = #sent + 1, #notes + 1
+    vim.cmd('HearthMode ask')
+    wait('the set_mode answer', function()
+      return noted('mode', nil, nfrom) ~= nil
+    end)
+    local req
+    for i = from, #sent do
+      if sent[i].method == 'session/set_mode' then
+        req = sent[i]
+      end
+    end
+    truthy(req, 'session/set_mode was sent')
+    eq(req.params.sessionId, s.id)
+    eq(req.params.modeId, 'ask')
+    local ok = noted('^hearth: mode: ask$', vim.log.levels.INFO, nfrom)
+    local bad = noted('could not switch to mode ask', vim.log.levels.ERROR, nfrom)
+    truthy(ok or bad, 'set_mode outcome reported: ' .. vim.inspect(notes))
+    eq(s.mode, ok and 'ask' or 'code', 'mode after the answer')
+    -- without an argument: pick from the modes the agent offered
+    nfrom = #notes + 1
+    if s.modes and #s.modes > 0 then
+      local pick
+      for _, m in ipairs(s.modes) do
+        if m.id ~= s.mode then
+          pick = m
+        end
+      end
+      select_handler = function(items, opts, on_choice)
+        on_choice(pick)
+      end
+      vim.cmd('HearthMode')
+      wait('the mode switch', function()
+        return s.mode == pick.id
+      end)
+      select_handler = nil
+    else
+      vim.cmd('HearthMode')
+      truthy(noted('offers no modes', vim.log.levels.WARN, nfrom), 'warning without modes')
+    end
+  end)
+
+  test(':HearthResume replays a stored session into its buffer', function()
+    vim.cmd('HearthNew')
+    wait('the new session', function()
+      local s = hearth.current_session()
+      return s and s.id ~= sid1
+    end)
+    local sid2 = hearth.current_session().id
+    eq(#chat_lines(), 1, 'a new session has an empty buffer')
+    run('in the new session')
+    local old = S.sessions[sid1].chat.buf
+    vim.cmd('bwipeout! ' .. old) -- whatever shows up comes from the replay
+    local listed
+    select_handler = function(items, opts, on_choice)
+      eq(opts.kind, 'hearth_session')
+      listed = items
+      for _, it in ipairs(items) do
+        if it.sessionId == sid1 then
+          return on_choice(it)
+        end
+      end
+      on_choice(nil)
+    end
+    vim.cmd('HearthResume')
+    wait('the replay', function()
+      local s = hearth.current_session()
+      return listed ~= nil and s.id == sid1 and not s.loading
+    end)
+    select_handler = nil
+    local ids = {}
+    for _, it in ipairs(listed) do
+      ids[it.sessionId] = true
+    end
+    truthy(ids[sid1] and ids[sid2], 'both sessions listed: ' .. vim.inspect(listed))
+    local s = hearth.current_session()
+    truthy(s.chat.buf ~= old, 'a new buffer')
+    local lines = chat_lines()
+    eq(lines[1], '## You', 'first line of ' .. vim.inspect(lines))
+    eq(lines[2], 'hello there')
+    for _, want in ipairs({ 'You said: hello there', 'second message', 'You said: second message',
+      'read a.txt', '⏺ read_file a.txt [completed]', '  │      1\thello', 'I called read_file 1 time(s). Last result:' }) do
+      truthy(find_line(lines, want, true), 'replayed "' .. want .. '" in ' .. vim.inspect(lines))
+    end
+    eq(find_line(lines, 'in the new session', true), nil, 'the other session is not mixed in')
+    eq(hearth.statusline(), 'hearth: ready')
+    run('after resume')
+    truthy(has_line('You said: after resume'), 'the resumed session answers')
+    -- resuming a session whose buffer exists rebuilds it instead of appending
+    local done
+    hearth.resume(sid1, function()
+      done = true
+    end)
+    wait('the second replay', function()
+      return done
+    end)
+    local count = 0
+    for _, l in ipairs(chat_lines()) do
+      if l == 'You said: hello there' then
+        count = count + 1
+      end
+    end
+    eq(count, 1, 'replayed answers after a second resume')
+    truthy(has_line('You said: after resume'), 'the latest answer is replayed too')
+  end)
+
+  test('the daemon killed mid-turn: a clear error, and the next :Hearth works', function()
+    local pid = status().pid
+    truthy(alive(pid), 'daemon pid ' .. tostring(pid))
+    relay.hold('tok2')
+    local from = #notes + 1
+    vim.cmd('Hearth doomed sim:tokens=15000')
+    local s = hearth.current_session()
+    wait('the start of the answer', function()
+      return relay.held ~= nil and last_line() == 'tok0 tok1'
+    end)
+    truthy(s.turn, 'the turn is running')
+    vim.loop.kill(pid, 'sigkill')
+    wait('the agent to go away', function()
+      return hearth.statusline() == 'hearth: off'
+    end)
+    relay.release()
+    local err = noted('went away mid%-turn', vim.log.levels.ERROR, from)
+    truthy(err, 'error notification: ' .. vim.inspect(notes))
+    eq(s.turn, nil, 'no turn left running')
+    eq(s.last_stop, 'disconnected')
+    local lines = chat_lines()
+    eq(lines[#lines], '✗ connection lost: the agent went away mid-turn', 'last line')
+    eq(lines[#lines - 1], 'tok0 tok1', 'what streamed before stays')
+    run('hello again')
+    truthy(has_line('You said: hello again'), 'answer after reconnecting')
+    eq(hearth.current_session().id, s.id, 'same session after reconnecting')
+    eq(hearth.statusline(), 'hearth: ready')
+    truthy(status().pid ~= pid, 'a new daemon')
+  end)
+
+  test(':help hearth opens the documentation', function()
+    vim.cmd('helptags ' .. vim.fn.fnameescape(root .. '/doc'))
+    for _, tag in ipairs({ 'hearth', ':Hearth', ':HearthResume', ':HearthMode', 'hearth-statusline',
+      'hearth-permissions', 'hearth.setup()' }) do
+      vim.cmd('help ' .. tag)
+      eq(vim.fn.fnamemodify(vim.api.nvim_buf_get_name(0), ':t'), 'hearth.txt', 'help file for ' .. tag)
+      truthy(vim.api.nvim_get_current_line():find('*' .. tag .. '*', 1, true), 'cursor on the tag ' .. tag)
+      vim.cmd('helpclose')
+    end
+  end)
+
+  test('no Lua errors in :messages', function()
+    local msgs = vim.fn.execute('messages')
+    for _, bad in ipairs({ 'E5108', 'Error', 'stack traceback', 'E%d+:' }) do
+      eq(msgs:match(bad), nil, ':messages contains ' .. bad .. ':\n' .. msgs)
+    end
+    eq(noted('internal error'), nil, 'internal errors')
+    eq(noted('bad message'), nil, 'undecodable messages from the agent')
+  end)
+
+  out('permission test path: ' .. perm_path)
+end
+
+local ok, err = xpcall(main, debug.traceback)
+if not ok then
+  failed = failed + 1
+  out('FAIL harness\n' .. tostring(err))
+end
+local cok, cerr = pcall(cleanup)
+if not cok then
+  failed = failed + 1
+  out('FAIL cleanup\n' .. tostring(cerr))
+end
+out(string.format('%d passed, %d failed', passed, failed))
+if failed > 0 then
+  vim.cmd('cquit 1')
+else
+  vim.cmd('qall!')
+end
