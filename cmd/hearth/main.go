@@ -6,6 +6,7 @@
 //	hearth status [--json]                the daemon and its workspaces
 //	hearth inspect [SESSION] [--json]     sessions, or one session's turns and requests
 //	hearth sim [--addr A]                 the built-in Responses simulator
+//	hearth bench [--steps N]              request modes side by side on the simulator's cost model
 //	hearth version
 package main
 
@@ -45,6 +46,7 @@ func init() {
 		{"status", "status [--json]", "Show the daemon, its workspaces and their connections.", runStatus},
 		{"inspect", "inspect [SESSION] [--json]", "List sessions, or show one session's turns, items and requests.", runInspect},
 		{"sim", "sim [--addr HOST:PORT]", "Run the built-in Responses API simulator.", runSim},
+		{"bench", "bench [--steps N] [--runs N]", "Time a tool loop per request mode against the simulator's cost model.", runBench},
 		{"version", "version", "Print the version.", func(ctx context.Context, _ []string, out, _ io.Writer) error {
 			fmt.Fprintln(out, "hearth", version)
 			return nil
