@@ -30,6 +30,7 @@ unit:
 editors:
 	bash editors/interop/test.sh
 	bash editors/nvim/test.sh
+	bash editors/vscode/test.sh
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./session/ ./store/

@@ -1,0 +1,493 @@
+// The extension's state and actions: one hearth connection, the current
+// session, the chat view's transcript, permission prompts.
+import type * as acp from "@agentclientprotocol/sdk";
+import * as path from "node:path";
+import * as vscode from "vscode";
+
+import { HearthClient } from "./acp/client.js";
+import { HearthGoneError, HearthNotFoundError, README_URL, describeError } from "./acp/errors.js";
+import { findWorkspace, summarize, type HearthStatus, type StatusSummary } from "./acp/status.js";
+import type { HostMessage, ModeInfo, SessionSummary, ViewMessage } from "./protocol.js";
+
+/** The modes hearth's daemon implements, shown until the agent reports its own. */
+export const HEARTH_MODES: ModeInfo[] = [
+  { id: "read-only", name: "Read-only", description: "Reads and searches; never edits" },
+  { id: "ask", name: "Ask", description: "Asks before every edit" },
+  { id: "auto-edit", name: "Auto-edit", description: "Edits files without asking" },
+  { id: "full-auto", name: "Full auto", description: "Runs everything without asking" },
+];
+
+export interface ChatSink {
+  post(msg: HostMessage): void;
+  reveal(): void;
+  readonly visible: boolean;
+}
+
+export interface DiffOpener {
+  open(path: string, oldText: string | null, newText: string): Promise<void>;
+}
+
+interface PendingPermission {
+  resolve: (o: acp.RequestPermissionOutcome) => void;
+  options: acp.PermissionOption[];
+}
+
+export class Controller implements vscode.Disposable {
+  private client?: HearthClient;
+  private clientKey = "";
+  private unsubscribe: (() => void)[] = [];
+  private sessionId: string | null = null;
+  private sessionCwd: string | null = null;
+  private sessionTitle: string | null = null;
+  private busy = false;
+  private history: HostMessage[] = [];
+  private view?: ChatSink;
+  private permSeq = 0;
+  private readonly permissions = new Map<string, PendingPermission>();
+  private everConnected = false;
+  private readonly statusListeners = new Set<(s: StatusSummary) => void>();
+  private pollTimer?: NodeJS.Timeout;
+  private disposed = false;
+
+  constructor(
+    private readonly output: vscode.OutputChannel,
+    private readonly extensionVersion: string,
+    private readonly diffs: DiffOpener,
+  ) {
+    this.pollTimer = setInterval(() => void this.refreshStatus(), 5000);
+  }
+
+  // ---- the connection ------------------------------------------------------
+
+  private settingsKey(): string {
+    const cfg = vscode.workspace.getConfiguration("hearth");
+    return JSON.stringify([cfg.get<string>("path", "hearth"), cfg.get<Record<string, string>>("env", {})]);
+  }
+
+  /** The client for the current settings; a settings change takes effect on the next action without a running turn. */
+  private getClient(): HearthClient {
+    const key = this.settingsKey();
+    if (this.client && (key === this.clientKey || this.busy)) return this.client;
+    this.dropClient();
+    const cfg = vscode.workspace.getConfiguration("hearth");
+    const env = { ...process.env, ...cfg.get<Record<string, string>>("env", {}) };
+    const client = new HearthClient({
+      path: cfg.get<string>("path", "hearth"),
+      env,
+      cwd: this.workspaceRoot() ?? undefined,
+      clientInfo: { name: "hearth-vscode", version: this.extensionVersion },
+      onPermission: (req, signal) => this.askPermission(req, signal),
+    });
+    this.unsubscribe = [
+      client.on("update", (n) => {
+        if (n.sessionId === this.sessionId) this.onUpdate(n.update);
+      }),
+      client.on("connected", (init) => {
+        this.everConnected = true;
+        this.output.appendLine(`connected to ${init.agentInfo?.name ?? "agent"} ${init.agentInfo?.version ?? ""}`);
+        this.post({ type: "connection", state: "connected" });
+        void this.refreshStatus();
+      }),
+      client.on("disconnected", (err) => {
+        this.output.appendLine(err.message);
+        this.post({ type: "connection", state: "disconnected", detail: err.message });
+        this.emitStatus(summarize(undefined, false));
+      }),
+      client.on("log", (line) => this.output.appendLine(`hearth acp: ${line}`)),
+    ];
+    this.client = client;
+    this.clientKey = key;
+    return client;
+  }
+
+  private dropClient(): void {
+    for (const u of this.unsubscribe) u();
+    this.unsubscribe = [];
+    this.client?.dispose();
+    this.client = undefined;
+  }
+
+  workspaceRoot(): string | null {
+    const active = vscode.window.activeTextEditor?.document.uri;
+    const folder = (active && vscode.workspace.getWorkspaceFolder(active)) ?? vscode.workspace.workspaceFolders?.[0];
+    return folder && folder.uri.scheme === "file" ? folder.uri.fsPath : null;
+  }
+
+  private requireRoot(): string {
+    const root = this.workspaceRoot();
+    if (!root) throw new Error("Open a folder first: hearth works on a workspace folder on this machine.");
+    return root;
+  }
+
+  // ---- the chat view -------------------------------------------------------
+
+  attachView(view: ChatSink | undefined): void {
+    this.view = view;
+  }
+
+  private static recorded(m: HostMessage): boolean {
+    return ["reset", "modes", "update", "userPrompt", "turnStarted", "turnEnded", "permission", "permissionResolved"].includes(m.type);
+  }
+
+  private post(m: HostMessage): void {
+    if (Controller.recorded(m)) this.record(m);
+    this.view?.post(m);
+  }
+
+  private record(m: HostMessage): void {
+    if (m.type === "reset") this.history = [];
+    const last = this.history[this.history.length - 1];
+    // Coalesce streamed text so a long session replays in few messages.
+    if (
+      m.type === "update" &&
+      last?.type === "update" &&
+      m.update.sessionUpdate === "agent_message_chunk" &&
+      last.update.sessionUpdate === "agent_message_chunk" &&
+      (m.update.messageId ?? null) === (last.update.messageId ?? null)
+    ) {
+      const a = last.update.content as { type?: string; text?: string };
+      const b = m.update.content as { type?: string; text?: string };
+      if (a?.type === "text" && b?.type === "text") {
+        this.history[this.history.length - 1] = {
+          type: "update",
+          update: { ...last.update, content: { type: "text", text: (a.text ?? "") + (b.text ?? "") } },
+        };
+        return;
+      }
+    }
+    this.history.push(m);
+  }
+
+  /** A (re)created chat view asked for everything so far. */
+  private replay(): void {
+    if (!this.view) return;
+    if (this.history.length === 0) {
+      this.view.post({ type: "reset", sessionId: this.sessionId, title: this.sessionTitle });
+      this.view.post({ type: "modes", modes: [], current: null });
+    }
+    for (const m of this.history) this.view.post(m);
+    if (this.busy) this.view.post({ type: "turnStarted" });
+    if (this.client?.connected) {
+      this.view.post({ type: "connection", state: "connected" });
+    } else if (this.everConnected) {
+      this.view.post({ type: "connection", state: "disconnected" });
+    } else {
+      this.view.post({ type: "status", label: "idle", lastTurn: "", warning: false, tooltip: "hearth starts with your first action" });
+    }
+    void this.refreshStatus();
+  }
+
+  async handleViewMessage(m: ViewMessage): Promise<void> {
+    switch (m.type) {
+      case "ready":
+        this.replay();
+        return;
+      case "prompt":
+        return this.ask(m.text);
+      case "cancel":
+        return this.cancel();
+      case "newSession":
+        return this.newSession();
+      case "listSessions":
+        return this.run("list sessions", async () => {
+          const sessions = await this.listSessions();
+          this.view?.post({ type: "sessions", sessions, current: this.sessionId });
+        });
+      case "loadSession":
+        return this.resume(m.sessionId);
+      case "setMode":
+        return this.setMode(m.modeId);
+      case "permission":
+        return this.answerPermission(m.requestId, m.optionId);
+      case "openDiff":
+        return this.run("open diff", () => this.diffs.open(m.path, m.oldText, m.newText));
+      case "openFile":
+        return this.run("open file", () => this.openFile(m.path, m.line ?? undefined));
+      case "openLink":
+        return this.run("open link", () => this.openLink(m.href));
+      case "command":
+        if (m.command === "openReadme") await vscode.env.openExternal(vscode.Uri.parse(README_URL));
+        else if (m.command === "openSettings") await vscode.commands.executeCommand("workbench.action.openSettings", "hearth.path");
+        else if (m.command === "showOutput") this.output.show(true);
+        return;
+    }
+  }
+
+  // ---- actions -----------------------------------------------------------------
+
+  /** Runs an action, turning any failure into a message in the chat view (or a notification when it is hidden). */
+  private async run(what: string, fn: () => Promise<void> | void): Promise<void> {
+    try {
+      await fn();
+    } catch (e) {
+      this.reportError(what, e);
+    }
+  }
+
+  private reportError(what: string, e: unknown): void {
+    const message = describeError(e);
+    this.output.appendLine(`${what}: ${message}`);
+    if (e instanceof HearthNotFoundError) {
+      this.post({ type: "error", message, action: { label: "Open the README", command: "openReadme" } });
+      void vscode.window.showErrorMessage(message, "Open README", "Open Settings").then((pick) => {
+        if (pick === "Open README") void vscode.env.openExternal(vscode.Uri.parse(README_URL));
+        else if (pick === "Open Settings") void vscode.commands.executeCommand("workbench.action.openSettings", "hearth.path");
+      });
+      return;
+    }
+    this.post({
+      type: "error",
+      message,
+      action: e instanceof HearthGoneError ? { label: "Show log", command: "showOutput" } : undefined,
+    });
+    if (!this.view?.visible) void vscode.window.showErrorMessage(`hearth: ${message}`);
+  }
+
+  private setSession(id: string, cwd: string, title: string | null, modes: acp.SessionModeState | null | undefined, loading = false): void {
+    this.sessionId = id;
+    this.sessionCwd = cwd;
+    this.sessionTitle = title;
+    this.post({ type: "reset", sessionId: id, title, loading });
+    this.postModes(modes);
+  }
+
+  private postModes(modes: acp.SessionModeState | null | undefined): void {
+    if (modes && modes.availableModes.length) {
+      this.post({
+        type: "modes",
+        modes: modes.availableModes.map((m) => ({ id: m.id, name: m.name, description: m.description ?? null })),
+        current: modes.currentModeId,
+      });
+    } else {
+      // The daemon did not report modes: offer hearth's, starting at its default.
+      this.post({ type: "modes", modes: HEARTH_MODES, current: "ask" });
+    }
+  }
+
+  newSession(): Promise<void> {
+    return this.run("new session", async () => {
+      if (this.busy) await this.cancel();
+      const cwd = this.requireRoot();
+      this.post({ type: "clearError" });
+      const res = await this.getClient().newSession(cwd);
+      this.setSession(res.sessionId, cwd, null, res.modes);
+    });
+  }
+
+  ask(text: string): Promise<void> {
+    return this.run("prompt", async () => {
+      if (!text.trim()) return;
+      this.view?.reveal();
+      if (this.busy) throw new Error("A turn is still running: wait for it or cancel it first.");
+      const client = this.getClient();
+      this.setBusy(true);
+      try {
+        this.post({ type: "clearError" });
+        if (!this.sessionId) {
+          const cwd = this.requireRoot();
+          const res = await client.newSession(cwd);
+          this.setSession(res.sessionId, cwd, null, res.modes);
+        }
+        const sessionId = this.sessionId!;
+        this.post({ type: "userPrompt", text });
+        this.post({ type: "turnStarted" });
+        void this.refreshStatus();
+        try {
+          const res = await client.prompt(sessionId, text);
+          this.post({ type: "turnEnded", stopReason: res.stopReason });
+        } catch (e) {
+          this.post({ type: "turnEnded", stopReason: "error" });
+          throw e;
+        }
+      } finally {
+        this.setBusy(false);
+        void this.refreshStatus();
+      }
+    });
+  }
+
+  private setBusy(b: boolean): void {
+    this.busy = b;
+    void vscode.commands.executeCommand("setContext", "hearth.busy", b).then(undefined, () => undefined);
+  }
+
+  cancel(): Promise<void> {
+    return this.run("cancel", async () => {
+      if (!this.busy || !this.sessionId || !this.client) return;
+      await this.client.cancel(this.sessionId);
+    });
+  }
+
+  async listSessions(): Promise<SessionSummary[]> {
+    const cwd = this.workspaceRoot() ?? undefined;
+    const list = await this.getClient().listSessions(cwd);
+    return list.map((s) => ({ sessionId: s.sessionId, cwd: s.cwd, title: s.title ?? null, updatedAt: s.updatedAt ?? null }));
+  }
+
+  resume(sessionId: string, cwd?: string): Promise<void> {
+    return this.run("resume session", async () => {
+      if (this.busy) throw new Error("A turn is still running: wait for it or cancel it first.");
+      const root = cwd ?? this.workspaceRoot() ?? this.requireRoot();
+      this.view?.reveal();
+      this.post({ type: "clearError" });
+      const client = this.getClient();
+      await client.connect();
+      this.setSession(sessionId, root, null, null, true);
+      const res = await client.loadSession(sessionId, root);
+      this.postModes(res.modes ?? client.sessionModes(sessionId));
+      this.post({ type: "turnEnded", stopReason: "end_turn" });
+    });
+  }
+
+  setMode(modeId: string): Promise<void> {
+    return this.run("set mode", async () => {
+      if (!this.sessionId) {
+        await this.newSession();
+        if (!this.sessionId) return;
+      }
+      const client = this.getClient();
+      await client.setMode(this.sessionId, modeId);
+      const modes = client.sessionModes(this.sessionId);
+      if (modes) this.postModes(modes);
+      else this.post({ type: "modes", modes: HEARTH_MODES, current: modeId });
+    });
+  }
+
+  private onUpdate(u: acp.SessionUpdate): void {
+    if (u.sessionUpdate === "current_mode_update" && this.sessionId) {
+      const modes = this.client?.sessionModes(this.sessionId);
+      if (modes?.availableModes.length) this.postModes(modes);
+    }
+    if (u.sessionUpdate === "session_info_update" && typeof u.title === "string") this.sessionTitle = u.title;
+    this.post({ type: "update", update: u as unknown as { sessionUpdate: string } });
+  }
+
+  // ---- permissions -----------------------------------------------------------
+
+  private askPermission(req: acp.RequestPermissionRequest, signal: AbortSignal): Promise<acp.RequestPermissionOutcome> {
+    const requestId = `perm-${++this.permSeq}`;
+    return new Promise<acp.RequestPermissionOutcome>((resolve) => {
+      let answered = false;
+      const finish = (o: acp.RequestPermissionOutcome, text: string) => {
+        if (answered) return;
+        answered = true;
+        this.permissions.delete(requestId);
+        signal.removeEventListener("abort", onAbort);
+        this.post({ type: "permissionResolved", requestId, outcome: text });
+        resolve(o);
+      };
+      const onAbort = () => finish({ outcome: "cancelled" }, "Withdrawn: the turn was cancelled or the daemon went away.");
+      if (signal.aborted) return onAbort();
+      signal.addEventListener("abort", onAbort, { once: true });
+      this.permissions.set(requestId, {
+        options: req.options,
+        resolve: (o) => {
+          const name = o.outcome === "selected" ? req.options.find((x) => x.optionId === o.optionId)?.name : undefined;
+          finish(o, name ? `You chose: ${name}` : "Cancelled.");
+        },
+      });
+      const tc = req.toolCall;
+      this.post({
+        type: "permission",
+        requestId,
+        title: tc.title ?? tc.toolCallId,
+        toolCallId: tc.toolCallId,
+        kind: tc.kind ?? null,
+        options: req.options.map((o) => ({ optionId: o.optionId, name: o.name, kind: o.kind })),
+      });
+      this.view?.reveal();
+      if (!this.view?.visible) {
+        void vscode.window
+          .showInformationMessage(`hearth asks: allow ${tc.title ?? "a tool call"}?`, "Show")
+          .then((pick) => pick && this.view?.reveal());
+      }
+    });
+  }
+
+  private answerPermission(requestId: string, optionId: string | null): void {
+    const p = this.permissions.get(requestId);
+    if (!p) return;
+    if (optionId && p.options.some((o) => o.optionId === optionId)) p.resolve({ outcome: "selected", optionId });
+    else p.resolve({ outcome: "cancelled" });
+  }
+
+  // ---- status ------------------------------------------------------------------
+
+  onStatus(fn: (s: StatusSummary) => void): vscode.Disposable {
+    this.statusListeners.add(fn);
+    return { dispose: () => this.statusListeners.delete(fn) };
+  }
+
+  private emitStatus(s: StatusSummary): void {
+    for (const fn of this.statusListeners) fn(s);
+    this.view?.post({ type: "status", label: s.label, lastTurn: s.lastTurn, warning: s.warning, tooltip: s.tooltip });
+  }
+
+  /** Polls `_hearth/status` when connected; never starts a daemon by itself. */
+  async refreshStatus(): Promise<void> {
+    if (this.disposed) return;
+    const client = this.client;
+    if (!client?.connected) {
+      if (this.everConnected) this.emitStatus(summarize(undefined, false));
+      return;
+    }
+    try {
+      const status = await client.statusIfConnected();
+      if (!status) return;
+      const root = this.sessionCwd ?? this.workspaceRoot() ?? undefined;
+      this.emitStatus(summarize(findWorkspace(status, root), true));
+    } catch (e) {
+      this.output.appendLine(`status: ${describeError(e)}`);
+    }
+  }
+
+  /** `_hearth/status` now, connecting (and starting the daemon) when needed. */
+  async fetchStatus(): Promise<HearthStatus> {
+    return this.getClient().status();
+  }
+
+  async fetchInspect(sessionId: string): Promise<unknown> {
+    return this.getClient().inspect(sessionId);
+  }
+
+  get currentSession(): string | null {
+    return this.sessionId;
+  }
+
+  get currentRoot(): string | null {
+    return this.sessionCwd ?? this.workspaceRoot();
+  }
+
+  /** Shows an error from a command-palette action. */
+  report(what: string, e: unknown): void {
+    this.reportError(what, e);
+  }
+
+  // ---- editors -----------------------------------------------------------------
+
+  private async openFile(p: string, line?: number): Promise<void> {
+    const root = this.currentRoot;
+    const abs = path.isAbsolute(p) ? p : root ? path.join(root, p) : p;
+    const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(abs));
+    const pos = line && line > 0 ? new vscode.Position(line - 1, 0) : undefined;
+    await vscode.window.showTextDocument(doc, { preview: true, selection: pos ? new vscode.Range(pos, pos) : undefined });
+  }
+
+  private async openLink(href: string): Promise<void> {
+    const uri = vscode.Uri.parse(href, false);
+    if (["http", "https", "mailto"].includes(uri.scheme)) {
+      await vscode.env.openExternal(uri);
+    } else if (!/^[a-z][a-z0-9+.-]*:/i.test(href) || uri.scheme === "file") {
+      const [file, frag] = href.replace(/^file:\/\//, "").split("#");
+      const line = frag?.match(/^L?(\d+)/)?.[1];
+      await this.openFile(decodeURIComponent(file), line ? Number(line) : undefined);
+    }
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    clearInterval(this.pollTimer);
+    for (const p of this.permissions.values()) p.resolve({ outcome: "cancelled" });
+    this.dropClient();
+  }
+}

@@ -1,0 +1,77 @@
+// The message protocol between the extension and the chat webview. Types
+// only: both sides import it (the webview through its bundle).
+//
+// ACP payloads are passed through as they came from the daemon (the webview
+// renders `session/update` itself), so a recorded ACP stream can drive the UI
+// in a test exactly as the extension does.
+
+/** The subset of ACP's SessionUpdate the webview reads; unknown kinds are ignored. */
+export interface AcpUpdate {
+  sessionUpdate: string;
+  [key: string]: unknown;
+}
+
+export interface ModeInfo {
+  id: string;
+  name: string;
+  description?: string | null;
+}
+
+export interface SessionSummary {
+  sessionId: string;
+  cwd: string;
+  title?: string | null;
+  updatedAt?: string | null;
+}
+
+export interface PermissionOptionInfo {
+  optionId: string;
+  name: string;
+  kind: string; // allow_once | allow_always | reject_once | reject_always
+}
+
+export type ConnectionState = "connecting" | "connected" | "disconnected";
+
+/** Extension → webview. */
+export type HostMessage =
+  /** Forget the transcript: a new or resumed session starts. */
+  | { type: "reset"; sessionId: string | null; title?: string | null; loading?: boolean }
+  /** The session's modes (empty when the agent reports none). */
+  | { type: "modes"; modes: ModeInfo[]; current: string | null }
+  /** One `session/update` of the current session. */
+  | { type: "update"; update: AcpUpdate }
+  /** The user's prompt, as sent (the daemon does not echo it to the sender). */
+  | { type: "userPrompt"; text: string }
+  | { type: "turnStarted" }
+  | { type: "turnEnded"; stopReason: string }
+  /** A `session/request_permission` waiting for an answer. */
+  | {
+      type: "permission";
+      requestId: string;
+      title: string;
+      toolCallId?: string;
+      kind?: string | null;
+      options: PermissionOptionInfo[];
+    }
+  /** The permission request was answered or withdrawn (the turn was cancelled). */
+  | { type: "permissionResolved"; requestId: string; outcome: string }
+  | { type: "sessions"; sessions: SessionSummary[]; current: string | null }
+  | { type: "connection"; state: ConnectionState; detail?: string }
+  | { type: "status"; label: string; lastTurn: string; warning: boolean; tooltip: string }
+  | { type: "error"; message: string; action?: { label: string; command: string } }
+  | { type: "clearError" };
+
+/** Webview → extension. */
+export type ViewMessage =
+  | { type: "ready" }
+  | { type: "prompt"; text: string }
+  | { type: "cancel" }
+  | { type: "newSession" }
+  | { type: "listSessions" }
+  | { type: "loadSession"; sessionId: string }
+  | { type: "setMode"; modeId: string }
+  | { type: "permission"; requestId: string; optionId: string | null }
+  | { type: "openDiff"; path: string; oldText: string | null; newText: string }
+  | { type: "openFile"; path: string; line?: number | null }
+  | { type: "openLink"; href: string }
+  | { type: "command"; command: string };

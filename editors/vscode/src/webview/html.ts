@@ -1,0 +1,87 @@
+// The chat webview's HTML. No `vscode` import: the UI test serves the same
+// page to headless Chromium.
+import { randomBytes } from "node:crypto";
+
+export interface ChatHtmlOptions {
+  /** URI of dist/webview.js as the webview may load it. */
+  scriptUri: string;
+  /** URI of media/chat.css. */
+  styleUri: string;
+  /** The webview's CSP source (webview.cspSource). */
+  cspSource: string;
+  nonce?: string;
+}
+
+export function newNonce(): string {
+  return randomBytes(16).toString("base64url");
+}
+
+function attr(s: string): string {
+  return s.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+}
+
+const svg = (body: string) =>
+  `<svg width="16" height="16" viewBox="0 0 16 16" fill="none" stroke="currentColor" stroke-width="1.4" stroke-linecap="round" aria-hidden="true">${body}</svg>`;
+const ICON_NEW = svg('<path d="M8 3v10M3 8h10"/>');
+const ICON_HISTORY = svg('<path d="M2.5 8a5.5 5.5 0 1 0 1.6-3.9"/><path d="M2.5 2.5v2.5H5"/><path d="M8 5v3l2 1.5"/>');
+const ICON_CLOSE = svg('<path d="M4 4l8 8M12 4l-8 8"/>');
+
+export function renderChatHtml(o: ChatHtmlOptions): string {
+  const nonce = o.nonce ?? newNonce();
+  const csp = [
+    "default-src 'none'",
+    `style-src ${o.cspSource}`,
+    `font-src ${o.cspSource}`,
+    `img-src ${o.cspSource} data:`,
+    `script-src 'nonce-${nonce}'`,
+  ].join("; ");
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${attr(csp)}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${attr(o.styleUri)}">
+<title>Hearth</title>
+</head>
+<body>
+<header id="toolbar">
+  <div class="row">
+    <span id="session-title" class="session-title" title="">No session</span>
+    <span class="spacer"></span>
+    <button id="btn-new" class="icon-button" title="New session" aria-label="New session">${ICON_NEW}</button>
+    <button id="btn-history" class="icon-button" title="Resume a session" aria-label="Resume a session">${ICON_HISTORY}</button>
+  </div>
+  <div class="row">
+    <label for="mode-select" class="muted">Mode</label>
+    <select id="mode-select" title="Session mode" disabled></select>
+    <span class="spacer"></span>
+    <span id="connection" class="chip" title="">…</span>
+  </div>
+</header>
+<section id="sessions" class="sessions" hidden>
+  <div class="sessions-head"><span>Resume a session</span><button id="btn-close-sessions" class="icon-button" aria-label="Close">${ICON_CLOSE}</button></div>
+  <ul id="session-list"></ul>
+</section>
+<div id="error" class="error" role="alert" hidden>
+  <span id="error-text"></span>
+  <button id="error-action" class="link-button" hidden></button>
+  <button id="error-close" class="icon-button" aria-label="Dismiss">${ICON_CLOSE}</button>
+</div>
+<main id="transcript" aria-live="polite">
+  <div id="empty" class="empty">Ask hearth about this workspace. <kbd>Enter</kbd> sends, <kbd>Shift</kbd>+<kbd>Enter</kbd> adds a line.</div>
+</main>
+<footer id="composer">
+  <textarea id="input" rows="3" placeholder="Ask hearth…" aria-label="Prompt"></textarea>
+  <div class="row">
+    <span id="turn-state" class="muted"></span>
+    <span class="spacer"></span>
+    <button id="btn-cancel" class="secondary" hidden>Cancel</button>
+    <button id="btn-send">Send</button>
+  </div>
+</footer>
+<script nonce="${attr(nonce)}" src="${attr(o.scriptUri)}"></script>
+</body>
+</html>
+`;
+}

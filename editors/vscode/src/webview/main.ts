@@ -1,0 +1,554 @@
+// The chat view's script: renders what the extension posts (HostMessage) and
+// posts the user's actions back (ViewMessage). Bundled by esbuild into
+// dist/webview.js; plain DOM, no framework.
+import MarkdownIt from "markdown-it";
+
+import type { AcpUpdate, HostMessage, ModeInfo, PermissionOptionInfo, SessionSummary, ViewMessage } from "../protocol.js";
+import { diffLines, diffStats, withContext } from "./diff.js";
+
+interface VsCodeApi {
+  postMessage(msg: unknown): void;
+}
+declare function acquireVsCodeApi(): VsCodeApi;
+
+const vscode = acquireVsCodeApi();
+const post = (m: ViewMessage) => vscode.postMessage(m);
+
+const md = new MarkdownIt({ html: false, linkify: true, breaks: false });
+
+function $(id: string): HTMLElement {
+  const el = document.getElementById(id);
+  if (!el) throw new Error(`#${id} missing`);
+  return el;
+}
+
+function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  props: { class?: string; text?: string; title?: string; attrs?: Record<string, string> } = {},
+  ...children: (Node | string | null | undefined)[]
+): HTMLElementTagNameMap[K] {
+  const el = document.createElement(tag);
+  if (props.class) el.className = props.class;
+  if (props.text !== undefined) el.textContent = props.text;
+  if (props.title) el.title = props.title;
+  for (const [k, v] of Object.entries(props.attrs ?? {})) el.setAttribute(k, v);
+  for (const c of children) if (c !== null && c !== undefined) el.append(c);
+  return el;
+}
+
+const transcript = $("transcript");
+const empty = $("empty");
+const input = $("input") as HTMLTextAreaElement;
+const sendBtn = $("btn-send") as HTMLButtonElement;
+const cancelBtn = $("btn-cancel") as HTMLButtonElement;
+const modeSelect = $("mode-select") as HTMLSelectElement;
+const sessionTitle = $("session-title");
+const connection = $("connection");
+const turnState = $("turn-state");
+const errorBox = $("error");
+const errorText = $("error-text");
+const errorAction = $("error-action") as HTMLButtonElement;
+const sessionsPanel = $("sessions");
+const sessionList = $("session-list");
+
+// ---- transcript state ------------------------------------------------------
+
+interface ToolState {
+  el: HTMLElement;
+  data: Record<string, unknown>;
+}
+
+interface TextBlock {
+  el: HTMLElement;
+  text: string;
+  messageId: string | null;
+  kind: "agent" | "user" | "thought";
+}
+
+let busy = false;
+let tools = new Map<string, ToolState>();
+let current: TextBlock | null = null;
+const permissions = new Map<string, HTMLElement>();
+let renderQueued = new Set<TextBlock>();
+let frameRequested = false;
+
+const raf: (f: () => void) => void =
+  typeof requestAnimationFrame === "function" ? (f) => requestAnimationFrame(f) : (f) => setTimeout(f, 16);
+
+function nearBottom(): boolean {
+  return transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 40;
+}
+
+function append(el: HTMLElement): void {
+  const stick = nearBottom();
+  empty.hidden = true;
+  transcript.append(el);
+  if (stick) transcript.scrollTop = transcript.scrollHeight;
+}
+
+function resetTranscript(): void {
+  for (const child of [...transcript.children]) if (child !== empty) child.remove();
+  empty.hidden = false;
+  tools = new Map();
+  current = null;
+  permissions.clear();
+  renderQueued = new Set();
+}
+
+function flushRenders(): void {
+  frameRequested = false;
+  const stick = nearBottom();
+  for (const b of renderQueued) renderText(b);
+  renderQueued.clear();
+  if (stick) transcript.scrollTop = transcript.scrollHeight;
+}
+
+function renderText(b: TextBlock): void {
+  const body = b.el.querySelector(".body") as HTMLElement;
+  if (b.kind === "user") {
+    body.textContent = b.text;
+  } else {
+    body.innerHTML = md.render(b.text);
+  }
+}
+
+function textBlock(kind: TextBlock["kind"], messageId: string | null): TextBlock {
+  if (current && current.kind === kind && (messageId === null || current.messageId === null || current.messageId === messageId)) {
+    return current;
+  }
+  let el: HTMLElement;
+  if (kind === "thought") {
+    el = h("details", { class: "message thought" }, h("summary", { text: "Thinking" }), h("div", { class: "body markdown" }));
+  } else {
+    el = h(
+      "div",
+      { class: `message ${kind}` },
+      h("div", { class: "who", text: kind === "user" ? "You" : "hearth" }),
+      h("div", { class: kind === "user" ? "body" : "body markdown" }),
+    );
+  }
+  append(el);
+  current = { el, text: "", messageId, kind };
+  return current;
+}
+
+function addText(kind: TextBlock["kind"], update: AcpUpdate): void {
+  const content = update.content as { type?: string; text?: string; uri?: string; name?: string } | undefined;
+  let text = "";
+  if (content?.type === "text") text = content.text ?? "";
+  else if (content?.type === "resource_link") text = `[${content.name ?? content.uri}](${content.uri})`;
+  else if (content?.type) text = `\n*[${content.type} content]*\n`;
+  const b = textBlock(kind, (update.messageId as string | undefined) ?? null);
+  b.text += text;
+  b.el.classList.toggle("streaming", busy && kind !== "user");
+  renderQueued.add(b);
+  if (!frameRequested) {
+    frameRequested = true;
+    raf(flushRenders);
+  }
+}
+
+// ---- tool calls --------------------------------------------------------------
+
+const STATUS_ICON: Record<string, string> = { pending: "◌", in_progress: "◐", completed: "✓", failed: "✗" };
+
+function toolCall(update: AcpUpdate, isNew: boolean): void {
+  const id = String(update.toolCallId ?? "");
+  let t = tools.get(id);
+  if (!t) {
+    const el = h("div", { class: "tool", attrs: { "data-tool-call-id": id } });
+    t = { el, data: {} };
+    tools.set(id, t);
+    append(el);
+  } else if (isNew) {
+    t.data = {};
+  }
+  for (const [k, v] of Object.entries(update)) {
+    if (k === "sessionUpdate" || v === undefined || v === null) continue;
+    t.data[k] = v;
+  }
+  renderTool(t);
+  current = null; // text after a tool call starts a new message
+}
+
+function renderTool(t: ToolState): void {
+  const d = t.data as {
+    toolCallId: string;
+    title?: string;
+    kind?: string;
+    status?: string;
+    content?: unknown[];
+    locations?: { path: string; line?: number | null }[];
+    rawInput?: unknown;
+  };
+  const status = d.status ?? "pending";
+  t.el.className = `tool status-${status}`;
+  t.el.dataset.status = status;
+  const pendingPermission = t.el.querySelector(":scope > .permission");
+  t.el.replaceChildren();
+  const head = h(
+    "div",
+    { class: "tool-head" },
+    h("span", { class: "tool-icon", text: STATUS_ICON[status] ?? "•", attrs: { "aria-hidden": "true" } }),
+    h("span", { class: "tool-title", text: d.title ?? "tool call" }),
+    d.kind ? h("span", { class: "tool-kind", text: d.kind }) : null,
+    h("span", { class: "tool-status", text: status.replace("_", " ") }),
+  );
+  t.el.append(head);
+  const locs = (d.locations ?? []).filter((l) => l && typeof l.path === "string");
+  if (locs.length) {
+    const row = h("div", { class: "tool-locations" });
+    for (const l of locs) {
+      const a = h("a", { class: "file-link", text: l.line ? `${l.path}:${l.line}` : l.path, attrs: { href: "#" } });
+      a.addEventListener("click", (e) => {
+        e.preventDefault();
+        post({ type: "openFile", path: l.path, line: l.line ?? null });
+      });
+      row.append(a);
+    }
+    t.el.append(row);
+  }
+  const content = Array.isArray(d.content) ? d.content : [];
+  if (content.length === 0 && d.rawInput !== undefined && status !== "completed") {
+    t.el.append(h("div", { class: "tool-input muted", text: compact(d.rawInput) }));
+  }
+  for (const c of content) {
+    const item = c as { type?: string; content?: { type?: string; text?: string }; path?: string; oldText?: string | null; newText?: string; terminalId?: string };
+    if (item.type === "diff" && typeof item.path === "string" && typeof item.newText === "string") {
+      t.el.append(renderDiff(item.path, item.oldText ?? null, item.newText));
+    } else if (item.type === "content" && item.content?.type === "text") {
+      const text = item.content.text ?? "";
+      const lines = text.split("\n");
+      const pre = h("pre", { class: "tool-output", text: lines.length > 12 ? lines.slice(0, 12).join("\n") : text });
+      if (lines.length > 12) {
+        const more = h("details", { class: "tool-more" }, h("summary", { text: `${lines.length - 12} more lines` }), h("pre", { class: "tool-output", text: lines.slice(12).join("\n") }));
+        t.el.append(pre, more);
+      } else {
+        t.el.append(pre);
+      }
+    } else if (item.type === "terminal") {
+      t.el.append(h("div", { class: "muted", text: `terminal ${item.terminalId ?? ""}` }));
+    }
+  }
+  if (pendingPermission) t.el.append(pendingPermission);
+}
+
+function compact(v: unknown): string {
+  try {
+    const s = JSON.stringify(v);
+    return s.length > 200 ? s.slice(0, 197) + "…" : s;
+  } catch {
+    return String(v);
+  }
+}
+
+function renderDiff(path: string, oldText: string | null, newText: string): HTMLElement {
+  const lines = diffLines(oldText, newText);
+  const { added, removed } = diffStats(lines);
+  const open = h("button", { class: "link-button open-diff", text: "Open diff", title: `Compare ${path} in the diff editor` });
+  open.addEventListener("click", () => post({ type: "openDiff", path, oldText, newText }));
+  const head = h(
+    "div",
+    { class: "diff-head" },
+    h("span", { class: "diff-path", text: path, title: path }),
+    h("span", { class: "diff-added", text: `+${added}` }),
+    h("span", { class: "diff-removed", text: `−${removed}` }),
+    oldText === null ? h("span", { class: "tool-kind", text: "new file" }) : null,
+    open,
+  );
+  const body = h("div", { class: "diff-body" });
+  const shown = withContext(lines, 2);
+  let count = 0;
+  for (const l of shown) {
+    if (count++ > 80) {
+      body.append(h("div", { class: "diff-line diff-skip", text: "⋯ open the diff to see the rest" }));
+      break;
+    }
+    if (l.op === "…") {
+      body.append(h("div", { class: "diff-line diff-skip", text: `⋯ ${l.count} unchanged line${l.count === 1 ? "" : "s"}` }));
+    } else {
+      const cls = l.op === "+" ? "diff-line diff-add" : l.op === "-" ? "diff-line diff-del" : "diff-line";
+      body.append(h("div", { class: cls }, h("span", { class: "diff-op", text: l.op }), h("span", { text: l.text })));
+    }
+  }
+  return h("div", { class: "diff", attrs: { "data-path": path } }, head, body);
+}
+
+// ---- plan ----------------------------------------------------------------------
+
+function renderPlan(update: AcpUpdate): void {
+  const entries = (update.entries as { content: string; status: string; priority?: string }[] | undefined) ?? [];
+  let el = transcript.querySelector(":scope > .plan:last-of-type") as HTMLElement | null;
+  if (!el || el !== transcript.lastElementChild) {
+    el = h("div", { class: "plan" });
+    append(el);
+  }
+  el.replaceChildren(h("div", { class: "who", text: "Plan" }));
+  const ul = h("ul");
+  for (const e of entries) {
+    const mark = e.status === "completed" ? "✓" : e.status === "in_progress" ? "◐" : "○";
+    ul.append(h("li", { class: `plan-${e.status}`, text: `${mark} ${e.content}` }));
+  }
+  el.append(ul);
+  current = null;
+}
+
+// ---- permissions -------------------------------------------------------------
+
+const OPTION_CLASS: Record<string, string> = {
+  allow_once: "allow",
+  allow_always: "allow",
+  reject_once: "reject",
+  reject_always: "reject",
+};
+
+function showPermission(m: Extract<HostMessage, { type: "permission" }>): void {
+  const buttons = h("div", { class: "permission-buttons" });
+  const card = h(
+    "div",
+    { class: "permission", attrs: { "data-request-id": m.requestId, role: "group", "aria-label": "Permission request" } },
+    h("div", { class: "permission-title" }, h("strong", { text: "Allow " }), h("span", { text: m.title }), h("strong", { text: "?" })),
+    buttons,
+  );
+  for (const o of orderOptions(m.options)) {
+    const b = h("button", {
+      class: `permission-option ${OPTION_CLASS[o.kind] ?? ""} ${o.kind.endsWith("always") ? "always" : ""}`,
+      text: o.name,
+      attrs: { "data-option-id": o.optionId, "data-kind": o.kind },
+    });
+    b.addEventListener("click", () => {
+      for (const other of buttons.querySelectorAll("button")) (other as HTMLButtonElement).disabled = true;
+      b.classList.add("chosen");
+      post({ type: "permission", requestId: m.requestId, optionId: o.optionId });
+    });
+    buttons.append(b);
+  }
+  permissions.set(m.requestId, card);
+  const tool = m.toolCallId ? tools.get(m.toolCallId) : undefined;
+  const stick = nearBottom();
+  if (tool) {
+    tool.el.append(card);
+    empty.hidden = true;
+  } else {
+    append(card);
+  }
+  if (stick) transcript.scrollTop = transcript.scrollHeight;
+  const first = buttons.querySelector("button") as HTMLButtonElement | null;
+  first?.focus({ preventScroll: true });
+}
+
+function orderOptions(options: PermissionOptionInfo[]): PermissionOptionInfo[] {
+  const rank = (k: string) => ["allow_once", "allow_always", "reject_once", "reject_always"].indexOf(k);
+  return [...options].sort((a, b) => (rank(a.kind) === -1 ? 9 : rank(a.kind)) - (rank(b.kind) === -1 ? 9 : rank(b.kind)));
+}
+
+function resolvePermission(requestId: string, outcome: string): void {
+  const card = permissions.get(requestId);
+  if (!card) return;
+  permissions.delete(requestId);
+  card.classList.add("resolved");
+  for (const b of card.querySelectorAll("button")) (b as HTMLButtonElement).disabled = true;
+  card.append(h("div", { class: "permission-outcome muted", text: outcome }));
+}
+
+// ---- toolbar, composer, sessions ---------------------------------------------
+
+function setBusy(b: boolean): void {
+  busy = b;
+  document.body.classList.toggle("busy", b);
+  cancelBtn.hidden = !b;
+  sendBtn.disabled = b;
+  turnState.textContent = b ? "Working…" : "";
+  if (!b) for (const el of transcript.querySelectorAll(".streaming")) el.classList.remove("streaming");
+}
+
+function setModes(modes: ModeInfo[], currentMode: string | null): void {
+  modeSelect.replaceChildren();
+  for (const m of modes) {
+    const o = h("option", { text: m.name, title: m.description ?? "", attrs: { value: m.id } });
+    modeSelect.append(o);
+  }
+  modeSelect.disabled = modes.length === 0;
+  if (currentMode !== null) modeSelect.value = currentMode;
+  modeSelect.dataset.current = currentMode ?? "";
+}
+
+function showError(message: string, action?: { label: string; command: string }): void {
+  errorText.textContent = message;
+  errorBox.hidden = false;
+  if (action) {
+    errorAction.textContent = action.label;
+    errorAction.dataset.command = action.command;
+    errorAction.hidden = false;
+  } else {
+    errorAction.hidden = true;
+  }
+}
+
+function showSessions(list: SessionSummary[], currentId: string | null): void {
+  sessionList.replaceChildren();
+  if (list.length === 0) sessionList.append(h("li", { class: "muted", text: "No sessions in this workspace yet." }));
+  for (const s of list) {
+    const when = s.updatedAt ? new Date(s.updatedAt) : null;
+    const label = s.title || `Session ${s.sessionId.slice(0, 12)}…`;
+    const li = h(
+      "li",
+      { class: s.sessionId === currentId ? "session current" : "session", attrs: { tabindex: "0", "data-session-id": s.sessionId } },
+      h("span", { class: "session-name", text: label }),
+      h("span", { class: "muted", text: when && !isNaN(when.getTime()) ? when.toLocaleString() : "" }),
+    );
+    const pick = () => {
+      sessionsPanel.hidden = true;
+      post({ type: "loadSession", sessionId: s.sessionId });
+    };
+    li.addEventListener("click", pick);
+    li.addEventListener("keydown", (e) => {
+      if (e.key === "Enter") pick();
+    });
+    sessionList.append(li);
+  }
+  sessionsPanel.hidden = false;
+}
+
+function send(): void {
+  const text = input.value.trim();
+  if (!text || busy) return;
+  input.value = "";
+  post({ type: "prompt", text });
+}
+
+input.addEventListener("keydown", (e) => {
+  if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+    e.preventDefault();
+    send();
+  } else if (e.key === "Escape" && busy) {
+    post({ type: "cancel" });
+  }
+});
+sendBtn.addEventListener("click", send);
+cancelBtn.addEventListener("click", () => post({ type: "cancel" }));
+$("btn-new").addEventListener("click", () => post({ type: "newSession" }));
+$("btn-history").addEventListener("click", () => post({ type: "listSessions" }));
+$("btn-close-sessions").addEventListener("click", () => (sessionsPanel.hidden = true));
+$("error-close").addEventListener("click", () => (errorBox.hidden = true));
+errorAction.addEventListener("click", () => {
+  const command = errorAction.dataset.command;
+  if (command) post({ type: "command", command });
+});
+modeSelect.addEventListener("change", () => {
+  const want = modeSelect.value;
+  // Show the confirmed mode until the agent answers (a "modes" message).
+  modeSelect.value = modeSelect.dataset.current ?? want;
+  post({ type: "setMode", modeId: want });
+});
+transcript.addEventListener("click", (e) => {
+  const a = (e.target as HTMLElement).closest("a");
+  if (!a || a.classList.contains("file-link")) return;
+  e.preventDefault();
+  const href = a.getAttribute("href");
+  if (href) post({ type: "openLink", href });
+});
+
+// ---- messages from the extension ------------------------------------------
+
+function onUpdate(u: AcpUpdate): void {
+  switch (u.sessionUpdate) {
+    case "agent_message_chunk":
+      addText("agent", u);
+      break;
+    case "agent_thought_chunk":
+      addText("thought", u);
+      break;
+    case "user_message_chunk":
+      addText("user", u);
+      break;
+    case "tool_call":
+      toolCall(u, true);
+      break;
+    case "tool_call_update":
+      toolCall(u, false);
+      break;
+    case "plan":
+      renderPlan(u);
+      break;
+    case "current_mode_update":
+      if (typeof u.currentModeId === "string") {
+        modeSelect.value = u.currentModeId;
+        modeSelect.dataset.current = u.currentModeId;
+      }
+      break;
+    case "session_info_update":
+      if (typeof u.title === "string") sessionTitle.textContent = u.title;
+      break;
+  }
+}
+
+window.addEventListener("message", (event: MessageEvent<HostMessage>) => {
+  const m = event.data;
+  if (!m || typeof m !== "object" || typeof (m as { type?: unknown }).type !== "string") return;
+  switch (m.type) {
+    case "reset":
+      resetTranscript();
+      setBusy(false);
+      sessionTitle.textContent = m.title || (m.sessionId ? `Session ${m.sessionId.slice(0, 12)}…` : "No session");
+      sessionTitle.title = m.sessionId ?? "";
+      document.body.dataset.session = m.sessionId ?? "";
+      turnState.textContent = m.loading ? "Loading history…" : "";
+      break;
+    case "modes":
+      setModes(m.modes, m.current);
+      break;
+    case "update":
+      onUpdate(m.update);
+      break;
+    case "userPrompt":
+      current = null;
+      addText("user", { sessionUpdate: "user_message_chunk", content: { type: "text", text: m.text } });
+      current = null;
+      break;
+    case "turnStarted":
+      errorBox.hidden = true;
+      setBusy(true);
+      break;
+    case "turnEnded":
+      flushRenders();
+      setBusy(false);
+      current = null;
+      if (m.stopReason && m.stopReason !== "end_turn") {
+        append(h("div", { class: "turn-end muted", text: m.stopReason === "cancelled" ? "Cancelled." : `Stopped: ${m.stopReason.replace(/_/g, " ")}` }));
+      }
+      break;
+    case "permission":
+      showPermission(m);
+      break;
+    case "permissionResolved":
+      resolvePermission(m.requestId, m.outcome);
+      break;
+    case "sessions":
+      showSessions(m.sessions, m.current);
+      break;
+    case "connection":
+      connection.dataset.state = m.state;
+      if (m.state !== "connected") {
+        connection.textContent = m.state === "connecting" ? "connecting…" : "disconnected";
+        connection.classList.toggle("warning", m.state === "disconnected");
+      }
+      connection.title = m.detail ?? "";
+      break;
+    case "status":
+      connection.textContent = m.lastTurn ? `${m.label} · ${m.lastTurn}` : m.label;
+      connection.classList.toggle("warning", m.warning);
+      connection.title = m.tooltip;
+      break;
+    case "error":
+      flushRenders();
+      showError(m.message, m.action);
+      break;
+    case "clearError":
+      errorBox.hidden = true;
+      break;
+  }
+});
+
+setBusy(false);
+post({ type: "ready" });

@@ -1,0 +1,270 @@
+// The bundled extension (dist/extension.cjs), activated against a stand-in
+// `vscode` module and driven through its chat view's message protocol: real
+// `hearth acp` + `hearth sim` for turns, status and the daemon going away; the
+// SDK stand-in agent for permissions and modes; a missing binary.
+import assert from "node:assert/strict";
+import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import Module, { createRequire } from "node:module";
+import * as path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+
+import type { HostMessage } from "../src/protocol.js";
+import { PACKAGE_DIR, hearthBinary, isolatedEnv, killPid, startSim, stopDaemonOf, within, type Env, type Sim } from "./helpers.js";
+import { makeVscode, makeWebviewView, Uri, type Log } from "./vscode-stub.js";
+
+const BUNDLE = path.join(PACKAGE_DIR, "dist", "extension.cjs");
+const FAKE_AGENT = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures", "fake-agent.js");
+const pkg = JSON.parse(readFileSync(path.join(PACKAGE_DIR, "package.json"), "utf8"));
+
+type Posted = Log<HostMessage>;
+
+/** The concatenated text of the `kind` chunks among `msgs`. */
+function chunks(msgs: HostMessage[], kind = "agent_message_chunk"): string[] {
+  return msgs.flatMap((m) =>
+    m.type === "update" && m.update.sessionUpdate === kind ? [String((m.update.content as { text?: string }).text ?? "")] : [],
+  );
+}
+
+describe("the extension, activated against a stand-in vscode API", () => {
+  let bin: string;
+  let sim: Sim;
+  let env: Env;
+  let stub: ReturnType<typeof makeVscode>;
+  let ext: { activate(ctx: unknown): void; deactivate(): void };
+  let context: { subscriptions: { dispose(): unknown }[]; extensionUri: Uri; extension: { packageJSON: unknown } };
+  let web: ReturnType<typeof makeWebviewView>;
+  let posted: Posted;
+  const daemons = new Set<number>();
+  const loadOriginal = (Module as unknown as { _load: (...a: unknown[]) => unknown })._load;
+
+  /** Sends a webview message and waits for the posted message it leads to (from now on). */
+  async function after_(m: unknown, match: (h: HostMessage) => boolean, what: string, ms = 20_000): Promise<HostMessage> {
+    const from = posted.length;
+    web.send(m);
+    return posted.waitFor(match, what, ms, from);
+  }
+
+  async function daemonPid(): Promise<number> {
+    const before = stub.rec.opened.length;
+    await stub.vscode.commands.executeCommand("hearth.showStatus");
+    const doc = await stub.rec.opened.waitFor((d) => d.uri === "hearth:/status.md", "the status document", 10_000, before);
+    const pid = Number(doc.text.match(/\| pid \| (\d+) \|/)?.[1]);
+    assert.ok(pid > 0, doc.text);
+    daemons.add(pid);
+    return pid;
+  }
+
+  before(async () => {
+    assert.ok(existsSync(BUNDLE), `${BUNDLE} is missing: run \`node build.mjs\` first`);
+    bin = hearthBinary();
+    sim = await startSim(bin);
+    env = isolatedEnv(sim);
+    // The extension host's environment is the daemon's: point it at this test's sim and socket.
+    for (const k of ["HEARTH_SOCKET", "HEARTH_DATA_DIR", "OPENAI_BASE_URL", "OPENAI_API_KEY"]) process.env[k] = env.env[k];
+    stub = makeVscode(env.workspace);
+    stub.rec.config["hearth.path"] = bin;
+    (Module as unknown as { _load: (...a: unknown[]) => unknown })._load = function (request: unknown, ...rest: unknown[]) {
+      if (request === "vscode") return stub.vscode;
+      return loadOriginal.call(this, request, ...rest);
+    };
+    ext = createRequire(import.meta.url)(BUNDLE);
+    context = { subscriptions: [], extensionUri: Uri.file(PACKAGE_DIR), extension: { packageJSON: pkg } };
+    ext.activate(context);
+  });
+
+  after(async () => {
+    for (const d of context?.subscriptions ?? []) d.dispose();
+    ext?.deactivate();
+    (Module as unknown as { _load: unknown })._load = loadOriginal;
+    for (const pid of daemons) killPid(pid);
+    if (bin && env) await stopDaemonOf(bin, env);
+    await sim?.stop();
+    env?.cleanup();
+  });
+
+  test("activation registers every contributed command, the chat view and the status bar item", () => {
+    const contributed = pkg.contributes.commands.map((c: { command: string }) => c.command).sort();
+    assert.deepEqual(contributed, [
+      "hearth.ask",
+      "hearth.cancel",
+      "hearth.inspectSession",
+      "hearth.newSession",
+      "hearth.resumeSession",
+      "hearth.showStatus",
+    ]);
+    assert.deepEqual([...stub.rec.commands.keys()].sort(), contributed);
+    assert.deepEqual([...stub.rec.views.keys()], [pkg.contributes.views.hearth[0].id]);
+    assert.equal(stub.rec.statusItems.length, 1);
+    assert.equal(stub.rec.statusItems[0].command, "hearth.showStatus");
+    assert.match(stub.rec.statusItems[0].text, /hearth/);
+  });
+
+  test("the chat view gets a locked-down page and the transcript on ready", async () => {
+    web = makeWebviewView();
+    posted = web.posted as Posted;
+    stub.rec.views.get("hearth.chat")!.provider.resolveWebviewView(web.view);
+    const html = web.view.webview.html;
+    assert.match(html, /Content-Security-Policy/);
+    assert.match(html, /default-src 'none'/);
+    const nonce = html.match(/script-src 'nonce-([^']+)'/)?.[1];
+    assert.ok(nonce, "a script nonce");
+    assert.ok(html.includes(`<script nonce="${nonce}" src="${Uri.file(path.join(PACKAGE_DIR, "dist", "webview.js")).toString()}"`));
+    assert.ok(existsSync(path.join(PACKAGE_DIR, "dist", "webview.js")));
+    const reset = await after_({ type: "ready" }, (m) => m.type === "reset", "reset");
+    assert.equal(reset.type === "reset" && reset.sessionId, null);
+  });
+
+  test("a prompt from the view: session, streamed updates, turn end, status bar", async () => {
+    const from = posted.length;
+    const ended = await after_({ type: "prompt", text: "list the files" }, (m) => m.type === "turnEnded", "turnEnded");
+    assert.equal(ended.type === "turnEnded" && ended.stopReason, "end_turn");
+    const seq = posted.items.slice(from);
+    const types = seq.map((m) => (m.type === "update" ? `update:${m.update.sessionUpdate}` : m.type));
+    const at = (t: string) => types.indexOf(t);
+    assert.ok(at("reset") >= 0 && at("reset") < at("userPrompt"), types.join(" "));
+    assert.ok(at("userPrompt") < at("turnStarted"));
+    assert.ok(at("turnStarted") < at("update:tool_call"));
+    assert.ok(at("update:tool_call") < at("update:agent_message_chunk"));
+    assert.ok(at("update:agent_message_chunk") < at("turnEnded"));
+    const modes = seq.find((m) => m.type === "modes");
+    assert.ok(modes && modes.type === "modes" && modes.modes.map((m) => m.id).includes("ask"), "the mode picker is filled");
+    const text = chunks(seq).join("");
+    assert.match(text, /I called list_dir 1 time/);
+    const status = await stub.rec.statusTexts.waitFor((t) => /hearth: ready · \d+/.test(t), "the status bar to show ready and the turn time");
+    assert.match(status, /^\$\(flame\) hearth: ready · \d+(\.\d)? m?s$/);
+    assert.ok(stub.rec.executed.items.some((e) => e.id === "setContext" && e.args[0] === "hearth.busy" && e.args[1] === true));
+  });
+
+  test("Show Status and Inspect Session open the daemon's documents", async () => {
+    const pid = await daemonPid();
+    const statusDoc = stub.rec.opened.items.findLast((d) => d.uri === "hearth:/status.md")!;
+    assert.match(statusDoc.text, /^# hearth status/);
+    assert.ok(statusDoc.text.includes(`| socket | \`${env.socket}\` |`));
+    assert.match(statusDoc.text, /\(this window\) \| ready \| ws \|/);
+    assert.ok(pid > 0);
+    assert.ok(stub.rec.executed.items.some((e) => e.id === "markdown.showPreview"));
+
+    const before = stub.rec.opened.length;
+    await stub.vscode.commands.executeCommand("hearth.inspectSession");
+    const doc = await stub.rec.opened.waitFor((d) => d.uri.startsWith("hearth:/inspect/"), "the inspect document", 10_000, before);
+    const parsed = JSON.parse(doc.text);
+    assert.ok(parsed.session, doc.text.slice(0, 200));
+    assert.ok(doc.text.includes("list the files"));
+  });
+
+  test("Open diff shows both sides in VS Code's diff editor", async () => {
+    const from = stub.rec.executed.length;
+    web.send({ type: "openDiff", path: path.join(env.workspace, "a.txt"), oldText: "hello\n", newText: "hello, world\n" });
+    const call = await stub.rec.executed.waitFor((e) => e.id === "vscode.diff", "vscode.diff", 5_000, from);
+    const [left, right, title] = call.args as [Uri, Uri, string];
+    assert.equal(title, "a.txt (hearth edit)");
+    const provider = stub.rec.contentProviders.get(left.scheme)!;
+    assert.equal(await provider.provideTextDocumentContent(left), "hello\n");
+    assert.equal(await provider.provideTextDocumentContent(right), "hello, world\n");
+    assert.match(left.path, /a\.txt$/);
+  });
+
+  test("the daemon going away mid-turn: an error in the view, then the next prompt reconnects", async () => {
+    const pid = await daemonPid();
+    const from = posted.length;
+    // 150 model round trips with a tool each: a turn that lasts until the kill.
+    web.send({ type: "prompt", text: "sim:calls=150 sim:tool=list_dir" });
+    await posted.waitFor((m) => m.type === "update" && m.update.sessionUpdate === "tool_call", "the first tool call", 20_000, from);
+    killPid(pid, "SIGKILL");
+    const err = await posted.waitFor((m) => m.type === "error", "the error message", 20_000, from);
+    assert.ok(err.type === "error");
+    assert.match(err.message, /The hearth daemon went away/);
+    assert.match(err.message, /restarted on your next action/);
+    assert.deepEqual(err.action, { label: "Show log", command: "showOutput" });
+    const ended = posted.items.slice(from).find((m) => m.type === "turnEnded");
+    assert.deepEqual(ended, { type: "turnEnded", stopReason: "error" });
+    assert.ok(posted.items.slice(from).some((m) => m.type === "connection" && m.state === "disconnected"));
+    await stub.rec.statusTexts.waitFor((t) => t.includes("reconnecting"), "the status bar to say reconnecting");
+
+    const again = posted.length;
+    const ok = await after_({ type: "prompt", text: "are you back?" }, (m) => m.type === "turnEnded", "the next turn", 30_000);
+    assert.deepEqual(ok, { type: "turnEnded", stopReason: "end_turn" });
+    const text = chunks(posted.items.slice(again)).join("");
+    assert.equal(text, "You said: are you back?");
+    assert.ok(posted.items.slice(again).some((m) => m.type === "clearError"), "the old error is cleared");
+    assert.notEqual(await daemonPid(), pid);
+  });
+
+  test("resume: session list and replayed history", async () => {
+    const list = await after_({ type: "listSessions" }, (m) => m.type === "sessions", "the session list");
+    assert.ok(list.type === "sessions");
+    assert.ok(list.sessions.length >= 1);
+    const id = list.current!;
+    assert.ok(list.sessions.some((s) => s.sessionId === id));
+    const from = posted.length;
+    await after_({ type: "loadSession", sessionId: id }, (m) => m.type === "turnEnded", "the replay to end");
+    const seq = posted.items.slice(from);
+    assert.equal(seq.filter((m) => m.type !== "clearError")[0].type, "reset", "the view is cleared before the replay");
+    const users = chunks(seq, "user_message_chunk");
+    assert.deepEqual(users, ["list the files", "sim:calls=150 sim:tool=list_dir", "are you back?"]);
+  });
+
+  test("permissions and modes (stand-in agent): buttons answer the agent, cancel withdraws", async () => {
+    const dir = path.dirname(env.socket);
+    const wrapper = path.join(dir, "fake-hearth");
+    writeFileSync(wrapper, `#!/bin/sh\nexec "${process.execPath}" "${FAKE_AGENT}" "$@"\n`);
+    chmodSync(wrapper, 0o755);
+    stub.rec.config["hearth.path"] = wrapper;
+
+    const modes = await after_({ type: "newSession" }, (m) => m.type === "modes", "the modes");
+    assert.deepEqual(modes, {
+      type: "modes",
+      modes: [
+        { id: "read-only", name: "Read-only", description: null },
+        { id: "ask", name: "Ask", description: null },
+        { id: "auto-edit", name: "Auto-edit", description: null },
+        { id: "full-auto", name: "Full auto", description: null },
+      ],
+      current: "ask",
+    });
+    const switched = await after_({ type: "setMode", modeId: "auto-edit" }, (m) => m.type === "modes", "the mode switch");
+    assert.equal(switched.type === "modes" && switched.current, "auto-edit");
+
+    let from = posted.length;
+    const perm = await after_({ type: "prompt", text: "edit a.txt" }, (m) => m.type === "permission", "the permission request");
+    assert.ok(perm.type === "permission");
+    assert.equal(perm.title, "Edit a.txt");
+    assert.equal(perm.toolCallId, "call_edit_1");
+    assert.deepEqual(perm.options.map((o) => o.kind), ["allow_once", "allow_always", "reject_once", "reject_always"]);
+    const diffCall = posted.items.slice(from).find((m) => m.type === "update" && m.update.sessionUpdate === "tool_call");
+    assert.ok(diffCall && JSON.stringify(diffCall).includes('"type":"diff"'));
+    web.send({ type: "permission", requestId: perm.requestId, optionId: "allow_always" });
+    const resolved = await posted.waitFor((m) => m.type === "permissionResolved", "permissionResolved", 10_000, from);
+    assert.deepEqual(resolved, { type: "permissionResolved", requestId: perm.requestId, outcome: "You chose: Always allow" });
+    const end = await posted.waitFor((m) => m.type === "turnEnded", "turnEnded", 10_000, from);
+    assert.deepEqual(end, { type: "turnEnded", stopReason: "end_turn" });
+    const text = chunks(posted.items.slice(from)).join("");
+    assert.equal(text, "permission: allow_always; mode: auto-edit");
+
+    from = posted.length;
+    const perm2 = await after_({ type: "prompt", text: "edit again" }, (m) => m.type === "permission", "the second permission request");
+    web.send({ type: "cancel" });
+    const withdrawn = await posted.waitFor((m) => m.type === "permissionResolved", "the withdrawal", 10_000, from);
+    assert.ok(perm2.type === "permission" && withdrawn.type === "permissionResolved");
+    assert.equal(withdrawn.requestId, perm2.requestId);
+    assert.match(withdrawn.outcome, /Withdrawn/);
+    const end2 = await posted.waitFor((m) => m.type === "turnEnded", "turnEnded", 10_000, from);
+    assert.deepEqual(end2, { type: "turnEnded", stopReason: "cancelled" });
+  });
+
+  test("a missing binary: the view and a notification point to the README", async () => {
+    stub.rec.config["hearth.path"] = path.join(path.dirname(env.socket), "not-there", "hearth");
+    const errorsBefore = stub.rec.errors.length;
+    const err = await after_({ type: "newSession" }, (m) => m.type === "error", "the error");
+    assert.ok(err.type === "error");
+    assert.match(err.message, /hearth binary was not found/);
+    assert.match(err.message, /not-there/);
+    assert.deepEqual(err.action, { label: "Open the README", command: "openReadme" });
+    const note = await stub.rec.errors.waitFor(() => true, "the error notification", 5_000, errorsBefore);
+    assert.deepEqual(note.items, ["Open README", "Open Settings"]);
+    const opened = stub.rec.external.length;
+    web.send({ type: "command", command: "openReadme" });
+    assert.equal(await within(stub.rec.external.waitFor(() => true, "openExternal", 5_000, opened), 6_000, "openExternal"), "https://github.com/hearthd/hearth#readme");
+  });
+});

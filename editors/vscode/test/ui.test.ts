@@ -1,0 +1,305 @@
+// The chat webview in headless Chromium: the page the extension serves, with
+// VS Code's webview API stubbed, fed a recorded turn (streamed Markdown, a tool
+// call, an edit with a diff, a permission prompt). DOM assertions, and a
+// screenshot written to a temp dir and copied to editors/vscode/screenshot.png.
+import assert from "node:assert/strict";
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { pathToFileURL } from "node:url";
+import { chromium, type BrowserContext, type Page } from "playwright-core";
+
+import type { HostMessage, ViewMessage } from "../src/protocol.js";
+import { renderChatHtml } from "../src/webview/html.js";
+import { PACKAGE_DIR } from "./helpers.js";
+import { decodePng, differingPixels } from "./png.js";
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const FIXTURE = JSON.parse(readFileSync(path.join(PACKAGE_DIR, "test", "fixtures", "recorded-turn.json"), "utf8")) as {
+  part1: HostMessage[];
+  part2: HostMessage[];
+};
+
+declare global {
+  interface Window {
+    __posted: ViewMessage[];
+  }
+}
+
+describe("chat webview in headless Chromium", () => {
+  let tmp: string;
+  let context: BrowserContext;
+  let page: Page;
+  const pageErrors: string[] = [];
+
+  async function feed(msgs: HostMessage[]): Promise<void> {
+    await page.evaluate((ms) => {
+      for (const m of ms) window.postMessage(m, "*");
+    }, msgs);
+  }
+
+  /** The first message of `type` the view posted (since the last clear), waiting for it. */
+  async function waitPosted(type: ViewMessage["type"]): Promise<ViewMessage> {
+    const handle = await page
+      .waitForFunction((t) => window.__posted.find((m) => m.type === t) ?? null, type, { timeout: 5_000 })
+      .catch((e: unknown) => {
+        throw new Error(`the view posted no ${type}: ${String(e)}`);
+      });
+    return (await handle.jsonValue()) as ViewMessage;
+  }
+
+  before(async () => {
+    assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing (apt-get install -y chromium)`);
+    const script = path.join(PACKAGE_DIR, "dist", "webview.js");
+    assert.ok(existsSync(script), `${script} is missing: run \`node build.mjs\` first`);
+    tmp = mkdtempSync(path.join(os.tmpdir(), "hearth-ui-"));
+    const html = renderChatHtml({
+      scriptUri: pathToFileURL(script).toString(),
+      styleUri: pathToFileURL(path.join(PACKAGE_DIR, "media", "chat.css")).toString(),
+      cspSource: "file:",
+    });
+    writeFileSync(path.join(tmp, "chat.html"), html);
+    context = await chromium.launchPersistentContext(path.join(tmp, "profile"), {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
+      viewport: { width: 420, height: 980 },
+      deviceScaleFactor: 1,
+      timeout: 30_000,
+    });
+    page = context.pages()[0] ?? (await context.newPage());
+    page.on("pageerror", (e) => pageErrors.push(String(e)));
+    page.on("console", (m) => {
+      if (m.type() === "error") pageErrors.push(m.text());
+    });
+    await page.addInitScript(() => {
+      window.__posted = [];
+      (window as unknown as { acquireVsCodeApi: () => unknown }).acquireVsCodeApi = () => ({
+        postMessage: (m: ViewMessage) => window.__posted.push(JSON.parse(JSON.stringify(m))),
+        getState: () => undefined,
+        setState: () => undefined,
+      });
+    });
+    await page.goto(pathToFileURL(path.join(tmp, "chat.html")).toString());
+    await waitPosted("ready");
+  });
+
+  after(async () => {
+    await context?.close();
+    if (tmp) rmSync(tmp, { recursive: true, force: true });
+  });
+
+  test("the page loads its script and style under the CSP", async () => {
+    const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    assert.equal(bg, "rgb(30, 30, 30)", "chat.css applied");
+    assert.equal(await page.locator("#btn-cancel").isHidden(), true);
+    assert.equal(await page.locator("#empty").isVisible(), true);
+  });
+
+  test("a recorded turn renders: streamed Markdown, tool calls, diff, permission prompt", async () => {
+    await feed(FIXTURE.part1);
+    const perm = page.locator('.permission[data-request-id="perm-1"]');
+    await perm.waitFor({ state: "visible", timeout: 5_000 });
+
+    assert.equal(await page.locator("#session-title").textContent(), "Session ses_3f9c2a7d…");
+    assert.equal(await page.locator("#mode-select").inputValue(), "ask");
+    assert.equal(await page.locator("#mode-select option").count(), 4);
+    assert.equal(await page.locator("#connection").textContent(), "ready · 1.4 s");
+    assert.equal(await page.locator("body").getAttribute("class"), "busy");
+    assert.equal(await page.locator("#btn-cancel").isVisible(), true);
+    assert.equal(await page.locator("#btn-send").isDisabled(), true);
+
+    const user = page.locator(".message.user .body");
+    assert.equal(await user.count(), 1);
+    assert.equal(await user.textContent(), "Why does `hearth status` count full requests? And fix the greeting in a.txt.");
+
+    // The read tool call went pending → in progress → completed in place.
+    const read = page.locator('.tool[data-tool-call-id="call_7d1e0b"]');
+    assert.equal(await read.count(), 1);
+    assert.equal(await read.getAttribute("data-status"), "completed");
+    assert.equal(await read.locator(".tool-title").textContent(), "Read session/plan.go");
+    assert.equal(await read.locator(".tool-icon").textContent(), "✓");
+    assert.match((await read.locator(".tool-output").textContent()) ?? "", /func \(c \*Conversation\) plan/);
+    assert.equal(await read.locator(".tool-locations a").textContent(), "/home/dev/hearth/session/plan.go");
+
+    // The streamed answer, rendered as Markdown once its chunks are in.
+    const answer = page.locator(".message.agent .body").first();
+    await page.waitForFunction(() => !!document.querySelector(".message.agent .body pre code"), null, { timeout: 5_000 });
+    assert.equal(await answer.locator("strong").textContent(), "in full");
+    assert.equal(await answer.locator("ol > li").count(), 3);
+    assert.deepEqual(await answer.locator(":not(pre) > code").allTextContents(), ["instructions", "tools", "a.txt"]);
+    assert.match((await answer.locator("pre code").textContent()) ?? "", /^hearth inspect ses_3f9c2a7d --json \| jq/);
+    assert.equal(await page.locator(".message.agent.streaming").count(), 1, "the answer is marked as streaming");
+
+    // The edit: a pending tool call with its diff and the permission prompt inside it.
+    const edit = page.locator('.tool[data-tool-call-id="call_a41f9c"]');
+    assert.equal(await edit.getAttribute("data-status"), "pending");
+    assert.equal(await edit.locator(".diff-path").textContent(), "/home/dev/hearth/a.txt");
+    assert.equal(await edit.locator(".diff-added").textContent(), "+1");
+    assert.equal(await edit.locator(".diff-removed").textContent(), "−1");
+    assert.deepEqual(await edit.locator(".diff-del").allTextContents(), ["-hello from a.txt"]);
+    assert.deepEqual(await edit.locator(".diff-add").allTextContents(), ["+Hello from a.txt!"]);
+    assert.equal(await edit.locator(".permission").count(), 1, "the prompt sits in its tool call");
+    assert.deepEqual(await perm.locator("button").allTextContents(), ["Allow once", "Always allow", "Reject", "Always reject"]);
+    assert.equal(await perm.locator("button.allow").count(), 2);
+    assert.equal(await perm.locator("button.reject").count(), 2);
+    assert.equal(await page.evaluate(() => document.activeElement?.textContent), "Allow once", "the first option has focus");
+
+    // The order on screen follows the stream.
+    const order = await page.evaluate(() =>
+      [...document.querySelectorAll("#transcript > :not(#empty)")].map((e) => e.className.split(" ").slice(0, 2).join(".")),
+    );
+    assert.deepEqual(order, ["message.user", "tool.status-completed", "message.agent", "tool.status-pending"]);
+
+    const shot = path.join(tmp, "screenshot.png");
+    await page.screenshot({ path: shot, fullPage: false });
+    assert.ok(statSync(shot).size > 10_000, "a real screenshot");
+    const fresh = decodePng(readFileSync(shot));
+    assert.deepEqual([fresh.width, fresh.height], [420, 980]);
+    // Rewrite the committed copy only when the view changed: Chromium's
+    // anti-aliasing varies by a few pixels from run to run.
+    const committed = path.join(PACKAGE_DIR, "screenshot.png");
+    const changed = !existsSync(committed) || differingPixels(decodePng(readFileSync(committed)), fresh) > 200;
+    if (changed) copyFileSync(shot, committed);
+  });
+
+  test("the permission buttons answer, and the turn completes", async () => {
+    await page.locator('.permission[data-request-id="perm-1"] button[data-option-id="allow_once"]').click();
+    const answer = await waitPosted("permission");
+    assert.deepEqual(answer, { type: "permission", requestId: "perm-1", optionId: "allow_once" });
+    assert.equal(await page.locator(".permission button:disabled").count(), 4, "no second answer");
+
+    await feed(FIXTURE.part2);
+    await page.locator(".permission.resolved").waitFor({ timeout: 5_000 });
+    assert.equal(await page.locator(".permission-outcome").textContent(), "You chose: Allow once");
+    const edit = page.locator('.tool[data-tool-call-id="call_a41f9c"]');
+    await page.waitForFunction(() => !document.body.classList.contains("busy"), null, { timeout: 5_000 });
+    assert.equal(await edit.getAttribute("data-status"), "completed");
+    assert.equal(await edit.locator(".diff").count(), 1, "the diff stays after the status update");
+    assert.equal(await page.locator(".message.agent").count(), 2);
+    assert.equal((await page.locator(".message.agent .body").last().textContent())?.trim(), "Done: the greeting is capitalised and ends with !.");
+    assert.equal(await page.locator(".message.agent .body").last().locator("code").textContent(), "!");
+    assert.equal(await page.locator(".streaming").count(), 0);
+    assert.equal(await page.locator("#btn-cancel").isHidden(), true);
+    assert.equal(await page.locator("#btn-send").isEnabled(), true);
+    assert.equal(await page.locator("#connection").textContent(), "ready · 2.1 s");
+  });
+
+  test("the view's controls post their messages", async () => {
+    await page.evaluate(() => (window.__posted = []));
+    await page.locator('.tool[data-tool-call-id="call_a41f9c"] .open-diff').click();
+    assert.deepEqual(await waitPosted("openDiff"), {
+      type: "openDiff",
+      path: "/home/dev/hearth/a.txt",
+      oldText: "hello from a.txt\nsecond line\nthird line\n",
+      newText: "Hello from a.txt!\nsecond line\nthird line\n",
+    });
+    await page.locator('.tool[data-tool-call-id="call_7d1e0b"] .tool-locations a').click();
+    assert.deepEqual(await waitPosted("openFile"), {
+      type: "openFile",
+      path: "/home/dev/hearth/session/plan.go",
+      line: null,
+    });
+
+    await page.locator("#input").fill("read a.txt\nplease");
+    await page.locator("#input").press("Enter");
+    assert.deepEqual(await waitPosted("prompt"), { type: "prompt", text: "read a.txt\nplease" });
+    assert.equal(await page.locator("#input").inputValue(), "");
+
+    await feed([{ type: "turnStarted" }]);
+    await page.locator("#btn-cancel").click();
+    await waitPosted("cancel");
+    await feed([{ type: "turnEnded", stopReason: "cancelled" }]);
+    await page.locator(".turn-end").waitFor({ timeout: 5_000 });
+    assert.equal(await page.locator(".turn-end").textContent(), "Cancelled.");
+
+    await page.locator("#mode-select").selectOption("full-auto");
+    assert.deepEqual(await waitPosted("setMode"), { type: "setMode", modeId: "full-auto" });
+    assert.equal(await page.locator("#mode-select").inputValue(), "ask", "the picker waits for the agent's confirmation");
+    await feed([{ type: "update", update: { sessionUpdate: "current_mode_update", currentModeId: "full-auto" } }]);
+    await page.waitForFunction(() => (document.getElementById("mode-select") as HTMLSelectElement).value === "full-auto", null, { timeout: 5_000 });
+
+    await page.locator("#btn-new").click();
+    await waitPosted("newSession");
+    await page.locator("#btn-history").click();
+    await waitPosted("listSessions");
+    await feed([
+      {
+        type: "sessions",
+        current: "ses_3f9c2a7d41b08e5c9a6d1f20",
+        sessions: [
+          { sessionId: "ses_3f9c2a7d41b08e5c9a6d1f20", cwd: "/home/dev/hearth", updatedAt: "2026-11-29T20:20:23Z" },
+          { sessionId: "ses_0a1b2c3d4e5f60718293a4b5", cwd: "/home/dev/hearth", title: "Refactor the planner", updatedAt: "2026-11-28T09:00:00Z" },
+        ],
+      },
+    ]);
+    await page.locator("#sessions").waitFor({ state: "visible", timeout: 5_000 });
+    assert.deepEqual(await page.locator("#session-list .session-name").allTextContents(), ["Session ses_3f9c2a7d…", "Refactor the planner"]);
+    assert.equal(await page.locator("#session-list li.current").count(), 1);
+    await page.locator("#session-list li", { hasText: "Refactor the planner" }).click();
+    assert.deepEqual(await waitPosted("loadSession"), {
+      type: "loadSession",
+      sessionId: "ses_0a1b2c3d4e5f60718293a4b5",
+    });
+    assert.equal(await page.locator("#sessions").isHidden(), true);
+  });
+
+  test("errors show in a banner with their action; a reset clears the transcript", async () => {
+    await page.evaluate(() => (window.__posted = []));
+    await feed([
+      {
+        type: "error",
+        message: "The hearth daemon went away: hearth acp exited with code 0. It is restarted on your next action.",
+        action: { label: "Show log", command: "showOutput" },
+      },
+      { type: "connection", state: "disconnected", detail: "gone" },
+    ]);
+    await page.locator("#error").waitFor({ state: "visible", timeout: 5_000 });
+    assert.match((await page.locator("#error-text").textContent()) ?? "", /daemon went away/);
+    assert.equal(await page.locator("#connection").textContent(), "disconnected");
+    await page.locator("#error-action").click();
+    assert.deepEqual(await waitPosted("command"), { type: "command", command: "showOutput" });
+    await feed([{ type: "turnStarted" }]);
+    await page.locator("#error").waitFor({ state: "hidden", timeout: 5_000 });
+
+    await feed([{ type: "reset", sessionId: "ses_0a1b2c3d4e5f60718293a4b5", title: "Refactor the planner" }]);
+    await page.waitForFunction(() => document.querySelectorAll("#transcript .message, #transcript .tool").length === 0, null, { timeout: 5_000 });
+    assert.equal(await page.locator("#session-title").textContent(), "Refactor the planner");
+    assert.equal(await page.locator("#empty").isVisible(), true);
+    assert.equal(await page.locator("#btn-send").isEnabled(), true);
+  });
+
+  test("agent text cannot inject markup or script; links go through the extension", async () => {
+    await page.evaluate(() => (window.__posted = []));
+    await feed([
+      {
+        type: "update",
+        update: {
+          sessionUpdate: "agent_message_chunk",
+          content: { type: "text", text: 'Look: <img src=x onerror="window.__pwned=1"> <script>window.__pwned=2</script> and [the docs](https://agentclientprotocol.com/).' },
+        },
+      },
+    ]);
+    const msg = page.locator(".message.agent .body").last();
+    await page.waitForFunction(() => !!document.querySelector(".message.agent .body a"), null, { timeout: 5_000 });
+    assert.equal(await msg.locator("img").count(), 0);
+    assert.equal(await msg.locator("script").count(), 0);
+    assert.match((await msg.textContent()) ?? "", /<img src=x onerror=/);
+    assert.equal(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined);
+    const before = page.url();
+    await msg.locator("a").click();
+    assert.deepEqual(await waitPosted("openLink"), { type: "openLink", href: "https://agentclientprotocol.com/" });
+    assert.equal(page.url(), before, "the webview did not navigate");
+    assert.deepEqual(pageErrors, [], "no errors in the page");
+  });
+});

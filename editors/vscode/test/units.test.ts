@@ -1,0 +1,165 @@
+// Pure helpers: finding the binary, summarising status, the inline diff.
+import assert from "node:assert/strict";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { after, before, describe, test } from "node:test";
+
+import { resolveHearthBinary } from "../src/acp/binary.js";
+import { HearthNotFoundError } from "../src/acp/errors.js";
+import { findWorkspace, formatDuration, statusMarkdown, summarize, type HearthStatus, type WorkspaceStatus } from "../src/acp/status.js";
+import { diffLines, diffStats, withContext } from "../src/webview/diff.js";
+
+describe("resolveHearthBinary", () => {
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), "hv-bin-"));
+    mkdirSync(path.join(dir, "bin"));
+    writeFileSync(path.join(dir, "bin", "hearth"), "#!/bin/sh\n");
+    chmodSync(path.join(dir, "bin", "hearth"), 0o755);
+    writeFileSync(path.join(dir, "bin", "plain"), "not executable");
+    chmodSync(path.join(dir, "bin", "plain"), 0o644);
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  test("a command name is looked up on PATH", () => {
+    assert.equal(resolveHearthBinary("hearth", { PATH: `/nonexistent:${path.join(dir, "bin")}` }), path.join(dir, "bin", "hearth"));
+    assert.equal(resolveHearthBinary(undefined, { PATH: path.join(dir, "bin") }), path.join(dir, "bin", "hearth"));
+    assert.equal(resolveHearthBinary("  ", { PATH: path.join(dir, "bin") }), path.join(dir, "bin", "hearth"));
+  });
+
+  test("an absolute or relative path is used as it is", () => {
+    const abs = path.join(dir, "bin", "hearth");
+    assert.equal(resolveHearthBinary(abs, { PATH: "" }), abs);
+    assert.equal(resolveHearthBinary("./bin/hearth", { PATH: "" }, dir), abs);
+  });
+
+  test("missing or not executable: HearthNotFoundError naming the setting and the README", () => {
+    assert.throws(() => resolveHearthBinary("hearth", { PATH: "/nonexistent" }), (e: unknown) => {
+      assert.ok(e instanceof HearthNotFoundError);
+      assert.equal(e.configured, "hearth");
+      assert.match(e.message, /no executable named "hearth" on PATH/);
+      assert.match(e.message, /#readme/);
+      return true;
+    });
+    assert.throws(() => resolveHearthBinary(path.join(dir, "bin", "plain"), {}), /is not an executable file/);
+    assert.throws(() => resolveHearthBinary(path.join(dir, "bin"), {}), HearthNotFoundError);
+  });
+});
+
+function ws(over: Partial<WorkspaceStatus>): WorkspaceStatus {
+  return {
+    root: "/w",
+    state: "ready",
+    transport: "ws",
+    handshakes: 1,
+    warmups: 1,
+    fullRequests: 1,
+    incrementalRequests: 4,
+    bytesSent: 2048,
+    bytesSaved: 10240,
+    lastTurnMs: 1234,
+    ...over,
+  };
+}
+
+describe("status summaries", () => {
+  test("each daemon state maps to what the status bar says", () => {
+    const cases: [Partial<WorkspaceStatus>, string, boolean][] = [
+      [{ state: "connecting", handshakes: 0 }, "connecting", false],
+      [{ state: "connecting", handshakes: 2 }, "reconnecting", true],
+      [{ state: "warming" }, "warming", false],
+      [{ state: "re-warming" }, "reconnecting", true],
+      [{ state: "ready" }, "ready", false],
+      [{ state: "streaming" }, "streaming", false],
+      [{ state: "http-fallback", transport: "http" }, "http-fallback", true],
+      [{ state: "closed" }, "closed", true],
+    ];
+    for (const [over, label, warning] of cases) {
+      const s = summarize(ws(over), true);
+      assert.equal(s.label, label, JSON.stringify(over));
+      assert.equal(s.warning, warning, JSON.stringify(over));
+      assert.equal(s.lastTurn, "1.2 s");
+    }
+    assert.equal(summarize(undefined, false).label, "reconnecting");
+    assert.equal(summarize(undefined, true).label, "idle");
+    assert.equal(summarize(ws({ lastTurnMs: 0 }), true).lastTurn, "");
+  });
+
+  test("durations", () => {
+    assert.equal(formatDuration(0), "");
+    assert.equal(formatDuration(87), "87 ms");
+    assert.equal(formatDuration(14_300), "14.3 s");
+    assert.equal(formatDuration(125_000), "2m 5s");
+  });
+
+  test("the workspace is found through symlinks", () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "hv-ws-"));
+    try {
+      const real = path.join(dir, "real");
+      mkdirSync(real);
+      symlinkSync(real, path.join(dir, "link"));
+      const status: HearthStatus = { version: "v", pid: 1, socket: "/s", workspaces: [ws({ root: "/other" }), ws({ root: real })] };
+      assert.equal(findWorkspace(status, path.join(dir, "link"))?.root, real);
+      assert.equal(findWorkspace(status, real)?.root, real);
+      assert.equal(findWorkspace(status, path.join(dir, "nope")), undefined);
+      const md = statusMarkdown(status, real);
+      assert.match(md, /\*\*.*real\*\* \(this window\) \| ready \| ws \| 1\.2 s \| 4 \| 1 \|/);
+      assert.match(md, /\| \/other \| ready/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("inline diff", () => {
+  test("a changed line between unchanged ones", () => {
+    const d = diffLines("a\nb\nc\n", "a\nB\nc\n");
+    assert.deepEqual(d, [
+      { op: " ", text: "a" },
+      { op: "-", text: "b" },
+      { op: "+", text: "B" },
+      { op: " ", text: "c" },
+    ]);
+    assert.deepEqual(diffStats(d), { added: 1, removed: 1 });
+  });
+
+  test("insertions and deletions align on the common lines", () => {
+    const d = diffLines("1\n2\n3\n4\n5\n", "0\n1\n3\n4\n4.5\n5\n");
+    assert.deepEqual(
+      d.map((l) => l.op + l.text),
+      ["+0", " 1", "-2", " 3", " 4", "+4.5", " 5"],
+    );
+  });
+
+  test("a new file is all additions", () => {
+    const d = diffLines(null, "x\ny");
+    assert.deepEqual(diffStats(d), { added: 2, removed: 0 });
+  });
+
+  test("context folds long unchanged runs", () => {
+    const old = Array.from({ length: 20 }, (_, i) => `l${i}`).join("\n");
+    const neu = old.replace("l10", "L10");
+    const h = withContext(diffLines(old, neu), 2);
+    assert.deepEqual(h[0], { op: "…", count: 8 });
+    assert.deepEqual(h.at(-1), { op: "…", count: 7 });
+    assert.equal(h.filter((l) => l.op !== "…").length, 6);
+  });
+});
+
+describe("screenshot comparison", () => {
+  test("decodes a Chromium PNG and counts differing pixels", async () => {
+    const { readFileSync } = await import("node:fs");
+    const { decodePng, differingPixels } = await import("./png.js");
+    const { PACKAGE_DIR } = await import("./helpers.js");
+    const shot = decodePng(readFileSync(path.join(PACKAGE_DIR, "screenshot.png")));
+    assert.equal(shot.width, 420);
+    assert.equal(shot.height, 980);
+    assert.equal(differingPixels(shot, shot), 0);
+    const copy = { ...shot, data: Buffer.from(shot.data) };
+    copy.data[0] ^= 0xff;
+    copy.data[shot.data.length - 1] ^= 0x01;
+    assert.equal(differingPixels(shot, copy), 2);
+    assert.equal(differingPixels(shot, { ...shot, height: 1 }), Infinity);
+  });
+});
