@@ -7,15 +7,18 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/coder/acp-go-sdk"
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/hearthd/hearth/rpc"
 )
 
-// outboxSize bounds the notifications queued for one editor. An editor
-// that falls this far behind is disconnected rather than allowed to stall
-// the turn that streams to it (and to every other attached editor).
-const outboxSize = 1 << 14
+// outboxLimit bounds the notifications queued for one editor. Consecutive
+// text chunks of a session merge while they wait, so a fast model only
+// grows the queue by its tool-call updates; an editor that still falls this
+// far behind is disconnected rather than allowed to stall the turn that
+// streams to it (and to every other attached editor).
+const outboxLimit = 1 << 14
 
 // clientConn is one editor connection: one accept(2) on the socket, or the
 // stdio pair. Created by ServeConn; lives until the peer hangs up or the
@@ -28,16 +31,33 @@ type clientConn struct {
 	conn        jsonrpc2.Conn
 	initialized atomic.Bool
 
-	outbox chan notification
-	quit   chan struct{} // closed by close: stops the writer
+	mu     sync.Mutex     // guards outbox
+	outbox []notification // waiting for the writer, in order
+	wake   chan struct{}  // signals the writer (cap 1)
+	quit   chan struct{}  // closed by shutdown: stops the writer
 	once   sync.Once
 	wg     sync.WaitGroup // the writer
 }
 
+// notification is one queued message to the editor.
 type notification struct {
 	method  string
 	params  json.RawMessage
 	flushed chan struct{} // non-nil: a marker, closed when reached
+
+	// A text chunk of an agent message, kept unencoded so that later chunks
+	// of the same session can join it while it waits.
+	chunkSession string
+	chunk        []byte
+}
+
+func (n notification) encode() (string, json.RawMessage) {
+	if n.chunkSession == "" {
+		return n.method, n.params
+	}
+	b, _ := json.Marshal(acp.SessionNotification{SessionId: acp.SessionId(n.chunkSession),
+		Update: acp.UpdateAgentMessageText(string(n.chunk))})
+	return rpc.MethodSessionUpdate, b
 }
 
 // ServeConn serves one editor connection until it ends. The framing
@@ -50,7 +70,7 @@ func (d *Daemon) ServeConn(rw io.ReadWriteCloser) {
 		rw.Close()
 		return
 	}
-	c := &clientConn{d: d, rw: rw, outbox: make(chan notification, outboxSize), quit: make(chan struct{})}
+	c := &clientConn{d: d, rw: rw, wake: make(chan struct{}, 1), quit: make(chan struct{})}
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
@@ -85,44 +105,71 @@ func (d *Daemon) ServeConn(rw io.ReadWriteCloser) {
 func (c *clientConn) write() {
 	defer c.wg.Done()
 	for {
-		select {
-		case n := <-c.outbox:
-			if n.flushed != nil {
-				close(n.flushed)
+		c.mu.Lock()
+		if len(c.outbox) == 0 {
+			c.mu.Unlock()
+			select {
+			case <-c.wake:
 				continue
-			}
-			if err := c.conn.Notify(c.d.ctx, n.method, n.params); err != nil {
-				c.shutdown()
+			case <-c.quit:
 				return
 			}
-		case <-c.quit:
+		}
+		n := c.outbox[0]
+		c.outbox[0] = notification{}
+		c.outbox = c.outbox[1:]
+		c.mu.Unlock()
+		if n.flushed != nil {
+			close(n.flushed)
+			continue
+		}
+		method, params := n.encode()
+		if err := c.conn.Notify(c.d.ctx, method, params); err != nil {
+			c.shutdown()
 			return
 		}
 	}
 }
 
-// notify queues a notification without blocking the caller.
-func (c *clientConn) notify(method string, params json.RawMessage) {
-	select {
-	case c.outbox <- notification{method: method, params: params}:
-	case <-c.quit:
-	default:
+// enqueue adds n to the outbox without blocking the caller; a text chunk
+// joins the chunk before it when that one is of the same session and still
+// waiting.
+func (c *clientConn) enqueue(n notification) {
+	c.mu.Lock()
+	if k := len(c.outbox); n.chunkSession != "" && k > 0 && c.outbox[k-1].chunkSession == n.chunkSession {
+		c.outbox[k-1].chunk = append(c.outbox[k-1].chunk, n.chunk...)
+		c.mu.Unlock()
+		return
+	}
+	if len(c.outbox) >= outboxLimit {
+		c.mu.Unlock()
 		c.d.log.Warn("editor not reading its updates; disconnecting it", "client", c.id)
 		c.shutdown()
+		return
 	}
+	c.outbox = append(c.outbox, n)
+	c.mu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// notify queues a notification.
+func (c *clientConn) notify(method string, params json.RawMessage) {
+	c.enqueue(notification{method: method, params: params})
+}
+
+// notifyText queues a text chunk of session's agent message.
+func (c *clientConn) notifyText(session, text string) {
+	c.enqueue(notification{chunkSession: session, chunk: []byte(text)})
 }
 
 // flush waits until every notification queued so far was written, so a
 // reply sent after it cannot overtake them.
 func (c *clientConn) flush(ctx context.Context) {
 	done := make(chan struct{})
-	select {
-	case c.outbox <- notification{flushed: done}:
-	case <-c.quit:
-		return
-	case <-ctx.Done():
-		return
-	}
+	c.enqueue(notification{flushed: done})
 	select {
 	case <-done:
 	case <-c.quit:

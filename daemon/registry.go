@@ -12,7 +12,6 @@ import (
 
 	"github.com/hearthd/hearth/rpc"
 	"github.com/hearthd/hearth/session"
-	"github.com/hearthd/hearth/store"
 	"github.com/hearthd/hearth/workspace"
 )
 
@@ -158,6 +157,16 @@ func (s *openSession) broadcast(u acp.SessionUpdate, skip *clientConn) {
 	}
 }
 
+// broadcastText sends an agent message chunk to every attached client;
+// chunks merge in a client's outbox while it is behind.
+func (s *openSession) broadcastText(text string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.subs {
+		c.notifyText(s.id, text)
+	}
+}
+
 // agentsContext returns the workspace's AGENTS.md as the session's first
 // input item, or nothing.
 func agentsContext(root string) []json.RawMessage {
@@ -185,5 +194,3 @@ func (t *sessionTools) Run(ctx context.Context, call session.ToolCall) session.T
 	}
 	return session.ToolResult{Output: r.Output, IsError: r.IsError, Title: r.Title, Kind: kind, Locations: r.Locations}
 }
-
-var _ = store.OriginInput

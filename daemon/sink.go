@@ -12,7 +12,7 @@ import (
 type updates struct{ s *openSession }
 
 func (u updates) Text(delta string) {
-	u.s.broadcast(acp.UpdateAgentMessageText(delta), nil)
+	u.s.broadcastText(delta)
 }
 
 func (u updates) ToolCall(call session.ToolCall, status string, res *session.ToolResult) {
