@@ -26,8 +26,11 @@ type Config struct {
 	// Lanes puts each session of a workspace on its own stream_id lane.
 	Lanes bool
 
-	WarmupTimeout time.Duration
-	Version       string
+	WarmupTimeout     time.Duration // $HEARTH_WARMUP_TIMEOUT: total deadline of a warm-up, shared with the first turn
+	FirstEventTimeout time.Duration // $HEARTH_FIRST_EVENT_TIMEOUT: request sent → first event
+	IdleTimeout       time.Duration // $HEARTH_IDLE_TIMEOUT: silence within a response (pings count)
+	MaxConnAge        time.Duration // $HEARTH_MAX_CONN_AGE: rotate a WebSocket between requests after this
+	Version           string
 }
 
 // Instructions are hearth's system instructions, identical on every request.
@@ -58,6 +61,25 @@ func FromEnv() (Config, error) {
 	}
 	if c.APIKey == "" && c.BaseURL == "" {
 		c.Simulator = true
+	}
+	for _, d := range []struct {
+		env string
+		dst *time.Duration
+	}{
+		{"HEARTH_WARMUP_TIMEOUT", &c.WarmupTimeout},
+		{"HEARTH_FIRST_EVENT_TIMEOUT", &c.FirstEventTimeout},
+		{"HEARTH_IDLE_TIMEOUT", &c.IdleTimeout},
+		{"HEARTH_MAX_CONN_AGE", &c.MaxConnAge},
+	} {
+		v := os.Getenv(d.env)
+		if v == "" {
+			continue
+		}
+		dur, err := time.ParseDuration(v)
+		if err != nil || dur <= 0 {
+			return c, fmt.Errorf("%s=%q: want a positive duration such as 90s or 5m", d.env, v)
+		}
+		*d.dst = dur
 	}
 	return c, nil
 }

@@ -62,12 +62,15 @@ func (d *Daemon) workspaceFor(ctx context.Context, dir string) (*openWorkspace, 
 		w.specs = append(w.specs, t.Spec())
 	}
 	w.client = session.NewClient(session.Config{
-		BaseURL:       d.cfg.BaseURL,
-		APIKey:        d.cfg.APIKey,
-		Model:         d.cfg.Model,
-		Instructions:  Instructions,
-		Lanes:         d.cfg.Lanes,
-		WarmupTimeout: d.cfg.WarmupTimeout,
+		BaseURL:           d.cfg.BaseURL,
+		APIKey:            d.cfg.APIKey,
+		Model:             d.cfg.Model,
+		Instructions:      Instructions,
+		Lanes:             d.cfg.Lanes,
+		WarmupTimeout:     d.cfg.WarmupTimeout,
+		FirstEventTimeout: d.cfg.FirstEventTimeout,
+		IdleTimeout:       d.cfg.IdleTimeout,
+		MaxConnAge:        d.cfg.MaxConnAge,
 	}, d.log.With("workspace", root.Path()))
 	d.workspaces[root.Path()] = w
 	return w, nil

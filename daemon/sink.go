@@ -66,3 +66,9 @@ func clip(s string, n int) string {
 	}
 	return s[:n] + "\n…"
 }
+
+// Notice shows a transport notice (fallback, retry) in the answer itself:
+// every ACP client renders agent messages, not every one renders more.
+func (u updates) Notice(text string) {
+	u.s.broadcastText("\n\n> " + text + "\n\n")
+}

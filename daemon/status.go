@@ -34,6 +34,7 @@ func (d *Daemon) Status() rpc.Status {
 			Handshakes: s.Handshakes, Warmups: s.Warmups, FullRequests: s.Full,
 			IncrementalRequests: s.Incremental, Retries: s.Retries, Fallbacks: s.Fallbacks,
 			BytesSent: s.BytesSent, BytesSaved: s.BytesSaved, LastTurnMS: s.LastTurn.Milliseconds(),
+			Connections: s.Conns, Fallback: s.Fallback,
 		})
 	}
 	d.mu.Unlock()

@@ -63,6 +63,11 @@ type WorkspaceStatus struct {
 	BytesSaved          int64 `json:"bytesSaved"`
 	// LastTurnMS is the duration of the last completed turn in milliseconds.
 	LastTurnMS int64 `json:"lastTurnMs"`
+	// Connections is the number of live WebSockets (one, or one per session
+	// with lanes off, or a second one past 32 lane names).
+	Connections int `json:"connections"`
+	// Fallback says why the workspace is on HTTP, when it is.
+	Fallback string `json:"fallback,omitempty"`
 }
 
 // ConnAge returns ConnAgeMS as a duration.

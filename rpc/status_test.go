@@ -42,7 +42,7 @@ func TestStatusJSONStable(t *testing.T) {
 		`"model":"m","baseUrl":"u","apiKey":"(not set)","simulator":true,"clients":2,"workspaces":[` +
 		`{"root":"/w","state":"streaming","transport":"ws","connAgeMs":1500,"sessions":1,"lanes":2,` +
 		`"handshakes":3,"warmups":4,"fullRequests":5,"incrementalRequests":6,"retries":7,"fallbacks":8,` +
-		`"bytesSent":9,"bytesSaved":10,"lastTurnMs":11}]}`
+		`"bytesSent":9,"bytesSaved":10,"lastTurnMs":11,"connections":0}]}`
 	if string(raw) != want {
 		t.Fatalf("got\n%s\nwant\n%s", raw, want)
 	}

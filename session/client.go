@@ -2,32 +2,48 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// Client is one workspace's link to the Responses API: at most one live
-// WebSocket at a time, shared by the workspace's conversations (each on its
-// own lane). Created by NewClient when the daemon opens the workspace; Close
-// closes the socket and waits for its reader. A dead socket is replaced on
-// the next request that needs one.
+// Client is one workspace's link to the Responses API. With lanes on it
+// keeps one WebSocket shared by the workspace's conversations, each on its
+// own stream_id lane (a second one only past the server's 32 lane names
+// per connection); with lanes off, one WebSocket per conversation (so that
+// sessions never evict each other's baseline from the server's
+// one-response default-lane cache). When the WebSocket is refused it falls
+// back to HTTP+SSE. Created by NewClient when the daemon opens the
+// workspace; Close closes every connection and waits for their readers.
+//
+// Lock order: Client.mu before wsConn.mu; Client.dialMu before Client.mu.
 type Client struct {
 	cfg Config
 	log *slog.Logger
 
 	dialMu sync.Mutex // held while dialing: one handshake at a time
 
-	mu      sync.Mutex // guards cur, closed, connSeq, laneSeq
-	cur     *wsConn
-	closed  bool
-	connSeq int
-	laneSeq int
+	mu            sync.Mutex           // guards everything below
+	conns         map[string][]*wsConn // by key: "" with lanes, the conversation's id without
+	retired       map[*wsConn]struct{} // rotated out, closing once idle
+	http          *httpLink            // created at the first fallback, kept until Close
+	useHTTP       bool                 // requests go over http
+	fallbackUntil time.Time            // when to try the WebSocket again; zero: never (HTTP 426)
+	fallbackWhy   string
+	notice        string // said once to the editor by the next turn
+	convs         map[*Conversation]struct{}
+	closed        bool
+	connSeq       int
+	laneSeq       int
+	freeLanes     []string
 
 	dialing   atomic.Int32
 	warming   atomic.Int32
+	rewarming atomic.Int32
 	streaming atomic.Int32
 	lastTurn  atomic.Int64 // nanoseconds of the last completed turn
 	counters  counters
@@ -41,10 +57,11 @@ type counters struct {
 
 // Stats is a snapshot of a Client for status.
 type Stats struct {
-	State       string // connecting | warming | ready | streaming | closed
-	Transport   string // ws
+	State       string // connecting | warming | ready | streaming | re-warming | http-fallback | closed
+	Transport   string // ws | http
 	ConnID      string
 	ConnAge     time.Duration
+	Conns       int
 	Handshakes  int64
 	Warmups     int64
 	Full        int64
@@ -54,6 +71,7 @@ type Stats struct {
 	BytesSent   int64
 	BytesSaved  int64 // what sending full requests instead of increments would have cost extra
 	LastTurn    time.Duration
+	Fallback    string // why the workspace is on HTTP
 }
 
 // NewClient returns a Client for cfg. It does not connect: the first
@@ -62,22 +80,92 @@ func NewClient(cfg Config, log *slog.Logger) *Client {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Client{cfg: cfg.WithDefaults(), log: log}
+	return &Client{cfg: cfg.WithDefaults(), log: log, conns: map[string][]*wsConn{},
+		retired: map[*wsConn]struct{}{}, convs: map[*Conversation]struct{}{}}
 }
 
 // Config returns the client's configuration.
 func (c *Client) Config() Config { return c.cfg }
 
-// conn returns the live connection, dialing a new one when there is none.
-func (c *Client) conn(ctx context.Context) (*wsConn, error) {
-	if cur := c.live(); cur != nil {
-		return cur, nil
+// link returns what a request of the conversation keyed key, on lane, goes
+// out on: the live WebSocket for key, a new one, or the HTTP fallback.
+func (c *Client) link(ctx context.Context, key, lane string) (link, error) {
+	if l := c.current(key, lane); l != nil {
+		return l, nil
 	}
 	c.dialMu.Lock()
 	defer c.dialMu.Unlock()
-	if cur := c.live(); cur != nil {
-		return cur, nil
+	if l := c.current(key, lane); l != nil {
+		return l, nil
 	}
+	start := time.Now()
+	for attempt := 0; ; attempt++ {
+		ws, err := c.dialOnce(ctx, key)
+		if err == nil {
+			return ws, nil
+		}
+		var he *HandshakeError
+		switch {
+		case errors.Is(err, ErrClosed) || ctx.Err() != nil:
+			return nil, err
+		case errors.As(err, &he) && he.StatusCode == 426:
+			// This endpoint does not do WebSocket: switch at once, for good.
+			return c.fallBack(time.Time{}, "the API answered the WebSocket upgrade with HTTP 426"), nil
+		case errors.As(err, &he) && (he.StatusCode == 401 || he.StatusCode == 403 || he.StatusCode == 404):
+			return nil, err
+		}
+		if attempt+1 >= c.cfg.DialAttempts || time.Since(start) > c.cfg.DialBudget {
+			c.log.Warn("WebSocket unavailable; falling back to HTTP", "err", err)
+			return c.fallBack(time.Now().Add(c.cfg.FallbackRetry), fmt.Sprintf("the WebSocket could not be opened (%v)", err)), nil
+		}
+		c.counters.retries.Add(1)
+		if err := sleep(ctx, backoff(attempt, 250*time.Millisecond, 5*time.Second)); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// current returns a usable link without dialing, retiring a WebSocket that
+// is too old or has no lane name left for lane.
+func (c *Client) current(key, lane string) link {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.useHTTP {
+		if c.fallbackUntil.IsZero() || time.Now().Before(c.fallbackUntil) {
+			return c.http
+		}
+		c.useHTTP = false // time to try the WebSocket again
+	}
+	pool := c.conns[key][:0]
+	for _, ws := range c.conns[key] {
+		switch {
+		case !ws.alive():
+		case ws.age() > c.cfg.MaxConnAge:
+			// Rotate before the server's limit: new requests go to a new
+			// connection; this one closes once its responses have ended.
+			c.retired[ws] = struct{}{}
+			ws.retire()
+		default:
+			pool = append(pool, ws)
+		}
+	}
+	c.conns[key] = pool
+	// The connection that knows the lane keeps it (its baseline is there);
+	// a new lane goes to the first with a name left.
+	for _, ws := range pool {
+		if ws.knows(lane) {
+			return ws
+		}
+	}
+	for _, ws := range pool {
+		if ws.reserve(lane) {
+			return ws
+		}
+	}
+	return nil
+}
+
+func (c *Client) dialOnce(ctx context.Context, key string) (*wsConn, error) {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -96,44 +184,124 @@ func (c *Client) conn(ctx context.Context) (*wsConn, error) {
 	}
 	c.log.Info("connected", "conn", id)
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.closed {
-		c.mu.Unlock()
-		ws.close()
+		go ws.close()
 		return nil, ErrClosed
 	}
-	c.cur = ws
-	c.mu.Unlock()
+	c.conns[key] = append(c.conns[key], ws)
+	ws.reserve("")
 	return ws, nil
 }
 
-func (c *Client) live() *wsConn {
+// fallBack switches the workspace to HTTP until until (zero: for good).
+func (c *Client) fallBack(until time.Time, why string) link {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.cur != nil && c.cur.alive() {
-		return c.cur
+	if c.http == nil {
+		c.http = newHTTPLink(c.cfg)
 	}
-	return nil
+	if !c.useHTTP {
+		c.useHTTP = true
+		c.counters.fallbacks.Add(1)
+		c.notice = "hearth: " + why + "; using HTTP streaming (each request carries the whole conversation)."
+	}
+	c.fallbackUntil, c.fallbackWhy = until, why
+	return c.http
 }
 
-// forget is called by a connection's reader when it exits.
+// takeNotice returns, once, what the editor should be told about the
+// transport.
+func (c *Client) takeNotice() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.notice
+	c.notice = ""
+	return n
+}
+
+// forget is called by a connection's reader when it exits. A connection
+// that served responses and was lost (not closed by Close) makes the idle
+// conversations that used it re-warm on a new one, so their next prompt is
+// incremental again.
 func (c *Client) forget(ws *wsConn) {
 	c.mu.Lock()
-	if c.cur == ws {
-		c.cur = nil
+	delete(c.retired, ws)
+	var key string
+	found := false
+	for k, pool := range c.conns {
+		for i, cur := range pool {
+			if cur == ws {
+				key, found = k, true
+				c.conns[k] = append(pool[:i:i], pool[i+1:]...)
+				break
+			}
+		}
+	}
+	closed := c.closed
+	var again []*Conversation
+	if !closed && ws.completed.Load() > 0 && found {
+		for conv := range c.convs {
+			if !c.cfg.Lanes && conv.id != key {
+				continue
+			}
+			again = append(again, conv)
+		}
 	}
 	c.mu.Unlock()
 	c.log.Info("connection ended", "conn", ws.id, "err", ws.deadErr())
+	for _, conv := range again {
+		conv.rewarm()
+	}
 }
 
-// newLane returns a lane name unique within this client.
+// register and unregister track the conversations to re-warm.
+func (c *Client) register(conv *Conversation) {
+	c.mu.Lock()
+	c.convs[conv] = struct{}{}
+	c.mu.Unlock()
+}
+
+func (c *Client) unregister(conv *Conversation, lane string) {
+	c.mu.Lock()
+	delete(c.convs, conv)
+	if lane != "" {
+		c.freeLanes = append(c.freeLanes, lane)
+	}
+	c.mu.Unlock()
+}
+
+// keyFor is the connection key of a conversation: one shared socket with
+// lanes, one socket each without.
+func (c *Client) keyFor(conv *Conversation) string {
+	if c.cfg.Lanes {
+		return ""
+	}
+	return conv.id
+}
+
+// newLane returns a lane name, reusing those of closed conversations so a
+// connection's 32 names last.
 func (c *Client) newLane() string {
 	if !c.cfg.Lanes {
 		return ""
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if n := len(c.freeLanes); n > 0 {
+		l := c.freeLanes[n-1]
+		c.freeLanes = c.freeLanes[:n-1]
+		return l
+	}
 	c.laneSeq++
 	return fmt.Sprintf("hearth-%d", c.laneSeq)
+}
+
+// httpMode reports whether requests currently go over HTTP.
+func (c *Client) httpMode() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.useHTTP && (c.fallbackUntil.IsZero() || time.Now().Before(c.fallbackUntil))
 }
 
 // Stats returns a snapshot for status.
@@ -150,23 +318,44 @@ func (c *Client) Stats() Stats {
 		BytesSaved:  c.counters.bytesSaved.Load(),
 		LastTurn:    time.Duration(c.lastTurn.Load()),
 	}
+	httpMode := c.httpMode()
 	c.mu.Lock()
-	cur, closed := c.cur, c.closed
+	closed := c.closed
+	if httpMode {
+		s.Fallback = c.fallbackWhy
+	}
+	var oldest *wsConn
+	for _, pool := range c.conns {
+		for _, ws := range pool {
+			if ws.alive() {
+				s.Conns++
+				if oldest == nil || ws.created.Before(oldest.created) {
+					oldest = ws
+				}
+			}
+		}
+	}
 	c.mu.Unlock()
-	live := cur != nil && cur.alive()
-	if live {
-		s.ConnID, s.ConnAge = cur.id, time.Since(cur.created)
+	if oldest != nil {
+		s.ConnID, s.ConnAge = oldest.id, oldest.age()
 	}
 	switch {
 	case closed:
 		s.State = "closed"
+	case httpMode:
+		s.State, s.Transport = "http-fallback", "http"
+		if c.streaming.Load() > 0 {
+			s.State = "streaming"
+		}
 	case c.dialing.Load() > 0:
 		s.State = "connecting"
 	case c.streaming.Load() > 0:
 		s.State = "streaming"
+	case c.rewarming.Load() > 0:
+		s.State = "re-warming"
 	case c.warming.Load() > 0:
 		s.State = "warming"
-	case live:
+	case oldest != nil:
 		s.State = "ready"
 	default:
 		s.State = "closed"
@@ -174,16 +363,53 @@ func (c *Client) Stats() Stats {
 	return s
 }
 
-// Close closes the live connection and waits for its reader. Conversations
-// using the client see their in-flight requests fail with ErrClosed.
+// Close closes every connection and waits for their readers. Requests in
+// flight fail with ErrClosed.
 func (c *Client) Close() error {
 	c.mu.Lock()
 	c.closed = true
-	cur := c.cur
-	c.cur = nil
+	var conns []*wsConn
+	for _, pool := range c.conns {
+		conns = append(conns, pool...)
+	}
+	for ws := range c.retired {
+		conns = append(conns, ws)
+	}
+	c.conns = map[string][]*wsConn{}
+	c.retired = map[*wsConn]struct{}{}
+	h := c.http
+	c.http, c.useHTTP = nil, false
 	c.mu.Unlock()
-	if cur != nil {
-		cur.close()
+	for _, ws := range conns {
+		ws.close()
+	}
+	if h != nil {
+		h.close()
 	}
 	return nil
+}
+
+// backoff is exponential with full jitter: a random wait in [base·2ⁿ/2,
+// base·2ⁿ], capped.
+func backoff(attempt int, base, max time.Duration) time.Duration {
+	d := base << attempt
+	if d > max || d <= 0 {
+		d = max
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

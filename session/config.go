@@ -35,6 +35,13 @@ type Config struct {
 
 	// DisableIncremental sends every request in full (benchmarks compare).
 	DisableIncremental bool
+
+	MaxConnAge    time.Duration // rotate a WebSocket between requests after this (the server's limit is 60 min)
+	DialAttempts  int           // WebSocket handshakes tried (with backoff) before falling back to HTTP
+	DialBudget    time.Duration // total time those attempts may take
+	FallbackRetry time.Duration // after a fallback for any reason but HTTP 426, try the WebSocket again after this
+	MaxAttempts   int           // attempts of one model request (retries of what is safe to retry)
+	MaxRetryWait  time.Duration // longest single wait before a retry, server hints included
 }
 
 // WithDefaults fills the zero fields with hearth's defaults. The silence
@@ -60,6 +67,24 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.MaxMessage == 0 {
 		c.MaxMessage = 64 << 20
+	}
+	if c.MaxConnAge == 0 {
+		c.MaxConnAge = 55 * time.Minute
+	}
+	if c.DialAttempts == 0 {
+		c.DialAttempts = 3
+	}
+	if c.DialBudget == 0 {
+		c.DialBudget = 20 * time.Second
+	}
+	if c.FallbackRetry == 0 {
+		c.FallbackRetry = 5 * time.Minute
+	}
+	if c.MaxAttempts == 0 {
+		c.MaxAttempts = 4
+	}
+	if c.MaxRetryWait == 0 {
+		c.MaxRetryWait = time.Minute
 	}
 	return c
 }

@@ -15,6 +15,12 @@ import (
 	"github.com/gorilla/websocket"
 )
 
+// The server's per-connection limits (responses-websocket.md §2).
+const (
+	maxActive    = 16
+	maxLaneNames = 32
+)
+
 // wsConn is one Responses WebSocket. Created by dial (from Client.conn);
 // lives until the server closes it, it falls out of step, or its owner
 // Client drops or closes it. close waits for the reader goroutine.
@@ -26,11 +32,16 @@ type wsConn struct {
 
 	writeMu sync.Mutex // serializes writes: gorilla allows one concurrent writer
 
-	mu     sync.Mutex               // guards routes, owners, cache, err
+	mu     sync.Mutex               // guards routes, owners, cache, err, names
 	routes map[string]*stream       // lane → the stream that owns it now
 	owners map[string]chan struct{} // lane → ownership token (cap 1): serial ownership per lane
 	cache  map[string]string        // lane → latest completed response: the server's connection-local cache as we know it
 	err    error                    // why the connection is dead; nil while alive
+	names  map[string]bool          // lane names used on this connection (the server allows 32)
+
+	slots     chan struct{} // active responses (the server runs 16 at once and queues the rest)
+	completed atomic.Int64  // responses completed: a connection that served none is not re-warmed
+	draining  atomic.Bool   // rotated out: closes when its last response ends
 
 	last   atomic.Int64  // unix nanos of the last frame (pings included)
 	dead   chan struct{} // closed when the reader exits
@@ -60,6 +71,7 @@ func dial(ctx context.Context, cfg Config, id string, log *slog.Logger, onDead f
 	c := &wsConn{
 		id: id, ws: ws, created: time.Now(), log: log.With("conn", id),
 		routes: map[string]*stream{}, owners: map[string]chan struct{}{}, cache: map[string]string{},
+		names: map[string]bool{}, slots: make(chan struct{}, maxActive),
 		dead: make(chan struct{}), onDead: onDead,
 	}
 	c.touch()
@@ -112,6 +124,7 @@ func (c *wsConn) route(e *event) {
 	if isTerminal(e.Type) {
 		if e.Type == "response.completed" && e.Response != nil {
 			c.cache[e.StreamID] = e.Response.ID
+			c.completed.Add(1)
 		} else {
 			// A failed continuation evicts its parent from the server's cache.
 			delete(c.cache, e.StreamID)
@@ -134,6 +147,9 @@ func (c *wsConn) route(e *event) {
 	st.push(e)
 	if isTerminal(e.Type) {
 		c.release(e.StreamID)
+		if c.draining.Load() && c.active() == 0 {
+			c.drop(errRotated)
+		}
 	}
 }
 
@@ -183,14 +199,57 @@ func (c *wsConn) acquire(ctx context.Context, lane string) error {
 		tok = make(chan struct{}, 1)
 		c.owners[lane] = tok
 	}
+	c.names[lane] = true
 	c.mu.Unlock()
 	select {
 	case tok <- struct{}{}:
-		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-c.dead:
 		return c.deadErr()
+	}
+	select {
+	case c.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+	case <-c.dead:
+	}
+	<-tok
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return c.deadErr()
+}
+
+// knows reports whether lane was used on this connection.
+func (c *wsConn) knows(lane string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.names[lane]
+}
+
+// reserve claims lane for this connection if it has a name left (the
+// server allows 32 per connection lifetime; the default lane is free).
+func (c *wsConn) reserve(lane string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if lane == "" || c.names[lane] {
+		c.names[lane] = true
+		return true
+	}
+	if len(c.names) >= maxLaneNames+1 { // +1: the default lane is not a name
+		return false
+	}
+	c.names[lane] = true
+	return true
+}
+
+// retire rotates the connection out: it takes no new requests and closes
+// once its responses have ended.
+func (c *wsConn) retire() {
+	c.draining.Store(true)
+	if c.active() == 0 {
+		c.drop(errRotated)
 	}
 }
 
@@ -201,6 +260,7 @@ func (c *wsConn) release(lane string) {
 	if tok != nil {
 		select {
 		case <-tok:
+			<-c.slots
 		default:
 		}
 	}

@@ -44,6 +44,9 @@ type Sink interface {
 	// started it), in_progress (arguments complete, running), completed or
 	// failed (res set).
 	ToolCall(call ToolCall, status string, res *ToolResult)
+	// Notice is something the user should know about the turn's transport
+	// (a fallback to HTTP, a retry after a lost connection).
+	Notice(text string)
 }
 
 // Options configure Open.
@@ -102,6 +105,7 @@ func Open(ctx context.Context, o Options) (*Conversation, error) {
 		id: o.ID, client: o.Client, db: o.DB, tools: o.Tools, log: log.With("session", o.ID),
 		turn: make(chan struct{}, 1), lane: o.Client.newLane(), ctx: cctx, cancel: cancel,
 	}
+	o.Client.register(c)
 	for _, it := range items {
 		c.transcript = append(c.transcript, it.Data)
 	}
@@ -111,7 +115,7 @@ func Open(ctx context.Context, o Options) (*Conversation, error) {
 			init = append(init, store.NewItem{Origin: store.OriginInput, Data: it})
 		}
 		if err := c.commit(ctx, 0, init); err != nil {
-			cancel()
+			c.Close()
 			return nil, err
 		}
 	}
@@ -122,7 +126,7 @@ func Open(ctx context.Context, o Options) (*Conversation, error) {
 				Data: functionCallOutput(id, "error: interrupted — hearth stopped before this tool finished; run it again if still needed")})
 		}
 		if err := c.commit(ctx, 0, fix); err != nil {
-			cancel()
+			c.Close()
 			return nil, err
 		}
 	}
@@ -182,10 +186,16 @@ func (c *Conversation) commit(ctx context.Context, turnID int64, items []store.N
 // through its own context.
 func (c *Conversation) Close() error {
 	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
 	c.closed = true
+	lane := c.lane
 	c.mu.Unlock()
 	c.cancel()
 	c.wg.Wait()
+	c.client.unregister(c, lane)
 	return nil
 }
 

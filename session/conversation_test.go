@@ -209,8 +209,10 @@ func TestConversationsShareOneSocket(t *testing.T) {
 	}
 }
 
-// Cancelling mid-response ends the turn as cancelled, stores it so, and
-// the next turn works (on a new connection, in full).
+// Cancelling mid-response ends the turn as cancelled and stores it so; the
+// aborted socket is not reused, the baseline is rebuilt in the background
+// on a new connection (generate:false with the whole transcript), and the
+// next prompt chains on it.
 func TestCancelMidResponse(t *testing.T) {
 	e := newEnv(t, sim.Options{Cost: sim.Cost{TokensPerSecond: 200}}, session.Config{Lanes: true})
 	c := e.open("s1")
@@ -229,13 +231,13 @@ func TestCancelMidResponse(t *testing.T) {
 		t.Fatalf("turns = %+v", turns)
 	}
 	prompt(t, c, "hello", newRecorder())
-	recs := e.wait(2)
-	last := recs[len(recs)-1]
-	if last.Conn == recs[0].Conn {
-		t.Errorf("the aborted response's socket was reused")
+	recs := e.wait(3)
+	rewarm, last := recs[1], recs[2]
+	if rewarm.Conn == recs[0].Conn || rewarm.Generate == nil || *rewarm.Generate || len(rewarm.Input) != 1 {
+		t.Fatalf("after the abort: %s on conn %d (aborted conn %d), want a generate:false re-warm of the transcript on a new connection", rewarm.Raw, rewarm.Conn, recs[0].Conn)
 	}
-	if last.PreviousResponseID != "" {
-		t.Errorf("after an abort the request must be full")
+	if last.PreviousResponseID != rewarm.ResponseID || len(last.Input) != 1 {
+		t.Errorf("the next prompt did not chain on the re-warm: %s", last.Raw)
 	}
 }
 

@@ -25,6 +25,11 @@ func (e *APIError) Error() string {
 	return fmt.Sprintf("responses API error: %s", msg)
 }
 
+// Is lets errors.Is find a cache miss by its sentinel.
+func (e *APIError) Is(target error) bool {
+	return target == errPreviousNotFound && e.Code == "previous_response_not_found"
+}
+
 // ErrConnectionLost means the socket closed, failed or fell out of step
 // before the response reached a terminal event. The response failed; the
 // connection is gone.
@@ -38,6 +43,7 @@ var ErrClosed = errors.New("session closed")
 type ResponseError struct {
 	ResponseID string
 	Status     string // failed | incomplete
+	Code       string // the response's error code, when failed
 	Reason     string
 }
 
@@ -64,3 +70,12 @@ func (e *HandshakeError) Error() string {
 // errSilence is a first-event or idle timeout: the response may still be
 // coming, so the stream is out of step and the connection must go.
 var errSilence = errors.New("model API silent")
+
+// errAborted is why a socket closed under a cancelled response.
+var errAborted = errors.New("response aborted by the user")
+
+// errRotated is why a connection closed after being rotated out.
+var errRotated = errors.New("connection rotated")
+
+// errNoWarmupOverHTTP: a warm-up is pointless when every request is full.
+var errNoWarmupOverHTTP = errors.New("no warm-up over HTTP")

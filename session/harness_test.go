@@ -134,11 +134,12 @@ func (w *wsTools) Run(ctx context.Context, call session.ToolCall) session.ToolRe
 
 // recorder is a Sink that keeps what it was told.
 type recorder struct {
-	mu    sync.Mutex
-	text  string
-	calls []string // "name:status"
-	first chan struct{}
-	once  sync.Once
+	mu      sync.Mutex
+	text    string
+	calls   []string // "name:status"
+	notices []string
+	first   chan struct{}
+	once    sync.Once
 }
 
 func newRecorder() *recorder { return &recorder{first: make(chan struct{})} }
@@ -153,6 +154,12 @@ func (r *recorder) Text(d string) {
 func (r *recorder) ToolCall(call session.ToolCall, status string, res *session.ToolResult) {
 	r.mu.Lock()
 	r.calls = append(r.calls, call.Name+":"+status)
+	r.mu.Unlock()
+}
+
+func (r *recorder) Notice(text string) {
+	r.mu.Lock()
+	r.notices = append(r.notices, text)
 	r.mu.Unlock()
 }
 

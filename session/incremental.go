@@ -9,7 +9,7 @@ import (
 // full (never the delta) and its response, on one connection and lane. It
 // is replaced after every completed response and forgotten on any failure.
 type baseline struct {
-	conn       *wsConn
+	conn       link
 	lane       string
 	settings   []byte
 	input      []json.RawMessage // the last request's full input
@@ -27,13 +27,16 @@ const (
 	reasonNotPrefix     = "input does not extend the previous request"
 	reasonDisabled      = "incremental requests disabled"
 	reasonWarmup        = "warm-up"
+	reasonHTTP          = "HTTP fallback: with store:false every request carries the whole conversation"
 )
 
 // plan decides between an incremental and a full request (responses-
 // websocket.md §4.3). It returns the items to send, the previous response id
 // ("" for a full request) and, for a full request, why.
-func plan(b *baseline, conn *wsConn, lane string, set []byte, full []json.RawMessage, disabled bool) (send []json.RawMessage, prev string, reason string) {
+func plan(b *baseline, conn link, lane string, set []byte, full []json.RawMessage, disabled bool) (send []json.RawMessage, prev string, reason string) {
 	switch {
+	case conn.transport() == "http":
+		return full, "", reasonHTTP
 	case disabled:
 		return full, "", reasonDisabled
 	case b == nil:

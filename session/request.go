@@ -23,13 +23,22 @@ type reply struct {
 // sink may be nil (warm-up). It owns the lane from send to the terminal
 // event; on cancellation it aborts the response.
 func (c *Conversation) exchange(ctx context.Context, turnID int64, generate bool, sink Sink) (*reply, error) {
-	conn, err := c.client.conn(ctx)
-	if err != nil {
-		return nil, err
-	}
 	c.mu.Lock()
 	lane := c.lane
 	c.mu.Unlock()
+	conn, err := c.client.link(ctx, c.client.keyFor(c), lane)
+	if err != nil {
+		return nil, err
+	}
+	if sink != nil {
+		if n := c.client.takeNotice(); n != "" {
+			sink.Notice(n)
+		}
+	}
+	if !generate && conn.transport() == "http" {
+		// Over HTTP with store:false there is nothing to warm.
+		return nil, errNoWarmupOverHTTP
+	}
 	if err := conn.acquire(ctx, lane); err != nil {
 		return nil, err
 	}
@@ -68,7 +77,7 @@ func (c *Conversation) exchange(ctx context.Context, turnID int64, generate bool
 	}
 	sent := time.Now()
 	reqID, err := c.db.InsertRequest(ctx, store.Request{
-		SessionID: c.id, TurnID: turnID, Conn: conn.id, Kind: kind, FullReason: reason,
+		SessionID: c.id, TurnID: turnID, Conn: conn.name(), Kind: kind, FullReason: reason,
 		PreviousResponseID: prev, BytesSent: int64(len(frame)), InputItems: len(items),
 		Status: "sent", Sent: sent,
 	})
@@ -87,11 +96,16 @@ func (c *Conversation) exchange(ctx context.Context, turnID int64, generate bool
 	if err != nil {
 		c.forgetBaseline()
 		status := "failed"
-		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		var ae *APIError
+		switch {
+		case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 			status = "cancelled"
 			c.abort(conn, st)
-		} else if errors.Is(err, errSilence) {
-			conn.drop(err)
+		case errors.Is(err, errSilence):
+			// The response may still come: the stream is out of step.
+			conn.abort(st, false)
+		case errors.As(err, &ae) && ae.Code == "websocket_connection_limit_reached":
+			conn.abort(st, false)
 		}
 		id := ""
 		var re *ResponseError
@@ -148,17 +162,16 @@ func (c *Conversation) forgetBaseline() {
 // abort stops an in-flight response. There is no cancel event: the socket
 // must close. When other lanes are busy on it, the conversation walks away
 // from its lane instead (discarding what still arrives) so that siblings'
-// turns survive, and continues on a fresh lane.
-func (c *Conversation) abort(conn *wsConn, st *stream) {
-	if c.client.cfg.Lanes && conn.active() > 1 {
-		st.abandon()
+// turns survive, and continues on a fresh lane. Over HTTP only the
+// request is cancelled.
+func (c *Conversation) abort(conn link, st *stream) {
+	conn.abort(st, c.client.cfg.Lanes)
+	if st.wasAbandoned() {
 		c.mu.Lock()
 		c.lane = c.client.newLane()
 		c.base = nil
 		c.mu.Unlock()
-		return
 	}
-	conn.drop(fmt.Errorf("response aborted: %w", context.Canceled))
 }
 
 // read consumes a response's events to its terminal event, relaying text
@@ -202,7 +215,7 @@ func (c *Conversation) read(ctx context.Context, st *stream, sink Sink) (*reply,
 			if e.Response != nil {
 				re.ResponseID = e.Response.ID
 				if e.Response.Error != nil {
-					re.Reason = e.Response.Error.Message
+					re.Code, re.Reason = e.Response.Error.Code, e.Response.Error.Message
 				}
 			}
 			return nil, first, re

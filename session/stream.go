@@ -12,7 +12,7 @@ import (
 // event or when the connection fails. The reader never blocks on it: the
 // queue is unbounded so a slow editor cannot stall other lanes.
 type stream struct {
-	conn *wsConn
+	conn link
 	lane string
 	sent time.Time
 
@@ -22,9 +22,10 @@ type stream struct {
 	ended     bool  // terminal event queued or failure set
 	abandoned bool  // the owner walked away; events are discarded
 	signal    chan struct{}
+	cancel    func() // HTTP: ends this request alone; nil on WebSocket
 }
 
-func newStream(c *wsConn, lane string) *stream {
+func newStream(c link, lane string) *stream {
 	return &stream{conn: c, lane: lane, sent: time.Now(), signal: make(chan struct{}, 1)}
 }
 
@@ -61,6 +62,13 @@ func (s *stream) abandon() {
 	s.mu.Lock()
 	s.abandoned, s.q = true, nil
 	s.mu.Unlock()
+}
+
+// wasAbandoned reports whether the owner walked away from the stream.
+func (s *stream) wasAbandoned() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.abandoned
 }
 
 // next returns the next event. Before the first event the wait is bounded by

@@ -30,10 +30,21 @@ const maxRequestsPerTurn = 200
 func (c *Conversation) Prompt(ctx context.Context, input []json.RawMessage, sink Sink) (StopReason, error) {
 	select {
 	case c.turn <- struct{}{}:
-	case <-ctx.Done():
-		return StopCancelled, nil
+	default:
+		select {
+		case c.turn <- struct{}{}:
+		case <-ctx.Done():
+			return StopCancelled, nil // never started: another turn held the session
+		}
 	}
-	defer func() { <-c.turn }()
+	defer func() {
+		<-c.turn
+		// After the token is back, so that a loss rewarm skipped while the
+		// turn ran is never missed.
+		if c.baselineLost() {
+			c.warmUp(true)
+		}
+	}()
 	c.mu.Lock()
 	closed := c.closed
 	c.mu.Unlock()
@@ -83,7 +94,7 @@ func (c *Conversation) run(ctx context.Context, turnID int64, input []json.RawMe
 		return StopCancelled, nil
 	}
 	for step := 0; step < maxRequestsPerTurn; step++ {
-		r, err := c.exchange(ctx, turnID, true, sink)
+		r, err := c.request(ctx, turnID, sink)
 		if err != nil {
 			if ctx.Err() != nil {
 				return StopCancelled, nil

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -19,7 +20,36 @@ type warmup struct {
 // tools and transcript with generate:false, so that the next prompt goes
 // out as previous_response_id plus the user's message only. It returns at
 // once; a warm-up already running is not repeated.
-func (c *Conversation) Warm() {
+func (c *Conversation) Warm() { c.warmUp(false) }
+
+// rewarm rebuilds the server's baseline after the connection was lost, in
+// the background, unless a turn is running (its next request is full
+// anyway, and the turn's end re-warms).
+func (c *Conversation) rewarm() {
+	select {
+	case c.turn <- struct{}{}:
+		<-c.turn
+	default:
+		return // the turn's end re-warms
+	}
+	c.warmUp(true)
+}
+
+// baselineLost reports whether the server no longer holds this
+// conversation's baseline (a dropped connection, a cancel, a failure).
+// A connection is marked dead before its reader reports it (forget), so a
+// check made after the turn token is back never misses a loss that rewarm
+// skipped while the turn held the token.
+func (c *Conversation) baselineLost() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.closed && (c.base == nil || !c.base.conn.alive())
+}
+
+func (c *Conversation) warmUp(again bool) {
+	if c.client.httpMode() {
+		return // nothing to warm when every request is full
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -39,11 +69,15 @@ func (c *Conversation) Warm() {
 	go func() {
 		defer c.wg.Done()
 		defer cancel()
-		c.client.warming.Add(1)
+		gauge := &c.client.warming
+		if again {
+			gauge = &c.client.rewarming
+		}
+		gauge.Add(1)
 		_, err := c.exchange(ctx, 0, false, nil)
-		c.client.warming.Add(-1)
-		if err != nil {
-			c.log.Info("warm-up failed; the first turn goes without it", "err", err)
+		gauge.Add(-1)
+		if err != nil && !errors.Is(err, errNoWarmupOverHTTP) {
+			c.log.Info("warm-up failed; the next turn goes without it", "err", err, "rewarm", again)
 		}
 		w.err = err
 		close(w.done)

@@ -1,0 +1,177 @@
+package session
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// httpLink sends each request as POST {base}/responses with stream:true
+// and reads its SSE stream: the fallback when the WebSocket is refused.
+// With store:false the server keeps nothing between requests, so every
+// request carries the full transcript. Created by the Client at the
+// fallback; close cancels in-flight requests and waits for their readers.
+type httpLink struct {
+	cfg     Config
+	hc      *http.Client
+	created time.Time
+
+	ctx    context.Context // cancelled by close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // one reader per in-flight request
+
+	inflight atomic.Int32
+	last     atomic.Int64 // unix nanos of the last byte read
+}
+
+func newHTTPLink(cfg Config) *httpLink {
+	ctx, cancel := context.WithCancel(context.Background())
+	h := &httpLink{cfg: cfg, hc: &http.Client{}, created: time.Now(), ctx: ctx, cancel: cancel}
+	h.touch()
+	return h
+}
+
+func (h *httpLink) name() string                          { return "http" }
+func (h *httpLink) transport() string                     { return "http" }
+func (h *httpLink) acquire(context.Context, string) error { return nil } // turns are serial per conversation
+func (h *httpLink) release(string)                        {}
+func (h *httpLink) cached(string) string                  { return "" }
+func (h *httpLink) active() int                           { return int(h.inflight.Load()) }
+func (h *httpLink) alive() bool                           { return h.ctx.Err() == nil }
+func (h *httpLink) touch()                                { h.last.Store(time.Now().UnixNano()) }
+func (h *httpLink) lastActivity() time.Time               { return time.Unix(0, h.last.Load()) }
+func (h *httpLink) age() time.Duration                    { return time.Since(h.created) }
+func (h *httpLink) abort(st *stream, _ bool) {
+	if st.cancel != nil {
+		st.cancel()
+	}
+}
+
+func (h *httpLink) close() {
+	h.cancel()
+	h.wg.Wait()
+}
+
+// httpBody turns a WebSocket response.create frame into the HTTP body:
+// without type, stream_id and generate, with stream:true.
+func httpBody(frame []byte) ([]byte, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(frame, &m); err != nil {
+		return nil, fmt.Errorf("request for HTTP: %w", err)
+	}
+	for _, k := range []string{"type", "stream_id", "generate", "previous_response_id"} {
+		delete(m, k)
+	}
+	m["stream"] = json.RawMessage("true")
+	return json.Marshal(m)
+}
+
+func (h *httpLink) send(ctx context.Context, lane string, frame []byte) (*stream, error) {
+	body, err := httpBody(frame)
+	if err != nil {
+		return nil, err
+	}
+	url := strings.TrimSuffix(h.cfg.BaseURL, "/") + "/responses"
+	rctx, rcancel := context.WithCancel(h.ctx)
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		rcancel()
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	if h.cfg.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+h.cfg.APIKey)
+	}
+	st := newStream(h, lane)
+	st.cancel = rcancel
+	h.inflight.Add(1)
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		defer h.inflight.Add(-1)
+		defer rcancel()
+		h.read(req, st)
+	}()
+	return st, nil
+}
+
+// read performs the request and feeds its events to st until the terminal
+// event, an error status, or the end of the body.
+func (h *httpLink) read(req *http.Request, st *stream) {
+	resp, err := h.hc.Do(req)
+	if err != nil {
+		st.fail(fmt.Errorf("%w: POST %s: %v", ErrConnectionLost, req.URL, err))
+		return
+	}
+	defer resp.Body.Close()
+	h.touch()
+	if resp.StatusCode != http.StatusOK {
+		st.push(httpErrorEvent(resp))
+		return
+	}
+	r := bufio.NewReaderSize(resp.Body, 64<<10)
+	var data bytes.Buffer
+	for {
+		line, err := r.ReadBytes('\n')
+		h.touch()
+		if int64(data.Len()+len(line)) > h.cfg.MaxMessage {
+			st.fail(fmt.Errorf("%w: SSE event over %d bytes", ErrConnectionLost, h.cfg.MaxMessage))
+			return
+		}
+		line = bytes.TrimRight(line, "\r\n")
+		switch {
+		case len(line) == 0 && data.Len() > 0: // end of one event
+			e, perr := parseEvent(bytes.Clone(data.Bytes()))
+			data.Reset()
+			if perr != nil {
+				st.fail(fmt.Errorf("%w: %v", ErrConnectionLost, perr))
+				return
+			}
+			st.push(e)
+			if isTerminal(e.Type) {
+				return
+			}
+		case bytes.HasPrefix(line, []byte("data:")):
+			if data.Len() > 0 {
+				data.WriteByte('\n')
+			}
+			data.Write(bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" ")))
+		}
+		if err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			st.fail(fmt.Errorf("%w: SSE stream ended before a terminal event: %v", ErrConnectionLost, err))
+			return
+		}
+	}
+}
+
+// httpErrorEvent turns an HTTP error response into the error event the
+// agent loop understands.
+func httpErrorEvent(resp *http.Response) *event {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	var body struct {
+		Error *errorBody `json:"error"`
+	}
+	e := &event{Type: "error", Status: resp.StatusCode}
+	if json.Unmarshal(b, &body) == nil && body.Error != nil {
+		e.Error = body.Error
+	} else {
+		e.Error = &errorBody{Message: fmt.Sprintf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(b)))}
+	}
+	if resp.StatusCode == http.StatusUnauthorized {
+		e.Error.Message = "API key rejected (HTTP 401): check OPENAI_API_KEY"
+	}
+	e.raw = b
+	return e
+}
