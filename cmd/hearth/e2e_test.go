@@ -55,9 +55,12 @@ type e2eEnv struct {
 	root string
 }
 
-func newE2E(t *testing.T) *e2eEnv {
+func newE2E(t *testing.T) *e2eEnv { return newE2EWith(t, sim.Options{}) }
+
+func newE2EWith(t *testing.T, opts sim.Options) *e2eEnv {
 	t.Helper()
-	srv := sim.New(sim.Options{APIKey: "sk-e2e"})
+	opts.APIKey = "sk-e2e"
+	srv := sim.New(opts)
 	base, err := srv.Start()
 	if err != nil {
 		t.Fatal(err)

@@ -93,13 +93,18 @@ func printStatus(w io.Writer, st rpc.Status) {
 	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "WORKSPACE\tSTATE\tTRANSPORT\tAGE\tSESSIONS\tHANDSHAKES\tWARM-UPS\tFULL\tINCREMENTAL\tSENT\tSAVED")
+	fmt.Fprintln(tw, "WORKSPACE\tSTATE\tTRANSPORT\tCONNS\tAGE\tSESSIONS\tHANDSHAKES\tWARM-UPS\tFULL\tINCREMENTAL\tRETRIES\tSENT\tSAVED")
 	for _, ws := range st.Workspaces {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n", ws.Root, ws.State, ws.Transport,
-			(time.Duration(ws.ConnAgeMS) * time.Millisecond).Round(time.Second), ws.Sessions, ws.Handshakes,
-			ws.Warmups, ws.FullRequests, ws.IncrementalRequests, bytesHuman(ws.BytesSent), bytesHuman(ws.BytesSaved))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n", ws.Root, ws.State, ws.Transport, ws.Connections,
+			ws.ConnAge().Round(time.Second), ws.Sessions, ws.Handshakes,
+			ws.Warmups, ws.FullRequests, ws.IncrementalRequests, ws.Retries, bytesHuman(ws.BytesSent), bytesHuman(ws.BytesSaved))
 	}
 	tw.Flush()
+	for _, ws := range st.Workspaces {
+		if ws.Fallback != "" {
+			fmt.Fprintf(w, "%s: on HTTP because %s\n", ws.Root, ws.Fallback)
+		}
+	}
 }
 
 func bytesHuman(n int64) string {

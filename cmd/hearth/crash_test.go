@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/coder/acp-go-sdk"
+
+	"github.com/hearthd/hearth/rpc"
+	"github.com/hearthd/hearth/session/sim"
+)
+
+// kill -9 in the middle of a turn: the next daemon marks the turn
+// interrupted, the half-streamed answer is absent from the store (never
+// half-written), session/load replays what was committed, the session
+// re-warms from the store before the next prompt, and that prompt chains
+// on the re-warm.
+func TestKill9MidTurn(t *testing.T) {
+	e := newE2EWith(t, sim.Options{Cost: sim.Cost{TokensPerSecond: 500}})
+	daemon := e.serve()
+
+	conn, err := net.Dial("unix", e.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := make(chan struct{}, 1)
+	c := rpc.NewClient(conn, rpc.ClientOptions{OnNotify: func(method string, params json.RawMessage) {
+		select {
+		case chunk <- struct{}{}:
+		default:
+		}
+	}})
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	call := func(c *rpc.Client, method string, params, result any) {
+		t.Helper()
+		if err := c.Call(ctx, method, params, result); err != nil {
+			t.Fatalf("%s: %v", method, err)
+		}
+	}
+	call(c, rpc.MethodInitialize, acp.InitializeRequest{ProtocolVersion: 1}, nil)
+	var s acp.NewSessionResponse
+	call(c, rpc.MethodSessionNew, acp.NewSessionRequest{Cwd: e.root, McpServers: []acp.McpServer{}}, &s)
+	done := make(chan error, 1)
+	go func() {
+		done <- c.Call(ctx, rpc.MethodSessionPrompt, acp.PromptRequest{SessionId: s.SessionId,
+			Prompt: []acp.ContentBlock{acp.TextBlock("talk sim:tokens=100000")}}, nil)
+	}()
+	<-chunk // the answer is streaming
+	daemon.Process.Signal(syscall.SIGKILL)
+	if err := <-done; err == nil {
+		t.Fatal("the prompt succeeded although its daemon was killed")
+	}
+	before := len(e.sim.Received())
+
+	e.serve()
+	c2conn, err := net.Dial("unix", e.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var replayed []acp.SessionUpdate
+	c2 := rpc.NewClient(c2conn, rpc.ClientOptions{OnNotify: func(method string, params json.RawMessage) {
+		var n acp.SessionNotification
+		if json.Unmarshal(params, &n) == nil {
+			replayed = append(replayed, n.Update)
+		}
+	}})
+	defer c2.Close()
+	call(c2, rpc.MethodInitialize, acp.InitializeRequest{ProtocolVersion: 1}, nil)
+	call(c2, rpc.MethodSessionLoad, acp.LoadSessionRequest{SessionId: s.SessionId, Cwd: e.root, McpServers: []acp.McpServer{}}, nil)
+	if len(replayed) != 1 || replayed[0].UserMessageChunk == nil {
+		t.Fatalf("replay after kill -9: %d updates; want the user's message only (no half answer)", len(replayed))
+	}
+	var ins rpc.InspectResult
+	call(c2, rpc.MethodHearthInspect, rpc.InspectParams{SessionID: string(s.SessionId)}, &ins)
+	if d := ins.Session; d == nil || len(d.Turns) != 1 || d.Turns[0].Status != "interrupted" || len(d.Items) != 1 {
+		t.Fatalf("after kill -9: %+v", ins.Session)
+	}
+
+	var r acp.PromptResponse
+	call(c2, rpc.MethodSessionPrompt, acp.PromptRequest{SessionId: s.SessionId, Prompt: []acp.ContentBlock{acp.TextBlock("hi again")}}, &r)
+	if r.StopReason != acp.StopReasonEndTurn {
+		t.Fatalf("stop %s", r.StopReason)
+	}
+	recs, err := e.sim.WaitReceived(ctx, before+2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rewarm, next := recs[before], recs[before+1]
+	if rewarm.Generate == nil || *rewarm.Generate || len(rewarm.Input) != 1 || !strings.Contains(string(rewarm.Input[0]), "100000") {
+		t.Fatalf("first request after restart: %s; want a generate:false re-warm of the stored transcript", rewarm.Raw)
+	}
+	if next.PreviousResponseID != rewarm.ResponseID || len(next.Input) != 1 {
+		t.Fatalf("the prompt after restart did not chain on the re-warm: %s", next.Raw)
+	}
+}
