@@ -139,11 +139,12 @@ func TestUpgradeFailuresFallBackToHTTP(t *testing.T) {
 // request, the tool runs once and every item is stored once.
 func TestBrokenResponseRetriedInFull(t *testing.T) {
 	faults := map[string]sim.Fault{
-		"close 1011":      {Kind: sim.FaultCloseMidResponse, CloseCode: 1011, AfterEvents: 3},
-		"abrupt close":    {Kind: sim.FaultCloseMidResponse, CloseCode: sim.CloseAbrupt, AfterEvents: 3},
-		"close 1000":      {Kind: sim.FaultCloseMidResponse, CloseCode: 1000, AfterEvents: 5},
-		"binary frame":    {Kind: sim.FaultBinaryFrame, AfterEvents: 3},
-		"malformed frame": {Kind: sim.FaultMalformedFrame, AfterEvents: 3},
+		// After 6 events the answer's first words have streamed.
+		"close 1011":      {Kind: sim.FaultCloseMidResponse, CloseCode: 1011, AfterEvents: 6},
+		"abrupt close":    {Kind: sim.FaultCloseMidResponse, CloseCode: sim.CloseAbrupt, AfterEvents: 6},
+		"close 1000":      {Kind: sim.FaultCloseMidResponse, CloseCode: 1000, AfterEvents: 6},
+		"binary frame":    {Kind: sim.FaultBinaryFrame, AfterEvents: 6},
+		"malformed frame": {Kind: sim.FaultMalformedFrame, AfterEvents: 6},
 	}
 	for name, f := range faults {
 		t.Run(name, func(t *testing.T) {
@@ -181,6 +182,10 @@ func TestBrokenResponseRetriedInFull(t *testing.T) {
 			}
 			if st := e.client.Stats(); st.Retries < 1 {
 				t.Errorf("retries = %d", st.Retries)
+			}
+			// The editor saw the first words, then was told the answer is retried.
+			if len(rec.notices) != 1 || !strings.Contains(rec.notices[0], "retrying") {
+				t.Errorf("notices = %q", rec.notices)
 			}
 		})
 	}

@@ -5,7 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
+import { EventEmitter, once } from 'node:events';
 import { mkdir, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
@@ -38,8 +38,9 @@ const PROMPT = 'list the files here';
 
 const newId = (prefix) => `${prefix}_${randomBytes(12).toString('hex')}`;
 
-class FakeResponsesServer {
+class FakeResponsesServer extends EventEmitter {
   constructor(apiKey) {
+    super();
     this.apiKey = apiKey;
     this.handshakes = []; // every upgrade attempt: {url, authorization, accepted}
     this.httpRequests = []; // plain HTTP requests (hearth should not need any)
@@ -60,6 +61,21 @@ class FakeResponsesServer {
     this.http.listen(0, '127.0.0.1');
     await once(this.http, 'listening');
     return this.http.address().port;
+  }
+
+  // waitFor resolves once pred() holds, re-checking on every frame received.
+  async waitFor(pred, ms, what) {
+    const deadline = Date.now() + ms;
+    while (!pred()) {
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`timed out waiting for ${what}`);
+      await withTimeout(once(this, 'frame'), left, what);
+    }
+  }
+
+  // drop closes every live connection without a close handshake.
+  drop() {
+    for (const c of this.wss.clients) c.terminate();
   }
 
   async close() {
@@ -100,6 +116,7 @@ class FakeResponsesServer {
         return;
       }
       this.received.push({ conn, event });
+      this.emit('frame');
       if (event.type !== 'response.create') {
         this.violations.push(`conn ${conn}: unexpected client event ${event.type}`);
         return;
@@ -226,6 +243,7 @@ class FakeResponsesServer {
 // ---------------------------------------------------------------------------
 
 let server;
+let sessionId1; // the first test's session, resumed by the second
 let workspace;
 let hearthHome; // socket + data dir, short path
 let acpProc;
@@ -301,6 +319,7 @@ test('the official ACP SDK runs a tool-using turn through hearth acp against a t
     diag,
   );
 
+  sessionId1 = sessionId;
   // --- what the ACP client saw
   assert.equal(init.protocolVersion, acp.PROTOCOL_VERSION);
   assert.equal(typeof sessionId, 'string');
@@ -388,4 +407,54 @@ test('the official ACP SDK runs a tool-using turn through hearth acp against a t
   if (warm.stream_id) {
     assert.ok(server.sent.every(({ event }) => event.stream_id === warm.stream_id));
   }
+});
+
+test('after the server drops the connection, hearth re-warms with the whole transcript before the next prompt, which chains on it', { timeout: 45_000 }, async () => {
+  assert.ok(sessionId1, 'the first test ran');
+  const before = server.received.length;
+  const handshakes = server.handshakes.length;
+  server.drop();
+
+  // Nobody prompts: the daemon notices the drop and re-warms by itself.
+  await server.waitFor(() => server.received.length > before, 20_000, 'a re-warm after the drop');
+  assert.equal(server.handshakes.length, handshakes + 1, 'a new handshake');
+  const rewarm = server.received[before];
+  assert.equal(rewarm.event.generate, false, 'the re-warm is a generate:false request');
+  assert.ok(!rewarm.event.previous_response_id, 'a new connection: the re-warm is full');
+  const types = rewarm.event.input.map((it) => it.type ?? 'message');
+  assert.deepEqual(types, ['message', 'function_call', 'function_call_output', 'message'], 'the whole transcript');
+  assert.notEqual(rewarm.conn, server.received[before - 1].conn);
+  const rewarmId = server.responses.find((r) => r.request === rewarm.event).response.id;
+
+  // The next prompt, from a new editor connection, chains on the re-warm.
+  const socketPath = path.join(hearthHome, 's');
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith('OPENAI_') && !k.startsWith('HEARTH_')),
+  );
+  Object.assign(env, { HEARTH_SOCKET: socketPath, HEARTH_DATA_DIR: path.join(hearthHome, 'd') });
+  const relay = startChild(hearthBin(), ['acp'], { env, keepStdout: false });
+  await relay.spawned;
+  try {
+    const app = acp.client({ name: 'hearth-interop-2' });
+    const stream = acp.ndJsonStream(Writable.toWeb(relay.child.stdin), Readable.toWeb(relay.child.stdout));
+    const result = await withTimeout(
+      app.connectWith(stream, async (ctx) => {
+        await ctx.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
+        return ctx.request(acp.methods.agent.session.prompt, {
+          sessionId: sessionId1,
+          prompt: [{ type: 'text', text: 'and once more' }],
+        });
+      }),
+      30_000,
+      'the prompt after the re-warm',
+    );
+    assert.equal(result.stopReason, 'end_turn');
+  } finally {
+    await stopChild(relay);
+  }
+  const next = server.received[before + 1].event;
+  assert.equal(next.previous_response_id, rewarmId, 'the prompt chains on the re-warm');
+  assert.equal(next.input.length, 1, 'only the new user message');
+  assert.equal(server.handshakes.length, handshakes + 1, 'no further handshake');
+  assert.deepEqual(server.violations, []);
 });
