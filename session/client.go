@@ -90,6 +90,15 @@ func (c *Client) Config() Config { return c.cfg }
 // link returns what a request of the conversation keyed key, on lane, goes
 // out on: the live WebSocket for key, a new one, or the HTTP fallback.
 func (c *Client) link(ctx context.Context, key, lane string) (link, error) {
+	if c.cfg.ForceHTTP {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.http == nil {
+			c.http = newHTTPLink(c.cfg)
+		}
+		c.useHTTP, c.fallbackUntil, c.fallbackWhy = true, time.Time{}, "configured"
+		return c.http, nil
+	}
 	if l := c.current(key, lane); l != nil {
 		return l, nil
 	}

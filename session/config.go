@@ -35,6 +35,8 @@ type Config struct {
 
 	// DisableIncremental sends every request in full (benchmarks compare).
 	DisableIncremental bool
+	// ForceHTTP uses HTTP+SSE from the start, as after a fallback.
+	ForceHTTP bool
 
 	MaxConnAge    time.Duration // rotate a WebSocket between requests after this (the server's limit is 60 min)
 	DialAttempts  int           // WebSocket handshakes tried (with backoff) before falling back to HTTP

@@ -47,18 +47,19 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fmt.Fprintf(stdout, "simulator cost model: %s\n\n", cost)
 
 	modes := []struct {
-		name       string
-		warm, full bool
+		name             string
+		warm, full, http bool
 	}{
-		{"websocket, warmed, incremental", true, false},
-		{"websocket, incremental, no warm-up", false, false},
-		{"websocket, every request full", false, true},
+		{"websocket, warmed, incremental", true, false, false},
+		{"websocket, incremental, no warm-up", false, false, false},
+		{"websocket, every request full", false, true, false},
+		{"http+sse (the fallback)", false, true, true},
 	}
 	results := make([]benchResult, len(modes))
 	for i, m := range modes {
 		var turns []benchResult
 		for r := 0; r < *runs; r++ {
-			res, err := benchTurn(ctx, dir, cost, *steps, m.warm, m.full, fmt.Sprintf("b%d-%d", i, r))
+			res, err := benchTurn(ctx, dir, cost, *steps, m.warm, m.full, m.http, fmt.Sprintf("b%d-%d", i, r))
 			if err != nil {
 				return fmt.Errorf("%s: %w", m.name, err)
 			}
@@ -101,7 +102,7 @@ func median(rs []benchResult) benchResult {
 // benchTurn opens a fresh simulator, database and client (a cold start, as
 // a user's first turn in a workspace), optionally warms up, and times one
 // turn.
-func benchTurn(ctx context.Context, dir string, cost sim.Cost, steps int, warm, full bool, id string) (benchResult, error) {
+func benchTurn(ctx context.Context, dir string, cost sim.Cost, steps int, warm, full, http bool, id string) (benchResult, error) {
 	srv := sim.New(sim.Options{Cost: cost})
 	base, err := srv.Start()
 	if err != nil {
@@ -121,7 +122,7 @@ func benchTurn(ctx context.Context, dir string, cost sim.Cost, steps int, warm, 
 		return benchResult{}, err
 	}
 	client := session.NewClient(session.Config{BaseURL: base, Model: "sim-model", Instructions: "bench",
-		Lanes: true, DisableIncremental: full}, nil)
+		Lanes: true, DisableIncremental: full, ForceHTTP: http}, nil)
 	defer client.Close()
 	conv, err := session.Open(ctx, session.Options{ID: id, Client: client, DB: db, Tools: benchTools{workspace.NewToolset(root)}})
 	if err != nil {
