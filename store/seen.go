@@ -1,0 +1,110 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/mattn/go-sqlite3"
+)
+
+// Seen is what the model last saw of one file: the content hash and, when
+// small enough to keep, the content itself (the delta's diff needs it).
+type Seen struct {
+	Hash    string
+	Content []byte // nil when not kept
+}
+
+// SetSeen records what the model saw of path (read or written), replacing
+// the earlier entry.
+func (db *DB) SetSeen(ctx context.Context, sessionID, path string, s Seen) error {
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `
+			INSERT INTO read_set (session_id, path, hash, content, updated) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (session_id, path) DO UPDATE SET hash = excluded.hash, content = excluded.content, updated = excluded.updated`,
+			sessionID, path, s.Hash, s.Content, nanos(now()))
+		if isConstraint(err, sqlite3.ErrConstraintForeignKey) {
+			return fmt.Errorf("session %s: %w", sessionID, ErrNotFound)
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: set seen %s in session %s: %w", path, sessionID, err)
+	}
+	return nil
+}
+
+// SeenFiles returns the read set with contents: path → Seen.
+func (db *DB) SeenFiles(ctx context.Context, sessionID string) (map[string]Seen, error) {
+	out := make(map[string]Seen)
+	err := db.read(func(r *sql.DB) error {
+		rows, err := r.QueryContext(ctx, `SELECT path, hash, content FROM read_set WHERE session_id = ?`, sessionID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var path, hash string
+			var content []byte
+			if err := rows.Scan(&path, &hash, &content); err != nil {
+				return err
+			}
+			out[path] = Seen{Hash: hash, Content: content}
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: seen files of session %s: %w", sessionID, err)
+	}
+	return out, nil
+}
+
+// Decision is a remembered permission answer.
+type Decision string
+
+const (
+	Allow  Decision = "allow"
+	Reject Decision = "reject"
+)
+
+// SetPermission remembers the user's "always" answer for tool in a session.
+func (db *DB) SetPermission(ctx context.Context, sessionID, tool string, d Decision) error {
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `
+			INSERT INTO permissions (session_id, tool, decision, updated) VALUES (?, ?, ?, ?)
+			ON CONFLICT (session_id, tool) DO UPDATE SET decision = excluded.decision, updated = excluded.updated`,
+			sessionID, tool, string(d), nanos(now()))
+		if isConstraint(err, sqlite3.ErrConstraintForeignKey) {
+			return fmt.Errorf("session %s: %w", sessionID, ErrNotFound)
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: set permission %s in session %s: %w", tool, sessionID, err)
+	}
+	return nil
+}
+
+// Permissions returns a session's remembered answers: tool → decision.
+func (db *DB) Permissions(ctx context.Context, sessionID string) (map[string]Decision, error) {
+	out := make(map[string]Decision)
+	err := db.read(func(r *sql.DB) error {
+		rows, err := r.QueryContext(ctx, `SELECT tool, decision FROM permissions WHERE session_id = ?`, sessionID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var tool, d string
+			if err := rows.Scan(&tool, &d); err != nil {
+				return err
+			}
+			out[tool] = Decision(d)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: permissions of session %s: %w", sessionID, err)
+	}
+	return out, nil
+}
