@@ -29,6 +29,7 @@ func (d *Daemon) mux(c *clientConn) *rpc.Mux {
 	m.Handle(rpc.MethodSessionLoad, c.gated(c.load))
 	m.Handle(rpc.MethodSessionNew, c.gated(c.newSession))
 	m.HandleStaged(rpc.MethodSessionPrompt, c.preparePrompt)
+	m.Handle(rpc.MethodSessionSetMode, c.gated(c.setMode))
 	return m
 }
 
@@ -87,7 +88,7 @@ func (c *clientConn) newSession(ctx context.Context, params json.RawMessage) (an
 		return nil, err
 	}
 	id := newSessionID()
-	if err := d.db.CreateSession(ctx, store.Session{ID: id, Root: w.root.Path(), Mode: "ask", Model: w.client.Config().Model}); err != nil {
+	if err := d.db.CreateSession(ctx, store.Session{ID: id, Root: w.root.Path(), Mode: ModeAsk, Model: w.client.Config().Model}); err != nil {
 		return nil, fmt.Errorf("create session: %w", err)
 	}
 	// The warm-up starts here, in the background: session/new answers at once.
@@ -96,7 +97,7 @@ func (c *clientConn) newSession(ctx context.Context, params json.RawMessage) (an
 		return nil, err
 	}
 	s.attach(c)
-	return acp.NewSessionResponse{SessionId: acp.SessionId(id)}, nil
+	return acp.NewSessionResponse{SessionId: acp.SessionId(id), Modes: modeState(ModeAsk)}, nil
 }
 
 func newSessionID() string {
@@ -133,18 +134,23 @@ func (c *clientConn) preparePrompt(ctx context.Context, params json.RawMessage) 
 		cancel()
 		return nil, rpc.InvalidParams("sessionId", "a turn is already running in session %s; wait for it or send session/cancel", s.id)
 	}
-	s.cancel = cancel
+	s.cancel, s.prompter = cancel, c
 	s.mu.Unlock()
 	s.attach(c)
 	return func(rctx context.Context) (any, error) {
 		defer func() {
 			cancel()
 			s.mu.Lock()
-			s.cancel = nil
+			s.cancel, s.prompter = nil, nil
 			s.mu.Unlock()
 		}()
 		s.broadcast(acp.UpdateUserMessageText(text), c)
-		stop, err := s.conv.Prompt(tctx, []json.RawMessage{session.UserMessage(text)}, updates{s})
+		var input []json.RawMessage
+		if delta := d.contextDelta(tctx, s); delta != "" {
+			input = append(input, session.DeveloperMessage(delta))
+		}
+		input = append(input, session.UserMessage(text))
+		stop, err := s.conv.Prompt(tctx, input, updates{s})
 		c.flush(jsonrpc2.DetachContext(rctx)) // the turn's updates reach this client before its answer
 		if err != nil {
 			return nil, fmt.Errorf("turn failed: %w", err)
@@ -263,7 +269,10 @@ func (c *clientConn) load(ctx context.Context, params json.RawMessage) (any, err
 	}
 	c.flush(ctx)
 	s.attach(c)
-	return acp.LoadSessionResponse{}, nil
+	s.mu.Lock()
+	mode := s.mode
+	s.mu.Unlock()
+	return acp.LoadSessionResponse{Modes: modeState(mode)}, nil
 }
 
 func rawArgs(s string) any {

@@ -161,6 +161,9 @@ func (d *Daemon) Close() error {
 	}
 	for _, w := range workspaces {
 		w.client.Close()
+		if w.watcher != nil {
+			w.watcher.Close()
+		}
 	}
 	if d.sim != nil {
 		d.sim.Close()

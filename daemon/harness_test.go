@@ -102,8 +102,23 @@ func (td *testDaemon) connect() *editor {
 }
 
 func (td *testDaemon) editorOn(conn net.Conn) *editor {
+	return td.editorWith(conn, nil)
+}
+
+// connectAnswering connects an editor that answers the daemon's calls
+// (session/request_permission) with onCall.
+func (td *testDaemon) connectAnswering(onCall func(ctx context.Context, method string, params json.RawMessage) (any, error)) *editor {
+	td.t.Helper()
+	conn, err := net.Dial("unix", td.cfg.Socket)
+	if err != nil {
+		td.t.Fatal(err)
+	}
+	return td.editorWith(conn, onCall)
+}
+
+func (td *testDaemon) editorWith(conn net.Conn, onCall func(ctx context.Context, method string, params json.RawMessage) (any, error)) *editor {
 	e := &editor{t: td.t, signal: make(chan struct{}, 1)}
-	e.c = rpc.NewClient(conn, rpc.ClientOptions{OnNotify: e.notify})
+	e.c = rpc.NewClient(conn, rpc.ClientOptions{OnNotify: e.notify, OnCall: onCall})
 	td.t.Cleanup(func() { e.c.Close() })
 	return e
 }

@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/hearthd/hearth/rpc"
 	"github.com/hearthd/hearth/session"
+	"github.com/hearthd/hearth/store"
 	"github.com/hearthd/hearth/workspace"
 )
 
@@ -20,10 +23,11 @@ import (
 // by the first session/new or session/load for its root; closed by
 // Daemon.Close.
 type openWorkspace struct {
-	root   *workspace.Root
-	tools  *workspace.Toolset
-	specs  []json.RawMessage // tool specs, built once: byte-identical on every request
-	client *session.Client
+	root    *workspace.Root
+	tools   *workspace.Toolset
+	specs   []json.RawMessage // tool specs, built once: byte-identical on every request
+	client  *session.Client
+	watcher *workspace.Watcher // nil when the workspace could not be watched
 }
 
 // openSession is a session with a live Conversation and the editors
@@ -34,9 +38,13 @@ type openSession struct {
 	ws   *openWorkspace
 	conv *session.Conversation
 
-	mu     sync.Mutex // guards subs, cancel
-	subs   map[*clientConn]struct{}
-	cancel context.CancelFunc // cancels the running turn; nil when idle
+	since uint64 // the watcher's journal cursor at this session's last prompt; used by the turn only
+
+	mu       sync.Mutex // guards subs, cancel, prompter, mode
+	subs     map[*clientConn]struct{}
+	cancel   context.CancelFunc // cancels the running turn; nil when idle
+	prompter *clientConn        // the editor that sent the running prompt: it is asked for permissions
+	mode     string             // read-only | ask | auto-edit | full-auto
 }
 
 // workspaceFor returns the open workspace for dir, opening it on first use.
@@ -58,6 +66,16 @@ func (d *Daemon) workspaceFor(ctx context.Context, dir string) (*openWorkspace, 
 	}
 	ts := workspace.NewToolset(root)
 	w := &openWorkspace{root: root, tools: ts}
+	if wt, err := workspace.NewWatcher(root, workspace.WatchOptions{Logger: d.log.With("workspace", root.Path())}); err != nil {
+		d.log.Warn("workspace not watched: the model will not hear of changes on disk", "root", root.Path(), "err", err)
+	} else {
+		w.watcher = wt
+		if p := wt.Problem(); p != "" {
+			d.log.Warn("file watching degraded", "root", root.Path(), "problem", p)
+		}
+		// hearth's own writes are not reported back as the user's.
+		ts.OnWrite = wt.NoteSelfWrite
+	}
 	for _, t := range ts.Tools() {
 		w.specs = append(w.specs, t.Spec())
 	}
@@ -84,13 +102,25 @@ func (d *Daemon) openConversation(ctx context.Context, id string, w *openWorkspa
 		return s, nil
 	}
 	d.mu.Unlock()
+	row, err := d.db.Session(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	s := &openSession{id: id, ws: w, subs: map[*clientConn]struct{}{}, mode: row.Mode}
+	if w.watcher != nil {
+		s.since = w.watcher.Cursor()
+	}
+	if !validMode(s.mode) {
+		s.mode = ModeAsk
+	}
 	conv, err := session.Open(ctx, session.Options{
-		ID: id, Client: w.client, DB: d.db, Tools: &sessionTools{ws: w},
+		ID: id, Client: w.client, DB: d.db, Tools: &sessionTools{d: d, s: s},
 		Log: d.log, Initial: initial,
 	})
 	if err != nil {
 		return nil, err
 	}
+	s.conv = conv
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if s := d.sessions[id]; s != nil { // opened meanwhile by another client
@@ -101,7 +131,6 @@ func (d *Daemon) openConversation(ctx context.Context, id string, w *openWorkspa
 		conv.Close()
 		return nil, errClosed
 	}
-	s := &openSession{id: id, ws: w, conv: conv, subs: map[*clientConn]struct{}{}}
 	d.sessions[id] = s
 	conv.Warm()
 	return s, nil
@@ -184,16 +213,68 @@ func agentsContext(root string) []json.RawMessage {
 	return []json.RawMessage{session.DeveloperMessage("Instructions from the workspace's AGENTS.md:\n\n" + string(b))}
 }
 
-// sessionTools is the session.Tools of one workspace.
-type sessionTools struct{ ws *openWorkspace }
+// sessionTools is the session.Tools of one session: the workspace's tools
+// behind the session's mode and the user's permission, recording what the
+// model saw of each file.
+type sessionTools struct {
+	d *Daemon
+	s *openSession
+}
 
-func (t *sessionTools) Specs() []json.RawMessage { return t.ws.specs }
+func (t *sessionTools) Specs() []json.RawMessage { return t.s.ws.specs }
 
 func (t *sessionTools) Run(ctx context.Context, call session.ToolCall) session.ToolResult {
-	r := t.ws.tools.Run(ctx, call.Name, json.RawMessage(call.Arguments))
-	kind := ""
-	if tool, ok := t.ws.tools.Lookup(call.Name); ok {
-		kind = tool.Kind
+	ws := t.s.ws
+	args := json.RawMessage(call.Arguments)
+	tool, known := ws.tools.Lookup(call.Name)
+	if known && !tool.ReadOnly {
+		pv, err := ws.tools.Preview(ctx, call.Name, args)
+		if err != nil {
+			// An invalid call is answered without bothering the user.
+			return session.ToolResult{Output: err.Error(), IsError: true, Kind: tool.Kind}
+		}
+		if res, ok := t.authorize(ctx, call, tool, pv); !ok {
+			res.Kind, res.Title, res.Locations = tool.Kind, pv.Title, pv.Locations
+			return *res
+		}
 	}
-	return session.ToolResult{Output: r.Output, IsError: r.IsError, Title: r.Title, Kind: kind, Locations: r.Locations}
+	r := ws.tools.Run(ctx, call.Name, args)
+	out := session.ToolResult{Output: r.Output, IsError: r.IsError, Title: r.Title, Kind: tool.Kind, Locations: r.Locations}
+	if r.Diff != nil {
+		out.Diff = &session.Diff{Path: r.Diff.Path, Old: r.Diff.Old, New: r.Diff.New}
+	}
+	if !r.IsError && r.Hash != "" && len(r.Locations) == 1 {
+		t.noteSeen(ctx, r.Locations[0], r.Hash, r.Diff)
+	}
+	return out
+}
+
+// maxSeenContent bounds the copy of a file kept to diff against later.
+const maxSeenContent = 256 << 10
+
+// noteSeen records what the model now knows of rel: the content it read or
+// wrote, so the next context delta shows only what changed since.
+func (t *sessionTools) noteSeen(ctx context.Context, rel, hash string, diff *workspace.FileDiff) {
+	seen := store.Seen{Hash: hash}
+	switch {
+	case diff != nil:
+		seen.Content = []byte(diff.New)
+	default:
+		if abs, err := t.s.ws.root.Resolve(rel); err == nil {
+			if b, err := os.ReadFile(abs); err == nil && hashOf(b) == hash {
+				seen.Content = b
+			}
+		}
+	}
+	if len(seen.Content) > maxSeenContent {
+		seen.Content = nil
+	}
+	if err := t.d.db.SetSeen(context.WithoutCancel(ctx), t.s.id, rel, seen); err != nil {
+		t.d.log.Warn("record what the model saw", "path", rel, "err", err)
+	}
+}
+
+func hashOf(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
 }

@@ -36,9 +36,11 @@ func (u updates) ToolCall(call session.ToolCall, status string, res *session.Too
 			if res.Title != "" {
 				opts = append(opts, acp.WithUpdateTitle(res.Title))
 			}
-			opts = append(opts, acp.WithUpdateContent([]acp.ToolCallContent{
-				acp.ToolContent(acp.TextBlock(clip(res.Output, 8<<10))),
-			}))
+			content := []acp.ToolCallContent{acp.ToolContent(acp.TextBlock(clip(res.Output, 8<<10)))}
+			if d := res.Diff; d != nil {
+				content = append(content, diffContent(u.s, d.Path, d.Old, d.New))
+			}
+			opts = append(opts, acp.WithUpdateContent(content))
 			if len(res.Locations) > 0 {
 				locs := make([]acp.ToolCallLocation, 0, len(res.Locations))
 				for _, p := range res.Locations {

@@ -34,6 +34,13 @@ type ToolResult struct {
 	Title     string
 	Kind      string   // ACP tool kind: read, search, edit, execute
 	Locations []string // workspace-relative paths the call touched
+	Diff      *Diff    // what an edit changed
+}
+
+// Diff is a file's content before and after an edit, for the editor.
+type Diff struct {
+	Path     string // workspace-relative
+	Old, New string // Old is "" for a new file
 }
 
 // Sink receives a turn's progress in order, from the goroutine running

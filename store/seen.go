@@ -59,6 +59,18 @@ func (db *DB) SeenFiles(ctx context.Context, sessionID string) (map[string]Seen,
 	return out, nil
 }
 
+// ForgetSeen drops path from the read set: the model no longer knows it.
+func (db *DB) ForgetSeen(ctx context.Context, sessionID, path string) error {
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM read_set WHERE session_id = ? AND path = ?`, sessionID, path)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: forget seen %s in session %s: %w", path, sessionID, err)
+	}
+	return nil
+}
+
 // Decision is a remembered permission answer.
 type Decision string
 

@@ -33,6 +33,12 @@ func TestSeenAndPermissions(t *testing.T) {
 	if rs, _ := db.ReadSet(ctx, "s1"); rs["a.txt"] != "h2" {
 		t.Fatalf("ReadSet disagrees: %+v", rs)
 	}
+	if err := db.ForgetSeen(ctx, "s1", "big.bin"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := db.SeenFiles(ctx, "s1"); len(got) != 1 {
+		t.Fatalf("after ForgetSeen: %+v", got)
+	}
 	if err := db.SetSeen(ctx, "nope", "x", Seen{Hash: "h"}); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("unknown session: %v", err)
 	}

@@ -1,6 +1,8 @@
 // Package workspace is one open workspace directory as the model sees it:
 // the Root every model-supplied path is confined to, and the tools the model
-// may call on it (read_file, list_dir, grep so far).
+// may call on it: read_file, list_dir and grep, which only read, and
+// write_file, edit_file and shell, which need the user's permission; Preview
+// shows what one of those calls would do before it is allowed.
 //
 // The rules it follows:
 //
@@ -14,6 +16,10 @@
 //     correct the call.
 //   - Tool specs are byte-identical on every call, so the session's requests
 //     stay incremental.
+//   - Writes are atomic (a temporary file in the same directory, then a
+//     rename), keep the file's mode, and are reported to Toolset.OnWrite.
+//   - A shell command runs in its own process group, with the environment
+//     scrubbed of credentials; nothing it starts outlives the call.
 //
 // Imports: workspace imports no other hearth package; the daemon hands it to
 // session through session's own interfaces. imports_test.go enforces this.

@@ -48,11 +48,12 @@ func (t Tool) Spec() json.RawMessage {
 // Result is the outcome of one tool call. Created by Toolset.Run; a plain
 // value the caller owns.
 type Result struct {
-	Output    string   // what goes back to the model as function_call_output.output
-	IsError   bool     // the call failed; Output explains why and what to do instead
-	Locations []string // workspace-relative, slash-separated paths the call touched
-	Title     string   // short human title for the editor, e.g. "Read README.md"
-	Hash      string   // read_file: sha256 hex of the whole file, for the session's read set
+	Output    string    // what goes back to the model as function_call_output.output
+	IsError   bool      // the call failed; Output explains why and what to do instead
+	Locations []string  // workspace-relative, slash-separated paths the call touched
+	Title     string    // short human title for the editor, e.g. "Read README.md"
+	Hash      string    // read_file: sha256 hex of the whole file, for the session's read set; write_file, edit_file: of the new content
+	Diff      *FileDiff // write_file, edit_file: what changed
 }
 
 // toolDef is a Tool plus what Run needs to decode and execute it.
@@ -61,15 +62,24 @@ type toolDef struct {
 	fields  []string // argument names, in schema order, for error messages
 	example string   // a valid call, shown when the arguments are malformed
 	run     func(ts *Toolset, ctx context.Context, d *toolDef, args json.RawMessage) Result
+	preview previewFunc // nil for the read-only tools: readOnlyPreviews has theirs
 }
 
 // toolDefs lists the tools in the order they are offered to the model.
-var toolDefs = []toolDef{readFileDef, listDirDef, grepDef}
+var toolDefs = []toolDef{readFileDef, listDirDef, grepDef, writeFileDef, editFileDef, shellDef}
 
-// Toolset is the set of tools of one workspace. Created by NewToolset;
-// immutable, safe for concurrent use, no goroutines, nothing to close.
+// Toolset is the set of tools of one workspace. Created by NewToolset; safe
+// for concurrent use once OnWrite is set; it starts no goroutine that
+// outlives a call and has nothing to close.
 type Toolset struct {
 	root *Root
+
+	// OnWrite, if set, is called just before each write_file or
+	// edit_file with the file's workspace-relative path and its new content
+	// (which the callee must not modify), on the goroutine running the call,
+	// so a watcher can tell hearth's own writes from the user's. Set it
+	// before the first Run; it must not block.
+	OnWrite func(rel string, content []byte)
 }
 
 // NewToolset returns the tools of the workspace at root.
@@ -119,11 +129,7 @@ func (ts *Toolset) Run(ctx context.Context, name string, args json.RawMessage) (
 	}()
 	d := findTool(name)
 	if d == nil {
-		names := make([]string, len(toolDefs))
-		for i, t := range toolDefs {
-			names[i] = t.Name
-		}
-		return errorResult(fmt.Sprintf("unknown tool %q; available tools: %s", name, strings.Join(names, ", ")))
+		return unknownToolResult(name)
 	}
 	if ctx.Err() != nil {
 		return cancelledResult(name)
@@ -183,6 +189,14 @@ func jsonTypeName(t reflect.Type) string {
 	default:
 		return "a " + t.String()
 	}
+}
+
+func unknownToolResult(name string) Result {
+	names := make([]string, len(toolDefs))
+	for i, t := range toolDefs {
+		names[i] = t.Name
+	}
+	return errorResult(fmt.Sprintf("unknown tool %q; available tools: %s", name, strings.Join(names, ", ")))
 }
 
 func missingArg(d *toolDef, name string) Result {

@@ -18,19 +18,19 @@ func TestToolsOrderAndLookup(t *testing.T) {
 	var names []string
 	for _, tool := range ts.Tools() {
 		names = append(names, tool.Name)
-		if !tool.ReadOnly {
-			t.Errorf("%s: ReadOnly = false, want true", tool.Name)
+		if wantRO := tool.Kind == "read" || tool.Kind == "search"; tool.ReadOnly != wantRO {
+			t.Errorf("%s: ReadOnly = %v for Kind %q", tool.Name, tool.ReadOnly, tool.Kind)
 		}
 		got, ok := ts.Lookup(tool.Name)
 		if !ok || got.Name != tool.Name || !bytes.Equal(got.Parameters, tool.Parameters) {
 			t.Errorf("Lookup(%q) = %+v, %v", tool.Name, got, ok)
 		}
 	}
-	if want := []string{"read_file", "list_dir", "grep"}; !slices.Equal(names, want) {
+	if want := []string{"read_file", "list_dir", "grep", "write_file", "edit_file", "shell"}; !slices.Equal(names, want) {
 		t.Errorf("Tools() names = %v, want %v", names, want)
 	}
-	if _, ok := ts.Lookup("shell"); ok {
-		t.Error("Lookup(shell) found a tool that does not exist")
+	if _, ok := ts.Lookup("rm_rf"); ok {
+		t.Error("Lookup(rm_rf) found a tool that does not exist")
 	}
 	// Callers get copies: scribbling on one must not change the next.
 	tools := ts.Tools()
@@ -94,8 +94,9 @@ func TestSpecIsStableAndValid(t *testing.T) {
 	}
 }
 
-// TestBadArguments feeds every tool the malformed calls a model produces and
-// checks each becomes an error Result whose message says what is wrong.
+// TestBadArguments feeds every read-only tool the malformed calls a model
+// produces and checks each becomes an error Result whose message says what
+// is wrong. The writing tools have their own table in write_tools_test.go.
 func TestBadArguments(t *testing.T) {
 	r, root, outside := newTree(t)
 	writeFile(t, filepath.Join(root, "a.txt"), "a\n")
@@ -122,6 +123,9 @@ func TestBadArguments(t *testing.T) {
 		{"missing path", `{P "path":"nope/missing.txt"}`, []string{"does not exist"}},
 	}
 	for _, tool := range ts.Tools() {
+		if !tool.ReadOnly {
+			continue
+		}
 		for _, tt := range tests {
 			t.Run(tool.Name+"/"+tt.name, func(t *testing.T) {
 				p := ""

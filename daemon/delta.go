@@ -1,0 +1,50 @@
+package daemon
+
+import (
+	"context"
+
+	"github.com/hearthd/hearth/store"
+	"github.com/hearthd/hearth/workspace"
+)
+
+// contextDelta is what changed on disk since the session's last prompt,
+// as the text of an input item that goes before the user's message (""
+// when nothing did): diffs for files the model has seen, lists for the
+// rest. The read set is updated with what the delta shows the model. Only
+// the turn's goroutine calls it.
+func (d *Daemon) contextDelta(ctx context.Context, s *openSession) string {
+	w := s.ws.watcher
+	if w == nil {
+		return ""
+	}
+	stored, err := d.db.SeenFiles(ctx, s.id)
+	if err != nil {
+		d.log.Warn("context delta: read set", "err", err)
+		return ""
+	}
+	seen := make(map[string]workspace.Seen, len(stored))
+	for p, v := range stored {
+		seen[p] = workspace.Seen{Hash: v.Hash, Content: v.Content}
+	}
+	delta, err := w.Delta(ctx, s.since, seen, workspace.DeltaCaps{})
+	if err != nil {
+		d.log.Warn("context delta", "err", err)
+		return ""
+	}
+	s.since = delta.Next
+	bg := context.WithoutCancel(ctx)
+	for p, v := range delta.Updated {
+		if len(v.Content) > maxSeenContent {
+			v.Content = nil
+		}
+		if err := d.db.SetSeen(bg, s.id, p, store.Seen{Hash: v.Hash, Content: v.Content}); err != nil {
+			d.log.Warn("context delta: update read set", "err", err)
+		}
+	}
+	for _, p := range delta.Forget {
+		if err := d.db.ForgetSeen(bg, s.id, p); err != nil {
+			d.log.Warn("context delta: update read set", "err", err)
+		}
+	}
+	return delta.Text
+}

@@ -1,0 +1,67 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/coder/acp-go-sdk"
+
+	"github.com/hearthd/hearth/rpc"
+)
+
+// Session modes, from the most to the least careful. The ids are a public
+// contract (editors show and send them).
+const (
+	ModeReadOnly = "read-only" // no writes, no shell
+	ModeAsk      = "ask"       // writes and shell ask first (the default)
+	ModeAutoEdit = "auto-edit" // edits inside the workspace run; shell asks
+	ModeFullAuto = "full-auto" // everything runs without asking
+)
+
+var modes = []acp.SessionMode{
+	{Id: ModeReadOnly, Name: "Read only", Description: ptr("The agent reads and searches; it cannot write files or run commands.")},
+	{Id: ModeAsk, Name: "Ask", Description: ptr("Every file write and command asks for your permission first.")},
+	{Id: ModeAutoEdit, Name: "Auto-edit", Description: ptr("Edits inside the workspace run without asking; commands still ask.")},
+	{Id: ModeFullAuto, Name: "Full auto", Description: ptr("Edits and commands run without asking.")},
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func validMode(id string) bool {
+	for _, m := range modes {
+		if string(m.Id) == id {
+			return true
+		}
+	}
+	return false
+}
+
+// modeState is what session/new and session/load answer with.
+func modeState(current string) *acp.SessionModeState {
+	if !validMode(current) {
+		current = ModeAsk
+	}
+	return &acp.SessionModeState{AvailableModes: modes, CurrentModeId: acp.SessionModeId(current)}
+}
+
+func (c *clientConn) setMode(ctx context.Context, params json.RawMessage) (any, error) {
+	var req acp.SetSessionModeRequest
+	if err := rpc.DecodeParams(params, &req); err != nil {
+		return nil, err
+	}
+	if !validMode(string(req.ModeId)) {
+		return nil, rpc.InvalidParams("modeId", "unknown mode %q; one of read-only, ask, auto-edit, full-auto", req.ModeId)
+	}
+	s, err := c.d.lookup(ctx, string(req.SessionId))
+	if err != nil {
+		return nil, err
+	}
+	if err := c.d.db.SetSessionMode(ctx, s.id, string(req.ModeId)); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.mode = string(req.ModeId)
+	s.mu.Unlock()
+	s.broadcast(acp.SessionUpdate{CurrentModeUpdate: &acp.SessionCurrentModeUpdate{CurrentModeId: req.ModeId}}, nil)
+	return acp.SetSessionModeResponse{}, nil
+}

@@ -1,0 +1,121 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/coder/acp-go-sdk"
+
+	"github.com/hearthd/hearth/rpc"
+	"github.com/hearthd/hearth/session"
+	"github.com/hearthd/hearth/store"
+	"github.com/hearthd/hearth/workspace"
+)
+
+// Permission option ids: the ACP option kinds themselves.
+var permissionOptions = []acp.PermissionOption{
+	{OptionId: "allow_once", Name: "Allow once", Kind: acp.PermissionOptionKindAllowOnce},
+	{OptionId: "allow_always", Name: "Always allow", Kind: acp.PermissionOptionKindAllowAlways},
+	{OptionId: "reject_once", Name: "Reject", Kind: acp.PermissionOptionKindRejectOnce},
+	{OptionId: "reject_always", Name: "Always reject", Kind: acp.PermissionOptionKindRejectAlways},
+}
+
+// authorize decides whether a call of a tool that changes things may run:
+// by the session's mode, by an "always" the user gave earlier in the
+// session, or by asking the editor that sent the prompt. It returns a
+// result for the model when the call must not run.
+func (t *sessionTools) authorize(ctx context.Context, call session.ToolCall, tool workspace.Tool, pv workspace.Preview) (*session.ToolResult, bool) {
+	s := t.s
+	s.mu.Lock()
+	mode, asker := s.mode, s.prompter
+	s.mu.Unlock()
+	switch mode {
+	case ModeReadOnly:
+		return refused("the session is in read-only mode, so %s cannot run; tell the user what you would do, or ask them to switch modes", tool.Name), false
+	case ModeFullAuto:
+		return nil, true
+	case ModeAutoEdit:
+		if tool.Kind == "edit" {
+			return nil, true
+		}
+	}
+	perms, err := t.d.db.Permissions(ctx, s.id)
+	if err != nil {
+		return refused("could not read the session's permissions: %v", err), false
+	}
+	switch perms[tool.Name] {
+	case store.Allow:
+		return nil, true
+	case store.Reject:
+		return refused("the user rejected every %s call in this session; do not retry it", tool.Name), false
+	}
+	if asker == nil {
+		return refused("no editor is attached to approve %s", tool.Name), false
+	}
+	req := acp.RequestPermissionRequest{
+		SessionId: acp.SessionId(s.id),
+		ToolCall:  permissionToolCall(s, call, tool, pv),
+		Options:   permissionOptions,
+	}
+	var resp acp.RequestPermissionResponse
+	if err := rpc.Call(ctx, asker.conn, rpc.MethodSessionRequestPermission, req, &resp); err != nil {
+		if ctx.Err() != nil || errors.Is(err, context.Canceled) {
+			return refused("cancelled by the user"), false
+		}
+		return refused("the permission request failed (%v); %s did not run", err, tool.Name), false
+	}
+	if resp.Outcome.Selected == nil {
+		return refused("cancelled by the user"), false
+	}
+	switch resp.Outcome.Selected.OptionId {
+	case "allow_once":
+		return nil, true
+	case "allow_always":
+		if err := t.d.db.SetPermission(ctx, s.id, tool.Name, store.Allow); err != nil {
+			t.d.log.Warn("remember permission", "err", err)
+		}
+		return nil, true
+	case "reject_always":
+		if err := t.d.db.SetPermission(ctx, s.id, tool.Name, store.Reject); err != nil {
+			t.d.log.Warn("remember permission", "err", err)
+		}
+	}
+	return refused("the user rejected this %s call; the workspace is unchanged. Ask what they want instead", tool.Name), false
+}
+
+func refused(format string, args ...any) *session.ToolResult {
+	return &session.ToolResult{Output: "error: " + fmt.Sprintf(format, args...), IsError: true}
+}
+
+// permissionToolCall describes the pending call for the permission prompt:
+// title, kind, locations, and for an edit the diff it would make.
+func permissionToolCall(s *openSession, call session.ToolCall, tool workspace.Tool, pv workspace.Preview) acp.ToolCallUpdate {
+	kind := acp.ToolKind(tool.Kind)
+	status := acp.ToolCallStatusPending
+	title := pv.Title
+	if title == "" {
+		title = tool.Name
+	}
+	u := acp.ToolCallUpdate{ToolCallId: acp.ToolCallId(call.CallID), Title: &title, Kind: &kind, Status: &status,
+		RawInput: rawArgs(call.Arguments)}
+	for _, l := range pv.Locations {
+		u.Locations = append(u.Locations, acp.ToolCallLocation{Path: s.ws.root.Path() + "/" + l})
+	}
+	if pv.Diff != nil {
+		u.Content = append(u.Content, diffContent(s, pv.Diff.Path, pv.Diff.Old, pv.Diff.New))
+	}
+	if pv.Command != "" {
+		u.Content = append(u.Content, acp.ToolContent(acp.TextBlock("$ "+pv.Command)))
+	}
+	return u
+}
+
+// diffContent is an ACP diff block; oldText is absent for a new file.
+func diffContent(s *openSession, rel, old, new string) acp.ToolCallContent {
+	abs := s.ws.root.Path() + "/" + rel
+	if old == "" {
+		return acp.ToolDiffContent(abs, new)
+	}
+	return acp.ToolDiffContent(abs, new, old)
+}

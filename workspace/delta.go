@@ -1,0 +1,378 @@
+package workspace
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/aymanbagabas/go-udiff"
+)
+
+// Seen is what the model last saw of one file (the session's read set):
+// the content as read_file returned it or write_file/edit_file wrote it.
+type Seen struct {
+	Hash    string // sha256 hex of the whole file, as read_file reports it
+	Content []byte // nil when not kept: a change is then named, not diffed
+}
+
+// DeltaCaps bound a Delta's Text; zero fields take the defaults.
+type DeltaCaps struct {
+	MaxBytes   int // default 16 KiB
+	MaxEntries int // diffs plus listed paths; default 200
+}
+
+// Delta is what changed on disk since the model's last request, as a text
+// to put in front of its next one. A plain value.
+type Delta struct {
+	Text     string // "" when nothing the model should hear about changed
+	Next     uint64 // the cursor for the next Delta
+	Overflow bool   // the journal lost track: the Text says anything may have changed
+	// Updated holds the new content of read-set files whose diff the Text
+	// shows (or that were renamed unchanged): the model has now seen it.
+	Updated map[string]Seen
+	// Forget lists read-set files the model no longer knows: deleted,
+	// renamed away, binary, or changed without the diff shown.
+	Forget []string
+}
+
+// deltaMaxFile is the largest file a Delta diffs.
+const deltaMaxFile = 1 << 20
+
+// Delta waits for the journal to hold every change made so far (Sync), then
+// describes the changes since the cursor since: for files in seen (the
+// read set) a unified diff from what the model saw to what is there now,
+// for other paths lists of created, modified, renamed and deleted paths,
+// all within caps.
+func (w *Watcher) Delta(ctx context.Context, since uint64, seen map[string]Seen, caps DeltaCaps) (Delta, error) {
+	if err := w.Sync(ctx); err != nil {
+		return Delta{}, err
+	}
+	changes, next, overflow := w.Changes(since)
+	d := buildDelta(w.root, changes, overflow, seen, caps)
+	d.Next = next
+	return d, nil
+}
+
+// deltaLists are the named paths of a Delta, by section; they live for one
+// buildDelta.
+type deltaLists struct {
+	created, modified, renamed, deleted []Change
+	binary                              map[string]bool // modified paths to mark "(binary)"
+}
+
+// fileDiff is one read-set file's diff, before the caps decide on it; it
+// lives for one buildDelta.
+type fileDiff struct {
+	path, from string
+	text       string
+	now        Seen
+}
+
+// buildDelta describes changes (collapsed, sorted) for a model whose read
+// set is seen; overflow says the journal lost some.
+func buildDelta(root *Root, changes []Change, overflow bool, seen map[string]Seen, caps DeltaCaps) Delta {
+	if caps.MaxBytes <= 0 {
+		caps.MaxBytes = 16 << 10
+	}
+	if caps.MaxEntries <= 0 {
+		caps.MaxEntries = 200
+	}
+	d := Delta{Overflow: overflow, Updated: map[string]Seen{}}
+	l := deltaLists{binary: map[string]bool{}}
+	var diffs []fileDiff
+	covered := map[string]bool{}
+	// check compares a read-set file (seen as from, now at path) with the disk.
+	check := func(c Change, from string) {
+		covered[from] = true
+		base := seen[from]
+		content, err := readDeltaFile(root, c.Path)
+		switch {
+		case err == errDeltaGone:
+			d.Forget = append(d.Forget, from)
+			l.deleted = append(l.deleted, Change{Path: from})
+			return
+		case err != nil || isBinary(content[:min(len(content), sniffLen)], len(content) <= sniffLen):
+			l.modified = append(l.modified, c)
+			l.binary[c.Path] = err == nil
+			d.Forget = append(d.Forget, from)
+			return
+		}
+		now := Seen{Hash: seenHash(content), Content: content}
+		if c.Op == Renamed {
+			l.renamed = append(l.renamed, c)
+			d.Forget = append(d.Forget, from)
+		}
+		switch {
+		case now.Hash == base.Hash && from == c.Path:
+			// What the model saw: its own write echoed, or changed back.
+		case now.Hash == base.Hash:
+			d.Updated[c.Path] = base
+		case base.Content == nil || isBinary(base.Content, true):
+			if c.Op != Renamed {
+				l.modified = append(l.modified, c)
+			}
+			d.Forget = append(d.Forget, c.Path)
+		default:
+			diffs = append(diffs, fileDiff{path: c.Path, from: from, text: deltaDiff(from, c.Path, base.Content, content), now: now})
+		}
+	}
+	for _, c := range changes {
+		_, known := seen[c.Path]
+		switch {
+		case c.Op == Renamed && !c.Dir && inSeen(seen, c.Old):
+			check(c, c.Old)
+		case c.Op == Deleted && known:
+			covered[c.Path] = true
+			d.Forget = append(d.Forget, c.Path)
+			l.deleted = append(l.deleted, c)
+		case c.Op != Deleted && !c.Dir && known:
+			check(c, c.Path)
+		default:
+			l.add(c)
+		}
+	}
+	if overflow {
+		// The journal lost changes: look at every read-set file itself.
+		for _, p := range seenPaths(seen) {
+			if !covered[p] {
+				check(Change{Op: Modified, Path: p}, p)
+			}
+		}
+	}
+	d.Text = renderDelta(&d, diffs, l, overflow, caps)
+	sort.Strings(d.Forget)
+	return d
+}
+
+func inSeen(m map[string]Seen, k string) bool { _, ok := m[k]; return ok }
+
+func (l *deltaLists) add(c Change) {
+	switch c.Op {
+	case Created:
+		l.created = append(l.created, c)
+	case Modified:
+		l.modified = append(l.modified, c)
+	case Renamed:
+		l.renamed = append(l.renamed, c)
+	case Deleted:
+		l.deleted = append(l.deleted, c)
+	}
+}
+
+// renderDelta writes the Text: diffs first, then the lists, within caps.
+// A diff that does not fit is named instead, and its file forgotten.
+func renderDelta(d *Delta, diffs []fileDiff, l deltaLists, overflow bool, caps DeltaCaps) string {
+	sections := []struct {
+		title string
+		items []string
+	}{
+		{"Created", createdNames(l.created)},
+		{"Modified", modifiedNames(l.modified, l.binary)},
+		{"Renamed", renamedNames(l.renamed)},
+		{"Deleted", foldedNames(l.deleted)},
+	}
+	var listBytes int
+	for _, s := range sections {
+		for _, it := range s.items {
+			listBytes += len(it) + 2
+		}
+	}
+	if len(diffs) == 0 && listBytes == 0 && !overflow {
+		return ""
+	}
+	const trailer = 120 // room for the last line
+	var b strings.Builder
+	b.WriteString("Files changed on disk since your last request:\n")
+	if overflow {
+		b.WriteString("More changed than hearth keeps track of: any file may have changed. Read files again before relying on earlier contents.\n")
+	}
+	entries := 0
+	diffBudget := caps.MaxBytes - trailer - min(listBytes+40, caps.MaxBytes/4)
+	var elided []Change
+	sort.Slice(diffs, func(i, k int) bool { return diffs[i].path < diffs[k].path })
+	for _, fd := range diffs {
+		if entries < caps.MaxEntries && b.Len()+len(fd.text) <= diffBudget {
+			b.WriteString(fd.text)
+			d.Updated[fd.path] = fd.now
+			entries++
+			continue
+		}
+		elided = append(elided, Change{Op: Modified, Path: fd.path})
+		d.Forget = append(d.Forget, fd.path)
+	}
+	if len(elided) > 0 {
+		sections[1].items = append(modifiedNames(elided, nil), sections[1].items...)
+	}
+	more := 0
+	for _, s := range sections {
+		first := true
+		for _, it := range s.items {
+			if entries >= caps.MaxEntries || b.Len()+len(s.title)+len(it)+4 > caps.MaxBytes-trailer {
+				more++
+				continue
+			}
+			if first {
+				b.WriteString(s.title + ": ")
+				first = false
+			} else {
+				b.WriteString(", ")
+			}
+			b.WriteString(it)
+			entries++
+		}
+		if !first {
+			b.WriteString("\n")
+		}
+	}
+	switch {
+	case more > 0:
+		fmt.Fprintf(&b, "... and %d more. Use read_file or list_dir to see current contents.\n", more)
+	case len(elided) > 0:
+		b.WriteString("Use read_file to see the current contents of files named without a diff.\n")
+	}
+	return b.String()
+}
+
+// createdNames lists created paths, directories with a trailing slash and
+// left out when something created inside them is listed.
+func createdNames(cs []Change) []string {
+	filled := map[string]bool{}
+	for _, c := range cs {
+		for dir, _ := splitRel(c.Path); dir != "" && !filled[dir]; dir, _ = splitRel(dir) {
+			filled[dir] = true
+		}
+	}
+	var out []string
+	for _, c := range cs {
+		if !(c.Dir && filled[c.Path]) {
+			out = append(out, changeName(c))
+		}
+	}
+	return out
+}
+
+func modifiedNames(cs []Change, binary map[string]bool) []string {
+	out := make([]string, 0, len(cs))
+	for _, c := range cs {
+		if binary[c.Path] {
+			out = append(out, c.Path+" (binary)")
+		} else {
+			out = append(out, changeName(c))
+		}
+	}
+	return out
+}
+
+// renamedNames lists renames, leaving out those a renamed directory
+// listed implies (its entries, moved along with it).
+func renamedNames(cs []Change) []string {
+	dirs := map[string]string{} // new path → old path
+	for _, c := range cs {
+		if c.Dir {
+			dirs[c.Path] = c.Old
+		}
+	}
+	var out []string
+	for _, c := range cs {
+		if !movedWithDir(c, dirs) {
+			out = append(out, c.Old+" → "+changeName(c))
+		}
+	}
+	return out
+}
+
+func movedWithDir(c Change, dirs map[string]string) bool {
+	for dir, _ := splitRel(c.Path); dir != ""; dir, _ = splitRel(dir) {
+		if old, ok := dirs[dir]; ok && c.Old == old+strings.TrimPrefix(c.Path, dir) {
+			return true
+		}
+	}
+	return false
+}
+
+// foldedNames lists deleted paths, leaving out those inside a deleted
+// directory listed.
+func foldedNames(cs []Change) []string {
+	dirs := map[string]bool{}
+	for _, c := range cs {
+		if c.Dir {
+			dirs[c.Path] = true
+		}
+	}
+	var out []string
+	for _, c := range cs {
+		inside := false
+		for dir, _ := splitRel(c.Path); dir != "" && !inside; dir, _ = splitRel(dir) {
+			inside = dirs[dir]
+		}
+		if !inside {
+			out = append(out, changeName(c))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func changeName(c Change) string {
+	if c.Dir {
+		return c.Path + "/"
+	}
+	return c.Path
+}
+
+// deltaDiff is the diff from what the model saw (from) to what is on disk
+// (path now), labelled like git's.
+func deltaDiff(from, path string, old, now []byte) string {
+	u, err := udiff.ToUnified("a/"+from, "b/"+path, string(old), udiff.Lines(string(old), string(now)), udiff.DefaultContextLines)
+	if err != nil || u == "" {
+		return fmt.Sprintf("%s changed (no diff: %v)\n", path, err)
+	}
+	return u
+}
+
+var errDeltaGone = errors.New("gone")
+
+// readDeltaFile reads a read-set file through the root's confinement;
+// errDeltaGone when it no longer exists as a file.
+func readDeltaFile(root *Root, rel string) ([]byte, error) {
+	abs, err := root.Resolve(rel)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		if vanished(err) {
+			return nil, errDeltaGone
+		}
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, errDeltaGone
+	}
+	b, err := io.ReadAll(io.LimitReader(f, deltaMaxFile+1))
+	if err == nil && len(b) > deltaMaxFile {
+		return nil, fmt.Errorf("larger than %d bytes", deltaMaxFile)
+	}
+	return b, err
+}
+
+func seenHash(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+func seenPaths(m map[string]Seen) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,171 @@
+package workspace
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// maxEditSize is the largest existing file write_file and edit_file will
+// replace: the whole file is held in memory, diffed and shown to the user.
+const maxEditSize = 8 << 20
+
+// fileChange is what one write_file or edit_file call does to one file,
+// computed without touching it, so Preview and Run share every check. It
+// lives for one Preview or Run.
+type fileChange struct {
+	abs     string      // destination, symlinks evaluated, inside the root
+	rel     string      // abs for display, slash-separated
+	existed bool        // the file exists now; false means it will be created
+	mode    fs.FileMode // the existing file's permission bits, kept by the write
+	old     string      // the current content ("" for a new file)
+	new     string      // the content after the call
+}
+
+// loadTarget resolves the model's path for a write and reads what is there
+// now. tool names the caller in messages. A non-empty msg says why the path
+// cannot be written, for the model.
+func (ts *Toolset) loadTarget(ctx context.Context, tool, path string) (c *fileChange, msg string) {
+	abs, err := ts.root.Resolve(path)
+	if err != nil {
+		return nil, err.Error()
+	}
+	c = &fileChange{abs: abs, rel: ts.root.Rel(abs)}
+	if abs == ts.root.Path() {
+		return c, fmt.Sprintf("path %q is the workspace root directory; give the path of a file", path)
+	}
+	fi, err := os.Stat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return c, ""
+	case errors.Is(err, syscall.ENOTDIR):
+		return c, fmt.Sprintf("cannot %s %q: part of the path is a file, not a directory", verbOf(tool), c.rel)
+	case err != nil:
+		return c, fmt.Sprintf("cannot %s %q: %v", verbOf(tool), c.rel, unwrapPathErr(err))
+	case fi.IsDir():
+		return c, fmt.Sprintf("%q is a directory, not a file; give the path of a file", c.rel)
+	case !fi.Mode().IsRegular():
+		return c, fmt.Sprintf("%q is not a regular file (%v); only regular files can be written", c.rel, fi.Mode().Type())
+	case fi.Size() > maxEditSize:
+		return c, fmt.Sprintf("%q is %d bytes, over the %d MiB limit of %s; use shell to change files this large", c.rel, fi.Size(), maxEditSize>>20, tool)
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		return c, fmt.Sprintf("cannot read %q: %v", c.rel, unwrapPathErr(err))
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(ctxReader{ctx, f}, maxEditSize+1))
+	switch {
+	case ctx.Err() != nil:
+		return c, cancelledResult(tool).Output
+	case err != nil:
+		return c, fmt.Sprintf("cannot read %q: %v", c.rel, unwrapPathErr(err))
+	case len(b) > maxEditSize:
+		return c, fmt.Sprintf("%q grew past %d MiB while being read; use shell to change files this large", c.rel, maxEditSize>>20)
+	}
+	c.existed, c.mode, c.old = true, fi.Mode()&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky), string(b)
+	return c, ""
+}
+
+func verbOf(tool string) string {
+	if tool == "edit_file" {
+		return "edit"
+	}
+	return "write"
+}
+
+// diff describes the change for the editor.
+func (c *fileChange) diff() *FileDiff {
+	return &FileDiff{Path: c.rel, Old: c.old, New: c.new, Unified: unifiedDiff(c.rel, c.old, c.new, c.existed)}
+}
+
+// commit writes the new content atomically: the file is either what it was
+// or entirely the new content, never a mix, whatever happens to hearth in
+// between. Missing parent directories are created first.
+func (ts *Toolset) commit(c *fileChange) error {
+	if !c.existed {
+		if err := os.MkdirAll(filepath.Dir(c.abs), 0o777); err != nil {
+			return fmt.Errorf("cannot create the directory for %q: %v", c.rel, unwrapPathErr(err))
+		}
+		// MkdirAll follows symlinks; make sure nothing swapped one into the
+		// path since it was resolved.
+		if again, err := ts.root.Resolve(c.rel); err != nil || again != c.abs {
+			return fmt.Errorf("the path %q changed while it was being written; try again", c.rel)
+		}
+	}
+	if err := writeAtomic(c.abs, []byte(c.new), c.mode, c.existed); err != nil {
+		return fmt.Errorf("cannot write %q: %v", c.rel, unwrapPathErr(err))
+	}
+	return nil
+}
+
+// tempPrefix and tempSuffix bracket the names of the temporary files
+// writeAtomic creates next to their destination. A watcher can ignore them.
+const (
+	tempPrefix = ".hearth-"
+	tempSuffix = ".tmp"
+)
+
+// writeAtomic replaces path with data through a temporary file in the same
+// directory and a rename. keepMode gives the new file mode (an existing
+// file's bits); otherwise it is created 0666 less the umask, like any new
+// file. The temporary file is removed on every failure.
+func writeAtomic(path string, data []byte, mode fs.FileMode, keepMode bool) (err error) {
+	dir := filepath.Dir(path)
+	f, err := createTemp(dir)
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	if keepMode {
+		if err := f.Chmod(mode); err != nil {
+			return err
+		}
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// createTemp creates a new, empty temporary file in dir with mode 0666 less
+// the umask (os.CreateTemp would make it 0600).
+func createTemp(dir string) (*os.File, error) {
+	for range 100 {
+		var rnd [8]byte
+		rand.Read(rnd[:])
+		name := filepath.Join(dir, tempPrefix+hex.EncodeToString(rnd[:])+tempSuffix)
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		return f, err
+	}
+	return nil, errors.New("cannot create a temporary file")
+}
+
+// contentHash is the sha256 hex of content, as read_file reports it.
+func contentHash(content string) string {
+	sum := sha256.Sum256([]byte(content))
+	return hex.EncodeToString(sum[:])
+}

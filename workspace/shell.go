@@ -1,0 +1,118 @@
+package workspace
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+)
+
+const (
+	defaultShellTimeoutMS = 120_000 // when the model gives no timeout_ms
+	maxShellTimeoutMS     = 600_000
+	shellHeadBytes        = 16 << 10 // output kept from the start...
+	shellTailBytes        = 16 << 10 // ...and from the end; the middle is counted, not kept
+)
+
+var shellDef = toolDef{
+	Tool: Tool{
+		Name:        "shell",
+		Description: "Run a command with /bin/sh -c in the workspace root. Returns stdout and stderr combined, and the exit code. Stdin is empty; processes left in the background are killed when the command exits.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{` +
+			`"command":{"type":"string","description":"The shell command line."},` +
+			`"timeout_ms":{"type":"integer","minimum":1,"maximum":600000,"description":"Kill the command after this many milliseconds. Default 120000."}` +
+			`},"required":["command"],"additionalProperties":false}`),
+		Kind:     "execute",
+		ReadOnly: false,
+	},
+	fields:  []string{"command", "timeout_ms"},
+	example: `{"command":"go test ./...","timeout_ms":300000}`,
+	run:     (*Toolset).shell,
+	preview: (*Toolset).previewShell,
+}
+
+type shellArgs struct {
+	Command   *string `json:"command"`
+	TimeoutMS *int    `json:"timeout_ms"`
+}
+
+// commandRun is the outcome of one shell command, from runCommand.
+type commandRun struct {
+	output    string // stdout and stderr combined, capped head and tail
+	exitCode  int    // when the command exited by itself
+	signal    string // the signal that killed it, when one did ("killed")
+	timedOut  bool   // killed because the timeout passed
+	cancelled bool   // killed because ctx was cancelled
+	escaped   bool   // a process outside the group kept the output open; reading stopped
+	err       error  // the command could not be started
+}
+
+// planShell checks a shell call. A non-empty msg is the error for the model.
+func planShell(d *toolDef, raw json.RawMessage) (command string, timeoutMS int, msg string) {
+	var a shellArgs
+	if msg := decodeArgs(d, raw, &a); msg != "" {
+		return "", 0, msg
+	}
+	if a.Command == nil {
+		return "", 0, missingArg(d, "command").Output
+	}
+	if strings.TrimSpace(*a.Command) == "" {
+		return "", 0, `command is empty; give a shell command line, e.g. {"command":"ls -la"}`
+	}
+	timeoutMS = defaultShellTimeoutMS
+	if a.TimeoutMS != nil {
+		if *a.TimeoutMS < 1 || *a.TimeoutMS > maxShellTimeoutMS {
+			return "", 0, fmt.Sprintf("timeout_ms must be between 1 and %d (10 minutes), not %d", maxShellTimeoutMS, *a.TimeoutMS)
+		}
+		timeoutMS = *a.TimeoutMS
+	}
+	if shellUnsupported != "" {
+		return "", 0, shellUnsupported
+	}
+	return *a.Command, timeoutMS, ""
+}
+
+func (ts *Toolset) previewShell(_ context.Context, d *toolDef, raw json.RawMessage) (Preview, string) {
+	command, _, msg := planShell(d, raw)
+	if msg != "" {
+		return Preview{}, msg
+	}
+	return Preview{Title: commandTitle(command), Command: command}, ""
+}
+
+func (ts *Toolset) shell(ctx context.Context, d *toolDef, raw json.RawMessage) Result {
+	command, timeoutMS, msg := planShell(d, raw)
+	if msg != "" {
+		return errorResult(msg)
+	}
+	title := commandTitle(command)
+	run := runCommand(ctx, ts.root.Path(), command, scrubEnv(os.Environ()), time.Duration(timeoutMS)*time.Millisecond)
+	if run.err != nil {
+		return Result{IsError: true, Title: title, Output: fmt.Sprintf("cannot run the command: %v", run.err)}
+	}
+	var out strings.Builder
+	out.WriteString(run.output)
+	if run.output == "" {
+		out.WriteString("(no output)")
+	}
+	if !strings.HasSuffix(run.output, "\n") {
+		out.WriteByte('\n')
+	}
+	if run.escaped {
+		out.WriteString("[a process that left the command's process group kept the output open; stopped reading]\n")
+	}
+	switch {
+	case run.timedOut:
+		fmt.Fprintf(&out, "[killed after timeout of %d ms]", timeoutMS)
+	case run.cancelled:
+		out.WriteString("[cancelled]")
+	case run.signal != "":
+		fmt.Fprintf(&out, "[killed by signal: %s]", run.signal)
+	default:
+		fmt.Fprintf(&out, "[exit code %d]", run.exitCode)
+	}
+	failed := run.timedOut || run.cancelled || run.signal != "" || run.exitCode != 0
+	return Result{Output: out.String(), IsError: failed, Title: title}
+}

@@ -1,0 +1,19 @@
+//go:build !unix
+
+package workspace
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"time"
+)
+
+// shellUnsupported is the shell tool's answer on systems without /bin/sh
+// and process groups.
+const shellUnsupported = "shell is not supported on this OS (" + runtime.GOOS + "); use read_file, list_dir, grep, write_file and edit_file instead"
+
+// runCommand is never reached: planShell refuses every call first.
+func runCommand(context.Context, string, string, []string, time.Duration) commandRun {
+	return commandRun{err: errors.New(shellUnsupported)}
+}

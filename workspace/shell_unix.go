@@ -1,0 +1,121 @@
+//go:build unix
+
+package workspace
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// shellUnsupported is empty where the shell tool works.
+const shellUnsupported = ""
+
+const (
+	// killGrace is how long the command's process group has between
+	// SIGTERM and SIGKILL.
+	killGrace = 2 * time.Second
+	// drainWait bounds the wait for the end of the output once the whole
+	// group is dead; only a process that left the group can hold it longer.
+	drainWait = 500 * time.Millisecond
+)
+
+// runCommand runs command with /bin/sh -c in dir with environment env, in a
+// process group of its own, stdin /dev/null, stdout and stderr into one
+// pipe. When the shell exits, the timeout passes or ctx is cancelled,
+// whatever is left of the group gets SIGTERM and, after killGrace, SIGKILL;
+// runCommand returns after the shell is reaped and both of its goroutines
+// (the output reader and the exit waiter) have ended.
+func runCommand(ctx context.Context, dir, command string, env []string, timeout time.Duration) commandRun {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return commandRun{err: err}
+	}
+	defer pr.Close()
+	cmd := exec.Command("/bin/sh", "-c", command)
+	cmd.Dir, cmd.Env = dir, env
+	cmd.Stdout, cmd.Stderr = pw, pw // *os.File: the child gets the fd itself, exec starts no copier
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = cmd.Start()
+	pw.Close() // the children hold the write end now; EOF comes when they are all gone
+	if err != nil {
+		return commandRun{err: err}
+	}
+	pgid := cmd.Process.Pid
+
+	out := newHeadTail(shellHeadBytes, shellTailBytes)
+	read := make(chan struct{}) // closed when the reader stops; out is its until then
+	go func() {
+		defer close(read)
+		io.Copy(out, pr)
+	}()
+	exited := make(chan struct{}) // closed when the shell has exited (on Linux, not yet reaped)
+	var exitErr error
+	go func() {
+		defer close(exited)
+		exitErr = awaitExit(cmd)
+	}()
+
+	var run commandRun
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case <-exited:
+	case <-timer.C:
+		run.timedOut = true
+	case <-ctx.Done():
+		run.cancelled = true
+	}
+	if run.timedOut || run.cancelled {
+		select {
+		case <-exited: // finished at the same moment: report how it ended
+			run.timedOut, run.cancelled = false, false
+		default:
+		}
+	}
+
+	// Nothing in the group outlives the call. While the shell is unreaped
+	// its pid, which is the group's id, cannot be reused, so the signals
+	// reach only the command's processes.
+	syscall.Kill(-pgid, syscall.SIGTERM)
+	grace := time.NewTimer(killGrace)
+	defer grace.Stop()
+	exitedC, readC := exited, read
+	for exitedC != nil || readC != nil {
+		select {
+		case <-exitedC:
+			exitedC = nil
+		case <-readC:
+			readC = nil
+		case <-grace.C:
+			exitedC, readC = nil, nil
+		}
+	}
+	syscall.Kill(-pgid, syscall.SIGKILL)
+	<-exited
+	exitErr = reap(cmd, exitErr)
+
+	drain := time.NewTimer(drainWait)
+	defer drain.Stop()
+	select {
+	case <-read:
+	case <-drain.C:
+		pr.SetReadDeadline(time.Now())
+		<-read
+		run.escaped = true
+	}
+	run.output = out.String()
+
+	if st := cmd.ProcessState; st != nil {
+		run.exitCode = st.ExitCode()
+		if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			run.signal = ws.Signal().String()
+		}
+	} else if exitErr != nil {
+		run.err = exitErr
+	}
+	return run
+}
