@@ -12,9 +12,9 @@ import (
 	"github.com/hearthd/hearth/session/sim"
 )
 
-// loopPrompt makes the simulator call read_file 30 times, one call per
-// response, then answer: 31 model round trips.
-const loopPrompt = `go sim:calls=30 sim:tool=read_file sim:args={"path":"README.md"}`
+// loopPrompt makes the simulator call read_file on a 2 KiB file 30 times,
+// one call per response, then answer: 31 model round trips.
+const loopPrompt = `go sim:calls=30 sim:tool=read_file sim:args={"path":"big.txt"}`
 
 // BenchmarkToolLoop30 runs the 30-step tool loop with incremental requests
 // and with every request in full, side by side in one run, against the

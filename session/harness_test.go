@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -40,7 +41,9 @@ func newEnv(t *testing.T, opts sim.Options, cfg session.Config) *env {
 	}
 	t.Cleanup(func() { db.Close() })
 	root := t.TempDir()
-	for name, body := range map[string]string{"a.txt": "alpha\nbeta\n", "b.txt": "bravo\n", "README.md": "# demo\n"} {
+	files := map[string]string{"a.txt": "alpha\nbeta\n", "b.txt": "bravo\n", "README.md": "# demo\n",
+		"big.txt": strings.Repeat("a line of text in a two-kilobyte file\n", 54)}
+	for name, body := range files {
 		if err := os.WriteFile(filepath.Join(root, name), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}

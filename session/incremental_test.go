@@ -61,3 +61,19 @@ func TestPlanPrefixRule(t *testing.T) {
 		t.Fatalf("evicted baseline: prev=%q reason=%q", prev, reason)
 	}
 }
+
+// The bytes-saved arithmetic matches encoding the full request.
+func TestBytesSavedMatchesFullEncoding(t *testing.T) {
+	full := items(`{"type":"message","role":"user"}`, `{"type":"function_call","call_id":"c1"}`, `{"type":"function_call_output","call_id":"c1","output":"x"}`)
+	ev := createEvent{Type: "response.create", settings: settings{Model: "m"}, StreamID: "l", PreviousResponseID: "resp_abc", Input: full[2:]}
+	inc, _ := marshalFrame(ev)
+	ev.PreviousResponseID, ev.Input = "", full
+	whole, _ := marshalFrame(ev)
+	saved := -len(`,"previous_response_id":""`) - len("resp_abc")
+	for _, it := range full[:2] {
+		saved += len(it) + 1
+	}
+	if saved != len(whole)-len(inc) {
+		t.Fatalf("computed %d bytes saved, encoding says %d", saved, len(whole)-len(inc))
+	}
+}

@@ -67,10 +67,13 @@ func (c *Conversation) exchange(ctx context.Context, turnID int64, generate bool
 		return nil, err
 	}
 	if prev != "" {
-		ev.PreviousResponseID, ev.Input = "", full
-		if whole, err := marshalFrame(ev); err == nil {
-			c.client.counters.bytesSaved.Add(int64(len(whole) - len(frame)))
+		// What the full request would have cost more: the items left out
+		// (each with its comma) less the previous_response_id member.
+		saved := -len(`,"previous_response_id":""`) - len(prev)
+		for _, it := range full[:len(full)-len(items)] {
+			saved += len(it) + 1
 		}
+		c.client.counters.bytesSaved.Add(int64(saved))
 	}
 	if kind == store.KindWarmup && reason == "" {
 		reason = reasonWarmup
