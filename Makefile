@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: all build test check vet fmt-check unit editors bench clean
+.PHONY: all build test check vet fmt-check cross unit editors bench clean
 
 all: build
 
@@ -13,7 +13,12 @@ build:
 # build, cached), then the editor suites.
 test: check unit editors
 
-check: fmt-check vet
+check: fmt-check vet cross
+
+# The CLI must build for macOS and Windows too (platform files where needed).
+cross:
+	GOOS=darwin $(GO) build ./...
+	GOOS=windows $(GO) build ./...
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './editors/*')); \

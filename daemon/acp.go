@@ -136,9 +136,11 @@ func (c *clientConn) preparePrompt(ctx context.Context, params json.RawMessage) 
 	}
 	s.cancel, s.prompter = cancel, c
 	s.mu.Unlock()
+	d.turns.Add(1)
 	s.attach(c)
 	return func(rctx context.Context) (any, error) {
 		defer func() {
+			d.turns.Done()
 			cancel()
 			s.mu.Lock()
 			s.cancel, s.prompter = nil, nil

@@ -16,8 +16,10 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/hearthd/hearth/session"
 	"github.com/hearthd/hearth/session/sim"
 	"github.com/hearthd/hearth/store"
 )
@@ -34,9 +36,12 @@ type Daemon struct {
 	sim     *sim.Server // non-nil when running on the built-in simulator
 	started time.Time
 
-	ctx    context.Context // cancelled by Close: ends turns and connections
-	cancel context.CancelFunc
-	wg     sync.WaitGroup // accept loops, client connections, turns
+	ctx    context.Context // cancelled by Close (cause session.ErrShutdown): ends turns and connections
+	cancel context.CancelCauseFunc
+	wg     sync.WaitGroup // accept loops, client connections
+	turns  sync.WaitGroup // running turns, for Shutdown's drain
+
+	lastBusy atomic.Int64 // unix nanos when the daemon last had a client or a turn
 
 	mu         sync.Mutex // guards workspaces, sessions, clients, listeners, closed, nextClient
 	workspaces map[string]*openWorkspace
@@ -58,12 +63,13 @@ func New(cfg Config, log *slog.Logger) (*Daemon, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancelCause(context.Background())
 	d := &Daemon{
 		cfg: cfg, log: log, db: db, started: time.Now(), ctx: ctx, cancel: cancel,
 		workspaces: map[string]*openWorkspace{}, sessions: map[string]*openSession{},
 		clients: map[*clientConn]struct{}{},
 	}
+	d.lastBusy.Store(time.Now().UnixNano())
 	if n, err := db.InterruptRunning(ctx); err != nil {
 		d.Close()
 		return nil, fmt.Errorf("mark interrupted turns: %w", err)
@@ -128,6 +134,49 @@ func (d *Daemon) goServe(c net.Conn) {
 
 var errClosed = errors.New("daemon closed")
 
+// Shutdown stops accepting connections, lets running turns finish for up to
+// drain, then interrupts the rest (they are stored as interrupted) and
+// closes everything (Close).
+func (d *Daemon) Shutdown(drain time.Duration) error {
+	d.mu.Lock()
+	lns := d.listeners
+	d.mu.Unlock()
+	for _, ln := range lns {
+		ln.Close()
+	}
+	done := make(chan struct{})
+	go func() {
+		d.turns.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(drain)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		d.log.Info("drain time over: interrupting running turns")
+	}
+	return d.Close()
+}
+
+// IdleFor reports how long the daemon has had no client and no running
+// turn; zero while it has either.
+func (d *Daemon) IdleFor() time.Duration {
+	d.mu.Lock()
+	busy := len(d.clients) > 0
+	for _, s := range d.sessions {
+		s.mu.Lock()
+		busy = busy || s.cancel != nil
+		s.mu.Unlock()
+	}
+	d.mu.Unlock()
+	if busy {
+		d.lastBusy.Store(time.Now().UnixNano())
+		return 0
+	}
+	return time.Since(time.Unix(0, d.lastBusy.Load()))
+}
+
 // Close shuts the daemon down; see the type's doc.
 func (d *Daemon) Close() error {
 	d.mu.Lock()
@@ -143,7 +192,7 @@ func (d *Daemon) Close() error {
 	}
 	d.mu.Unlock()
 
-	d.cancel()
+	d.cancel(session.ErrShutdown)
 	for _, ln := range lns {
 		ln.Close()
 	}

@@ -79,3 +79,7 @@ var errRotated = errors.New("connection rotated")
 
 // errNoWarmupOverHTTP: a warm-up is pointless when every request is full.
 var errNoWarmupOverHTTP = errors.New("no warm-up over HTTP")
+
+// ErrShutdown is the cause a daemon cancels turns with when it stops: such
+// a turn ends as interrupted, not cancelled (the user did not ask).
+var ErrShutdown = errors.New("hearth is shutting down")

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -66,6 +67,8 @@ func (c *Conversation) Prompt(ctx context.Context, input []json.RawMessage, sink
 
 	status, msg := store.TurnCompleted, ""
 	switch {
+	case errors.Is(context.Cause(ctx), ErrShutdown):
+		status, msg = store.TurnInterrupted, ErrShutdown.Error()
 	case err != nil:
 		status, msg = store.TurnFailed, err.Error()
 	case stop == StopCancelled:

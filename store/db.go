@@ -21,7 +21,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mattn/go-sqlite3"
+	_ "github.com/mattn/go-sqlite3" // the "sqlite3" database/sql driver
 )
 
 // ErrNotFound is wrapped by lookups and updates of unknown ids.
@@ -266,9 +266,3 @@ func fromNullNanos(n sql.NullInt64) time.Time {
 // now is the current time in UTC without its monotonic reading, so times
 // returned by writes compare equal to the same times read back.
 func now() time.Time { return time.Now().UTC().Round(0) }
-
-// isConstraint reports whether err is the SQLite constraint violation code.
-func isConstraint(err error, code sqlite3.ErrNoExtended) bool {
-	var se sqlite3.Error
-	return errors.As(err, &se) && se.ExtendedCode == code
-}

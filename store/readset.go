@@ -4,8 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-
-	"github.com/mattn/go-sqlite3"
 )
 
 // The read set is the files the model has seen in a session, each with the
@@ -20,7 +18,7 @@ func (db *DB) SetRead(ctx context.Context, sessionID, path, hash string) error {
 			INSERT INTO read_set (session_id, path, hash, updated) VALUES (?, ?, ?, ?)
 			ON CONFLICT (session_id, path) DO UPDATE SET hash = excluded.hash, updated = excluded.updated`,
 			sessionID, path, hash, nanos(now()))
-		if isConstraint(err, sqlite3.ErrConstraintForeignKey) {
+		if isForeignKey(err) {
 			return fmt.Errorf("session %s: %w", sessionID, ErrNotFound)
 		}
 		return err

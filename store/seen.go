@@ -4,8 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-
-	"github.com/mattn/go-sqlite3"
 )
 
 // Seen is what the model last saw of one file: the content hash and, when
@@ -23,7 +21,7 @@ func (db *DB) SetSeen(ctx context.Context, sessionID, path string, s Seen) error
 			INSERT INTO read_set (session_id, path, hash, content, updated) VALUES (?, ?, ?, ?, ?)
 			ON CONFLICT (session_id, path) DO UPDATE SET hash = excluded.hash, content = excluded.content, updated = excluded.updated`,
 			sessionID, path, s.Hash, s.Content, nanos(now()))
-		if isConstraint(err, sqlite3.ErrConstraintForeignKey) {
+		if isForeignKey(err) {
 			return fmt.Errorf("session %s: %w", sessionID, ErrNotFound)
 		}
 		return err
@@ -86,7 +84,7 @@ func (db *DB) SetPermission(ctx context.Context, sessionID, tool string, d Decis
 			INSERT INTO permissions (session_id, tool, decision, updated) VALUES (?, ?, ?, ?)
 			ON CONFLICT (session_id, tool) DO UPDATE SET decision = excluded.decision, updated = excluded.updated`,
 			sessionID, tool, string(d), nanos(now()))
-		if isConstraint(err, sqlite3.ErrConstraintForeignKey) {
+		if isForeignKey(err) {
 			return fmt.Errorf("session %s: %w", sessionID, ErrNotFound)
 		}
 		return err

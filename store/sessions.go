@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/mattn/go-sqlite3"
 )
 
 // ErrExists is wrapped by CreateSession when the id is already taken.
@@ -62,9 +60,9 @@ func (db *DB) CreateSession(ctx context.Context, s Session) error {
 			VALUES (?, ?, ?, ?, ?, ?, ?)`,
 			s.ID, s.WorkspaceID, s.Mode, s.Model, s.Title, nanos(s.Created), nanos(s.Updated))
 		switch {
-		case isConstraint(err, sqlite3.ErrConstraintPrimaryKey):
+		case isPrimaryKey(err):
 			return ErrExists
-		case isConstraint(err, sqlite3.ErrConstraintForeignKey):
+		case isForeignKey(err):
 			return fmt.Errorf("workspace %d: %w", s.WorkspaceID, ErrNotFound)
 		}
 		return err

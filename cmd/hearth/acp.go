@@ -76,10 +76,21 @@ func dialOrStart(ctx context.Context, cfg daemon.Config, stderr io.Writer) (net.
 		case <-time.After(50 * time.Millisecond): // polling a process we do not own
 		}
 	}
-	return nil, fmt.Errorf("daemon did not come up on %s (see %s): %w", cfg.Socket, daemonLog(cfg), last)
+	return nil, fmt.Errorf("daemon did not come up on %s (see %s): %w", cfg.Socket, startLog(cfg), last)
 }
 
-func daemonLog(cfg daemon.Config) string { return filepath.Join(cfg.DataDir, "hearth.log") }
+// startLog holds what an auto-started daemon printed before its own log
+// (hearth.log, rotated) took over.
+func startLog(cfg daemon.Config) string { return filepath.Join(cfg.DataDir, "hearth.start.log") }
+
+// autoIdleExit is how long a daemon that `hearth acp` started lives without
+// clients or turns ($HEARTH_IDLE_EXIT overrides).
+func autoIdleExit() string {
+	if v := os.Getenv("HEARTH_IDLE_EXIT"); v != "" {
+		return v
+	}
+	return "10m"
+}
 
 func startDaemon(cfg daemon.Config) error {
 	exe, err := os.Executable()
@@ -89,12 +100,12 @@ func startDaemon(cfg daemon.Config) error {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return err
 	}
-	logf, err := os.OpenFile(daemonLog(cfg), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	logf, err := os.OpenFile(startLog(cfg), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
 		return err
 	}
 	defer logf.Close()
-	cmd := exec.Command(exe, "serve", "--socket", cfg.Socket)
+	cmd := exec.Command(exe, "serve", "--socket", cfg.Socket, "--idle-exit", autoIdleExit())
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Dir = "/"
 	detach(cmd)

@@ -81,9 +81,9 @@ func newE2EWith(t *testing.T, opts sim.Options) *e2eEnv {
 }
 
 // serve starts `hearth serve` and waits for its socket to answer.
-func (e *e2eEnv) serve() *exec.Cmd {
+func (e *e2eEnv) serve(args ...string) *exec.Cmd {
 	e.t.Helper()
-	cmd := exec.Command(binary, "serve")
+	cmd := exec.Command(binary, append([]string{"serve"}, args...)...)
 	cmd.Env = e.env
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {

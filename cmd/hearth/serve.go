@@ -3,11 +3,12 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/hearthd/hearth/daemon"
 )
@@ -28,6 +29,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlags("serve", stderr)
 	socket := fs.String("socket", "", "unix socket path (default $HEARTH_SOCKET, else the per-user runtime dir)")
 	stdio := fs.Bool("stdio", false, "serve one client on stdin/stdout instead of the socket")
+	idleExit := fs.Duration("idle-exit", 0, "exit after this long with no client and no running turn (0: never; `hearth acp` sets it when it starts the daemon)")
+	drain := fs.Duration("drain", 10*time.Second, "on SIGTERM, how long running turns may finish before they are interrupted")
 	if err := fs.Parse(args); err != nil {
 		return &exitError{2, err}
 	}
@@ -38,7 +41,19 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *socket != "" {
 		cfg.Socket = *socket
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	var logOut io.Writer = stderr
+	if !*stdio {
+		if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+			return err
+		}
+		lf, err := daemon.OpenLogFile(filepath.Join(cfg.DataDir, "hearth.log"), daemon.DefaultLogMax)
+		if err != nil {
+			return err
+		}
+		defer lf.Close()
+		logOut = io.MultiWriter(stderr, lf)
+	}
+	log := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	d, err := daemon.New(cfg, log)
 	if err != nil {
 		return err
@@ -67,14 +82,30 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	log.Info("hearth listening", "socket", cfg.Socket, "data", cfg.DataDir, "simulator", cfg.Simulator, "version", version)
 	errc := make(chan error, 1)
 	go func() { errc <- d.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-		log.Info("shutting down")
-		d.Close()
-		<-errc
-		return nil
+	var idle <-chan time.Time
+	if *idleExit > 0 {
+		t := time.NewTicker(min(*idleExit/4, time.Second))
+		defer t.Stop()
+		idle = t.C
+	}
+	for {
+		select {
+		case err := <-errc:
+			return err
+		case <-ctx.Done():
+			log.Info("shutting down", "drain", *drain)
+			d.Shutdown(*drain)
+			<-errc
+			log.Info("stopped")
+			return nil
+		case <-idle:
+			if d.IdleFor() >= *idleExit {
+				log.Info("idle: exiting", "after", *idleExit)
+				d.Close()
+				<-errc
+				return nil
+			}
+		}
 	}
 }
 
@@ -93,5 +124,3 @@ func (c stdioConn) Close() error {
 	}
 	return err
 }
-
-var _ = fmt.Sprintf

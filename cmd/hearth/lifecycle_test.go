@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/coder/acp-go-sdk"
+
+	"github.com/hearthd/hearth/rpc"
+	"github.com/hearthd/hearth/session/sim"
+	"github.com/hearthd/hearth/store"
+)
+
+// waitExit waits for cmd with a deadline and returns its exit code.
+func waitExit(t *testing.T, cmd *exec.Cmd, within time.Duration) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0
+	case <-time.After(within):
+		cmd.Process.Kill()
+		t.Fatalf("the daemon did not exit within %v", within)
+		return -1
+	}
+}
+
+// SIGTERM while a turn runs: the daemon gives it the drain time, then
+// interrupts it, stores it as interrupted, and exits 0.
+func TestSIGTERMDuringTurn(t *testing.T) {
+	e := newE2EWith(t, sim.Options{Cost: sim.Cost{TokensPerSecond: 500}})
+	cmd := e.serve("--drain", "200ms")
+	conn, err := net.Dial("unix", e.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := make(chan struct{}, 1)
+	c := rpc.NewClient(conn, rpc.ClientOptions{OnNotify: func(string, json.RawMessage) {
+		select {
+		case chunk <- struct{}{}:
+		default:
+		}
+	}})
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c.Call(ctx, rpc.MethodInitialize, acp.InitializeRequest{ProtocolVersion: 1}, nil)
+	var s acp.NewSessionResponse
+	if err := c.Call(ctx, rpc.MethodSessionNew, acp.NewSessionRequest{Cwd: e.root, McpServers: []acp.McpServer{}}, &s); err != nil {
+		t.Fatal(err)
+	}
+	go c.Call(ctx, rpc.MethodSessionPrompt, acp.PromptRequest{SessionId: s.SessionId, Prompt: []acp.ContentBlock{acp.TextBlock("talk sim:tokens=100000")}}, nil)
+	<-chunk
+	cmd.Process.Signal(syscall.SIGTERM)
+	if code := waitExit(t, cmd, 20*time.Second); code != 0 {
+		t.Fatalf("exit code %d after SIGTERM", code)
+	}
+	db, err := store.Open(filepath.Join(dataDir(e), "hearth.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	turns, err := db.Turns(context.Background(), string(s.SessionId))
+	if err != nil || len(turns) != 1 || turns[0].Status != store.TurnInterrupted || turns[0].Ended.IsZero() {
+		t.Fatalf("turns after SIGTERM: %+v %v", turns, err)
+	}
+	log, _ := os.ReadFile(filepath.Join(dataDir(e), "hearth.log"))
+	if !strings.Contains(string(log), "shutting down") || !strings.Contains(string(log), "stopped") {
+		t.Errorf("hearth.log lacks the shutdown: %s", log)
+	}
+}
+
+// A daemon started with --idle-exit leaves once no client is connected and
+// no turn runs for that long.
+func TestIdleExit(t *testing.T) {
+	e := newE2E(t)
+	cmd := exec.Command(binary, "serve", "--idle-exit", "300ms")
+	cmd.Env = e.env
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if code := waitExit(t, cmd, 20*time.Second); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	if _, err := os.Stat(e.sock); !os.IsNotExist(err) {
+		t.Errorf("the socket is left behind: %v", err)
+	}
+}
+
+func dataDir(e *e2eEnv) string {
+	for _, kv := range e.env {
+		if v, ok := strings.CutPrefix(kv, "HEARTH_DATA_DIR="); ok {
+			return v
+		}
+	}
+	return ""
+}

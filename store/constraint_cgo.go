@@ -1,0 +1,18 @@
+//go:build cgo
+
+package store
+
+import (
+	"errors"
+
+	"github.com/mattn/go-sqlite3"
+)
+
+// isForeignKey and isPrimaryKey report SQLite constraint violations.
+func isForeignKey(err error) bool { return isConstraint(err, sqlite3.ErrConstraintForeignKey) }
+func isPrimaryKey(err error) bool { return isConstraint(err, sqlite3.ErrConstraintPrimaryKey) }
+
+func isConstraint(err error, code sqlite3.ErrNoExtended) bool {
+	var se sqlite3.Error
+	return errors.As(err, &se) && se.ExtendedCode == code
+}
