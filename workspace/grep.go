@@ -29,7 +29,7 @@ var skippedDirs = map[string]bool{".git": true, "node_modules": true}
 var grepDef = toolDef{
 	Tool: Tool{
 		Name:        "grep",
-		Description: "Search text files in the workspace for a regular expression (Go RE2 syntax). Returns path:line:text for each matching line. Skips .git, node_modules and binary files.",
+		Description: "Search text files in the workspace for a regular expression (Go RE2 syntax). Returns path:line:text for each matching line. Skips .git, what .gitignore files and the usual dependency/build directories exclude, and binary files.",
 		Parameters: json.RawMessage(`{"type":"object","properties":{` +
 			`"pattern":{"type":"string","description":"Regular expression in Go RE2 syntax (no lookaround or backreferences). Use (?i) for case-insensitive."},` +
 			`"path":{"type":"string","description":"File or directory to search, relative to the workspace root. Default: the root."},` +
@@ -60,6 +60,7 @@ type grepRun struct {
 	matches int      // all matching lines, shown or not
 	binary  int      // binary files skipped
 	files   []string // files with shown matches, in walk order
+	ignore  *ignorer // .gitignore rules and the default list, loaded as the walk enters directories
 	br      *bufio.Reader
 	buf     []byte // the current line, reused
 	entry   []byte // the current output line, reused
@@ -110,6 +111,16 @@ func (ts *Toolset) grep(ctx context.Context, d *toolDef, raw json.RawMessage) Re
 	g.br = bufio.NewReaderSize(nil, 64<<10)
 	if fi.IsDir() {
 		g.start = abs
+		g.ignore = newIgnorer(ts.root.Path(), DefaultIgnore)
+		// The rules of the start directory's ancestors apply too.
+		dir := ""
+		g.ignore.load(dir)
+		if rel != "." {
+			for _, part := range strings.Split(rel, "/") {
+				dir = path.Join(dir, part)
+				g.ignore.load(dir)
+			}
+		}
 		err = filepath.WalkDir(abs, g.visit)
 	} else {
 		// An explicitly named file is searched whatever the glob says.
@@ -151,9 +162,17 @@ func (g *grepRun) visit(p string, d fs.DirEntry, err error) error {
 		return nil
 	}
 	if d.IsDir() {
-		if p != g.start && skippedDirs[d.Name()] {
+		if p == g.start {
+			return nil
+		}
+		rel := g.root.Rel(p)
+		if skippedDirs[d.Name()] || g.ignore.ignored(rel, true) {
 			return fs.SkipDir
 		}
+		g.ignore.load(rel)
+		return nil
+	}
+	if g.ignore.ignored(g.root.Rel(p), false) {
 		return nil
 	}
 	target := p

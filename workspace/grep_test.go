@@ -2,7 +2,9 @@ package workspace
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -151,5 +153,41 @@ func TestGrepCancelled(t *testing.T) {
 	res = call(t, ts, "grep", `{"pattern":"needle"}`)
 	if res.IsError || !strings.HasSuffix(res.Output, "[and 1800 more matches; narrow the pattern, path or glob]\n") {
 		t.Errorf("grep of the whole tree: tail %q", res.Output[max(0, len(res.Output)-100):])
+	}
+}
+
+// grep respects .gitignore files (nested ones too, and re-includes) and the
+// default ignore list.
+func TestGrepRespectsIgnoreRules(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{
+		".gitignore":          "*.log\n",
+		"keep.txt":            "needle\n",
+		"debug.log":           "needle\n",
+		"sub/.gitignore":      "gen/\n!important.log\n",
+		"sub/important.log":   "needle\n",
+		"sub/gen/out.txt":     "needle\n",
+		"sub/code.go":         "needle\n",
+		"node_modules/x/y.js": "needle\n",
+		"dist/bundle.js":      "needle\n",
+	}
+	for name, body := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(body), 0o644)
+	}
+	r, err := Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := NewToolset(r)
+	for _, tc := range []struct{ args, want string }{
+		{`{"pattern":"needle"}`, "keep.txt:1:needle\nsub/code.go:1:needle\nsub/important.log:1:needle\n"},
+		{`{"pattern":"needle","path":"sub"}`, "sub/code.go:1:needle\nsub/important.log:1:needle\n"},
+	} {
+		res := ts.Run(context.Background(), "grep", json.RawMessage(tc.args))
+		if res.IsError || res.Output != tc.want {
+			t.Errorf("grep %s:\n%s\nwant:\n%s", tc.args, res.Output, tc.want)
+		}
 	}
 }
