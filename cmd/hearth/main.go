@@ -7,6 +7,12 @@
 //	hearth inspect [SESSION] [--json]     sessions, or one session's turns and requests
 //	hearth sim [--addr A]                 the built-in Responses simulator
 //	hearth bench [--steps N]              request modes side by side on the simulator's cost model
+//	hearth install [--dry-run]            install the per-user service (systemd --user, launchd)
+//	hearth uninstall                      stop and remove the service (keeps ~/.config/hearth/env)
+//	hearth start | stop | restart         control the installed service
+//	hearth service status                 the service's unit file and state
+//	hearth doctor [--json]                check the set-up, each problem with its fix
+//	hearth logs [-f]                      print (and follow) the daemon's log
 //	hearth version
 package main
 
@@ -18,6 +24,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"text/tabwriter"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -47,6 +54,14 @@ func init() {
 		{"inspect", "inspect [SESSION] [--json]", "List sessions, or show one session's turns, items and requests.", runInspect},
 		{"sim", "sim [--addr HOST:PORT]", "Run the built-in Responses API simulator.", runSim},
 		{"bench", "bench [--steps N] [--runs N]", "Time a tool loop per request mode against the simulator's cost model.", runBench},
+		{"install", "install [--dry-run]", "Install hearth as a per-user service (systemd --user or launchd).", runInstall},
+		{"uninstall", "uninstall", "Stop and remove the service; keeps ~/.config/hearth/env.", runUninstall},
+		{"start", "start", "Start the installed service.", runStart},
+		{"stop", "stop", "Stop the installed service.", runStop},
+		{"restart", "restart", "Restart the installed service.", runRestart},
+		{"service", "service status", "Show the service's unit file and state.", runService},
+		{"doctor", "doctor [--json]", "Check the set-up and print each problem with its fix.", runDoctor},
+		{"logs", "logs [-f]", "Print the daemon's log; -f follows it.", runLogs},
 		{"version", "version", "Print the version.", func(ctx context.Context, _ []string, out, _ io.Writer) error {
 			fmt.Fprintln(out, "hearth", version)
 			return nil
@@ -57,9 +72,11 @@ func init() {
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "hearth: a per-user agent daemon for editors")
 	fmt.Fprintln(w, "\nUsage:")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, c := range commands {
-		fmt.Fprintf(w, "  hearth %-34s %s\n", c.usage, c.help)
+		fmt.Fprintf(tw, "  hearth %s\t%s\n", c.usage, c.help)
 	}
+	tw.Flush()
 	fmt.Fprintln(w, "\nEnvironment: OPENAI_API_KEY, OPENAI_BASE_URL, HEARTH_MODEL, HEARTH_DATA_DIR, HEARTH_SOCKET")
 }
 
@@ -76,6 +93,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	for _, c := range commands {
 		if c.name == args[0] {
+			if helpRequested(args[1:]) {
+				commandHelp(ctx, c, stdout)
+				return 0
+			}
 			err := c.run(ctx, args[1:], stdout, stderr)
 			if err == nil {
 				return 0

@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
+	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -11,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hearthd/hearth/daemon"
+	"github.com/hearthd/hearth/installer"
 )
 
 func newFlags(name string, stderr io.Writer) *flag.FlagSet {
@@ -29,10 +33,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlags("serve", stderr)
 	socket := fs.String("socket", "", "unix socket path (default $HEARTH_SOCKET, else the per-user runtime dir)")
 	stdio := fs.Bool("stdio", false, "serve one client on stdin/stdout instead of the socket")
-	idleExit := fs.Duration("idle-exit", 0, "exit after this long with no client and no running turn (0: never; `hearth acp` sets it when it starts the daemon)")
+	idleExit := fs.Duration("idle-exit", 0, "exit after this long with no client and no running turn (0: never; hearth acp sets it when it starts the daemon)")
 	drain := fs.Duration("drain", 10*time.Second, "on SIGTERM, how long running turns may finish before they are interrupted")
 	if err := fs.Parse(args); err != nil {
 		return &exitError{2, err}
+	}
+	if err := applyEnvFile(stderr); err != nil {
+		return err
 	}
 	cfg, err := loadConfig()
 	if err != nil {
@@ -107,6 +114,30 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			}
 		}
 	}
+}
+
+// applyEnvFile reads ~/.config/hearth/env (where `hearth install` tells
+// users to put OPENAI_API_KEY, never in the unit) into the environment;
+// variables already set win. launchd has no EnvironmentFile, so the daemon
+// reads it itself everywhere.
+func applyEnvFile(stderr io.Writer) error {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return nil
+	}
+	vars, err := installer.LoadEnvFile(installer.Spec{Home: home}.EnvFile())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("environment file: %w", err)
+	}
+	for k, v := range vars {
+		if _, set := os.LookupEnv(k); !set {
+			os.Setenv(k, v)
+		}
+	}
+	return nil
 }
 
 // stdioConn joins stdin and stdout into one connection.

@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"text/tabwriter"
 	"time"
 
 	"github.com/coder/acp-go-sdk"
 
 	"github.com/hearthd/hearth/daemon"
+	"github.com/hearthd/hearth/installer"
 	"github.com/hearthd/hearth/rpc"
 )
 
@@ -65,7 +67,29 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return writeJSON(stdout, st)
 	}
 	printStatus(stdout, st)
+	fmt.Fprintf(stdout, "service   %s\n", serviceLine(cctx))
 	return nil
+}
+
+// serviceLine says whether the per-user service is installed and running;
+// the daemon cannot know (it may run under the service or not).
+func serviceLine(ctx context.Context) string {
+	p, err := servicePlan()
+	if err != nil {
+		return "not supported here (" + err.Error() + ")"
+	}
+	if _, err := os.Stat(p.Unit.Path); err != nil {
+		return "not installed (hearth install)"
+	}
+	m, err := installer.NewManager(ctx, p)
+	if err != nil {
+		return "installed at " + p.Unit.Path + "; state unknown: " + err.Error()
+	}
+	state, err := m.State(ctx)
+	if err != nil {
+		return "installed at " + p.Unit.Path + "; state unknown: " + err.Error()
+	}
+	return "installed at " + p.Unit.Path + ", " + state
 }
 
 func writeJSON(w io.Writer, v any) error {

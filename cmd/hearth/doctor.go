@@ -1,0 +1,249 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/coder/acp-go-sdk"
+
+	"github.com/hearthd/hearth/daemon"
+	"github.com/hearthd/hearth/installer"
+	"github.com/hearthd/hearth/rpc"
+	"github.com/hearthd/hearth/store"
+)
+
+// check is one line of `hearth doctor`, and one element of its --json.
+type check struct {
+	Status string `json:"status"` // ok, warn or fail
+	Check  string `json:"check"`
+	Detail string `json:"detail"` // what was found and, when not ok, the fix
+}
+
+// doctorTimeout bounds each check that talks to something: DNS, the daemon,
+// the service manager.
+const doctorTimeout = 3 * time.Second
+
+func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("doctor", stderr)
+	asJSON := fs.Bool("json", false, "print the checks as JSON")
+	if err := fs.Parse(args); err != nil {
+		return &exitError{2, err}
+	}
+	cfg, err := loadConfig()
+	if err != nil {
+		return err
+	}
+	checks := doctor(ctx, cfg)
+	if *asJSON {
+		if err := writeJSON(stdout, checks); err != nil {
+			return err
+		}
+	} else {
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		for _, c := range checks {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Status, c.Check, c.Detail)
+		}
+		tw.Flush()
+	}
+	for _, c := range checks {
+		if c.Status == "fail" {
+			return &exitError{1, nil}
+		}
+	}
+	return nil
+}
+
+// doctor runs every check in order.
+func doctor(ctx context.Context, cfg daemon.Config) []check {
+	var out []check
+	add := func(status, name, format string, a ...any) {
+		out = append(out, check{status, name, fmt.Sprintf(format, a...)})
+	}
+	home, _ := os.UserHomeDir()
+	envFile := installer.Spec{Home: home}.EnvFile()
+	fileEnv, envErr := installer.LoadEnvFile(envFile)
+
+	// The env file the service reads.
+	switch info, err := os.Stat(envFile); {
+	case errors.Is(err, fs.ErrNotExist):
+		add("ok", "env file", "%s not present (optional; `hearth install` creates it)", envFile)
+	case err != nil:
+		add("fail", "env file", "%v", err)
+	case info.Mode().Perm()&0o077 != 0:
+		add("fail", "env file", "%s is mode %04o and may hold your key: chmod 600 %s", envFile, info.Mode().Perm(), envFile)
+	case envErr != nil:
+		add("fail", "env file", "%v", envErr)
+	default:
+		add("ok", "env file", "%s, mode 0600", envFile)
+	}
+
+	// API key and base URL, as the service would see them.
+	key, keyFrom := cfg.APIKey, "OPENAI_API_KEY"
+	if key == "" && fileEnv["OPENAI_API_KEY"] != "" {
+		key, keyFrom = fileEnv["OPENAI_API_KEY"], envFile
+	}
+	base := cfg.BaseURL
+	if base == "" {
+		base = fileEnv["OPENAI_BASE_URL"]
+	}
+	simulator := key == "" && base == ""
+	switch {
+	case key != "":
+		add("ok", "api key", "set in %s (%s)", keyFrom, maskKey(key))
+	case simulator:
+		add("warn", "api key", "none: simulator mode (answers come from the built-in simulator); put OPENAI_API_KEY=... in %s", envFile)
+	default:
+		add("fail", "api key", "OPENAI_BASE_URL is set but no OPENAI_API_KEY: set it in the environment or in %s", envFile)
+	}
+	if simulator {
+		add("ok", "base url", "built-in simulator (no network)")
+	} else {
+		add(checkBaseURL(ctx, base))
+	}
+
+	add(checkSocketDir(cfg.Socket))
+	add(checkDaemon(ctx, cfg))
+	if runtime.GOOS == "linux" {
+		add(checkInotify("max_user_watches", 65536))
+		add(checkInotify("max_user_instances", 128))
+	}
+	add(checkDatabase(ctx, cfg.DBPath()))
+	add(checkService(ctx, cfg, home))
+	return out
+}
+
+func maskKey(k string) string {
+	if len(k) <= 8 {
+		return "****"
+	}
+	return k[:3] + "…" + k[len(k)-4:]
+}
+
+func checkBaseURL(ctx context.Context, base string) (string, string, string) {
+	const name = "base url"
+	u, err := url.Parse(base)
+	if err != nil {
+		return "fail", name, fmt.Sprintf("OPENAI_BASE_URL=%q does not parse: %v; use e.g. https://api.openai.com/v1", base, err)
+	}
+	if u.Scheme != "https" && u.Scheme != "http" || u.Hostname() == "" {
+		return "fail", name, fmt.Sprintf("OPENAI_BASE_URL=%q is not an http(s) URL with a host; use e.g. https://api.openai.com/v1", base)
+	}
+	if net.ParseIP(u.Hostname()) != nil {
+		return "ok", name, base
+	}
+	rctx, cancel := context.WithTimeout(ctx, doctorTimeout)
+	defer cancel()
+	addrs, err := net.DefaultResolver.LookupHost(rctx, u.Hostname())
+	if err != nil {
+		return "fail", name, fmt.Sprintf("%s: %s does not resolve (%v); check the URL and DNS", base, u.Hostname(), err)
+	}
+	return "ok", name, fmt.Sprintf("%s (%s resolves to %s)", base, u.Hostname(), addrs[0])
+}
+
+func checkSocketDir(socket string) (string, string, string) {
+	const name = "socket"
+	dir := filepath.Dir(socket)
+	info, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "ok", name, fmt.Sprintf("%s not created yet (the daemon creates it 0700)", dir)
+	case err != nil:
+		return "fail", name, err.Error()
+	case info.Mode().Perm()&0o077 != 0:
+		return "fail", name, fmt.Sprintf("directory %s is mode %04o: others can reach the socket; chmod 700 %s", dir, info.Mode().Perm(), dir)
+	}
+	s, err := os.Lstat(socket)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "ok", name, fmt.Sprintf("%s (0700), no socket yet", dir)
+	case err != nil:
+		return "fail", name, err.Error()
+	case s.Mode()&fs.ModeSocket == 0:
+		return "fail", name, fmt.Sprintf("%s is not a socket; remove it", socket)
+	case s.Mode().Perm()&0o077 != 0:
+		return "fail", name, fmt.Sprintf("%s is mode %04o; restart the daemon (it creates the socket 0600)", socket, s.Mode().Perm())
+	}
+	return "ok", name, fmt.Sprintf("%s (directory 0700, socket 0600)", socket)
+}
+
+func checkDaemon(ctx context.Context, cfg daemon.Config) (string, string, string) {
+	const name = "daemon"
+	cctx, cancel := context.WithTimeout(ctx, doctorTimeout)
+	defer cancel()
+	c, err := rpc.Dial(cctx, cfg.Socket)
+	if err != nil {
+		return "warn", name, "not running; editors start it through `hearth acp`, or run `hearth start` / `hearth serve`"
+	}
+	defer c.Close()
+	var init acp.InitializeResponse
+	if err := c.Call(cctx, rpc.MethodInitialize, acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber}, &init); err != nil {
+		return "fail", name, fmt.Sprintf("the socket answers but initialize failed: %v; restart it (`hearth restart`, or stop the process)", err)
+	}
+	var st rpc.Status
+	if err := c.Call(cctx, rpc.MethodHearthStatus, nil, &st); err != nil {
+		return "fail", name, fmt.Sprintf("_hearth/status failed: %v", err)
+	}
+	return "ok", name, fmt.Sprintf("running: hearth %s, pid %d, %d workspaces", st.Version, st.PID, len(st.Workspaces))
+}
+
+func checkInotify(limit string, min int) (string, string, string) {
+	name := "inotify " + limit
+	path := "/proc/sys/fs/inotify/" + limit
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "warn", name, fmt.Sprintf("cannot read %s (%v); the watcher falls back to polling when inotify fails", path, err)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return "warn", name, fmt.Sprintf("%s: %v", path, err)
+	}
+	if n < min {
+		return "warn", name, fmt.Sprintf("%d is low for large workspaces: sudo sysctl fs.inotify.%s=%d (persist it in /etc/sysctl.d/)", n, limit, min*8)
+	}
+	return "ok", name, strconv.Itoa(n)
+}
+
+func checkDatabase(ctx context.Context, path string) (string, string, string) {
+	const name = "database"
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return "ok", name, fmt.Sprintf("%s not created yet", path)
+	}
+	db, err := store.Open(path)
+	if err != nil {
+		return "fail", name, fmt.Sprintf("%v; move the file aside (hearth starts a new one) or restore a backup", err)
+	}
+	defer db.Close()
+	if err := db.IntegrityCheck(ctx); err != nil {
+		return "fail", name, fmt.Sprintf("%v; move %s aside or restore a backup", err, path)
+	}
+	return "ok", name, path + ": integrity ok"
+}
+
+func checkService(ctx context.Context, cfg daemon.Config, home string) (string, string, string) {
+	const name = "service"
+	p, err := installer.NewPlan(runtime.GOOS, installer.Spec{Home: home, Socket: cfg.Socket, DataDir: cfg.DataDir})
+	if err != nil {
+		return "ok", name, err.Error()
+	}
+	if _, err := os.Stat(p.Unit.Path); err != nil {
+		return "ok", name, fmt.Sprintf("not installed (optional: `hearth install` starts hearth at login; %s)", p.Unit.Path)
+	}
+	cctx, cancel := context.WithTimeout(ctx, doctorTimeout)
+	defer cancel()
+	if err := installer.Check(cctx, runtime.GOOS); err != nil {
+		return "warn", name, fmt.Sprintf("%s is installed but %v", p.Unit.Path, err)
+	}
+	return "ok", name, fmt.Sprintf("installed: %s", p.Unit.Path)
+}
