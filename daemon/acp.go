@@ -69,7 +69,7 @@ func (c *clientConn) initialize(ctx context.Context, params json.RawMessage) (an
 			SessionCapabilities: acp.SessionCapabilities{List: &acp.SessionListCapabilities{}},
 			PromptCapabilities:  acp.PromptCapabilities{EmbeddedContext: true},
 		},
-		AgentInfo:   &acp.Implementation{Name: "hearth", Version: c.d.cfg.Version},
+		AgentInfo:   &acp.Implementation{Name: "hearth", Version: c.d.Config().Version},
 		AuthMethods: []acp.AuthMethod{},
 	}, nil
 }

@@ -33,7 +33,8 @@ type Daemon struct {
 	cfg     Config
 	log     *slog.Logger
 	db      *store.DB
-	sim     *sim.Server // non-nil when running on the built-in simulator
+	sim     *sim.Server // non-nil once running on the built-in simulator
+	simBase string
 	started time.Time
 
 	ctx    context.Context // cancelled by Close (cause session.ErrShutdown): ends turns and connections
@@ -77,20 +78,58 @@ func New(cfg Config, log *slog.Logger) (*Daemon, error) {
 		log.Info("turns interrupted by the previous daemon's exit", "count", n)
 	}
 	if cfg.Simulator {
-		d.sim = sim.New(sim.Options{})
-		base, err := d.sim.Start()
-		if err != nil {
+		if err := d.startSim(); err != nil {
 			d.Close()
-			return nil, fmt.Errorf("start simulator: %w", err)
+			return nil, err
 		}
-		d.cfg.BaseURL = base
-		log.Info("no OPENAI_API_KEY: using the built-in Responses simulator", "base", base)
 	}
 	return d, nil
 }
 
+// startSim runs the built-in simulator and points the API base at it.
+// Called before the daemon is shared, or with d.mu held.
+func (d *Daemon) startSim() error {
+	if d.sim == nil {
+		d.sim = sim.New(sim.Options{})
+		base, err := d.sim.Start()
+		if err != nil {
+			d.sim = nil
+			return fmt.Errorf("start simulator: %w", err)
+		}
+		d.simBase = base
+		d.log.Info("no OPENAI_API_KEY: using the built-in Responses simulator", "base", base)
+	}
+	d.cfg.BaseURL = d.simBase
+	return nil
+}
+
+// Reload applies a new configuration (SIGHUP): the API key, base URL,
+// model and timeouts of every open workspace and of those opened later.
+// The socket and data directory cannot change without a restart.
+func (d *Daemon) Reload(cfg Config) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	cfg.Socket, cfg.DataDir, cfg.Version = d.cfg.Socket, d.cfg.DataDir, d.cfg.Version
+	d.cfg = cfg
+	if cfg.Simulator {
+		if err := d.startSim(); err != nil {
+			return err
+		}
+	}
+	sc := d.sessionConfig()
+	for _, w := range d.workspaces {
+		w.client.Reconfigure(sc)
+	}
+	d.log.Info("configuration reloaded", "base", d.cfg.BaseURL, "model", d.cfg.Model, "simulator", d.cfg.Simulator)
+	return nil
+}
+
 // Config returns the configuration in effect (BaseURL resolved).
-func (d *Daemon) Config() Config { return d.cfg }
+func (d *Daemon) Config() Config {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.cfg
+}
 
 // DB returns the daemon's database.
 func (d *Daemon) DB() *store.DB { return d.db }

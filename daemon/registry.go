@@ -79,7 +79,15 @@ func (d *Daemon) workspaceFor(ctx context.Context, dir string) (*openWorkspace, 
 	for _, t := range ts.Tools() {
 		w.specs = append(w.specs, t.Spec())
 	}
-	w.client = session.NewClient(session.Config{
+	w.client = session.NewClient(d.sessionConfig(), d.log.With("workspace", root.Path()))
+	d.workspaces[root.Path()] = w
+	return w, nil
+}
+
+// sessionConfig is the model-API configuration of workspace clients.
+// Called with d.mu held (or before the daemon is shared).
+func (d *Daemon) sessionConfig() session.Config {
+	return session.Config{
 		BaseURL:           d.cfg.BaseURL,
 		APIKey:            d.cfg.APIKey,
 		Model:             d.cfg.Model,
@@ -89,9 +97,7 @@ func (d *Daemon) workspaceFor(ctx context.Context, dir string) (*openWorkspace, 
 		FirstEventTimeout: d.cfg.FirstEventTimeout,
 		IdleTimeout:       d.cfg.IdleTimeout,
 		MaxConnAge:        d.cfg.MaxConnAge,
-	}, d.log.With("workspace", root.Path()))
-	d.workspaces[root.Path()] = w
-	return w, nil
+	}
 }
 
 // openConversation opens (or returns the already open) session id in w.

@@ -22,7 +22,7 @@ import (
 //
 // Lock order: Client.mu before wsConn.mu; Client.dialMu before Client.mu.
 type Client struct {
-	cfg Config
+	cfg atomic.Pointer[Config] // replaced whole by Reconfigure; read with Config()
 	log *slog.Logger
 
 	dialMu sync.Mutex // held while dialing: one handshake at a time
@@ -80,21 +80,47 @@ func NewClient(cfg Config, log *slog.Logger) *Client {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Client{cfg: cfg.WithDefaults(), log: log, conns: map[string][]*wsConn{},
+	c := &Client{log: log, conns: map[string][]*wsConn{},
 		retired: map[*wsConn]struct{}{}, convs: map[*Conversation]struct{}{}}
+	cfg = cfg.WithDefaults()
+	c.cfg.Store(&cfg)
+	return c
 }
 
 // Config returns the client's configuration.
-func (c *Client) Config() Config { return c.cfg }
+func (c *Client) Config() Config { return *c.cfg.Load() }
+
+// Reconfigure replaces the configuration (SIGHUP). Requests built after it
+// use the new one: a changed model or instructions make the next request
+// full; a new key or base URL applies to the next connection. Live
+// connections are retired when the endpoint or key changed, so they close
+// once their responses end.
+func (c *Client) Reconfigure(cfg Config) {
+	cfg = cfg.WithDefaults()
+	old := c.cfg.Swap(&cfg)
+	if old.BaseURL == cfg.BaseURL && old.APIKey == cfg.APIKey {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for key, pool := range c.conns {
+		for _, ws := range pool {
+			c.retired[ws] = struct{}{}
+			ws.retire()
+		}
+		delete(c.conns, key)
+	}
+	c.useHTTP = false
+}
 
 // link returns what a request of the conversation keyed key, on lane, goes
 // out on: the live WebSocket for key, a new one, or the HTTP fallback.
 func (c *Client) link(ctx context.Context, key, lane string) (link, error) {
-	if c.cfg.ForceHTTP {
+	if c.Config().ForceHTTP {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if c.http == nil {
-			c.http = newHTTPLink(c.cfg)
+			c.http = newHTTPLink(c.Config)
 		}
 		c.useHTTP, c.fallbackUntil, c.fallbackWhy = true, time.Time{}, "configured"
 		return c.http, nil
@@ -123,9 +149,9 @@ func (c *Client) link(ctx context.Context, key, lane string) (link, error) {
 		case errors.As(err, &he) && (he.StatusCode == 401 || he.StatusCode == 403 || he.StatusCode == 404):
 			return nil, err
 		}
-		if attempt+1 >= c.cfg.DialAttempts || time.Since(start) > c.cfg.DialBudget {
+		if attempt+1 >= c.Config().DialAttempts || time.Since(start) > c.Config().DialBudget {
 			c.log.Warn("WebSocket unavailable; falling back to HTTP", "err", err)
-			return c.fallBack(time.Now().Add(c.cfg.FallbackRetry), fmt.Sprintf("the WebSocket could not be opened (%v)", err)), nil
+			return c.fallBack(time.Now().Add(c.Config().FallbackRetry), fmt.Sprintf("the WebSocket could not be opened (%v)", err)), nil
 		}
 		c.counters.retries.Add(1)
 		if err := sleep(ctx, backoff(attempt, 250*time.Millisecond, 5*time.Second)); err != nil {
@@ -149,7 +175,7 @@ func (c *Client) current(key, lane string) link {
 	for _, ws := range c.conns[key] {
 		switch {
 		case !ws.alive():
-		case ws.age() > c.cfg.MaxConnAge:
+		case ws.age() > c.Config().MaxConnAge:
 			// Rotate before the server's limit: new requests go to a new
 			// connection; this one closes once its responses have ended.
 			c.retired[ws] = struct{}{}
@@ -187,7 +213,7 @@ func (c *Client) dialOnce(ctx context.Context, key string) (*wsConn, error) {
 	c.dialing.Add(1)
 	defer c.dialing.Add(-1)
 	c.counters.handshakes.Add(1)
-	ws, err := dial(ctx, c.cfg, id, c.log, c.forget)
+	ws, err := dial(ctx, c.Config(), id, c.log, c.forget)
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +234,7 @@ func (c *Client) fallBack(until time.Time, why string) link {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.http == nil {
-		c.http = newHTTPLink(c.cfg)
+		c.http = newHTTPLink(c.Config)
 	}
 	if !c.useHTTP {
 		c.useHTTP = true
@@ -251,7 +277,7 @@ func (c *Client) forget(ws *wsConn) {
 	var again []*Conversation
 	if !closed && ws.completed.Load() > 0 && found {
 		for conv := range c.convs {
-			if !c.cfg.Lanes && conv.id != key {
+			if !c.Config().Lanes && conv.id != key {
 				continue
 			}
 			again = append(again, conv)
@@ -283,7 +309,7 @@ func (c *Client) unregister(conv *Conversation, lane string) {
 // keyFor is the connection key of a conversation: one shared socket with
 // lanes, one socket each without.
 func (c *Client) keyFor(conv *Conversation) string {
-	if c.cfg.Lanes {
+	if c.Config().Lanes {
 		return ""
 	}
 	return conv.id
@@ -292,7 +318,7 @@ func (c *Client) keyFor(conv *Conversation) string {
 // newLane returns a lane name, reusing those of closed conversations so a
 // connection's 32 names last.
 func (c *Client) newLane() string {
-	if !c.cfg.Lanes {
+	if !c.Config().Lanes {
 		return ""
 	}
 	c.mu.Lock()

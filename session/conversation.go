@@ -160,8 +160,8 @@ func (c *Conversation) settings() settings {
 		}
 	}
 	s := settings{
-		Model:        c.client.cfg.Model,
-		Instructions: c.client.cfg.Instructions,
+		Model:        c.client.Config().Model,
+		Instructions: c.client.Config().Instructions,
 		Tools:        tools,
 		Store:        false,
 	}

@@ -20,7 +20,7 @@ import (
 // request carries the full transcript. Created by the Client at the
 // fallback; close cancels in-flight requests and waits for their readers.
 type httpLink struct {
-	cfg     Config
+	cfg     func() Config // the client's current configuration
 	hc      *http.Client
 	created time.Time
 
@@ -32,7 +32,7 @@ type httpLink struct {
 	last     atomic.Int64 // unix nanos of the last byte read
 }
 
-func newHTTPLink(cfg Config) *httpLink {
+func newHTTPLink(cfg func() Config) *httpLink {
 	ctx, cancel := context.WithCancel(context.Background())
 	h := &httpLink{cfg: cfg, hc: &http.Client{}, created: time.Now(), ctx: ctx, cancel: cancel}
 	h.touch()
@@ -79,7 +79,7 @@ func (h *httpLink) send(ctx context.Context, lane string, frame []byte) (*stream
 	if err != nil {
 		return nil, err
 	}
-	url := strings.TrimSuffix(h.cfg.BaseURL, "/") + "/responses"
+	url := strings.TrimSuffix(h.cfg().BaseURL, "/") + "/responses"
 	rctx, rcancel := context.WithCancel(h.ctx)
 	req, err := http.NewRequestWithContext(rctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
@@ -88,8 +88,8 @@ func (h *httpLink) send(ctx context.Context, lane string, frame []byte) (*stream
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
-	if h.cfg.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+h.cfg.APIKey)
+	if h.cfg().APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+h.cfg().APIKey)
 	}
 	st := newStream(h, lane)
 	st.cancel = rcancel
@@ -123,8 +123,8 @@ func (h *httpLink) read(req *http.Request, st *stream) {
 	for {
 		line, err := r.ReadBytes('\n')
 		h.touch()
-		if int64(data.Len()+len(line)) > h.cfg.MaxMessage {
-			st.fail(fmt.Errorf("%w: SSE event over %d bytes", ErrConnectionLost, h.cfg.MaxMessage))
+		if int64(data.Len()+len(line)) > h.cfg().MaxMessage {
+			st.fail(fmt.Errorf("%w: SSE event over %d bytes", ErrConnectionLost, h.cfg().MaxMessage))
 			return
 		}
 		line = bytes.TrimRight(line, "\r\n")

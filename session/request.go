@@ -49,7 +49,7 @@ func (c *Conversation) exchange(ctx context.Context, turnID int64, generate bool
 	c.mu.Unlock()
 	set := c.settings()
 	key := set.key()
-	items, prev, reason := plan(base, conn, lane, key, full, c.client.cfg.DisableIncremental)
+	items, prev, reason := plan(base, conn, lane, key, full, c.client.Config().DisableIncremental)
 
 	ev := createEvent{Type: "response.create", settings: set, StreamID: lane, PreviousResponseID: prev, Input: items}
 	kind := store.KindIncremental
@@ -168,7 +168,7 @@ func (c *Conversation) forgetBaseline() {
 // turns survive, and continues on a fresh lane. Over HTTP only the
 // request is cancelled.
 func (c *Conversation) abort(conn link, st *stream) {
-	conn.abort(st, c.client.cfg.Lanes)
+	conn.abort(st, c.client.Config().Lanes)
 	if st.wasAbandoned() {
 		c.mu.Lock()
 		c.lane = c.client.newLane()
@@ -180,7 +180,7 @@ func (c *Conversation) abort(conn link, st *stream) {
 // read consumes a response's events to its terminal event, relaying text
 // and function-call progress to sink.
 func (c *Conversation) read(ctx context.Context, st *stream, sink Sink) (*reply, time.Time, error) {
-	cfg := c.client.cfg
+	cfg := c.client.Config()
 	var first time.Time
 	for {
 		e, err := st.next(ctx, first.IsZero(), cfg.FirstEventTimeout, cfg.IdleTimeout)

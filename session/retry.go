@@ -18,7 +18,7 @@ import (
 // connection (and whatever the server still does on it) is dropped first,
 // so a write that may have reached the server is never replayed on it.
 func (c *Conversation) request(ctx context.Context, turnID int64, sink Sink) (*reply, error) {
-	cfg := c.client.cfg
+	cfg := c.client.Config()
 	notFoundRetried := false
 	var err error
 	for attempt := 0; attempt < cfg.MaxAttempts; attempt++ {

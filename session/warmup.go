@@ -62,7 +62,7 @@ func (c *Conversation) warmUp(again bool) {
 			return
 		}
 	}
-	ctx, cancel := context.WithTimeout(c.ctx, c.client.cfg.WarmupTimeout)
+	ctx, cancel := context.WithTimeout(c.ctx, c.client.Config().WarmupTimeout)
 	w := &warmup{started: time.Now(), done: make(chan struct{}), cancel: cancel}
 	c.warm = w
 	c.wg.Add(1)
@@ -94,7 +94,7 @@ func (c *Conversation) awaitWarmup(ctx context.Context) {
 	if w == nil {
 		return
 	}
-	remaining := c.client.cfg.WarmupTimeout - time.Since(w.started)
+	remaining := c.client.Config().WarmupTimeout - time.Since(w.started)
 	if remaining < 0 {
 		remaining = 0
 	}

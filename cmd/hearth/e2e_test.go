@@ -48,11 +48,12 @@ func TestMain(m *testing.M) {
 // e2eEnv is a separate hearth process's environment: its own socket, data
 // dir, and a simulator in this test process as its model API.
 type e2eEnv struct {
-	t    *testing.T
-	sim  *sim.Server
-	env  []string
-	sock string
-	root string
+	lines chan string // the serving daemon's stderr, line by line
+	t     *testing.T
+	sim   *sim.Server
+	env   []string
+	sock  string
+	root  string
 }
 
 func newE2E(t *testing.T) *e2eEnv { return newE2EWith(t, sim.Options{}) }
@@ -90,6 +91,8 @@ func (e *e2eEnv) serve(args ...string) *exec.Cmd {
 		e.t.Fatal(err)
 	}
 	ready := make(chan struct{})
+	lines := make(chan string, 1024)
+	e.lines = lines
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		once := false
@@ -97,6 +100,10 @@ func (e *e2eEnv) serve(args ...string) *exec.Cmd {
 			if !once && strings.Contains(sc.Text(), "hearth listening") {
 				once = true
 				close(ready)
+			}
+			select {
+			case lines <- sc.Text():
+			default:
 			}
 		}
 	}()
@@ -110,6 +117,22 @@ func (e *e2eEnv) serve(args ...string) *exec.Cmd {
 		e.t.Fatal("hearth serve did not report listening")
 	}
 	return cmd
+}
+
+// waitLine waits for the daemon to print a line containing s.
+func (e *e2eEnv) waitLine(s string) {
+	e.t.Helper()
+	deadline := time.After(20 * time.Second)
+	for {
+		select {
+		case l := <-e.lines:
+			if strings.Contains(l, s) {
+				return
+			}
+		case <-deadline:
+			e.t.Fatalf("the daemon never printed %q", s)
+		}
+	}
 }
 
 type acpClient struct {

@@ -110,3 +110,40 @@ func dataDir(e *e2eEnv) string {
 	}
 	return ""
 }
+
+// SIGHUP re-reads the environment file: a new model applies to the
+// requests after it.
+func TestSIGHUPReloads(t *testing.T) {
+	e := newE2E(t)
+	home := t.TempDir()
+	envFile := filepath.Join(home, ".config", "hearth", "env")
+	os.MkdirAll(filepath.Dir(envFile), 0o700)
+	os.WriteFile(envFile, []byte("HEARTH_MODEL=model-one\n"), 0o600)
+	var env []string
+	for _, kv := range e.env {
+		if !strings.HasPrefix(kv, "HEARTH_MODEL=") && !strings.HasPrefix(kv, "HOME=") {
+			env = append(env, kv)
+		}
+	}
+	e.env = append(env, "HOME="+home)
+	cmd := e.serve()
+	conn, err := net.Dial("unix", e.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := newACP(t, conn)
+	a.turn(t, e.root, "hi")
+	os.WriteFile(envFile, []byte("HEARTH_MODEL=model-two\n"), 0o600)
+	cmd.Process.Signal(syscall.SIGHUP)
+	e.waitLine("configuration reloaded")
+	a.turn(t, e.root, "again")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	recs, err := e.sim.WaitReceived(ctx, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if recs[1].Model != "model-one" || recs[3].Model != "model-two" {
+		t.Fatalf("models: %q then %q", recs[1].Model, recs[3].Model)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"syscall"
 	"time"
@@ -38,7 +39,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := fs.Parse(args); err != nil {
 		return &exitError{2, err}
 	}
-	if err := applyEnvFile(stderr); err != nil {
+	fromFile := map[string]bool{}
+	if err := applyEnvFile(fromFile); err != nil {
 		return err
 	}
 	cfg, err := loadConfig()
@@ -89,6 +91,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	log.Info("hearth listening", "socket", cfg.Socket, "data", cfg.DataDir, "simulator", cfg.Simulator, "version", version)
 	errc := make(chan error, 1)
 	go func() { errc <- d.Serve(ln) }()
+	hup := make(chan os.Signal, 1)
+	notifyHangup(hup)
+	defer signal.Stop(hup)
 	var idle <-chan time.Time
 	if *idleExit > 0 {
 		t := time.NewTicker(min(*idleExit/4, time.Second))
@@ -105,6 +110,20 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			<-errc
 			log.Info("stopped")
 			return nil
+		case <-hup:
+			// SIGHUP: read the environment file and the environment again.
+			if err := applyEnvFile(fromFile); err != nil {
+				log.Warn("reload: keeping the configuration", "err", err)
+				continue
+			}
+			next, err := loadConfig()
+			if err == nil {
+				next.Socket = cfg.Socket
+				err = d.Reload(next)
+			}
+			if err != nil {
+				log.Warn("reload: keeping the configuration", "err", err)
+			}
 		case <-idle:
 			if d.IdleFor() >= *idleExit {
 				log.Info("idle: exiting", "after", *idleExit)
@@ -118,23 +137,27 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 // applyEnvFile reads ~/.config/hearth/env (where `hearth install` tells
 // users to put OPENAI_API_KEY, never in the unit) into the environment;
-// variables already set win. launchd has no EnvironmentFile, so the daemon
-// reads it itself everywhere.
-func applyEnvFile(stderr io.Writer) error {
+// variables the process was started with win. launchd has no
+// EnvironmentFile, so the daemon reads it itself everywhere. fromFile
+// holds the variables an earlier call took from the file: on a reload
+// they are replaced (or removed) by the file's new contents.
+func applyEnvFile(fromFile map[string]bool) error {
 	home, err := os.UserHomeDir()
 	if err != nil {
 		return nil
 	}
 	vars, err := installer.LoadEnvFile(installer.Spec{Home: home}.EnvFile())
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("environment file: %w", err)
+	}
+	for k := range fromFile {
+		os.Unsetenv(k)
+		delete(fromFile, k)
 	}
 	for k, v := range vars {
 		if _, set := os.LookupEnv(k); !set {
 			os.Setenv(k, v)
+			fromFile[k] = true
 		}
 	}
 	return nil
