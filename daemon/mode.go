@@ -63,5 +63,6 @@ func (c *clientConn) setMode(ctx context.Context, params json.RawMessage) (any, 
 	s.mode = string(req.ModeId)
 	s.mu.Unlock()
 	s.broadcast(acp.SessionUpdate{CurrentModeUpdate: &acp.SessionCurrentModeUpdate{CurrentModeId: req.ModeId}}, nil)
+	c.flush(ctx) // the update reaches this editor before the answer
 	return acp.SetSessionModeResponse{}, nil
 }

@@ -250,3 +250,31 @@ func TestCancelWhilePermissionPending(t *testing.T) {
 		t.Fatal("the write happened after a cancel")
 	}
 }
+
+// The editor hears of a tool call (tool_call, then in_progress) before it
+// is asked to permit it, and of a mode change before set_mode's answer.
+func TestPermissionAndModeOrdering(t *testing.T) {
+	td := startDaemon(t, sim.Options{}, "")
+	var ed *editor
+	var before []acp.SessionUpdate
+	ed = td.connectAnswering(func(ctx context.Context, method string, params json.RawMessage) (any, error) {
+		before = ed.updates()
+		return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeSelected("reject_once")}, nil
+	})
+	ed.initialize()
+	id := ed.newSession(td.root)
+	ed.prompt(id, writeA)
+	var started, running bool
+	for _, u := range before {
+		started = started || (u.ToolCall != nil && u.ToolCall.Title == "write_file")
+		running = running || (u.ToolCallUpdate != nil && u.ToolCallUpdate.Status != nil && *u.ToolCallUpdate.Status == acp.ToolCallStatusInProgress)
+	}
+	if !started || !running {
+		t.Errorf("asked before the editor saw the call: tool_call %v, in_progress %v", started, running)
+	}
+	ed.must(rpc.MethodSessionSetMode, acp.SetSessionModeRequest{SessionId: id, ModeId: ModeAutoEdit}, nil)
+	last := ed.updates()[len(ed.updates())-1]
+	if last.CurrentModeUpdate == nil || last.CurrentModeUpdate.CurrentModeId != ModeAutoEdit {
+		t.Errorf("set_mode answered before its current_mode_update")
+	}
+}

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Tests of the VS Code extension, on a clean clone:
 #   type-check (tsc) → bundle → node tests (the ACP client against the real
-#   `hearth acp` + `hearth sim`, the bundled extension against a stand-in
-#   vscode API) → the chat webview in headless Chromium (writes screenshot.png)
+#   `hearth acp` + `hearth sim`, permissions/modes/diffs included; the bundled
+#   extension against a stand-in vscode API and the real daemon; one stand-in
+#   ACP agent for a relay crash the real one cannot produce) → the chat webview
+#   in headless Chromium (writes screenshot.png)
 #   → `vsce package` into a temp dir.
 # Ends with "vscode: N passed, M failed" and exits non-zero on any failure.
 set -euo pipefail
@@ -64,7 +66,7 @@ run_tests() {
 }
 
 step "node tests"
-run_tests out/test/units.test.js out/test/acp.test.js out/test/fake-agent.test.js out/test/extension.test.js
+run_tests out/test/units.test.js out/test/acp.test.js out/test/permissions.test.js out/test/fake-agent.test.js out/test/extension.test.js
 
 step "ui test (headless chromium)"
 run_tests out/test/ui.test.js

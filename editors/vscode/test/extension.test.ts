@@ -1,20 +1,18 @@
 // The bundled extension (dist/extension.cjs), activated against a stand-in
 // `vscode` module and driven through its chat view's message protocol: real
-// `hearth acp` + `hearth sim` for turns, status and the daemon going away; the
-// SDK stand-in agent for permissions and modes; a missing binary.
+// `hearth acp` + `hearth sim` for turns, status, the daemon going away, modes,
+// permissions and diffs; a missing binary.
 import assert from "node:assert/strict";
-import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import Module, { createRequire } from "node:module";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { fileURLToPath } from "node:url";
 
 import type { HostMessage } from "../src/protocol.js";
-import { PACKAGE_DIR, hearthBinary, isolatedEnv, killPid, startSim, stopDaemonOf, within, type Env, type Sim } from "./helpers.js";
+import { PACKAGE_DIR, hearthBinary, isolatedEnv, killPid, simCall, startSim, stopDaemonOf, within, type Env, type Sim } from "./helpers.js";
 import { makeVscode, makeWebviewView, Uri, type Log } from "./vscode-stub.js";
 
 const BUNDLE = path.join(PACKAGE_DIR, "dist", "extension.cjs");
-const FAKE_AGENT = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures", "fake-agent.js");
 const pkg = JSON.parse(readFileSync(path.join(PACKAGE_DIR, "package.json"), "utf8"));
 
 type Posted = Log<HostMessage>;
@@ -205,52 +203,81 @@ describe("the extension, activated against a stand-in vscode API", () => {
     assert.deepEqual(users, ["list the files", "sim:calls=150 sim:tool=list_dir", "are you back?"]);
   });
 
-  test("permissions and modes (stand-in agent): buttons answer the agent, cancel withdraws", async () => {
-    const dir = path.dirname(env.socket);
-    const wrapper = path.join(dir, "fake-hearth");
-    writeFileSync(wrapper, `#!/bin/sh\nexec "${process.execPath}" "${FAKE_AGENT}" "$@"\n`);
-    chmodSync(wrapper, 0o755);
-    stub.rec.config["hearth.path"] = wrapper;
-
+  test("modes and permissions (real daemon): the picker switches its mode, buttons answer it, cancel withdraws", async () => {
+    const aTxt = path.join(env.workspace, "a.txt");
+    const original = readFileSync(aTxt, "utf8");
     const modes = await after_({ type: "newSession" }, (m) => m.type === "modes", "the modes");
-    assert.deepEqual(modes, {
-      type: "modes",
-      modes: [
-        { id: "read-only", name: "Read-only", description: null },
-        { id: "ask", name: "Ask", description: null },
-        { id: "auto-edit", name: "Auto-edit", description: null },
-        { id: "full-auto", name: "Full auto", description: null },
-      ],
-      current: "ask",
-    });
-    const switched = await after_({ type: "setMode", modeId: "auto-edit" }, (m) => m.type === "modes", "the mode switch");
-    assert.equal(switched.type === "modes" && switched.current, "auto-edit");
+    assert.ok(modes.type === "modes");
+    assert.equal(modes.current, "ask");
+    assert.deepEqual(modes.modes.map((m) => m.id), ["read-only", "ask", "auto-edit", "full-auto"]);
+    assert.ok(modes.modes.every((m) => m.name && m.description), "the daemon's names and descriptions reach the picker");
 
     let from = posted.length;
-    const perm = await after_({ type: "prompt", text: "edit a.txt" }, (m) => m.type === "permission", "the permission request");
+    const switched = await after_({ type: "setMode", modeId: "auto-edit" }, (m) => m.type === "modes", "the mode switch");
+    assert.equal(switched.type === "modes" && switched.current, "auto-edit");
+    await posted.waitFor(
+      (m) => m.type === "update" && m.update.sessionUpdate === "current_mode_update" && (m.update as { currentModeId?: string }).currentModeId === "auto-edit",
+      "the daemon's current_mode_update",
+      10_000,
+      from,
+    );
+
+    // auto-edit: the edit runs without asking, and its diff reaches the view.
+    from = posted.length;
+    const edited = await after_({ type: "prompt", text: simCall("write_file", { path: "a.txt", content: "edited by hearth\n" }) }, (m) => m.type === "turnEnded", "the edit turn");
+    assert.deepEqual(edited, { type: "turnEnded", stopReason: "end_turn" });
+    assert.ok(!posted.items.slice(from).some((m) => m.type === "permission"), "auto-edit did not ask");
+    assert.equal(readFileSync(aTxt, "utf8"), "edited by hearth\n");
+    const diff = posted.items
+      .slice(from)
+      .flatMap((m) => (m.type === "update" && m.update.sessionUpdate === "tool_call_update" ? ((m.update as { content?: { type: string }[] }).content ?? []) : []))
+      .find((c) => c.type === "diff") as { path: string; oldText?: string | null; newText: string } | undefined;
+    assert.ok(diff, "a diff in the completed tool call");
+    assert.deepEqual({ ...diff }, { type: "diff", path: aTxt, oldText: original, newText: "edited by hearth\n" });
+    // Open diff on the daemon's diff: both sides in VS Code's diff editor.
+    const ex = stub.rec.executed.length;
+    web.send({ type: "openDiff", path: diff.path, oldText: diff.oldText ?? null, newText: diff.newText });
+    const call = await stub.rec.executed.waitFor((e) => e.id === "vscode.diff", "vscode.diff", 5_000, ex);
+    const [left, right] = call.args as [Uri, Uri, string];
+    const provider = stub.rec.contentProviders.get(left.scheme)!;
+    assert.equal(await provider.provideTextDocumentContent(left), original);
+    assert.equal(await provider.provideTextDocumentContent(right), "edited by hearth\n");
+
+    // auto-edit still asks before a command: the buttons answer the daemon.
+    from = posted.length;
+    const ran = path.join(env.workspace, "ran-by-hearth.txt");
+    const perm = await after_({ type: "prompt", text: simCall("shell", { command: "echo ran > ran-by-hearth.txt" }) }, (m) => m.type === "permission", "the permission request");
     assert.ok(perm.type === "permission");
-    assert.equal(perm.title, "Edit a.txt");
-    assert.equal(perm.toolCallId, "call_edit_1");
+    assert.equal(perm.title, "Run echo ran > ran-by-hearth.txt");
+    assert.equal(perm.kind, "execute");
     assert.deepEqual(perm.options.map((o) => o.kind), ["allow_once", "allow_always", "reject_once", "reject_always"]);
-    const diffCall = posted.items.slice(from).find((m) => m.type === "update" && m.update.sessionUpdate === "tool_call");
-    assert.ok(diffCall && JSON.stringify(diffCall).includes('"type":"diff"'));
+    // The daemon's tool_call notification may come after its permission request.
+    const callMsg = await posted.waitFor((m) => m.type === "update" && m.update.sessionUpdate === "tool_call", "the tool call", 10_000, from);
+    assert.equal(callMsg.type === "update" && (callMsg.update as { toolCallId?: string }).toolCallId, perm.toolCallId);
+    assert.equal(existsSync(ran), false, "nothing ran before the answer");
     web.send({ type: "permission", requestId: perm.requestId, optionId: "allow_always" });
     const resolved = await posted.waitFor((m) => m.type === "permissionResolved", "permissionResolved", 10_000, from);
     assert.deepEqual(resolved, { type: "permissionResolved", requestId: perm.requestId, outcome: "You chose: Always allow" });
     const end = await posted.waitFor((m) => m.type === "turnEnded", "turnEnded", 10_000, from);
     assert.deepEqual(end, { type: "turnEnded", stopReason: "end_turn" });
-    const text = chunks(posted.items.slice(from)).join("");
-    assert.equal(text, "permission: allow_always; mode: auto-edit");
+    assert.equal(readFileSync(ran, "utf8"), "ran\n");
+    assert.match(chunks(posted.items.slice(from)).join(""), /I called shell 1 time/);
 
+    // Back to ask: an edit asks; Cancel withdraws the request and the file stays as it was.
+    await after_({ type: "setMode", modeId: "ask" }, (m) => m.type === "modes" && m.current === "ask", "the switch back to ask");
     from = posted.length;
-    const perm2 = await after_({ type: "prompt", text: "edit again" }, (m) => m.type === "permission", "the second permission request");
+    const perm2 = await after_({ type: "prompt", text: simCall("write_file", { path: "a.txt", content: "never written\n" }) }, (m) => m.type === "permission", "the edit's permission request");
+    assert.ok(perm2.type === "permission");
+    assert.equal(perm2.title, "Write a.txt");
+    assert.equal(perm2.kind, "edit");
     web.send({ type: "cancel" });
     const withdrawn = await posted.waitFor((m) => m.type === "permissionResolved", "the withdrawal", 10_000, from);
-    assert.ok(perm2.type === "permission" && withdrawn.type === "permissionResolved");
+    assert.ok(withdrawn.type === "permissionResolved");
     assert.equal(withdrawn.requestId, perm2.requestId);
     assert.match(withdrawn.outcome, /Withdrawn/);
     const end2 = await posted.waitFor((m) => m.type === "turnEnded", "turnEnded", 10_000, from);
     assert.deepEqual(end2, { type: "turnEnded", stopReason: "cancelled" });
+    assert.equal(readFileSync(aTxt, "utf8"), "edited by hearth\n");
   });
 
   test("a missing binary: the view and a notification point to the README", async () => {

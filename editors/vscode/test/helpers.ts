@@ -98,6 +98,13 @@ export async function startSim(bin: string): Promise<Sim> {
   };
 }
 
+/** A prompt that makes `hearth sim` call `tool` once with `args`, then answer. */
+export function simCall(tool: string, args: Record<string, unknown>): string {
+  // The directive's JSON must hold no spaces: JSON.stringify puts none between
+  // tokens, and the ones inside strings become \u0020.
+  return `sim:calls=1 sim:tool=${tool} sim:args=${JSON.stringify(args).replaceAll(" ", "\\u0020")}`;
+}
+
 export interface Env {
   dir: string;
   socket: string;
