@@ -115,6 +115,15 @@ func permissionToolCall(s *openSession, call session.ToolCall, tool workspace.To
 	return u
 }
 
+// previewUpdate is the tool_call_update that shows a pending call's title,
+// kind, locations and diff or command.
+func previewUpdate(s *openSession, call session.ToolCall, tool workspace.Tool, pv workspace.Preview) acp.SessionUpdate {
+	tc := permissionToolCall(s, call, tool, pv)
+	tc.Status = nil // still in_progress: the status is the session's to report
+	return acp.SessionUpdate{ToolCallUpdate: &acp.SessionToolCallUpdate{ToolCallId: tc.ToolCallId, Title: tc.Title,
+		Kind: tc.Kind, Locations: tc.Locations, Content: tc.Content, RawInput: tc.RawInput}}
+}
+
 // diffContent is an ACP diff block; oldText is absent for a new file.
 func diffContent(s *openSession, rel, old, new string) acp.ToolCallContent {
 	abs := s.ws.root.Path() + "/" + rel

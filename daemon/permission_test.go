@@ -264,13 +264,18 @@ func TestPermissionAndModeOrdering(t *testing.T) {
 	ed.initialize()
 	id := ed.newSession(td.root)
 	ed.prompt(id, writeA)
-	var started, running bool
+	var started, running, diff bool
 	for _, u := range before {
 		started = started || (u.ToolCall != nil && u.ToolCall.Title == "write_file")
-		running = running || (u.ToolCallUpdate != nil && u.ToolCallUpdate.Status != nil && *u.ToolCallUpdate.Status == acp.ToolCallStatusInProgress)
+		if tu := u.ToolCallUpdate; tu != nil {
+			running = running || (tu.Status != nil && *tu.Status == acp.ToolCallStatusInProgress)
+			for _, c := range tu.Content {
+				diff = diff || (c.Diff != nil && c.Diff.NewText == "changed\n")
+			}
+		}
 	}
-	if !started || !running {
-		t.Errorf("asked before the editor saw the call: tool_call %v, in_progress %v", started, running)
+	if !started || !running || !diff {
+		t.Errorf("asked before the editor saw the call: tool_call %v, in_progress %v, its diff %v", started, running, diff)
 	}
 	ed.must(rpc.MethodSessionSetMode, acp.SetSessionModeRequest{SessionId: id, ModeId: ModeAutoEdit}, nil)
 	last := ed.updates()[len(ed.updates())-1]

@@ -239,6 +239,9 @@ func (t *sessionTools) Run(ctx context.Context, call session.ToolCall) session.T
 			// An invalid call is answered without bothering the user.
 			return session.ToolResult{Output: err.Error(), IsError: true, Kind: tool.Kind}
 		}
+		// Every attached editor shows what the call will do (the diff, the
+		// command) before anyone is asked about it.
+		t.s.broadcast(previewUpdate(t.s, call, tool, pv), nil)
 		if res, ok := t.authorize(ctx, call, tool, pv); !ok {
 			res.Kind, res.Title, res.Locations = tool.Kind, pv.Title, pv.Locations
 			return *res
