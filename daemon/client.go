@@ -35,6 +35,7 @@ type clientConn struct {
 	outbox []notification // waiting for the writer, in order
 	wake   chan struct{}  // signals the writer (cap 1)
 	quit   chan struct{}  // closed by shutdown: stops the writer
+	ready  chan struct{}  // closed once conn is set, or ServeConn gave up before
 	once   sync.Once
 	wg     sync.WaitGroup // the writer
 }
@@ -60,17 +61,11 @@ func (n notification) encode() (string, json.RawMessage) {
 	return rpc.MethodSessionUpdate, b
 }
 
-// ServeConn serves one editor connection until it ends. The framing
-// (newline-delimited JSON or Content-Length headers) is detected from the
-// first byte.
+// ServeConn serves one editor connection until it ends (Close ends it and
+// waits for it, whoever called ServeConn). The framing (newline-delimited
+// JSON or Content-Length headers) is detected from the first byte.
 func (d *Daemon) ServeConn(rw io.ReadWriteCloser) {
-	stream, framing, err := rpc.NewServerStream(rw, rpc.DefaultMaxMessage)
-	if err != nil {
-		d.log.Warn("connection refused", "err", err)
-		rw.Close()
-		return
-	}
-	c := &clientConn{d: d, rw: rw, wake: make(chan struct{}, 1), quit: make(chan struct{})}
+	c := &clientConn{d: d, rw: rw, wake: make(chan struct{}, 1), quit: make(chan struct{}), ready: make(chan struct{})}
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
@@ -79,12 +74,27 @@ func (d *Daemon) ServeConn(rw io.ReadWriteCloser) {
 	}
 	d.nextClient++
 	c.id = d.nextClient
+	// Registered before the first byte arrives: a client that never sends
+	// one is still closed (and waited for) by Close.
 	d.clients[c] = struct{}{}
+	d.wg.Add(1) // under d.mu with closed checked: Close's Wait sees it
 	d.mu.Unlock()
+	defer d.wg.Done()
 	log := d.log.With("client", c.id)
-	log.Debug("client connected", "framing", framing.String())
 
+	stream, framing, err := rpc.NewServerStream(rw, rpc.DefaultMaxMessage)
+	if err != nil {
+		close(c.ready)
+		log.Debug("connection ended before its first message", "err", err)
+		rw.Close()
+		d.mu.Lock()
+		delete(d.clients, c)
+		d.mu.Unlock()
+		return
+	}
+	log.Debug("client connected", "framing", framing.String())
 	c.conn = jsonrpc2.NewConn(stream)
+	close(c.ready)
 	c.wg.Add(1)
 	go c.write()
 	c.conn.Go(d.ctx, d.mux(c).Handler())
@@ -189,6 +199,7 @@ func (c *clientConn) shutdown() {
 // close ends the connection and waits for its reader, handlers and writer.
 func (c *clientConn) close() {
 	c.shutdown()
+	<-c.ready
 	if c.conn != nil {
 		<-c.conn.Done()
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hearthd/hearth/rpc"
 	"github.com/hearthd/hearth/session/sim"
@@ -128,5 +129,35 @@ func TestRejectedAPIKey(t *testing.T) {
 	err := ed.call(rpc.MethodSessionPrompt, map[string]any{"sessionId": id, "prompt": []map[string]string{{"type": "text", "text": "hi"}}}, nil)
 	if err == nil || !strings.Contains(err.Error(), "API key rejected") {
 		t.Fatalf("prompt with a wrong key: %v", err)
+	}
+}
+
+// A client that connects and never sends a byte does not hold up Close.
+func TestCloseWithSilentClient(t *testing.T) {
+	td := startDaemon(t, sim.Options{}, "")
+	c, err := net.Dial("unix", td.cfg.Socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// A second, well-behaved client proves the first was accepted and is
+	// being served (its ServeConn is waiting for a first byte).
+	ed := td.connect()
+	ed.initialize()
+	// Accepted in order, but registered by its own goroutine: ask until
+	// the daemon counts it (each ask is a round trip, not a timer).
+	var st rpc.Status
+	for i := 0; i < 1000 && st.Clients != 2; i++ {
+		ed.must(rpc.MethodHearthStatus, nil, &st)
+	}
+	if st.Clients != 2 {
+		t.Fatalf("clients = %d, want the silent one counted too", st.Clients)
+	}
+	done := make(chan error, 1)
+	go func() { done <- td.d.Close() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close hung on a client that never spoke")
 	}
 }

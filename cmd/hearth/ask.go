@@ -57,7 +57,7 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		defer d.Close()
 		a, b := net.Pipe()
-		go d.ServeConn(b) // ends when a closes; d.Close waits for it
+		go d.ServeConn(b) // ends when a closes, or at d.Close, which waits for it
 		rw = a
 	}
 
