@@ -26,7 +26,14 @@ func (d *Daemon) contextDelta(ctx context.Context, s *openSession) string {
 	for p, v := range stored {
 		seen[p] = workspace.Seen{Hash: v.Hash, Content: v.Content}
 	}
-	delta, err := w.Delta(ctx, s.since, seen, workspace.DeltaCaps{})
+	var stale []string
+	if !s.staleChecked {
+		// The first delta of a session reopened from the store also covers
+		// files that changed while no watcher ran (the daemon was down).
+		stale = workspace.StaleFiles(s.ws.root, seen)
+		s.staleChecked = true
+	}
+	delta, err := w.DeltaWith(ctx, s.since, seen, workspace.DeltaCaps{}, stale)
 	if err != nil {
 		d.log.Warn("context delta", "err", err)
 		return ""

@@ -75,3 +75,37 @@ func TestContextDeltaBetweenPrompts(t *testing.T) {
 		t.Fatalf("hearth's own write came back as a change: %q", texts)
 	}
 }
+
+// A file the model read and the user changed while the daemon was down is
+// diffed in the first prompt after the restart.
+func TestContextDeltaAfterRestart(t *testing.T) {
+	td := startDaemon(t, sim.Options{}, "")
+	ed := td.connect()
+	ed.initialize()
+	id := ed.newSession(td.root)
+	ed.prompt(id, "please read a.txt")
+	ed.c.Close()
+	td.d.Close()
+	os.WriteFile(filepath.Join(td.root, "a.txt"), []byte("alpha\nGAMMA\n"), 0o644)
+
+	d2, err := New(td.cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d2.Close()
+	ln, err := Listen(td.cfg.Socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go d2.Serve(ln)
+	td.d = d2
+	n := len(td.waitRequests(3))
+	ed2 := td.connect()
+	ed2.initialize()
+	ed2.prompt(id, "anything new?")
+	recs := td.waitRequests(n + 2) // the re-warm, then the prompt
+	texts := inputTexts(recs[n+1])
+	if len(texts) != 2 || !strings.Contains(texts[0], "-beta") || !strings.Contains(texts[0], "+GAMMA") {
+		t.Fatalf("first prompt after the restart carried %q; want the diff of a.txt first", texts)
+	}
+}

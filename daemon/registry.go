@@ -38,7 +38,8 @@ type openSession struct {
 	ws   *openWorkspace
 	conv *session.Conversation
 
-	since uint64 // the watcher's journal cursor at this session's last prompt; used by the turn only
+	since        uint64 // the watcher's journal cursor at this session's last prompt; used by the turn only
+	staleChecked bool   // the read set was compared with the disk once; used by the turn only
 
 	mu       sync.Mutex // guards subs, cancel, prompter, mode
 	subs     map[*clientConn]struct{}

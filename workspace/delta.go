@@ -50,13 +50,7 @@ const deltaMaxFile = 1 << 20
 // for other paths lists of created, modified, renamed and deleted paths,
 // all within caps.
 func (w *Watcher) Delta(ctx context.Context, since uint64, seen map[string]Seen, caps DeltaCaps) (Delta, error) {
-	if err := w.Sync(ctx); err != nil {
-		return Delta{}, err
-	}
-	changes, next, overflow := w.Changes(since)
-	d := buildDelta(w.root, changes, overflow, seen, caps)
-	d.Next = next
-	return d, nil
+	return w.DeltaWith(ctx, since, seen, caps, nil)
 }
 
 // deltaLists are the named paths of a Delta, by section; they live for one
