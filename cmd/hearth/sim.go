@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/hearthd/hearth/session/sim"
 )
@@ -17,6 +19,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	addr := fs.String("addr", "127.0.0.1:8089", "listen address (port 0 picks a free one)")
 	key := fs.String("api-key", os.Getenv("HEARTH_SIM_API_KEY"), "require this bearer token (default: accept any)")
 	noLanes := fs.Bool("no-lanes", false, "reject stream_id and run one response at a time per connection")
+	verbose := fs.Bool("v", false, "print one line per answered request (transport, connection, warm-up, previous_response_id, outcome)")
 	var cost sim.Cost
 	fs.DurationVar(&cost.Handshake, "handshake", 0, "simulated WebSocket handshake time")
 	fs.DurationVar(&cost.PerRequest, "per-request", 0, "simulated fixed cost of every request")
@@ -26,7 +29,25 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := fs.Parse(args); err != nil {
 		return &exitError{2, err}
 	}
-	srv := sim.New(sim.Options{APIKey: *key, DisableLanes: *noLanes, Cost: cost, OnListen: func(base string) {
+	var mu sync.Mutex // one line at a time on stdout
+	onAnswered := func(r sim.Received) {
+		gen := "-"
+		if r.Generate != nil {
+			gen = strconv.FormatBool(*r.Generate)
+		}
+		prev := r.PreviousResponseID
+		if prev == "" {
+			prev = "-"
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(stdout, "request transport=%s conn=%d type=%s generate=%s prev=%s items=%d bytes=%d outcome=%s\n",
+			r.Transport, r.Conn, r.Type, gen, prev, len(r.Input), r.Bytes, r.Outcome)
+	}
+	if !*verbose {
+		onAnswered = nil
+	}
+	srv := sim.New(sim.Options{APIKey: *key, DisableLanes: *noLanes, Cost: cost, OnAnswered: onAnswered, OnListen: func(base string) {
 		ws := "ws" + strings.TrimPrefix(base, "http")
 		fmt.Fprintf(stdout, "hearth sim: Responses API simulator on %s (WebSocket %s/responses); cost: %s\n", base, ws, cost)
 	}})

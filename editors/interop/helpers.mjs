@@ -231,3 +231,44 @@ export function daemonLog(dataDir) {
     return '(no daemon log)';
   }
 }
+
+/**
+ * Resolves with the first match of re in the child's stdout (startChild with
+ * keepStdout), checking on every chunk as it arrives. Fails at once if the
+ * child exits first, or after ms.
+ */
+export function waitForStdout(proc, re, ms, what, detail = () => '') {
+  let onData;
+  const found = new Promise((resolve, reject) => {
+    const check = () => {
+      const m = proc.out.stdout.match(re);
+      if (m) resolve(m);
+      return m;
+    };
+    onData = check;
+    proc.child.stdout.on('data', onData);
+    proc.exited.then((st) => {
+      if (!check()) reject(new Error(`${proc.child.spawnfile} exited (${JSON.stringify(st)}) before printing ${what}\n${detail()}`));
+    });
+    check();
+  });
+  return withTimeout(found, ms, what, detail).finally(() => proc.child.stdout.off('data', onData));
+}
+
+/**
+ * Starts `hearth sim` on a free port (--addr 127.0.0.1:0) with extra args
+ * and resolves once it listens, with the base URL it prints
+ * (http://127.0.0.1:PORT/v1; the sim prints it only after listening).
+ */
+export async function startSim(args = [], ms = 10_000) {
+  const sim = startChild(hearthBin(), ['sim', '--addr', '127.0.0.1:0', ...args]);
+  await sim.spawned;
+  const diag = () => `hearth sim stdout:\n${sim.out.stdout}\nstderr:\n${sim.out.stderr}`;
+  try {
+    const [baseURL] = await waitForStdout(sim, /http:\/\/127\.0\.0\.1:\d+\/v1/, ms, 'the simulator base URL', diag);
+    return { sim, baseURL, diag };
+  } catch (err) {
+    await stopChild(sim).catch(() => {});
+    throw err;
+  }
+}

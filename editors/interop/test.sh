@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Interop suite: hearth against software that is not part of the project
-# (the official ACP SDK, the official openai SDK, the ws package).
+# (the official ACP SDK, the official openai SDK, the ws package, OpenAI's Codex CLI).
 # Installs the pinned npm deps when missing, builds hearth, runs node --test.
 set -euo pipefail
 
@@ -8,7 +8,8 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 cd "$here"
 
-if [ ! -d node_modules ]; then
+# Missing, or older than the lockfile (a dependency was added or bumped).
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   # --engine-strict=false: openai 7.x declares node >=22 but runs on node 20.
   npm ci --no-audit --no-fund --engine-strict=false
 fi

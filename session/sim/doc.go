@@ -25,7 +25,9 @@
 // Each client frame is one text frame holding a JSON object with a string type. A binary frame
 // closes the connection with 1003, a non-JSON or untyped frame with 1002. Types other than
 // response.create get an unknown_event_type error event. response.create is the flat HTTP body:
-// stream and background are rejected (unsupported_parameter), unknown fields ignored.
+// background is rejected (unsupported_parameter); stream is accepted and
+// ignored (responses always stream; OpenAI's own clients, Codex among them,
+// send stream:true anyway); unknown fields are ignored.
 // generate:false is a warm-up: response.created then response.completed with output [].
 //
 // previous_response_id resolves against a connection-local cache that holds only the latest

@@ -256,7 +256,7 @@ func TestFaultsOnWarmupAndValidation(t *testing.T) {
 	srv.InjectFault(Fault{Kind: FaultResponseFailed})
 	c := dial(t, base)
 	// A request that fails validation does not use the fault up...
-	wantError(t, c.create(map[string]any{"stream": true, "input": "x"})[0], 400, "unsupported_parameter")
+	wantError(t, c.create(map[string]any{"background": true, "input": "x"})[0], 400, "unsupported_parameter")
 	// ...the warm-up after it gets it.
 	evs := c.create(map[string]any{"generate": false, "input": "x"})
 	if got := types(evs); len(got) != 2 || got[1] != "response.failed" {

@@ -59,12 +59,13 @@ func (s *Server) update(i int, f func(*Received)) {
 	f(&s.recs[i])
 }
 
-// finish marks record i answered and wakes WaitReceived.
+// finish marks record i answered, wakes WaitReceived and reports it to
+// Options.OnAnswered.
 func (s *Server) finish(i int, outcome, responseID string) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	r := &s.recs[i]
 	if r.Answered {
+		s.mu.Unlock()
 		return
 	}
 	r.Answered = true
@@ -74,6 +75,11 @@ func (s *Server) finish(i int, outcome, responseID string) {
 	}
 	close(s.changed)
 	s.changed = make(chan struct{})
+	done := *r
+	s.mu.Unlock()
+	if s.opts.OnAnswered != nil {
+		s.opts.OnAnswered(done)
+	}
 }
 
 // Received returns a copy of every record so far, in arrival order.

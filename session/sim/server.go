@@ -26,6 +26,10 @@ type Options struct {
 	ReadLimit    int64             // largest accepted frame or body; default 64 MiB
 	WriteTimeout time.Duration     // per-frame write deadline; default 10 s
 	OnListen     func(base string) // called with the base URL (http://HOST:PORT/v1) once Start or ListenAndServe listens
+	// OnAnswered, if set, is called with each request's record once it is
+	// answered (hearth sim -v prints them). It runs on the goroutine that
+	// answered and must not call the Server's fault methods.
+	OnAnswered func(Received)
 }
 
 func (o Options) maxAge() time.Duration {

@@ -142,16 +142,18 @@ func TestEventSequence(t *testing.T) {
 	}
 }
 
-func TestRejectsStreamAndBackground(t *testing.T) {
+// background is rejected; stream is accepted and ignored, as the real API
+// does for OpenAI's own clients (Codex sends stream:true on every frame).
+func TestRejectsBackgroundAcceptsStream(t *testing.T) {
 	_, base := newSim(t, Options{})
 	c := dial(t, base)
-	for _, field := range []string{"stream", "background"} {
-		evs := c.create(map[string]any{field: true, "input": "x"})
-		wantError(t, evs[0], 400, "unsupported_parameter")
-		if evs[0].Error.Type != "invalid_request_error" || *evs[0].Error.Param != field {
-			t.Fatalf("%s: %s", field, evs[0].raw)
-		}
+	evs := c.create(map[string]any{"background": true, "input": "x"})
+	wantError(t, evs[0], 400, "unsupported_parameter")
+	if evs[0].Error.Type != "invalid_request_error" || *evs[0].Error.Param != "background" {
+		t.Fatalf("background: %s", evs[0].raw)
 	}
+	completed(t, c.create(map[string]any{"stream": true, "input": "x"}))
+	completed(t, c.create(map[string]any{"stream": true, "generate": false, "input": "x"}))
 	// Unknown and ignored fields are accepted.
 	completed(t, c.create(map[string]any{"input": "x", "reasoning": map[string]any{"effort": "low"}, "include": []any{},
 		"tool_choice": "auto", "parallel_tool_calls": false, "prompt_cache_key": "k", "text": map[string]any{},

@@ -35,8 +35,6 @@ func (c *wsConn) respond(j *job) (outcome, responseID string) {
 	switch {
 	case req.invalid != nil:
 		return fail(*req.invalid)
-	case req.has("stream"):
-		return fail(unsupportedParameter("stream", "over WebSocket (responses always stream)"))
 	case req.has("background"):
 		return fail(unsupportedParameter("background", "over WebSocket"))
 	}
