@@ -139,26 +139,34 @@ func writeAtomic(path, content string, mode fs.FileMode) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-// Remove deletes what Apply wrote except the env file, which holds the
-// user's key and stays: the unit file, then its directories when they are
-// left empty (up to, not including, ~/.config or ~/Library). It returns the
-// paths it removed; a unit that is not there is not an error.
+// Remove deletes what Apply wrote: the unit file, the env file while it is
+// still the untouched template (once the user has edited it, it holds their
+// key and stays), then the directories left empty (up to, not including,
+// ~/.config or ~/Library). It returns the paths it removed; files that are
+// not there are not an error.
 func (p Plan) Remove() (removed []string, err error) {
 	if err := os.Remove(p.Unit.Path); err == nil {
 		removed = append(removed, p.Unit.Path)
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
+	if old, err := os.ReadFile(p.Env.Path); err == nil && string(old) == p.Env.Content {
+		if err := os.Remove(p.Env.Path); err == nil {
+			removed = append(removed, p.Env.Path)
+		}
+	}
 	stop := map[string]bool{
 		filepath.Join(p.Spec.Home, ".config"): true,
 		filepath.Join(p.Spec.Home, "Library"): true,
 		p.Spec.Home:                           true,
 	}
-	for d := filepath.Dir(p.Unit.Path); !stop[d] && strings.HasPrefix(d, p.Spec.Home+string(filepath.Separator)); d = filepath.Dir(d) {
-		if os.Remove(d) != nil { // not empty (or not ours to judge): stop
-			break
+	for _, f := range []string{p.Unit.Path, p.Env.Path} {
+		for d := filepath.Dir(f); !stop[d] && strings.HasPrefix(d, p.Spec.Home+string(filepath.Separator)); d = filepath.Dir(d) {
+			if os.Remove(d) != nil { // not empty (or not ours to judge): stop
+				break
+			}
+			removed = append(removed, d)
 		}
-		removed = append(removed, d)
 	}
 	return removed, nil
 }

@@ -258,6 +258,20 @@ func TestInstallUninstallLeavesNothingBehind(t *testing.T) {
 			if _, err := p.Remove(); err != nil {
 				t.Errorf("second uninstall: %v", err)
 			}
+
+			// Installed and removed without the user touching the env
+			// template: nothing at all is left behind.
+			os.Remove(p.Env.Path)
+			os.Remove(filepath.Dir(p.Env.Path))
+			if _, err := p.Apply(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := p.Remove(); err != nil {
+				t.Fatal(err)
+			}
+			if got := tree(t, home); !mapsEqual(got, before) {
+				t.Errorf("install → uninstall left:\n got %v\nwant %v", got, before)
+			}
 		})
 	}
 }

@@ -8,7 +8,7 @@
 //	hearth sim [--addr A]                 the built-in Responses simulator
 //	hearth bench [--steps N]              request modes side by side on the simulator's cost model
 //	hearth install [--dry-run]            install the per-user service (systemd --user, launchd)
-//	hearth uninstall                      stop and remove the service (keeps ~/.config/hearth/env)
+//	hearth uninstall                      stop and remove the service (an edited ~/.config/hearth/env stays)
 //	hearth start | stop | restart         control the installed service
 //	hearth service status                 the service's unit file and state
 //	hearth doctor [--json]                check the set-up, each problem with its fix
@@ -55,7 +55,7 @@ func init() {
 		{"sim", "sim [--addr HOST:PORT]", "Run the built-in Responses API simulator.", runSim},
 		{"bench", "bench [--steps N] [--runs N]", "Time a tool loop per request mode against the simulator's cost model.", runBench},
 		{"install", "install [--dry-run]", "Install hearth as a per-user service (systemd --user or launchd).", runInstall},
-		{"uninstall", "uninstall", "Stop and remove the service; keeps ~/.config/hearth/env.", runUninstall},
+		{"uninstall", "uninstall", "Stop and remove the service; an edited ~/.config/hearth/env stays.", runUninstall},
 		{"start", "start", "Start the installed service.", runStart},
 		{"stop", "stop", "Stop the installed service.", runStop},
 		{"restart", "restart", "Restart the installed service.", runRestart},
