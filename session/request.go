@@ -118,14 +118,25 @@ func (c *Conversation) exchange(ctx context.Context, turnID int64, generate bool
 		c.finish(reqID, id, status, err, first)
 		return nil, err
 	}
+	status := store.RequestCompleted
+	if r.incomplete != "" {
+		status = store.RequestIncomplete
+	}
+	out := make([]store.NewItem, len(r.output))
+	for i, it := range r.output {
+		out[i] = store.NewItem{Origin: store.OriginOutput, Data: it}
+	}
+	// The output is committed with the request's end, in one transaction,
+	// before anything acts on it: a tool never runs for an item the store
+	// does not hold.
+	if _, err := c.db.CompleteRequest(context.WithoutCancel(ctx), reqID, r.id, status, first, time.Now(), c.id, turnID, out); err != nil {
+		c.forgetBaseline()
+		return nil, fmt.Errorf("commit the response: %w", err)
+	}
 	c.mu.Lock()
+	c.transcript = append(c.transcript, r.output...)
 	c.base = &baseline{conn: conn, lane: lane, settings: key, input: full, output: r.output, responseID: r.id}
 	c.mu.Unlock()
-	status := "completed"
-	if r.incomplete != "" {
-		status = "incomplete"
-	}
-	c.finish(reqID, r.id, status, nil, first)
 	return r, nil
 }
 

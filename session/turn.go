@@ -104,18 +104,13 @@ func (c *Conversation) run(ctx context.Context, turnID int64, input []json.RawMe
 			}
 			return "", err
 		}
-		out := make([]store.NewItem, 0, len(r.output))
+		// The output is in the store already (exchange commits it with the
+		// request's end).
 		var calls []ToolCall
 		for _, it := range r.output {
-			out = append(out, store.NewItem{Origin: store.OriginOutput, Data: it})
 			if h := readItem(it); h.Type == "function_call" {
 				calls = append(calls, ToolCall{CallID: h.CallID, Name: h.Name, Arguments: h.Arguments})
 			}
-		}
-		// Committed before anything acts on it: a tool never runs for an
-		// item the store does not hold.
-		if err := c.commit(context.WithoutCancel(ctx), turnID, out); err != nil {
-			return "", err
 		}
 		if len(calls) == 0 {
 			switch r.incomplete {

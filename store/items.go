@@ -46,55 +46,68 @@ type Item struct {
 // anything is written. turnID 0 stores the items outside any turn; a
 // non-zero turnID must be a turn of the same session.
 func (db *DB) AppendItems(ctx context.Context, sessionID string, turnID int64, items []NewItem) ([]Item, error) {
+	out, t, err := newItems(sessionID, turnID, items)
+	if err != nil {
+		return nil, fmt.Errorf("store: append items to session %s: %w", sessionID, err)
+	}
+	if len(items) == 0 {
+		return out, nil
+	}
+	err = db.write(ctx, func(tx *sql.Tx) error { return appendItemsTx(ctx, tx, sessionID, turnID, out, t) })
+	if err != nil {
+		return nil, fmt.Errorf("store: append items to session %s: %w", sessionID, err)
+	}
+	return out, nil
+}
+
+// newItems checks a batch and builds its Items (Seq still unset).
+func newItems(sessionID string, turnID int64, items []NewItem) ([]Item, time.Time, error) {
 	out := make([]Item, len(items))
 	t := now()
 	for i, it := range items {
 		typ, err := checkItem(it)
 		if err != nil {
-			return nil, fmt.Errorf("store: append items to session %s: item %d: %w", sessionID, i, err)
+			return nil, t, fmt.Errorf("item %d: %w", i, err)
 		}
 		out[i] = Item{SessionID: sessionID, TurnID: turnID, Origin: it.Origin, Type: typ,
 			Data: bytes.Clone(it.Data), Created: t}
 	}
-	if len(items) == 0 {
-		return out, nil
+	return out, t, nil
+}
+
+// appendItemsTx numbers out after the session's last item and inserts it,
+// inside tx.
+func appendItemsTx(ctx context.Context, tx *sql.Tx, sessionID string, turnID int64, out []Item, t time.Time) error {
+	if err := sessionExists(ctx, tx, sessionID); err != nil {
+		return err
 	}
-	err := db.write(ctx, func(tx *sql.Tx) error {
-		if err := sessionExists(ctx, tx, sessionID); err != nil {
-			return err
-		}
-		if err := turnOf(ctx, tx, sessionID, turnID); err != nil {
-			return err
-		}
-		// Immediate transactions serialise writers, so max+1 cannot race;
-		// the primary key would refuse a duplicate anyway.
-		var last int64
-		if err := tx.QueryRowContext(ctx,
-			`SELECT coalesce(max(seq), 0) FROM items WHERE session_id = ?`, sessionID).Scan(&last); err != nil {
-			return err
-		}
-		stmt, err := tx.PrepareContext(ctx, `
-			INSERT INTO items (session_id, seq, turn_id, origin, type, data, created)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`)
-		if err != nil {
-			return err
-		}
-		defer stmt.Close()
-		for i := range out {
-			out[i].Seq = last + int64(i) + 1
-			// Data goes in as TEXT (string), not BLOB: SQLite's JSON
-			// functions read a BLOB as binary JSONB.
-			if _, err := stmt.ExecContext(ctx, sessionID, out[i].Seq, nullID(turnID),
-				string(out[i].Origin), out[i].Type, string(out[i].Data), nanos(t)); err != nil {
-				return fmt.Errorf("item %d: %w", i, err)
-			}
-		}
-		return nil
-	})
+	if err := turnOf(ctx, tx, sessionID, turnID); err != nil {
+		return err
+	}
+	// Immediate transactions serialise writers, so max+1 cannot race;
+	// the primary key would refuse a duplicate anyway.
+	var last int64
+	if err := tx.QueryRowContext(ctx,
+		`SELECT coalesce(max(seq), 0) FROM items WHERE session_id = ?`, sessionID).Scan(&last); err != nil {
+		return err
+	}
+	stmt, err := tx.PrepareContext(ctx, `
+		INSERT INTO items (session_id, seq, turn_id, origin, type, data, created)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
-		return nil, fmt.Errorf("store: append items to session %s: %w", sessionID, err)
+		return err
 	}
-	return out, nil
+	defer stmt.Close()
+	for i := range out {
+		out[i].Seq = last + int64(i) + 1
+		// Data goes in as TEXT (string), not BLOB: SQLite's JSON
+		// functions read a BLOB as binary JSONB.
+		if _, err := stmt.ExecContext(ctx, sessionID, out[i].Seq, nullID(turnID),
+			string(out[i].Origin), out[i].Type, string(out[i].Data), nanos(t)); err != nil {
+			return fmt.Errorf("item %d: %w", i, err)
+		}
+	}
+	return nil
 }
 
 // checkItem validates a NewItem and returns its "type" member.

@@ -97,23 +97,57 @@ func (db *DB) FinishRequest(ctx context.Context, id int64, responseID, status, e
 		finished = now()
 	}
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `
-			UPDATE requests SET
-				response_id = CASE ?1 WHEN '' THEN response_id ELSE ?1 END,
-				status = ?2, error = ?3,
-				first_event = coalesce(?4, first_event),
-				finished = ?5
-			WHERE id = ?6`,
-			responseID, status, errMsg, nullNanos(firstEvent), nanos(finished), id)
-		if err != nil {
-			return err
-		}
-		return mustAffect(res)
+		return finishRequestTx(ctx, tx, id, responseID, status, errMsg, firstEvent, finished)
 	})
 	if err != nil {
 		return fmt.Errorf("store: finish request %d: %w", id, err)
 	}
 	return nil
+}
+
+func finishRequestTx(ctx context.Context, tx *sql.Tx, id int64, responseID, status, errMsg string, firstEvent, finished time.Time) error {
+	res, err := tx.ExecContext(ctx, `
+		UPDATE requests SET
+			response_id = CASE ?1 WHEN '' THEN response_id ELSE ?1 END,
+			status = ?2, error = ?3,
+			first_event = coalesce(?4, first_event),
+			finished = ?5
+		WHERE id = ?6`,
+		responseID, status, errMsg, nullNanos(firstEvent), nanos(finished), id)
+	if err != nil {
+		return err
+	}
+	return mustAffect(res)
+}
+
+// CompleteRequest records a request's successful end and appends the
+// response's output items to the transcript, in one transaction: the
+// commit each model round trip pays once instead of twice.
+func (db *DB) CompleteRequest(ctx context.Context, id int64, responseID, status string, firstEvent, finished time.Time,
+	sessionID string, turnID int64, items []NewItem) ([]Item, error) {
+	if status != RequestCompleted && status != RequestIncomplete {
+		return nil, fmt.Errorf("store: complete request %d: invalid status %q", id, status)
+	}
+	if finished.IsZero() {
+		finished = now()
+	}
+	out, t, err := newItems(sessionID, turnID, items)
+	if err != nil {
+		return nil, fmt.Errorf("store: complete request %d: %w", id, err)
+	}
+	err = db.write(ctx, func(tx *sql.Tx) error {
+		if err := finishRequestTx(ctx, tx, id, responseID, status, "", firstEvent, finished); err != nil {
+			return err
+		}
+		if len(out) == 0 {
+			return nil
+		}
+		return appendItemsTx(ctx, tx, sessionID, turnID, out, t)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: complete request %d: %w", id, err)
+	}
+	return out, nil
 }
 
 // Requests returns the requests of a session in ID (that is, send) order.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 )
 
 func TestSeenAndPermissions(t *testing.T) {
@@ -61,5 +62,39 @@ func TestSeenAndPermissions(t *testing.T) {
 	}
 	if err := db.SetPermission(ctx, "s1", "shell", Decision("maybe")); err == nil {
 		t.Fatal("a decision outside allow/reject was stored")
+	}
+}
+
+// CompleteRequest finishes the request and appends the output in one
+// transaction: a bad item leaves both undone.
+func TestCompleteRequestIsAtomic(t *testing.T) {
+	db := openTest(t)
+	ctx := context.Background()
+	newSession(t, db, "/w", "s1")
+	turn, err := db.BeginTurn(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := db.InsertRequest(ctx, Request{SessionID: "s1", TurnID: turn.ID, Conn: "ws-1", Kind: KindFull})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := []NewItem{{Origin: OriginOutput, Data: []byte(`{"type":"message"}`)}, {Origin: OriginOutput, Data: []byte(`[1]`)}}
+	if _, err := db.CompleteRequest(ctx, id, "resp_1", RequestCompleted, time.Time{}, time.Time{}, "s1", turn.ID, bad); err == nil {
+		t.Fatal("a bad item was accepted")
+	}
+	reqs, _ := db.Requests(ctx, "s1")
+	items, _ := db.Items(ctx, "s1")
+	if reqs[0].Status != RequestSent || len(items) != 0 {
+		t.Fatalf("after a refused completion: status %q, %d items", reqs[0].Status, len(items))
+	}
+	good := []NewItem{{Origin: OriginOutput, Data: []byte(`{"type":"message","id":"m1"}`)}}
+	out, err := db.CompleteRequest(ctx, id, "resp_1", RequestCompleted, time.Time{}, time.Time{}, "s1", turn.ID, good)
+	if err != nil || len(out) != 1 || out[0].Seq != 1 {
+		t.Fatalf("complete: %v %+v", err, out)
+	}
+	reqs, _ = db.Requests(ctx, "s1")
+	if reqs[0].Status != RequestCompleted || reqs[0].ResponseID != "resp_1" || reqs[0].Finished.IsZero() {
+		t.Fatalf("request after completion: %+v", reqs[0])
 	}
 }
