@@ -131,8 +131,9 @@ func TestOneSocketPerWorkspace(t *testing.T) {
 	}
 }
 
-// A prompt for a session stored by an earlier daemon reopens it; the first
-// request after the restart is full (new connection), later ones chain.
+// A prompt for a session stored by an earlier daemon reopens it: the
+// session re-warms from the store on a new connection (generate:false with
+// the whole transcript), and the prompt chains on that.
 func TestPromptAfterRestart(t *testing.T) {
 	td := startDaemon(t, sim.Options{}, "")
 	ed := td.connect()
@@ -143,17 +144,7 @@ func TestPromptAfterRestart(t *testing.T) {
 	ed.c.Close()
 	td.d.Close()
 
-	d2, err := New(td.cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d2.Close()
-	ln, err := Listen(td.cfg.Socket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go d2.Serve(ln)
-	td.d = d2
+	td.restart()
 	ed2 := td.connect()
 	ed2.initialize()
 	if stop := ed2.prompt(id, "please read a.txt"); stop != acp.StopReasonEndTurn {

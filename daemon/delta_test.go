@@ -88,17 +88,7 @@ func TestContextDeltaAfterRestart(t *testing.T) {
 	td.d.Close()
 	os.WriteFile(filepath.Join(td.root, "a.txt"), []byte("alpha\nGAMMA\n"), 0o644)
 
-	d2, err := New(td.cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d2.Close()
-	ln, err := Listen(td.cfg.Socket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go d2.Serve(ln)
-	td.d = d2
+	td.restart()
 	n := len(td.waitRequests(3))
 	ed2 := td.connect()
 	ed2.initialize()

@@ -72,6 +72,28 @@ func startDaemon(t *testing.T, simOpts sim.Options, apiKey string) *testDaemon {
 	return &testDaemon{t: t, d: d, sim: srv, cfg: cfg, root: root, logs: logs}
 }
 
+// restart starts a new daemon on the same socket and data, after the test
+// closed the old one; its Serve loop is awaited at cleanup.
+func (td *testDaemon) restart() {
+	td.t.Helper()
+	d, err := New(td.cfg, nil)
+	if err != nil {
+		td.t.Fatal(err)
+	}
+	ln, err := Listen(td.cfg.Socket)
+	if err != nil {
+		d.Close()
+		td.t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- d.Serve(ln) }()
+	td.t.Cleanup(func() {
+		d.Close()
+		<-served
+	})
+	td.d = d
+}
+
 type lockedWriter struct {
 	mu sync.Mutex
 	w  *bytes.Buffer

@@ -19,9 +19,10 @@ type reply struct {
 }
 
 // exchange sends one request for the conversation's current transcript
-// (incremental when it can be) and reads its response to the terminal event.
-// sink may be nil (warm-up). It owns the lane from send to the terminal
-// event; on cancellation it aborts the response.
+// (incremental when it can be), reads its response to the terminal event
+// and, on success, commits the output items with the request's end before
+// returning them. sink may be nil (warm-up). It owns the lane from send to
+// the terminal event; on cancellation it aborts the response.
 func (c *Conversation) exchange(ctx context.Context, turnID int64, generate bool, sink Sink) (*reply, error) {
 	c.mu.Lock()
 	lane := c.lane
