@@ -155,7 +155,7 @@ func (c *clientConn) preparePrompt(ctx context.Context, params json.RawMessage) 
 		stop, err := s.conv.Prompt(tctx, input, updates{s})
 		c.flush(jsonrpc2.DetachContext(rctx)) // the turn's updates reach this client before its answer
 		if err != nil {
-			return nil, fmt.Errorf("turn failed: %w", err)
+			return nil, turnError(err)
 		}
 		bg := context.WithoutCancel(tctx)
 		if row, err := d.db.Session(bg, s.id); err == nil && row.Title == "" {

@@ -50,14 +50,18 @@ type notification struct {
 	// of the same session can join it while it waits.
 	chunkSession string
 	chunk        []byte
+	thought      bool // the chunk is of the model's thoughts, not its answer
 }
 
 func (n notification) encode() (string, json.RawMessage) {
 	if n.chunkSession == "" {
 		return n.method, n.params
 	}
-	b, _ := json.Marshal(acp.SessionNotification{SessionId: acp.SessionId(n.chunkSession),
-		Update: acp.UpdateAgentMessageText(string(n.chunk))})
+	u := acp.UpdateAgentMessageText(string(n.chunk))
+	if n.thought {
+		u = acp.UpdateAgentThoughtText(string(n.chunk))
+	}
+	b, _ := json.Marshal(acp.SessionNotification{SessionId: acp.SessionId(n.chunkSession), Update: u})
 	return rpc.MethodSessionUpdate, b
 }
 
@@ -146,7 +150,8 @@ func (c *clientConn) write() {
 // waiting.
 func (c *clientConn) enqueue(n notification) {
 	c.mu.Lock()
-	if k := len(c.outbox); n.chunkSession != "" && k > 0 && c.outbox[k-1].chunkSession == n.chunkSession {
+	if k := len(c.outbox); n.chunkSession != "" && k > 0 && c.outbox[k-1].chunkSession == n.chunkSession &&
+		c.outbox[k-1].thought == n.thought {
 		c.outbox[k-1].chunk = append(c.outbox[k-1].chunk, n.chunk...)
 		c.mu.Unlock()
 		return
@@ -170,9 +175,10 @@ func (c *clientConn) notify(method string, params json.RawMessage) {
 	c.enqueue(notification{method: method, params: params})
 }
 
-// notifyText queues a text chunk of session's agent message.
-func (c *clientConn) notifyText(session, text string) {
-	c.enqueue(notification{chunkSession: session, chunk: []byte(text)})
+// notifyText queues a text chunk of session's agent message, or of its
+// thoughts.
+func (c *clientConn) notifyText(session, text string, thought bool) {
+	c.enqueue(notification{chunkSession: session, chunk: []byte(text), thought: thought})
 }
 
 // flush waits until every notification queued so far was written, so a

@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/hearthd/hearth/session"
 )
 
 // Config is what a daemon runs with, read from the environment by
@@ -23,12 +26,20 @@ type Config struct {
 	// and OPENAI_BASE_URL is not given either.
 	Simulator bool
 
-	// Lanes puts each session of a workspace on its own stream_id lane.
-	Lanes bool
+	// Lanes ($HEARTH_LANES: auto, on, off) puts each session of a
+	// workspace on its own stream_id lane of one WebSocket; auto switches
+	// an endpoint to one WebSocket per session when it has no lanes.
+	Lanes session.LaneMode
+
+	// Reasoning ($HEARTH_REASONING_EFFORT, $HEARTH_REASONING_SUMMARY):
+	// "none" leaves the field out.
+	ReasoningEffort  string
+	ReasoningSummary string
+	Keepalive        time.Duration // $HEARTH_KEEPALIVE: ping a quiet WebSocket this often; 0 = default, "off" = never
 
 	WarmupTimeout     time.Duration // $HEARTH_WARMUP_TIMEOUT: total deadline of a warm-up, shared with the first turn
 	FirstEventTimeout time.Duration // $HEARTH_FIRST_EVENT_TIMEOUT: request sent → first event
-	IdleTimeout       time.Duration // $HEARTH_IDLE_TIMEOUT: silence within a response (pings count)
+	IdleTimeout       time.Duration // $HEARTH_IDLE_TIMEOUT: silence within a response (only its own events count)
 	MaxConnAge        time.Duration // $HEARTH_MAX_CONN_AGE: rotate a WebSocket between requests after this
 	Version           string
 }
@@ -47,7 +58,28 @@ func FromEnv() (Config, error) {
 		BaseURL: strings.TrimSpace(os.Getenv("OPENAI_BASE_URL")),
 		APIKey:  strings.TrimSpace(os.Getenv("OPENAI_API_KEY")),
 		Model:   os.Getenv("HEARTH_MODEL"),
-		Lanes:   os.Getenv("HEARTH_LANES") != "off",
+
+		ReasoningEffort:  strings.TrimSpace(os.Getenv("HEARTH_REASONING_EFFORT")),
+		ReasoningSummary: strings.TrimSpace(os.Getenv("HEARTH_REASONING_SUMMARY")),
+	}
+	var err error
+	if c.Lanes, err = session.ParseLaneMode(os.Getenv("HEARTH_LANES")); err != nil {
+		return c, err
+	}
+	if c.ReasoningEffort != "" && !slices.Contains(session.ReasoningEfforts, c.ReasoningEffort) {
+		return c, fmt.Errorf("HEARTH_REASONING_EFFORT=%q: want one of %s", c.ReasoningEffort, strings.Join(session.ReasoningEfforts, ", "))
+	}
+	if c.ReasoningSummary != "" && !slices.Contains(session.ReasoningSummaries, c.ReasoningSummary) {
+		return c, fmt.Errorf("HEARTH_REASONING_SUMMARY=%q: want one of %s", c.ReasoningSummary, strings.Join(session.ReasoningSummaries, ", "))
+	}
+	if v := strings.TrimSpace(os.Getenv("HEARTH_KEEPALIVE")); v == "off" {
+		c.Keepalive = -1
+	} else if v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return c, fmt.Errorf("HEARTH_KEEPALIVE=%q: want a positive duration such as 30s, or off", v)
+		}
+		c.Keepalive = d
 	}
 	if c.Socket == "" {
 		c.Socket = DefaultSocketPath()

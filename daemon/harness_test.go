@@ -15,6 +15,7 @@ import (
 	"github.com/coder/acp-go-sdk"
 
 	"github.com/hearthd/hearth/rpc"
+	"github.com/hearthd/hearth/session"
 	"github.com/hearthd/hearth/session/sim"
 )
 
@@ -49,7 +50,7 @@ func startDaemon(t *testing.T, simOpts sim.Options, apiKey string) *testDaemon {
 	root, _ = filepath.EvalSymlinks(root)
 	cfg := Config{
 		Socket: filepath.Join(dir, "run", "hearth.sock"), DataDir: filepath.Join(dir, "data"),
-		BaseURL: base, APIKey: apiKey, Model: "sim-model", Lanes: true, Version: "test",
+		BaseURL: base, APIKey: apiKey, Model: "sim-model", Lanes: session.LanesOn, Version: "test",
 	}
 	logs := &bytes.Buffer{}
 	log := slog.New(slog.NewTextHandler(&lockedWriter{w: logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))

@@ -94,6 +94,9 @@ func (d *Daemon) sessionConfig() session.Config {
 		Model:             d.cfg.Model,
 		Instructions:      Instructions,
 		Lanes:             d.cfg.Lanes,
+		ReasoningEffort:   d.cfg.ReasoningEffort,
+		ReasoningSummary:  d.cfg.ReasoningSummary,
+		KeepaliveInterval: d.cfg.Keepalive,
 		WarmupTimeout:     d.cfg.WarmupTimeout,
 		FirstEventTimeout: d.cfg.FirstEventTimeout,
 		IdleTimeout:       d.cfg.IdleTimeout,
@@ -196,13 +199,14 @@ func (s *openSession) broadcast(u acp.SessionUpdate, skip *clientConn) {
 	}
 }
 
-// broadcastText sends an agent message chunk to every attached client;
-// chunks merge in a client's outbox while it is behind.
-func (s *openSession) broadcastText(text string) {
+// broadcastText sends an agent message chunk (or, thought, an agent
+// thought chunk) to every attached client; chunks merge in a client's
+// outbox while it is behind.
+func (s *openSession) broadcastText(text string, thought bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for c := range s.subs {
-		c.notifyText(s.id, text)
+		c.notifyText(s.id, text, thought)
 	}
 }
 

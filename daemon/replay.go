@@ -18,10 +18,14 @@ type replayItem struct {
 	Arguments string          `json:"arguments"`
 	Output    any             `json:"output"`
 	Content   json.RawMessage `json:"content"`
+	Summary   []struct {
+		Text string `json:"text"`
+	} `json:"summary"`
 }
 
 // replay turns the stored transcript into the session/update notifications
-// that show it again: user and agent messages, tool calls and their results.
+// that show it again: user and agent messages, the model's thoughts (its
+// reasoning summaries), tool calls and their results.
 // hearth's own context items (AGENTS.md) are not shown.
 func replay(items []store.Item) []acp.SessionUpdate {
 	var out []acp.SessionUpdate
@@ -38,6 +42,16 @@ func replay(items []store.Item) []acp.SessionUpdate {
 		case r.Type == "message" && r.Role == "assistant":
 			if t := messageText(r.Content); t != "" {
 				out = append(out, acp.UpdateAgentMessageText(t))
+			}
+		case r.Type == "reasoning":
+			var parts []string
+			for _, p := range r.Summary {
+				if p.Text != "" {
+					parts = append(parts, p.Text)
+				}
+			}
+			if len(parts) > 0 {
+				out = append(out, acp.UpdateAgentThoughtText(strings.Join(parts, "\n\n")))
 			}
 		case r.Type == "function_call":
 			out = append(out, acp.StartToolCall(acp.ToolCallId(r.CallID), r.Name,

@@ -12,7 +12,12 @@ import (
 type updates struct{ s *openSession }
 
 func (u updates) Text(delta string) {
-	u.s.broadcastText(delta)
+	u.s.broadcastText(delta, false)
+}
+
+// Thought relays the model's reasoning summary as agent_thought_chunk.
+func (u updates) Thought(delta string) {
+	u.s.broadcastText(delta, true)
 }
 
 func (u updates) ToolCall(call session.ToolCall, status string, res *session.ToolResult) {
@@ -72,5 +77,5 @@ func clip(s string, n int) string {
 // Notice shows a transport notice (fallback, retry) in the answer itself:
 // every ACP client renders agent messages, not every one renders more.
 func (u updates) Notice(text string) {
-	u.s.broadcastText("\n\n> " + text + "\n\n")
+	u.s.broadcastText("\n\n> "+text+"\n\n", false)
 }

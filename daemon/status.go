@@ -34,7 +34,9 @@ func (d *Daemon) Status() rpc.Status {
 			Handshakes: s.Handshakes, Warmups: s.Warmups, FullRequests: s.Full,
 			IncrementalRequests: s.Incremental, Retries: s.Retries, Fallbacks: s.Fallbacks,
 			BytesSent: s.BytesSent, BytesSaved: s.BytesSaved, LastTurnMS: s.LastTurn.Milliseconds(),
-			Connections: s.Conns, Fallback: s.Fallback,
+			Connections: s.Conns, Fallback: s.Fallback, LaneMode: s.Lanes,
+			WireBytesSent: s.WireSent, WireBytesReceived: s.WireReceived,
+			Tokens: tokens(s.Usage),
 		})
 	}
 	d.mu.Unlock()
@@ -75,8 +77,13 @@ func Inspect(ctx context.Context, db *store.DB, p rpc.InspectParams) (rpc.Inspec
 		}
 		res := rpc.InspectResult{Sessions: []rpc.SessionInfo{}}
 		for _, r := range rows {
+			u, err := db.SessionUsage(ctx, r.ID)
+			if err != nil {
+				return rpc.InspectResult{}, err
+			}
 			res.Sessions = append(res.Sessions, rpc.SessionInfo{ID: r.ID, Root: r.Root, Title: r.Title,
-				Mode: r.Mode, Model: r.Model, Turns: r.Turns, Created: r.Created, LastActivity: r.LastActivity})
+				Mode: r.Mode, Model: r.Model, Turns: r.Turns, Created: r.Created, LastActivity: r.LastActivity,
+				Tokens: tokens(u)})
 		}
 		return res, nil
 	}
@@ -97,6 +104,7 @@ func Inspect(ctx context.Context, db *store.DB, p rpc.InspectParams) (rpc.Inspec
 		return rpc.InspectResult{}, err
 	}
 	seq := map[int64]int{}
+	var total store.Usage
 	det := &rpc.SessionDetail{SessionInfo: rpc.SessionInfo{ID: s.ID, Root: s.Root, Title: s.Title, Mode: s.Mode,
 		Model: s.Model, Turns: len(turns), Created: s.Created, LastActivity: s.Updated}}
 	for _, t := range turns {
@@ -111,7 +119,8 @@ func Inspect(ctx context.Context, db *store.DB, p rpc.InspectParams) (rpc.Inspec
 	for _, r := range reqs {
 		ri := rpc.RequestInfo{ID: r.ID, Turn: seq[r.TurnID], Conn: r.Conn, Kind: string(r.Kind), FullReason: r.FullReason,
 			PreviousResponseID: r.PreviousResponseID, ResponseID: r.ResponseID, Status: r.Status, Error: r.Error,
-			BytesSent: r.BytesSent, InputItems: r.InputItems, Sent: r.Sent}
+			BytesSent: r.BytesSent, InputItems: r.InputItems, Sent: r.Sent, Tokens: tokens(r.Usage)}
+		total = total.Add(r.Usage)
 		if !r.FirstEvent.IsZero() {
 			ri.FirstEventMS = r.FirstEvent.Sub(r.Sent).Milliseconds()
 		}
@@ -120,5 +129,10 @@ func Inspect(ctx context.Context, db *store.DB, p rpc.InspectParams) (rpc.Inspec
 		}
 		det.Requests = append(det.Requests, ri)
 	}
+	det.Tokens = tokens(total)
 	return rpc.InspectResult{Session: det}, nil
+}
+
+func tokens(u store.Usage) rpc.TokenUsage {
+	return rpc.NewTokenUsage(u.Input, u.Cached, u.Output, u.Reasoning)
 }

@@ -19,6 +19,12 @@ const (
 	CodeResourceNotFound jsonrpc2.Code = -32002
 	// CodeRequestCancelled: the request was cancelled before it completed.
 	CodeRequestCancelled jsonrpc2.Code = -32800
+	// CodeModelAPI (hearth's, in the range JSON-RPC leaves to servers): the
+	// model API refused or failed the turn's request after the retries
+	// that were safe — no quota, a context window exceeded, an unknown
+	// model, a connection that could not be kept. The message says what
+	// the API said and what to do.
+	CodeModelAPI jsonrpc2.Code = -32010
 )
 
 // Application errors the daemon returns from handlers. Wrap them with %w to
@@ -38,6 +44,8 @@ var (
 	ErrCancelled = errors.New("request cancelled")
 	// ErrAuthRequired: authentication is required (-32000).
 	ErrAuthRequired = errors.New("authentication required")
+	// ErrModelAPI: the model API refused or failed a request (-32010).
+	ErrModelAPI = errors.New("model API error")
 	// ErrInternal: a bug or an unexpected failure (-32603). Any error WireError
 	// does not recognise gets this code too.
 	ErrInternal = errors.New("internal error")
@@ -55,6 +63,7 @@ var codeTable = []struct {
 	{ErrCancelled, CodeRequestCancelled},
 	{context.Canceled, CodeRequestCancelled},
 	{ErrAuthRequired, CodeAuthRequired},
+	{ErrModelAPI, CodeModelAPI},
 	{ErrInternal, jsonrpc2.InternalError},
 }
 

@@ -32,6 +32,8 @@ type SessionInfo struct {
 	Turns        int       `json:"turns"`
 	Created      time.Time `json:"created"`
 	LastActivity time.Time `json:"lastActivity"`
+	// Tokens sums the usage of every request of the session.
+	Tokens TokenUsage `json:"tokens"`
 }
 
 // SessionDetail is one session in depth: its turns, conversation items and
@@ -68,18 +70,19 @@ type ItemInfo struct {
 // it, whether it was full or incremental (and why full), and its timing.
 // Built per call.
 type RequestInfo struct {
-	ID                 int64     `json:"id"`
-	Turn               int       `json:"turn"`
-	Conn               string    `json:"conn"`
-	Kind               string    `json:"kind"`
-	FullReason         string    `json:"fullReason,omitempty"`
-	PreviousResponseID string    `json:"previousResponseId,omitempty"`
-	ResponseID         string    `json:"responseId,omitempty"`
-	Status             string    `json:"status"`
-	Error              string    `json:"error,omitempty"`
-	BytesSent          int64     `json:"bytesSent"`
-	InputItems         int       `json:"inputItems"`
-	Sent               time.Time `json:"sent"`
-	FirstEventMS       int64     `json:"firstEventMs"`
-	TotalMS            int64     `json:"totalMs"`
+	ID                 int64      `json:"id"`
+	Turn               int        `json:"turn"`
+	Conn               string     `json:"conn"`
+	Kind               string     `json:"kind"`
+	FullReason         string     `json:"fullReason,omitempty"`
+	PreviousResponseID string     `json:"previousResponseId,omitempty"`
+	ResponseID         string     `json:"responseId,omitempty"`
+	Status             string     `json:"status"`
+	Error              string     `json:"error,omitempty"`
+	BytesSent          int64      `json:"bytesSent"`
+	InputItems         int        `json:"inputItems"`
+	Sent               time.Time  `json:"sent"`
+	FirstEventMS       int64      `json:"firstEventMs"`
+	TotalMS            int64      `json:"totalMs"`
+	Tokens             TokenUsage `json:"tokens"`
 }

@@ -68,6 +68,35 @@ type WorkspaceStatus struct {
 	Connections int `json:"connections"`
 	// Fallback says why the workspace is on HTTP, when it is.
 	Fallback string `json:"fallback,omitempty"`
+	// LaneMode is "on", "off" (HEARTH_LANES=off), or "off: " and why the
+	// endpoint was found to have no stream_id lanes.
+	LaneMode string `json:"laneMode"`
+	// WireBytesSent and WireBytesReceived crossed the model connections'
+	// sockets, after permessage-deflate: compare with BytesSent.
+	WireBytesSent     int64 `json:"wireBytesSent"`
+	WireBytesReceived int64 `json:"wireBytesReceived"`
+	// Tokens are the responses' usage since the workspace opened.
+	Tokens TokenUsage `json:"tokens"`
+}
+
+// TokenUsage is what the model API reported it processed: input tokens (of
+// which Cached came from its prompt cache), output tokens (of which
+// Reasoning were thinking). CacheHitRatio is Cached/Input.
+type TokenUsage struct {
+	Input         int64   `json:"input"`
+	Cached        int64   `json:"cached"`
+	Output        int64   `json:"output"`
+	Reasoning     int64   `json:"reasoning"`
+	CacheHitRatio float64 `json:"cacheHitRatio"`
+}
+
+// NewTokenUsage fills CacheHitRatio.
+func NewTokenUsage(input, cached, output, reasoning int64) TokenUsage {
+	u := TokenUsage{Input: input, Cached: cached, Output: output, Reasoning: reasoning}
+	if input > 0 {
+		u.CacheHitRatio = float64(cached) / float64(input)
+	}
+	return u
 }
 
 // ConnAge returns ConnAgeMS as a duration.

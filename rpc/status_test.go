@@ -32,6 +32,7 @@ func TestStatusJSONStable(t *testing.T) {
 			ConnAgeMS: DurationMS(1500 * time.Millisecond), Sessions: 1, Lanes: 2,
 			Handshakes: 3, Warmups: 4, FullRequests: 5, IncrementalRequests: 6,
 			Retries: 7, Fallbacks: 8, BytesSent: 9, BytesSaved: 10, LastTurnMS: 11,
+			LaneMode: "on", WireBytesSent: 12, WireBytesReceived: 13, Tokens: NewTokenUsage(100, 25, 14, 15),
 		}},
 	}
 	raw, err := Result(st)
@@ -42,7 +43,8 @@ func TestStatusJSONStable(t *testing.T) {
 		`"model":"m","baseUrl":"u","apiKey":"(not set)","simulator":true,"clients":2,"workspaces":[` +
 		`{"root":"/w","state":"streaming","transport":"ws","connAgeMs":1500,"sessions":1,"lanes":2,` +
 		`"handshakes":3,"warmups":4,"fullRequests":5,"incrementalRequests":6,"retries":7,"fallbacks":8,` +
-		`"bytesSent":9,"bytesSaved":10,"lastTurnMs":11,"connections":0}]}`
+		`"bytesSent":9,"bytesSaved":10,"lastTurnMs":11,"connections":0,"laneMode":"on","wireBytesSent":12,` +
+		`"wireBytesReceived":13,"tokens":{"input":100,"cached":25,"output":14,"reasoning":15,"cacheHitRatio":0.25}}]}`
 	if string(raw) != want {
 		t.Fatalf("got\n%s\nwant\n%s", raw, want)
 	}

@@ -24,15 +24,15 @@ const loopPrompt = `go sim:calls=30 sim:tool=read_file sim:args={"path":"big.txt
 // median and p99.
 func BenchmarkToolLoop30(b *testing.B) {
 	for _, mode := range []struct {
-		name string
-		full bool
-	}{{"incremental", false}, {"full", true}} {
+		name        string
+		full, plain bool
+	}{{"incremental", false, false}, {"incremental-uncompressed", false, true}, {"full", true, false}} {
 		b.Run(mode.name, func(b *testing.B) {
-			var sent, reqs int64
+			var sent, reqs, wire int64
 			var gaps []time.Duration
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
-				e := newEnv(&testing.T{}, sim.Options{}, session.Config{Lanes: true, DisableIncremental: mode.full})
+				e := newEnv(&testing.T{}, sim.Options{}, session.Config{Lanes: session.LanesOn, DisableIncremental: mode.full, DisableCompression: mode.plain})
 				id := fmt.Sprintf("bench-%d", i)
 				c := e.open(id)
 				warm(e.t, c)
@@ -56,6 +56,7 @@ func BenchmarkToolLoop30(b *testing.B) {
 						gaps = append(gaps, r.Sent.Sub(rows[j-1].Finished))
 					}
 				}
+				wire += e.client.Stats().WireSent // warm-up and handshake included
 				c.Close()
 				e.client.Close()
 				e.db.Close()
@@ -65,6 +66,7 @@ func BenchmarkToolLoop30(b *testing.B) {
 			sort.Slice(gaps, func(i, j int) bool { return gaps[i] < gaps[j] })
 			b.ReportMetric(float64(sent)/float64(b.N), "bytes/turn")
 			b.ReportMetric(float64(sent)/float64(reqs), "bytes/req")
+			b.ReportMetric(float64(wire)/float64(b.N), "wire-bytes/turn")
 			b.ReportMetric(float64(gaps[len(gaps)/2].Microseconds()), "µs-own-p50")
 			b.ReportMetric(float64(gaps[len(gaps)*99/100].Microseconds()), "µs-own-p99")
 		})
@@ -77,7 +79,7 @@ func BenchmarkToolLoop30(b *testing.B) {
 // quadratic).
 func TestToolLoopBytesShape(t *testing.T) {
 	perReq := func(full bool) []int64 {
-		e := newEnv(t, sim.Options{}, session.Config{Lanes: true, DisableIncremental: full})
+		e := newEnv(t, sim.Options{}, session.Config{Lanes: session.LanesOn, DisableIncremental: full})
 		c := e.open("s")
 		warm(t, c)
 		prompt(t, c, loopPrompt, nil)

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/hearthd/hearth/store"
 )
 
 // Client is one workspace's link to the Responses API. With lanes on it
@@ -35,12 +37,14 @@ type Client struct {
 	fallbackUntil time.Time            // when to try the WebSocket again; zero: never (HTTP 426)
 	fallbackWhy   string
 	notice        string // said once to the editor by the next turn
+	noLanesWhy    string // why the endpoint has no stream_id lanes; "" while it has them (or was never tried)
 	convs         map[*Conversation]struct{}
 	closed        bool
 	connSeq       int
 	laneSeq       int
 	freeLanes     []string
 
+	noLanes   atomic.Bool // HEARTH_LANES=auto found the endpoint without lanes: one connection per conversation
 	dialing   atomic.Int32
 	warming   atomic.Int32
 	rewarming atomic.Int32
@@ -52,7 +56,15 @@ type Client struct {
 // counters are the workspace's request statistics, shown by status.
 type counters struct {
 	handshakes, warmups, full, incremental, retries, fallbacks atomic.Int64
-	bytesSent, bytesSaved                                      atomic.Int64
+	bytesSent, bytesSaved, wireSent, wireReceived              atomic.Int64
+	inTokens, cachedTokens, outTokens, reasoningTokens         atomic.Int64
+}
+
+func (k *counters) addUsage(u store.Usage) {
+	k.inTokens.Add(u.Input)
+	k.cachedTokens.Add(u.Cached)
+	k.outTokens.Add(u.Output)
+	k.reasoningTokens.Add(u.Reasoning)
 }
 
 // Stats is a snapshot of a Client for status.
@@ -70,8 +82,14 @@ type Stats struct {
 	Fallbacks   int64
 	BytesSent   int64
 	BytesSaved  int64 // what sending full requests instead of increments would have cost extra
-	LastTurn    time.Duration
-	Fallback    string // why the workspace is on HTTP
+	// WireSent and WireReceived are the bytes that crossed the WebSocket's
+	// TCP connections, after permessage-deflate (and TLS).
+	WireSent     int64
+	WireReceived int64
+	Usage        store.Usage // tokens of every response since the workspace opened
+	LastTurn     time.Duration
+	Fallback     string // why the workspace is on HTTP
+	Lanes        string // "on", "off", or "off: " and why the endpoint was found without lanes
 }
 
 // NewClient returns a Client for cfg. It does not connect: the first
@@ -98,11 +116,15 @@ func (c *Client) Config() Config { return *c.cfg.Load() }
 func (c *Client) Reconfigure(cfg Config) {
 	cfg = cfg.WithDefaults()
 	old := c.cfg.Swap(&cfg)
-	if old.BaseURL == cfg.BaseURL && old.APIKey == cfg.APIKey {
+	if old.BaseURL == cfg.BaseURL && old.APIKey == cfg.APIKey && old.Lanes == cfg.Lanes {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if old.BaseURL != cfg.BaseURL || old.Lanes != cfg.Lanes {
+		c.noLanes.Store(false) // a new endpoint (or mode) is tried afresh
+		c.noLanesWhy = ""
+	}
 	for key, pool := range c.conns {
 		for _, ws := range pool {
 			c.retired[ws] = struct{}{}
@@ -213,7 +235,7 @@ func (c *Client) dialOnce(ctx context.Context, key string) (*wsConn, error) {
 	c.dialing.Add(1)
 	defer c.dialing.Add(-1)
 	c.counters.handshakes.Add(1)
-	ws, err := dial(ctx, c.Config(), id, c.log, c.forget)
+	ws, err := dial(ctx, c.Config(), id, c.log, &c.counters, connHooks{dead: c.forget, noLanes: c.disableLanes})
 	if err != nil {
 		return nil, err
 	}
@@ -277,7 +299,7 @@ func (c *Client) forget(ws *wsConn) {
 	var again []*Conversation
 	if !closed && ws.completed.Load() > 0 && found {
 		for conv := range c.convs {
-			if !c.Config().Lanes && conv.id != key {
+			if key != "" && conv.id != key {
 				continue
 			}
 			again = append(again, conv)
@@ -309,16 +331,54 @@ func (c *Client) unregister(conv *Conversation, lane string) {
 // keyFor is the connection key of a conversation: one shared socket with
 // lanes, one socket each without.
 func (c *Client) keyFor(conv *Conversation) string {
-	if c.Config().Lanes {
+	if c.lanes() {
 		return ""
 	}
 	return conv.id
 }
 
+// lanes reports whether conversations go on stream_id lanes of a shared
+// connection: HEARTH_LANES on, or auto until the endpoint showed it has
+// none.
+func (c *Client) lanes() bool {
+	switch c.Config().Lanes {
+	case LanesOff:
+		return false
+	case LanesAuto:
+		return !c.noLanes.Load()
+	}
+	return true
+}
+
+// disableLanes is a connection's report that the server ignores or
+// refuses stream_id. With HEARTH_LANES=auto the workspace switches to one
+// connection per conversation for the daemon's life (or until the
+// endpoint changes) and the shared connections are retired; it reports
+// whether it did, so the failed requests may be retried.
+func (c *Client) disableLanes(from *wsConn, why string) bool {
+	if c.Config().Lanes != LanesAuto {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.noLanes.CompareAndSwap(false, true) {
+		c.noLanesWhy = why
+		c.log.Warn("the model API has no stream_id lanes; one WebSocket per session from now on", "why", why)
+	}
+	for _, ws := range c.conns[""] {
+		if ws != from {
+			c.retired[ws] = struct{}{}
+			ws.retire()
+		}
+	}
+	delete(c.conns, "")
+	return true
+}
+
 // newLane returns a lane name, reusing those of closed conversations so a
 // connection's 32 names last.
 func (c *Client) newLane() string {
-	if !c.Config().Lanes {
+	if c.Config().Lanes == LanesOff {
 		return ""
 	}
 	c.mu.Lock()
@@ -342,20 +402,32 @@ func (c *Client) httpMode() bool {
 // Stats returns a snapshot for status.
 func (c *Client) Stats() Stats {
 	s := Stats{
-		Transport:   "ws",
-		Handshakes:  c.counters.handshakes.Load(),
-		Warmups:     c.counters.warmups.Load(),
-		Full:        c.counters.full.Load(),
-		Incremental: c.counters.incremental.Load(),
-		Retries:     c.counters.retries.Load(),
-		Fallbacks:   c.counters.fallbacks.Load(),
-		BytesSent:   c.counters.bytesSent.Load(),
-		BytesSaved:  c.counters.bytesSaved.Load(),
-		LastTurn:    time.Duration(c.lastTurn.Load()),
+		Transport:    "ws",
+		Handshakes:   c.counters.handshakes.Load(),
+		Warmups:      c.counters.warmups.Load(),
+		Full:         c.counters.full.Load(),
+		Incremental:  c.counters.incremental.Load(),
+		Retries:      c.counters.retries.Load(),
+		Fallbacks:    c.counters.fallbacks.Load(),
+		BytesSent:    c.counters.bytesSent.Load(),
+		BytesSaved:   c.counters.bytesSaved.Load(),
+		WireSent:     c.counters.wireSent.Load(),
+		WireReceived: c.counters.wireReceived.Load(),
+		Usage: store.Usage{Input: c.counters.inTokens.Load(), Cached: c.counters.cachedTokens.Load(),
+			Output: c.counters.outTokens.Load(), Reasoning: c.counters.reasoningTokens.Load()},
+		LastTurn: time.Duration(c.lastTurn.Load()),
 	}
 	httpMode := c.httpMode()
 	c.mu.Lock()
 	closed := c.closed
+	switch {
+	case c.Config().Lanes == LanesOff:
+		s.Lanes = "off"
+	case c.noLanes.Load():
+		s.Lanes = "off: " + c.noLanesWhy
+	default:
+		s.Lanes = "on"
+	}
 	if httpMode {
 		s.Fallback = c.fallbackWhy
 	}

@@ -13,6 +13,39 @@ const DefaultBaseURL = "https://api.openai.com/v1"
 // DefaultModel is the model used when HEARTH_MODEL is unset.
 const DefaultModel = "gpt-5.3-codex"
 
+// Reasoning defaults (HEARTH_REASONING_EFFORT, HEARTH_REASONING_SUMMARY).
+const (
+	DefaultReasoningEffort  = "medium"
+	DefaultReasoningSummary = "auto"
+)
+
+// ReasoningEfforts and ReasoningSummaries are the values the API accepts,
+// plus "none", which leaves the field out.
+var (
+	ReasoningEfforts   = []string{"none", "minimal", "low", "medium", "high", "xhigh"}
+	ReasoningSummaries = []string{"none", "auto", "concise", "detailed"}
+)
+
+// LaneMode is HEARTH_LANES: auto, on or off.
+type LaneMode string
+
+const (
+	LanesAuto LaneMode = "auto" // lanes, until the server ignores or refuses stream_id
+	LanesOn   LaneMode = "on"   // lanes, whatever the server does
+	LanesOff  LaneMode = "off"  // one WebSocket per conversation, no stream_id
+)
+
+// ParseLaneMode reads HEARTH_LANES; "" is auto.
+func ParseLaneMode(s string) (LaneMode, error) {
+	switch m := LaneMode(strings.TrimSpace(s)); m {
+	case "":
+		return LanesAuto, nil
+	case LanesAuto, LanesOn, LanesOff:
+		return m, nil
+	}
+	return "", fmt.Errorf("HEARTH_LANES=%q: want auto, on or off", s)
+}
+
 // Config is the model-API configuration of a Client. It is copied at
 // NewClient and never changed afterwards.
 type Config struct {
@@ -23,9 +56,27 @@ type Config struct {
 	// Instructions are sent, byte-identical, on every request.
 	Instructions string
 
-	// Lanes puts each conversation on its own stream_id lane. Off, the
-	// workspace's conversations share the default lane one request at a time.
-	Lanes bool
+	// ReasoningEffort is the request's reasoning.effort; "none" sends no
+	// reasoning object (models without reasoning). ReasoningSummary is
+	// reasoning.summary ("none": no summaries, so no thoughts shown).
+	// With reasoning on every request includes reasoning.encrypted_content.
+	ReasoningEffort  string
+	ReasoningSummary string
+
+	// Lanes says whether each conversation gets its own stream_id lane on
+	// the workspace's shared WebSocket (LanesOn), each its own WebSocket
+	// (LanesOff), or lanes until the server shows it has none (LanesAuto,
+	// the default).
+	Lanes LaneMode
+
+	// KeepaliveInterval: a WebSocket quiet this long is pinged; no frame
+	// within KeepaliveTimeout after the ping means it is dead (laptop
+	// sleep, NAT drop). Negative disables the pings.
+	KeepaliveInterval time.Duration
+	KeepaliveTimeout  time.Duration
+
+	// DisableCompression turns permessage-deflate off (benchmarks compare).
+	DisableCompression bool
 
 	HandshakeTimeout  time.Duration // WebSocket upgrade
 	WarmupTimeout     time.Duration // total deadline of a warm-up, shared with the first turn's wait
@@ -54,6 +105,21 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Model == "" {
 		c.Model = DefaultModel
+	}
+	if c.Lanes == "" {
+		c.Lanes = LanesAuto
+	}
+	if c.KeepaliveInterval == 0 {
+		c.KeepaliveInterval = 30 * time.Second
+	}
+	if c.KeepaliveTimeout == 0 {
+		c.KeepaliveTimeout = 20 * time.Second
+	}
+	if c.ReasoningEffort == "" {
+		c.ReasoningEffort = DefaultReasoningEffort
+	}
+	if c.ReasoningSummary == "" {
+		c.ReasoningSummary = DefaultReasoningSummary
 	}
 	if c.HandshakeTimeout == 0 {
 		c.HandshakeTimeout = 15 * time.Second

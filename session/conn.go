@@ -43,17 +43,30 @@ type wsConn struct {
 	completed atomic.Int64  // responses completed: a connection that served none is not re-warmed
 	draining  atomic.Bool   // rotated out: closes when its last response ends
 
-	last   atomic.Int64  // unix nanos of the last frame (pings included)
-	dead   chan struct{} // closed when the reader exits
-	onDead func(*wsConn) // called once from the reader when it exits
+	last      atomic.Int64  // unix nanos of the last frame (pings and pongs included): the keepalive's measure
+	dead      chan struct{} // closed when the reader exits
+	keepalive chan struct{} // closed when the keepalive goroutine exits
+	hooks     connHooks
 }
 
-func dial(ctx context.Context, cfg Config, id string, log *slog.Logger, onDead func(*wsConn)) (*wsConn, error) {
+// connHooks are the Client's callbacks of one connection.
+type connHooks struct {
+	// dead is called once from the reader when it exits.
+	dead func(*wsConn)
+	// noLanes is called when the server shows it has no stream_id lanes;
+	// it reports whether the client switched to one connection per
+	// conversation (HEARTH_LANES=auto), so the requests may be retried.
+	noLanes func(ws *wsConn, why string) bool
+}
+
+func dial(ctx context.Context, cfg Config, id string, log *slog.Logger, k *counters, hooks connHooks) (*wsConn, error) {
 	u, err := cfg.websocketURL()
 	if err != nil {
 		return nil, err
 	}
-	d := websocket.Dialer{HandshakeTimeout: cfg.HandshakeTimeout, Proxy: http.ProxyFromEnvironment}
+	d := websocket.Dialer{HandshakeTimeout: cfg.HandshakeTimeout, Proxy: http.ProxyFromEnvironment,
+		EnableCompression: !cfg.DisableCompression,
+		NetDialContext:    countingDialer(&k.wireSent, &k.wireReceived)}
 	h := http.Header{}
 	if cfg.APIKey != "" {
 		h.Set("Authorization", "Bearer "+cfg.APIKey)
@@ -72,7 +85,7 @@ func dial(ctx context.Context, cfg Config, id string, log *slog.Logger, onDead f
 		id: id, ws: ws, created: time.Now(), log: log.With("conn", id),
 		routes: map[string]*stream{}, owners: map[string]chan struct{}{}, cache: map[string]string{},
 		names: map[string]bool{}, slots: make(chan struct{}, maxActive),
-		dead: make(chan struct{}), onDead: onDead,
+		dead: make(chan struct{}), keepalive: make(chan struct{}), hooks: hooks,
 	}
 	c.touch()
 	ws.SetPingHandler(func(data string) error {
@@ -85,7 +98,57 @@ func dial(ctx context.Context, cfg Config, id string, log *slog.Logger, onDead f
 	})
 	ws.SetPongHandler(func(string) error { c.touch(); return nil })
 	go c.read()
+	go c.keepAlive(cfg.KeepaliveInterval, cfg.KeepaliveTimeout)
 	return c, nil
+}
+
+// keepAlive pings the connection when it has been quiet for interval and
+// drops it when nothing at all (no pong, no event) arrives within timeout
+// of the ping: a socket the network silently lost (laptop sleep, a NAT
+// that forgot the flow) is noticed, and its conversations re-warm on a new
+// one. It ends with the reader.
+func (c *wsConn) keepAlive(interval, timeout time.Duration) {
+	defer close(c.keepalive)
+	if interval <= 0 {
+		<-c.dead
+		return
+	}
+	t := time.NewTimer(interval)
+	defer t.Stop()
+	var pinged time.Time // zero: no ping awaiting an answer
+	for {
+		select {
+		case <-c.dead:
+			return
+		case <-t.C:
+		}
+		last := c.lastActivity()
+		switch {
+		case !pinged.IsZero() && last.After(pinged):
+			pinged = time.Time{} // answered (or other frames arrived)
+		case !pinged.IsZero():
+			if wait := timeout - time.Since(pinged); wait > 0 {
+				t.Reset(wait)
+				continue
+			}
+			c.log.Warn("no answer to keepalive ping; dropping the connection", "timeout", timeout)
+			c.drop(fmt.Errorf("%w: no answer to a keepalive ping within %s", ErrConnectionLost, timeout))
+			<-c.dead
+			return
+		}
+		if quiet := time.Since(last); quiet < interval {
+			t.Reset(interval - quiet)
+			continue
+		}
+		pinged = time.Now()
+		err := c.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(timeout)) // safe beside the writer
+		if err != nil && !errors.Is(err, websocket.ErrCloseSent) {
+			c.drop(fmt.Errorf("%w: keepalive ping: %v", ErrConnectionLost, err))
+			<-c.dead
+			return
+		}
+		t.Reset(timeout)
+	}
 }
 
 func (c *wsConn) touch()                  { c.last.Store(time.Now().UnixNano()) }
@@ -113,8 +176,8 @@ func (c *wsConn) read() {
 		}
 		c.route(e)
 	}
-	if c.onDead != nil {
-		c.onDead(c)
+	if c.hooks.dead != nil {
+		c.hooks.dead(c)
 	}
 }
 
@@ -133,7 +196,14 @@ func (c *wsConn) route(e *event) {
 			delete(c.routes, e.StreamID)
 		}
 	}
+	tagged := len(c.routes) > 0 && c.routes[""] == nil
 	c.mu.Unlock()
+	if st == nil && e.StreamID == "" {
+		if why := laneless(e, tagged); why != "" {
+			c.noLanes(why)
+			return
+		}
+	}
 	if st == nil {
 		if e.Type == "error" && e.StreamID == "" {
 			// An error that names no request concerns the whole connection.
@@ -151,6 +221,34 @@ func (c *wsConn) route(e *event) {
 			c.drop(errRotated)
 		}
 	}
+}
+
+// laneless says why an event for no request shows that the server has no
+// stream_id lanes: it refuses the field, or it answers a lane's request
+// without tagging the events (only lane requests are in flight, so an
+// untagged event cannot be for the default lane). "" when it does not.
+func laneless(e *event, tagged bool) string {
+	if e.Type == "error" {
+		if ae := e.apiError(); refusesLanes(ae) {
+			return fmt.Sprintf("the server refuses stream_id (%s)", ae.Message)
+		}
+		return ""
+	}
+	if tagged {
+		return fmt.Sprintf("the server ignores stream_id (an untagged %s arrived while only lane requests were in flight)", e.Type)
+	}
+	return ""
+}
+
+// noLanes fails every stream of the connection and drops it: its events can
+// no longer be routed. The Client decides whether the requests are retried
+// on one connection per conversation.
+func (c *wsConn) noLanes(why string) {
+	retry := c.hooks.noLanes != nil && c.hooks.noLanes(c, why)
+	c.log.Warn("the server has no stream_id lanes", "why", why, "switched", retry)
+	err := &NoLanesError{Why: why, Switched: retry}
+	c.fail(err)
+	c.ws.Close()
 }
 
 // fail marks the connection dead and fails every stream routed on it.
@@ -206,6 +304,10 @@ func (c *wsConn) acquire(ctx context.Context, lane string) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-c.dead:
+		return c.deadErr()
+	}
+	if !c.alive() { // failed while waiting: never send on a dead socket
+		<-tok
 		return c.deadErr()
 	}
 	select {
@@ -322,6 +424,7 @@ func (c *wsConn) close() {
 	c.writeMu.Unlock()
 	c.drop(ErrClosed)
 	<-c.dead
+	<-c.keepalive
 }
 
 func marshalFrame(v any) ([]byte, error) {

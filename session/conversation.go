@@ -47,6 +47,8 @@ type Diff struct {
 // Prompt. The daemon turns it into ACP session/update notifications.
 type Sink interface {
 	Text(delta string)
+	// Thought is a delta of the model's reasoning summary.
+	Thought(delta string)
 	// ToolCall reports a call's progress: status is pending (the model
 	// started it), in_progress (arguments complete, running), completed or
 	// failed (res set).
@@ -83,9 +85,10 @@ type Conversation struct {
 
 	turn chan struct{} // token held by the running Prompt: one turn at a time
 
-	mu         sync.Mutex // guards lane, transcript, base, warm, closed
+	mu         sync.Mutex // guards lane, transcript, input, base, warm, closed
 	lane       string
 	transcript []json.RawMessage // every item, in order, as committed to the store
+	input      []json.RawMessage // the transcript's replay forms: what a full request sends
 	base       *baseline
 	warm       *warmup
 	closed     bool
@@ -114,7 +117,7 @@ func Open(ctx context.Context, o Options) (*Conversation, error) {
 	}
 	o.Client.register(c)
 	for _, it := range items {
-		c.transcript = append(c.transcript, it.Data)
+		c.append(it.Data)
 	}
 	if len(c.transcript) == 0 && len(o.Initial) > 0 {
 		var init []store.NewItem
@@ -159,11 +162,20 @@ func (c *Conversation) settings() settings {
 			tools, _ = json.Marshal(specs)
 		}
 	}
+	cfg := c.client.Config()
 	s := settings{
-		Model:        c.client.Config().Model,
-		Instructions: c.client.Config().Instructions,
-		Tools:        tools,
-		Store:        false,
+		Model:          cfg.Model,
+		Instructions:   cfg.Instructions,
+		Tools:          tools,
+		Store:          false,
+		PromptCacheKey: c.id,
+	}
+	if cfg.ReasoningEffort != "" && cfg.ReasoningEffort != "none" {
+		s.Reasoning = &reasoning{Effort: cfg.ReasoningEffort}
+		if cfg.ReasoningSummary != "none" {
+			s.Reasoning.Summary = cfg.ReasoningSummary
+		}
+		s.Include = []string{"reasoning.encrypted_content"}
 	}
 	if tools != nil {
 		s.ToolChoice = "auto"
@@ -183,10 +195,19 @@ func (c *Conversation) commit(ctx context.Context, turnID int64, items []store.N
 	}
 	c.mu.Lock()
 	for _, it := range items {
-		c.transcript = append(c.transcript, it.Data)
+		c.append(it.Data)
 	}
 	c.mu.Unlock()
 	return nil
+}
+
+// append adds a committed item to the transcript and its replay form to
+// the input. Callers hold mu (or own c exclusively, in Open).
+func (c *Conversation) append(item json.RawMessage) {
+	c.transcript = append(c.transcript, item)
+	if r, ok := replayForm(item); ok {
+		c.input = append(c.input, r)
+	}
 }
 
 // Close cancels a running warm-up and waits for it. A running Prompt ends

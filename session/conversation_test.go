@@ -27,7 +27,7 @@ func prompt(t *testing.T, c *session.Conversation, text string, sink session.Sin
 // request chains on the previous response and carries only the new items,
 // all over one handshake.
 func TestWarmupThenIncrementalToolLoop(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: true})
+	e := newEnv(t, sim.Options{}, session.Config{Lanes: session.LanesOn})
 	c := e.open("s1")
 	warm(t, c)
 	rec := newRecorder()
@@ -82,7 +82,7 @@ func TestWarmupThenIncrementalToolLoop(t *testing.T) {
 	for _, it := range items {
 		types = append(types, it.Type)
 	}
-	want := "message function_call function_call_output function_call function_call_output function_call function_call_output message"
+	want := "message reasoning function_call function_call_output reasoning function_call function_call_output reasoning function_call function_call_output reasoning message"
 	if strings.Join(types, " ") != want {
 		t.Errorf("stored transcript = %v\nwant %s", types, want)
 	}
@@ -108,7 +108,7 @@ func TestWarmupThenIncrementalToolLoop(t *testing.T) {
 
 // Without a warm-up the first request is full, the rest incremental.
 func TestFirstRequestFullWithoutWarmup(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: true})
+	e := newEnv(t, sim.Options{}, session.Config{Lanes: session.LanesOn})
 	c := e.open("s1")
 	prompt(t, c, "read a.txt", newRecorder())
 	recs := e.wait(2)
@@ -127,7 +127,7 @@ func TestFirstRequestFullWithoutWarmup(t *testing.T) {
 // A second turn chains on the first turn's last response: the previous
 // assistant message is not resent.
 func TestSecondTurnIsIncremental(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: true})
+	e := newEnv(t, sim.Options{}, session.Config{Lanes: session.LanesOn})
 	c := e.open("s1")
 	warm(t, c)
 	prompt(t, c, "hello", newRecorder())
@@ -142,7 +142,7 @@ func TestSecondTurnIsIncremental(t *testing.T) {
 // A daemon restart: a new client and conversation rebuild the transcript
 // from the store; the first request is full and carries everything once.
 func TestReopenSendsFullTranscriptOnce(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: true})
+	e := newEnv(t, sim.Options{}, session.Config{Lanes: session.LanesOn})
 	c := e.open("s1")
 	prompt(t, c, "read a.txt", newRecorder())
 	c.Close()
@@ -152,14 +152,14 @@ func TestReopenSendsFullTranscriptOnce(t *testing.T) {
 	e.client = session.NewClient(e.client.Config(), nil)
 	t.Cleanup(func() { e.client.Close() })
 	c2 := e.reopen("s1")
-	if len(c2.Transcript()) != 4 {
-		t.Fatalf("reopened transcript has %d items, want 4", len(c2.Transcript()))
+	if len(c2.Transcript()) != 6 { // user, reasoning, call, output, reasoning, message
+		t.Fatalf("reopened transcript has %d items, want 6", len(c2.Transcript()))
 	}
 	prompt(t, c2, "and b?", newRecorder())
 	recs := e.wait(before + 1)
 	r := recs[before]
-	if r.PreviousResponseID != "" || len(r.Input) != 5 {
-		t.Fatalf("after reopen: prev=%q, %d items; want a full request of 5 items", r.PreviousResponseID, len(r.Input))
+	if r.PreviousResponseID != "" || len(r.Input) != 7 {
+		t.Fatalf("after reopen: prev=%q, %d items; want a full request of 7 items", r.PreviousResponseID, len(r.Input))
 	}
 	seen := map[string]int{}
 	for _, it := range r.Input {
@@ -177,7 +177,7 @@ func TestReopenSendsFullTranscriptOnce(t *testing.T) {
 
 // Two conversations of one workspace share one socket on separate lanes.
 func TestConversationsShareOneSocket(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: true})
+	e := newEnv(t, sim.Options{}, session.Config{Lanes: session.LanesOn})
 	a, b := e.open("a"), e.open("b")
 	warm(t, a)
 	warm(t, b)
@@ -214,7 +214,7 @@ func TestConversationsShareOneSocket(t *testing.T) {
 // on a new connection (generate:false with the whole transcript), and the
 // next prompt chains on it.
 func TestCancelMidResponse(t *testing.T) {
-	e := newEnv(t, sim.Options{Cost: sim.Cost{TokensPerSecond: 200}}, session.Config{Lanes: true})
+	e := newEnv(t, sim.Options{Cost: sim.Cost{TokensPerSecond: 200}}, session.Config{Lanes: session.LanesOn})
 	c := e.open("s1")
 	rec := newRecorder()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -243,7 +243,7 @@ func TestCancelMidResponse(t *testing.T) {
 
 // A warm-up that does not finish in time never blocks the turn.
 func TestSlowWarmupDoesNotBlockTurn(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: true, WarmupTimeout: 300 * time.Millisecond})
+	e := newEnv(t, sim.Options{}, session.Config{Lanes: session.LanesOn, WarmupTimeout: 300 * time.Millisecond})
 	e.sim.InjectFault(sim.Fault{Kind: sim.FaultSilence, Delay: time.Minute})
 	c := e.open("s1")
 	c.Warm()
@@ -263,7 +263,7 @@ func TestSlowWarmupDoesNotBlockTurn(t *testing.T) {
 // A transcript ending in an unanswered call (the daemon died mid-tool) is
 // repaired on open, so the next request is valid.
 func TestOpenRepairsUnansweredCall(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: true})
+	e := newEnv(t, sim.Options{}, session.Config{Lanes: session.LanesOn})
 	ctx := context.Background()
 	if err := e.db.CreateSession(ctx, store.Session{ID: "s1", Root: e.root}); err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package session
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // APIError is an error event (or HTTP error body) from the Responses API.
@@ -25,10 +26,32 @@ func (e *APIError) Error() string {
 	return fmt.Sprintf("responses API error: %s", msg)
 }
 
-// Is lets errors.Is find a cache miss by its sentinel.
+// Is lets errors.Is find a cache miss and the refusals below by their
+// sentinels.
 func (e *APIError) Is(target error) bool {
-	return target == errPreviousNotFound && e.Code == "previous_response_not_found"
+	switch target {
+	case errPreviousNotFound:
+		return e.Code == "previous_response_not_found"
+	case ErrAuth:
+		return e.Status == 401 || e.Code == "invalid_api_key"
+	case ErrQuota:
+		return e.Code == "insufficient_quota" || e.Type == "insufficient_quota"
+	case ErrContextLength:
+		return e.Code == "context_length_exceeded"
+	case ErrModelNotFound:
+		return e.Code == "model_not_found"
+	}
+	return false
 }
+
+// The model API's refusals that no retry can fix. The daemon maps them to
+// JSON-RPC codes; their messages say what to do.
+var (
+	ErrAuth          = errors.New("the model API rejected the API key: set a valid OPENAI_API_KEY (hearth doctor checks it), then restart the daemon or send it SIGHUP")
+	ErrQuota         = errors.New("the API key has no quota left: check the plan and billing of its account")
+	ErrContextLength = errors.New("the conversation no longer fits the model's context window: start a new session")
+	ErrModelNotFound = errors.New("the model does not exist or this key cannot use it: check HEARTH_MODEL")
+)
 
 // ErrConnectionLost means the socket closed, failed or fell out of step
 // before the response reached a terminal event. The response failed; the
@@ -37,6 +60,38 @@ var ErrConnectionLost = errors.New("connection to the model API lost")
 
 // ErrClosed is returned by a Client or Conversation used after Close.
 var ErrClosed = errors.New("session closed")
+
+// refusal is what a turn fails with when the model API refused a request
+// for a reason no retry fixes: the sentinel's advice, and the API's own
+// words. errors.Is finds both.
+type refusal struct {
+	kind error // ErrAuth, ErrQuota, ErrContextLength, ErrModelNotFound
+	err  error
+	size string // ErrContextLength: how large the session is
+}
+
+func (r *refusal) Error() string {
+	if r.size != "" {
+		return fmt.Sprintf("%v (%s): %v", r.kind, r.size, r.err)
+	}
+	return fmt.Sprintf("%v: %v", r.kind, r.err)
+}
+
+func (r *refusal) Unwrap() []error { return []error{r.kind, r.err} }
+
+// explain wraps the model API's final refusals with what the user can do.
+func explain(err error, size func() string) error {
+	for _, kind := range []error{ErrAuth, ErrQuota, ErrContextLength, ErrModelNotFound} {
+		if errors.Is(err, kind) {
+			r := &refusal{kind: kind, err: err}
+			if kind == ErrContextLength {
+				r.size = size()
+			}
+			return r
+		}
+	}
+	return err
+}
 
 // ResponseError is a response that ended in response.failed or
 // response.incomplete.
@@ -60,6 +115,11 @@ type HandshakeError struct {
 	Body       string
 }
 
+// Is makes a 401 on the upgrade an ErrAuth.
+func (e *HandshakeError) Is(target error) bool {
+	return target == ErrAuth && e.StatusCode == 401
+}
+
 func (e *HandshakeError) Error() string {
 	if e.StatusCode == 401 {
 		return "API key rejected (HTTP 401): check OPENAI_API_KEY"
@@ -67,12 +127,14 @@ func (e *HandshakeError) Error() string {
 	return fmt.Sprintf("websocket upgrade refused: HTTP %d %s", e.StatusCode, e.Body)
 }
 
-// errSilence is a first-event or idle timeout: the response may still be
+// ErrSilence is a first-event or idle timeout: the response may still be
 // coming, so the stream is out of step and the connection must go.
-var errSilence = errors.New("model API silent")
+var ErrSilence = errors.New("model API silent")
 
-// errAborted is why a socket closed under a cancelled response.
-var errAborted = errors.New("response aborted by the user")
+// errAborted is why a socket closed under an aborted response (cancelled,
+// or silent). It wraps ErrConnectionLost: for the other responses on the
+// socket it is a lost connection, and they are retried.
+var errAborted = fmt.Errorf("%w: another response on it was aborted", ErrConnectionLost)
 
 // errRotated is why a connection closed after being rotated out.
 var errRotated = errors.New("connection rotated")
@@ -83,3 +145,31 @@ var errNoWarmupOverHTTP = errors.New("no warm-up over HTTP")
 // ErrShutdown is the cause a daemon cancels turns with when it stops: such
 // a turn ends as interrupted, not cancelled (the user did not ask).
 var ErrShutdown = errors.New("hearth is shutting down")
+
+// NoLanesError fails the requests of a connection whose server showed it
+// has no stream_id lanes (it ignored or refused the field). Switched: the
+// client moved to one connection per conversation (HEARTH_LANES=auto) and
+// the request may be retried there once.
+type NoLanesError struct {
+	Why      string
+	Switched bool
+}
+
+func (e *NoLanesError) Error() string {
+	if e.Switched {
+		return "the model API has no stream_id lanes: " + e.Why + "; using one WebSocket per session"
+	}
+	return "the model API has no stream_id lanes: " + e.Why + "; set HEARTH_LANES=auto or off"
+}
+
+// refusesLanes reports whether an API error refuses the stream_id field.
+func refusesLanes(ae *APIError) bool {
+	if ae == nil {
+		return false
+	}
+	switch ae.Code {
+	case "unknown_parameter", "invalid_stream_id", "unsupported_parameter":
+		return ae.Param == "stream_id" || strings.Contains(ae.Message, "stream_id")
+	}
+	return false
+}

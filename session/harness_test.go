@@ -139,6 +139,7 @@ func (w *wsTools) Run(ctx context.Context, call session.ToolCall) session.ToolRe
 type recorder struct {
 	mu      sync.Mutex
 	text    string
+	thought string
 	calls   []string // "name:status"
 	notices []string
 	first   chan struct{}
@@ -152,6 +153,18 @@ func (r *recorder) Text(d string) {
 	r.text += d
 	r.mu.Unlock()
 	r.once.Do(func() { close(r.first) })
+}
+
+func (r *recorder) Thought(d string) {
+	r.mu.Lock()
+	r.thought += d
+	r.mu.Unlock()
+}
+
+func (r *recorder) Thoughts() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.thought
 }
 
 func (r *recorder) ToolCall(call session.ToolCall, status string, res *session.ToolResult) {

@@ -16,6 +16,7 @@ type reply struct {
 	id         string
 	incomplete string // the incomplete reason, "" when completed
 	output     []json.RawMessage
+	usage      store.Usage
 }
 
 // exchange sends one request for the conversation's current transcript
@@ -27,6 +28,9 @@ func (c *Conversation) exchange(ctx context.Context, turnID int64, generate bool
 	c.mu.Lock()
 	lane := c.lane
 	c.mu.Unlock()
+	if !c.client.lanes() {
+		lane = ""
+	}
 	conn, err := c.client.link(ctx, c.client.keyFor(c), lane)
 	if err != nil {
 		return nil, err
@@ -45,7 +49,7 @@ func (c *Conversation) exchange(ctx context.Context, turnID int64, generate bool
 	}
 
 	c.mu.Lock()
-	full := append([]json.RawMessage(nil), c.transcript...)
+	full := append([]json.RawMessage(nil), c.input...)
 	base := c.base
 	c.mu.Unlock()
 	set := c.settings()
@@ -105,9 +109,11 @@ func (c *Conversation) exchange(ctx context.Context, turnID int64, generate bool
 		case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 			status = "cancelled"
 			c.abort(conn, st)
-		case errors.Is(err, errSilence):
-			// The response may still come: the stream is out of step.
-			conn.abort(st, false)
+		case errors.Is(err, ErrSilence):
+			// The response may still come: the stream is out of step. Walk
+			// away from the lane when siblings stream on the socket, else
+			// drop it.
+			c.abort(conn, st)
 		case errors.As(err, &ae) && ae.Code == "websocket_connection_limit_reached":
 			conn.abort(st, false)
 		}
@@ -130,13 +136,17 @@ func (c *Conversation) exchange(ctx context.Context, turnID int64, generate bool
 	// The output is committed with the request's end, in one transaction,
 	// before anything acts on it: a tool never runs for an item the store
 	// does not hold.
-	if _, err := c.db.CompleteRequest(context.WithoutCancel(ctx), reqID, r.id, status, first, time.Now(), c.id, turnID, out); err != nil {
+	if _, err := c.db.CompleteRequest(context.WithoutCancel(ctx), reqID, r.id, status, first, time.Now(), r.usage, c.id, turnID, out); err != nil {
 		c.forgetBaseline()
 		return nil, fmt.Errorf("commit the response: %w", err)
 	}
+	c.client.counters.addUsage(r.usage)
 	c.mu.Lock()
-	c.transcript = append(c.transcript, r.output...)
-	c.base = &baseline{conn: conn, lane: lane, settings: key, input: full, output: r.output, responseID: r.id}
+	n := len(c.input)
+	for _, it := range r.output {
+		c.append(it)
+	}
+	c.base = &baseline{conn: conn, lane: lane, settings: key, input: full, output: c.input[n:len(c.input):len(c.input)], responseID: r.id}
 	c.mu.Unlock()
 	return r, nil
 }
@@ -180,7 +190,7 @@ func (c *Conversation) forgetBaseline() {
 // turns survive, and continues on a fresh lane. Over HTTP only the
 // request is cancelled.
 func (c *Conversation) abort(conn link, st *stream) {
-	conn.abort(st, c.client.Config().Lanes)
+	conn.abort(st, c.client.lanes())
 	if st.wasAbandoned() {
 		c.mu.Lock()
 		c.lane = c.client.newLane()
@@ -207,6 +217,15 @@ func (c *Conversation) read(ctx context.Context, st *stream, sink Sink) (*reply,
 			if sink != nil && e.Delta != "" {
 				sink.Text(e.Delta)
 			}
+		case "response.reasoning_summary_text.delta":
+			if sink != nil && e.Delta != "" {
+				sink.Thought(e.Delta)
+			}
+		case "response.reasoning_summary_part.added":
+			// Parts of one summary are paragraphs: keep them apart.
+			if sink != nil && e.SummaryIndex > 0 {
+				sink.Thought("\n\n")
+			}
 		case "response.output_item.added":
 			if sink != nil {
 				if h := readItem(e.Item); h.Type == "function_call" {
@@ -217,7 +236,7 @@ func (c *Conversation) read(ctx context.Context, st *stream, sink Sink) (*reply,
 			if e.Response == nil {
 				return nil, first, fmt.Errorf("%s without a response", e.Type)
 			}
-			r := &reply{id: e.Response.ID, output: e.Response.Output}
+			r := &reply{id: e.Response.ID, output: e.Response.Output, usage: e.Response.Usage.usage()}
 			if e.Type == "response.incomplete" {
 				r.incomplete = "incomplete"
 				if d := e.Response.IncompleteDetails; d != nil && d.Reason != "" {
@@ -235,7 +254,13 @@ func (c *Conversation) read(ctx context.Context, st *stream, sink Sink) (*reply,
 			}
 			return nil, first, re
 		case "error":
-			return nil, first, e.apiError()
+			ae := e.apiError()
+			if refusesLanes(ae) && st.lane != "" {
+				// A server that echoes the lane while refusing it.
+				why := fmt.Sprintf("the server refuses stream_id (%s)", ae.Message)
+				return nil, first, &NoLanesError{Why: why, Switched: c.client.disableLanes(nil, why)}
+			}
+			return nil, first, ae
 		}
 	}
 }

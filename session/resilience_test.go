@@ -72,7 +72,7 @@ func checkTranscript(t *testing.T, e *env, c *session.Conversation) []store.Item
 // once, for good, without spending retries; requests carry the whole
 // transcript; status shows it; the editor is told once.
 func TestUpgrade426SwitchesToHTTP(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: true})
+	e := newEnv(t, sim.Options{}, session.Config{Lanes: session.LanesOn})
 	e.sim.InjectFault(sim.Fault{Kind: sim.FaultRefuseUpgrade, Status: 426})
 	c := e.open("s1")
 	c.Warm()
@@ -90,8 +90,8 @@ func TestUpgrade426SwitchesToHTTP(t *testing.T) {
 			t.Fatalf("request over %s with prev %q, want HTTP in full", r.Transport, r.PreviousResponseID)
 		}
 	}
-	if n := len(recs[2].Input); n != 5 {
-		t.Errorf("third request carried %d items, want the whole transcript (5)", n)
+	if n := len(recs[2].Input); n != 7 { // user, reasoning, call, output, reasoning, answer, user
+		t.Errorf("third request carried %d items, want the whole transcript (7)", n)
 	}
 	st := e.client.Stats()
 	if st.State != "http-fallback" || st.Transport != "http" || st.Fallbacks != 1 || st.Retries != 0 {
@@ -105,7 +105,7 @@ func TestUpgrade426SwitchesToHTTP(t *testing.T) {
 
 // 5xx on the upgrade is retried with backoff, then the WebSocket is used.
 func TestUpgradeRetriedThenWebSocket(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: true, DialAttempts: 4})
+	e := newEnv(t, sim.Options{}, session.Config{Lanes: session.LanesOn, DialAttempts: 4})
 	e.sim.InjectFault(sim.Fault{Kind: sim.FaultRefuseUpgrade, Status: 503, Count: 2})
 	c := e.open("s1")
 	prompt(t, c, "hi", newRecorder())
@@ -120,7 +120,7 @@ func TestUpgradeRetriedThenWebSocket(t *testing.T) {
 
 // Upgrades that keep failing exhaust the budget, then HTTP takes over.
 func TestUpgradeFailuresFallBackToHTTP(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: true, DialAttempts: 3})
+	e := newEnv(t, sim.Options{}, session.Config{Lanes: session.LanesOn, DialAttempts: 3})
 	e.sim.InjectFault(sim.Fault{Kind: sim.FaultRefuseUpgrade, Status: 500, Count: 100})
 	c := e.open("s1")
 	rec := newRecorder()
@@ -148,7 +148,7 @@ func TestBrokenResponseRetriedInFull(t *testing.T) {
 	}
 	for name, f := range faults {
 		t.Run(name, func(t *testing.T) {
-			e := newEnv(t, sim.Options{}, session.Config{Lanes: true})
+			e := newEnv(t, sim.Options{}, session.Config{Lanes: session.LanesOn})
 			c := e.open("s1")
 			warm(t, c)
 			f.Match = hasToolOutput // break the answer that follows the tool's output
@@ -161,8 +161,8 @@ func TestBrokenResponseRetriedInFull(t *testing.T) {
 				t.Errorf("the tool ran %d times", e.tools.runs[firstCall(t, c)])
 			}
 			items := checkTranscript(t, e, c)
-			if len(items) != 4 {
-				t.Errorf("transcript has %d items, want 4", len(items))
+			if len(items) != 6 { // user, reasoning, call, output, reasoning, answer
+				t.Errorf("transcript has %d items, want 6", len(items))
 			}
 			recs := e.sim.Received()
 			var broken, retry *sim.Received
@@ -176,8 +176,8 @@ func TestBrokenResponseRetriedInFull(t *testing.T) {
 			if broken == nil || retry == nil {
 				t.Fatalf("no fault consumed or no retry: %d requests", len(recs))
 			}
-			if retry.Conn == broken.Conn || retry.PreviousResponseID != "" || len(retry.Input) != 3 {
-				t.Errorf("retry on conn %d (broken %d), prev %q, %d items; want a full request of 3 items on a new connection",
+			if retry.Conn == broken.Conn || retry.PreviousResponseID != "" || len(retry.Input) != 4 {
+				t.Errorf("retry on conn %d (broken %d), prev %q, %d items; want a full request of 4 items on a new connection",
 					retry.Conn, broken.Conn, retry.PreviousResponseID, len(retry.Input))
 			}
 			if st := e.client.Stats(); st.Retries < 1 {
@@ -210,15 +210,15 @@ func firstCall(t *testing.T, c *session.Conversation) string {
 // re-warms on a new connection in the background, before any prompt, and
 // the next prompt chains on that.
 func TestCloseBetweenRequestsRewarms(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: true})
+	e := newEnv(t, sim.Options{}, session.Config{Lanes: session.LanesOn})
 	c := e.open("s1")
 	warm(t, c)
 	e.sim.InjectFault(sim.Fault{Kind: sim.FaultCloseAfterResponse, CloseCode: 1000, Match: isPrompt})
 	prompt(t, c, "hello", newRecorder())
 	recs := e.wait(3) // warm-up, prompt (then the close), re-warm — no prompt sent yet
 	rw := recs[2]
-	if rw.Generate == nil || *rw.Generate || rw.Conn == recs[1].Conn || len(rw.Input) != 2 {
-		t.Fatalf("third request: %s on conn %d; want a generate:false re-warm of the 2-item transcript on a new connection", rw.Raw, rw.Conn)
+	if rw.Generate == nil || *rw.Generate || rw.Conn == recs[1].Conn || len(rw.Input) != 3 {
+		t.Fatalf("third request: %s on conn %d; want a generate:false re-warm of the 3-item transcript on a new connection", rw.Raw, rw.Conn)
 	}
 	prompt(t, c, "again", newRecorder())
 	recs = e.wait(4)
@@ -230,7 +230,7 @@ func TestCloseBetweenRequestsRewarms(t *testing.T) {
 // previous_response_not_found: retried once, at once, in full; the user's
 // message is in the transcript and in what was sent exactly once.
 func TestPreviousResponseNotFound(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: true})
+	e := newEnv(t, sim.Options{}, session.Config{Lanes: session.LanesOn})
 	c := e.open("s1")
 	warm(t, c)
 	e.sim.InjectFault(sim.Fault{Kind: sim.FaultDropCache, Match: isPrompt})
@@ -256,7 +256,7 @@ func TestPreviousResponseNotFound(t *testing.T) {
 
 // websocket_connection_limit_reached: reconnect and resend in full.
 func TestConnectionLimitReconnects(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: true})
+	e := newEnv(t, sim.Options{}, session.Config{Lanes: session.LanesOn})
 	c := e.open("s1")
 	warm(t, c)
 	e.sim.InjectFault(sim.Fault{Kind: sim.FaultConnectionLimit, Match: isPrompt})
@@ -277,7 +277,7 @@ func TestConnectionLimitReconnects(t *testing.T) {
 // Connections are rotated between requests once older than MaxConnAge,
 // never in the middle of a response.
 func TestRotationBetweenRequests(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: true, MaxConnAge: time.Nanosecond})
+	e := newEnv(t, sim.Options{}, session.Config{Lanes: session.LanesOn, MaxConnAge: time.Nanosecond})
 	c := e.open("s1")
 	if stop := prompt(t, c, "please read a.txt", newRecorder()); stop != session.StopEndTurn {
 		t.Fatalf("stop %s", stop)
@@ -296,7 +296,7 @@ func TestRotationBetweenRequests(t *testing.T) {
 
 // rate_limit_exceeded: retried after the server's "try again in 1.5s".
 func TestRateLimitHonoursHint(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: true})
+	e := newEnv(t, sim.Options{}, session.Config{Lanes: session.LanesOn})
 	c := e.open("s1")
 	e.sim.InjectFault(sim.Fault{Kind: sim.FaultRateLimit})
 	if stop := prompt(t, c, "hi", newRecorder()); stop != session.StopEndTurn {
@@ -317,7 +317,7 @@ func TestRateLimitHonoursHint(t *testing.T) {
 // response.failed is retried with backoff; when it keeps failing the turn
 // fails with a clear error. response.incomplete ends the turn as max_tokens.
 func TestFailedAndIncompleteResponses(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: true, MaxAttempts: 2})
+	e := newEnv(t, sim.Options{}, session.Config{Lanes: session.LanesOn, MaxAttempts: 2})
 	c := e.open("s1")
 	e.sim.InjectFault(sim.Fault{Kind: sim.FaultResponseFailed, Match: isPrompt})
 	if stop := prompt(t, c, "hi", newRecorder()); stop != session.StopEndTurn {
@@ -346,7 +346,7 @@ func TestFailedAndIncompleteResponses(t *testing.T) {
 // not reset anything here because the simulator holds the event, not the
 // socket.
 func TestSilenceTimesOut(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: true, FirstEventTimeout: 300 * time.Millisecond})
+	e := newEnv(t, sim.Options{}, session.Config{Lanes: session.LanesOn, FirstEventTimeout: 300 * time.Millisecond})
 	c := e.open("s1")
 	e.sim.InjectFault(sim.Fault{Kind: sim.FaultSilence, Delay: time.Minute})
 	if stop := prompt(t, c, "hi", newRecorder()); stop != session.StopEndTurn {
@@ -361,7 +361,7 @@ func TestSilenceTimesOut(t *testing.T) {
 // Lanes off: each conversation gets its own connection, so two sessions of
 // one workspace never evict each other's baseline.
 func TestLanesOffOwnConnections(t *testing.T) {
-	e := newEnv(t, sim.Options{DisableLanes: true}, session.Config{Lanes: false})
+	e := newEnv(t, sim.Options{DisableLanes: true}, session.Config{Lanes: session.LanesOff})
 	a, b := e.open("a"), e.open("b")
 	warm(t, a)
 	warm(t, b)
@@ -386,7 +386,7 @@ func TestLanesOffOwnConnections(t *testing.T) {
 // More conversations than the server's 16 active responses and 32 lane
 // names: all complete; the 33rd lane name opens a second connection.
 func TestManyConversationsWithinLimits(t *testing.T) {
-	e := newEnv(t, sim.Options{Cost: sim.Cost{TokensPerSecond: 2000}}, session.Config{Lanes: true})
+	e := newEnv(t, sim.Options{Cost: sim.Cost{TokensPerSecond: 2000}}, session.Config{Lanes: session.LanesOn})
 	var convs []*session.Conversation
 	for i := 0; i < 33; i++ {
 		convs = append(convs, e.open("s"+string(rune('A'+i))))

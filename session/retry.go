@@ -19,7 +19,7 @@ import (
 // so a write that may have reached the server is never replayed on it.
 func (c *Conversation) request(ctx context.Context, turnID int64, sink Sink) (*reply, error) {
 	cfg := c.client.Config()
-	notFoundRetried := false
+	notFoundRetried, noLanesRetried := false, false
 	var err error
 	for attempt := 0; attempt < cfg.MaxAttempts; attempt++ {
 		att := &attemptSink{Sink: sink}
@@ -36,6 +36,13 @@ func (c *Conversation) request(ctx context.Context, turnID int64, sink Sink) (*r
 			ok, wait = !notFoundRetried, 0
 			notFoundRetried = true
 		}
+		var nl *NoLanesError
+		if errors.As(err, &nl) {
+			// Once: the retry goes out without stream_id on a connection
+			// of its own, which cannot fail this way again.
+			ok, wait = nl.Switched && !noLanesRetried, 0
+			noLanesRetried = true
+		}
 		if !ok || attempt+1 == cfg.MaxAttempts {
 			break
 		}
@@ -46,7 +53,19 @@ func (c *Conversation) request(ctx context.Context, turnID int64, sink Sink) (*r
 			return nil, err
 		}
 	}
-	return nil, err
+	return nil, explain(err, c.size)
+}
+
+// size describes the conversation for a context-length refusal.
+func (c *Conversation) size() string {
+	c.mu.Lock()
+	n, bytes := len(c.input), 0
+	for _, it := range c.input {
+		bytes += len(it)
+	}
+	c.mu.Unlock()
+	// ~4 bytes a token, as the API's tokenizers average on English and code.
+	return fmt.Sprintf("the session holds %d items, %d KiB, about %d tokens", n, bytes>>10, bytes/4)
 }
 
 var errPreviousNotFound = errors.New("previous_response_not_found")
@@ -55,11 +74,16 @@ var errPreviousNotFound = errors.New("previous_response_not_found")
 func retryable(err error, attempt int, cfg Config) (time.Duration, string, bool) {
 	var ae *APIError
 	var re *ResponseError
+	var nl *NoLanesError
 	switch {
+	case errors.As(err, &nl):
+		return 0, "the server has no stream_id lanes", nl.Switched
 	case errors.Is(err, ErrConnectionLost):
 		return backoff(attempt, 100*time.Millisecond, 2*time.Second) * time.Duration(min(attempt, 1)), "the connection was lost", true
-	case errors.Is(err, errSilence):
+	case errors.Is(err, ErrSilence):
 		return 0, "the model API went silent", true
+	case errors.Is(err, ErrAuth), errors.Is(err, ErrQuota), errors.Is(err, ErrContextLength), errors.Is(err, ErrModelNotFound):
+		return 0, "", false // a retry would be refused (and billed) the same way
 	case errors.As(err, &ae):
 		switch {
 		case ae.Code == "previous_response_not_found":
@@ -109,6 +133,13 @@ func (a *attemptSink) Text(d string) {
 	a.texted = true
 	if a.Sink != nil {
 		a.Sink.Text(d)
+	}
+}
+
+func (a *attemptSink) Thought(d string) {
+	a.texted = true
+	if a.Sink != nil {
+		a.Sink.Thought(d)
 	}
 }
 

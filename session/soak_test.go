@@ -20,7 +20,7 @@ import (
 // twice, every function call answered exactly once, memory equal to the
 // store.
 func TestSoak200TurnsWithRandomFaults(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: true, FirstEventTimeout: 150 * time.Millisecond})
+	e := newEnv(t, sim.Options{}, session.Config{Lanes: session.LanesOn, FirstEventTimeout: 150 * time.Millisecond})
 	faults := []sim.Fault{
 		{Kind: sim.FaultCloseMidResponse, CloseCode: 1011, AfterEvents: 4},
 		{Kind: sim.FaultCloseMidResponse, CloseCode: sim.CloseAbrupt, AfterEvents: 2},

@@ -22,11 +22,13 @@ type stream struct {
 	ended     bool  // terminal event queued or failure set
 	abandoned bool  // the owner walked away; events are discarded
 	signal    chan struct{}
-	cancel    func() // HTTP: ends this request alone; nil on WebSocket
+	cancel    func()    // HTTP: ends this request alone; nil on WebSocket
+	last      time.Time // when this stream's last event arrived (sent until then); guarded by mu
 }
 
 func newStream(c link, lane string) *stream {
-	return &stream{conn: c, lane: lane, sent: time.Now(), signal: make(chan struct{}, 1)}
+	now := time.Now()
+	return &stream{conn: c, lane: lane, sent: now, last: now, signal: make(chan struct{}, 1)}
 }
 
 func (s *stream) notify() {
@@ -39,6 +41,7 @@ func (s *stream) notify() {
 // push queues an event; it reports whether the event was terminal.
 func (s *stream) push(e *event) {
 	s.mu.Lock()
+	s.last = time.Now()
 	if !s.abandoned && !s.ended {
 		s.q = append(s.q, e)
 	}
@@ -72,8 +75,9 @@ func (s *stream) wasAbandoned() bool {
 }
 
 // next returns the next event. Before the first event the wait is bounded by
-// firstEvent, afterwards by idle; any frame on the connection (pings
-// included) counts as liveness.
+// firstEvent, afterwards by idle. Only this stream's own events count as
+// liveness: pings and other lanes' events keep the connection alive, not a
+// wedged response on it.
 func (s *stream) next(ctx context.Context, first bool, firstEvent, idle time.Duration) (*event, error) {
 	limit := idle
 	if first {
@@ -104,7 +108,9 @@ func (s *stream) next(ctx context.Context, first bool, firstEvent, idle time.Dur
 			return nil, ctx.Err()
 		case <-s.signal:
 		case <-timer.C:
-			quiet := time.Since(s.conn.lastActivity())
+			s.mu.Lock()
+			quiet := time.Since(s.last)
+			s.mu.Unlock()
 			if quiet < limit {
 				timer.Reset(limit - quiet)
 				continue
@@ -113,7 +119,7 @@ func (s *stream) next(ctx context.Context, first bool, firstEvent, idle time.Dur
 			if first {
 				what = "first-event"
 			}
-			return nil, fmt.Errorf("no event for %s (%s timeout): %w", quiet.Round(time.Millisecond), what, errSilence)
+			return nil, fmt.Errorf("no event for %s (%s timeout): %w", quiet.Round(time.Millisecond), what, ErrSilence)
 		}
 	}
 }

@@ -75,6 +75,9 @@ func (c *Conversation) warmUp(again bool) {
 		}
 		gauge.Add(1)
 		_, err := c.exchange(ctx, 0, false, nil)
+		if nl := (*NoLanesError)(nil); errors.As(err, &nl) && nl.Switched {
+			_, err = c.exchange(ctx, 0, false, nil) // once more, on a connection of its own
+		}
 		gauge.Add(-1)
 		if err != nil && !errors.Is(err, errNoWarmupOverHTTP) {
 			c.log.Info("warm-up failed; the next turn goes without it", "err", err, "rewarm", again)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/hearthd/hearth/store"
 )
 
 // settings are the non-input fields of a request. They must be
@@ -16,7 +18,21 @@ type settings struct {
 	Tools             json.RawMessage `json:"tools,omitempty"`
 	ToolChoice        string          `json:"tool_choice,omitempty"`
 	ParallelToolCalls bool            `json:"parallel_tool_calls"`
+	Reasoning         *reasoning      `json:"reasoning,omitempty"`
 	Store             bool            `json:"store"`
+	// Include asks for reasoning.encrypted_content: under store:false it is
+	// the only way the model's thinking survives a replay.
+	Include []string `json:"include,omitempty"`
+	// PromptCacheKey (the session id) routes a session's requests to the
+	// same prompt cache, so full requests hit it too.
+	PromptCacheKey string `json:"prompt_cache_key,omitempty"`
+}
+
+// reasoning is the request's reasoning object: effort, and summary when the
+// user wants to see the model's thoughts.
+type reasoning struct {
+	Effort  string `json:"effort"`
+	Summary string `json:"summary,omitempty"`
 }
 
 // key is the canonical bytes the incremental rule compares.
@@ -51,6 +67,8 @@ type event struct {
 	Item     json.RawMessage `json:"item,omitempty"`
 	Delta    string          `json:"delta,omitempty"`
 
+	SummaryIndex int `json:"summary_index,omitempty"`
+
 	// error events: nested on WebSocket, flat on SSE.
 	Status  int        `json:"status,omitempty"`
 	Error   *errorBody `json:"error,omitempty"`
@@ -69,6 +87,27 @@ type responseBody struct {
 	IncompleteDetails *struct {
 		Reason string `json:"reason"`
 	} `json:"incomplete_details,omitempty"`
+	Usage *usageBody `json:"usage,omitempty"`
+}
+
+// usageBody is a response's usage object.
+type usageBody struct {
+	InputTokens        int64 `json:"input_tokens"`
+	InputTokensDetails struct {
+		CachedTokens int64 `json:"cached_tokens"`
+	} `json:"input_tokens_details"`
+	OutputTokens        int64 `json:"output_tokens"`
+	OutputTokensDetails struct {
+		ReasoningTokens int64 `json:"reasoning_tokens"`
+	} `json:"output_tokens_details"`
+}
+
+func (u *usageBody) usage() store.Usage {
+	if u == nil {
+		return store.Usage{}
+	}
+	return store.Usage{Input: u.InputTokens, Cached: u.InputTokensDetails.CachedTokens,
+		Output: u.OutputTokens, Reasoning: u.OutputTokensDetails.ReasoningTokens}
 }
 
 type errorBody struct {

@@ -44,6 +44,29 @@ type Request struct {
 	Sent               time.Time // zero = not yet; InsertRequest defaults it to now
 	FirstEvent         time.Time // zero = not yet
 	Finished           time.Time // zero = not yet
+	Usage              Usage     // what the response reported; zero until it completed
+}
+
+// Usage is a response's token accounting, as the API reports it.
+type Usage struct {
+	Input     int64 // input tokens, cached ones included
+	Cached    int64 // input tokens served from the server's prompt cache
+	Output    int64 // output tokens, reasoning ones included
+	Reasoning int64 // tokens the model spent thinking
+}
+
+// Add returns the sum of u and v.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{u.Input + v.Input, u.Cached + v.Cached, u.Output + v.Output, u.Reasoning + v.Reasoning}
+}
+
+// CacheHitRatio is the share of input tokens served from the prompt cache;
+// 0 when there was no input.
+func (u Usage) CacheHitRatio() float64 {
+	if u.Input == 0 {
+		return 0
+	}
+	return float64(u.Cached) / float64(u.Input)
 }
 
 // InsertRequest logs a request and returns its id. Status defaults to
@@ -120,11 +143,11 @@ func finishRequestTx(ctx context.Context, tx *sql.Tx, id int64, responseID, stat
 	return mustAffect(res)
 }
 
-// CompleteRequest records a request's successful end and appends the
-// response's output items to the transcript, in one transaction: the
-// commit each model round trip pays once instead of twice.
+// CompleteRequest records a request's successful end and its usage and
+// appends the response's output items to the transcript, in one
+// transaction: the commit each model round trip pays once instead of twice.
 func (db *DB) CompleteRequest(ctx context.Context, id int64, responseID, status string, firstEvent, finished time.Time,
-	sessionID string, turnID int64, items []NewItem) ([]Item, error) {
+	usage Usage, sessionID string, turnID int64, items []NewItem) ([]Item, error) {
 	if status != RequestCompleted && status != RequestIncomplete {
 		return nil, fmt.Errorf("store: complete request %d: invalid status %q", id, status)
 	}
@@ -138,6 +161,13 @@ func (db *DB) CompleteRequest(ctx context.Context, id int64, responseID, status 
 	err = db.write(ctx, func(tx *sql.Tx) error {
 		if err := finishRequestTx(ctx, tx, id, responseID, status, "", firstEvent, finished); err != nil {
 			return err
+		}
+		if usage != (Usage{}) {
+			if _, err := tx.ExecContext(ctx, `
+				UPDATE requests SET input_tokens = ?, cached_tokens = ?, output_tokens = ?, reasoning_tokens = ?
+				WHERE id = ?`, usage.Input, usage.Cached, usage.Output, usage.Reasoning, id); err != nil {
+				return err
+			}
 		}
 		if len(out) == 0 {
 			return nil
@@ -156,7 +186,8 @@ func (db *DB) Requests(ctx context.Context, sessionID string) ([]Request, error)
 	err := db.read(func(rd *sql.DB) error {
 		rows, err := rd.QueryContext(ctx, `
 			SELECT id, turn_id, conn, kind, full_reason, previous_response_id, response_id,
-				bytes_sent, input_items, status, error, sent, first_event, finished
+				bytes_sent, input_items, status, error, sent, first_event, finished,
+				input_tokens, cached_tokens, output_tokens, reasoning_tokens
 			FROM requests WHERE session_id = ? ORDER BY id`, sessionID)
 		if err != nil {
 			return err
@@ -167,7 +198,8 @@ func (db *DB) Requests(ctx context.Context, sessionID string) ([]Request, error)
 			var turn, sent, first, finished sql.NullInt64
 			if err := rows.Scan(&r.ID, &turn, &r.Conn, &r.Kind, &r.FullReason,
 				&r.PreviousResponseID, &r.ResponseID, &r.BytesSent, &r.InputItems,
-				&r.Status, &r.Error, &sent, &first, &finished); err != nil {
+				&r.Status, &r.Error, &sent, &first, &finished,
+				&r.Usage.Input, &r.Usage.Cached, &r.Usage.Output, &r.Usage.Reasoning); err != nil {
 				return err
 			}
 			r.TurnID = turn.Int64
@@ -180,4 +212,19 @@ func (db *DB) Requests(ctx context.Context, sessionID string) ([]Request, error)
 		return nil, fmt.Errorf("store: requests of session %s: %w", sessionID, err)
 	}
 	return out, nil
+}
+
+// SessionUsage sums the usage of every request of a session.
+func (db *DB) SessionUsage(ctx context.Context, sessionID string) (Usage, error) {
+	var u Usage
+	err := db.read(func(rd *sql.DB) error {
+		return rd.QueryRowContext(ctx, `
+			SELECT coalesce(sum(input_tokens), 0), coalesce(sum(cached_tokens), 0),
+				coalesce(sum(output_tokens), 0), coalesce(sum(reasoning_tokens), 0)
+			FROM requests WHERE session_id = ?`, sessionID).Scan(&u.Input, &u.Cached, &u.Output, &u.Reasoning)
+	})
+	if err != nil {
+		return Usage{}, fmt.Errorf("store: usage of session %s: %w", sessionID, err)
+	}
+	return u, nil
 }

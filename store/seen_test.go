@@ -80,7 +80,7 @@ func TestCompleteRequestIsAtomic(t *testing.T) {
 		t.Fatal(err)
 	}
 	bad := []NewItem{{Origin: OriginOutput, Data: []byte(`{"type":"message"}`)}, {Origin: OriginOutput, Data: []byte(`[1]`)}}
-	if _, err := db.CompleteRequest(ctx, id, "resp_1", RequestCompleted, time.Time{}, time.Time{}, "s1", turn.ID, bad); err == nil {
+	if _, err := db.CompleteRequest(ctx, id, "resp_1", RequestCompleted, time.Time{}, time.Time{}, Usage{}, "s1", turn.ID, bad); err == nil {
 		t.Fatal("a bad item was accepted")
 	}
 	reqs, _ := db.Requests(ctx, "s1")
@@ -89,12 +89,19 @@ func TestCompleteRequestIsAtomic(t *testing.T) {
 		t.Fatalf("after a refused completion: status %q, %d items", reqs[0].Status, len(items))
 	}
 	good := []NewItem{{Origin: OriginOutput, Data: []byte(`{"type":"message","id":"m1"}`)}}
-	out, err := db.CompleteRequest(ctx, id, "resp_1", RequestCompleted, time.Time{}, time.Time{}, "s1", turn.ID, good)
+	out, err := db.CompleteRequest(ctx, id, "resp_1", RequestCompleted, time.Time{}, time.Time{}, Usage{Input: 100, Cached: 60, Output: 20, Reasoning: 8}, "s1", turn.ID, good)
 	if err != nil || len(out) != 1 || out[0].Seq != 1 {
 		t.Fatalf("complete: %v %+v", err, out)
 	}
 	reqs, _ = db.Requests(ctx, "s1")
 	if reqs[0].Status != RequestCompleted || reqs[0].ResponseID != "resp_1" || reqs[0].Finished.IsZero() {
 		t.Fatalf("request after completion: %+v", reqs[0])
+	}
+	want := Usage{Input: 100, Cached: 60, Output: 20, Reasoning: 8}
+	if reqs[0].Usage != want {
+		t.Fatalf("usage stored %+v, want %+v", reqs[0].Usage, want)
+	}
+	if u, err := db.SessionUsage(ctx, "s1"); err != nil || u != want || u.CacheHitRatio() != 0.6 {
+		t.Fatalf("session usage %+v (%v), ratio %v", u, err, u.CacheHitRatio())
 	}
 }

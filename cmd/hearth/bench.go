@@ -46,20 +46,18 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fmt.Fprintf(stdout, "hearth bench: %d-step tool loop (read_file of a %d KiB file each step), %d turns per mode\n", *steps, *fileKB, *runs)
 	fmt.Fprintf(stdout, "simulator cost model: %s\n\n", cost)
 
-	modes := []struct {
-		name             string
-		warm, full, http bool
-	}{
-		{"websocket, warmed, incremental", true, false, false},
-		{"websocket, incremental, no warm-up", false, false, false},
-		{"websocket, every request full", false, true, false},
-		{"http+sse (the fallback)", false, true, true},
+	modes := []benchMode{
+		{name: "websocket, warmed, incremental", warm: true},
+		{name: "  the same without compression", warm: true, plain: true},
+		{name: "websocket, incremental, no warm-up"},
+		{name: "websocket, every request full", full: true},
+		{name: "http+sse (the fallback)", full: true, http: true},
 	}
 	results := make([]benchResult, len(modes))
 	for i, m := range modes {
 		var turns []benchResult
 		for r := 0; r < *runs; r++ {
-			res, err := benchTurn(ctx, dir, cost, *steps, m.warm, m.full, m.http, fmt.Sprintf("b%d-%d", i, r))
+			res, err := benchTurn(ctx, dir, cost, *steps, m, fmt.Sprintf("b%d-%d", i, r))
 			if err != nil {
 				return fmt.Errorf("%s: %w", m.name, err)
 			}
@@ -68,19 +66,31 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		results[i] = median(turns)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "mode\tturn time\tvs first\trequests\tbytes sent\tvs first\t")
+	fmt.Fprintln(tw, "mode\tturn time\tvs first\trequests\tbytes sent\tvs first\ton the wire\tvs first\t")
 	for i, m := range modes {
 		r := results[i]
-		fmt.Fprintf(tw, "%s\t%s\t%.2f×\t%d\t%d\t%.2f×\t\n", m.name, r.turn.Round(time.Millisecond),
-			float64(r.turn)/float64(results[0].turn), r.requests, r.bytes, float64(r.bytes)/float64(results[0].bytes))
+		fmt.Fprintf(tw, "%s\t%s\t%.2f×\t%d\t%d\t%.2f×\t%d\t%.2f×\t\n", m.name, r.turn.Round(time.Millisecond),
+			float64(r.turn)/float64(results[0].turn), r.requests, r.bytes, float64(r.bytes)/float64(results[0].bytes),
+			r.wire, float64(r.wire)/float64(results[0].wire))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "\nbytes sent: the requests' JSON; on the wire: what the server read from its sockets during the turn (permessage-deflate, HTTP headers and framing included)")
+	return nil
+}
+
+// benchMode is one way of sending a turn's requests.
+type benchMode struct {
+	name                    string
+	warm, full, http, plain bool // plain: no permessage-deflate
 }
 
 type benchResult struct {
 	turn     time.Duration // from prompt to the end of the turn (the warm-up runs before, as at session/new)
 	requests int
-	bytes    int64
+	bytes    int64 // the requests' JSON
+	wire     int64 // what the server read from the network during the turn
 }
 
 func median(rs []benchResult) benchResult {
@@ -102,7 +112,7 @@ func median(rs []benchResult) benchResult {
 // benchTurn opens a fresh simulator, database and client (a cold start, as
 // a user's first turn in a workspace), optionally warms up, and times one
 // turn.
-func benchTurn(ctx context.Context, dir string, cost sim.Cost, steps int, warm, full, http bool, id string) (benchResult, error) {
+func benchTurn(ctx context.Context, dir string, cost sim.Cost, steps int, m benchMode, id string) (benchResult, error) {
 	srv := sim.New(sim.Options{Cost: cost})
 	base, err := srv.Start()
 	if err != nil {
@@ -122,14 +132,14 @@ func benchTurn(ctx context.Context, dir string, cost sim.Cost, steps int, warm, 
 		return benchResult{}, err
 	}
 	client := session.NewClient(session.Config{BaseURL: base, Model: "sim-model", Instructions: "bench",
-		Lanes: true, DisableIncremental: full, ForceHTTP: http}, nil)
+		Lanes: session.LanesOn, DisableIncremental: m.full, ForceHTTP: m.http, DisableCompression: m.plain}, nil)
 	defer client.Close()
 	conv, err := session.Open(ctx, session.Options{ID: id, Client: client, DB: db, Tools: benchTools{workspace.NewToolset(root)}})
 	if err != nil {
 		return benchResult{}, err
 	}
 	defer conv.Close()
-	if warm {
+	if m.warm {
 		conv.Warm()
 		done, result := conv.WarmupDone()
 		<-done
@@ -138,11 +148,14 @@ func benchTurn(ctx context.Context, dir string, cost sim.Cost, steps int, warm, 
 		}
 	}
 	prompt := fmt.Sprintf(`go sim:calls=%d sim:tool=read_file sim:args={"path":"data.txt"}`, steps)
+	wire0, _ := srv.WireBytes()
 	start := time.Now()
 	if _, err := conv.Prompt(ctx, []json.RawMessage{session.UserMessage(prompt)}, nil); err != nil {
 		return benchResult{}, err
 	}
 	res := benchResult{turn: time.Since(start)}
+	wire1, _ := srv.WireBytes()
+	res.wire = wire1 - wire0
 	rows, err := db.Requests(ctx, id)
 	if err != nil {
 		return benchResult{}, err

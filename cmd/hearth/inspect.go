@@ -83,15 +83,17 @@ func printSessions(w io.Writer, ss []rpc.SessionInfo) {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SESSION\tWORKSPACE\tTITLE\tTURNS\tLAST ACTIVITY")
+	fmt.Fprintln(tw, "SESSION\tWORKSPACE\tTITLE\tTURNS\tTOKENS IN/OUT\tCACHED\tLAST ACTIVITY")
 	for _, s := range ss {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", s.ID, s.Root, s.Title, s.Turns, s.LastActivity.Local().Format(time.DateTime))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", s.ID, s.Root, s.Title, s.Turns, tokensInOut(s.Tokens),
+			cachedShare(s.Tokens), s.LastActivity.Local().Format(time.DateTime))
 	}
 	tw.Flush()
 }
 
 func printSession(w io.Writer, s *rpc.SessionDetail) {
-	fmt.Fprintf(w, "session   %s\nworkspace %s\nmodel     %s\nturns     %d\n\n", s.ID, s.Root, s.Model, len(s.Turns))
+	fmt.Fprintf(w, "session   %s\nworkspace %s\nmodel     %s\nturns     %d\ntokens    %s (reasoning %d), %s of the input from the prompt cache\n\n",
+		s.ID, s.Root, s.Model, len(s.Turns), tokensInOut(s.Tokens), s.Tokens.Reasoning, cachedShare(s.Tokens))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TURN\tSTATUS\tSTOP\tSTARTED\tERROR")
 	for _, t := range s.Turns {
@@ -107,14 +109,27 @@ func printSession(w io.Writer, s *rpc.SessionDetail) {
 	tw.Flush()
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "REQUEST\tTURN\tCONN\tKIND\tPREVIOUS RESPONSE\tBYTES\tITEMS\tFIRST EVENT\tTOTAL\tSTATUS\tWHY FULL")
+	fmt.Fprintln(tw, "REQUEST\tTURN\tCONN\tKIND\tPREVIOUS RESPONSE\tBYTES\tITEMS\tTOKENS IN/OUT\tCACHED\tFIRST EVENT\tTOTAL\tSTATUS\tWHY FULL")
 	for _, r := range s.Requests {
 		prev := r.PreviousResponseID
 		if prev == "" {
 			prev = "-"
 		}
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%d\t%d\t%dms\t%dms\t%s\t%s\n", r.ID, r.Turn, r.Conn, r.Kind, prev,
-			r.BytesSent, r.InputItems, r.FirstEventMS, r.TotalMS, r.Status, r.FullReason)
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%dms\t%dms\t%s\t%s\n", r.ID, r.Turn, r.Conn, r.Kind, prev,
+			r.BytesSent, r.InputItems, tokensInOut(r.Tokens), cachedShare(r.Tokens), r.FirstEventMS, r.TotalMS, r.Status, r.FullReason)
 	}
 	tw.Flush()
+}
+
+// tokensInOut is "12,345/678": input and output tokens.
+func tokensInOut(u rpc.TokenUsage) string {
+	return fmt.Sprintf("%d/%d", u.Input, u.Output)
+}
+
+// cachedShare is the cache-hit ratio as a percentage, "-" with no input.
+func cachedShare(u rpc.TokenUsage) string {
+	if u.Input == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f%%", 100*u.CacheHitRatio)
 }

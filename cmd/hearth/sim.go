@@ -18,7 +18,10 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs := newFlags("sim", stderr)
 	addr := fs.String("addr", "127.0.0.1:8089", "listen address (port 0 picks a free one)")
 	key := fs.String("api-key", os.Getenv("HEARTH_SIM_API_KEY"), "require this bearer token (default: accept any)")
-	noLanes := fs.Bool("no-lanes", false, "reject stream_id and run one response at a time per connection")
+	noLanes := fs.Bool("no-lanes", false, "reject stream_id (invalid_stream_id) and run one response at a time per connection")
+	lanes := fs.String("lanes", "on", "what stream_id does: on (parallel lanes), ignore (never echoed, one response at a time), refuse (unknown_parameter)")
+	reasoning := fs.String("reasoning", "auto", "which models reason: auto (all but gpt-4*, gpt-3.5*, chatgpt-4*), always, never")
+	ping := fs.Duration("ping", 0, "ping every WebSocket connection this often (0 = never)")
 	verbose := fs.Bool("v", false, "print one line per answered request (transport, connection, warm-up, previous_response_id, outcome)")
 	var cost sim.Cost
 	fs.DurationVar(&cost.Handshake, "handshake", 0, "simulated WebSocket handshake time")
@@ -28,6 +31,14 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.Float64Var(&cost.TokensPerSecond, "tokens-per-second", 0, "pace of streamed deltas (0 = as fast as possible)")
 	if err := fs.Parse(args); err != nil {
 		return &exitError{2, err}
+	}
+	laneMode, err := sim.ParseLaneMode(*lanes)
+	if err != nil {
+		return &exitError{2, fmt.Errorf("--lanes: %w", err)}
+	}
+	reasoningMode, err := sim.ParseReasoningMode(*reasoning)
+	if err != nil {
+		return &exitError{2, fmt.Errorf("--reasoning: %w", err)}
 	}
 	var mu sync.Mutex // one line at a time on stdout
 	onAnswered := func(r sim.Received) {
@@ -47,9 +58,11 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if !*verbose {
 		onAnswered = nil
 	}
-	srv := sim.New(sim.Options{APIKey: *key, DisableLanes: *noLanes, Cost: cost, OnAnswered: onAnswered, OnListen: func(base string) {
+	opts := sim.Options{APIKey: *key, DisableLanes: *noLanes, Lanes: laneMode, Reasoning: reasoningMode, PingInterval: *ping,
+		Cost: cost, OnAnswered: onAnswered}
+	opts.OnListen = func(base string) {
 		ws := "ws" + strings.TrimPrefix(base, "http")
 		fmt.Fprintf(stdout, "hearth sim: Responses API simulator on %s (WebSocket %s/responses); cost: %s\n", base, ws, cost)
-	}})
-	return srv.ListenAndServe(ctx, *addr)
+	}
+	return sim.New(opts).ListenAndServe(ctx, *addr)
 }

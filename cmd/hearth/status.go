@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -117,16 +118,20 @@ func printStatus(w io.Writer, st rpc.Status) {
 	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "WORKSPACE\tSTATE\tTRANSPORT\tCONNS\tAGE\tSESSIONS\tHANDSHAKES\tWARM-UPS\tFULL\tINCREMENTAL\tRETRIES\tSENT\tSAVED")
+	fmt.Fprintln(tw, "WORKSPACE\tSTATE\tTRANSPORT\tCONNS\tAGE\tSESSIONS\tHANDSHAKES\tWARM-UPS\tFULL\tINCREMENTAL\tRETRIES\tSENT\tON WIRE\tSAVED\tTOKENS IN/OUT\tCACHED")
 	for _, ws := range st.Workspaces {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n", ws.Root, ws.State, ws.Transport, ws.Connections,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", ws.Root, ws.State, ws.Transport, ws.Connections,
 			ws.ConnAge().Round(time.Second), ws.Sessions, ws.Handshakes,
-			ws.Warmups, ws.FullRequests, ws.IncrementalRequests, ws.Retries, bytesHuman(ws.BytesSent), bytesHuman(ws.BytesSaved))
+			ws.Warmups, ws.FullRequests, ws.IncrementalRequests, ws.Retries, bytesHuman(ws.BytesSent),
+			bytesHuman(ws.WireBytesSent), bytesHuman(ws.BytesSaved), tokensInOut(ws.Tokens), cachedShare(ws.Tokens))
 	}
 	tw.Flush()
 	for _, ws := range st.Workspaces {
 		if ws.Fallback != "" {
 			fmt.Fprintf(w, "%s: on HTTP because %s\n", ws.Root, ws.Fallback)
+		}
+		if why, ok := strings.CutPrefix(ws.LaneMode, "off: "); ok {
+			fmt.Fprintf(w, "%s: one WebSocket per session: %s\n", ws.Root, why)
 		}
 	}
 }

@@ -114,7 +114,13 @@ test('openai ResponsesWS: warm-up, then a chained text turn, on the default lane
   assert.equal(types[0], 'response.created');
   assert.equal(types[1], 'response.in_progress');
   assert.equal(types.at(-1), 'response.completed', `events: ${types.join(',')}`);
-  for (const t of ['response.output_item.added', 'response.content_part.added', 'response.output_text.done', 'response.content_part.done', 'response.output_item.done']) {
+  // The sim's model reasons, like the real default models: a reasoning item opens the output
+  // (docs/responses-websocket.md §3a), then the message.
+  for (const t of ['response.output_item.added', 'response.output_item.done']) {
+    assert.equal(types.filter((x) => x === t).length, 2, `two ${t} (reasoning, message): ${types.join(',')}`);
+  }
+  assert.equal(turn.find((e) => e.type === 'response.output_item.added').item.type, 'reasoning');
+  for (const t of ['response.content_part.added', 'response.output_text.done', 'response.content_part.done']) {
     assert.equal(types.filter((x) => x === t).length, 1, `one ${t}: ${types.join(',')}`);
   }
   assert.ok(types.indexOf('response.output_text.delta') > types.indexOf('response.content_part.added'));
@@ -127,6 +133,8 @@ test('openai ResponsesWS: warm-up, then a chained text turn, on the default lane
   const streamed = turn.filter((e) => e.type === 'response.output_text.delta').map((e) => e.delta).join('');
   assert.equal(streamed, 'You said: hello from the openai SDK');
   assert.equal(turn.find((e) => e.type === 'response.output_text.done').text, streamed);
+  assert.equal(resp.output[0].type, 'reasoning');
+  assert.match(resp.output[0].id, /^rs_/);
   const message = resp.output.find((o) => o.type === 'message');
   assert.equal(message.role, 'assistant');
   assert.equal(message.content.map((c) => c.text).join(''), streamed);
@@ -159,8 +167,11 @@ test('openai ResponsesWS: a stream_id lane chains a tool call, its output and a 
   assert.equal(streamedArgs, call.arguments);
 
   // The tool's output, then a 12-word answer read with the SDK's accumulator.
+  // This one asks for a reasoning summary and the encrypted reasoning, as Codex does.
   lane.create({
     ...settings,
+    reasoning: { effort: 'low', summary: 'auto' },
+    include: ['reasoning.encrypted_content'],
     previous_response_id: callResp.id,
     input: [{ type: 'function_call_output', call_id: call.call_id, output: 'a.txt\nb.txt' }, userMessage('now sim:tokens=12')],
   });
@@ -169,6 +180,11 @@ test('openai ResponsesWS: a stream_id lane chains a tool call, its output and a 
   assert.equal(final.previous_response_id, callResp.id, 'the ids chain');
   const words = final.output_text.trim().split(/\s+/);
   assert.equal(words.length, 12, `12 words: ${JSON.stringify(final.output_text)}`);
+  const reasoning = final.output.find((o) => o.type === 'reasoning');
+  assert.ok(reasoning, `a reasoning item: ${JSON.stringify(final.output)}`);
+  assert.equal(reasoning.summary.length, 1, `a summary: ${JSON.stringify(reasoning)}`);
+  assert.match(reasoning.summary[0].text, /^Thinking about: /);
+  assert.equal(typeof reasoning.encrypted_content, 'string');
 
   // A parent this connection never produced: previous_response_not_found, on this lane.
   lane.create({ ...settings, previous_response_id: 'resp_does_not_exist', input: [userMessage('hello?')] });

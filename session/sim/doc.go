@@ -13,8 +13,15 @@
 //	(*Server).Received() []Received            copy of every recorded client frame / HTTP request
 //	(*Server).WaitReceived(ctx, n)             wait until the first n records are answered
 //	(*Server).Handshakes() int                 WebSocket upgrade attempts, refused ones included
+//	(*Server).PingsReceived() int              pings clients sent on WebSocket connections
+//	(*Server).WireBytes() (in, out int64)      bytes through the TCP connections of Start/ListenAndServe
 //	(*Server).InjectFault(Fault)               queue a fault; ClearFaults, PendingFaults
 //	Cost.ProcessDelay(inputBytes)              the processing delay the cost model charges
+//	ParseLaneMode, ParseReasoningMode          read the hearth sim --lanes / --reasoning values
+//
+// Options beyond auth, age and cost: Lanes (LanesOn, LanesIgnore, LanesRefuse) and the older
+// DisableLanes; Reasoning (ReasoningAuto, ReasoningAlways, ReasoningNever) and Secret;
+// ContextWindow and Models; PingInterval and IgnorePings. Each is described below.
 //
 // Routes: GET {base}/responses upgraded to WebSocket; POST {base}/responses, streaming SSE
 // when the body has stream:true (else the final response as JSON). With Options.APIKey set
@@ -27,8 +34,16 @@
 // response.create get an unknown_event_type error event. response.create is the flat HTTP body:
 // background is rejected (unsupported_parameter); stream is accepted and
 // ignored (responses always stream; OpenAI's own clients, Codex among them,
-// send stream:true anyway); unknown fields are ignored.
-// generate:false is a warm-up: response.created then response.completed with output [].
+// send stream:true anyway); unknown fields are ignored. store, include, reasoning and
+// prompt_cache_key are read on both transports and recorded in Received (a value of the
+// wrong type is invalid_type). generate:false is a warm-up: response.created then
+// response.completed with output [].
+//
+// Pings: the server answers client pings with a pong (not with Options.IgnorePings) and
+// counts them (PingsReceived); with Options.PingInterval > 0 it pings every connection at
+// that interval. permessage-deflate is negotiated when the client offers it;
+// Received.Compressed records it per connection, and WireBytes counts what really crossed
+// the wire (compressed frames, headers included) on the Server's own listener.
 //
 // previous_response_id resolves against a connection-local cache that holds only the latest
 // response of each lane (store:false): a miss, an older response, or another lane's response
@@ -36,14 +51,16 @@
 // response.failed) evicts the lane's cached response. The effective input is the parent's
 // input and output followed by the new input. A new connection starts with an empty cache.
 //
-// Lanes: stream_id (1–256 of [A-Za-z0-9_.-], else invalid_stream_id) names a lane; a lane runs
-// its requests FIFO, lanes run concurrently and their events carry stream_id (default-lane
-// events carry none). At most MaxActiveResponses (16) run at once per connection, the rest
-// queue in arrival order; the MaxStreamNames+1-th (33rd) distinct name gets
-// websocket_stream_limit_reached. With Options.DisableLanes one response runs at a time per
-// connection and the rest queue; a request carrying stream_id gets invalid_stream_id — chosen
-// over silently ignoring it so that a client configured for an old server which still sends
-// stream_id fails loudly instead of receiving events without the stream_id it routes by.
+// Lanes (Options.Lanes = LanesOn, the default): stream_id (1–256 of [A-Za-z0-9_.-], else
+// invalid_stream_id) names a lane; a lane runs its requests FIFO, lanes run concurrently and
+// their events carry stream_id (default-lane events carry none). At most MaxActiveResponses
+// (16) run at once per connection, the rest queue in arrival order; the MaxStreamNames+1-th
+// (33rd) distinct name gets websocket_stream_limit_reached. The lane-less servers of §5 run
+// one response at a time per connection and queue the rest: LanesIgnore ignores stream_id
+// (never echoed, one FIFO lane and one cache slot per connection); LanesRefuse answers a
+// create carrying it with 400 unknown_parameter ("Unknown parameter: 'stream_id'.", no
+// stream_id member). The older Options.DisableLanes (it wins over Lanes) also runs one at a
+// time but refuses stream_id with invalid_stream_id, echoing it.
 //
 // After Options.MaxAge (default 60 min) the next create is answered with the connection-wide
 // error websocket_connection_limit_reached (status 400, no stream_id) and the connection is
@@ -55,7 +72,47 @@
 // output_text.done, content_part.done) or (function_call_arguments.delta*,
 // function_call_arguments.done), output_item.done, and one terminal event (response.completed,
 // response.incomplete or response.failed) carrying the full response with usage. Errors on
-// WebSocket are nested ({type:"error",status,error:{type,code,message,param}}), on SSE flat.
+// WebSocket are nested ({type:"error",status,error:{type,code,message,param}}), on SSE flat;
+// request errors echo the request's stream_id on a lane and leave the connection open.
+//
+// # Reasoning models and store:false (§3a)
+//
+// Options.Reasoning: under ReasoningAuto (default) every model reasons except names starting
+// with gpt-4, gpt-3.5 or chatgpt-4; ReasoningAlways and ReasoningNever override. A generated
+// response of a reasoning model opens with a reasoning item at output_index 0
+// ({type:"reasoning",id:"rs_…",summary:[…]}, added with summary [] … done), before the text
+// or call at index 1. With reasoning.summary auto|concise|detailed the summary streams
+// (reasoning_summary_part.added, reasoning_summary_text.delta* one per word,
+// reasoning_summary_text.done, reasoning_summary_part.done) and the final item holds
+// [{type:"summary_text",text}]: "Thinking about: <first 60 characters of the user's text>",
+// or "Deciding to call <tool>." for a call. usage.output_tokens_details.reasoning_tokens is
+// the summary's words + 8, included in output_tokens. With include
+// ["reasoning.encrypted_content"] the item carries encrypted_content: base64url of a JSON
+// {id, summary, model} followed by its HMAC-SHA256 under Options.Secret (empty: a fixed
+// built-in secret, so that a new simulator accepts what an earlier one issued, as the real
+// API does across connections).
+//
+// reasoning.effort must be none|minimal|low|medium|high|xhigh and reasoning.summary one of
+// the three above (else invalid_value with param reasoning.effort / reasoning.summary); a
+// non-reasoning model given an effort other than none gets unsupported_parameter (param
+// reasoning.effort). A reasoning input item whose encrypted_content this secret did not seal
+// gets 400 invalid_encrypted_content (param null, the message names the item's id or
+// input[i]); one with neither id nor encrypted_content is accepted and carries nothing.
+//
+// store absent means true. With store:false, any item of the request's own input (not the
+// cached items a previous_response_id brings) whose id has a server-issued shape (lowercase
+// prefix, "_", 16 or more hex digits: rs_…, msg_…, fc_…) refuses the whole request (ids a
+// client made itself, such as Codex's msg_<uuid>, are accepted, as the real API does): status 404, type invalid_request_error, code null, param input, "Item with id 'ID'
+// not found. Items are not persisted when `store` is set to false. Try again with `store` set
+// to true, or remove this item from your input." (Received.Outcome OutcomeItemNotFound). With
+// store true ids are accepted, but nothing is persisted either: previous_response_id always
+// resolves against the connection-local cache alone (stricter than the real API).
+//
+// Options.Models, when set, lists the models that exist: another (or the default, when a
+// request names none) gets 404 model_not_found. Options.ContextWindow (tokens, 0 = unlimited):
+// an effective input (cached items + new input + instructions + tools, 4 bytes a token, as
+// usage counts) above it gets 400 context_length_exceeded (param input). Validation failures
+// are answered in order on the request's lane and consume no fault.
 //
 // # The scripted model
 //
@@ -98,6 +155,13 @@
 //	FaultDropCache           the connection's cache is emptied before the request resolves
 //	FaultConnectionLimit     websocket_connection_limit_reached and close, as at MaxAge
 //	FaultSilence             the event at index AfterEvents (default the first) is held for Delay
+//	FaultInsufficientQuota   429 insufficient_quota (type insufficient_quota) instead of the response
+//	FaultContextLength       400 context_length_exceeded (param input) instead of the response
+//	FaultServerError         500 server_error instead of the response
+//	FaultInvalidAPIKey       401 invalid_api_key instead of the response
+//
+// The error faults are WebSocket error events (echoing stream_id on a lane, the connection
+// stays open) or, on HTTP, the status with a JSON error body.
 //
 // An AfterEvents beyond the response's last event fires just before the terminal event.
 package sim

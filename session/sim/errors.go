@@ -11,13 +11,22 @@ import (
 type apiError struct {
 	Status  int
 	Type    string
-	Code    string
+	Code    string // "" is sent as null (the real API has errors without a code)
 	Message string
 	Param   string
 }
 
 func (e apiError) body() map[string]any {
-	return map[string]any{"type": e.Type, "code": e.Code, "message": e.Message, "param": nullable(e.Param)}
+	return map[string]any{"type": e.Type, "code": nullable(e.Code), "message": e.Message, "param": nullable(e.Param)}
+}
+
+// outcome is what Received.Outcome records for the error: its code, or for the one error
+// without a code, OutcomeItemNotFound.
+func (e apiError) outcome() string {
+	if e.Code == "" {
+		return OutcomeItemNotFound
+	}
+	return e.Code
 }
 
 // wsEvent is the WebSocket error event; seq is nil for errors that precede any response event.
@@ -72,6 +81,48 @@ func previousNotFound(id string) apiError {
 
 func unsupportedParameter(param, where string) apiError {
 	return invalidRequest("unsupported_parameter", param, "Unsupported parameter: '%s' is not supported %s.", param, where)
+}
+
+// unknownParameter is a lane-less server's answer to stream_id. Like every API error it has
+// no stream_id member: the server does not know the field.
+func unknownParameter(param string) apiError {
+	return invalidRequest("unknown_parameter", param, "Unknown parameter: '%s'.", param)
+}
+
+// itemNotPersisted refuses an input item carrying an id under store:false: the server looks
+// the id up, finds nothing and refuses the whole request (404, code null, as the real API).
+func itemNotPersisted(id string) apiError {
+	return apiError{Status: 404, Type: "invalid_request_error", Param: "input", Message: fmt.Sprintf(
+		"Item with id '%s' not found. Items are not persisted when `store` is set to false. "+
+			"Try again with `store` set to true, or remove this item from your input.", id)}
+}
+
+// invalidEncryptedContent refuses a reasoning item whose encrypted_content this server did
+// not seal. The real API sends param null and names the item (or the content) in the message.
+func invalidEncryptedContent(item string) apiError {
+	return apiError{Status: 400, Type: "invalid_request_error", Code: "invalid_encrypted_content", Message: fmt.Sprintf(
+		"The encrypted content for item %s could not be verified. Reason: Encrypted content could not be decrypted or parsed.", item)}
+}
+
+func modelNotFound(model string) apiError {
+	return apiError{Status: 404, Type: "invalid_request_error", Code: "model_not_found",
+		Message: fmt.Sprintf("The model '%s' does not exist or you do not have access to it.", model)}
+}
+
+func insufficientQuota() apiError {
+	return apiError{Status: 429, Type: "insufficient_quota", Code: "insufficient_quota",
+		Message: "You exceeded your current quota, please check your plan and billing details. " +
+			"For more information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors."}
+}
+
+func contextLengthExceeded() apiError {
+	return invalidRequest("context_length_exceeded", "input",
+		"Your input exceeds the context window of this model. Please adjust your input and try again.")
+}
+
+func serverError() apiError {
+	return apiError{Status: 500, Type: "server_error", Code: "server_error",
+		Message: "The server had an error while processing your request. Sorry about that!"}
 }
 
 func invalidStreamID(format string, args ...any) apiError {

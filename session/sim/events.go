@@ -34,6 +34,12 @@ type reply struct {
 	instructions json.RawMessage
 	tools        json.RawMessage
 	generate     bool
+	store        bool // the request's store (absent = true), echoed in the response object
+	reasons      bool // a reasoning model: the output opens with a reasoning item
+	effort       string
+	summary      string            // reasoning.summary requested ("" = none streamed)
+	encrypted    bool              // include has reasoning.encrypted_content
+	secret       []byte            // seals encrypted_content
 	effective    []json.RawMessage // cached items + new input
 	cachedBytes  int
 	cost         Cost
@@ -41,9 +47,10 @@ type reply struct {
 	w            eventWriter
 	createdAt    int64
 
-	seq       int  // next sequence_number
-	fired     bool // the fault has acted
-	outTokens int
+	seq             int  // next sequence_number
+	fired           bool // the fault has acted
+	outTokens       int  // text and argument deltas
+	reasoningTokens int  // set by streamReasoning
 }
 
 // replyResult is how a reply ended: status is completed, incomplete or failed.
@@ -52,16 +59,15 @@ type replyResult struct {
 	output []json.RawMessage
 }
 
-func newReply(req *request, streamID string, effective []json.RawMessage, cachedBytes int, cost Cost, fault *Fault, w eventWriter, defaultModel string) *reply {
-	model := req.model
-	if model == "" {
-		model = defaultModel
-	}
+func newReply(req *request, streamID string, effective []json.RawMessage, cachedBytes int, fault *Fault, w eventWriter, opts Options) *reply {
+	model := modelOr(req.model, opts.model())
 	return &reply{
 		id: newID("resp"), model: model, prevID: req.prevID, streamID: streamID,
 		instructions: req.fields["instructions"], tools: req.tools, generate: req.generates(),
-		effective: effective, cachedBytes: cachedBytes, cost: cost, fault: fault, w: w,
-		createdAt: time.Now().Unix(),
+		store: !req.storeOff(), reasons: opts.reasons(model), effort: req.reasoning.effort,
+		summary: req.reasoning.summary, encrypted: req.includes("reasoning.encrypted_content"),
+		secret: opts.secret(), effective: effective, cachedBytes: cachedBytes, cost: opts.Cost,
+		fault: fault, w: w, createdAt: time.Now().Unix(),
 	}
 }
 
@@ -92,13 +98,21 @@ func (r *reply) run(ctx context.Context) (replyResult, error) {
 		return replyResult{}, err
 	}
 	p := planTurn(r.effective, r.tools)
+	var output []json.RawMessage
+	if r.reasons {
+		item, err := r.streamReasoning(ctx, 0, reasoningSummary(p, readTurn(r.effective).text))
+		if err != nil {
+			return replyResult{}, err
+		}
+		output = append(output, item)
+	}
 	incomplete := r.fault.is(FaultResponseIncomplete)
 	var item json.RawMessage
 	var err error
 	if p.callName != "" {
-		item, err = r.streamCall(ctx, 0, p.callName, p.callArgs)
+		item, err = r.streamCall(ctx, len(output), p.callName, p.callArgs)
 	} else {
-		item, err = r.streamText(ctx, 0, p.text, incomplete)
+		item, err = r.streamText(ctx, len(output), p.text, incomplete)
 	}
 	if err != nil {
 		return replyResult{}, err
@@ -107,7 +121,7 @@ func (r *reply) run(ctx context.Context) (replyResult, error) {
 	if incomplete {
 		status = "incomplete"
 	}
-	return r.terminal(ctx, status, []json.RawMessage{item})
+	return r.terminal(ctx, status, append(output, item))
 }
 
 func (r *reply) streamText(ctx context.Context, index int, text string, incomplete bool) (json.RawMessage, error) {
@@ -264,19 +278,32 @@ func (r *reply) object(status string, output []json.RawMessage) map[string]any {
 		"id": r.id, "object": "response", "created_at": r.createdAt, "status": status,
 		"model": r.model, "output": output, "usage": nil, "error": nil, "incomplete_details": nil,
 		"previous_response_id": nullable(r.prevID), "instructions": instructions, "tools": tools,
-		"store": false,
+		"store": r.store, "reasoning": r.reasoningObject(),
 	}
+}
+
+// reasoningObject is the response's reasoning settings: the effort (medium by default on a
+// reasoning model) and the summary mode, null where they do not apply.
+func (r *reply) reasoningObject() map[string]any {
+	if !r.reasons {
+		return map[string]any{"effort": nil, "summary": nil}
+	}
+	effort := r.effort
+	if effort == "" {
+		effort = "medium"
+	}
+	return map[string]any{"effort": effort, "summary": nullable(r.summary)}
 }
 
 // usage estimates tokens at four bytes each; cached tokens are the prefix the cache supplied.
 func (r *reply) usage() map[string]any {
 	in := (itemsBytes(r.effective) + len(r.instructions) + len(r.tools) + 3) / 4
-	out := r.outTokens
+	out := r.outTokens + r.reasoningTokens
 	return map[string]any{
 		"input_tokens":          in,
 		"input_tokens_details":  map[string]any{"cached_tokens": r.cachedBytes / 4},
 		"output_tokens":         out,
-		"output_tokens_details": map[string]any{"reasoning_tokens": 0},
+		"output_tokens_details": map[string]any{"reasoning_tokens": r.reasoningTokens},
 		"total_tokens":          in + out,
 	}
 }

@@ -25,11 +25,16 @@ const (
 	FaultDropCache                    // ws: empty the connection-local cache before the request resolves previous_response_id
 	FaultConnectionLimit              // ws: answer with websocket_connection_limit_reached and close, as at MaxAge
 	FaultSilence                      // ws+http: hold the event at index AfterEvents (default the first) for Delay
+	FaultInsufficientQuota            // ws+http: insufficient_quota (429) instead of the response
+	FaultContextLength                // ws+http: context_length_exceeded (400, param input) instead of the response
+	FaultServerError                  // ws+http: server_error (500) instead of the response
+	FaultInvalidAPIKey                // ws+http: invalid_api_key (401) instead of the response
 )
 
 var faultNames = [...]string{"none", "refuse_upgrade", "close_mid_response", "close_after_response",
 	"binary_frame", "malformed_frame", "rate_limit", "response_failed", "response_incomplete",
-	"drop_cache", "connection_limit", "silence"}
+	"drop_cache", "connection_limit", "silence", "insufficient_quota", "context_length", "server_error",
+	"invalid_api_key"}
 
 func (k FaultKind) String() string {
 	if k >= 0 && int(k) < len(faultNames) {

@@ -22,8 +22,13 @@ type Received struct {
 	Instructions       string            // instructions as sent
 	Tools              json.RawMessage   // tools as sent (nil when absent)
 	Input              []json.RawMessage // the new input items as sent (a string input becomes one user message item)
+	Store              *bool             // store as sent, nil when absent (the API then stores: true)
+	Include            []string          // include as sent
+	Reasoning          json.RawMessage   // the reasoning object as sent (nil when absent)
+	PromptCacheKey     string            // prompt_cache_key as sent
 	Raw                json.RawMessage   // the whole frame or body
 	Bytes              int               // size of Raw
+	Compressed         bool              // WebSocket: the connection negotiated permessage-deflate
 
 	InputBytes   int           // size of the input field: what the cost model charges for
 	ProcessDelay time.Duration // Cost.ProcessDelay(InputBytes), set when processing starts
@@ -41,6 +46,7 @@ const (
 	OutcomeClosed        = "connection_closed"   // the connection ended before a terminal event
 	OutcomeFaultClosed   = "closed_by_fault"     // a fault closed the connection mid-response
 	OutcomeProtocolError = "protocol_error"      // binary frame, non-JSON or untyped frame: connection dropped
+	OutcomeItemNotFound  = "item_not_found"      // refused with the code-less 404 "Item with id … not found" (store:false)
 )
 
 // record appends r and returns its index.
@@ -73,8 +79,7 @@ func (s *Server) finish(i int, outcome, responseID string) {
 	if responseID != "" {
 		r.ResponseID = responseID
 	}
-	close(s.changed)
-	s.changed = make(chan struct{})
+	s.signalLocked()
 	done := *r
 	s.mu.Unlock()
 	if s.opts.OnAnswered != nil {
@@ -110,4 +115,16 @@ func (s *Server) WaitReceived(ctx context.Context, n int) ([]Received, error) {
 			return recs, ctx.Err()
 		}
 	}
+}
+
+// signal wakes the waiters of WaitReceived and WaitPings.
+func (s *Server) signal() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.signalLocked()
+}
+
+func (s *Server) signalLocked() {
+	close(s.changed)
+	s.changed = make(chan struct{})
 }

@@ -23,6 +23,10 @@ type request struct {
 	prevID       string
 	generate     *bool
 	stream       bool // HTTP: stream:true
+	store        *bool
+	include      []string
+	reasoning    reasoningParams
+	cacheKey     string // prompt_cache_key
 
 	streamID    string    // the stream_id when it is a JSON string (valid or not)
 	hasStreamID bool      // stream_id present and not null
@@ -71,6 +75,21 @@ func parseRequest(raw []byte) (*request, error) {
 	if v, ok := fields["stream"]; ok && !isNull(v) {
 		_ = json.Unmarshal(v, &r.stream)
 	}
+	if v, ok := fields["store"]; ok && !isNull(v) {
+		var b bool
+		if err := json.Unmarshal(v, &b); err != nil {
+			r.fail(invalidRequest("invalid_type", "store", "Invalid type for 'store': expected a boolean."))
+		} else {
+			r.store = &b
+		}
+	}
+	if v, ok := fields["include"]; ok && !isNull(v) {
+		if err := json.Unmarshal(v, &r.include); err != nil {
+			r.fail(invalidRequest("invalid_type", "include", "Invalid type for 'include': expected an array of strings."))
+		}
+	}
+	r.cacheKey, _ = r.str("prompt_cache_key")
+	r.parseReasoning()
 	if v, ok := fields["stream_id"]; ok && !isNull(v) {
 		r.hasStreamID = true
 		if err := json.Unmarshal(v, &r.streamID); err != nil {
@@ -138,6 +157,12 @@ func (r *request) fail(e apiError) {
 	}
 }
 
+// storeOff reports store:false; absent means true, the real API's default.
+func (r *request) storeOff() bool { return r.store != nil && !*r.store }
+
+// includes reports whether the include array names what.
+func (r *request) includes(what string) bool { return contains(r.include, what) }
+
 // generates reports whether the request asks for model output (generate defaults to true).
 func (r *request) generates() bool { return r.generate == nil || *r.generate }
 
@@ -152,6 +177,12 @@ func (r *request) fill(rec Received) Received {
 	rec.Tools = r.tools
 	rec.Input = r.input
 	rec.InputBytes = r.inputBytes
+	rec.Store = r.store
+	rec.Include = r.include
+	if v, ok := r.fields["reasoning"]; ok && !isNull(v) {
+		rec.Reasoning = v
+	}
+	rec.PromptCacheKey = r.cacheKey
 	return rec
 }
 

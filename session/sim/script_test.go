@@ -132,16 +132,16 @@ func TestFunctionCallScript(t *testing.T) {
 		}
 		evs := c.create(req)
 		r := completed(t, evs)
-		if len(r.Output) != 1 {
+		if len(r.Output) != 2 { // sim-model reasons: a reasoning item, then the call
 			t.Fatalf("response %d has %d output items", i, len(r.Output))
 		}
 		var item outItem
-		if err := json.Unmarshal(r.Output[0], &item); err != nil {
+		if err := json.Unmarshal(r.Output[1], &item); err != nil {
 			t.Fatal(err)
 		}
 		if item.Type != "function_call" || item.Name != "list_dir" || item.Arguments != `{"path":"src"}` ||
 			!strings.HasPrefix(item.ID, "fc_") || !strings.HasPrefix(item.CallID, "call_") || item.Status != "completed" {
-			t.Fatalf("response %d item %s", i, r.Output[0])
+			t.Fatalf("response %d item %s", i, r.Output[1])
 		}
 		var args strings.Builder
 		var done string
@@ -178,9 +178,9 @@ func TestHeuristicsOverWebSocket(t *testing.T) {
 	tools := []any{fnTool("read_file"), fnTool("list_dir")}
 	r := completed(t, c.create(map[string]any{"tools": tools, "input": []any{userMsg("read go.mod please")}}))
 	var item outItem
-	_ = json.Unmarshal(r.Output[0], &item)
+	_ = json.Unmarshal(r.Output[len(r.Output)-1], &item)
 	if item.Name != "read_file" || item.Arguments != `{"path":"go.mod"}` {
-		t.Fatalf("read: %s", r.Output[0])
+		t.Fatalf("read: %s", r.Output)
 	}
 	evs := c.create(map[string]any{"tools": tools, "previous_response_id": r.ID, "input": []any{
 		map[string]any{"type": "function_call_output", "call_id": item.CallID, "output": "module x"}}})
@@ -188,8 +188,8 @@ func TestHeuristicsOverWebSocket(t *testing.T) {
 		t.Fatalf("answer %q", got)
 	}
 	r = completed(t, c.create(map[string]any{"tools": tools, "input": "list the files"}))
-	_ = json.Unmarshal(r.Output[0], &item)
+	_ = json.Unmarshal(r.Output[len(r.Output)-1], &item)
 	if item.Name != "list_dir" || item.Arguments != `{"path":"."}` {
-		t.Fatalf("list: %s", r.Output[0])
+		t.Fatalf("list: %s", r.Output)
 	}
 }

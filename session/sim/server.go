@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -18,7 +19,6 @@ import (
 // Options configures a Server. The zero value is a free server with lanes on and no auth.
 type Options struct {
 	APIKey       string            // when set, require "Authorization: Bearer <APIKey>" on both transports
-	DisableLanes bool              // one response at a time per connection; stream_id is rejected (invalid_stream_id)
 	MaxAge       time.Duration     // WebSocket connection lifetime; default 60 minutes
 	PushAgeLimit bool              // at MaxAge push the limit error on the idle socket (default: answer the next create)
 	Cost         Cost              // simulated latencies; zero = free
@@ -26,6 +26,21 @@ type Options struct {
 	ReadLimit    int64             // largest accepted frame or body; default 64 MiB
 	WriteTimeout time.Duration     // per-frame write deadline; default 10 s
 	OnListen     func(base string) // called with the base URL (http://HOST:PORT/v1) once Start or ListenAndServe listens
+
+	// Lanes says what stream_id does: LanesOn (default), LanesIgnore or LanesRefuse.
+	Lanes LaneMode
+	// DisableLanes is the old lane-less mode, kept for existing tests: one response at a
+	// time per connection, stream_id refused with invalid_stream_id (echoed). It wins over Lanes.
+	DisableLanes bool
+
+	Reasoning     ReasoningMode // which models reason; default ReasoningAuto
+	Secret        []byte        // seals reasoning encrypted_content; empty = a fixed built-in secret
+	ContextWindow int           // tokens (4 bytes each, as usage counts) an effective input may hold; 0 = unlimited
+	Models        []string      // when non-empty, the only models that exist; others get 404 model_not_found
+
+	PingInterval time.Duration // when > 0, the server pings every WebSocket connection this often
+	IgnorePings  bool          // do not answer client pings (no pong), to test a client's keepalive
+
 	// OnAnswered, if set, is called with each request's record once it is
 	// answered (hearth sim -v prints them). It runs on the goroutine that
 	// answered and must not call the Server's fault methods.
@@ -79,6 +94,10 @@ type Server struct {
 	handshakes int
 	recs       []Received
 	changed    chan struct{} // closed and replaced whenever a record is answered
+
+	pingsReceived atomic.Int64 // client pings read on WebSocket connections
+	wireIn        atomic.Int64 // bytes read from accepted TCP connections (Start/ListenAndServe)
+	wireOut       atomic.Int64 // bytes written to them
 
 	faultMu sync.Mutex // guards faults; never held together with mu
 	faults  []*Fault
@@ -147,6 +166,7 @@ func (s *Server) serve(ln net.Listener) error {
 		ln.Close()
 		return errors.New("sim: server already started or closed")
 	}
+	ln = countingListener{Listener: ln, s: s}
 	s.hs = &http.Server{Handler: s, ConnState: s.trackConn, ReadHeaderTimeout: 10 * time.Second}
 	s.serveDone = make(chan struct{})
 	hs, done := s.hs, s.serveDone

@@ -23,20 +23,20 @@ func (s *Server) serveHTTPCreate(w http.ResponseWriter, r *http.Request) {
 		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
 			e.Status, e.Code = http.StatusRequestEntityTooLarge, "request_too_large"
 		}
-		s.finish(s.record(rec), e.Code, "")
+		s.finish(s.record(rec), e.outcome(), "")
 		e.writeHTTP(w)
 		return
 	}
 	req, err := parseRequest(body)
 	if err != nil {
 		e := invalidRequest("invalid_json", "", "The body is not a JSON object.")
-		s.finish(s.record(rec), e.Code, "")
+		s.finish(s.record(rec), e.outcome(), "")
 		e.writeHTTP(w)
 		return
 	}
 	i := s.record(req.fill(rec))
 	fail := func(e apiError) {
-		s.finish(i, e.Code, "")
+		s.finish(i, e.outcome(), "")
 		e.writeHTTP(w)
 	}
 	switch {
@@ -49,13 +49,22 @@ func (s *Server) serveHTTPCreate(w http.ResponseWriter, r *http.Request) {
 	case req.has("stream_id"):
 		fail(unsupportedParameter("stream_id", "over HTTP (WebSocket only)"))
 		return
-	case req.prevID != "":
+	}
+	if s.validate(req); req.invalid != nil {
+		fail(*req.invalid)
+		return
+	}
+	if req.prevID != "" { // there is no store: nothing to continue from
 		fail(previousNotFound(req.prevID))
 		return
 	}
 	fault := s.takeFault(i)
-	if fault.is(FaultRateLimit) && fault.AfterEvents == 0 {
-		fail(rateLimited(modelOr(req.model, s.opts.model())))
+	if e, ok := fault.instead(modelOr(req.model, s.opts.model())); ok {
+		fail(e)
+		return
+	}
+	if e := s.checkContext(req, req.input); e != nil {
+		fail(*e)
 		return
 	}
 
@@ -75,7 +84,7 @@ func (s *Server) serveHTTPCreate(w http.ResponseWriter, r *http.Request) {
 		collected = &collectWriter{}
 		ew = collected
 	}
-	rep := newReply(req, "", req.input, 0, s.opts.Cost, fault, ew, s.opts.model())
+	rep := newReply(req, "", req.input, 0, fault, ew, s.opts)
 	s.update(i, func(r *Received) { r.ResponseID = rep.id })
 	res, err := rep.run(ctx)
 	switch {

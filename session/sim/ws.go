@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,6 +39,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		return // the upgrader has answered the client
 	}
 	c := newWSConn(s, conn)
+	c.compressed = s.upgrader.EnableCompression && offersDeflate(r.Header)
 	if !s.track(c) { // Close began during the upgrade
 		c.shutdown()
 		return
@@ -50,15 +52,19 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 // connection-local cache. Created by serveWS after the upgrade; lives until the peer or the
 // server closes it. serve returns only after every goroutine of the connection has ended.
 type wsConn struct {
-	s      *Server
-	n      int // connection number, set by Server.track
-	conn   *websocket.Conn
-	born   time.Time
-	ctx    context.Context // cancelled when the connection ends
-	cancel context.CancelFunc
-	cache  laneCache
-	sched  *scheduler
-	wg     sync.WaitGroup // response goroutines and the age watcher
+	s    *Server
+	n    int // connection number, set by Server.track
+	conn *websocket.Conn
+	born time.Time
+	// compressed: permessage-deflate was negotiated. Gorilla accepts the extension whenever
+	// the upgrader enables it and the client offers it; offersDeflate mirrors that decision,
+	// which is what the handshake's Sec-WebSocket-Extensions response then says.
+	compressed bool
+	ctx        context.Context // cancelled when the connection ends
+	cancel     context.CancelFunc
+	cache      laneCache
+	sched      *scheduler
+	wg         sync.WaitGroup // response goroutines and the age watcher
 
 	writeMu   sync.Mutex  // serializes data frames: gorilla allows one writer at a time
 	closing   atomic.Bool // a close frame was sent: frames still arriving are ignored
@@ -69,7 +75,7 @@ func newWSConn(s *Server, conn *websocket.Conn) *wsConn {
 	ctx, cancel := context.WithCancel(s.ctx)
 	c := &wsConn{s: s, conn: conn, born: time.Now(), ctx: ctx, cancel: cancel}
 	limit := MaxActiveResponses
-	if s.opts.DisableLanes {
+	if !s.opts.lanesOn() {
 		limit = 1
 	}
 	c.sched = newScheduler(limit, func(j *job) {
@@ -79,12 +85,17 @@ func newWSConn(s *Server, conn *websocket.Conn) *wsConn {
 	return c
 }
 
-// serve is the connection's reader loop; gorilla answers pings from inside ReadMessage.
+// serve is the connection's reader loop; pings are answered from inside ReadMessage.
 func (c *wsConn) serve() {
 	c.conn.SetReadLimit(c.s.opts.readLimit())
+	c.handlePings()
 	if c.s.opts.PushAgeLimit {
 		c.wg.Add(1)
 		go c.watchAge()
+	}
+	if every := c.s.opts.PingInterval; every > 0 {
+		c.wg.Add(1)
+		go c.pingLoop(every)
 	}
 	for {
 		mt, data, err := c.conn.ReadMessage()
@@ -109,7 +120,7 @@ func (c *wsConn) serve() {
 
 // handleFrame answers one client frame; false means the connection must be dropped.
 func (c *wsConn) handleFrame(mt int, data []byte) bool {
-	rec := Received{Conn: c.n, Transport: "ws", Raw: data, Bytes: len(data)}
+	rec := Received{Conn: c.n, Transport: "ws", Raw: data, Bytes: len(data), Compressed: c.compressed}
 	if mt != websocket.TextMessage {
 		c.s.finish(c.s.record(rec), OutcomeProtocolError, "")
 		c.closeNow(websocket.CloseUnsupportedData, "binary frames are not supported")
@@ -138,6 +149,11 @@ func (c *wsConn) create(i int, req *request) {
 		case c.s.opts.DisableLanes:
 			c.reject(i, req, invalidStreamID("stream_id is not supported on this connection."))
 			return
+		case c.s.opts.Lanes == LanesRefuse:
+			c.reject(i, req, unknownParameter("stream_id"))
+			return
+		case c.s.opts.Lanes == LanesIgnore:
+			// one lane: the default one
 		case req.streamIDErr != nil:
 			c.reject(i, req, *req.streamIDErr)
 			return
@@ -145,10 +161,13 @@ func (c *wsConn) create(i int, req *request) {
 			c.reject(i, req, streamLimitReached())
 			return
 		}
-		lane = req.streamID
+		if c.s.opts.lanesOn() {
+			lane = req.streamID
+		}
 	}
+	c.s.validate(req)
 	var fault *Fault
-	if req.invalid == nil && !req.has("stream") && !req.has("background") {
+	if req.invalid == nil && !req.has("background") {
 		fault = c.s.takeFault(i) // a request that fails validation consumes no fault
 	}
 	if fault.is(FaultConnectionLimit) || time.Since(c.born) >= c.s.opts.maxAge() {
@@ -161,10 +180,15 @@ func (c *wsConn) create(i int, req *request) {
 	}
 }
 
-// reject answers a request with an error event that echoes its stream_id.
+// reject answers a request with an error event that echoes its stream_id when the server's
+// lane mode echoes it.
 func (c *wsConn) reject(i int, req *request, e apiError) {
-	_ = c.writeJSON(e.wsEvent(nil, req.streamID))
-	c.s.finish(i, e.Code, "")
+	streamID := ""
+	if c.s.opts.echoesStreamID() {
+		streamID = req.streamID
+	}
+	_ = c.writeJSON(e.wsEvent(nil, streamID))
+	c.s.finish(i, e.outcome(), "")
 }
 
 // connectionLimit sends the connection-wide limit error and closes the connection.
@@ -196,10 +220,16 @@ func (c *wsConn) writeJSON(v any) error {
 	return c.writeFrame(websocket.TextMessage, data)
 }
 
+// compressMin is the smallest frame the server deflates when the client
+// negotiated permessage-deflate: the extension is per message, and a delta
+// of a few dozen bytes gains nothing from it but the compressor's set-up.
+const compressMin = 512
+
 func (c *wsConn) writeFrame(mt int, data []byte) error {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
 	_ = c.conn.SetWriteDeadline(time.Now().Add(c.s.opts.writeTimeout()))
+	c.conn.EnableWriteCompression(len(data) >= compressMin)
 	return c.conn.WriteMessage(mt, data)
 }
 
@@ -231,4 +261,18 @@ func (c *wsConn) close(code int) {
 // shutdown is Server.Close's end of the connection: going away, no wait.
 func (c *wsConn) shutdown() {
 	c.closeNow(websocket.CloseGoingAway, "server shutting down")
+}
+
+// offersDeflate reports whether the handshake offers permessage-deflate, the way gorilla's
+// upgrader reads Sec-WebSocket-Extensions: some extension in the list is named exactly that.
+func offersDeflate(h http.Header) bool {
+	for _, v := range h.Values("Sec-WebSocket-Extensions") {
+		for _, ext := range strings.Split(v, ",") {
+			name, _, _ := strings.Cut(ext, ";")
+			if strings.TrimSpace(name) == "permessage-deflate" {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -99,7 +99,7 @@ func TestNewConnectionHasEmptyCache(t *testing.T) {
 }
 
 func TestEventSequence(t *testing.T) {
-	_, base := newSim(t, Options{Model: "sim-x"})
+	_, base := newSim(t, Options{Model: "sim-x", Reasoning: ReasoningNever}) // reasoning: TestReasoningItemAndSummary
 	c := dial(t, base)
 	evs := c.create(map[string]any{"input": []any{userMsg("hello simulated world")}})
 	want := []string{"response.created", "response.in_progress", "response.output_item.added",

@@ -30,7 +30,7 @@ func (c *wsConn) respond(j *job) (outcome, responseID string) {
 		if err := c.writeJSON(e.wsEvent(nil, lane)); err != nil {
 			return OutcomeClosed, ""
 		}
-		return e.Code, ""
+		return e.outcome(), ""
 	}
 	switch {
 	case req.invalid != nil:
@@ -41,8 +41,8 @@ func (c *wsConn) respond(j *job) (outcome, responseID string) {
 	if j.fault.is(FaultDropCache) {
 		c.cache.clear()
 	}
-	if j.fault.is(FaultRateLimit) && j.fault.AfterEvents == 0 {
-		return fail(rateLimited(modelOr(req.model, c.s.opts.model())))
+	if e, ok := j.fault.instead(modelOr(req.model, c.s.opts.model())); ok {
+		return fail(e)
 	}
 	var parent cachedResponse
 	if req.prevID != "" {
@@ -53,13 +53,16 @@ func (c *wsConn) respond(j *job) (outcome, responseID string) {
 	}
 	effective := make([]json.RawMessage, 0, len(parent.items)+len(req.input))
 	effective = append(append(effective, parent.items...), req.input...)
+	if e := c.s.checkContext(req, effective); e != nil {
+		return fail(*e)
+	}
 
 	delay := c.s.opts.Cost.ProcessDelay(req.inputBytes)
 	c.s.update(j.rec, func(r *Received) { r.ProcessDelay = delay })
 	if err := wait(c.ctx, delay); err != nil {
 		return OutcomeClosed, ""
 	}
-	rep := newReply(req, lane, effective, parent.bytes, c.s.opts.Cost, j.fault, wsWriter{c}, c.s.opts.model())
+	rep := newReply(req, lane, effective, parent.bytes, j.fault, wsWriter{c}, c.s.opts)
 	c.s.update(j.rec, func(r *Received) { r.ResponseID = rep.id })
 	res, err := rep.run(c.ctx)
 	switch {

@@ -6,10 +6,13 @@ syntax match hearthHeader /^## \(You\|hearth\)$/
 syntax match hearthTool /^⏺ .*$/ contains=hearthToolStatus
 syntax match hearthToolStatus /\[\(pending\|in_progress\|completed\|failed\)\]$/ contained
 syntax match hearthOutput /^  │ .*$/
+syntax match hearthThought /^✻ .*$/
+syntax match hearthThought /^  ┊.*$/
 syntax match hearthNote /^\(⏹\|✗\) .*$/
 highlight default link hearthHeader Title
 highlight default link hearthTool Function
 highlight default link hearthToolStatus Comment
 highlight default link hearthOutput Comment
+highlight default link hearthThought Comment
 highlight default link hearthNote WarningMsg
 let b:current_syntax = 'hearth'

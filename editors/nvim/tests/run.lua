@@ -182,6 +182,12 @@ function relay.start(target)
       if rerr or not data then
         return close()
       end
+      if not c.upgraded then
+        -- The daemon's WebSocket handshake: drop its offer of permessage-deflate
+        -- so that the simulator's frames stay plain text the pattern can match.
+        c.upgraded = data:find('\r\n\r\n', 1, true) ~= nil
+        data = data:gsub('\r\n[Ss]ec%-[Ww]eb[Ss]ocket%-[Ee]xtensions:[^\r]*', '')
+      end
       if c.connected then
         up:write(data)
       else
@@ -309,6 +315,54 @@ local function last_line()
   end
   local n = vim.api.nvim_buf_line_count(s.chat.buf)
   return (vim.api.nvim_buf_get_lines(s.chat.buf, n - 1, n, false)[1] or '') .. s.chat.pending
+end
+-- feed_updates hands the plugin one batch of session/update notifications
+-- for session sid, as if they came in one read of the agent's stdout.
+local function feed_updates(sid, updates)
+  local batch = {}
+  for _, u in ipairs(updates) do
+    table.insert(batch, rpc.json.encode({ jsonrpc = '2.0', method = 'session/update',
+      params = { sessionId = sid, update = u } }))
+  end
+  table.insert(batch, '')
+  S.client:feed(batch)
+end
+local function thought(text)
+  return { sessionUpdate = 'agent_thought_chunk', content = { type = 'text', text = text } }
+end
+-- thought_text is the text of the thought block whose header is line i:
+-- its body lines without their "  ┊ " prefix, and the index of the line
+-- after the block.
+local function thought_text(lines, i)
+  local body = {}
+  local j = i + 1
+  while lines[j] and lines[j]:find('^  ┊') do
+    table.insert(body, (lines[j]:gsub('^  ┊ ?', '', 1)))
+    j = j + 1
+  end
+  return table.concat(body, '\n'), j
+end
+-- fold_of returns, in the chat window, where the closed fold holding line
+-- lnum starts and ends (-1, -1 when it is open) and its fold text.
+local function fold_of(lnum)
+  local s = hearth.current_session()
+  local win = truthy(s.chat:window(), 'chat window')
+  local first, last, text
+  vim.api.nvim_win_call(win, function()
+    first, last = vim.fn.foldclosed(lnum), vim.fn.foldclosedend(lnum)
+    text = vim.fn.foldtextresult(lnum)
+  end)
+  return first, last, text
+end
+-- last_turn returns the lines from the last "## You" block on.
+local function last_turn(lines)
+  local from = 1
+  for i, l in ipairs(lines) do
+    if l == '## You' then
+      from = i
+    end
+  end
+  return vim.list_slice(lines, from), from - 1
 end
 local function read(path)
   local f = assert(io.open(path))
@@ -463,6 +517,81 @@ local function main()
       eq(vim.fn.foldclosed(i), -1, 'header is not folded')
       eq(vim.fn.foldlevel(i + 1), 1, 'fold level of the output')
     end)
+  end)
+
+  test('thought chunks: one closed fold per thought, before what follows, exact text', function()
+    local s = hearth.current_session()
+    local first = { '**Reading', ' the file**\n\nThe user wants', ' a.txt; I', ' should read it first.' }
+    local second = { 'It says', ' hello; ', 'answer now.' }
+    local base = #chat_lines()
+    -- the first chunks: a thought still streaming
+    feed_updates(s.id, { thought(first[1]), thought(first[2]) })
+    local lines = chat_lines()
+    local h = base + truthy(find_line(vim.list_slice(lines, base + 1), '^✻ '), 'a thought header in ' .. vim.inspect(lines))
+    eq(lines[h], '✻ Thinking…', 'header while the thought streams')
+    eq(thought_text(lines, h), first[1] .. first[2], 'the text so far')
+    eq(fold_of(h), h, 'the streaming thought is folded')
+    -- the rest, a tool call, a second thought and the answer
+    feed_updates(s.id, {
+      thought(first[3]), thought(first[4]),
+      { sessionUpdate = 'tool_call', toolCallId = 'call_think_1', title = 'read_file', status = 'completed',
+        rawInput = { path = 'a.txt' } },
+      thought(second[1]), thought(second[2]), thought(second[3]),
+      { sessionUpdate = 'agent_message_chunk', content = { type = 'text', text = 'The file says hello.' } },
+    })
+    lines = chat_lines()
+    eq(lines[h], '✻ Thought: Reading the file', 'header of the finished thought')
+    local text, after = thought_text(lines, h)
+    eq(text, table.concat(first), 'the first thought, all its chunks in one block')
+    eq(after, h + 4, 'line after the first thought')
+    eq(lines[after], '⏺ read_file a.txt [completed]', 'the tool call follows the first thought')
+    local h2 = after + 1
+    eq(lines[h2], '✻ Thought: It says hello; answer now.', 'the second thought starts a block of its own')
+    local text2, after2 = thought_text(lines, h2)
+    eq(text2, table.concat(second), 'the second thought')
+    eq(lines[after2], 'The file says hello.', 'the answer follows the second thought')
+    eq(after2, #lines, 'the answer ends the buffer')
+    -- folded by default: the closed fold shows the header
+    local f1, l1, t1 = fold_of(h)
+    eq(f1, h, 'first thought: fold start')
+    eq(l1, h + 3, 'first thought: fold end')
+    eq(t1, '✻ Thought: Reading the file (3 lines)', 'fold text')
+    local f2, l2 = fold_of(h2 + 1)
+    eq(f2, h2, 'second thought: fold start')
+    eq(l2, h2 + 1, 'second thought: fold end')
+    eq(fold_of(after), -1, 'the tool header is not folded')
+    eq(fold_of(after2), -1, 'the answer is not folded')
+    -- zo shows the whole text
+    vim.api.nvim_win_call(s.chat:window(), function()
+      vim.api.nvim_win_set_cursor(0, { h, 0 })
+      vim.cmd('normal! zo')
+    end)
+    eq(fold_of(h + 2), -1, 'zo opens the thought')
+    eq(fold_of(h2), h2, 'the other thought stays closed')
+    -- highlighted as hearthThought, linked to Comment
+    vim.cmd('syntax on')
+    vim.api.nvim_buf_call(s.chat.buf, function()
+      vim.bo.syntax = 'hearth' -- what syntax on does for the filetype when filetype detection is on
+      for _, lnum in ipairs({ h, h + 1, h + 3 }) do
+        local id = vim.fn.synID(lnum, 1, 1)
+        eq(vim.fn.synIDattr(id, 'name'), 'hearthThought', 'syntax of line ' .. lnum)
+        eq(vim.fn.synIDattr(vim.fn.synIDtrans(id), 'name'), 'Comment', 'highlight of line ' .. lnum)
+      end
+    end)
+    s.chat:end_message()
+  end)
+
+  test('a real prompt: the model thought first, its thought folded above the answer', function()
+    run('think about it')
+    local lines, base = last_turn(chat_lines())
+    local h = find_line(lines, '^✻ ')
+    local a = truthy(find_line(lines, 'You said: think about it', true), 'the answer in ' .. vim.inspect(lines))
+    truthy(h, 'a thought in ' .. vim.inspect(lines))
+    truthy(h < a, 'the thought comes before the answer')
+    truthy(lines[h]:find('^✻ Thought'), 'finished header: ' .. lines[h])
+    local text = thought_text(lines, h)
+    truthy(text:find('%S'), 'the thought has text')
+    eq(fold_of(base + h), base + h, 'the thought is folded')
   end)
 
   test(':HearthStatus shows the daemon and the workspace', function()
@@ -784,6 +913,19 @@ local function main()
     truthy(has_line('You said: after resume'), 'the latest answer is replayed too')
   end)
 
+  test(':HearthResume replays the thoughts, folded, before their answers', function()
+    local s = hearth.current_session()
+    eq(s.id, sid1, 'the resumed session is current')
+    local lines = chat_lines()
+    local h = find_line(lines, '^✻ ')
+    local a = truthy(find_line(lines, 'You said: hello there', true), 'the answer in ' .. vim.inspect(lines))
+    truthy(h, 'a replayed thought in ' .. vim.inspect(lines))
+    truthy(h < a, 'the thought comes before the first answer')
+    truthy(lines[h]:find('^✻ Thought'), 'finished header: ' .. lines[h])
+    truthy(thought_text(lines, h):find('%S'), 'the replayed thought has text')
+    eq(fold_of(h), h, 'the replayed thought is folded')
+  end)
+
   test('the daemon killed mid-turn: a clear error, and the next :Hearth works', function()
     local pid = status().pid
     truthy(alive(pid), 'daemon pid ' .. tostring(pid))
@@ -817,7 +959,7 @@ local function main()
   test(':help hearth opens the documentation', function()
     vim.cmd('helptags ' .. vim.fn.fnameescape(root .. '/doc'))
     for _, tag in ipairs({ 'hearth', ':Hearth', ':HearthResume', ':HearthMode', 'hearth-statusline',
-      'hearth-permissions', 'hearth.setup()' }) do
+      'hearth-permissions', 'hearth.setup()', 'hearth-thoughts', 'hl-hearthThought' }) do
       vim.cmd('help ' .. tag)
       eq(vim.fn.fnamemodify(vim.api.nvim_buf_get_name(0), ':t'), 'hearth.txt', 'help file for ' .. tag)
       truthy(vim.api.nvim_get_current_line():find('*' .. tag .. '*', 1, true), 'cursor on the tag ' .. tag)

@@ -7,6 +7,7 @@ import * as vscode from "vscode";
 import { HearthClient } from "./acp/client.js";
 import { HearthGoneError, HearthNotFoundError, README_URL, describeError } from "./acp/errors.js";
 import { findWorkspace, summarize, type HearthStatus, type StatusSummary } from "./acp/status.js";
+import { appendToHistory } from "./history.js";
 import type { HostMessage, ModeInfo, SessionSummary, ViewMessage } from "./protocol.js";
 
 /** The modes hearth's daemon implements, shown until the agent reports its own. */
@@ -130,32 +131,8 @@ export class Controller implements vscode.Disposable {
   }
 
   private post(m: HostMessage): void {
-    if (Controller.recorded(m)) this.record(m);
+    if (Controller.recorded(m)) appendToHistory(this.history, m);
     this.view?.post(m);
-  }
-
-  private record(m: HostMessage): void {
-    if (m.type === "reset") this.history = [];
-    const last = this.history[this.history.length - 1];
-    // Coalesce streamed text so a long session replays in few messages.
-    if (
-      m.type === "update" &&
-      last?.type === "update" &&
-      m.update.sessionUpdate === "agent_message_chunk" &&
-      last.update.sessionUpdate === "agent_message_chunk" &&
-      (m.update.messageId ?? null) === (last.update.messageId ?? null)
-    ) {
-      const a = last.update.content as { type?: string; text?: string };
-      const b = m.update.content as { type?: string; text?: string };
-      if (a?.type === "text" && b?.type === "text") {
-        this.history[this.history.length - 1] = {
-          type: "update",
-          update: { ...last.update, content: { type: "text", text: (a.text ?? "") + (b.text ?? "") } },
-        };
-        return;
-      }
-    }
-    this.history.push(m);
   }
 
   /** A (re)created chat view asked for everything so far. */

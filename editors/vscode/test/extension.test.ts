@@ -9,7 +9,7 @@ import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 
 import type { HostMessage } from "../src/protocol.js";
-import { PACKAGE_DIR, hearthBinary, isolatedEnv, killPid, simCall, startSim, stopDaemonOf, within, type Env, type Sim } from "./helpers.js";
+import { PACKAGE_DIR, hearthBinary, isolatedEnv, killPid, simCall, startSim, stopDaemonOf, thoughtRuns, within, type Env, type Sim } from "./helpers.js";
 import { makeVscode, makeWebviewView, Uri, type Log } from "./vscode-stub.js";
 
 const BUNDLE = path.join(PACKAGE_DIR, "dist", "extension.cjs");
@@ -134,6 +134,30 @@ describe("the extension, activated against a stand-in vscode API", () => {
     assert.ok(stub.rec.executed.items.some((e) => e.id === "setContext" && e.args[0] === "hearth.busy" && e.args[1] === true));
   });
 
+  test("the model's thoughts reach the view before the answer; a re-created view gets each one joined", async () => {
+    const from = posted.length;
+    await after_({ type: "prompt", text: "think it over" }, (m) => m.type === "turnEnded", "turnEnded");
+    const seq = posted.items.slice(from);
+    const types = seq.map((m) => (m.type === "update" ? `update:${m.update.sessionUpdate}` : m.type));
+    const runs = thoughtRuns(seq);
+    assert.ok(runs.length >= 1 && runs.every((t) => t.trim()), `thoughts with text were posted: ${types.join(" ")}`);
+    assert.ok(types.indexOf("update:agent_thought_chunk") < types.indexOf("update:agent_message_chunk"), types.join(" "));
+
+    // The side bar is closed and opened again: the transcript comes from the extension's history.
+    const again = makeWebviewView();
+    stub.rec.views.get("hearth.chat")!.provider.resolveWebviewView(again.view);
+    web = again;
+    posted = again.posted as Posted;
+    await after_({ type: "ready" }, (m) => m.type === "connection", "the replayed transcript");
+    const replayed = posted.items;
+    const prompt = replayed.findLastIndex((m) => m.type === "userPrompt" && m.text === "think it over");
+    assert.ok(prompt >= 0, "the prompt is in the replay");
+    const turn = replayed.slice(prompt);
+    assert.deepEqual(chunks(turn, "agent_thought_chunk"), runs, "one message per thought, with all its text");
+    assert.deepEqual(thoughtRuns(turn), runs);
+    assert.equal(chunks(turn).join(""), chunks(seq).join(""), "the answer too");
+  });
+
   test("Show Status and Inspect Session open the daemon's documents", async () => {
     const pid = await daemonPid();
     const statusDoc = stub.rec.opened.items.findLast((d) => d.uri === "hearth:/status.md")!;
@@ -200,7 +224,11 @@ describe("the extension, activated against a stand-in vscode API", () => {
     const seq = posted.items.slice(from);
     assert.equal(seq.filter((m) => m.type !== "clearError")[0].type, "reset", "the view is cleared before the replay");
     const users = chunks(seq, "user_message_chunk");
-    assert.deepEqual(users, ["list the files", "sim:calls=150 sim:tool=list_dir", "are you back?"]);
+    assert.deepEqual(users, ["list the files", "think it over", "sim:calls=150 sim:tool=list_dir", "are you back?"]);
+    // The stored thoughts are replayed too, each before the answer of its response.
+    const types = seq.map((m) => (m.type === "update" ? `update:${m.update.sessionUpdate}` : m.type));
+    assert.ok(thoughtRuns(seq).length >= 2 && thoughtRuns(seq).every((t) => t.trim()), `replayed thoughts: ${types.join(" ")}`);
+    assert.ok(types.indexOf("update:agent_thought_chunk") < types.indexOf("update:agent_message_chunk"), types.join(" "));
   });
 
   test("modes and permissions (real daemon): the picker switches its mode, buttons answer it, cancel withdraws", async () => {

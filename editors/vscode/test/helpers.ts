@@ -7,6 +7,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 
+import type { HostMessage } from "../src/protocol.js";
+
 export const PACKAGE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 export const REPO_DIR = path.resolve(PACKAGE_DIR, "..", "..");
 
@@ -172,4 +174,23 @@ export async function stopDaemonOf(bin: string, env: Env): Promise<void> {
   } catch {
     // not running, or not JSON: nothing to stop
   }
+}
+
+/**
+ * The text of each run of consecutive thought chunks among `msgs`: what each
+ * thought block shows. Any other update or a prompt ends a run.
+ */
+export function thoughtRuns(msgs: HostMessage[]): string[] {
+  const runs: string[] = [];
+  let inRun = false;
+  for (const m of msgs) {
+    const thought = m.type === "update" && m.update.sessionUpdate === "agent_thought_chunk";
+    if (thought) {
+      const text = (m.update.content as { text?: string }).text ?? "";
+      if (inRun) runs[runs.length - 1] += text;
+      else runs.push(text);
+    }
+    if (thought || m.type === "update" || m.type === "userPrompt") inRun = thought;
+  }
+  return runs;
 }

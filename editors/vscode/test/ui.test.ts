@@ -8,11 +8,13 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { pathToFileURL } from "node:url";
+import MarkdownIt from "markdown-it";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 
-import type { HostMessage, ViewMessage } from "../src/protocol.js";
+import { HearthClient } from "../src/acp/client.js";
+import type { AcpUpdate, HostMessage, ViewMessage } from "../src/protocol.js";
 import { renderChatHtml } from "../src/webview/html.js";
-import { PACKAGE_DIR } from "./helpers.js";
+import { PACKAGE_DIR, hearthBinary, isolatedEnv, startSim, stopDaemonOf, thoughtRuns, within } from "./helpers.js";
 import { decodePng, differingPixels } from "./png.js";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
@@ -37,6 +39,16 @@ describe("chat webview in headless Chromium", () => {
     await page.evaluate((ms) => {
       for (const m of ms) window.postMessage(m, "*");
     }, msgs);
+  }
+
+  /** `markdown` as the view renders it (markdown-it), serialized by the page. */
+  async function renderedMarkdown(markdown: string): Promise<string> {
+    const html = new MarkdownIt({ html: false, linkify: true, breaks: false }).render(markdown);
+    return page.evaluate((h) => {
+      const t = document.createElement("template");
+      t.innerHTML = h;
+      return t.innerHTML;
+    }, html);
   }
 
   /** The first message of `type` the view posted (since the last clear), waiting for it. */
@@ -155,11 +167,26 @@ describe("chat webview in headless Chromium", () => {
     assert.equal(await perm.locator("button.reject").count(), 2);
     assert.equal(await page.evaluate(() => document.activeElement?.textContent), "Allow once", "the first option has focus");
 
+    // The model's thoughts: one collapsed block per response, before what it led to.
+    const thoughts = page.locator(".message.thought");
+    assert.equal(await thoughts.count(), 2);
+    assert.deepEqual(await thoughts.evaluateAll((els) => els.map((e) => e.tagName === "DETAILS" && !(e as HTMLDetailsElement).open)), [true, true]);
+    assert.deepEqual(await thoughts.locator("summary").allTextContents(), [
+      "Thought · Finding where full requests are counted",
+      "Thought · Explaining the planner's choice",
+    ]);
+    assert.equal(await thoughts.first().locator(".body").isVisible(), false, "collapsed");
+    const runs = thoughtRuns(FIXTURE.part1);
+    assert.equal(runs.length, 2);
+    for (const [i, text] of runs.entries()) {
+      assert.equal(await thoughts.nth(i).locator(".body").innerHTML(), await renderedMarkdown(text), `thought ${i}: all its chunks`);
+    }
+
     // The order on screen follows the stream.
     const order = await page.evaluate(() =>
       [...document.querySelectorAll("#transcript > :not(#empty)")].map((e) => e.className.split(" ").slice(0, 2).join(".")),
     );
-    assert.deepEqual(order, ["message.user", "tool.status-completed", "message.agent", "tool.status-pending"]);
+    assert.deepEqual(order, ["message.user", "message.thought", "tool.status-completed", "message.thought", "message.agent", "tool.status-pending"]);
 
     const shot = path.join(tmp, "screenshot.png");
     await page.screenshot({ path: shot, fullPage: false });
@@ -279,6 +306,60 @@ describe("chat webview in headless Chromium", () => {
     assert.equal(await page.locator("#btn-send").isEnabled(), true);
   });
 
+  test("thought chunks: one collapsed block per thought, before what follows, with all its text", async () => {
+    const thought = (text: string): HostMessage => ({ type: "update", update: { sessionUpdate: "agent_thought_chunk", content: { type: "text", text } } });
+    const first = ["The user wa", "nts a.txt read; ", "I should call read_file ", "first."];
+    const second = ["It says hello", " — answer now."];
+    await feed([{ type: "reset", sessionId: "ses_thoughts", title: null }, { type: "userPrompt", text: "what is in a.txt?" }, { type: "turnStarted" }]);
+    await feed(first.slice(0, 2).map(thought));
+    const block = page.locator(".message.thought").first();
+    await page.waitForFunction(() => document.querySelector(".message.thought .body")?.textContent === "The user wants a.txt read;\n", null, { timeout: 5_000 });
+    assert.equal(await block.locator("summary").textContent(), "Thinking…", "the header while the thought streams");
+    assert.equal(await block.evaluate((e) => (e as HTMLDetailsElement).open), false, "collapsed while streaming");
+
+    await feed([
+      ...first.slice(2).map(thought),
+      { type: "update", update: { sessionUpdate: "tool_call", toolCallId: "call_t1", title: "read_file", kind: "read", status: "completed" } },
+      ...second.map(thought),
+      { type: "update", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "It says hello." } } },
+    ]);
+    await page.waitForFunction(() => document.querySelector(".message.agent .body")?.textContent === "It says hello.\n", null, { timeout: 5_000 });
+    const thoughts = page.locator(".message.thought");
+    assert.equal(await thoughts.count(), 2, "consecutive chunks share a block; the tool call starts a new one");
+    assert.deepEqual(await thoughts.evaluateAll((els) => els.map((e) => e.tagName === "DETAILS" && !(e as HTMLDetailsElement).open)), [true, true]);
+    assert.deepEqual(await thoughts.locator(".body").allTextContents(), [first.join("") + "\n", second.join("") + "\n"]);
+    assert.deepEqual(await thoughts.locator("summary").allTextContents(), [
+      "Thought · The user wants a.txt read; I should call read_file first.",
+      "Thought · It says hello — answer now.",
+    ]);
+    assert.equal(await thoughts.first().locator(".body").isVisible(), false);
+    const order = await page.evaluate(() => [...document.querySelectorAll("#transcript > :not(#empty)")].map((e) => e.className.split(" ").slice(0, 2).join(".")));
+    assert.deepEqual(order, ["message.user", "message.thought", "tool.status-completed", "message.thought", "message.agent"]);
+
+    // A click on the header shows the text.
+    await thoughts.first().locator("summary").click();
+    assert.equal(await thoughts.first().evaluate((e) => (e as HTMLDetailsElement).open), true);
+    assert.equal(await thoughts.first().locator(".body").isVisible(), true);
+    assert.equal(await thoughts.nth(1).locator(".body").isVisible(), false, "the other thought stays collapsed");
+    await feed([{ type: "turnEnded", stopReason: "end_turn" }]);
+    await page.waitForFunction(() => !document.body.classList.contains("busy"), null, { timeout: 5_000 });
+
+    // A replay (session/load, no turn running): the finished header at once; a thought that ends the turn is finished too.
+    await feed([
+      { type: "reset", sessionId: "ses_thoughts", title: null, loading: true },
+      { type: "update", update: { sessionUpdate: "user_message_chunk", content: { type: "text", text: "hi" } } },
+      thought("**Greeting back**\n\nJust say hi."),
+      { type: "update", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Hi!" } } },
+      { type: "turnStarted" },
+      thought("Thinking about"),
+      thought(" the next step"),
+      { type: "turnEnded", stopReason: "end_turn" },
+    ]);
+    await page.waitForFunction(() => document.querySelectorAll(".message.thought").length === 2 && !document.body.classList.contains("busy"), null, { timeout: 5_000 });
+    assert.deepEqual(await thoughts.locator("summary").allTextContents(), ["Thought · Greeting back", "Thought · Thinking about the next step"]);
+    assert.deepEqual(await thoughts.evaluateAll((els) => els.map((e) => (e as HTMLDetailsElement).open)), [false, false]);
+  });
+
   test("agent text cannot inject markup or script; links go through the extension", async () => {
     await page.evaluate(() => (window.__posted = []));
     await feed([
@@ -301,5 +382,60 @@ describe("chat webview in headless Chromium", () => {
     assert.deepEqual(await waitPosted("openLink"), { type: "openLink", href: "https://agentclientprotocol.com/" });
     assert.equal(page.url(), before, "the webview did not navigate");
     assert.deepEqual(pageErrors, [], "no errors in the page");
+  });
+
+  test("the real daemon's turn and its replay (hearth acp + hearth sim): thoughts collapsed, before the answer", async () => {
+    const bin = hearthBinary();
+    const sim = await startSim(bin);
+    const env = isolatedEnv(sim);
+    // What the controller posts for a session: its updates as they come.
+    const client = new HearthClient({ path: bin, env: env.env, cwd: env.workspace });
+    let msgs: HostMessage[] = [];
+    let sessionId = "";
+    client.on("update", (n) => {
+      if (n.sessionId === sessionId) msgs.push({ type: "update", update: n.update as unknown as AcpUpdate });
+    });
+
+    /** Shows `stream` in a cleared view; checks its thoughts are there, collapsed, each before the text or tool call it led to. */
+    const check = async (stream: HostMessage[], what: string) => {
+      await feed(stream);
+      await page.waitForFunction(() => !document.body.classList.contains("busy") && !!document.querySelector(".message.agent"), null, { timeout: 5_000 });
+      const runs = thoughtRuns(stream);
+      assert.ok(runs.length >= 1, `${what}: the daemon sent thoughts`);
+      const thoughts = page.locator(".message.thought");
+      assert.equal(await thoughts.count(), runs.length, `${what}: one block per thought`);
+      for (const [i, text] of runs.entries()) {
+        const block = thoughts.nth(i);
+        assert.ok(text.trim(), `${what}: thought ${i} has text`);
+        assert.equal(await block.evaluate((e) => e.tagName === "DETAILS" && !(e as HTMLDetailsElement).open), true, `${what}: thought ${i} collapsed`);
+        assert.equal(await block.locator(".body").isVisible(), false);
+        assert.equal(await block.locator(".body").innerHTML(), await renderedMarkdown(text), `${what}: thought ${i} text`);
+        assert.match((await block.locator("summary").textContent()) ?? "", /^Thought · \S/, `${what}: thought ${i} header`);
+        const next = await block.evaluate((e) => e.nextElementSibling?.className.split(" ").slice(0, 2).join(".") ?? "");
+        assert.match(next, /^(message\.agent|tool\.)/, `${what}: thought ${i} comes before the answer or tool call it led to`);
+      }
+      const order = await page.evaluate(() => [...document.querySelectorAll("#transcript > :not(#empty)")].map((e) => e.className.split(" ")[1] ?? e.className));
+      assert.ok(order.indexOf("thought") < order.indexOf("agent"), `${what}: ${order.join(" ")}`);
+    };
+
+    try {
+      const s = await client.newSession(env.workspace);
+      sessionId = s.sessionId;
+      msgs = [{ type: "reset", sessionId }, { type: "userPrompt", text: "list the files" }, { type: "turnStarted" }];
+      const res = await within(client.prompt(sessionId, "list the files"), 20_000, "the turn");
+      msgs.push({ type: "turnEnded", stopReason: res.stopReason });
+      await check(msgs, "live turn");
+
+      msgs = [{ type: "reset", sessionId, loading: true }];
+      await within(client.loadSession(sessionId, env.workspace), 20_000, "session/load");
+      msgs.push({ type: "turnEnded", stopReason: "end_turn" });
+      await check(msgs, "replay");
+      assert.deepEqual(pageErrors, [], "no errors in the page");
+    } finally {
+      client.dispose();
+      await stopDaemonOf(bin, env);
+      await sim.stop();
+      env.cleanup();
+    }
   });
 });

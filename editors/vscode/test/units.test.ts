@@ -8,7 +8,10 @@ import { after, before, describe, test } from "node:test";
 import { resolveHearthBinary } from "../src/acp/binary.js";
 import { HearthNotFoundError } from "../src/acp/errors.js";
 import { findWorkspace, formatDuration, statusMarkdown, summarize, type HearthStatus, type WorkspaceStatus } from "../src/acp/status.js";
+import { appendToHistory } from "../src/history.js";
+import type { HostMessage } from "../src/protocol.js";
 import { diffLines, diffStats, withContext } from "../src/webview/diff.js";
+import { thoughtPreview } from "../src/webview/thought.js";
 
 describe("resolveHearthBinary", () => {
   let dir: string;
@@ -161,5 +164,66 @@ describe("screenshot comparison", () => {
     copy.data[shot.data.length - 1] ^= 0x01;
     assert.equal(differingPixels(shot, copy), 2);
     assert.equal(differingPixels(shot, { ...shot, height: 1 }), Infinity);
+  });
+});
+
+describe("the transcript kept for a re-created chat view", () => {
+  const chunk = (sessionUpdate: string, text: string, messageId?: string): HostMessage => ({
+    type: "update",
+    update: { sessionUpdate, content: { type: "text", text }, ...(messageId ? { messageId } : {}) },
+  });
+
+  test("consecutive thought chunks join into one, before the answer that follows", () => {
+    const history: HostMessage[] = [];
+    const stream: HostMessage[] = [
+      { type: "reset", sessionId: "s1" },
+      { type: "userPrompt", text: "hi" },
+      chunk("agent_thought_chunk", "**Greeting**\n\nThe user"),
+      chunk("agent_thought_chunk", " says hi."),
+      { type: "update", update: { sessionUpdate: "tool_call", toolCallId: "c1", title: "list_dir" } },
+      chunk("agent_thought_chunk", "Now "),
+      chunk("agent_thought_chunk", "answer."),
+      chunk("agent_message_chunk", "Hello"),
+      chunk("agent_message_chunk", " there"),
+      chunk("agent_thought_chunk", "Done."),
+    ];
+    for (const m of stream) appendToHistory(history, m);
+    const shown = history.map((m) =>
+      m.type === "update" ? `${m.update.sessionUpdate}:${(m.update.content as { text?: string } | undefined)?.text ?? ""}` : m.type,
+    );
+    assert.deepEqual(shown, [
+      "reset",
+      "userPrompt",
+      "agent_thought_chunk:**Greeting**\n\nThe user says hi.",
+      "tool_call:",
+      "agent_thought_chunk:Now answer.",
+      "agent_message_chunk:Hello there",
+      "agent_thought_chunk:Done.",
+    ]);
+  });
+
+  test("chunks of different messages stay apart; a reset starts over", () => {
+    const history: HostMessage[] = [];
+    appendToHistory(history, chunk("agent_thought_chunk", "a", "m1"));
+    appendToHistory(history, chunk("agent_thought_chunk", "b", "m2"));
+    assert.equal(history.length, 2);
+    appendToHistory(history, { type: "reset", sessionId: "s2" });
+    assert.deepEqual(history, [{ type: "reset", sessionId: "s2" }]);
+  });
+});
+
+describe("thought headers", () => {
+  test("the bold title of a reasoning summary, else its first words", () => {
+    assert.equal(thoughtPreview("**Reading the file**\n\nThe user wants a.txt."), "Reading the file");
+    assert.equal(thoughtPreview("  The user wants\n`a.txt`   read."), "The user wants a.txt read.");
+    assert.equal(thoughtPreview("**Unclosed title and more"), "Unclosed title and more");
+    assert.equal(thoughtPreview(""), "");
+  });
+
+  test("long ones are cut at a word", () => {
+    const text = "one two three four five six seven eight nine ten";
+    assert.equal(thoughtPreview(text, 20), "one two three four…");
+    assert.equal(thoughtPreview(text, 18), "one two three four…", "a cut right before a space keeps the whole word");
+    assert.equal(thoughtPreview("x".repeat(30), 10), "xxxxxxxxxx…");
   });
 });

@@ -1,13 +1,18 @@
 -- hearth.chat: one chat buffer per ACP session. Text streams onto the end of
 -- the buffer; each tool call is a header line "⏺ name args [status]" with its
 -- output beneath it, every output line prefixed "  │ " so that the fold
--- expression closes it into one fold.
+-- expression closes it into one fold. The model's thoughts are a block of
+-- their own: a header line "✻ Thinking…" (then "✻ Thought: first words…")
+-- that starts a fold, and the text beneath it prefixed "  ┊ ".
 local nn = require('hearth.rpc').nn
 
 local M = {}
 
 M.ns = vim.api.nvim_create_namespace('hearth_chat')
 M.OUT = '  │ ' -- prefix of tool output lines (what the fold expression matches)
+M.THOUGHT = '✻ ' -- prefix of a thought's header line (starts a fold)
+M.THINK = '  ┊ ' -- prefix of a thought's text lines
+M.THINK_EMPTY = '  ┊' -- an empty line of a thought (no trailing blank)
 M.USER = '## You'
 M.AGENT = '## hearth'
 
@@ -25,6 +30,7 @@ function Chat:_clear_state()
   self.open = false -- the last line is text still being streamed
   self.pending = '' -- agent text not yet written (coalesced per batch)
   self.tools = {} -- toolCallId -> tool
+  self.thought = nil -- the thought block still taking chunks: { mark, text, nbody, dirty }
 end
 
 local function set_buf_opts(buf)
@@ -35,13 +41,22 @@ local function set_buf_opts(buf)
   vim.api.nvim_buf_set_option(buf, 'filetype', 'hearth')
 end
 
--- win_opts sets the window-local options that show a chat buffer: tool
--- output folded, long lines wrapped.
+-- The fold of a chat window: a thought (its header line starts the fold, so
+-- a closed one shows just the header) and a tool call's output.
+M.foldexpr = [[getline(v:lnum)=~#'^✻ '?'>1':getline(v:lnum)=~#'^  [│┊]'?1:0]]
+M.foldtext = [[getline(v:foldstart)=~#'^✻ '?getline(v:foldstart).' ('.(v:foldend-v:foldstart).' line'.(v:foldend-v:foldstart>1?'s':'').')':'  │ … '.(v:foldend-v:foldstart+1).' line'.(v:foldend>v:foldstart?'s':'')]]
+
+-- win_opts sets the window-local options that show a chat buffer: thoughts
+-- and tool output folded, long lines wrapped.
 function M.win_opts(win)
+  local o = {
+    foldmethod = 'expr', foldexpr = M.foldexpr, foldtext = M.foldtext, foldlevel = 0, foldenable = true,
+    foldminlines = 0, wrap = true, linebreak = true, number = false, relativenumber = false, list = false,
+  }
   vim.api.nvim_win_call(win, function()
-    vim.cmd([[setlocal foldmethod=expr foldexpr=getline(v:lnum)=~#'^\ \ │'?1:0 foldlevel=0 foldenable foldminlines=0]])
-    vim.cmd([[setlocal foldtext='\ \ │\ …\ '.(v:foldend-v:foldstart+1).'\ line'.(v:foldend>v:foldstart?'s':'')]])
-    vim.cmd([[setlocal wrap linebreak nonumber norelativenumber nolist]])
+    for k, v in pairs(o) do
+      vim.opt_local[k] = v -- :setlocal, so that other windows keep theirs
+    end
   end)
 end
 
@@ -189,6 +204,7 @@ function Chat:_section(role)
   if self.section == role then
     return
   end
+  self:_end_thought()
   self:flush()
   local lines = {}
   local buf = self:bufnr()
@@ -204,12 +220,15 @@ function Chat:_section(role)
   self.open = false
 end
 
--- flush writes agent text buffered by agent_text.
+-- flush writes agent text buffered by agent_text and thought_text.
 function Chat:flush()
   if self.pending ~= '' then
     local text = self.pending
     self.pending = ''
     self:_text(text)
+  end
+  if self.thought and self.thought.dirty then
+    self:_render_thought(self.thought)
   end
 end
 
@@ -224,11 +243,96 @@ function Chat:agent_text(text)
   if self.section ~= 'agent' then
     self:_section('agent')
   end
+  self:_end_thought()
   self.pending = self.pending .. text
+end
+
+-- first_words is the start of a thought for its header: its bold title
+-- when it opens with one (as reasoning summaries do), else its first words;
+-- Markdown marks dropped, whitespace folded, cut at a word within about 50
+-- characters.
+function M.first_words(text)
+  local s = text:match('^%s*%*%*(.-)%*%*') or text
+  s = s:gsub('[*`#]', ''):gsub('%s+', ' '):gsub('^ ', ''):gsub(' $', '')
+  if vim.fn.strchars(s) <= 50 then
+    return s
+  end
+  local cut = vim.fn.strcharpart(s, 0, 50)
+  cut = cut:match('^(.*%S)%s') or cut
+  return cut .. '…'
+end
+
+-- thought_header is the first line of a thought block.
+function M.thought_header(th)
+  if not th.done then
+    return M.THOUGHT .. 'Thinking…'
+  end
+  local words = M.first_words(th.text)
+  return M.THOUGHT .. 'Thought' .. (words ~= '' and (': ' .. words) or '')
+end
+
+-- thought_text buffers a chunk of the model's thoughts (agent_thought_chunk)
+-- into the current thought block, starting one on a line of its own when
+-- there is none; flush writes it. Any other update ends the block.
+function Chat:thought_text(text)
+  if self.section ~= 'agent' then
+    self:_section('agent')
+  end
+  if not self.thought then
+    self:flush()
+    local th = { text = '', nbody = 0, done = false }
+    local buf = self:bufnr()
+    self:_edit(function()
+      local row = self:_append({ M.thought_header(th) })
+      th.mark = vim.api.nvim_buf_set_extmark(buf, M.ns, row, 0, {})
+    end)
+    self.open = false
+    self.thought = th
+  end
+  self.thought.text = self.thought.text .. text
+  self.thought.dirty = true
+end
+
+-- _end_thought writes the current thought block for the last time, with
+-- its finished header; what comes next starts below it.
+function Chat:_end_thought()
+  local th = self.thought
+  if not th then
+    return
+  end
+  self.thought = nil
+  th.done = true
+  self:_render_thought(th)
+  self.open = false
+end
+
+function Chat:_render_thought(th)
+  th.dirty = false
+  local buf = self:bufnr()
+  local pos = vim.api.nvim_buf_get_extmark_by_id(buf, M.ns, th.mark, {})
+  if not pos or pos[1] == nil then
+    return
+  end
+  local row = pos[1]
+  local lines = { M.thought_header(th) }
+  local body = vim.split(th.text, '\n', { plain = true })
+  if #body > 1 and body[#body] == '' then
+    table.remove(body)
+  end
+  for _, l in ipairs(body) do
+    table.insert(lines, l == '' and M.THINK_EMPTY or M.THINK .. l)
+  end
+  self:_edit(function()
+    vim.api.nvim_buf_set_lines(buf, row, row + 1 + th.nbody, false, lines)
+    vim.api.nvim_buf_del_extmark(buf, M.ns, th.mark)
+    th.mark = vim.api.nvim_buf_set_extmark(buf, M.ns, row, 0, {})
+  end)
+  th.nbody = #lines - 1
 end
 
 -- end_message closes the open line so that what follows starts a new one.
 function Chat:end_message()
+  self:_end_thought()
   self:flush()
   self.open = false
 end
@@ -236,6 +340,7 @@ end
 -- note appends a status line (cancelled, errors) to the agent's block.
 function Chat:note(text)
   self:_section('agent')
+  self:_end_thought()
   self:flush()
   self:_edit(function()
     self:_append({ text })
@@ -343,6 +448,7 @@ function Chat:tool(u, start)
     return nil
   end
   id = tostring(id)
+  self:_end_thought()
   local t = self.tools[id]
   local title = nn(u.title)
   if not t then

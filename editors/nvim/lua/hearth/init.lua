@@ -100,6 +100,8 @@ local function on_update(params)
   local kind = nn(u.sessionUpdate)
   if kind == 'agent_message_chunk' then
     s.chat:agent_text(chat.content_text(u.content))
+  elseif kind == 'agent_thought_chunk' then
+    s.chat:thought_text(chat.content_text(u.content))
   elseif kind == 'user_message_chunk' then
     s.chat:user_text(chat.content_text(u.content))
   elseif kind == 'tool_call' then
@@ -119,8 +121,7 @@ local function on_update(params)
       s.chat:note('Plan: ' .. table.concat(lines, ' · '))
     end
   end
-  -- agent_thought_chunk, available_commands_update and future kinds are
-  -- not shown.
+  -- available_commands_update and future kinds are not shown.
 end
 
 -- answer_question resolves one permission question once.

@@ -5,6 +5,7 @@ import MarkdownIt from "markdown-it";
 
 import type { AcpUpdate, HostMessage, ModeInfo, PermissionOptionInfo, SessionSummary, ViewMessage } from "../protocol.js";
 import { diffLines, diffStats, withContext } from "./diff.js";
+import { thoughtPreview } from "./thought.js";
 
 interface VsCodeApi {
   postMessage(msg: unknown): void;
@@ -110,15 +111,48 @@ function renderText(b: TextBlock): void {
   } else {
     body.innerHTML = md.render(b.text);
   }
+  if (b.kind === "thought") renderThoughtHeader(b);
+}
+
+/**
+ * The one line a collapsed thought shows: "Thinking…" while it streams, then
+ * "Thought" and its first words (its bold title when it opens with one, as
+ * reasoning summaries do).
+ */
+function renderThoughtHeader(b: TextBlock): void {
+  const live = b === current && b.el.classList.contains("streaming");
+  const label = b.el.querySelector(".thought-label") as HTMLElement;
+  const preview = b.el.querySelector(".thought-preview") as HTMLElement;
+  const words = live ? "" : thoughtPreview(b.text);
+  label.textContent = live ? "Thinking…" : "Thought";
+  preview.textContent = words ? ` · ${words}` : "";
+}
+
+/** Ends the current text block: the next text starts a new one; a thought gets its final header. */
+function endBlock(): void {
+  const b = current;
+  current = null;
+  if (b?.kind === "thought") {
+    b.el.classList.remove("streaming");
+    renderQueued.delete(b);
+    renderText(b);
+  }
 }
 
 function textBlock(kind: TextBlock["kind"], messageId: string | null): TextBlock {
   if (current && current.kind === kind && (messageId === null || current.messageId === null || current.messageId === messageId)) {
     return current;
   }
+  endBlock();
   let el: HTMLElement;
   if (kind === "thought") {
-    el = h("details", { class: "message thought" }, h("summary", { text: "Thinking" }), h("div", { class: "body markdown" }));
+    // Collapsed until the user opens it.
+    el = h(
+      "details",
+      { class: "message thought" },
+      h("summary", {}, h("span", { class: "thought-label", text: "Thinking…" }), h("span", { class: "thought-preview" })),
+      h("div", { class: "body markdown" }),
+    );
   } else {
     el = h(
       "div",
@@ -168,7 +202,7 @@ function toolCall(update: AcpUpdate, isNew: boolean): void {
     t.data[k] = v;
   }
   renderTool(t);
-  current = null; // text after a tool call starts a new message
+  endBlock(); // text after a tool call starts a new message
 }
 
 function renderTool(t: ToolState): void {
@@ -290,7 +324,7 @@ function renderPlan(update: AcpUpdate): void {
     ul.append(h("li", { class: `plan-${e.status}`, text: `${mark} ${e.content}` }));
   }
   el.append(ul);
-  current = null;
+  endBlock();
 }
 
 // ---- permissions -------------------------------------------------------------
@@ -502,9 +536,9 @@ window.addEventListener("message", (event: MessageEvent<HostMessage>) => {
       onUpdate(m.update);
       break;
     case "userPrompt":
-      current = null;
+      endBlock();
       addText("user", { sessionUpdate: "user_message_chunk", content: { type: "text", text: m.text } });
-      current = null;
+      endBlock();
       break;
     case "turnStarted":
       errorBox.hidden = true;
@@ -513,7 +547,7 @@ window.addEventListener("message", (event: MessageEvent<HostMessage>) => {
     case "turnEnded":
       flushRenders();
       setBusy(false);
-      current = null;
+      endBlock();
       if (m.stopReason && m.stopReason !== "end_turn") {
         append(h("div", { class: "turn-end muted", text: m.stopReason === "cancelled" ? "Cancelled." : `Stopped: ${m.stopReason.replace(/_/g, " ")}` }));
       }

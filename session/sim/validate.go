@@ -1,0 +1,116 @@
+package sim
+
+import (
+	"encoding/json"
+	"regexp"
+	"strconv"
+)
+
+// validate applies the server's rules that a parse cannot know (docs/responses-websocket.md
+// §3a, Options.Models, reasoning support) to a parsed request, on either transport. A problem
+// is kept as the request's first validation failure, so that it is answered in order on the
+// request's lane and consumes no fault.
+func (s *Server) validate(req *request) {
+	if req.invalid != nil {
+		return
+	}
+	model := modelOr(req.model, s.opts.model())
+	if len(s.opts.Models) > 0 && !contains(s.opts.Models, model) {
+		req.fail(modelNotFound(model))
+		return
+	}
+	if e := req.reasoning.effort; e != "" && e != "none" && !s.opts.reasons(model) {
+		req.fail(unsupportedParameter("reasoning.effort", "with this model"))
+		return
+	}
+	if req.storeOff() {
+		for _, it := range req.input {
+			if id := itemID(it); serverIssued.MatchString(id) {
+				req.fail(itemNotPersisted(id))
+				return
+			}
+		}
+	}
+	for i, it := range req.input {
+		if !s.verifyReasoningItem(it) {
+			name := itemID(it)
+			if name == "" {
+				name = "input[" + strconv.Itoa(i) + "]"
+			}
+			req.fail(invalidEncryptedContent(name))
+			return
+		}
+	}
+}
+
+// serverIssued matches the ids a server gives output items: a lowercase prefix, "_", then hex
+// digits only (the real API's rs_/msg_/fc_ + 48–50 hex digits, this simulator's + 24). Under
+// store:false the server looks such an id up and finds nothing. Ids a client makes itself are
+// another matter: Codex sends its own msg_<uuid> ids on every store:false request and the
+// real API accepts them, so an id of another shape is left alone.
+var serverIssued = regexp.MustCompile(`^[a-z]+_[0-9a-f]{16,}$`)
+
+// itemID is an input item's id member when it is a non-empty string.
+func itemID(item json.RawMessage) string {
+	var v struct {
+		ID json.RawMessage `json:"id"`
+	}
+	var id string
+	if json.Unmarshal(item, &v) != nil || json.Unmarshal(v.ID, &id) != nil {
+		return ""
+	}
+	return id
+}
+
+// verifyReasoningItem checks a reasoning input item's encrypted_content, if it has one: the
+// content must be one this server's secret sealed. Other items always pass.
+func (s *Server) verifyReasoningItem(item json.RawMessage) bool {
+	var v struct {
+		Type             string          `json:"type"`
+		EncryptedContent json.RawMessage `json:"encrypted_content"`
+	}
+	if json.Unmarshal(item, &v) != nil || v.Type != "reasoning" || len(v.EncryptedContent) == 0 || isNull(v.EncryptedContent) {
+		return true
+	}
+	var sealed string
+	if json.Unmarshal(v.EncryptedContent, &sealed) != nil {
+		return false
+	}
+	_, ok := unseal(s.opts.secret(), sealed)
+	return ok
+}
+
+// inputTokens is the effective input's size in tokens at four bytes each, as usage counts it:
+// cached and new items, instructions and tools.
+func inputTokens(req *request, effective []json.RawMessage) int {
+	return (itemsBytes(effective) + len(req.fields["instructions"]) + len(req.tools) + 3) / 4
+}
+
+// checkContext refuses an effective input larger than Options.ContextWindow.
+func (s *Server) checkContext(req *request, effective []json.RawMessage) *apiError {
+	if s.opts.ContextWindow <= 0 || inputTokens(req, effective) <= s.opts.ContextWindow {
+		return nil
+	}
+	e := contextLengthExceeded()
+	return &e
+}
+
+// instead is the error a request fault answers with in place of the response, if any.
+func (f *Fault) instead(model string) (apiError, bool) {
+	if f == nil {
+		return apiError{}, false
+	}
+	switch f.Kind {
+	case FaultRateLimit:
+		return rateLimited(model), f.AfterEvents == 0
+	case FaultInsufficientQuota:
+		return insufficientQuota(), true
+	case FaultContextLength:
+		return contextLengthExceeded(), true
+	case FaultServerError:
+		return serverError(), true
+	case FaultInvalidAPIKey:
+		return invalidAPIKey(), true
+	}
+	return apiError{}, false
+}
