@@ -41,6 +41,8 @@ type Config struct {
 	FirstEventTimeout time.Duration // $HEARTH_FIRST_EVENT_TIMEOUT: request sent → first event
 	IdleTimeout       time.Duration // $HEARTH_IDLE_TIMEOUT: silence within a response (only its own events count)
 	MaxConnAge        time.Duration // $HEARTH_MAX_CONN_AGE: rotate a WebSocket between requests after this
+	SessionIdle       time.Duration // $HEARTH_SESSION_IDLE: close a session with no editor and no turn after this (default 30m)
+	WorkspaceIdle     time.Duration // $HEARTH_WORKSPACE_IDLE: close a workspace with no open session after this (default 5m)
 	Version           string
 }
 
@@ -102,6 +104,8 @@ func FromEnv() (Config, error) {
 		{"HEARTH_FIRST_EVENT_TIMEOUT", &c.FirstEventTimeout},
 		{"HEARTH_IDLE_TIMEOUT", &c.IdleTimeout},
 		{"HEARTH_MAX_CONN_AGE", &c.MaxConnAge},
+		{"HEARTH_SESSION_IDLE", &c.SessionIdle},
+		{"HEARTH_WORKSPACE_IDLE", &c.WorkspaceIdle},
 	} {
 		v := os.Getenv(d.env)
 		if v == "" {

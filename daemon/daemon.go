@@ -28,7 +28,8 @@ import (
 // accept loop on a listener; ServeConn serves one connection (stdio);
 // Close stops accepting, disconnects clients, cancels running turns, closes
 // sessions, workspaces, the simulator and the database, and waits for
-// every goroutine it started.
+// every goroutine it started (the reaper of idle sessions and workspaces
+// among them).
 type Daemon struct {
 	cfg     Config
 	log     *slog.Logger
@@ -43,6 +44,11 @@ type Daemon struct {
 	turns  sync.WaitGroup // running turns, for Shutdown's drain
 
 	lastBusy atomic.Int64 // unix nanos when the daemon last had a client or a turn
+
+	closedSessions, closedWorkspaces atomic.Int64 // closed by the reaper since start
+
+	left    chan struct{}            // guarded by mu; closed and replaced each time an editor's connection ends (tests wait on it)
+	opening map[string]chan struct{} // guarded by mu: opens in progress (workspace roots, "session:"+id), closed when done
 
 	mu         sync.Mutex // guards workspaces, sessions, clients, listeners, closed, nextClient
 	workspaces map[string]*openWorkspace
@@ -68,7 +74,8 @@ func New(cfg Config, log *slog.Logger) (*Daemon, error) {
 	d := &Daemon{
 		cfg: cfg, log: log, db: db, started: time.Now(), ctx: ctx, cancel: cancel,
 		workspaces: map[string]*openWorkspace{}, sessions: map[string]*openSession{},
-		clients: map[*clientConn]struct{}{},
+		clients: map[*clientConn]struct{}{}, left: make(chan struct{}),
+		opening: map[string]chan struct{}{},
 	}
 	d.lastBusy.Store(time.Now().UnixNano())
 	if n, err := db.InterruptRunning(ctx); err != nil {
@@ -83,6 +90,8 @@ func New(cfg Config, log *slog.Logger) (*Daemon, error) {
 			return nil, err
 		}
 	}
+	d.wg.Add(1)
+	go d.reapLoop(min(cfg.sessionIdle(), cfg.workspaceIdle()) / 4)
 	return d, nil
 }
 
@@ -248,10 +257,7 @@ func (d *Daemon) Close() error {
 		s.conv.Close()
 	}
 	for _, w := range workspaces {
-		w.client.Close()
-		if w.watcher != nil {
-			w.watcher.Close()
-		}
+		w.close()
 	}
 	if d.sim != nil {
 		d.sim.Close()

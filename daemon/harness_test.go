@@ -242,3 +242,30 @@ func (td *testDaemon) waitRequests(n int) []sim.Received {
 	}
 	return recs
 }
+
+// waitDetached waits until n open sessions have no editor attached.
+func (td *testDaemon) waitDetached(n int) {
+	td.t.Helper()
+	deadline := time.NewTimer(20 * time.Second)
+	defer deadline.Stop()
+	for {
+		td.d.mu.Lock()
+		left := td.d.left
+		td.d.mu.Unlock()
+		if td.d.Status().Sessions.Idle >= n {
+			return
+		}
+		select {
+		case <-left:
+		case <-deadline.C:
+			td.t.Fatalf("timed out waiting for %d idle sessions", n)
+		}
+	}
+}
+
+// forget drops the updates this editor kept (memory measurements).
+func (e *editor) forget() {
+	e.mu.Lock()
+	e.ups = nil
+	e.mu.Unlock()
+}

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/coder/acp-go-sdk"
 
@@ -20,19 +22,22 @@ import (
 
 // openWorkspace is a workspace with open sessions: its root, its tools and
 // its one Responses client (one WebSocket shared by its sessions). Created
-// by the first session/new or session/load for its root; closed by
+// by the first session/new or session/load for its root; closed by the
+// reaper once it has had no open session for Config.WorkspaceIdle, or by
 // Daemon.Close.
 type openWorkspace struct {
-	root    *workspace.Root
-	tools   *workspace.Toolset
-	specs   []json.RawMessage // tool specs, built once: byte-identical on every request
-	client  *session.Client
-	watcher *workspace.Watcher // nil when the workspace could not be watched
+	root     *workspace.Root
+	tools    *workspace.Toolset
+	specs    []json.RawMessage // tool specs, built once: byte-identical on every request
+	client   *session.Client
+	watcher  *workspace.Watcher // nil when the workspace could not be watched
+	lastUsed time.Time          // guarded by Daemon.mu: opened, or its last session closed
 }
 
 // openSession is a session with a live Conversation and the editors
-// attached to it. Created by session/new or session/load; closed by
-// Daemon.Close.
+// attached to it. Created by session/new or session/load (or a prompt for a
+// stored session); closed by the reaper once it has had no editor and no
+// turn for Config.SessionIdle, or by Daemon.Close.
 type openSession struct {
 	id   string
 	ws   *openWorkspace
@@ -40,6 +45,8 @@ type openSession struct {
 
 	since        uint64 // the watcher's journal cursor at this session's last prompt; used by the turn only
 	staleChecked bool   // the read set was compared with the disk once; used by the turn only
+
+	lastUsed atomic.Int64 // unix nanos of the last lookup, attach or detach: the start of its idle time
 
 	mu       sync.Mutex // guards subs, cancel, prompter, mode
 	subs     map[*clientConn]struct{}
@@ -49,30 +56,62 @@ type openSession struct {
 }
 
 // workspaceFor returns the open workspace for dir, opening it on first use.
+// Concurrent first uses of one root open it once; the database write and
+// the watcher's directory walk happen outside the daemon-wide lock.
 func (d *Daemon) workspaceFor(ctx context.Context, dir string) (*openWorkspace, error) {
 	root, err := workspace.Open(dir)
 	if err != nil {
 		return nil, rpc.InvalidParams("cwd", "%v", err)
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		return nil, errClosed
+	path := root.Path()
+	keep := false
+	defer func() {
+		if !keep {
+			root.Close() // the workspace was open already, or opening it failed
+		}
+	}()
+	if why := tooBroad(path); why != "" {
+		return nil, rpc.InvalidParams("cwd", "refusing to open %s as a workspace: %s; open a project directory instead", path, why)
 	}
-	if w := d.workspaces[root.Path()]; w != nil {
-		return w, nil
+	var cfg session.Config
+	for {
+		d.mu.Lock()
+		if d.closed {
+			d.mu.Unlock()
+			return nil, errClosed
+		}
+		if w := d.workspaces[path]; w != nil {
+			w.lastUsed = time.Now()
+			d.mu.Unlock()
+			return w, nil
+		}
+		if wait := d.opening[path]; wait != nil {
+			d.mu.Unlock()
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		d.opening[path] = make(chan struct{})
+		cfg = d.sessionConfig()
+		d.mu.Unlock()
+		break
 	}
-	if _, err := d.db.EnsureWorkspace(ctx, root.Path()); err != nil {
+	defer d.opened(path)
+
+	if _, err := d.db.EnsureWorkspace(ctx, path); err != nil {
 		return nil, err
 	}
 	ts := workspace.NewToolset(root)
-	w := &openWorkspace{root: root, tools: ts}
-	if wt, err := workspace.NewWatcher(root, workspace.WatchOptions{Logger: d.log.With("workspace", root.Path())}); err != nil {
-		d.log.Warn("workspace not watched: the model will not hear of changes on disk", "root", root.Path(), "err", err)
+	w := &openWorkspace{root: root, tools: ts, lastUsed: time.Now()}
+	if wt, err := workspace.NewWatcher(root, workspace.WatchOptions{Logger: d.log.With("workspace", path)}); err != nil {
+		d.log.Warn("workspace not watched: the model will not hear of changes on disk", "root", path, "err", err)
 	} else {
 		w.watcher = wt
 		if p := wt.Problem(); p != "" {
-			d.log.Warn("file watching degraded", "root", root.Path(), "problem", p)
+			d.log.Warn("file watching degraded", "root", path, "problem", p)
 		}
 		// hearth's own writes are not reported back as the user's.
 		ts.OnWrite = wt.NoteSelfWrite
@@ -80,9 +119,30 @@ func (d *Daemon) workspaceFor(ctx context.Context, dir string) (*openWorkspace, 
 	for _, t := range ts.Tools() {
 		w.specs = append(w.specs, t.Spec())
 	}
-	w.client = session.NewClient(d.sessionConfig(), d.log.With("workspace", root.Path()))
-	d.workspaces[root.Path()] = w
+	w.client = session.NewClient(cfg, d.log.With("workspace", path))
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		w.client.Close()
+		if w.watcher != nil {
+			w.watcher.Close()
+		}
+		return nil, errClosed // the deferred close releases the root
+	}
+	d.workspaces[path] = w
+	d.mu.Unlock()
+	keep = true
 	return w, nil
+}
+
+// opened ends the open in progress under key (a root or a session id):
+// callers waiting for it look again.
+func (d *Daemon) opened(key string) {
+	d.mu.Lock()
+	wait := d.opening[key]
+	delete(d.opening, key)
+	d.mu.Unlock()
+	close(wait)
 }
 
 // sessionConfig is the model-API configuration of workspace clients.
@@ -105,13 +165,31 @@ func (d *Daemon) sessionConfig() session.Config {
 }
 
 // openConversation opens (or returns the already open) session id in w.
+// Concurrent opens of one session open it once, so the repair of an
+// interrupted tool call is committed once.
 func (d *Daemon) openConversation(ctx context.Context, id string, w *openWorkspace, initial []json.RawMessage) (*openSession, error) {
-	d.mu.Lock()
-	if s := d.sessions[id]; s != nil {
+	key := "session:" + id
+	for {
+		d.mu.Lock()
+		if s := d.sessions[id]; s != nil {
+			s.touch()
+			d.mu.Unlock()
+			return s, nil
+		}
+		if wait := d.opening[key]; wait != nil {
+			d.mu.Unlock()
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		d.opening[key] = make(chan struct{})
 		d.mu.Unlock()
-		return s, nil
+		break
 	}
-	d.mu.Unlock()
+	defer d.opened(key)
 	row, err := d.db.Session(ctx, id)
 	if err != nil {
 		return nil, err
@@ -132,16 +210,14 @@ func (d *Daemon) openConversation(ctx context.Context, id string, w *openWorkspa
 	}
 	s.conv = conv
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	if s := d.sessions[id]; s != nil { // opened meanwhile by another client
-		conv.Close()
-		return s, nil
-	}
 	if d.closed {
+		d.mu.Unlock()
 		conv.Close()
 		return nil, errClosed
 	}
 	d.sessions[id] = s
+	s.touch()
+	d.mu.Unlock()
 	conv.Warm()
 	return s, nil
 }
@@ -151,6 +227,9 @@ func (d *Daemon) openConversation(ctx context.Context, id string, w *openWorkspa
 func (d *Daemon) lookup(ctx context.Context, id string) (*openSession, error) {
 	d.mu.Lock()
 	s := d.sessions[id]
+	if s != nil {
+		s.touch() // under d.mu: the reaper cannot take it between here and its use
+	}
 	d.mu.Unlock()
 	if s != nil {
 		return s, nil
@@ -171,15 +250,23 @@ func (s *openSession) attach(c *clientConn) {
 	s.mu.Lock()
 	s.subs[c] = struct{}{}
 	s.mu.Unlock()
+	s.touch()
 }
 
 // detach removes c from every session it was attached to.
 func (d *Daemon) detach(c *clientConn) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	defer func() {
+		close(d.left)
+		d.left = make(chan struct{})
+	}()
 	for _, s := range d.sessions {
 		s.mu.Lock()
-		delete(s.subs, c)
+		if _, ok := s.subs[c]; ok {
+			delete(s.subs, c)
+			s.touch()
+		}
 		s.mu.Unlock()
 	}
 }
@@ -274,10 +361,8 @@ func (t *sessionTools) noteSeen(ctx context.Context, rel, hash string, diff *wor
 	case diff != nil:
 		seen.Content = []byte(diff.New)
 	default:
-		if abs, err := t.s.ws.root.Resolve(rel); err == nil {
-			if b, err := os.ReadFile(abs); err == nil && hashOf(b) == hash {
-				seen.Content = b
-			}
+		if b, err := t.s.ws.root.ReadFile(rel); err == nil && hashOf(b) == hash {
+			seen.Content = b
 		}
 	}
 	if len(seen.Content) > maxSeenContent {

@@ -18,14 +18,21 @@ func (d *Daemon) Status() rpc.Status {
 	d.mu.Lock()
 	st := rpc.Status{
 		Version: d.cfg.Version, PID: pid(), Started: d.started, Socket: d.cfg.Socket,
-		DataDir: d.cfg.DataDir, Model: d.cfg.Model, BaseURL: d.cfg.BaseURL,
+		DataDir: d.cfg.DataDir, Model: d.cfg.Model, BaseURL: rpc.RedactURL(d.cfg.BaseURL),
 		APIKey: rpc.MaskSecret(d.cfg.APIKey), Simulator: d.cfg.Simulator, Clients: len(d.clients),
 		Workspaces: []rpc.WorkspaceStatus{},
 	}
 	perWS := map[*openWorkspace]int{}
 	for _, s := range d.sessions {
 		perWS[s.ws]++
+		st.Sessions.Open++
+		s.mu.Lock()
+		if len(s.subs) == 0 && s.cancel == nil {
+			st.Sessions.Idle++
+		}
+		s.mu.Unlock()
 	}
+	st.Sessions.Closed, st.Sessions.WorkspacesClosed = d.closedSessions.Load(), d.closedWorkspaces.Load()
 	for root, w := range d.workspaces {
 		s := w.client.Stats()
 		st.Workspaces = append(st.Workspaces, rpc.WorkspaceStatus{

@@ -22,6 +22,18 @@ type Status struct {
 	Simulator  bool              `json:"simulator"`
 	Clients    int               `json:"clients"`
 	Workspaces []WorkspaceStatus `json:"workspaces"`
+	// Sessions counts the sessions in memory (open; of which idle: no
+	// editor attached and no turn running) and those closed after being
+	// idle since the daemon started (HEARTH_SESSION_IDLE).
+	Sessions SessionCounts `json:"sessions"`
+}
+
+// SessionCounts is the lifetime picture of a Status snapshot.
+type SessionCounts struct {
+	Open             int   `json:"open"`
+	Idle             int   `json:"idle"`
+	Closed           int64 `json:"closed"`
+	WorkspacesClosed int64 `json:"workspacesClosed"`
 }
 
 // Workspace connection states reported in WorkspaceStatus.State.
@@ -111,7 +123,7 @@ func DurationMS(d time.Duration) int64 {
 
 // MaskSecret returns a form of a secret safe to print: "(not set)" when empty,
 // "****" when too short to show any of it, else its first three and last four
-// characters ("sk-...abcd").
+// characters ("sk-...abcd"). For URLs, see RedactURL.
 func MaskSecret(s string) string {
 	s = strings.TrimSpace(s)
 	switch {

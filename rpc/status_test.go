@@ -34,6 +34,7 @@ func TestStatusJSONStable(t *testing.T) {
 			Retries: 7, Fallbacks: 8, BytesSent: 9, BytesSaved: 10, LastTurnMS: 11,
 			LaneMode: "on", WireBytesSent: 12, WireBytesReceived: 13, Tokens: NewTokenUsage(100, 25, 14, 15),
 		}},
+		Sessions: SessionCounts{Open: 3, Idle: 1, Closed: 16, WorkspacesClosed: 17},
 	}
 	raw, err := Result(st)
 	if err != nil {
@@ -44,7 +45,8 @@ func TestStatusJSONStable(t *testing.T) {
 		`{"root":"/w","state":"streaming","transport":"ws","connAgeMs":1500,"sessions":1,"lanes":2,` +
 		`"handshakes":3,"warmups":4,"fullRequests":5,"incrementalRequests":6,"retries":7,"fallbacks":8,` +
 		`"bytesSent":9,"bytesSaved":10,"lastTurnMs":11,"connections":0,"laneMode":"on","wireBytesSent":12,` +
-		`"wireBytesReceived":13,"tokens":{"input":100,"cached":25,"output":14,"reasoning":15,"cacheHitRatio":0.25}}]}`
+		`"wireBytesReceived":13,"tokens":{"input":100,"cached":25,"output":14,"reasoning":15,"cacheHitRatio":0.25}}],` +
+		`"sessions":{"open":3,"idle":1,"closed":16,"workspacesClosed":17}}`
 	if string(raw) != want {
 		t.Fatalf("got\n%s\nwant\n%s", raw, want)
 	}

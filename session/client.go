@@ -22,12 +22,12 @@ import (
 // back to HTTP+SSE. Created by NewClient when the daemon opens the
 // workspace; Close closes every connection and waits for their readers.
 //
-// Lock order: Client.mu before wsConn.mu; Client.dialMu before Client.mu.
+// Lock order: Client.mu before wsConn.mu; the dial token before Client.mu.
 type Client struct {
 	cfg atomic.Pointer[Config] // replaced whole by Reconfigure; read with Config()
 	log *slog.Logger
 
-	dialMu sync.Mutex // held while dialing: one handshake at a time
+	dialing1 chan struct{} // a token (cap 1) held while dialing: one handshake at a time, waited for within the caller's context
 
 	mu            sync.Mutex           // guards everything below
 	conns         map[string][]*wsConn // by key: "" with lanes, the conversation's id without
@@ -36,6 +36,7 @@ type Client struct {
 	useHTTP       bool                 // requests go over http
 	fallbackUntil time.Time            // when to try the WebSocket again; zero: never (HTTP 426)
 	fallbackWhy   string
+	fallbacks     int    // fallbacks since the WebSocket last opened: each one waits twice as long before the next probe
 	notice        string // said once to the editor by the next turn
 	noLanesWhy    string // why the endpoint has no stream_id lanes; "" while it has them (or was never tried)
 	convs         map[*Conversation]struct{}
@@ -98,7 +99,7 @@ func NewClient(cfg Config, log *slog.Logger) *Client {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	c := &Client{log: log, conns: map[string][]*wsConn{},
+	c := &Client{log: log, conns: map[string][]*wsConn{}, dialing1: make(chan struct{}, 1),
 		retired: map[*wsConn]struct{}{}, convs: map[*Conversation]struct{}{}}
 	cfg = cfg.WithDefaults()
 	c.cfg.Store(&cfg)
@@ -150,8 +151,12 @@ func (c *Client) link(ctx context.Context, key, lane string) (link, error) {
 	if l := c.current(key, lane); l != nil {
 		return l, nil
 	}
-	c.dialMu.Lock()
-	defer c.dialMu.Unlock()
+	select {
+	case c.dialing1 <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-c.dialing1 }()
 	if l := c.current(key, lane); l != nil {
 		return l, nil
 	}
@@ -173,7 +178,7 @@ func (c *Client) link(ctx context.Context, key, lane string) (link, error) {
 		}
 		if attempt+1 >= c.Config().DialAttempts || time.Since(start) > c.Config().DialBudget {
 			c.log.Warn("WebSocket unavailable; falling back to HTTP", "err", err)
-			return c.fallBack(time.Now().Add(c.Config().FallbackRetry), fmt.Sprintf("the WebSocket could not be opened (%v)", err)), nil
+			return c.fallBack(time.Now().Add(c.probeAfter()), fmt.Sprintf("the WebSocket could not be opened (%v)", err)), nil
 		}
 		c.counters.retries.Add(1)
 		if err := sleep(ctx, backoff(attempt, 250*time.Millisecond, 5*time.Second)); err != nil {
@@ -241,14 +246,28 @@ func (c *Client) dialOnce(ctx context.Context, key string) (*wsConn, error) {
 	}
 	c.log.Info("connected", "conn", id)
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.closed {
-		go ws.close()
+		c.mu.Unlock()
+		ws.close() // here, not in a goroutine nobody waits for
 		return nil, ErrClosed
 	}
+	c.fallbacks = 0
 	c.conns[key] = append(c.conns[key], ws)
 	ws.reserve("")
+	c.mu.Unlock()
 	return ws, nil
+}
+
+// probeAfter is how long the workspace stays on HTTP before it tries the
+// WebSocket again: FallbackRetry (30 s), doubled for each fallback since
+// the WebSocket last opened, at most 5 minutes. A blip costs half a
+// minute of full requests, a long outage few futile handshakes.
+func (c *Client) probeAfter() time.Duration {
+	c.mu.Lock()
+	n := c.fallbacks
+	c.mu.Unlock()
+	d := c.Config().FallbackRetry << min(n, 10)
+	return min(d, max(5*time.Minute, c.Config().FallbackRetry))
 }
 
 // fallBack switches the workspace to HTTP until until (zero: for good).
@@ -260,6 +279,7 @@ func (c *Client) fallBack(until time.Time, why string) link {
 	}
 	if !c.useHTTP {
 		c.useHTTP = true
+		c.fallbacks++
 		c.counters.fallbacks.Add(1)
 		c.notice = "hearth: " + why + "; using HTTP streaming (each request carries the whole conversation)."
 	}

@@ -92,7 +92,7 @@ type Config struct {
 	MaxConnAge    time.Duration // rotate a WebSocket between requests after this (the server's limit is 60 min)
 	DialAttempts  int           // WebSocket handshakes tried (with backoff) before falling back to HTTP
 	DialBudget    time.Duration // total time those attempts may take
-	FallbackRetry time.Duration // after a fallback for any reason but HTTP 426, try the WebSocket again after this
+	FallbackRetry time.Duration // after a fallback for any reason but HTTP 426, try the WebSocket again after this (doubling per fallback, at most 5 min)
 	MaxAttempts   int           // attempts of one model request (retries of what is safe to retry)
 	MaxRetryWait  time.Duration // longest single wait before a retry, server hints included
 }
@@ -140,13 +140,13 @@ func (c Config) WithDefaults() Config {
 		c.MaxConnAge = 55 * time.Minute
 	}
 	if c.DialAttempts == 0 {
-		c.DialAttempts = 3
+		c.DialAttempts = 5 // with backoff: ~3 s of a server's blip before any fallback
 	}
 	if c.DialBudget == 0 {
 		c.DialBudget = 20 * time.Second
 	}
 	if c.FallbackRetry == 0 {
-		c.FallbackRetry = 5 * time.Minute
+		c.FallbackRetry = 30 * time.Second
 	}
 	if c.MaxAttempts == 0 {
 		c.MaxAttempts = 4

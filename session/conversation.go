@@ -85,13 +85,14 @@ type Conversation struct {
 
 	turn chan struct{} // token held by the running Prompt: one turn at a time
 
-	mu         sync.Mutex // guards lane, transcript, input, base, warm, closed
+	mu         sync.Mutex // guards lane, transcript, input, base, warm, closed, unanswered
 	lane       string
 	transcript []json.RawMessage // every item, in order, as committed to the store
 	input      []json.RawMessage // the transcript's replay forms: what a full request sends
 	base       *baseline
 	warm       *warmup
 	closed     bool
+	unanswered bool // a tool's output failed to commit: calls without output to repair before the next request
 
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc
@@ -129,18 +130,29 @@ func Open(ctx context.Context, o Options) (*Conversation, error) {
 			return nil, err
 		}
 	}
-	if missing := unansweredCalls(c.transcript); len(missing) > 0 {
-		var fix []store.NewItem
-		for _, id := range missing {
-			fix = append(fix, store.NewItem{Origin: store.OriginInput,
-				Data: functionCallOutput(id, "error: interrupted — hearth stopped before this tool finished; run it again if still needed")})
-		}
-		if err := c.commit(ctx, 0, fix); err != nil {
-			c.Close()
-			return nil, err
-		}
+	if err := c.repair(ctx, 0); err != nil {
+		c.Close()
+		return nil, err
 	}
 	return c, nil
+}
+
+// repair answers function calls that have no output — the daemon died
+// mid-tool, or a tool's output could not be committed — so that the next
+// request is valid. The tool is never run again.
+func (c *Conversation) repair(ctx context.Context, turnID int64) error {
+	c.mu.Lock()
+	missing := unansweredCalls(c.transcript)
+	c.mu.Unlock()
+	if len(missing) == 0 {
+		return nil
+	}
+	var fix []store.NewItem
+	for _, id := range missing {
+		fix = append(fix, store.NewItem{Origin: store.OriginInput,
+			Data: functionCallOutput(id, "error: interrupted — hearth stopped before this tool finished; run it again if still needed")})
+	}
+	return c.commit(ctx, turnID, fix)
 }
 
 // ID returns the session id.

@@ -136,8 +136,9 @@ var ErrSilence = errors.New("model API silent")
 // socket it is a lost connection, and they are retried.
 var errAborted = fmt.Errorf("%w: another response on it was aborted", ErrConnectionLost)
 
-// errRotated is why a connection closed after being rotated out.
-var errRotated = errors.New("connection rotated")
+// errRotated is why a connection closed after being rotated out. A request
+// that took the connection just before it closed retries on a new one.
+var errRotated = fmt.Errorf("%w: the connection was rotated out", ErrConnectionLost)
 
 // errNoWarmupOverHTTP: a warm-up is pointless when every request is full.
 var errNoWarmupOverHTTP = errors.New("no warm-up over HTTP")

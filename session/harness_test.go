@@ -52,6 +52,7 @@ func newEnv(t *testing.T, opts sim.Options, cfg session.Config) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { r.Close() })
 	cfg.BaseURL = base
 	cfg.Instructions = "test instructions"
 	if cfg.Model == "" {

@@ -104,17 +104,13 @@ func (c *Conversation) exchange(ctx context.Context, turnID int64, generate bool
 	if err != nil {
 		c.forgetBaseline()
 		status := "failed"
-		var ae *APIError
-		switch {
-		case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		if ctx.Err() != nil {
 			status = "cancelled"
+		}
+		switch judge(err, 0, c.client.Config()).stream {
+		case walkAway:
 			c.abort(conn, st)
-		case errors.Is(err, ErrSilence):
-			// The response may still come: the stream is out of step. Walk
-			// away from the lane when siblings stream on the socket, else
-			// drop it.
-			c.abort(conn, st)
-		case errors.As(err, &ae) && ae.Code == "websocket_connection_limit_reached":
+		case dropConn:
 			conn.abort(st, false)
 		}
 		id := ""

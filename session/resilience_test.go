@@ -3,6 +3,8 @@ package session_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -415,5 +417,81 @@ func TestManyConversationsWithinLimits(t *testing.T) {
 		if r.Outcome != r.ResponseID {
 			t.Errorf("request failed: %q conn %d gen %v prev %q answered %v: %.200s", r.Outcome, r.Conn, r.Generate, r.PreviousResponseID, r.Answered, r.Raw)
 		}
+	}
+}
+
+// A failure belongs to the stream that failed: the connection limit hits
+// lane A's request while lane B streams on the same socket; B's turn is
+// retried on a new connection and completes, and so does A's.
+func TestSiblingSurvivesAnotherLanesFailure(t *testing.T) {
+	e := newEnv(t, sim.Options{Cost: sim.Cost{TokensPerSecond: 400}}, session.Config{Lanes: session.LanesOn})
+	a, b := e.open("a"), e.open("b")
+	warm(t, a)
+	warm(t, b)
+	recB := newRecorder()
+	doneB := make(chan error, 1)
+	go func() {
+		stop, err := b.Prompt(context.Background(), []json.RawMessage{session.UserMessage("sim:tokens=200")}, recB)
+		if err == nil && stop != session.StopEndTurn {
+			err = errors.New(string(stop))
+		}
+		doneB <- err
+	}()
+	select {
+	case <-recB.first:
+	case <-time.After(10 * time.Second):
+		t.Fatal("b never streamed")
+	}
+	e.sim.InjectFault(sim.Fault{Kind: sim.FaultConnectionLimit, Match: func(r sim.Received) bool { return r.StreamID == "hearth-1" }})
+	if stop := prompt(t, a, "hello", newRecorder()); stop != session.StopEndTurn {
+		t.Fatalf("a: %s", stop)
+	}
+	select {
+	case err := <-doneB:
+		if err != nil {
+			t.Fatalf("b's healthy turn failed because of a's: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("b never finished")
+	}
+	if !strings.Contains(recB.Text_(), "tok199") {
+		t.Errorf("b's answer is incomplete: %q", recB.Text_())
+	}
+}
+
+// A long session re-warms once after a restart, however long the server
+// takes to process it, and the next prompt chains on that re-warm instead
+// of resending the transcript in full (the warm-up deadline scales with
+// the transcript).
+func TestLongSessionRewarmsOnce(t *testing.T) {
+	e := newEnv(t, sim.Options{Cost: sim.Cost{PerInputKB: time.Millisecond}},
+		session.Config{Lanes: session.LanesOn, WarmupTimeout: 100 * time.Millisecond})
+	ctx := context.Background()
+	if err := e.db.CreateSession(ctx, store.Session{ID: "long", Root: e.root}); err != nil {
+		t.Fatal(err)
+	}
+	var items []store.NewItem
+	for i := range 1000 {
+		items = append(items, store.NewItem{Origin: store.OriginInput,
+			Data: session.UserMessage(fmt.Sprintf("message %d: %s", i, strings.Repeat("x", 400)))})
+	}
+	if _, err := e.db.AppendItems(ctx, "long", 0, items); err != nil {
+		t.Fatal(err)
+	}
+	c := e.reopen("long")
+	c.Warm()
+	prompt(t, c, "and now?", newRecorder())
+	recs := e.wait(2)
+	if len(recs) != 2 {
+		t.Fatalf("%d requests, want the re-warm and the prompt", len(recs))
+	}
+	if recs[0].ProcessDelay < 300*time.Millisecond {
+		t.Fatalf("the re-warm took %s of server time: the test needs one longer than the warm-up timeout", recs[0].ProcessDelay)
+	}
+	if recs[0].Outcome != recs[0].ResponseID {
+		t.Fatalf("the re-warm was cut short (%s): its deadline did not fit the transcript", recs[0].Outcome)
+	}
+	if recs[1].PreviousResponseID != recs[0].ResponseID || len(recs[1].Input) != 1 {
+		t.Errorf("the prompt after the re-warm: prev %q, %d items; want it chained with only the new message", recs[1].PreviousResponseID, len(recs[1].Input))
 	}
 }

@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -10,16 +9,13 @@ import (
 	"time"
 )
 
-// request sends one model request of a turn and retries what is safe to
-// retry. Nothing of a failed response was applied — output items are
-// committed and tools run only after response.completed — so a retry can
-// never run a tool twice or write an item twice. A retry after a lost
-// connection or a silence goes out in full on a new connection: the old
-// connection (and whatever the server still does on it) is dropped first,
-// so a write that may have reached the server is never replayed on it.
+// request sends one model request of a turn and retries what judge says
+// is safe to retry. Nothing of a failed response was applied — output items
+// are committed and tools run only after response.completed — so a retry
+// can never run a tool twice or write an item twice.
 func (c *Conversation) request(ctx context.Context, turnID int64, sink Sink) (*reply, error) {
 	cfg := c.client.Config()
-	notFoundRetried, noLanesRetried := false, false
+	spent := map[string]bool{} // retries allowed once per request, by kind
 	var err error
 	for attempt := 0; attempt < cfg.MaxAttempts; attempt++ {
 		att := &attemptSink{Sink: sink}
@@ -31,25 +27,17 @@ func (c *Conversation) request(ctx context.Context, turnID int64, sink Sink) (*r
 		if ctx.Err() != nil {
 			return nil, err
 		}
-		wait, why, ok := retryable(err, attempt, cfg)
-		if errors.Is(err, errPreviousNotFound) {
-			ok, wait = !notFoundRetried, 0
-			notFoundRetried = true
-		}
-		var nl *NoLanesError
-		if errors.As(err, &nl) {
-			// Once: the retry goes out without stream_id on a connection
-			// of its own, which cannot fail this way again.
-			ok, wait = nl.Switched && !noLanesRetried, 0
-			noLanesRetried = true
-		}
-		if !ok || attempt+1 == cfg.MaxAttempts {
+		v := judge(err, attempt, cfg)
+		if !v.retry || (v.once != "" && spent[v.once]) || attempt+1 == cfg.MaxAttempts {
 			break
 		}
+		if v.once != "" {
+			spent[v.once] = true
+		}
 		c.client.counters.retries.Add(1)
-		c.log.Info("retrying model request", "why", why, "wait", wait, "attempt", attempt+2, "err", err)
-		att.interrupted(why)
-		if err := sleep(ctx, wait); err != nil {
+		c.log.Info("retrying model request", "why", v.why, "wait", v.wait, "attempt", attempt+2, "err", err)
+		att.interrupted(v.why)
+		if err := sleep(ctx, v.wait); err != nil {
 			return nil, err
 		}
 	}
@@ -66,41 +54,6 @@ func (c *Conversation) size() string {
 	c.mu.Unlock()
 	// ~4 bytes a token, as the API's tokenizers average on English and code.
 	return fmt.Sprintf("the session holds %d items, %d KiB, about %d tokens", n, bytes>>10, bytes/4)
-}
-
-var errPreviousNotFound = errors.New("previous_response_not_found")
-
-// retryable says whether err may be retried, after how long, and why.
-func retryable(err error, attempt int, cfg Config) (time.Duration, string, bool) {
-	var ae *APIError
-	var re *ResponseError
-	var nl *NoLanesError
-	switch {
-	case errors.As(err, &nl):
-		return 0, "the server has no stream_id lanes", nl.Switched
-	case errors.Is(err, ErrConnectionLost):
-		return backoff(attempt, 100*time.Millisecond, 2*time.Second) * time.Duration(min(attempt, 1)), "the connection was lost", true
-	case errors.Is(err, ErrSilence):
-		return 0, "the model API went silent", true
-	case errors.Is(err, ErrAuth), errors.Is(err, ErrQuota), errors.Is(err, ErrContextLength), errors.Is(err, ErrModelNotFound):
-		return 0, "", false // a retry would be refused (and billed) the same way
-	case errors.As(err, &ae):
-		switch {
-		case ae.Code == "previous_response_not_found":
-			return 0, "the server no longer had the previous response", true
-		case ae.Code == "websocket_connection_limit_reached":
-			return 0, "the connection reached its time limit", true
-		case ae.Code == "rate_limit_exceeded" || ae.Status == 429:
-			return hinted(ae.Message, attempt, cfg), "rate limited", true
-		case ae.Status >= 500 || ae.Code == "server_error" || ae.Type == "server_error":
-			return backoff(attempt, 500*time.Millisecond, cfg.MaxRetryWait), "the server failed", true
-		}
-	case errors.As(err, &re):
-		if re.Code == "server_error" || re.Code == "rate_limit_exceeded" {
-			return backoff(attempt, 500*time.Millisecond, cfg.MaxRetryWait), "the response failed on the server", true
-		}
-	}
-	return 0, "", false
 }
 
 var tryAgain = regexp.MustCompile(`(?i)try again in ([0-9.]+)\s*(ms|s)`)

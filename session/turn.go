@@ -84,6 +84,19 @@ func (c *Conversation) Prompt(ctx context.Context, input []json.RawMessage, sink
 
 func (c *Conversation) run(ctx context.Context, turnID int64, input []json.RawMessage, sink Sink) (StopReason, error) {
 	c.awaitWarmup(ctx)
+	// A tool output that failed to commit in an earlier turn would make
+	// every request invalid: answer such calls first.
+	c.mu.Lock()
+	broken := c.unanswered
+	c.mu.Unlock()
+	if broken {
+		if err := c.repair(context.WithoutCancel(ctx), turnID); err != nil {
+			return "", err
+		}
+		c.mu.Lock()
+		c.unanswered = false
+		c.mu.Unlock()
+	}
 	var user []store.NewItem
 	for _, it := range input {
 		user = append(user, store.NewItem{Origin: store.OriginInput, Data: it})
@@ -149,6 +162,9 @@ func (c *Conversation) runTools(ctx context.Context, turnID int64, calls []ToolC
 		}
 		item := store.NewItem{Origin: store.OriginInput, Data: functionCallOutput(call.CallID, res.Output)}
 		if err := c.commit(context.WithoutCancel(ctx), turnID, []store.NewItem{item}); err != nil {
+			c.mu.Lock()
+			c.unanswered = true // the next turn answers the calls left without output
+			c.mu.Unlock()
 			return "", err
 		}
 		if sink != nil {

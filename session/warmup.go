@@ -10,10 +10,11 @@ import (
 // owned by the conversation (its goroutine is in Conversation.wg); the
 // first turn consumes it.
 type warmup struct {
-	started time.Time
-	done    chan struct{} // closed when the request ended
-	err     error         // set before done is closed
-	cancel  context.CancelFunc
+	started  time.Time
+	deadline time.Duration // its total deadline, which the first turn's wait shares
+	done     chan struct{} // closed when the request ended
+	err      error         // set before done is closed
+	cancel   context.CancelFunc
 }
 
 // Warm sends, in the background, the conversation's real instructions,
@@ -62,8 +63,9 @@ func (c *Conversation) warmUp(again bool) {
 			return
 		}
 	}
-	ctx, cancel := context.WithTimeout(c.ctx, c.client.Config().WarmupTimeout)
-	w := &warmup{started: time.Now(), done: make(chan struct{}), cancel: cancel}
+	deadline := c.warmupDeadlineLocked()
+	ctx, cancel := context.WithTimeout(c.ctx, deadline)
+	w := &warmup{started: time.Now(), deadline: deadline, done: make(chan struct{}), cancel: cancel}
 	c.warm = w
 	c.wg.Add(1)
 	go func() {
@@ -97,7 +99,7 @@ func (c *Conversation) awaitWarmup(ctx context.Context) {
 	if w == nil {
 		return
 	}
-	remaining := c.client.Config().WarmupTimeout - time.Since(w.started)
+	remaining := w.deadline - time.Since(w.started)
 	if remaining < 0 {
 		remaining = 0
 	}
@@ -123,4 +125,22 @@ func (c *Conversation) WarmupDone() (<-chan struct{}, func() error) {
 	}
 	w := c.warm
 	return w.done, func() error { <-w.done; return w.err }
+}
+
+// warmupBytesPerSecond is how much transcript a warm-up's deadline allows
+// per second beyond HEARTH_WARMUP_TIMEOUT: a re-warm must upload and the
+// server process the whole transcript, and one cancelled half-way is paid
+// twice (the next prompt resends everything in full). 32 KiB/s is ten
+// times slower than a server charging 3 ms per KiB.
+const warmupBytesPerSecond = 32 << 10
+
+// warmupDeadlineLocked is the total deadline of a warm-up of the current
+// transcript: HEARTH_WARMUP_TIMEOUT, plus time in proportion to the
+// transcript's size. Called with c.mu held.
+func (c *Conversation) warmupDeadlineLocked() time.Duration {
+	n := 0
+	for _, it := range c.input {
+		n += len(it)
+	}
+	return c.client.Config().WarmupTimeout + time.Duration(n)*time.Second/warmupBytesPerSecond
 }

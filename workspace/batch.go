@@ -3,7 +3,6 @@ package workspace
 import (
 	"crypto/sha256"
 	"io"
-	"os"
 	"path"
 	"path/filepath"
 	"sort"
@@ -185,7 +184,7 @@ func (w *Watcher) selfWritten(rel string) bool {
 	if !ok {
 		return false
 	}
-	got, err := fileSum(w.abs(rel))
+	got, err := fileSum(w.root, rel)
 	if err == nil && got == want {
 		return true
 	}
@@ -203,9 +202,10 @@ func (w *Watcher) forgetSelfWrite(rel string) {
 	w.selfMu.Unlock()
 }
 
-func fileSum(abs string) ([sha256.Size]byte, error) {
+// fileSum hashes the regular file rel, read through the root's handle.
+func fileSum(root *Root, rel string) ([sha256.Size]byte, error) {
 	var sum [sha256.Size]byte
-	f, err := os.Open(abs)
+	f, _, err := root.openRegular(filepath.FromSlash(rel))
 	if err != nil {
 		return sum, err
 	}

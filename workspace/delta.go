@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 
@@ -332,24 +331,21 @@ func deltaDiff(from, path string, old, now []byte) string {
 
 var errDeltaGone = errors.New("gone")
 
-// readDeltaFile reads a read-set file through the root's confinement;
-// errDeltaGone when it no longer exists as a file.
+// readDeltaFile reads a read-set file through the root's handle;
+// errDeltaGone when it no longer exists as a regular file.
 func readDeltaFile(root *Root, rel string) ([]byte, error) {
-	abs, err := root.Resolve(rel)
+	_, name, err := root.resolveName(rel)
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open(abs)
+	f, _, err := root.openRegular(name)
 	if err != nil {
-		if vanished(err) {
+		if vanished(err) || errors.Is(err, errNotRegular) {
 			return nil, errDeltaGone
 		}
 		return nil, err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, errDeltaGone
-	}
 	b, err := io.ReadAll(io.LimitReader(f, deltaMaxFile+1))
 	if err == nil && len(b) > deltaMaxFile {
 		return nil, fmt.Errorf("larger than %d bytes", deltaMaxFile)

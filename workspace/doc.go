@@ -9,15 +9,22 @@
 //   - Confinement: every path from the model goes through Root.Resolve, which
 //     evaluates symlinks itself, component by component, and refuses anything
 //     whose final destination lies outside the root, including paths that do
-//     not exist yet (writes need those).
+//     not exist yet (writes need those), with a message the model can act on.
+//     Then every file is opened, created, renamed and listed through the
+//     Root's *os.Root handle, never by absolute name: the kernel resolves the
+//     name again beneath the root, so a directory swapped for a symlink
+//     leading out between the check and the use makes the call fail instead
+//     of escaping (TestSymlinkSwapCampaign). Absolute paths from Resolve are
+//     for what needs a path, such as the shell's working directory.
 //   - Tools never fail in Go: bad arguments, missing files, paths outside the
 //     root and cancellation all become a Result with IsError set and a
 //     message the model can act on, because the model is the one who has to
 //     correct the call.
 //   - Tool specs are byte-identical on every call, so the session's requests
 //     stay incremental.
-//   - Writes are atomic (a temporary file in the same directory, then a
-//     rename), keep the file's mode, and are reported to Toolset.OnWrite.
+//   - Writes are atomic (a temporary file in the same directory, created,
+//     renamed and cleaned up through one handle on that directory), keep the
+//     file's mode, and are reported to Toolset.OnWrite.
 //   - A shell command runs in its own process group, with the environment
 //     scrubbed of credentials; nothing it starts outlives the call.
 //

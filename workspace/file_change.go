@@ -22,8 +22,8 @@ const maxEditSize = 8 << 20
 // computed without touching it, so Preview and Run share every check. It
 // lives for one Preview or Run.
 type fileChange struct {
-	abs     string      // destination, symlinks evaluated, inside the root
-	rel     string      // abs for display, slash-separated
+	name    string      // the destination as the root's handle names it (symlinks evaluated by Resolve)
+	rel     string      // the destination for display, slash-separated
 	existed bool        // the file exists now; false means it will be created
 	mode    fs.FileMode // the existing file's permission bits, kept by the write
 	old     string      // the current content ("" for a new file)
@@ -31,25 +31,25 @@ type fileChange struct {
 }
 
 // loadTarget resolves the model's path for a write and reads what is there
-// now. tool names the caller in messages. A non-empty msg says why the path
-// cannot be written, for the model.
+// now, through the root's handle. tool names the caller in messages. A
+// non-empty msg says why the path cannot be written, for the model.
 func (ts *Toolset) loadTarget(ctx context.Context, tool, path string) (c *fileChange, msg string) {
-	abs, err := ts.root.Resolve(path)
+	abs, name, err := ts.root.resolveName(path)
 	if err != nil {
 		return nil, err.Error()
 	}
-	c = &fileChange{abs: abs, rel: ts.root.Rel(abs)}
+	c = &fileChange{name: name, rel: ts.root.Rel(abs)}
 	if abs == ts.root.Path() {
 		return c, fmt.Sprintf("path %q is the workspace root directory; give the path of a file", path)
 	}
-	fi, err := os.Stat(abs)
+	fi, err := ts.root.handle().Stat(name)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return c, ""
 	case errors.Is(err, syscall.ENOTDIR):
 		return c, fmt.Sprintf("cannot %s %q: part of the path is a file, not a directory", verbOf(tool), c.rel)
 	case err != nil:
-		return c, fmt.Sprintf("cannot %s %q: %v", verbOf(tool), c.rel, unwrapPathErr(err))
+		return c, useFailed(verbOf(tool), c.rel, err)
 	case fi.IsDir():
 		return c, fmt.Sprintf("%q is a directory, not a file; give the path of a file", c.rel)
 	case !fi.Mode().IsRegular():
@@ -57,9 +57,9 @@ func (ts *Toolset) loadTarget(ctx context.Context, tool, path string) (c *fileCh
 	case fi.Size() > maxEditSize:
 		return c, fmt.Sprintf("%q is %d bytes, over the %d MiB limit of %s; use shell to change files this large", c.rel, fi.Size(), maxEditSize>>20, tool)
 	}
-	f, err := os.Open(abs)
+	f, fi, err := ts.root.openRegular(name)
 	if err != nil {
-		return c, fmt.Sprintf("cannot read %q: %v", c.rel, unwrapPathErr(err))
+		return c, useFailed("read", c.rel, err)
 	}
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(ctxReader{ctx, f}, maxEditSize+1))
@@ -67,7 +67,7 @@ func (ts *Toolset) loadTarget(ctx context.Context, tool, path string) (c *fileCh
 	case ctx.Err() != nil:
 		return c, cancelledResult(tool).Output
 	case err != nil:
-		return c, fmt.Sprintf("cannot read %q: %v", c.rel, unwrapPathErr(err))
+		return c, useFailed("read", c.rel, err)
 	case len(b) > maxEditSize:
 		return c, fmt.Sprintf("%q grew past %d MiB while being read; use shell to change files this large", c.rel, maxEditSize>>20)
 	}
@@ -89,20 +89,20 @@ func (c *fileChange) diff() *FileDiff {
 
 // commit writes the new content atomically: the file is either what it was
 // or entirely the new content, never a mix, whatever happens to hearth in
-// between. Missing parent directories are created first.
+// between. Missing parent directories are created first. Everything goes
+// through the root's handle, so a directory swapped for a symlink leading
+// out since loadTarget looked makes the write fail instead of escaping.
 func (ts *Toolset) commit(c *fileChange) error {
-	if !c.existed {
-		if err := os.MkdirAll(filepath.Dir(c.abs), 0o777); err != nil {
+	if dir := filepath.Dir(c.name); !c.existed && dir != "." {
+		if err := ts.root.handle().MkdirAll(dir, 0o777); err != nil {
+			if escaped(err) {
+				return movedOut(c.rel)
+			}
 			return fmt.Errorf("cannot create the directory for %q: %v", c.rel, unwrapPathErr(err))
 		}
-		// MkdirAll follows symlinks; make sure nothing swapped one into the
-		// path since it was resolved.
-		if again, err := ts.root.Resolve(c.rel); err != nil || again != c.abs {
-			return fmt.Errorf("the path %q changed while it was being written; try again", c.rel)
-		}
 	}
-	if err := writeAtomic(c.abs, []byte(c.new), c.mode, c.existed); err != nil {
-		return fmt.Errorf("cannot write %q: %v", c.rel, unwrapPathErr(err))
+	if err := writeAtomic(ts.root.handle(), c.name, []byte(c.new), c.mode, c.existed); err != nil {
+		return errors.New(useFailed("write", c.rel, err))
 	}
 	return nil
 }
@@ -114,21 +114,27 @@ const (
 	tempSuffix = ".tmp"
 )
 
-// writeAtomic replaces path with data through a temporary file in the same
-// directory and a rename. keepMode gives the new file mode (an existing
-// file's bits); otherwise it is created 0666 less the umask, like any new
-// file. The temporary file is removed on every failure.
-func writeAtomic(path string, data []byte, mode fs.FileMode, keepMode bool) (err error) {
-	dir := filepath.Dir(path)
-	f, err := createTemp(dir)
+// writeAtomic replaces name, beneath root, with data through a temporary
+// file in the same directory and a rename. The directory is opened once, and
+// the temporary file is created, renamed and (on failure) removed through
+// that one handle, so all three happen in the same directory whatever is
+// renamed meanwhile, and nothing is left behind. keepMode gives the new file
+// mode (an existing file's bits); otherwise it is created 0666 less the
+// umask, like any new file.
+func writeAtomic(root *os.Root, name string, data []byte, mode fs.FileMode, keepMode bool) (err error) {
+	dir, err := openDir(root, filepath.Dir(name))
 	if err != nil {
 		return err
 	}
-	tmp := f.Name()
+	defer dir.Close()
+	f, tmp, err := createTemp(dir)
+	if err != nil {
+		return err
+	}
 	defer func() {
 		if err != nil {
 			f.Close()
-			os.Remove(tmp)
+			dir.Remove(tmp)
 		}
 	}()
 	if _, err := f.Write(data); err != nil {
@@ -145,23 +151,24 @@ func writeAtomic(path string, data []byte, mode fs.FileMode, keepMode bool) (err
 	if err := f.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp, path)
+	return dir.Rename(tmp, filepath.Base(name))
 }
 
-// createTemp creates a new, empty temporary file in dir with mode 0666 less
-// the umask (os.CreateTemp would make it 0600).
-func createTemp(dir string) (*os.File, error) {
+// createTemp creates a new, empty temporary file directly in dir with mode
+// 0666 less the umask (os.CreateTemp would make it 0600), and returns it
+// with its name in dir.
+func createTemp(dir *os.Root) (*os.File, string, error) {
 	for range 100 {
 		var rnd [8]byte
 		rand.Read(rnd[:])
-		name := filepath.Join(dir, tempPrefix+hex.EncodeToString(rnd[:])+tempSuffix)
-		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+		name := tempPrefix + hex.EncodeToString(rnd[:]) + tempSuffix
+		f, err := dir.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
-		return f, err
+		return f, name, err
 	}
-	return nil, errors.New("cannot create a temporary file")
+	return nil, "", errors.New("cannot create a temporary file")
 }
 
 // contentHash is the sha256 hex of content, as read_file reports it.

@@ -12,6 +12,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -55,7 +56,7 @@ type grepRun struct {
 	root    *Root
 	re      *regexp.Regexp
 	glob    string
-	start   string // absolute directory the walk starts at
+	start   string // the directory the walk starts at, relative to the root, slash-separated ("." for the root)
 	out     strings.Builder
 	matches int      // all matching lines, shown or not
 	binary  int      // binary files skipped
@@ -92,26 +93,26 @@ func (ts *Toolset) grep(ctx context.Context, d *toolDef, raw json.RawMessage) Re
 	if a.Path != nil {
 		p = *a.Path
 	}
-	abs, err := ts.root.Resolve(p)
+	abs, name, err := ts.root.resolveName(p)
 	if err != nil {
 		return errorResult(err.Error())
 	}
 	rel := ts.root.Rel(abs)
 	title := fmt.Sprintf("Grep %q in %s", *a.Pattern, rel)
 
-	fi, err := os.Stat(abs)
+	fi, err := ts.root.handle().Stat(name)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return Result{IsError: true, Title: title, Output: fmt.Sprintf("%q does not exist; use list_dir to find the right path, or leave path out to search the whole workspace", rel)}
 	case err != nil:
-		return Result{IsError: true, Title: title, Output: fmt.Sprintf("cannot search %q: %v", rel, unwrapPathErr(err))}
+		return Result{IsError: true, Title: title, Output: useFailed("search", rel, err)}
 	case !fi.IsDir() && !fi.Mode().IsRegular():
 		return Result{IsError: true, Title: title, Output: fmt.Sprintf("%q is not a regular file (%v); give a directory or a text file", rel, fi.Mode().Type())}
 	}
 	g.br = bufio.NewReaderSize(nil, 64<<10)
 	if fi.IsDir() {
-		g.start = abs
-		g.ignore = newIgnorer(ts.root.Path(), DefaultIgnore)
+		g.start = rel
+		g.ignore = newIgnorer(ts.root, DefaultIgnore)
 		// The rules of the start directory's ancestors apply too.
 		dir := ""
 		g.ignore.load(dir)
@@ -121,16 +122,26 @@ func (ts *Toolset) grep(ctx context.Context, d *toolDef, raw json.RawMessage) Re
 				g.ignore.load(dir)
 			}
 		}
-		err = filepath.WalkDir(abs, g.visit)
+		var top *os.Root
+		if top, err = openDir(ts.root.handle(), name); err == nil {
+			err = g.walk(top, rel, true)
+			top.Close()
+		}
 	} else {
 		// An explicitly named file is searched whatever the glob says.
-		err = g.file(abs, rel)
+		var f *os.File
+		if f, _, err = ts.root.openRegular(name); err == nil {
+			err = g.file(f, rel)
+			f.Close()
+		} else if !escaped(err) {
+			err = nil // as any file that cannot be opened: skipped
+		}
 	}
 	if ctx.Err() != nil {
 		return Result{IsError: true, Title: title, Output: cancelledResult("grep").Output}
 	}
 	if err != nil {
-		return Result{IsError: true, Title: title, Output: fmt.Sprintf("cannot search %q: %v", rel, unwrapPathErr(err))}
+		return Result{IsError: true, Title: title, Output: useFailed("search", rel, err)}
 	}
 	if g.matches == 0 && !fi.IsDir() && g.binary > 0 {
 		return Result{Title: title, Output: fmt.Sprintf("%s is a binary file; grep searches text files only", rel)}
@@ -144,62 +155,103 @@ func (ts *Toolset) grep(ctx context.Context, d *toolDef, raw json.RawMessage) Re
 	return Result{Title: title, Output: g.out.String(), Locations: g.files}
 }
 
-// visit is the filepath.WalkDir callback. WalkDir does not follow symlinks,
-// so symlinked directories are never descended; symlinked files are searched
-// only when they resolve inside the root.
-func (g *grepRun) visit(p string, d fs.DirEntry, err error) error {
+// walk searches dir, an open handle on the directory rel (relative to the
+// root, slash-separated), and below it, in name order. Each subdirectory is
+// opened through its parent's handle and each file through its directory's,
+// so the walk never leaves the tree it started in, whatever is renamed or
+// swapped meanwhile; symlinked directories are never descended, and
+// symlinked files are searched only when they resolve inside the root,
+// opened through the root's handle. Errors below the start directory skip
+// what they concern; only the start directory's and cancellation end the
+// walk.
+func (g *grepRun) walk(dir *os.Root, rel string, top bool) error {
+	f, err := dir.Open(".")
+	if err != nil {
+		return g.walkErr(err, top)
+	}
+	ents, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		return g.walkErr(err, top)
+	}
+	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	for _, e := range ents {
+		if err := g.ctx.Err(); err != nil {
+			return err
+		}
+		child := e.Name()
+		if rel != "." {
+			child = rel + "/" + e.Name()
+		}
+		if e.IsDir() {
+			if skippedDirs[e.Name()] || g.ignore.ignored(child, true) {
+				continue
+			}
+			g.ignore.load(child)
+			sub, err := openDir(dir, e.Name())
+			if err != nil {
+				continue // unreadable, or no longer a directory
+			}
+			err = g.walk(sub, child, false)
+			sub.Close()
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		if g.ignore.ignored(child, false) {
+			continue
+		}
+		if !e.Type().IsRegular() && e.Type()&fs.ModeSymlink == 0 {
+			continue
+		}
+		if g.glob != "" && !g.globMatches(child) {
+			continue
+		}
+		var file *os.File
+		if e.Type()&fs.ModeSymlink != 0 {
+			_, name, err := g.root.resolveName(child)
+			if err != nil {
+				continue
+			}
+			file, _, err = g.root.openRegular(name)
+			if err != nil {
+				continue
+			}
+		} else {
+			file, err = dir.OpenFile(e.Name(), os.O_RDONLY|openNonblock, 0)
+			if err != nil {
+				continue
+			}
+			if fi, err := file.Stat(); err != nil || !fi.Mode().IsRegular() {
+				file.Close()
+				continue
+			}
+		}
+		err = g.file(file, child)
+		file.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// walkErr is what an error listing a directory means: the end of the walk
+// for the start directory or a cancellation, nothing (skip it) otherwise.
+func (g *grepRun) walkErr(err error, top bool) error {
 	if cerr := g.ctx.Err(); cerr != nil {
 		return cerr
 	}
-	if err != nil {
-		if p == g.start {
-			return err
-		}
-		// An unreadable entry deep in the tree should not sink the search.
-		if d != nil && d.IsDir() {
-			return fs.SkipDir
-		}
-		return nil
+	if top {
+		return err
 	}
-	if d.IsDir() {
-		if p == g.start {
-			return nil
-		}
-		rel := g.root.Rel(p)
-		if skippedDirs[d.Name()] || g.ignore.ignored(rel, true) {
-			return fs.SkipDir
-		}
-		g.ignore.load(rel)
-		return nil
-	}
-	if g.ignore.ignored(g.root.Rel(p), false) {
-		return nil
-	}
-	target := p
-	switch {
-	case d.Type()&fs.ModeSymlink != 0:
-		resolved, err := g.root.Resolve(p)
-		if err != nil {
-			return nil
-		}
-		fi, err := os.Stat(resolved)
-		if err != nil || !fi.Mode().IsRegular() {
-			return nil
-		}
-		target = resolved
-	case !d.Type().IsRegular():
-		return nil
-	}
-	rel := g.root.Rel(p)
-	if g.glob != "" && !g.globMatches(p, rel) {
-		return nil
-	}
-	return g.file(target, rel)
+	return nil
 }
 
 // globMatches matches a glob without "/" against the base name, and one with
 // "/" against the path relative to the root or to the searched directory.
-func (g *grepRun) globMatches(abs, rel string) bool {
+func (g *grepRun) globMatches(rel string) bool {
 	if !strings.Contains(g.glob, "/") {
 		ok, _ := path.Match(g.glob, path.Base(rel))
 		return ok
@@ -207,8 +259,11 @@ func (g *grepRun) globMatches(abs, rel string) bool {
 	if matchSegments(strings.Split(g.glob, "/"), strings.Split(rel, "/")) {
 		return true
 	}
-	fromStart, err := filepath.Rel(g.start, abs)
-	return err == nil && matchSegments(strings.Split(g.glob, "/"), strings.Split(filepath.ToSlash(fromStart), "/"))
+	fromStart, ok := rel, true
+	if g.start != "." {
+		fromStart, ok = strings.CutPrefix(rel, g.start+"/")
+	}
+	return ok && matchSegments(strings.Split(g.glob, "/"), strings.Split(fromStart, "/"))
 }
 
 // matchSegments matches path segments against glob segments, where a "**"
@@ -234,16 +289,14 @@ func matchSegments(glob, segs []string) bool {
 	return len(segs) == 0
 }
 
-// file searches one file, shown as rel. Files that cannot be opened are
-// skipped; only cancellation stops the walk.
-func (g *grepRun) file(abs, rel string) error {
-	f, err := os.Open(abs)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
+// file searches one open file, shown as rel; only cancellation stops the
+// walk.
+func (g *grepRun) file(f *os.File, rel string) error {
 	g.br.Reset(ctxReader{g.ctx, f})
-	head, _ := g.br.Peek(sniffLen)
+	head, err := g.br.Peek(sniffLen)
+	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+		return g.readErr(err)
+	}
 	if isBinary(head, len(head) < sniffLen) {
 		g.binary++
 		return nil
@@ -281,8 +334,11 @@ func (g *grepRun) file(abs, rel string) error {
 // readErr decides what a read error means for the walk: cancellation stops
 // it; anything else ends only the current file.
 func (g *grepRun) readErr(err error) error {
-	if err == io.EOF {
+	switch {
+	case err == io.EOF:
 		return nil
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err // ctxReader's: the context is cancelled, no need to ask again
 	}
 	return g.ctx.Err()
 }

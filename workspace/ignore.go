@@ -3,9 +3,7 @@ package workspace
 import (
 	"bufio"
 	"bytes"
-	"errors"
-	"io/fs"
-	"os"
+	"io"
 	"path/filepath"
 	"strings"
 
@@ -58,7 +56,7 @@ func newIgnoreRule(line, dir string) ignoreRule {
 // the default list. Created by newIgnorer; owned by the watcher's loop
 // goroutine, not safe for concurrent use.
 type ignorer struct {
-	root     string                  // absolute workspace root
+	root     *Root                   // the workspace; .gitignore files are read through its handle
 	skip     string                  // a path always ignored (the Watcher's marker directory, if inside the root)
 	names    map[string]bool         // default rules that are plain names (no glob, no "!"): name → directories only
 	defaults []ignoreRule            // the other default rules, lowest priority, in order
@@ -68,7 +66,7 @@ type ignorer struct {
 	scratch  [2][]string             // reused by ignored: the path's components, a shortened path
 }
 
-func newIgnorer(root string, defaults []string) *ignorer {
+func newIgnorer(root *Root, defaults []string) *ignorer {
 	ig := &ignorer{root: root, names: map[string]bool{}, rules: map[string][]ignoreRule{}, raw: map[string]string{}, chain: map[string][]ignoreRule{}}
 	for _, p := range defaults {
 		p = strings.TrimSpace(p)
@@ -88,8 +86,8 @@ func newIgnorer(root string, defaults []string) *ignorer {
 // relative to the root. A missing or unreadable file clears the directory's
 // rules. It reports whether the rules changed.
 func (ig *ignorer) load(dir string) bool {
-	data, err := os.ReadFile(filepath.Join(ig.root, filepath.FromSlash(dir), ".gitignore"))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	data, err := ig.root.readGitignore(filepath.Join(filepath.FromSlash(dir), ".gitignore"))
+	if err != nil {
 		data = nil
 	}
 	if old, had := ig.raw[dir]; had == (len(data) > 0) && old == string(data) {
@@ -116,6 +114,17 @@ func (ig *ignorer) forget(dir string) {
 		delete(ig.raw, dir)
 		clear(ig.chain)
 	}
+}
+
+// readGitignore reads the .gitignore named name through the root's handle,
+// as a regular file only (a FIFO by that name must not block the walk).
+func (r *Root) readGitignore(name string) ([]byte, error) {
+	f, _, err := r.openRegular(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
 }
 
 // parseGitignore parses a .gitignore's lines for the directory dir, the way

@@ -6,11 +6,11 @@ import (
 )
 
 func TestIgnorer(t *testing.T) {
-	_, root, _ := newTree(t)
+	r, root, _ := newTree(t)
 	writeFile(t, filepath.Join(root, ".gitignore"), "*.log\r\n/only-top.txt\nbuild-out/\n!dist/\n")
 	writeFile(t, filepath.Join(root, "a", ".gitignore"), "!keep.log\nlocal/\n")
 	writeFile(t, filepath.Join(root, "a", "b", ".gitignore"), "*.tmp\n")
-	ig := newIgnorer(root, DefaultIgnore)
+	ig := newIgnorer(r, DefaultIgnore)
 	for _, d := range []string{"", "a", "a/b"} {
 		ig.load(d)
 	}

@@ -44,12 +44,12 @@ func (ts *Toolset) listDir(ctx context.Context, d *toolDef, raw json.RawMessage)
 	if a.Path == nil {
 		return missingArg(d, "path")
 	}
-	abs, err := ts.root.Resolve(*a.Path)
+	abs, name, err := ts.root.resolveName(*a.Path)
 	if err != nil {
 		return errorResult(err.Error())
 	}
 	rel := ts.root.Rel(abs)
-	res := listDirAt(ctx, abs, rel)
+	res := listDirAt(ctx, ts.root.handle(), name, rel)
 	res.Title = "List " + dirTitle(rel)
 	if !res.IsError {
 		res.Locations = []string{rel}
@@ -57,19 +57,27 @@ func (ts *Toolset) listDir(ctx context.Context, d *toolDef, raw json.RawMessage)
 	return res
 }
 
-func listDirAt(ctx context.Context, abs, rel string) Result {
-	fi, err := os.Stat(abs)
+// listDirAt lists name (the root handle's name for rel). The directory is
+// opened once, through root, and both its entries and its symlinks' targets
+// are read through that one handle.
+func listDirAt(ctx context.Context, root *os.Root, name, rel string) Result {
+	fi, err := root.Stat(name)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return errorResult(fmt.Sprintf("directory %q does not exist; list its parent directory to see what is there", rel))
 	case err != nil:
-		return errorResult(fmt.Sprintf("cannot list %q: %v", rel, unwrapPathErr(err)))
+		return errorResult(useFailed("list", rel, err))
 	case !fi.IsDir():
 		return errorResult(fmt.Sprintf("%q is a file, not a directory; use read_file to read it", rel))
 	}
-	f, err := os.Open(abs)
+	dir, err := openDir(root, name)
 	if err != nil {
-		return errorResult(fmt.Sprintf("cannot list %q: %v", rel, unwrapPathErr(err)))
+		return errorResult(useFailed("list", rel, err))
+	}
+	defer dir.Close()
+	f, err := dir.Open(".")
+	if err != nil {
+		return errorResult(useFailed("list", rel, err))
 	}
 	defer f.Close()
 
@@ -96,7 +104,7 @@ func listDirAt(ctx context.Context, abs, rel string) Result {
 
 	var out strings.Builder
 	for _, e := range entries[:min(len(entries), maxListEntries)] {
-		out.WriteString(entryLine(abs, e))
+		out.WriteString(entryLine(dir, e))
 		out.WriteByte('\n')
 	}
 	if more := len(entries) - maxListEntries; more > 0 {
@@ -105,11 +113,11 @@ func listDirAt(ctx context.Context, abs, rel string) Result {
 	return Result{Output: out.String()}
 }
 
-// entryLine formats one directory entry: "dir/", "link -> target" or "file".
-func entryLine(dir string, e fs.DirEntry) string {
+// entryLine formats one entry of dir: "dir/", "link -> target" or "file".
+func entryLine(dir *os.Root, e fs.DirEntry) string {
 	switch {
 	case e.Type()&fs.ModeSymlink != 0:
-		target, err := os.Readlink(filepath.Join(dir, e.Name()))
+		target, err := dir.Readlink(e.Name())
 		if err != nil {
 			return e.Name() + " -> ?"
 		}

@@ -11,7 +11,6 @@ import (
 	"hash"
 	"io"
 	"io/fs"
-	"os"
 	"strings"
 )
 
@@ -65,12 +64,12 @@ func (ts *Toolset) readFile(ctx context.Context, d *toolDef, raw json.RawMessage
 		}
 		limit = *a.Limit
 	}
-	abs, err := ts.root.Resolve(*a.Path)
+	abs, name, err := ts.root.resolveName(*a.Path)
 	if err != nil {
 		return errorResult(err.Error())
 	}
 	rel := ts.root.Rel(abs)
-	res := ts.readFileAt(ctx, abs, rel, offset, limit)
+	res := ts.readFileAt(ctx, name, rel, offset, limit)
 	res.Title = "Read " + rel
 	if !res.IsError {
 		res.Locations = []string{rel}
@@ -78,22 +77,24 @@ func (ts *Toolset) readFile(ctx context.Context, d *toolDef, raw json.RawMessage
 	return res
 }
 
-func (ts *Toolset) readFileAt(ctx context.Context, abs, rel string, offset, limit int) Result {
-	// Stat before opening: opening a FIFO would block until a writer comes.
-	fi, err := os.Stat(abs)
+// readFileAt reads name (the root handle's name for rel) through the handle.
+func (ts *Toolset) readFileAt(ctx context.Context, name, rel string, offset, limit int) Result {
+	// Stat first for the messages; openRegular then checks again what it
+	// opened, since the path may change in between.
+	fi, err := ts.root.handle().Stat(name)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return errorResult(fmt.Sprintf("file %q does not exist; use list_dir or grep to find the right path", rel))
 	case err != nil:
-		return errorResult(fmt.Sprintf("cannot read %q: %v", rel, unwrapPathErr(err)))
+		return errorResult(useFailed("read", rel, err))
 	case fi.IsDir():
 		return errorResult(fmt.Sprintf("%q is a directory, not a file; use list_dir to see its entries", rel))
 	case !fi.Mode().IsRegular():
 		return errorResult(fmt.Sprintf("%q is not a regular file (%v); only regular files can be read", rel, fi.Mode().Type()))
 	}
-	f, err := os.Open(abs)
+	f, _, err := ts.root.openRegular(name)
 	if err != nil {
-		return errorResult(fmt.Sprintf("cannot read %q: %v", rel, unwrapPathErr(err)))
+		return errorResult(useFailed("read", rel, err))
 	}
 	defer f.Close()
 
@@ -158,7 +159,7 @@ func readFailed(ctx context.Context, rel string, err error) Result {
 	if ctx.Err() != nil {
 		return cancelledResult("read_file")
 	}
-	return errorResult(fmt.Sprintf("cannot read %q: %v", rel, unwrapPathErr(err)))
+	return errorResult(useFailed("read", rel, err))
 }
 
 func hashHex(h hash.Hash) string { return hex.EncodeToString(h.Sum(nil)) }

@@ -3,10 +3,13 @@ package workspace
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -31,15 +34,36 @@ func (e *PathError) Unwrap() error { return e.Err }
 // ends in an error instead of a loop (Linux uses 40; be generous).
 const maxSymlinks = 255
 
-// Root is an open workspace directory. Created by Open; immutable; safe for
-// concurrent use; nothing to close.
+// Root is an open workspace directory. Created by Open, it holds an open
+// handle on the directory (an *os.Root) until Close: every file the tools
+// read, write or list is opened through that handle, which the kernel keeps
+// beneath the directory whatever is renamed or swapped for a symlink
+// meanwhile. If the directory is removed and a new one created at the same
+// path, the next use opens a handle on the new one (as a path would lead
+// there); the old handle is kept until Close, since a call may still be
+// using it. A Root that is never closed releases its handles when it is
+// garbage collected. Safe for concurrent use.
 type Root struct {
 	path string // absolute, cleaned, symlinks evaluated
+
+	cur atomic.Pointer[rootHandle] // the handle on the directory now at path
+
+	mu      sync.Mutex // guards retired and the replacement of cur
+	retired []*os.Root // handles on directories no longer at path; closed by Close
+	closed  bool       // Close was called; no handle is opened again
+}
+
+// rootHandle is one handle on the root directory and what it was opened
+// on, to tell when path names another directory. Immutable.
+type rootHandle struct {
+	h  *os.Root
+	fi fs.FileInfo
 }
 
 // Open opens the workspace at dir, which must be an absolute path to an
 // existing directory. The root is stored with symlinks evaluated, so the same
-// directory reached through different links is one workspace.
+// directory reached through different links is one workspace. The caller
+// owns the Root and closes it when the workspace is no longer used.
 func Open(dir string) (*Root, error) {
 	if !filepath.IsAbs(dir) {
 		return nil, fmt.Errorf("workspace: open %q: path must be absolute", dir)
@@ -55,7 +79,71 @@ func Open(dir string) (*Root, error) {
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("workspace: open %s: not a directory", dir)
 	}
-	return &Root{path: real}, nil
+	rh, err := openHandle(real)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: open %s: %w", dir, err)
+	}
+	r := &Root{path: real}
+	r.cur.Store(rh)
+	return r, nil
+}
+
+func openHandle(path string) (*rootHandle, error) {
+	h, err := os.OpenRoot(path)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := h.Stat(".")
+	if err != nil {
+		h.Close()
+		return nil, err
+	}
+	return &rootHandle{h: h, fi: fi}, nil
+}
+
+// handle returns the handle on the root directory. When the root's path
+// names a directory other than the one the handle is on (the workspace was
+// removed and created again), it opens a handle on that one first. A path
+// that is gone or not a directory keeps the old handle: operations on a
+// removed directory fail by themselves.
+func (r *Root) handle() *os.Root {
+	rh := r.cur.Load()
+	fi, err := os.Lstat(r.path)
+	if err != nil || !fi.IsDir() || os.SameFile(fi, rh.fi) {
+		return rh.h
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return rh.h // fails: closed
+	}
+	if now := r.cur.Load(); now != rh {
+		return now.h // another call replaced it meanwhile
+	}
+	next, err := openHandle(r.path)
+	if err != nil {
+		return rh.h
+	}
+	r.retired = append(r.retired, rh.h)
+	r.cur.Store(next)
+	return next.h
+}
+
+// Close releases the root's directory handles. Tool calls made after it
+// fail ("file already closed"); Path, Rel and Resolve still work. Closing
+// twice is harmless.
+func (r *Root) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.closed = true
+	var errs []error
+	for _, h := range append(r.retired, r.cur.Load().h) {
+		if err := h.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
+			errs = append(errs, err)
+		}
+	}
+	r.retired = nil
+	return errors.Join(errs...)
 }
 
 // Path returns the root's absolute path, symlinks evaluated.
@@ -67,6 +155,14 @@ func (r *Root) Path() string { return r.path }
 // component, and the result is their final destination, so the caller
 // operates on what it checked. Paths that do not exist yet resolve through
 // their deepest existing ancestor. Errors are *PathError.
+//
+// Resolve checks a path and names it; it does not pin it. The tools open
+// what it returns through the root's handle (resolveName, then the handle's
+// Open, OpenFile, Rename...), which re-walks the name beneath the root in
+// the kernel: if a directory on the way was swapped for a symlink leading
+// out after Resolve looked, that use fails instead of leaving the root. An
+// absolute path from Resolve, opened by name, has no such guarantee: use it
+// only where a path is all that is needed (the shell's working directory).
 func (r *Root) Resolve(p string) (string, error) {
 	if strings.IndexByte(p, 0) >= 0 {
 		return "", &PathError{Path: p, Msg: "contains a NUL byte; use a plain path relative to the workspace root", Err: fs.ErrInvalid}
@@ -175,4 +271,107 @@ func (r *Root) Rel(abs string) string {
 		return filepath.ToSlash(abs)
 	}
 	return filepath.ToSlash(rel)
+}
+
+// resolveName is Resolve plus the name the root's handle knows the
+// destination by: relative to the root, with the OS's separators, "." for
+// the root itself.
+func (r *Root) resolveName(p string) (abs, name string, err error) {
+	abs, err = r.Resolve(p)
+	if err != nil {
+		return "", "", err
+	}
+	return abs, r.name(abs), nil
+}
+
+// name is abs, a path inside the root, as the handle's name for it.
+func (r *Root) name(abs string) string {
+	rel, err := filepath.Rel(r.path, abs)
+	if err != nil {
+		return abs // Resolve never returns such a path; the handle refuses it
+	}
+	return rel
+}
+
+// errNotRegular is wrapped by openRegular's error for something that is not
+// a regular file.
+var errNotRegular = errors.New("not a regular file")
+
+// openRegular opens name (as resolveName gives it) for reading through the
+// root's handle. The open never blocks on a FIFO, and the file is returned
+// only if what was opened is a regular file; otherwise the error wraps
+// errNotRegular and fi describes what it is. The caller closes the file.
+func (r *Root) openRegular(name string) (f *os.File, fi fs.FileInfo, err error) {
+	f, err = r.handle().OpenFile(name, os.O_RDONLY|openNonblock, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	if fi, err = f.Stat(); err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fi, &fs.PathError{Op: "open", Path: name, Err: errNotRegular}
+	}
+	return f, fi, nil
+}
+
+// ReadFile reads the regular file at p, a path as the model gives it
+// (checked as Resolve checks it), through the root's handle: what it returns
+// is a file beneath the root even while the path is being changed. Errors
+// are a *PathError for a path refused, else the open's or the read's.
+func (r *Root) ReadFile(p string) ([]byte, error) {
+	_, name, err := r.resolveName(p)
+	if err != nil {
+		return nil, err
+	}
+	f, _, err := r.openRegular(name)
+	if err != nil {
+		if escaped(err) {
+			return nil, movedOut(p)
+		}
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}
+
+// escapeMsg is the message of the error os.Root returns for a name that
+// leads out of it; the error value itself is not exported.
+const escapeMsg = "path escapes from parent"
+
+// escaped reports whether err is the root's handle refusing a name because
+// it leads out of the root: something on the path changed between Resolve
+// and the use (Resolve refuses every path that leads out when it looks).
+func escaped(err error) bool {
+	for ; err != nil; err = errors.Unwrap(err) {
+		if err.Error() == escapeMsg {
+			return true
+		}
+	}
+	return false
+}
+
+// movedOut is the error for p when Resolve accepted it but the handle
+// refused it.
+func movedOut(p string) *PathError {
+	return &PathError{Path: p, Msg: "now leads outside the workspace: it changed while hearth was using it; only files inside the workspace can be used", Err: ErrOutside}
+}
+
+// useFailed is the model's message when using rel through the handle failed
+// with err: the path now leads out, or "cannot verb rel: cause".
+func useFailed(verb, rel string, err error) string {
+	if escaped(err) {
+		return movedOut(rel).Error()
+	}
+	return fmt.Sprintf("cannot %s %q: %v", verb, rel, unwrapPathErr(err))
+}
+
+// openDir opens the directory name beneath root as a root of its own, for
+// work that must stay in that one directory. It opens "name/.", so name is
+// opened as a directory: anything else swapped in for it (a FIFO) fails at
+// once instead of blocking the open.
+func openDir(root *os.Root, name string) (*os.Root, error) {
+	return root.OpenRoot(name + string(filepath.Separator) + ".")
 }

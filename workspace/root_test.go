@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -160,5 +161,83 @@ func TestRootIsNotFooledByPrefix(t *testing.T) {
 	}
 	if _, err := r.Resolve("sib"); !errors.Is(err, ErrOutside) {
 		t.Errorf("Resolve(sib) error = %v, want ErrOutside", err)
+	}
+}
+
+// TestEscapedKnowsOsRoot pins escaped to the error os.Root gives for a name
+// leading out of it (its value is not exported, so it is known by message).
+func TestEscapedKnowsOsRoot(t *testing.T) {
+	r, root, outside := newTree(t)
+	symlink(t, outside, filepath.Join(root, "out"))
+	for _, name := range []string{"../outside/secret.txt", "out/secret.txt"} {
+		_, err := r.handle().Open(name)
+		if !escaped(err) {
+			t.Errorf("os.Root.Open(%q) error %v: escaped says false", name, err)
+		}
+	}
+	if _, err := r.handle().Open("missing"); err == nil || escaped(err) {
+		t.Errorf("os.Root.Open(missing) error %v: escaped says true", err)
+	}
+}
+
+// TestRootReadFile reads through the handle: files inside, through links
+// inside; refused outside, as Resolve refuses.
+func TestRootReadFile(t *testing.T) {
+	r, root, outside := newTree(t)
+	writeFile(t, filepath.Join(root, "sub", "a.txt"), "a\n")
+	symlink(t, "sub/a.txt", filepath.Join(root, "alias"))
+	symlink(t, filepath.Join(outside, "secret.txt"), filepath.Join(root, "leak"))
+	for _, p := range []string{"sub/a.txt", "alias", filepath.Join(root, "sub", "a.txt")} {
+		if b, err := r.ReadFile(p); err != nil || string(b) != "a\n" {
+			t.Errorf("ReadFile(%q) = %q, %v", p, b, err)
+		}
+	}
+	for _, p := range []string{"leak", "../outside/secret.txt", filepath.Join(outside, "secret.txt")} {
+		if b, err := r.ReadFile(p); !errors.Is(err, ErrOutside) {
+			t.Errorf("ReadFile(%q) = %q, %v; want ErrOutside", p, b, err)
+		}
+	}
+	if _, err := r.ReadFile("sub"); !errors.Is(err, errNotRegular) {
+		t.Errorf("ReadFile of a directory: %v, want errNotRegular", err)
+	}
+	if _, err := r.ReadFile("missing"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("ReadFile of a missing file: %v, want ErrNotExist", err)
+	}
+}
+
+// TestRootRecreatedAndClosed removes the workspace directory and creates it
+// again: the tools follow the path to the new directory, as they did when
+// they opened files by name. After Close they fail.
+func TestRootRecreatedAndClosed(t *testing.T) {
+	r, root, _ := newTree(t)
+	writeFile(t, filepath.Join(root, "old.txt"), "old\n")
+	ts := NewToolset(r)
+	if res := call(t, ts, "read_file", `{"path":"old.txt"}`); res.IsError {
+		t.Fatalf("read_file before: %+v", res)
+	}
+	if err := os.RemoveAll(root); err != nil {
+		t.Fatal(err)
+	}
+	if res := call(t, ts, "read_file", `{"path":"old.txt"}`); !res.IsError || !strings.Contains(res.Output, "does not exist") {
+		t.Errorf("read_file with the root removed = %+v, want does not exist", res)
+	}
+	writeFile(t, filepath.Join(root, "new.txt"), "new\n")
+	if res := call(t, ts, "read_file", `{"path":"new.txt"}`); res.IsError || !strings.Contains(res.Output, "new") {
+		t.Errorf("read_file in the recreated root = %+v", res)
+	}
+	if res := call(t, ts, "write_file", `{"path":"d/w.txt","content":"w\n"}`); res.IsError || readString(t, filepath.Join(root, "d", "w.txt")) != "w\n" {
+		t.Errorf("write_file in the recreated root = %+v", res)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := r.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if res := call(t, ts, "read_file", `{"path":"new.txt"}`); !res.IsError || !strings.Contains(res.Output, "closed") {
+		t.Errorf("read_file after Close = %+v, want an error saying the root is closed", res)
+	}
+	if _, err := r.ReadFile("new.txt"); !errors.Is(err, os.ErrClosed) {
+		t.Errorf("ReadFile after Close: %v, want os.ErrClosed", err)
 	}
 }

@@ -128,7 +128,7 @@ func NewWatcher(root *Root, opts WatchOptions) (*Watcher, error) {
 		opts:    o,
 		log:     o.Logger,
 		tree:    make(treeSnapshot),
-		ign:     newIgnorer(root.Path(), o.Ignore),
+		ign:     newIgnorer(root, o.Ignore),
 		pend:    newPendingEvents(o.MaxPending),
 		timer:   stoppedTimer(),
 		journal: newJournal(o.JournalSize),
@@ -259,6 +259,9 @@ func (w *Watcher) run() {
 				w.timer.Reset(time.Until(due))
 				continue
 			}
+			if w.rootRemoved() {
+				continue
+			}
 			w.flush()
 		case req := <-w.syncReq:
 			if req.rescan {
@@ -278,6 +281,9 @@ func (w *Watcher) onEvent(ev fsnotify.Event) {
 	if w.fenceDir != "" && strings.HasPrefix(ev.Name, w.fenceDir+string(filepath.Separator)) {
 		if ev.Has(fsnotify.Create) {
 			if n, err := strconv.ParseUint(filepath.Base(ev.Name), 10, 64); err == nil {
+				if w.rootRemoved() {
+					return // enterPolling released the Syncs
+				}
 				w.flush()
 				w.completeFences(n)
 			}
@@ -288,7 +294,7 @@ func (w *Watcher) onEvent(ev fsnotify.Event) {
 	if ev.Name == root {
 		if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
 			// The root itself is gone, and its watch with it.
-			w.enterPolling(fmt.Sprintf("the workspace directory %s was removed or moved; scanning for it every %s", root, w.opts.PollInterval))
+			w.enterPolling(w.rootGoneProblem())
 		}
 		return
 	}
@@ -298,6 +304,25 @@ func (w *Watcher) onEvent(ev fsnotify.Event) {
 	}
 	w.pend.add(filepath.ToSlash(rest), ev.Op)
 	w.armTimer()
+}
+
+// rootRemoved checks, before a flush while watching, whether the root
+// directory is gone from its path, and if so switches to polling for it.
+// inotify reports a removed directory only once nothing holds it open, and
+// the Root's handle does; a moved one is reported at once.
+func (w *Watcher) rootRemoved() bool {
+	if w.src == nil {
+		return false // polling already
+	}
+	if _, err := os.Lstat(w.root.Path()); !vanished(err) {
+		return false
+	}
+	w.enterPolling(w.rootGoneProblem())
+	return true
+}
+
+func (w *Watcher) rootGoneProblem() string {
+	return fmt.Sprintf("the workspace directory %s was removed or moved; scanning for it every %s", w.root.Path(), w.opts.PollInterval)
 }
 
 // onError rescans at once: events were lost, Sync markers' among them

@@ -263,16 +263,20 @@ func TestWriteFileErrors(t *testing.T) {
 // untouched and the temporary file gone.
 func TestWriteAtomicFailureCleansUp(t *testing.T) {
 	dir := t.TempDir()
-	dest := filepath.Join(dir, "dest")
-	writeFile(t, filepath.Join(dest, "inside.txt"), "keep\n")
-	if err := writeAtomic(dest, []byte("new"), 0, false); err == nil {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	writeFile(t, filepath.Join(dir, "dest", "inside.txt"), "keep\n")
+	if err := writeAtomic(root, "dest", []byte("new"), 0, false); err == nil {
 		t.Fatal("writeAtomic over a non-empty directory succeeded")
 	}
-	if got := readString(t, filepath.Join(dest, "inside.txt")); got != "keep\n" {
+	if got := readString(t, filepath.Join(dir, "dest", "inside.txt")); got != "keep\n" {
 		t.Errorf("destination changed: %q", got)
 	}
 	assertNoTemp(t, dir)
-	if err := writeAtomic(filepath.Join(dir, "missing", "f"), []byte("new"), 0, false); err == nil {
+	if err := writeAtomic(root, filepath.Join("missing", "f"), []byte("new"), 0, false); err == nil {
 		t.Error("writeAtomic into a missing directory succeeded")
 	}
 }

@@ -128,6 +128,7 @@ func benchTurn(ctx context.Context, dir string, cost sim.Cost, steps int, m benc
 	if err != nil {
 		return benchResult{}, err
 	}
+	defer root.Close()
 	if err := db.CreateSession(ctx, store.Session{ID: id, Root: root.Path()}); err != nil {
 		return benchResult{}, err
 	}

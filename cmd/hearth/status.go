@@ -111,6 +111,8 @@ func printStatus(w io.Writer, st rpc.Status) {
 	fmt.Fprintf(tw, "api\t%s\n", model)
 	fmt.Fprintf(tw, "api key\t%s\n", st.APIKey)
 	fmt.Fprintf(tw, "clients\t%d\n", st.Clients)
+	fmt.Fprintf(tw, "sessions\t%d open (%d idle), %d closed after being idle; %d idle workspaces closed\n",
+		st.Sessions.Open, st.Sessions.Idle, st.Sessions.Closed, st.Sessions.WorkspacesClosed)
 	tw.Flush()
 	if len(st.Workspaces) == 0 {
 		fmt.Fprintln(w, "\nno open workspaces")

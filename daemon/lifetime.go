@@ -1,0 +1,124 @@
+package daemon
+
+import (
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Sessions and workspaces have lifetimes. A session with no attached editor
+// and no running turn closes after Config.SessionIdle: its conversation
+// frees its transcript and lane and is no longer re-warmed (a later prompt
+// or session/load opens it again from the store). A workspace with no open
+// session closes after Config.WorkspaceIdle: its watcher and its model
+// connections go. The reaper goroutine is owned by the Daemon (started by
+// New, ended and awaited by Close).
+
+// Defaults of HEARTH_SESSION_IDLE and HEARTH_WORKSPACE_IDLE.
+const (
+	DefaultSessionIdle   = 30 * time.Minute
+	DefaultWorkspaceIdle = 5 * time.Minute
+)
+
+func (c Config) sessionIdle() time.Duration {
+	if c.SessionIdle <= 0 {
+		return DefaultSessionIdle
+	}
+	return c.SessionIdle
+}
+
+func (c Config) workspaceIdle() time.Duration {
+	if c.WorkspaceIdle <= 0 {
+		return DefaultWorkspaceIdle
+	}
+	return c.WorkspaceIdle
+}
+
+// touch records that s was used now: its idle time starts over.
+func (s *openSession) touch() { s.lastUsed.Store(time.Now().UnixNano()) }
+
+// reapLoop closes idle sessions and workspaces, looking every so often,
+// until the daemon closes.
+func (d *Daemon) reapLoop(every time.Duration) {
+	defer d.wg.Done()
+	t := time.NewTicker(max(every, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-d.ctx.Done():
+			return
+		case now := <-t.C:
+			d.reap(now)
+		}
+	}
+}
+
+// reap closes the sessions and workspaces idle at now and reports how many.
+// The decisions are made under d.mu; the closing (goroutines, sockets,
+// watches) happens outside it.
+func (d *Daemon) reap(now time.Time) (sessions, workspaces int) {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return 0, 0
+	}
+	var convs []*openSession
+	for id, s := range d.sessions {
+		s.mu.Lock()
+		idle := len(s.subs) == 0 && s.cancel == nil &&
+			now.Sub(time.Unix(0, s.lastUsed.Load())) >= d.cfg.sessionIdle()
+		s.mu.Unlock()
+		if idle {
+			delete(d.sessions, id)
+			s.ws.lastUsed = now // the workspace's idle time starts with its last session's close
+			convs = append(convs, s)
+		}
+	}
+	used := map[*openWorkspace]bool{}
+	for _, s := range d.sessions {
+		used[s.ws] = true
+	}
+	var wss []*openWorkspace
+	for root, w := range d.workspaces {
+		if !used[w] && now.Sub(w.lastUsed) >= d.cfg.workspaceIdle() {
+			delete(d.workspaces, root)
+			wss = append(wss, w)
+		}
+	}
+	d.mu.Unlock()
+	for _, s := range convs {
+		s.conv.Close()
+		d.log.Info("session closed after being idle", "session", s.id)
+	}
+	for _, w := range wss {
+		w.close()
+		d.log.Info("workspace closed after being idle", "root", w.root.Path())
+	}
+	d.closedSessions.Add(int64(len(convs)))
+	d.closedWorkspaces.Add(int64(len(wss)))
+	return len(convs), len(wss)
+}
+
+// close releases a workspace's model connections, watcher and root handle.
+func (w *openWorkspace) close() {
+	w.client.Close()
+	if w.watcher != nil {
+		w.watcher.Close()
+	}
+	w.root.Close()
+}
+
+// tooBroad says why dir cannot be a workspace: the filesystem root or the
+// home directory would put everything the user has under the model's tools
+// and the watcher (measured: / took 19 s, 109 MB and ~30k watches).
+func tooBroad(dir string) string {
+	if dir == string(filepath.Separator) {
+		return "it is the filesystem root"
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		if h, err := filepath.EvalSymlinks(home); err == nil && h == dir {
+			return "it is your home directory"
+		}
+	}
+	return ""
+}
