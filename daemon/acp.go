@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/coder/acp-go-sdk"
@@ -26,7 +27,7 @@ func (d *Daemon) mux(c *clientConn) *rpc.Mux {
 	m.Handle(rpc.MethodInitialize, detached(c.initialize))
 	m.Notification(rpc.MethodSessionCancel, c.cancel)
 	m.Handle(rpc.MethodSessionList, c.gated(c.list))
-	m.Handle(rpc.MethodSessionLoad, c.gated(c.load))
+	m.HandleStaged(rpc.MethodSessionLoad, c.prepareLoad)
 	m.Handle(rpc.MethodSessionNew, c.gated(c.newSession))
 	m.HandleStaged(rpc.MethodSessionPrompt, c.preparePrompt)
 	m.Handle(rpc.MethodSessionSetMode, c.gated(c.setMode))
@@ -138,14 +139,21 @@ func (c *clientConn) preparePrompt(ctx context.Context, params json.RawMessage) 
 	s.mu.Unlock()
 	d.turns.Add(1)
 	s.attach(c)
-	return func(rctx context.Context) (any, error) {
-		defer func() {
-			d.turns.Done()
+	// release ends the turn for the session: another prompt (from any
+	// editor) may start, and a cancel no longer reaches this one.
+	var releaseOnce sync.Once
+	release := func() {
+		releaseOnce.Do(func() {
 			cancel()
 			s.mu.Lock()
 			s.cancel, s.prompter = nil, nil
 			s.mu.Unlock()
-		}()
+			s.touch() // its idle time starts when the turn ends
+			d.turns.Done()
+		})
+	}
+	return func(rctx context.Context) (any, error) {
+		defer release()
 		s.broadcast(acp.UpdateUserMessageText(text), c)
 		var input []json.RawMessage
 		if delta := d.contextDelta(tctx, s); delta != "" {
@@ -153,13 +161,20 @@ func (c *clientConn) preparePrompt(ctx context.Context, params json.RawMessage) 
 		}
 		input = append(input, session.UserMessage(text))
 		stop, err := s.conv.Prompt(tctx, input, updates{s})
-		c.flush(jsonrpc2.DetachContext(rctx)) // the turn's updates reach this client before its answer
+		if err == nil {
+			bg := context.WithoutCancel(tctx)
+			if row, err := d.db.Session(bg, s.id); err == nil && row.Title == "" {
+				d.db.SetSessionTitle(bg, s.id, title(text))
+			}
+		}
+		// The session is free before this editor's answer waits for its
+		// updates: an editor that stopped reading holds only its own reply.
+		release()
+		// The turn's updates reach this client before its answer; an editor
+		// that is disconnected meanwhile gets no answer.
+		c.flush(jsonrpc2.DetachContext(rctx))
 		if err != nil {
 			return nil, turnError(err)
-		}
-		bg := context.WithoutCancel(tctx)
-		if row, err := d.db.Session(bg, s.id); err == nil && row.Title == "" {
-			d.db.SetSessionTitle(bg, s.id, title(text))
 		}
 		return acp.PromptResponse{StopReason: acp.StopReason(stop)}, nil
 	}, nil
@@ -249,32 +264,41 @@ func (c *clientConn) list(ctx context.Context, params json.RawMessage) (any, err
 	return out, nil
 }
 
-func (c *clientConn) load(ctx context.Context, params json.RawMessage) (any, error) {
+// prepareLoad is session/load's first stage, on the read loop: it checks
+// the request. The replay runs in the second stage, concurrently, so the
+// connection keeps serving (status, cancel, other sessions) while a long
+// transcript streams.
+func (c *clientConn) prepareLoad(ctx context.Context, params json.RawMessage) (func(context.Context) (any, error), error) {
+	if !c.initialized.Load() {
+		return nil, rpc.ErrNotInitialized
+	}
 	var req acp.LoadSessionRequest
 	if err := rpc.DecodeParams(params, &req); err != nil {
 		return nil, err
 	}
-	s, err := c.d.lookup(ctx, string(req.SessionId))
-	if err != nil {
-		return nil, err
-	}
-	items, err := c.d.db.Items(ctx, s.id)
-	if err != nil {
-		return nil, err
-	}
-	// The replay goes to this client only, before the answer.
-	for _, u := range replay(items) {
-		b, err := json.Marshal(acp.SessionNotification{SessionId: acp.SessionId(s.id), Update: u})
-		if err == nil {
-			c.notify(rpc.MethodSessionUpdate, b)
+	id := string(req.SessionId)
+	return func(rctx context.Context) (any, error) {
+		ctx := jsonrpc2.DetachContext(rctx)
+		s, err := c.d.lookup(ctx, id)
+		if err != nil {
+			return nil, err
 		}
-	}
-	c.flush(ctx)
-	s.attach(c)
-	s.mu.Lock()
-	mode := s.mode
-	s.mu.Unlock()
-	return acp.LoadSessionResponse{Modes: modeState(mode)}, nil
+		// The replay goes to this client only, before the answer (ACP). It
+		// shows the conversation's own transcript, read from the store once
+		// when it was opened. Updates streamed from then on are queued
+		// behind it.
+		if err := c.replay(ctx, s.id, s.conv.Transcript()); err != nil {
+			return nil, err
+		}
+		s.attach(c)
+		if err := c.flush(ctx); err != nil {
+			return nil, err
+		}
+		s.mu.Lock()
+		mode := s.mode
+		s.mu.Unlock()
+		return acp.LoadSessionResponse{Modes: modeState(mode)}, nil
+	}, nil
 }
 
 func rawArgs(s string) any {

@@ -3,11 +3,13 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 
-	"github.com/coder/acp-go-sdk"
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/hearthd/hearth/rpc"
@@ -20,6 +22,24 @@ import (
 // streams to it (and to every other attached editor).
 const outboxLimit = 1 << 14
 
+// Limits of one editor connection, read when it is accepted (tests lower
+// them before starting a daemon). An editor that does not keep up is
+// disconnected; nothing else waits for it.
+var (
+	// outboxMaxBytes bounds the payload queued for one editor, merged text
+	// chunks counted by their bytes. One message is always accepted into an
+	// empty outbox, however large.
+	outboxMaxBytes = 8 << 20
+	// writeTimeout bounds one write to the editor, and a reply's wait for
+	// the notifications queued before it: an editor that reads nothing for
+	// that long is disconnected.
+	writeTimeout = 30 * time.Second
+)
+
+// replayBudget is how much of the outbox a session/load replay fills before
+// it waits for the editor to read: the rest is left to live updates.
+func (c *clientConn) replayBudget() int { return c.maxBytes / 2 }
+
 // clientConn is one editor connection: one accept(2) on the socket, or the
 // stdio pair. Created by ServeConn; lives until the peer hangs up or the
 // daemon closes. Its writer goroutine sends notifications in order; close
@@ -31,8 +51,14 @@ type clientConn struct {
 	conn        jsonrpc2.Conn
 	initialized atomic.Bool
 
-	mu     sync.Mutex     // guards outbox
+	maxBytes     int           // outboxMaxBytes when accepted
+	writeTimeout time.Duration // writeTimeout when accepted
+
+	mu     sync.Mutex     // guards outbox, queued, peak, space
 	outbox []notification // waiting for the writer, in order
+	queued int            // payload bytes in outbox
+	peak   int            // the most queued was ever (tests read it)
+	space  chan struct{}  // non-nil: closed when the writer takes a message (replay waits on it)
 	wake   chan struct{}  // signals the writer (cap 1)
 	quit   chan struct{}  // closed by shutdown: stops the writer
 	ready  chan struct{}  // closed once conn is set, or ServeConn gave up before
@@ -53,23 +79,32 @@ type notification struct {
 	thought      bool // the chunk is of the model's thoughts, not its answer
 }
 
+// size is what n counts against the outbox's byte bound: its payload.
+func (n notification) size() int {
+	if n.chunkSession != "" {
+		return len(n.chunk) + len(n.chunkSession) + 100 // the envelope of the update
+	}
+	return len(n.method) + len(n.params)
+}
+
 func (n notification) encode() (string, json.RawMessage) {
 	if n.chunkSession == "" {
 		return n.method, n.params
 	}
-	u := acp.UpdateAgentMessageText(string(n.chunk))
+	kind := "agent_message_chunk"
 	if n.thought {
-		u = acp.UpdateAgentThoughtText(string(n.chunk))
+		kind = "agent_thought_chunk"
 	}
-	b, _ := json.Marshal(acp.SessionNotification{SessionId: acp.SessionId(n.chunkSession), Update: u})
-	return rpc.MethodSessionUpdate, b
+	return rpc.MethodSessionUpdate, textNotification(n.chunkSession, kind, string(n.chunk))
 }
 
 // ServeConn serves one editor connection until it ends (Close ends it and
 // waits for it, whoever called ServeConn). The framing (newline-delimited
-// JSON or Content-Length headers) is detected from the first byte.
+// JSON, or Content-Length headers when the first line is one) is detected
+// from the first line.
 func (d *Daemon) ServeConn(rw io.ReadWriteCloser) {
-	c := &clientConn{d: d, rw: rw, wake: make(chan struct{}, 1), quit: make(chan struct{}), ready: make(chan struct{})}
+	c := &clientConn{d: d, rw: rw, wake: make(chan struct{}, 1), quit: make(chan struct{}), ready: make(chan struct{}),
+		maxBytes: outboxMaxBytes, writeTimeout: writeTimeout}
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
@@ -115,9 +150,16 @@ func (d *Daemon) ServeConn(rw io.ReadWriteCloser) {
 	log.Debug("client disconnected", "err", c.conn.Err())
 }
 
-// write sends queued notifications in order.
+// write sends queued notifications in order. A write that does not
+// complete within writeTimeout (the editor stopped reading) disconnects the
+// editor.
 func (c *clientConn) write() {
 	defer c.wg.Done()
+	watchdog := time.AfterFunc(time.Hour, func() {
+		c.disconnect(fmt.Sprintf("editor read nothing for %s; disconnecting it", c.writeTimeout))
+	})
+	watchdog.Stop()
+	defer watchdog.Stop()
 	for {
 		c.mu.Lock()
 		if len(c.outbox) == 0 {
@@ -132,13 +174,21 @@ func (c *clientConn) write() {
 		n := c.outbox[0]
 		c.outbox[0] = notification{}
 		c.outbox = c.outbox[1:]
+		c.queued -= n.size()
+		if c.space != nil {
+			close(c.space)
+			c.space = nil
+		}
 		c.mu.Unlock()
 		if n.flushed != nil {
 			close(n.flushed)
 			continue
 		}
 		method, params := n.encode()
-		if err := c.conn.Notify(c.d.ctx, method, params); err != nil {
+		watchdog.Reset(c.writeTimeout)
+		err := c.conn.Notify(c.d.ctx, method, params)
+		watchdog.Stop()
+		if err != nil {
 			c.shutdown()
 			return
 		}
@@ -147,19 +197,37 @@ func (c *clientConn) write() {
 
 // enqueue adds n to the outbox without blocking the caller; a text chunk
 // joins the chunk before it when that one is of the same session and still
-// waiting.
+// waiting. An editor whose outbox would outgrow its bounds is disconnected
+// instead (and n dropped).
 func (c *clientConn) enqueue(n notification) {
+	select {
+	case <-c.quit:
+		return // disconnected: nothing will be written
+	default:
+	}
 	c.mu.Lock()
-	if k := len(c.outbox); n.chunkSession != "" && k > 0 && c.outbox[k-1].chunkSession == n.chunkSession &&
-		c.outbox[k-1].thought == n.thought {
-		c.outbox[k-1].chunk = append(c.outbox[k-1].chunk, n.chunk...)
+	k := len(c.outbox)
+	merge := n.chunkSession != "" && k > 0 && c.outbox[k-1].chunkSession == n.chunkSession &&
+		c.outbox[k-1].thought == n.thought
+	grow := n.size()
+	if merge {
+		grow = len(n.chunk)
+	}
+	if c.queued > 0 && c.queued+grow > c.maxBytes {
 		c.mu.Unlock()
+		c.disconnect(fmt.Sprintf("editor not reading its updates (%d bytes queued); disconnecting it", c.queued))
 		return
 	}
-	if len(c.outbox) >= outboxLimit {
+	if !merge && k >= outboxLimit {
 		c.mu.Unlock()
-		c.d.log.Warn("editor not reading its updates; disconnecting it", "client", c.id)
-		c.shutdown()
+		c.disconnect(fmt.Sprintf("editor not reading its updates (%d messages queued); disconnecting it", k))
+		return
+	}
+	c.queued += grow
+	c.peak = max(c.peak, c.queued)
+	if merge {
+		c.outbox[k-1].chunk = append(c.outbox[k-1].chunk, n.chunk...)
+		c.mu.Unlock()
 		return
 	}
 	c.outbox = append(c.outbox, n)
@@ -168,6 +236,40 @@ func (c *clientConn) enqueue(n notification) {
 	case c.wake <- struct{}{}:
 	default:
 	}
+}
+
+// enqueueWithin queues n once the outbox holds less than budget bytes, so a
+// producer that can wait (session/load's replay) never fills it. It fails
+// when the editor is disconnected or ctx ends.
+func (c *clientConn) enqueueWithin(ctx context.Context, n notification, budget int) error {
+	for {
+		c.mu.Lock()
+		if c.queued == 0 || c.queued+n.size() <= budget {
+			c.mu.Unlock()
+			c.enqueue(n)
+			return nil
+		}
+		if c.space == nil {
+			c.space = make(chan struct{})
+		}
+		space := c.space
+		c.mu.Unlock()
+		select {
+		case <-space:
+		case <-c.quit:
+			return errDisconnected
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// queuedBytes returns the payload bytes waiting in the outbox, and the most
+// that ever waited.
+func (c *clientConn) queuedBytes() (now, peak int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.queued, c.peak
 }
 
 // notify queues a notification.
@@ -182,15 +284,40 @@ func (c *clientConn) notifyText(session, text string, thought bool) {
 }
 
 // flush waits until every notification queued so far was written, so a
-// reply sent after it cannot overtake them.
-func (c *clientConn) flush(ctx context.Context) {
+// reply sent after it cannot overtake them. An editor that has not read
+// them within writeTimeout is disconnected: its reply would otherwise wait
+// for a stranger.
+func (c *clientConn) flush(ctx context.Context) error {
 	done := make(chan struct{})
 	c.enqueue(notification{flushed: done})
+	timer := time.NewTimer(c.writeTimeout)
+	defer timer.Stop()
 	select {
 	case <-done:
+		return nil
 	case <-c.quit:
+		return errDisconnected
 	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		c.disconnect(fmt.Sprintf("editor did not read its updates within %s; disconnecting it", c.writeTimeout))
+		return errDisconnected
 	}
+}
+
+// errDisconnected: the editor was disconnected while the daemon waited on it.
+var errDisconnected = errors.New("editor disconnected")
+
+// disconnect logs why the editor is dropped and starts closing its
+// connection. Its sessions, their turns and other editors go on.
+func (c *clientConn) disconnect(why string) {
+	select {
+	case <-c.quit:
+		return // already going
+	default:
+	}
+	c.d.log.Warn(why, "client", c.id)
+	c.shutdown()
 }
 
 // shutdown starts closing the connection without waiting: the reader

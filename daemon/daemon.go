@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hearthd/hearth/rpc"
 	"github.com/hearthd/hearth/session"
 	"github.com/hearthd/hearth/session/sim"
 	"github.com/hearthd/hearth/store"
@@ -129,7 +130,7 @@ func (d *Daemon) Reload(cfg Config) error {
 	for _, w := range d.workspaces {
 		w.client.Reconfigure(sc)
 	}
-	d.log.Info("configuration reloaded", "base", d.cfg.BaseURL, "model", d.cfg.Model, "simulator", d.cfg.Simulator)
+	d.log.Info("configuration reloaded", "base", rpc.RedactURL(d.cfg.BaseURL), "model", d.cfg.Model, "simulator", d.cfg.Simulator)
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +23,8 @@ func TestSlowEditorGetsMergedChunks(t *testing.T) {
 	td := startDaemon(t, sim.Options{}, "")
 	const words = 50000
 	gate := make(chan struct{})
+	var openGate sync.Once
+	release := func() { openGate.Do(func() { close(gate) }) }
 	var chunks int
 	var text strings.Builder
 	conn, err := net.Dial("unix", td.cfg.Socket)
@@ -36,7 +39,10 @@ func TestSlowEditorGetsMergedChunks(t *testing.T) {
 			text.WriteString(n.Update.AgentMessageChunk.Content.Text.Text)
 		}
 	}})
+	// Deferred calls run last-in first-out: whatever fails, the gate opens
+	// before Close waits for the reader blocked on it.
 	defer c.Close()
+	defer release()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if err := c.Call(ctx, rpc.MethodInitialize, acp.InitializeRequest{ProtocolVersion: 1}, nil); err != nil {
@@ -52,10 +58,18 @@ func TestSlowEditorGetsMergedChunks(t *testing.T) {
 		done <- c.Call(ctx, rpc.MethodSessionPrompt, acp.PromptRequest{SessionId: s.SessionId,
 			Prompt: []acp.ContentBlock{acp.TextBlock(fmt.Sprintf("talk sim:tokens=%d", words))}}, &r)
 	}()
-	td.waitRequests(2) // warm-up and the answer: every delta has reached the daemon
-	close(gate)
-	if err := <-done; err != nil {
-		t.Fatalf("prompt: %v", err)
+	// The warm-up and the answer: the model is streaming to a stalled editor.
+	if recs, err := td.sim.WaitReceived(ctx, 2); err != nil {
+		t.Fatalf("waiting for 2 model requests: %v (have %d)", err, len(recs))
+	}
+	release()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("prompt: %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("no answer to the prompt within 60 s")
 	}
 	fields := strings.Fields(text.String())
 	if len(fields) != words || fields[0] != "tok0" || fields[words-1] != fmt.Sprintf("tok%d", words-1) {

@@ -9,7 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// checkPeer refuses a unix-socket peer running as another user.
+// checkPeer refuses a unix-socket peer running as another user (SO_PEERCRED).
 func checkPeer(c net.Conn) error {
 	uc, ok := c.(*net.UnixConn)
 	if !ok {

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"encoding/json"
 	"errors"
 	"net"
 	"os"
@@ -73,19 +74,118 @@ func TestListenRefusesNonSocket(t *testing.T) {
 	}
 }
 
-// A socket directory open to others is tightened to 0700.
-func TestListenTightensOpenDirectory(t *testing.T) {
-	dir := filepath.Join(shortDir(t), "run")
-	os.Mkdir(dir, 0o777)
-	os.Chmod(dir, 0o777)
-	ln, err := Listen(filepath.Join(dir, "s.sock"))
+// A directory hearth did not create keeps its mode: HEARTH_SOCKET=$HOME/x.sock
+// must not turn $HOME 0700, nor /tmp. One that others can read or traverse
+// (0755) is fine: the socket is 0600 and peers are checked by uid. One that
+// others can write without the sticky bit is refused, with the fix, and left
+// as it was; a sticky one (1777, like /tmp) is accepted.
+func TestListenNeverChmodsDirectoryItDidNotCreate(t *testing.T) {
+	cases := []struct {
+		name   string
+		mode   os.FileMode
+		refuse string // substring of the error, "" = accepted
+	}{
+		{"home-like 0755", 0o755, ""},
+		{"group-traversable 0750", 0o750, ""},
+		{"private 0700", 0o700, ""},
+		{"sticky world-writable 1777", 0o777 | os.ModeSticky, ""},
+		{"world-writable 0777", 0o777, "chmod go-w"},
+		{"group-writable 0770", 0o770, "chmod go-w"},
+		{"world-writable 0703", 0o703, "chmod go-w"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(shortDir(t), "d")
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(dir, tc.mode); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, "s.sock")
+			ln, err := Listen(path)
+			if tc.refuse == "" {
+				if err != nil {
+					t.Fatalf("Listen: %v", err)
+				}
+				ln.Close()
+			} else {
+				if err == nil {
+					ln.Close()
+					t.Fatalf("Listen in a %v directory succeeded", tc.mode)
+				}
+				if !strings.Contains(err.Error(), tc.refuse) || !strings.Contains(err.Error(), dir) {
+					t.Errorf("error %q does not name %s and the fix %q", err, dir, tc.refuse)
+				}
+				if _, err := os.Lstat(path); err == nil {
+					t.Error("a socket was created in a refused directory")
+				}
+			}
+			fi, err := os.Stat(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := fi.Mode() & (os.ModePerm | os.ModeSticky); got != tc.mode {
+				t.Errorf("directory mode %v after Listen, want %v untouched", got, tc.mode)
+			}
+		})
+	}
+}
+
+// Directories hearth creates for the socket are 0700 whatever the umask
+// left, parents included.
+func TestListenCreatesPrivateDirectories(t *testing.T) {
+	base := shortDir(t)
+	path := filepath.Join(base, "a", "b", "s.sock")
+	ln, err := Listen(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	if fi, _ := os.Stat(dir); fi.Mode().Perm() != 0o700 {
-		t.Errorf("dir mode %v after Listen", fi.Mode().Perm())
+	for _, dir := range []string{filepath.Join(base, "a"), filepath.Join(base, "a", "b")} {
+		if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+			t.Errorf("%s: mode %v, %v; want 0700", dir, fi.Mode().Perm(), err)
+		}
 	}
+}
+
+// A directory or a stale socket owned by another user is refused, never
+// taken over: another user who owns the directory can replace the socket.
+func TestListenRefusesOtherUsersDirectoryAndSocket(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to chown a directory to another user")
+	}
+	const other = 54321
+	t.Run("directory", func(t *testing.T) {
+		dir := filepath.Join(shortDir(t), "d")
+		os.Mkdir(dir, 0o755)
+		if err := os.Chown(dir, other, other); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Listen(filepath.Join(dir, "s.sock"))
+		if err == nil || !strings.Contains(err.Error(), "uid 54321") {
+			t.Fatalf("Listen in another user's directory: %v", err)
+		}
+	})
+	t.Run("stale socket", func(t *testing.T) {
+		path := filepath.Join(shortDir(t), "s.sock")
+		ln, err := net.Listen("unix", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln.(*net.UnixListener).SetUnlinkOnClose(false)
+		ln.Close()
+		if err := os.Lchown(path, other, other); err != nil {
+			t.Fatal(err)
+		}
+		_, err = Listen(path)
+		if err == nil || !strings.Contains(err.Error(), "uid 54321") {
+			t.Fatalf("Listen over another user's socket: %v", err)
+		}
+		if _, err := os.Lstat(path); err != nil {
+			t.Errorf("the other user's socket was removed: %v", err)
+		}
+	})
 }
 
 // The API key reaches the model API and nothing else: not the logs, not
@@ -159,5 +259,54 @@ func TestCloseWithSilentClient(t *testing.T) {
 	case <-done:
 	case <-time.After(10 * time.Second):
 		t.Fatal("Close hung on a client that never spoke")
+	}
+}
+
+// OPENAI_BASE_URL may carry credentials (a proxy's user:password, a key in
+// the query): status shows where the daemon points, never those.
+func TestStatusRedactsBaseURL(t *testing.T) {
+	dir := shortDir(t)
+	cfg := Config{
+		Socket: filepath.Join(dir, "run", "hearth.sock"), DataDir: filepath.Join(dir, "data"),
+		BaseURL: "http://bob:hunter2@127.0.0.1:1/v1?api_key=sk-zzz", APIKey: "sk-test-key-0123456789",
+		Model: "m", Version: "test",
+	}
+	d, err := New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	b, err := json.Marshal(d.Status())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"bob", "hunter2", "sk-zzz"} {
+		if strings.Contains(string(b), secret) {
+			t.Errorf("status leaks %q: %s", secret, b)
+		}
+	}
+	if got := d.Status().BaseURL; got != "http://***@127.0.0.1:1/v1?api_key=***" {
+		t.Errorf("status baseUrl = %q", got)
+	}
+}
+
+// What `hearth acp` relays when someone types at it: a junk first line that
+// starts with 'c' is a junk NDJSON line (-32700), not the start of LSP
+// framing, and the initialize after it is answered in NDJSON; so is an
+// initialize whose id is null (answered with id null).
+func TestJunkFirstLineThenInitializeOverSocket(t *testing.T) {
+	td := startDaemon(t, sim.Options{}, "")
+	rc := td.raw()
+	rc.send("cat\n")
+	if r := rc.reply(); r.Error == nil || r.Error.Code != -32700 || string(r.ID) != "null" {
+		t.Fatalf("junk line answered %+v", r)
+	}
+	rc.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}` + "\n")
+	if r := rc.reply(); r.Error != nil || string(r.ID) != "1" || len(r.Result) == 0 {
+		t.Fatalf("initialize answered %+v", r)
+	}
+	rc.send(`{"jsonrpc":"2.0","id":null,"method":"initialize","params":{"protocolVersion":1}}` + "\n")
+	if r := rc.reply(); r.Error != nil || string(r.ID) != "null" || len(r.Result) == 0 {
+		t.Fatalf("null-id initialize answered %+v", r)
 	}
 }

@@ -41,7 +41,7 @@ func (d *Daemon) Status() rpc.Status {
 			Handshakes: s.Handshakes, Warmups: s.Warmups, FullRequests: s.Full,
 			IncrementalRequests: s.Incremental, Retries: s.Retries, Fallbacks: s.Fallbacks,
 			BytesSent: s.BytesSent, BytesSaved: s.BytesSaved, LastTurnMS: s.LastTurn.Milliseconds(),
-			Connections: s.Conns, Fallback: s.Fallback, LaneMode: s.Lanes,
+			Connections: s.Conns, Fallback: rpc.RedactURLs(s.Fallback), LaneMode: rpc.RedactURLs(s.Lanes),
 			WireBytesSent: s.WireSent, WireBytesReceived: s.WireReceived,
 			Tokens: tokens(s.Usage),
 		})

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"sync"
 
 	"go.lsp.dev/jsonrpc2"
@@ -147,7 +148,10 @@ func (m *Mux) serve(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 
 	switch {
 	case isCall && route.prepare != nil:
-		return reply(m.staged(ctx, req.Method(), json.RawMessage(req.Params()), route.prepare))
+		// The method name borrows the frame's buffer, which the read loop
+		// reuses once staged releases it: the second stage (and its error
+		// log) needs an owned copy. Params are only read before the release.
+		return reply(m.staged(ctx, strings.Clone(req.Method()), json.RawMessage(req.Params()), route.prepare))
 	case isCall:
 		if route.async {
 			// Release first: Async clones the borrowed method and params in
@@ -165,7 +169,8 @@ func (m *Mux) serve(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 }
 
 // staged runs prepare on the read loop, then releases it and runs the
-// second stage.
+// second stage. method must be owned (not borrowed from the frame): it is
+// used after the release.
 func (m *Mux) staged(ctx context.Context, method string, params json.RawMessage, prepare PrepareFunc) (any, error) {
 	var run func(context.Context) (any, error)
 	_, err := m.call(ctx, method, params, func(ctx context.Context, params json.RawMessage) (any, error) {

@@ -8,7 +8,7 @@ import (
 )
 
 // ServeConn serves one accepted connection: it detects the framing
-// (NewServerStream, blocking until the peer's first byte), wraps the stream
+// (NewServerStream, blocking until the peer's first bytes), wraps the stream
 // in a jsonrpc2.Conn and starts dispatching to h (usually Mux.Handler). The
 // returned Conn lives until the peer hangs up or Close is called; the caller
 // owns it and must Close it (Close waits for running handlers).

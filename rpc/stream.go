@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"go.lsp.dev/jsonrpc2"
 )
@@ -199,6 +200,18 @@ func (s *wireStream) Write(ctx context.Context, msg jsonrpc2.Message) (int64, er
 	if len(body) == 0 {
 		return 0, fmt.Errorf("rpc: write: cannot encode message of type %T", msg)
 	}
+	if !utf8.Valid(body) {
+		// A stand-in id (not UTF-8, by design) is the answer to a request
+		// whose id was null: it goes back as null.
+		body = restoreNullID(body)
+		// JSON text is UTF-8 (RFC 8259 §8.1). Other bytes that are not can
+		// only sit inside strings (an error message quoting what a peer
+		// sent, a handler's text): replace them rather than send invalid
+		// JSON.
+		if !utf8.Valid(body) {
+			body = bytes.ToValidUTF8(body, []byte("\uFFFD"))
+		}
+	}
 	var frame []byte
 	if s.framing == FramingHeader {
 		frame = append(s.hbuf[:0], "Content-Length: "...)
@@ -235,6 +248,29 @@ func (s *wireStream) Write(ctx context.Context, msg jsonrpc2.Message) (int64, er
 		return int64(n), fmt.Errorf("rpc: write: %w", err)
 	}
 	return int64(n), nil
+}
+
+// responseIDPrefix is how jsonrpc2 starts every response it encodes, up to
+// the id.
+const responseIDPrefix = `{"jsonrpc":"2.0","id":`
+
+// restoreNullID rewrites the encoded response body in place if its id is a
+// null stand-in (decodeFrame): the reply to a request with "id": null
+// carries null. The conn encodes responses from its own unexported type, so
+// the id is rewritten in the encoding rather than in the message.
+func restoreNullID(body []byte) []byte {
+	start := len(responseIDPrefix)
+	if !bytes.HasPrefix(body, []byte(responseIDPrefix)) || !bytes.HasPrefix(body[start:], []byte(`"`+nullStandInPrefix)) {
+		return body
+	}
+	end := bytes.IndexByte(body[start+1:], '"')
+	if end < 0 {
+		return body
+	}
+	end += start + 2 // past the closing quote
+	n := copy(body[start:], "null")
+	n += copy(body[start+n:], body[end:])
+	return body[:start+n]
 }
 
 // Close closes the underlying connection, which unblocks a pending Read. It

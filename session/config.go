@@ -162,7 +162,7 @@ func (c Config) WithDefaults() Config {
 func (c Config) websocketURL() (string, error) {
 	u, err := url.Parse(c.BaseURL)
 	if err != nil {
-		return "", fmt.Errorf("OPENAI_BASE_URL %q: %w", c.BaseURL, err)
+		return "", fmt.Errorf("OPENAI_BASE_URL %q is not a URL", safeURL(c.BaseURL))
 	}
 	switch u.Scheme {
 	case "https", "wss":
@@ -170,7 +170,7 @@ func (c Config) websocketURL() (string, error) {
 	case "http", "ws":
 		u.Scheme = "ws"
 	default:
-		return "", fmt.Errorf("OPENAI_BASE_URL %q: scheme must be http or https", c.BaseURL)
+		return "", fmt.Errorf("OPENAI_BASE_URL %q: scheme must be http or https", safeURL(c.BaseURL))
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/") + "/responses"
 	return u.String(), nil

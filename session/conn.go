@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -78,7 +79,7 @@ func dial(ctx context.Context, cfg Config, id string, log *slog.Logger, k *count
 			resp.Body.Close()
 			return nil, &HandshakeError{StatusCode: resp.StatusCode, Body: string(body)}
 		}
-		return nil, fmt.Errorf("dial %s: %w", u, err)
+		return nil, fmt.Errorf("dial %s: %s", safeURL(u), strings.ReplaceAll(err.Error(), u, safeURL(u)))
 	}
 	ws.SetReadLimit(cfg.MaxMessage)
 	c := &wsConn{

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -88,7 +89,8 @@ type Conversation struct {
 	mu         sync.Mutex // guards lane, transcript, input, base, warm, closed, unanswered
 	lane       string
 	transcript []json.RawMessage // every item, in order, as committed to the store
-	input      []json.RawMessage // the transcript's replay forms: what a full request sends
+	input      []json.RawMessage // the replay forms of transcript[:converted]: what a full request sends
+	converted  int               // transcript items whose replay form is in input (converted lazily: Open stays fast)
 	base       *baseline
 	warm       *warmup
 	closed     bool
@@ -213,13 +215,48 @@ func (c *Conversation) commit(ctx context.Context, turnID int64, items []store.N
 	return nil
 }
 
-// append adds a committed item to the transcript and its replay form to
-// the input. Callers hold mu (or own c exclusively, in Open).
+// append adds a committed item to the transcript. Callers hold mu (or own
+// c exclusively, in Open).
 func (c *Conversation) append(item json.RawMessage) {
 	c.transcript = append(c.transcript, item)
-	if r, ok := replayForm(item); ok {
-		c.input = append(c.input, r)
+}
+
+// convert brings the replay forms up to date outside the lock, so that a
+// long transcript's first conversion never holds up the session's other
+// users (a session/load replay reading the transcript).
+func (c *Conversation) convert() {
+	c.mu.Lock()
+	from, todo := c.converted, c.transcript[c.converted:]
+	c.mu.Unlock()
+	if len(todo) < 64 {
+		return // cheap enough under the lock
 	}
+	forms := make([]json.RawMessage, 0, len(todo))
+	for _, it := range todo { // committed items never change: safe to read unlocked
+		if r, ok := replayForm(it); ok {
+			forms = append(forms, r)
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.converted == from {
+		c.input = append(c.input, forms...)
+		c.converted = from + len(todo)
+	}
+}
+
+// inputLocked returns the replay forms of the whole transcript, converting
+// the items appended since the last call. A conversation opened on a long
+// transcript converts it on its first request (the warm-up, in the
+// background), not while session/load waits. Called with mu held.
+func (c *Conversation) inputLocked() []json.RawMessage {
+	for _, it := range c.transcript[c.converted:] {
+		if r, ok := replayForm(it); ok {
+			c.input = append(c.input, r)
+		}
+	}
+	c.converted = len(c.transcript)
+	return c.input
 }
 
 // Close cancels a running warm-up and waits for it. A running Prompt ends
@@ -244,7 +281,14 @@ func unansweredCalls(items []json.RawMessage) []string {
 	answered := map[string]bool{}
 	var calls []string
 	for _, it := range items {
-		h := readItem(it)
+		if !bytes.Contains(it, []byte(`"function_call`)) {
+			continue // most items: no decode
+		}
+		var h struct {
+			Type   string `json:"type"`
+			CallID string `json:"call_id"`
+		}
+		_ = json.Unmarshal(it, &h)
 		switch h.Type {
 		case "function_call":
 			calls = append(calls, h.CallID)

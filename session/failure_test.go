@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -81,5 +82,24 @@ func TestProbeAfterBacksOff(t *testing.T) {
 	c.mu.Unlock()
 	if d := c.probeAfter(); d != 30*time.Second {
 		t.Errorf("after the WebSocket opened again: %s, want 30s", d)
+	}
+}
+
+// Credentials in the base URL never reach an error the editor or status
+// shows.
+func TestSafeURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://user:pass@host:8080/v1": "http://***@host:8080/v1",
+		"https://api.openai.com/v1":     "https://api.openai.com/v1",
+		"ws://tok@h/v1/responses":       "ws://***@h/v1/responses",
+		"http://us%zz:p@ss@h/":          "http://***@h/",
+	} {
+		if got := safeURL(in); got != want {
+			t.Errorf("safeURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+	cfg := Config{BaseURL: "ftp://user:secret@host/v1"}
+	if _, err := cfg.websocketURL(); err == nil || strings.Contains(err.Error(), "secret") {
+		t.Errorf("websocketURL error %v", err)
 	}
 }

@@ -109,7 +109,7 @@ func (h *httpLink) send(ctx context.Context, lane string, frame []byte) (*stream
 func (h *httpLink) read(req *http.Request, st *stream) {
 	resp, err := h.hc.Do(req)
 	if err != nil {
-		st.fail(fmt.Errorf("%w: POST %s: %v", ErrConnectionLost, req.URL, err))
+		st.fail(fmt.Errorf("%w: POST %s: %s", ErrConnectionLost, safeURL(req.URL.String()), strings.ReplaceAll(err.Error(), req.URL.String(), safeURL(req.URL.String()))))
 		return
 	}
 	defer resp.Body.Close()

@@ -48,8 +48,9 @@ func (c *Conversation) exchange(ctx context.Context, turnID int64, generate bool
 		return nil, err
 	}
 
+	c.convert()
 	c.mu.Lock()
-	full := append([]json.RawMessage(nil), c.input...)
+	full := append([]json.RawMessage(nil), c.inputLocked()...)
 	base := c.base
 	c.mu.Unlock()
 	set := c.settings()
@@ -138,11 +139,12 @@ func (c *Conversation) exchange(ctx context.Context, turnID int64, generate bool
 	}
 	c.client.counters.addUsage(r.usage)
 	c.mu.Lock()
-	n := len(c.input)
+	n := len(c.inputLocked())
 	for _, it := range r.output {
 		c.append(it)
 	}
-	c.base = &baseline{conn: conn, lane: lane, settings: key, input: full, output: c.input[n:len(c.input):len(c.input)], responseID: r.id}
+	in := c.inputLocked()
+	c.base = &baseline{conn: conn, lane: lane, settings: key, input: full, output: in[n:len(in):len(in)], responseID: r.id}
 	c.mu.Unlock()
 	return r, nil
 }

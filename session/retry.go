@@ -47,8 +47,9 @@ func (c *Conversation) request(ctx context.Context, turnID int64, sink Sink) (*r
 // size describes the conversation for a context-length refusal.
 func (c *Conversation) size() string {
 	c.mu.Lock()
-	n, bytes := len(c.input), 0
-	for _, it := range c.input {
+	in := c.inputLocked()
+	n, bytes := len(in), 0
+	for _, it := range in {
 		bytes += len(it)
 	}
 	c.mu.Unlock()

@@ -166,11 +166,18 @@ func (db *DB) Items(ctx context.Context, sessionID string) ([]Item, error) {
 
 // ItemsAfter returns the items of a session with Seq > after, in order.
 func (db *DB) ItemsAfter(ctx context.Context, sessionID string, after int64) ([]Item, error) {
+	return db.ItemsPage(ctx, sessionID, after, -1)
+}
+
+// ItemsPage returns at most limit items of a session with Seq > after, in
+// order (limit < 0: all of them). Reading a long transcript page by page,
+// each page after the last Seq of the one before, keeps memory bounded.
+func (db *DB) ItemsPage(ctx context.Context, sessionID string, after int64, limit int) ([]Item, error) {
 	var out []Item
 	err := db.read(func(r *sql.DB) error {
 		rows, err := r.QueryContext(ctx, `
 			SELECT seq, turn_id, origin, type, data, created
-			FROM items WHERE session_id = ? AND seq > ? ORDER BY seq`, sessionID, after)
+			FROM items WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?`, sessionID, after, limit)
 		if err != nil {
 			return err
 		}

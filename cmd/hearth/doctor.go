@@ -114,6 +114,7 @@ func doctor(ctx context.Context, cfg daemon.Config) []check {
 	}
 
 	add(checkSocketDir(cfg.Socket))
+	add(checkDataDir(cfg.DataDir))
 	add(checkDaemon(ctx, cfg))
 	if runtime.GOOS == "linux" {
 		add(checkInotify("max_user_watches", 65536))
@@ -131,27 +132,33 @@ func maskKey(k string) string {
 	return k[:3] + "…" + k[len(k)-4:]
 }
 
+// checkBaseURL parses and resolves the base URL. What it prints goes
+// through rpc.RedactURL: the URL may carry a proxy's password or a key.
 func checkBaseURL(ctx context.Context, base string) (string, string, string) {
 	const name = "base url"
+	shown := rpc.RedactURL(base)
 	u, err := url.Parse(base)
 	if err != nil {
-		return "fail", name, fmt.Sprintf("OPENAI_BASE_URL=%q does not parse: %v; use e.g. https://api.openai.com/v1", base, err)
+		// url.Error quotes the URL: redact the whole message.
+		return "fail", name, rpc.RedactURLs(fmt.Sprintf("OPENAI_BASE_URL=%q does not parse: %v; use e.g. https://api.openai.com/v1", shown, err))
 	}
 	if u.Scheme != "https" && u.Scheme != "http" || u.Hostname() == "" {
-		return "fail", name, fmt.Sprintf("OPENAI_BASE_URL=%q is not an http(s) URL with a host; use e.g. https://api.openai.com/v1", base)
+		return "fail", name, fmt.Sprintf("OPENAI_BASE_URL=%q is not an http(s) URL with a host; use e.g. https://api.openai.com/v1", shown)
 	}
 	if net.ParseIP(u.Hostname()) != nil {
-		return "ok", name, base
+		return "ok", name, shown
 	}
 	rctx, cancel := context.WithTimeout(ctx, doctorTimeout)
 	defer cancel()
 	addrs, err := net.DefaultResolver.LookupHost(rctx, u.Hostname())
 	if err != nil {
-		return "fail", name, fmt.Sprintf("%s: %s does not resolve (%v); check the URL and DNS", base, u.Hostname(), err)
+		return "fail", name, fmt.Sprintf("%s: %s does not resolve (%v); check the URL and DNS", shown, u.Hostname(), err)
 	}
-	return "ok", name, fmt.Sprintf("%s (%s resolves to %s)", base, u.Hostname(), addrs[0])
+	return "ok", name, fmt.Sprintf("%s (%s resolves to %s)", shown, u.Hostname(), addrs[0])
 }
 
+// checkSocketDir applies the daemon's own rules (daemon.CheckSocketDir) to
+// the socket's directory, then looks at the socket.
 func checkSocketDir(socket string) (string, string, string) {
 	const name = "socket"
 	dir := filepath.Dir(socket)
@@ -161,13 +168,14 @@ func checkSocketDir(socket string) (string, string, string) {
 		return "ok", name, fmt.Sprintf("%s not created yet (the daemon creates it 0700)", dir)
 	case err != nil:
 		return "fail", name, err.Error()
-	case info.Mode().Perm()&0o077 != 0:
-		return "fail", name, fmt.Sprintf("directory %s is mode %04o: others can reach the socket; chmod 700 %s", dir, info.Mode().Perm(), dir)
+	}
+	if err := daemon.CheckSocketDir(dir); err != nil {
+		return "fail", name, err.Error()
 	}
 	s, err := os.Lstat(socket)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return "ok", name, fmt.Sprintf("%s (0700), no socket yet", dir)
+		return "ok", name, fmt.Sprintf("%s (directory %04o), no socket yet", dir, info.Mode().Perm())
 	case err != nil:
 		return "fail", name, err.Error()
 	case s.Mode()&fs.ModeSocket == 0:
@@ -175,7 +183,30 @@ func checkSocketDir(socket string) (string, string, string) {
 	case s.Mode().Perm()&0o077 != 0:
 		return "fail", name, fmt.Sprintf("%s is mode %04o; restart the daemon (it creates the socket 0600)", socket, s.Mode().Perm())
 	}
-	return "ok", name, fmt.Sprintf("%s (directory 0700, socket 0600)", socket)
+	return "ok", name, fmt.Sprintf("%s (directory %04o, socket 0600)", socket, info.Mode().Perm())
+}
+
+// checkDataDir looks at who can reach the data directory: it holds the
+// transcripts (the user's code) and the logs. hearth creates it 0700 and its
+// files 0600, but never chmods a directory that already existed. Others able
+// to write to it could replace the database: fail. Others able to read or
+// traverse it see file names and anything not 0600: warn. Both with the fix.
+func checkDataDir(dir string) (string, string, string) {
+	const name = "data dir"
+	info, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "ok", name, fmt.Sprintf("%s not created yet (hearth creates it 0700)", dir)
+	case err != nil:
+		return "fail", name, err.Error()
+	case !info.IsDir():
+		return "fail", name, fmt.Sprintf("%s is not a directory; move it aside or set HEARTH_DATA_DIR", dir)
+	case info.Mode().Perm()&0o022 != 0:
+		return "fail", name, fmt.Sprintf("%s is mode %04o: other users can replace hearth's database and logs; chmod 700 %s", dir, info.Mode().Perm(), dir)
+	case info.Mode().Perm()&0o077 != 0:
+		return "warn", name, fmt.Sprintf("%s is mode %04o: other users can read hearth's data; chmod 700 %s", dir, info.Mode().Perm(), dir)
+	}
+	return "ok", name, fmt.Sprintf("%s (%04o)", dir, info.Mode().Perm())
 }
 
 func checkDaemon(ctx context.Context, cfg daemon.Config) (string, string, string) {

@@ -28,13 +28,14 @@ func isolate(t *testing.T) string {
 func TestDoctorNamesEveryProblem(t *testing.T) {
 	dir := isolate(t)
 	t.Setenv("OPENAI_BASE_URL", "http//no-scheme.example")             // bad base URL, and no key for it
-	if err := os.Mkdir(filepath.Join(dir, "run"), 0o755); err != nil { // world-readable socket dir
+	if err := os.Mkdir(filepath.Join(dir, "run"), 0o777); err != nil { // world-writable socket dir
 		t.Fatal(err)
 	}
-	os.Chmod(filepath.Join(dir, "run"), 0o755)
-	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o700); err != nil {
+	os.Chmod(filepath.Join(dir, "run"), 0o777)
+	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil { // world-readable data dir
 		t.Fatal(err)
 	}
+	os.Chmod(filepath.Join(dir, "data"), 0o755)
 	if err := os.WriteFile(filepath.Join(dir, "data", "hearth.db"), bytes.Repeat([]byte("not a database "), 400), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +48,8 @@ func TestDoctorNamesEveryProblem(t *testing.T) {
 	for _, want := range []struct{ status, check, detail string }{
 		{"fail", "api key", "OPENAI_BASE_URL is set but no OPENAI_API_KEY"},
 		{"fail", "base url", `OPENAI_BASE_URL="http//no-scheme.example" is not an http(s) URL`},
-		{"fail", "socket", "directory " + filepath.Join(dir, "run") + " is mode 0755: others can reach the socket; chmod 700"},
+		{"fail", "socket", "socket directory " + filepath.Join(dir, "run") + " is mode 0777: others can replace the socket; remove their write access (chmod go-w " + filepath.Join(dir, "run") + ")"},
+		{"warn", "data dir", filepath.Join(dir, "data") + " is mode 0755: other users can read hearth's data; chmod 700 " + filepath.Join(dir, "data")},
 		{"fail", "database", "file is not a database; move the file aside"},
 		{"warn", "daemon", "not running"},
 	} {
@@ -87,5 +89,54 @@ func TestDoctorHealthySimulator(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "simulator mode") {
 		t.Errorf("no simulator mode line:\n%s", stdout.String())
+	}
+}
+
+// A socket directory others can only read or traverse (a 0755 $HOME) is
+// fine, and doctor says so instead of asking to chmod it; a private data
+// dir passes.
+func TestDoctorAcceptsReadableSocketDirectory(t *testing.T) {
+	dir := isolate(t)
+	t.Setenv("HEARTH_SOCKET", filepath.Join(dir, "hearth.sock")) // directly in "$HOME"
+	os.Chmod(dir, 0o755)
+	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"doctor"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, stdout.String(), stderr.String())
+	}
+	for _, re := range []string{`(?m)^ok +socket +`, `(?m)^ok +data dir +.*0700`} {
+		if !regexp.MustCompile(re).MatchString(stdout.String()) {
+			t.Errorf("doctor output lacks %s:\n%s", re, stdout.String())
+		}
+	}
+	if fi, _ := os.Stat(dir); fi.Mode().Perm() != 0o755 {
+		t.Errorf("doctor changed %s to %v", dir, fi.Mode().Perm())
+	}
+}
+
+// Credentials in OPENAI_BASE_URL (a proxy's user:password, a key in the
+// query) never reach doctor's output, whether the URL parses or not.
+func TestDoctorRedactsBaseURL(t *testing.T) {
+	for _, base := range []string{
+		"http://bob:hunter2@127.0.0.1:1/v1?api_key=zzzsecret",
+		"http://bob:hunter2@127.0.0.1:notaport/v1?api_key=zzzsecret",
+		"ftp://bob:hunter2@127.0.0.1/v1?api_key=zzzsecret",
+	} {
+		isolate(t)
+		t.Setenv("OPENAI_BASE_URL", base)
+		t.Setenv("OPENAI_API_KEY", "sk-test-0123456789abcdef")
+		var stdout, stderr bytes.Buffer
+		run(context.Background(), []string{"doctor"}, &stdout, &stderr)
+		out := stdout.String() + stderr.String()
+		if !strings.Contains(out, "127.0.0.1") {
+			t.Errorf("%s: doctor does not show the host:\n%s", base, out)
+		}
+		for _, secret := range []string{"bob", "hunter2", "zzzsecret"} {
+			if strings.Contains(out, secret) {
+				t.Errorf("%s: doctor output shows %q:\n%s", base, secret, out)
+			}
+		}
 	}
 }

@@ -1,0 +1,277 @@
+package daemon
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/acp-go-sdk"
+
+	"github.com/hearthd/hearth/rpc"
+	"github.com/hearthd/hearth/session/sim"
+	"github.com/hearthd/hearth/store"
+)
+
+// seedSession stores a session of n items (whole turns of five: user
+// message, reasoning with a summary and encrypted content, function call,
+// its output, answer) in td's workspace directly in the store, and returns
+// its id and the number of session/update notifications its replay shows.
+func seedSession(tb testing.TB, db *store.DB, root string, n int) (acp.SessionId, int) {
+	tb.Helper()
+	ctx := context.Background()
+	id := newSessionID()
+	if err := db.CreateSession(ctx, store.Session{ID: id, Root: root, Mode: ModeAsk, Model: "sim-model"}); err != nil {
+		tb.Fatal(err)
+	}
+	blob := strings.Repeat("x", 2048)
+	output := strings.Repeat("line of output\n", 200)
+	item := func(i int) store.NewItem {
+		var v map[string]any
+		origin := store.OriginOutput
+		switch i % 5 {
+		case 0:
+			origin = store.OriginInput
+			v = map[string]any{"type": "message", "role": "user", "content": []any{map[string]any{"type": "input_text", "text": fmt.Sprintf("u%d please look at the code", i)}}}
+		case 1:
+			v = map[string]any{"type": "reasoning", "summary": []any{map[string]any{"type": "summary_text", "text": "thinking about it"}}, "encrypted_content": blob}
+		case 2:
+			v = map[string]any{"type": "function_call", "call_id": fmt.Sprintf("c%d", i), "name": "read_file", "arguments": `{"path":"a.txt"}`}
+		case 3:
+			origin = store.OriginInput
+			v = map[string]any{"type": "function_call_output", "call_id": fmt.Sprintf("c%d", i-1), "output": output}
+		case 4:
+			v = map[string]any{"type": "message", "role": "assistant", "content": []any{map[string]any{"type": "output_text", "text": strings.Repeat("the answer is here. ", 40)}}}
+		}
+		b, _ := json.Marshal(v)
+		return store.NewItem{Origin: origin, Data: b}
+	}
+	for i := 0; i < n; {
+		var batch []store.NewItem
+		for ; i < n && len(batch) < 2000; i++ {
+			batch = append(batch, item(i))
+		}
+		if _, err := db.AppendItems(ctx, id, 0, batch); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return acp.SessionId(id), n // every item shows as one update
+}
+
+// rawEditor speaks NDJSON on the daemon's socket by hand, so that a test
+// sees exactly when each frame arrives and can stop reading at will.
+type rawEditor struct {
+	tb   testing.TB
+	conn net.Conn
+	r    *bufio.Reader
+	next int
+}
+
+func (td *testDaemon) dialRaw(tb testing.TB) *rawEditor {
+	tb.Helper()
+	conn, err := net.Dial("unix", td.cfg.Socket)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { conn.Close() })
+	e := &rawEditor{tb: tb, conn: conn, r: bufio.NewReaderSize(conn, 1<<16)}
+	e.send(rpc.MethodInitialize, acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber})
+	for {
+		if f := e.read(); f.ID != nil {
+			break
+		}
+	}
+	return e
+}
+
+// send writes a call and returns its id.
+func (e *rawEditor) send(method string, params any) int {
+	e.tb.Helper()
+	e.next++
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": e.next, "method": method, "params": params})
+	e.conn.SetWriteDeadline(time.Now().Add(30 * time.Second))
+	if _, err := e.conn.Write(append(b, '\n')); err != nil {
+		e.tb.Fatalf("send %s: %v", method, err)
+	}
+	return e.next
+}
+
+// frame is one message from the daemon.
+type frame struct {
+	ID     *int            `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+	Error  json.RawMessage `json:"error"`
+}
+
+// read returns the next frame, failing the test after 30 s without one.
+func (e *rawEditor) read() frame {
+	e.tb.Helper()
+	e.conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	line, err := e.r.ReadBytes('\n')
+	if err != nil {
+		e.tb.Fatalf("read: %v", err)
+	}
+	var f frame
+	if err := json.Unmarshal(line, &f); err != nil {
+		e.tb.Fatalf("bad frame %q: %v", line, err)
+	}
+	return f
+}
+
+// loadTimes sends session/load for id and reads until its answer; it
+// returns the number of session/update frames before the answer, the time
+// to the first of them, and the time to the answer.
+func (e *rawEditor) loadTimes(id acp.SessionId, cwd string) (updates int, first, answer time.Duration) {
+	e.tb.Helper()
+	start := time.Now()
+	call := e.send(rpc.MethodSessionLoad, acp.LoadSessionRequest{SessionId: id, Cwd: cwd, McpServers: []acp.McpServer{}})
+	for {
+		f := e.read()
+		switch {
+		case f.Method == rpc.MethodSessionUpdate:
+			if updates == 0 {
+				first = time.Since(start)
+			}
+			updates++
+		case f.ID != nil && *f.ID == call:
+			if f.Error != nil {
+				e.tb.Fatalf("session/load: %s", f.Error)
+			}
+			return updates, first, time.Since(start)
+		}
+	}
+}
+
+// session/load replays every stored item, in order, before its answer.
+func TestLoadReplaysLongSessionInOrder(t *testing.T) {
+	td := startDaemon(t, sim.Options{}, "")
+	const n = 3000
+	id, want := seedSession(t, td.d.db, td.root, n)
+	e := td.connect()
+	e.initialize()
+	e.must(rpc.MethodSessionLoad, acp.LoadSessionRequest{SessionId: id, Cwd: td.root, McpServers: []acp.McpServer{}}, nil)
+	ups := e.updates() // all of them arrived before the answer
+	if len(ups) != want {
+		t.Fatalf("replayed %d updates before the answer, want %d", len(ups), want)
+	}
+	for i := 0; i < n; i += 5 {
+		u := ups[i].UserMessageChunk
+		if u == nil || !strings.HasPrefix(u.Content.Text.Text, fmt.Sprintf("u%d ", i)) {
+			t.Fatalf("update %d = %+v, want user message u%d", i, ups[i], i)
+		}
+	}
+}
+
+// While session/load streams a long replay, the connection's read loop
+// keeps serving: a request sent after the first replayed update is answered
+// before the replay ends.
+func TestLoadDoesNotHoldTheReadLoop(t *testing.T) {
+	td := startDaemon(t, sim.Options{}, "")
+	const n = 5000 // megabytes of replay: far more than the socket buffers
+	id, want := seedSession(t, td.d.db, td.root, n)
+	e := td.dialRaw(t)
+	load := e.send(rpc.MethodSessionLoad, acp.LoadSessionRequest{SessionId: id, Cwd: td.root, McpServers: []acp.McpServer{}})
+	if f := e.read(); f.Method != rpc.MethodSessionUpdate {
+		t.Fatalf("first frame after session/load = %+v, want a session/update", f)
+	}
+	status := e.send(rpc.MethodHearthStatus, nil)
+	updates, after := 1, -1 // updates seen; of them, those after the status answer
+	for {
+		f := e.read()
+		switch {
+		case f.Method == rpc.MethodSessionUpdate:
+			updates++
+			if after >= 0 {
+				after++
+			}
+		case f.ID != nil && *f.ID == status:
+			after = 0
+		case f.ID != nil && *f.ID == load:
+			if updates != want {
+				t.Errorf("%d updates before the load's answer, want %d", updates, want)
+			}
+			if after <= 0 {
+				t.Fatalf("_hearth/status was answered only after the replay (%d updates after it): the load held the read loop", after)
+			}
+			t.Logf("status answered with %d of %d replayed updates still to come", after, want)
+			return
+		}
+	}
+}
+
+// BenchmarkLoad measures session/load of a 20k-item session through the
+// real socket: the time to the first replayed update and to the answer,
+// with the session already open in the daemon and right after a restart
+// (the conversation is opened by the load).
+func BenchmarkLoad(b *testing.B) {
+	for _, items := range []int{1000, 20000} {
+		for _, mode := range []string{"open", "restart"} {
+			b.Run(fmt.Sprintf("items=%d/%s", items, mode), func(b *testing.B) {
+				t := &testing.T{}
+				td := startDaemon(t, sim.Options{}, "")
+				defer func() { td.d.Close() }()
+				id, want := seedSession(b, td.d.db, td.root, items)
+				if mode == "open" {
+					td.dialRaw(b).loadTimes(id, td.root)
+				}
+				var first, answer time.Duration
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if mode == "restart" {
+						b.StopTimer()
+						td.d.Close()
+						td.restart()
+						b.StartTimer()
+					}
+					e := td.dialRaw(b)
+					n, f, a := e.loadTimes(id, td.root)
+					if n != want {
+						b.Fatalf("%d updates, want %d", n, want)
+					}
+					first += f
+					answer += a
+					e.conn.Close()
+				}
+				b.ReportMetric(float64(first.Microseconds())/1000/float64(b.N), "ms-first-update")
+				b.ReportMetric(float64(answer.Microseconds())/1000/float64(b.N), "ms-answer")
+			})
+		}
+	}
+}
+
+// The hand-made encodings of text chunks and tool results give exactly the
+// SDK's bytes.
+func TestFastUpdatesMatchSDK(t *testing.T) {
+	texts := []string{"", "plain", "<html> & \"quotes\"\n\ttabs \u2028 é \x01", strings.Repeat("long ", 1000)}
+	for _, text := range texts {
+		for kind, u := range map[string]acp.SessionUpdate{
+			"user_message_chunk":  acp.UpdateUserMessageText(text),
+			"agent_message_chunk": acp.UpdateAgentMessageText(text),
+			"agent_thought_chunk": acp.UpdateAgentThoughtText(text),
+		} {
+			want, err := json.Marshal(acp.SessionNotification{SessionId: "ses_1", Update: u})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := textNotification("ses_1", kind, text); string(got) != string(want) {
+				t.Errorf("%s:\n got %s\nwant %s", kind, got, want)
+			}
+		}
+		for _, st := range []acp.ToolCallStatus{acp.ToolCallStatusCompleted, acp.ToolCallStatusFailed} {
+			u := acp.UpdateToolCall("call_1", acp.WithUpdateStatus(st),
+				acp.WithUpdateContent([]acp.ToolCallContent{acp.ToolContent(acp.TextBlock(text))}))
+			want, err := json.Marshal(acp.SessionNotification{SessionId: "ses_1", Update: u})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := toolResultNotification("ses_1", "call_1", string(st), text); string(got) != string(want) {
+				t.Errorf("tool result %s:\n got %s\nwant %s", st, got, want)
+			}
+		}
+	}
+}

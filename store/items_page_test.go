@@ -1,0 +1,61 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"testing"
+)
+
+// ItemsPage walks a transcript in pages: each page starts after the last
+// Seq of the one before, holds at most limit items of that session only,
+// and the pages together are the whole transcript in order.
+func TestItemsPage(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	newSession(t, db, "/src/app", "s1")
+	newSession(t, db, "/src/app", "s2")
+	var batch []NewItem
+	for i := range 12 {
+		batch = append(batch, NewItem{OriginInput, fmt.Appendf(nil, `{"type":"message","n":%d}`, i)})
+	}
+	if _, err := db.AppendItems(ctx, "s1", 0, batch); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.AppendItems(ctx, "s2", 0, batch[:3]); err != nil {
+		t.Fatal(err)
+	}
+	var sizes []int
+	var seqs []int64
+	after := int64(0)
+	for {
+		page, err := db.ItemsPage(ctx, "s1", after, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page) == 0 {
+			break
+		}
+		sizes = append(sizes, len(page))
+		for _, it := range page {
+			if it.SessionID != "s1" || string(it.Data) != string(batch[it.Seq-1].Data) {
+				t.Errorf("item %d = %+v", it.Seq, it)
+			}
+			seqs = append(seqs, it.Seq)
+		}
+		after = page[len(page)-1].Seq
+	}
+	if fmt.Sprint(sizes) != "[5 5 2]" {
+		t.Errorf("page sizes = %v, want [5 5 2]", sizes)
+	}
+	for i, s := range seqs {
+		if s != int64(i+1) {
+			t.Fatalf("seqs = %v, want 1..12", seqs)
+		}
+	}
+	if all, err := db.ItemsPage(ctx, "s1", 10, -1); err != nil || len(all) != 2 || all[0].Seq != 11 {
+		t.Errorf("ItemsPage(after 10, no limit) = %d items, %v", len(all), err)
+	}
+	if none, err := db.ItemsPage(ctx, "missing", 0, 5); err != nil || len(none) != 0 {
+		t.Errorf("ItemsPage of an unknown session = %v, %v", none, err)
+	}
+}
