@@ -25,6 +25,36 @@ func Listen(path string) (net.Listener, error) {
 	if err := prepareSocketDir(filepath.Dir(path)); err != nil {
 		return nil, err
 	}
+	lock, err := lockSocket(path)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := listenLocked(path)
+	if err != nil {
+		if lock != nil {
+			lock.Close()
+		}
+		return nil, err
+	}
+	return &lockedListener{Listener: ln, lock: lock}, nil
+}
+
+// lockedListener holds the socket's lock file as long as it listens.
+type lockedListener struct {
+	net.Listener
+	lock *os.File // nil where there is no flock
+}
+
+func (l *lockedListener) Close() error {
+	err := l.Listener.Close()
+	if l.lock != nil {
+		l.lock.Close()
+	}
+	return err
+}
+
+// listenLocked is Listen once the lock is held.
+func listenLocked(path string) (net.Listener, error) {
 	if fi, err := os.Lstat(path); err == nil {
 		if fi.Mode()&os.ModeSocket == 0 {
 			return nil, fmt.Errorf("%s exists and is not a socket; remove it or set HEARTH_SOCKET", path)

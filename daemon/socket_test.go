@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -50,7 +51,7 @@ func TestListenPermissionsSecondDaemonAndStaleSocket(t *testing.T) {
 		t.Fatalf("second Listen: %v, want ErrAlreadyRunning", err)
 	}
 	// Leave a stale socket behind: close the listener without unlinking.
-	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	ln.(*lockedListener).Listener.(*net.UnixListener).SetUnlinkOnClose(false)
 	ln.Close()
 	if _, err := os.Lstat(path); err != nil {
 		t.Fatalf("stale socket not left behind: %v", err)
@@ -308,5 +309,63 @@ func TestJunkFirstLineThenInitializeOverSocket(t *testing.T) {
 	rc.send(`{"jsonrpc":"2.0","id":null,"method":"initialize","params":{"protocolVersion":1}}` + "\n")
 	if r := rc.reply(); r.Error != nil || string(r.ID) != "null" || len(r.Result) == 0 {
 		t.Fatalf("null-id initialize answered %+v", r)
+	}
+}
+
+// Two daemons started at once: the lock beside the socket lets one listen
+// and refuses the other, which never unlinks the first one's socket.
+func TestSocketLockRefusesSecondDaemon(t *testing.T) {
+	dir, err := os.MkdirTemp("", "hl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "run", "hearth.sock")
+	const n = 8
+	results := make(chan error, n)
+	lns := make(chan net.Listener, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ln, err := Listen(path)
+			if err == nil {
+				lns <- ln
+			}
+			results <- err
+		}()
+	}
+	wg.Wait()
+	close(results)
+	close(lns)
+	won := 0
+	for err := range results {
+		switch {
+		case err == nil:
+			won++
+		case !errors.Is(err, ErrAlreadyRunning):
+			t.Errorf("a losing daemon failed with %v, want ErrAlreadyRunning", err)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d daemons listen on one socket", won)
+	}
+	ln := <-lns
+	defer ln.Close()
+	c, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatalf("the winner's socket was unlinked: %v", err)
+	}
+	c.Close()
+	fi, err := os.Stat(path + ".lock")
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("lock file: %v %v", fi, err)
+	}
+	ln.Close()
+	if ln2, err := Listen(path); err != nil {
+		t.Errorf("after the first daemon closed: %v", err)
+	} else {
+		ln2.Close()
 	}
 }

@@ -79,6 +79,11 @@ func followLog(ctx context.Context, path string, f **os.File, w io.Writer) error
 			if os.SameFile(cur, info) && info.Size() >= off {
 				continue
 			}
+			// Rotated: what was written to the old file since the copy
+			// above is still readable through it; print it before moving on.
+			if _, err := io.Copy(w, *f); err != nil {
+				return err
+			}
 			(*f).Close()
 			*f = nil
 		}
