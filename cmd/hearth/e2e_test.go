@@ -17,6 +17,7 @@ import (
 
 	"github.com/coder/acp-go-sdk"
 
+	"github.com/hearthd/hearth/internal/testenv"
 	"github.com/hearthd/hearth/rpc"
 	"github.com/hearthd/hearth/session/sim"
 )
@@ -40,9 +41,10 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "build hearth: %v\n%s", err, out)
 		os.Exit(1)
 	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	testenv.Main(func() int {
+		defer os.RemoveAll(dir)
+		return m.Run()
+	})
 }
 
 // e2eEnv is a separate hearth process's environment: its own socket, data

@@ -24,6 +24,8 @@ var allowed = map[string][]string{
 	"daemon":      {"rpc", "workspace", "session", "session/sim", "store"},
 	"installer":   {"daemon", "rpc"},
 	"cmd/hearth":  {"daemon", "rpc", "workspace", "session", "session/sim", "store", "installer"},
+	// Imported by tests only: isolates them from the user's environment.
+	"internal/testenv": {},
 }
 
 // TestLayering fails when a package imports a hearth package it may not:
