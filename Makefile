@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: all build test check vet fmt-check cross unit editors bench clean
+.PHONY: all build test check tree vet fmt-check cross unit editors bench clean
 
 all: build
 
@@ -13,7 +13,11 @@ build:
 # build, cached), then the editor suites.
 test: check unit editors
 
-check: fmt-check vet cross
+check: tree fmt-check vet cross
+
+# No build outputs in git: no executable binary, nothing over 1 MB outside fixtures.
+tree:
+	bash .ci/check-tree
 
 # The CLI must build for macOS and Windows too (platform files where needed).
 cross:
