@@ -91,6 +91,9 @@ func buildDelta(root *Root, changes []Change, overflow bool, seen map[string]See
 			l.deleted = append(l.deleted, Change{Path: from})
 			return
 		case err != nil || isBinary(content[:min(len(content), sniffLen)], len(content) <= sniffLen):
+			if c.Op == Renamed {
+				l.renamed = append(l.renamed, c) // else the model never hears from is gone
+			}
 			l.modified = append(l.modified, c)
 			l.binary[c.Path] = err == nil
 			d.Forget = append(d.Forget, from)
