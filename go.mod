@@ -9,9 +9,10 @@ require (
 	github.com/go-git/go-git/v5 v5.19.3
 	github.com/gorilla/websocket v1.5.3
 	github.com/kardianos/service v1.3.0
+	github.com/landlock-lsm/go-landlock v0.11.2
 	github.com/mattn/go-sqlite3 v1.14.53
 	go.lsp.dev/jsonrpc2 v1.0.1
-	golang.org/x/sys v0.47.0
+	golang.org/x/sys v0.49.0
 )
 
 require (
@@ -21,4 +22,5 @@ require (
 	github.com/jbenet/go-context v0.0.0-20150711004518-d14ea06fba99 // indirect
 	golang.org/x/net v0.57.0 // indirect
 	gopkg.in/warnings.v0 v0.1.2 // indirect
+	kernel.org/pub/linux/libs/security/libcap/psx v1.2.78 // indirect
 )

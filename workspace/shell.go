@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 )
@@ -82,13 +81,23 @@ func (ts *Toolset) previewShell(_ context.Context, d *toolDef, raw json.RawMessa
 	return Preview{Title: commandTitle(command), Command: command}, ""
 }
 
+// shellArgv is how one command starts: through the sandbox helper when the
+// process configured one (SetSandbox) and the OS has it, else /bin/sh -c.
+func shellArgv(root, command string) (argv []string, helper bool) {
+	if sb := currentSandbox(); sandboxSupported && len(sb.Helper) > 0 {
+		return sb.helperArgs(root, command), true
+	}
+	return []string{"/bin/sh", "-c", command}, false
+}
+
 func (ts *Toolset) shell(ctx context.Context, d *toolDef, raw json.RawMessage) Result {
 	command, timeoutMS, msg := planShell(d, raw)
 	if msg != "" {
 		return errorResult(msg)
 	}
 	title := commandTitle(command)
-	run := runCommand(ctx, ts.root.Path(), command, scrubEnv(os.Environ()), time.Duration(timeoutMS)*time.Millisecond)
+	argv, helper := shellArgv(ts.root.Path(), command)
+	run := runCommand(ctx, ts.root.Path(), argv, helper, currentToolEnv(), time.Duration(timeoutMS)*time.Millisecond)
 	if run.err != nil {
 		return Result{IsError: true, Title: title, Output: fmt.Sprintf("cannot run the command: %v", run.err)}
 	}

@@ -133,20 +133,22 @@ func TestShellRunsInRoot(t *testing.T) {
 	}
 }
 
-func TestShellEnvironmentScrubbed(t *testing.T) {
+// TestShellToolEnvironment: a command sees only the allowlisted variables
+// and those HEARTH_TOOL_ENV names; credentials under any name stay out.
+func TestShellToolEnvironment(t *testing.T) {
 	secrets := map[string]string{
-		"FAKE_API_KEY":    "hearth-test-value-1",
-		"OPENAI_API_KEY":  "hearth-test-value-2",
-		"GITHUB_TOKEN":    "hearth-test-value-3",
-		"HEARTH_INTERNAL": "hearth-test-value-4",
-		"MY_PASSWORD":     "hearth-test-value-5",
-		"AWS_REGION":      "hearth-test-value-6",
+		"OPENAI_API_KEY":  "hearth-test-value-1",
+		"DATABASE_URL":    "postgres://u:hearth-test-value-2@h/db",
+		"HTTPS_PROXY":     "http://u:hearth-test-value-3@proxy:3128",
+		"GITHUB_TOKEN":    "hearth-test-value-4",
+		"HEARTH_INTERNAL": "hearth-test-value-5",
 	}
 	for k, v := range secrets {
 		t.Setenv(k, v)
 	}
-	t.Setenv("HEARTH_TEST_VISIBLE_NAME", "x") // the prefix alone drops it
 	t.Setenv("PLAIN_SETTING", "visible-value")
+	t.Setenv("OTHER_SETTING", "invisible-value")
+	t.Setenv("HEARTH_TOOL_ENV", "PLAIN_SETTING")
 	r, _, _ := newTree(t)
 	res := runShell(t, NewToolset(r), "env", 0)
 	if res.IsError {
@@ -162,8 +164,8 @@ func TestShellEnvironmentScrubbed(t *testing.T) {
 			t.Errorf("the shell does not see %q", want)
 		}
 	}
-	if strings.Contains(res.Output, "HEARTH_TEST_VISIBLE_NAME") {
-		t.Error("the shell sees a HEARTH_ variable")
+	if strings.Contains(res.Output, "OTHER_SETTING") {
+		t.Error("the shell sees a variable that is neither allowlisted nor in HEARTH_TOOL_ENV")
 	}
 }
 

@@ -21,24 +21,30 @@ const (
 	// drainWait bounds the wait for the end of the output once the whole
 	// group is dead; only a process that left the group can hold it longer.
 	drainWait = 500 * time.Millisecond
+	// helperSlack is how much longer than killGrace the sandbox helper,
+	// which runs the grace period itself, has to finish before the group
+	// gets SIGKILL from here.
+	helperSlack = 3 * time.Second
 )
 
-// runCommand runs command with /bin/sh -c in dir with environment env, in a
-// process group of its own, stdin /dev/null, stdout and stderr into one
-// pipe. When the shell exits, the timeout passes or ctx is cancelled,
-// whatever is left of the group gets SIGTERM and, after killGrace, SIGKILL;
-// runCommand returns after the shell is reaped and both of its goroutines
-// (the output reader and the exit waiter) have ended.
-func runCommand(ctx context.Context, dir, command string, env []string, timeout time.Duration) commandRun {
+// runCommand runs argv (/bin/sh -c command, or the sandbox helper that runs
+// it, see Sandbox) in dir with environment env, in a process group of its
+// own, stdin /dev/null, stdout and stderr into one pipe. When the process
+// exits, the timeout passes or ctx is cancelled, whatever is left of the
+// group gets SIGTERM and, after killGrace (plus helperSlack for the helper,
+// which kills the rest of the call itself, setsid'd processes included),
+// SIGKILL; runCommand returns after the process is reaped and both of its
+// goroutines (the output reader and the exit waiter) have ended.
+func runCommand(ctx context.Context, dir string, argv []string, helper bool, env []string, timeout time.Duration) commandRun {
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return commandRun{err: err}
 	}
 	defer pr.Close()
-	cmd := exec.Command("/bin/sh", "-c", command)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = dir, env
 	cmd.Stdout, cmd.Stderr = pw, pw // *os.File: the child gets the fd itself, exec starts no copier
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = shellProcAttr(helper)
 	err = cmd.Start()
 	pw.Close() // the children hold the write end now; EOF comes when they are all gone
 	if err != nil {
@@ -81,7 +87,11 @@ func runCommand(ctx context.Context, dir, command string, env []string, timeout 
 	// its pid, which is the group's id, cannot be reused, so the signals
 	// reach only the command's processes.
 	syscall.Kill(-pgid, syscall.SIGTERM)
-	grace := time.NewTimer(killGrace)
+	wait := killGrace
+	if helper {
+		wait += helperSlack
+	}
+	grace := time.NewTimer(wait)
 	defer grace.Stop()
 	exitedC, readC := exited, read
 	for exitedC != nil || readC != nil {

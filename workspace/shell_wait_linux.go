@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"os/exec"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -22,3 +23,14 @@ func awaitExit(cmd *exec.Cmd) error {
 
 // reap collects the exited process awaitExit saw and releases cmd.
 func reap(cmd *exec.Cmd, _ error) error { return cmd.Wait() }
+
+// shellProcAttr puts the command in a process group of its own; the sandbox
+// helper also gets SIGTERM when the daemon dies (PR_SET_PDEATHSIG), so it
+// kills the call's processes instead of leaving them to init.
+func shellProcAttr(helper bool) *syscall.SysProcAttr {
+	a := &syscall.SysProcAttr{Setpgid: true}
+	if helper {
+		a.Pdeathsig = syscall.SIGTERM
+	}
+	return a
+}

@@ -2,7 +2,10 @@
 
 package workspace
 
-import "os/exec"
+import (
+	"os/exec"
+	"syscall"
+)
 
 // awaitExit blocks until the started cmd's process has exited, and reaps it:
 // outside Linux there is no portable way to wait without reaping, so the
@@ -12,3 +15,6 @@ func awaitExit(cmd *exec.Cmd) error { return cmd.Wait() }
 
 // reap returns what awaitExit got: the process is already collected.
 func reap(_ *exec.Cmd, err error) error { return err }
+
+// shellProcAttr puts the command in a process group of its own.
+func shellProcAttr(bool) *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }

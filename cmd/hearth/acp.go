@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/hearthd/hearth/daemon"
@@ -59,7 +60,8 @@ func dialOrStart(ctx context.Context, cfg daemon.Config, stderr io.Writer) (net.
 	if c, err := net.Dial("unix", cfg.Socket); err == nil {
 		return c, nil
 	}
-	if err := startDaemon(cfg); err != nil {
+	exited, err := startDaemon(cfg)
+	if err != nil {
 		return nil, fmt.Errorf("start the daemon: %w", err)
 	}
 	deadline := time.Now().Add(15 * time.Second)
@@ -73,10 +75,31 @@ func dialOrStart(ctx context.Context, cfg daemon.Config, stderr io.Writer) (net.
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-time.After(50 * time.Millisecond): // polling a process we do not own
+		case <-exited:
+			// It died before it listened (a daemon that lost the race to
+			// another one exits too: that one answers).
+			if c, err := net.Dial("unix", cfg.Socket); err == nil {
+				return c, nil
+			}
+			return nil, fmt.Errorf("the daemon could not start: %s(full output in %s)", startLogTail(cfg), startLog(cfg))
+		case <-time.After(10 * time.Millisecond): // the socket appears without an event we could wait on
 		}
 	}
 	return nil, fmt.Errorf("daemon did not come up on %s (see %s): %w", cfg.Socket, startLog(cfg), last)
+}
+
+// startLogTail is the end of what a daemon that failed to start printed:
+// its own error, for the editor, at once.
+func startLogTail(cfg daemon.Config) string {
+	b, err := os.ReadFile(startLog(cfg))
+	if err != nil || len(b) == 0 {
+		return "it printed nothing "
+	}
+	const max = 2 << 10
+	if len(b) > max {
+		b = b[len(b)-max:]
+	}
+	return strings.TrimSpace(string(b)) + " "
 }
 
 // startLog holds what an auto-started daemon printed before its own log
@@ -92,17 +115,20 @@ func autoIdleExit() string {
 	return "10m"
 }
 
-func startDaemon(cfg daemon.Config) error {
+// startDaemon starts `hearth serve` detached in its own session. The
+// returned channel is closed when that process exits; the goroutine that
+// waits for it (and reaps it) lives as long as this `hearth acp`.
+func startDaemon(cfg daemon.Config) (<-chan struct{}, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return err
+		return nil, err
 	}
 	logf, err := os.OpenFile(startLog(cfg), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer logf.Close()
 	cmd := exec.Command(exe, "serve", "--socket", cfg.Socket, "--idle-exit", autoIdleExit())
@@ -110,7 +136,12 @@ func startDaemon(cfg daemon.Config) error {
 	cmd.Dir = "/"
 	detach(cmd)
 	if err := cmd.Start(); err != nil {
-		return err
+		return nil, err
 	}
-	return cmd.Process.Release()
+	exited := make(chan struct{})
+	go func() {
+		cmd.Wait()
+		close(exited)
+	}()
+	return exited, nil
 }

@@ -51,6 +51,7 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if c, err := net.Dial("unix", cfg.Socket); err == nil {
 		rw = c
 	} else {
+		configureSandbox(cfg) // the in-process daemon's shell commands are confined as serve's are
 		d, err := daemon.New(cfg, slog.New(slog.DiscardHandler))
 		if err != nil {
 			return err

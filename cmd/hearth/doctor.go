@@ -22,6 +22,7 @@ import (
 	"github.com/hearthd/hearth/installer"
 	"github.com/hearthd/hearth/rpc"
 	"github.com/hearthd/hearth/store"
+	"github.com/hearthd/hearth/workspace"
 )
 
 // check is one line of `hearth doctor`, and one element of its --json.
@@ -122,6 +123,12 @@ func doctor(ctx context.Context, cfg daemon.Config) []check {
 	}
 	add(checkDatabase(ctx, cfg.DBPath()))
 	add(checkService(ctx, cfg, home))
+	// What the kernel lets the shell tool's sandbox enforce: never pretend.
+	if sb := workspace.SandboxStatus(); strings.HasPrefix(sb, "not sandboxed") {
+		add("warn", "sandbox", "%s; shell commands run with your full rights", sb)
+	} else {
+		add("ok", "sandbox", "%s", sb)
+	}
 	return out
 }
 

@@ -158,9 +158,9 @@ func serviceAction(name string, do func(*installer.Manager, context.Context) err
 }
 
 var (
-	runStart   = serviceAction("start", (*installer.Manager).Start)
-	runStop    = serviceAction("stop", (*installer.Manager).Stop)
-	runRestart = serviceAction("restart", (*installer.Manager).Restart)
+	runStart    = serviceAction("start", (*installer.Manager).Start)
+	stopService = serviceAction("stop", (*installer.Manager).Stop)
+	runRestart  = serviceAction("restart", (*installer.Manager).Restart)
 )
 
 // runService is `hearth service status`: the unit file, the service

@@ -147,3 +147,60 @@ func TestSIGHUPReloads(t *testing.T) {
 		t.Fatalf("models: %q then %q", recs[1].Model, recs[3].Model)
 	}
 }
+
+// `hearth stop` stops a daemon that is not a service (started by serve or
+// acp): it exits 0 and so does the daemon; a second stop says nothing runs
+// (exit 3).
+func TestStopWithoutService(t *testing.T) {
+	e := newE2E(t)
+	cmd := e.serve()
+	home := t.TempDir() // no unit installed here
+	stop := func() (int, string) {
+		c := exec.Command(binary, "stop")
+		c.Env = append(append([]string(nil), e.env...), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"))
+		out, err := c.CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode(), string(out)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0, string(out)
+	}
+	if code, out := stop(); code != 0 || !strings.Contains(out, "stopped the daemon") {
+		t.Fatalf("hearth stop: exit %d: %s", code, out)
+	}
+	if code := waitExit(t, cmd, 20*time.Second); code != 0 {
+		t.Fatalf("the daemon exited %d", code)
+	}
+	if code, out := stop(); code != 3 || !strings.Contains(out, "not running") {
+		t.Errorf("second stop: exit %d: %s", code, out)
+	}
+}
+
+// `hearth acp` whose daemon cannot start (a corrupt database) says why at
+// once, with the daemon's own error, instead of waiting 15 s for a socket.
+func TestACPSaysWhyTheDaemonCouldNotStart(t *testing.T) {
+	e := newE2E(t)
+	if err := os.MkdirAll(dataDir(e), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dataDir(e), "hearth.db"), []byte("this is not a database, just text long enough to be read as a header......."), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := exec.Command(binary, "acp")
+	c.Env = e.env
+	c.Stdin = strings.NewReader("")
+	start := time.Now()
+	out, err := c.CombinedOutput()
+	took := time.Since(start)
+	if err == nil {
+		t.Fatalf("hearth acp succeeded without a daemon: %s", out)
+	}
+	if !strings.Contains(string(out), "could not start") || !strings.Contains(string(out), "database") {
+		t.Errorf("hearth acp said: %s", out)
+	}
+	if took > 10*time.Second {
+		t.Errorf("hearth acp took %s to report the failure", took)
+	}
+}

@@ -25,6 +25,8 @@ import (
 	"os/signal"
 	"syscall"
 	"text/tabwriter"
+
+	"github.com/hearthd/hearth/workspace"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -57,7 +59,7 @@ func init() {
 		{"install", "install [--dry-run]", "Install hearth as a per-user service (systemd --user or launchd).", runInstall},
 		{"uninstall", "uninstall", "Stop and remove the service; an edited ~/.config/hearth/env stays.", runUninstall},
 		{"start", "start", "Start the installed service.", runStart},
-		{"stop", "stop", "Stop the installed service.", runStop},
+		{"stop", "stop", "Stop the daemon: the installed service, or whatever daemon owns the socket.", runStop},
 		{"restart", "restart", "Restart the installed service.", runRestart},
 		{"service", "service status", "Show the service's unit file and state.", runService},
 		{"doctor", "doctor [--json]", "Check the set-up and print each problem with its fix.", runDoctor},
@@ -81,6 +83,11 @@ func usage(w io.Writer) {
 }
 
 func main() {
+	// The sandbox helper of one shell command: hidden, no flags, no signal
+	// context of its own (workspace.SandboxExec handles its signals).
+	if len(os.Args) > 1 && os.Args[1] == sandboxCommand {
+		os.Exit(workspace.SandboxExec(os.Args[2:]))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))

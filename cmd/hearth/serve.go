@@ -31,6 +31,18 @@ func loadConfig() (daemon.Config, error) {
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	// First the hidden re-exec that takes the API key and other secrets out
+	// of /proc/PID/environ (sandbox_key_unix.go); the new image gets the key
+	// on the pipe --key-fd names.
+	args, startKey, reexeced, err := takeKeyFD(args)
+	if err != nil {
+		return &exitError{2, err}
+	}
+	if !reexeced {
+		if err := hideSecretsFromEnviron(args); err != nil {
+			fmt.Fprintln(stderr, "hearth: warning: the API key stays in this process's environment:", err)
+		}
+	}
 	fs := newFlags("serve", stderr)
 	socket := fs.String("socket", "", "unix socket path (default $HEARTH_SOCKET, else the per-user runtime dir)")
 	stdio := fs.Bool("stdio", false, "serve one client on stdin/stdout instead of the socket")
@@ -43,13 +55,27 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := applyEnvFile(fromFile); err != nil {
 		return err
 	}
-	cfg, err := loadConfig()
+	// The key the process was started with wins over the env file's, as
+	// when it was still in the environment; a reload keeps it.
+	serveConfig := func() (daemon.Config, error) {
+		cfg, err := loadConfig()
+		if startKey != "" {
+			cfg.APIKey = startKey
+			if cfg.BaseURL == "" {
+				cfg.Simulator = false
+			}
+		}
+		return cfg, err
+	}
+	cfg, err := serveConfig()
 	if err != nil {
 		return err
 	}
+	dumpErr := notDumpable()
 	if *socket != "" {
 		cfg.Socket = *socket
 	}
+	configureSandbox(cfg)
 	var logOut io.Writer = stderr
 	if !*stdio {
 		if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
@@ -63,6 +89,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		logOut = io.MultiWriter(stderr, lf)
 	}
 	log := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if dumpErr != nil {
+		log.Warn("cannot mark the daemon not dumpable: processes of your user may read its memory", "err", dumpErr)
+	}
 	d, err := daemon.New(cfg, log)
 	if err != nil {
 		return err
@@ -116,7 +145,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				log.Warn("reload: keeping the configuration", "err", err)
 				continue
 			}
-			next, err := loadConfig()
+			next, err := serveConfig()
 			if err == nil {
 				next.Socket = cfg.Socket
 				err = d.Reload(next)

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hearthd/hearth/daemon"
+	"github.com/hearthd/hearth/installer"
+	"github.com/hearthd/hearth/workspace"
+)
+
+// sandboxCommand is the hidden subcommand that runs one shell command of the
+// model confined (workspace.SandboxExec); main dispatches it before anything
+// else.
+const sandboxCommand = "__sandbox-exec"
+
+// configureSandbox makes this process's shell tool run commands through the
+// sandbox helper, denying hearth's data directory, its configuration
+// directory (the env file) and its socket's directory. The socket's
+// directory is left out when it lies inside the temp dir (the default
+// /tmp/hearth-$UID without XDG_RUNTIME_DIR): denying it would split the
+// temp dir's grant, and commands could then create nothing directly in
+// /tmp. Landlock before ABI 9 cannot refuse connect(2) to the socket anyway.
+func configureSandbox(cfg daemon.Config) {
+	exe, err := helperExe()
+	if err != nil {
+		return // the shell tool runs unconfined; SandboxStatus says what the kernel offers
+	}
+	deny := []string{cfg.DataDir}
+	if home, err := os.UserHomeDir(); err == nil {
+		deny = append(deny, filepath.Dir(installer.Spec{Home: home}.EnvFile()))
+	}
+	sockDir, tmp := filepath.Dir(cfg.Socket), filepath.Clean(os.TempDir())
+	if sockDir != tmp && !strings.HasPrefix(sockDir, tmp+string(filepath.Separator)) {
+		deny = append(deny, sockDir)
+	}
+	workspace.SetSandbox(workspace.Sandbox{Helper: []string{exe, sandboxCommand}, Deny: deny, Write: cacheDirs()})
+}
+
+// toolEnvNames are the variables HEARTH_TOOL_ENV names: kept when the daemon
+// drops secret-looking variables from its environment.
+func toolEnvNames() map[string]bool {
+	names := map[string]bool{}
+	for n := range strings.SplitSeq(os.Getenv("HEARTH_TOOL_ENV"), ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			names[n] = true
+		}
+	}
+	return names
+}
+
+// secretWords mark a variable's name as a credential's.
+var secretWords = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"}
+
+// secretLooking reports whether an environment variable may hold a
+// credential: its name says so, or its value is a URL with a password
+// (postgres://u:p@h/db). Proxies (HTTPS_PROXY, ...) are kept even then:
+// the daemon needs them to reach the API.
+func secretLooking(name, value string) bool {
+	upper := strings.ToUpper(name)
+	for _, w := range secretWords {
+		if strings.Contains(upper, w) {
+			return true
+		}
+	}
+	if strings.HasSuffix(upper, "_PROXY") {
+		return false
+	}
+	scheme, rest, ok := strings.Cut(value, "://")
+	if !ok || scheme == "" || strings.ContainsAny(scheme, " /") {
+		return false
+	}
+	userinfo, _, ok := strings.Cut(rest, "@")
+	return ok && !strings.ContainsAny(userinfo, "/?#") && strings.Contains(userinfo, ":")
+}
+
+// cacheDirs are the user's build and package caches, writable in the
+// sandbox: ~/.cache (XDG_CACHE_HOME: go build, pip, …), GOPATH (the Go
+// module cache), ~/.npm and ~/.cargo. Missing ones are skipped by the rules.
+func cacheDirs() []string {
+	var dirs []string
+	if d, err := os.UserCacheDir(); err == nil {
+		dirs = append(dirs, d)
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return dirs
+	}
+	gopath := os.Getenv("GOPATH")
+	if gopath == "" {
+		gopath = filepath.Join(home, "go")
+	}
+	for _, p := range filepath.SplitList(gopath) {
+		dirs = append(dirs, p)
+	}
+	return append(dirs, filepath.Join(home, ".npm"), filepath.Join(home, ".cargo"))
+}

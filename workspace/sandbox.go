@@ -1,0 +1,72 @@
+package workspace
+
+import (
+	"os"
+	"slices"
+	"sync/atomic"
+)
+
+// Sandbox says how the shell tool confines the commands the model runs. A
+// process sets it once with SetSandbox before its first command (`hearth
+// serve` does at start-up); it holds for the process's life.
+//
+// With a Helper, each command runs as Helper + policy + command: the helper
+// (hearth's hidden `__sandbox-exec`, which calls SandboxExec) makes itself
+// the child subreaper of the call, confines itself with Landlock and starts
+// /bin/sh -c command as its child; when the shell exits, or the call is
+// cancelled or times out, it kills every process left of the call — those
+// that left the process group with setsid or were double-forked included,
+// since orphans are reparented to it — and reports the shell's exit status
+// as its own. Without a Helper (the zero Sandbox, and everywhere but Linux)
+// the shell runs directly in a process group of its own, unconfined, and a
+// process that leaves the group can outlive the call; SandboxStatus says so.
+type Sandbox struct {
+	// Helper is the argv prefix of the helper, e.g.
+	// {"/usr/bin/hearth", "__sandbox-exec"}.
+	Helper []string
+	// Deny lists directories commands may neither read nor write: hearth's
+	// data directory (hearth.db), its configuration directory (the env file
+	// holding the API key) and its socket's directory. A denied directory
+	// inside the workspace or the temp dir splits that grant (see
+	// sandboxRules), so put them elsewhere.
+	Deny []string
+	// Write lists directories beyond the workspace and the temp dir that
+	// commands may write: the user's caches (go build, npm, pip), so that
+	// the model's `go test` or `npm install` works as the user's would.
+	Write []string
+}
+
+var sandboxConfig atomic.Pointer[Sandbox]
+
+// SetSandbox sets how this process's shell tool runs commands.
+func SetSandbox(s Sandbox) {
+	s.Helper = slices.Clone(s.Helper)
+	s.Deny = slices.Clone(s.Deny)
+	sandboxConfig.Store(&s)
+}
+
+// currentSandbox is the Sandbox SetSandbox set, or the zero one.
+func currentSandbox() Sandbox {
+	if s := sandboxConfig.Load(); s != nil {
+		return *s
+	}
+	return Sandbox{}
+}
+
+// sandboxTempDir is the temp dir commands may write: $TMPDIR, else /tmp.
+func sandboxTempDir() string { return os.TempDir() }
+
+// helperArgs is the helper's argument list after Helper for one command:
+// --write for each directory commands may write, --deny for each denied
+// one, then -- and the command line.
+func (s Sandbox) helperArgs(root, command string) []string {
+	args := slices.Clone(s.Helper)
+	args = append(args, "--write", root, "--write", sandboxTempDir())
+	for _, d := range s.Write {
+		args = append(args, "--write", d)
+	}
+	for _, d := range s.Deny {
+		args = append(args, "--deny", d)
+	}
+	return append(args, "--", command)
+}

@@ -1,0 +1,404 @@
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// sandboxSupported: the helper exists on Linux.
+const sandboxSupported = true
+
+// landlockConfig is what the helper asks of Landlock: every filesystem right
+// up to ABI 8 (ABI 9's "resolve unix", which would close connect(2) to
+// hearth's socket, is left for a kernel to test it on), no network rights
+// (the network stays open: a per-mode switch can come later), and signals
+// scoped (a command cannot signal the daemon, the editor or anything else
+// outside its sandbox). BestEffort applies what the running kernel knows.
+func landlockConfig() landlock.Config {
+	cfg := landlock.V8
+	cfg.HandledAccessNet = 0
+	cfg.Scoped = landlock.ScopedSet(ll.ScopeSignal)
+	return cfg.BestEffort()
+}
+
+// landlockABI is the kernel's Landlock ABI version, or 0 and why not.
+func landlockABI() (int, string) {
+	v, err := ll.LandlockGetABIVersion()
+	switch {
+	case errors.Is(err, unix.ENOSYS):
+		return 0, "this kernel has no Landlock (Linux 5.13+ built with CONFIG_SECURITY_LANDLOCK)"
+	case errors.Is(err, unix.EOPNOTSUPP):
+		return 0, "Landlock is not enabled at boot (add landlock to the lsm= kernel parameter)"
+	case err != nil:
+		return 0, fmt.Sprintf("cannot query Landlock: %v", err)
+	case v < 1:
+		return 0, fmt.Sprintf("Landlock ABI %d", v)
+	}
+	return v, ""
+}
+
+// SandboxStatus says how `hearth serve` confines the commands the shell
+// tool runs on this machine: the Landlock ABI that applies and what it
+// enforces, or "not sandboxed: " and why. For `hearth doctor`.
+func SandboxStatus() string {
+	abi, why := landlockABI()
+	if abi == 0 {
+		return "not sandboxed: " + why + "; commands run with your full file access"
+	}
+	s := fmt.Sprintf("Landlock ABI %d: commands write only in the workspace and the temp dir, read everything but hearth's data, config and socket directories, and are killed with everything they started when the call ends; network not restricted", abi)
+	var gaps []string
+	if abi < 2 {
+		gaps = append(gaps, "renaming across directories is refused (ABI 2 allows it)")
+	}
+	if abi < 3 {
+		gaps = append(gaps, "truncate(2) is not restricted (ABI 3)")
+	}
+	if abi < 6 {
+		gaps = append(gaps, "signals to processes outside the sandbox are not blocked (ABI 6)")
+	}
+	if len(gaps) > 0 {
+		s += "; on this kernel " + strings.Join(gaps, ", ")
+	}
+	return s
+}
+
+// helperPolicy is what SandboxExec was asked for.
+type helperPolicy struct {
+	write, deny []string
+	command     string
+}
+
+func parseHelperArgs(args []string) (helperPolicy, error) {
+	var p helperPolicy
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; a {
+		case "--write", "--deny":
+			if i+1 >= len(args) {
+				return p, fmt.Errorf("%s needs a directory", a)
+			}
+			i++
+			if a == "--write" {
+				p.write = append(p.write, args[i])
+			} else {
+				p.deny = append(p.deny, args[i])
+			}
+		case "--":
+			if i+2 != len(args) {
+				return p, errors.New("-- must be followed by exactly one command line")
+			}
+			p.command = args[i+1]
+			return p, nil
+		default:
+			return p, fmt.Errorf("unknown argument %q", a)
+		}
+	}
+	return p, errors.New("no command (-- COMMAND)")
+}
+
+// sandboxRules turns a policy into Landlock rules: listing every
+// directory, reading and executing everything but the denied directories, read-write on the write
+// directories minus the denied ones, and read-write on the few device files
+// every shell writes to. refer (renames across directories) is asked for
+// only where the kernel knows it: on ABI 1 best effort would otherwise
+// drop the whole ruleset.
+func sandboxRules(p helperPolicy, abi int) []landlock.Rule {
+	var deny []string
+	for _, d := range p.deny {
+		// The real location and the given one: rules follow symlinks.
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			abs = d
+		}
+		for _, c := range []string{canonical(d), abs} {
+			if !slices.Contains(deny, c) {
+				deny = append(deny, c)
+			}
+		}
+	}
+	var rules []landlock.Rule
+	var roDirs, roFiles, rwDirs, rwFiles []string
+	for _, g := range expandGrant("/", deny, nil) {
+		if g.dir {
+			roDirs = append(roDirs, g.path)
+		} else {
+			roFiles = append(roFiles, g.path)
+		}
+	}
+	for _, w := range p.write {
+		for _, g := range expandGrant(canonical(w), deny, nil) {
+			if g.dir {
+				rwDirs = append(rwDirs, g.path)
+			} else {
+				rwFiles = append(rwFiles, g.path)
+			}
+		}
+	}
+	if len(roDirs) > 0 {
+		rules = append(rules, landlock.RODirs(roDirs...).IgnoreIfMissing())
+	}
+	if len(roFiles) > 0 {
+		rules = append(rules, landlock.ROFiles(roFiles...).IgnoreIfMissing())
+	}
+	if len(rwDirs) > 0 {
+		rw := landlock.RWDirs(rwDirs...).IgnoreIfMissing()
+		if abi >= 2 {
+			rw = rw.WithRefer()
+		}
+		rules = append(rules, rw)
+	}
+	if len(rwFiles) > 0 {
+		rules = append(rules, landlock.RWFiles(rwFiles...).IgnoreIfMissing())
+	}
+	// Listing directories is allowed everywhere, hearth's included (names,
+	// not contents), so splitting / and ~ does not make them unlistable.
+	rules = append(rules, landlock.PathAccess(ll.AccessFSReadDir, "/"))
+	rules = append(rules, landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full", "/dev/tty").IgnoreIfMissing())
+	return rules
+}
+
+// confineFlag, first among the helper's arguments, selects its second
+// stage: confine this process and exec the shell.
+const confineFlag = "--confine"
+
+// SandboxExec is the helper of one shell command (`hearth __sandbox-exec
+// --write DIR... --deny DIR... -- COMMAND`), started by the shell tool as
+// the leader of the call's process group, its working directory the
+// workspace root and its environment the tool environment. It returns the
+// exit code for os.Exit, or, when the shell was killed by a signal, dies of
+// that signal itself so the daemon sees how the command ended.
+//
+//  1. It makes itself the child subreaper: every process of the call whose
+//     parent exits is reparented to it, setsid or double fork or not.
+//  2. It starts itself again with --confine first (the second stage), in
+//     its process group; that process confines itself with Landlock (see
+//     sandboxRules and landlockConfig) and execs /bin/sh -c COMMAND, so the
+//     shell and everything it starts share one Landlock domain. The first
+//     stage stays unconfined: on kernels before Landlock ABI 8 each thread
+//     of a Go process gets a domain of its own, and a scoped domain may not
+//     signal a sibling one, so the process that kills the call must be
+//     outside. A ruleset that cannot be built fails the command (exit 126,
+//     nothing runs); a kernel without Landlock runs it unconfined, as
+//     SandboxStatus reports.
+//  3. When the shell exits, or the helper gets SIGTERM, SIGINT or SIGHUP
+//     (the daemon's timeout or cancel, or the daemon's death through
+//     PR_SET_PDEATHSIG), every descendant gets SIGTERM, then, after
+//     killGrace, SIGKILL until none is left. Descendants are found by
+//     walking /proc for the processes whose parent chain leads here, and
+//     signalled through a pidfd checked to still be a descendant, so a
+//     recycled pid is never hit; the helper reaps them all before it exits.
+func SandboxExec(args []string) int {
+	if len(args) > 0 && args[0] == confineFlag {
+		return confineAndExec(args[1:])
+	}
+	if _, err := parseHelperArgs(args); err != nil {
+		fmt.Fprintln(os.Stderr, "hearth sandbox:", err)
+		return 2
+	}
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		fmt.Fprintln(os.Stderr, "hearth sandbox: cannot become the call's subreaper:", err)
+		return 126
+	}
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGCHLD, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+
+	// The same subcommand again, with --confine first.
+	sub := os.Args[1 : len(os.Args)-len(args)]
+	sh := exec.Command("/proc/self/exe", append(append(slices.Clone(sub), confineFlag), args...)...)
+	sh.Stdin, sh.Stdout, sh.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := sh.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "hearth sandbox:", err)
+		return 126
+	}
+	c := &callReaper{shell: sh.Process.Pid}
+	for !c.shellDone {
+		if s := <-sigs; s != syscall.SIGCHLD {
+			break
+		}
+		c.reapAll(false)
+	}
+	c.killAll(sigs)
+	signal.Stop(sigs)
+	return c.exit()
+}
+
+// confineAndExec is the second stage: Landlock, then /bin/sh -c COMMAND in
+// place of this process.
+func confineAndExec(args []string) int {
+	p, err := parseHelperArgs(args)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hearth sandbox:", err)
+		return 2
+	}
+	abi, _ := landlockABI()
+	if err := landlockConfig().Restrict(sandboxRules(p, abi)...); err != nil {
+		fmt.Fprintln(os.Stderr, "hearth sandbox: cannot confine the command:", err)
+		return 126
+	}
+	err = syscall.Exec("/bin/sh", []string{"/bin/sh", "-c", p.command}, os.Environ())
+	fmt.Fprintln(os.Stderr, "hearth sandbox: cannot run /bin/sh:", err)
+	return 126
+}
+
+// callReaper collects the helper's children: the shell and everything
+// reparented to it.
+type callReaper struct {
+	shell     int
+	shellDone bool
+	status    unix.WaitStatus
+}
+
+// reapAll collects every child that has ended, blocking for one when block
+// is set and there is any child.
+func (c *callReaper) reapAll(block bool) {
+	for {
+		var ws unix.WaitStatus
+		opts := unix.WNOHANG
+		if block {
+			opts = 0
+		}
+		pid, err := unix.Wait4(-1, &ws, opts, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || pid <= 0 {
+			return
+		}
+		if pid == c.shell {
+			c.shellDone, c.status = true, ws
+		}
+		if block {
+			return
+		}
+	}
+}
+
+// killAll ends every descendant: SIGTERM, up to killGrace for them to
+// go (woken by SIGCHLD), then SIGKILL rounds until none is left.
+func (c *callReaper) killAll(sigs <-chan os.Signal) {
+	c.reapAll(false)
+	signalDescendants(syscall.SIGTERM)
+	grace := time.NewTimer(killGrace)
+	defer grace.Stop()
+	for len(descendants()) > 0 {
+		select {
+		case <-sigs:
+		case <-grace.C:
+			for len(descendants()) > 0 {
+				signalDescendants(syscall.SIGKILL)
+				c.reapAll(true)
+			}
+		}
+		c.reapAll(false)
+	}
+	c.reapAll(false)
+}
+
+// reraised are the signals the helper can die of itself, after
+// signal.Reset, so the daemon sees the shell's death as it was.
+var reraised = []syscall.Signal{syscall.SIGKILL, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP,
+	syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGALRM, syscall.SIGVTALRM, syscall.SIGPROF}
+
+// exit turns the shell's status into the helper's.
+func (c *callReaper) exit() int {
+	switch {
+	case !c.shellDone:
+		return 126
+	case c.status.Signaled():
+		sig := c.status.Signal()
+		if slices.Contains(reraised, sig) {
+			// A signal to this thread is handled before tgkill returns:
+			// the runtime's handler, with the signal reset, kills the process.
+			signal.Reset(sig)
+			runtime.LockOSThread()
+			unix.Tgkill(os.Getpid(), unix.Gettid(), sig)
+		}
+		// The Go runtime handles the others itself (a goroutine dump for
+		// SIGQUIT, a crash report for SIGSEGV): report them as a shell
+		// would, 128 + the signal's number.
+		return 128 + int(sig)
+	default:
+		return c.status.ExitStatus()
+	}
+}
+
+// descendants lists the processes whose parent chain leads to this one,
+// from /proc.
+func descendants() []int {
+	children := map[int][]int{}
+	dir, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	for _, e := range dir {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if ppid, ok := parentOf(pid); ok {
+			children[ppid] = append(children[ppid], pid)
+		}
+	}
+	var out []int
+	queue := []int{os.Getpid()}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, c := range children[p] {
+			out = append(out, c)
+			queue = append(queue, c)
+		}
+	}
+	return out
+}
+
+// parentOf reads pid's parent from /proc/pid/stat.
+func parentOf(pid int) (int, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 2 {
+		return 0, false
+	}
+	ppid, err := strconv.Atoi(f[1])
+	return ppid, err == nil
+}
+
+// signalDescendants sends sig to every descendant through a pidfd, after
+// checking, with the pidfd open, that the pid still names a descendant.
+func signalDescendants(sig syscall.Signal) {
+	ds := descendants()
+	mine := map[int]bool{os.Getpid(): true}
+	for _, d := range ds {
+		mine[d] = true
+	}
+	for _, pid := range ds {
+		fd, err := unix.PidfdOpen(pid, 0)
+		if err != nil {
+			continue // gone already
+		}
+		if ppid, ok := parentOf(pid); ok && mine[ppid] {
+			unix.PidfdSendSignal(fd, sig, nil, 0)
+		}
+		unix.Close(fd)
+	}
+}

@@ -1,0 +1,31 @@
+package workspace
+
+import (
+	"os"
+	"testing"
+
+	"github.com/hearthd/hearth/internal/testenv"
+)
+
+// sandboxSubcommand is the hidden subcommand under which this test binary,
+// like hearth itself, runs the sandbox helper.
+const sandboxSubcommand = "__sandbox-exec"
+
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == sandboxSubcommand {
+		os.Exit(SandboxExec(os.Args[2:]))
+	}
+	testenv.Main(m.Run) // away from the user's HEARTH_*, OPENAI_*, XDG_* and HOME
+}
+
+// useSandbox makes the shell tool run its commands through this test
+// binary's helper, denying deny, until the test ends.
+func useSandbox(t *testing.T, deny ...string) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	SetSandbox(Sandbox{Helper: []string{exe, sandboxSubcommand}, Deny: deny})
+	t.Cleanup(func() { SetSandbox(Sandbox{}) })
+}
