@@ -73,31 +73,18 @@ func (d *Daemon) workspaceFor(ctx context.Context, dir string) (*openWorkspace, 
 	if why := tooBroad(path); why != "" {
 		return nil, rpc.InvalidParams("cwd", "refusing to open %s as a workspace: %s; open a project directory instead", path, why)
 	}
+	var w *openWorkspace
 	var cfg session.Config
-	for {
-		d.mu.Lock()
-		if d.closed {
-			d.mu.Unlock()
-			return nil, errClosed
-		}
-		if w := d.workspaces[path]; w != nil {
+	mine, err := d.beginOpen(ctx, path, func() bool {
+		if w = d.workspaces[path]; w != nil {
 			w.lastUsed = time.Now()
-			d.mu.Unlock()
-			return w, nil
+			return true
 		}
-		if wait := d.opening[path]; wait != nil {
-			d.mu.Unlock()
-			select {
-			case <-wait:
-				continue
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
-		}
-		d.opening[path] = make(chan struct{})
 		cfg = d.sessionConfig()
-		d.mu.Unlock()
-		break
+		return false
+	})
+	if err != nil || !mine {
+		return w, err
 	}
 	defer d.opened(path)
 
@@ -105,7 +92,7 @@ func (d *Daemon) workspaceFor(ctx context.Context, dir string) (*openWorkspace, 
 		return nil, err
 	}
 	ts := workspace.NewToolset(root)
-	w := &openWorkspace{root: root, tools: ts, lastUsed: time.Now()}
+	w = &openWorkspace{root: root, tools: ts, lastUsed: time.Now()}
 	if wt, err := workspace.NewWatcher(root, workspace.WatchOptions{Logger: d.log.With("workspace", path)}); err != nil {
 		d.log.Warn("workspace not watched: the model will not hear of changes on disk", "root", path, "err", err)
 	} else {
@@ -133,6 +120,37 @@ func (d *Daemon) workspaceFor(ctx context.Context, dir string) (*openWorkspace, 
 	d.mu.Unlock()
 	keep = true
 	return w, nil
+}
+
+// beginOpen makes the caller the one that opens key (a workspace root, or
+// "session:"+id), after any open of it in progress has ended. found runs
+// under d.mu: when it reports the thing open already, beginOpen returns
+// false and the caller uses what found saw. A true return must be paired
+// with opened(key).
+func (d *Daemon) beginOpen(ctx context.Context, key string, found func() bool) (bool, error) {
+	for {
+		d.mu.Lock()
+		if d.closed {
+			d.mu.Unlock()
+			return false, errClosed
+		}
+		if found() {
+			d.mu.Unlock()
+			return false, nil
+		}
+		wait := d.opening[key]
+		if wait == nil {
+			d.opening[key] = make(chan struct{})
+			d.mu.Unlock()
+			return true, nil
+		}
+		d.mu.Unlock()
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
+	}
 }
 
 // opened ends the open in progress under key (a root or a session id):
@@ -169,32 +187,23 @@ func (d *Daemon) sessionConfig() session.Config {
 // interrupted tool call is committed once.
 func (d *Daemon) openConversation(ctx context.Context, id string, w *openWorkspace, initial []json.RawMessage) (*openSession, error) {
 	key := "session:" + id
-	for {
-		d.mu.Lock()
-		if s := d.sessions[id]; s != nil {
+	var s *openSession
+	mine, err := d.beginOpen(ctx, key, func() bool {
+		if s = d.sessions[id]; s != nil {
 			s.touch()
-			d.mu.Unlock()
-			return s, nil
+			return true
 		}
-		if wait := d.opening[key]; wait != nil {
-			d.mu.Unlock()
-			select {
-			case <-wait:
-				continue
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
-		}
-		d.opening[key] = make(chan struct{})
-		d.mu.Unlock()
-		break
+		return false
+	})
+	if err != nil || !mine {
+		return s, err
 	}
 	defer d.opened(key)
 	row, err := d.db.Session(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	s := &openSession{id: id, ws: w, subs: map[*clientConn]struct{}{}, mode: row.Mode}
+	s = &openSession{id: id, ws: w, subs: map[*clientConn]struct{}{}, mode: row.Mode}
 	if w.watcher != nil {
 		s.since = w.watcher.Cursor()
 	}
