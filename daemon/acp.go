@@ -93,7 +93,7 @@ func (c *clientConn) newSession(ctx context.Context, params json.RawMessage) (an
 		return nil, fmt.Errorf("create session: %w", err)
 	}
 	// The warm-up starts here, in the background: session/new answers at once.
-	s, err := d.openConversation(ctx, id, w, agentsContext(w.root.Path()))
+	s, err := d.openConversation(ctx, id, w, agentsContext(w.root.Path()), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -279,16 +279,20 @@ func (c *clientConn) prepareLoad(ctx context.Context, params json.RawMessage) (f
 	id := string(req.SessionId)
 	return func(rctx context.Context) (any, error) {
 		ctx := jsonrpc2.DetachContext(rctx)
-		s, err := c.d.lookup(ctx, id)
+		// The replay goes to this client only, before the answer (ACP). A
+		// session not open yet streams from the store page by page as it
+		// opens; an open one replays the transcript it holds. Either way
+		// each item is read once.
+		s, replayed, err := c.d.loadStreaming(ctx, id, func(page []json.RawMessage) error {
+			return c.replay(ctx, id, page)
+		})
 		if err != nil {
 			return nil, err
 		}
-		// The replay goes to this client only, before the answer (ACP). It
-		// shows the conversation's own transcript, read from the store once
-		// when it was opened. Updates streamed from then on are queued
-		// behind it.
-		if err := c.replay(ctx, s.id, s.conv.Transcript()); err != nil {
-			return nil, err
+		if !replayed {
+			if err := c.replay(ctx, s.id, s.conv.Transcript()); err != nil {
+				return nil, err
+			}
 		}
 		s.attach(c)
 		if err := c.flush(ctx); err != nil {

@@ -185,7 +185,7 @@ func (d *Daemon) sessionConfig() session.Config {
 // openConversation opens (or returns the already open) session id in w.
 // Concurrent opens of one session open it once, so the repair of an
 // interrupted tool call is committed once.
-func (d *Daemon) openConversation(ctx context.Context, id string, w *openWorkspace, initial []json.RawMessage) (*openSession, error) {
+func (d *Daemon) openConversation(ctx context.Context, id string, w *openWorkspace, initial []json.RawMessage, items []store.Item) (*openSession, error) {
 	key := "session:" + id
 	var s *openSession
 	mine, err := d.beginOpen(ctx, key, func() bool {
@@ -212,7 +212,7 @@ func (d *Daemon) openConversation(ctx context.Context, id string, w *openWorkspa
 	}
 	conv, err := session.Open(ctx, session.Options{
 		ID: id, Client: w.client, DB: d.db, Tools: &sessionTools{d: d, s: s},
-		Log: d.log, Initial: initial,
+		Log: d.log, Initial: initial, Items: items,
 	})
 	if err != nil {
 		return nil, err
@@ -251,7 +251,7 @@ func (d *Daemon) lookup(ctx context.Context, id string) (*openSession, error) {
 	if err != nil {
 		return nil, err
 	}
-	return d.openConversation(ctx, id, w, nil)
+	return d.openConversation(ctx, id, w, nil, nil)
 }
 
 // attach subscribes c to s's updates.
@@ -385,4 +385,57 @@ func (t *sessionTools) noteSeen(ctx context.Context, rel, hash string, diff *wor
 func hashOf(b []byte) string {
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])
+}
+
+// loadPage is how many stored items session/load reads at a time.
+const loadPage = 500
+
+// loadStreaming is session/load's lookup: a session already open is
+// returned as is (replayed false: the caller replays its transcript). One
+// that is not is read from the store a page at a time, each page handed to
+// each as soon as it is read (the editor sees the newest session's first
+// updates at once, whatever its length), then opened with the items read,
+// so each item is read once.
+func (d *Daemon) loadStreaming(ctx context.Context, id string, each func([]json.RawMessage) error) (s *openSession, replayed bool, err error) {
+	d.mu.Lock()
+	s = d.sessions[id]
+	if s != nil {
+		s.touch()
+	}
+	d.mu.Unlock()
+	if s != nil {
+		return s, false, nil
+	}
+	row, err := d.db.Session(ctx, id)
+	if err != nil {
+		return nil, false, fmt.Errorf("%w: %s", rpc.ErrUnknownSession, id)
+	}
+	w, err := d.workspaceFor(ctx, row.Root)
+	if err != nil {
+		return nil, false, err
+	}
+	items := []store.Item{}
+	for after := int64(0); ; {
+		page, err := d.db.ItemsPage(ctx, id, after, loadPage)
+		if err != nil {
+			return nil, false, err
+		}
+		if len(page) == 0 {
+			break
+		}
+		data := make([]json.RawMessage, len(page))
+		for i, it := range page {
+			data[i] = it.Data
+		}
+		if err := each(data); err != nil {
+			return nil, false, err
+		}
+		items = append(items, page...)
+		after = page[len(page)-1].Seq
+		if len(page) < loadPage {
+			break
+		}
+	}
+	s, err = d.openConversation(ctx, id, w, nil, items)
+	return s, true, err
 }

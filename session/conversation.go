@@ -67,6 +67,11 @@ type Options struct {
 	Tools  Tools
 	Log    *slog.Logger
 
+	// Items is the stored transcript when the caller has read it already
+	// (session/load streams it to the editor as it reads): Open then does
+	// not read it again. Nil: Open reads it from DB.
+	Items []store.Item
+
 	// Initial items (e.g. the workspace's AGENTS.md) are committed when the
 	// transcript is empty, before the warm-up, so they are part of the
 	// baseline.
@@ -105,9 +110,12 @@ type Conversation struct {
 // that ends in function calls without outputs (the daemon died mid-tool) is
 // repaired with outputs saying so, so the next request is valid.
 func Open(ctx context.Context, o Options) (*Conversation, error) {
-	items, err := o.DB.Items(ctx, o.ID)
-	if err != nil {
-		return nil, fmt.Errorf("load transcript of %s: %w", o.ID, err)
+	items := o.Items
+	if items == nil {
+		var err error
+		if items, err = o.DB.Items(ctx, o.ID); err != nil {
+			return nil, fmt.Errorf("load transcript of %s: %w", o.ID, err)
+		}
 	}
 	log := o.Log
 	if log == nil {
