@@ -128,7 +128,7 @@ func Open(ctx context.Context, o Options) (*Conversation, error) {
 	}
 	o.Client.register(c)
 	for _, it := range items {
-		c.append(it.Data)
+		c.transcript = append(c.transcript, it.Data)
 	}
 	if len(c.transcript) == 0 && len(o.Initial) > 0 {
 		var init []store.NewItem
@@ -217,16 +217,10 @@ func (c *Conversation) commit(ctx context.Context, turnID int64, items []store.N
 	}
 	c.mu.Lock()
 	for _, it := range items {
-		c.append(it.Data)
+		c.transcript = append(c.transcript, it.Data)
 	}
 	c.mu.Unlock()
 	return nil
-}
-
-// append adds a committed item to the transcript. Callers hold mu (or own
-// c exclusively, in Open).
-func (c *Conversation) append(item json.RawMessage) {
-	c.transcript = append(c.transcript, item)
 }
 
 // convert brings the replay forms up to date outside the lock, so that a
@@ -239,12 +233,7 @@ func (c *Conversation) convert() {
 	if len(todo) < 64 {
 		return // cheap enough under the lock
 	}
-	forms := make([]json.RawMessage, 0, len(todo))
-	for _, it := range todo { // committed items never change: safe to read unlocked
-		if r, ok := replayForm(it); ok {
-			forms = append(forms, r)
-		}
-	}
+	forms := replayForms(nil, todo) // committed items never change: safe to read unlocked
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.converted == from {
@@ -258,11 +247,7 @@ func (c *Conversation) convert() {
 // transcript converts it on its first request (the warm-up, in the
 // background), not while session/load waits. Called with mu held.
 func (c *Conversation) inputLocked() []json.RawMessage {
-	for _, it := range c.transcript[c.converted:] {
-		if r, ok := replayForm(it); ok {
-			c.input = append(c.input, r)
-		}
-	}
+	c.input = replayForms(c.input, c.transcript[c.converted:])
 	c.converted = len(c.transcript)
 	return c.input
 }

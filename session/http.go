@@ -29,13 +29,11 @@ type httpLink struct {
 	wg     sync.WaitGroup // one reader per in-flight request
 
 	inflight atomic.Int32
-	last     atomic.Int64 // unix nanos of the last byte read
 }
 
 func newHTTPLink(cfg func() Config) *httpLink {
 	ctx, cancel := context.WithCancel(context.Background())
 	h := &httpLink{cfg: cfg, hc: &http.Client{}, created: time.Now(), ctx: ctx, cancel: cancel}
-	h.touch()
 	return h
 }
 
@@ -46,8 +44,6 @@ func (h *httpLink) release(string)                        {}
 func (h *httpLink) cached(string) string                  { return "" }
 func (h *httpLink) active() int                           { return int(h.inflight.Load()) }
 func (h *httpLink) alive() bool                           { return h.ctx.Err() == nil }
-func (h *httpLink) touch()                                { h.last.Store(time.Now().UnixNano()) }
-func (h *httpLink) lastActivity() time.Time               { return time.Unix(0, h.last.Load()) }
 func (h *httpLink) age() time.Duration                    { return time.Since(h.created) }
 func (h *httpLink) abort(st *stream, _ bool) {
 	if st.cancel != nil {
@@ -113,7 +109,6 @@ func (h *httpLink) read(req *http.Request, st *stream) {
 		return
 	}
 	defer resp.Body.Close()
-	h.touch()
 	if resp.StatusCode != http.StatusOK {
 		st.push(httpErrorEvent(resp))
 		return
@@ -122,7 +117,6 @@ func (h *httpLink) read(req *http.Request, st *stream) {
 	var data bytes.Buffer
 	for {
 		line, err := r.ReadBytes('\n')
-		h.touch()
 		if int64(data.Len()+len(line)) > h.cfg().MaxMessage {
 			st.fail(fmt.Errorf("%w: SSE event over %d bytes", ErrConnectionLost, h.cfg().MaxMessage))
 			return

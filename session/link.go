@@ -21,7 +21,6 @@ type link interface {
 	cached(lane string) string
 	active() int
 	alive() bool
-	lastActivity() time.Time
 	// abort ends one in-flight response as quickly as the transport allows.
 	abort(st *stream, lanes bool)
 	age() time.Duration

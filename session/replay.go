@@ -26,7 +26,7 @@ func replayForm(item json.RawMessage) (json.RawMessage, bool) {
 	if err := json.Unmarshal(item, &m); err != nil || m == nil {
 		return item, true // not an object: sent as is, the server says what is wrong
 	}
-	if typ, _ := m["type"]; bytes.Equal(typ, []byte(`"reasoning"`)) {
+	if bytes.Equal(m["type"], []byte(`"reasoning"`)) {
 		enc, ok := m["encrypted_content"]
 		if !ok || bytes.Equal(enc, []byte("null")) || bytes.Equal(enc, []byte(`""`)) {
 			return nil, false
@@ -52,4 +52,14 @@ func replayForm(item json.RawMessage) (json.RawMessage, bool) {
 func mayCarry(item json.RawMessage) bool {
 	return bytes.Contains(item, []byte(`"id"`)) || bytes.Contains(item, []byte(`"status"`)) ||
 		bytes.Contains(item, []byte(`"reasoning"`))
+}
+
+// replayForms appends the replay forms of items to dst.
+func replayForms(dst, items []json.RawMessage) []json.RawMessage {
+	for _, it := range items {
+		if r, ok := replayForm(it); ok {
+			dst = append(dst, r)
+		}
+	}
+	return dst
 }

@@ -140,9 +140,7 @@ func (c *Conversation) exchange(ctx context.Context, turnID int64, generate bool
 	c.client.counters.addUsage(r.usage)
 	c.mu.Lock()
 	n := len(c.inputLocked())
-	for _, it := range r.output {
-		c.append(it)
-	}
+	c.transcript = append(c.transcript, r.output...)
 	in := c.inputLocked()
 	c.base = &baseline{conn: conn, lane: lane, settings: key, input: full, output: in[n:len(in):len(in)], responseID: r.id}
 	c.mu.Unlock()

@@ -16,7 +16,7 @@ type stream struct {
 	lane string
 	sent time.Time
 
-	mu        sync.Mutex // guards q, err, ended, abandoned
+	mu        sync.Mutex // guards q, err, ended, abandoned, last
 	q         []*event
 	err       error // connection failure that ended the stream
 	ended     bool  // terminal event queued or failure set
