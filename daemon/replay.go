@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
@@ -47,18 +48,21 @@ func (c *clientConn) replay(ctx context.Context, sessionID string, items []json.
 // tool call or its result. hearth's own context items (AGENTS.md) and
 // anything else show nothing (false).
 func replayNotification(sessionID string, item json.RawMessage) (json.RawMessage, bool) {
-	var r replayItem
-	if json.Unmarshal(item, &r) != nil {
+	r, ok := scanReplayItem(item)
+	if !ok && json.Unmarshal(item, &r) != nil {
 		return nil, false
 	}
 	switch {
-	case r.Type == "message" && r.Role == "user":
-		if t := messageText(r.Content); t != "" {
-			return textNotification(sessionID, "user_message_chunk", t), true
+	case r.Type == "message" && (r.Role == "user" || r.Role == "assistant"):
+		kind := "user_message_chunk"
+		if r.Role == "assistant" {
+			kind = "agent_message_chunk"
 		}
-	case r.Type == "message" && r.Role == "assistant":
+		if raw := messageRaw(r.Content); raw != nil {
+			return rawTextNotification(sessionID, kind, raw), true
+		}
 		if t := messageText(r.Content); t != "" {
-			return textNotification(sessionID, "agent_message_chunk", t), true
+			return textNotification(sessionID, kind, t), true
 		}
 	case r.Type == "reasoning":
 		var parts []string
@@ -76,6 +80,14 @@ func replayNotification(sessionID string, item json.RawMessage) (json.RawMessage
 		b, err := json.Marshal(acp.SessionNotification{SessionId: acp.SessionId(sessionID), Update: u})
 		return b, err == nil
 	case r.Type == "function_call_output":
+		if raw := r.Output; len(raw) >= 2 && raw[0] == '"' && len(raw) <= 8<<10 {
+			// Short enough that no clipping is needed: shown as stored.
+			st := acp.ToolCallStatusCompleted
+			if bytes.HasPrefix(raw, []byte(`"error:`)) {
+				st = acp.ToolCallStatusFailed
+			}
+			return rawToolResultNotification(sessionID, r.CallID, string(st), raw), true
+		}
 		var text string
 		json.Unmarshal(r.Output, &text) // an output that is not a string shows as empty
 		st := acp.ToolCallStatusCompleted
@@ -85,6 +97,43 @@ func replayNotification(sessionID string, item json.RawMessage) (json.RawMessage
 		return toolResultNotification(sessionID, r.CallID, string(st), clip(text, 8<<10)), true
 	}
 	return nil, false
+}
+
+// scanReplayItem fills a replayItem from an item's top-level fields
+// without decoding the rest (topFields); false if the item is not an object
+// it can walk.
+func scanReplayItem(item []byte) (r replayItem, ok bool) {
+	bad := false
+	str := func(raw []byte, dst *string) {
+		if len(raw) >= 2 && raw[0] == '"' && bytes.IndexByte(raw, '\\') < 0 {
+			*dst = string(raw[1 : len(raw)-1])
+		} else if json.Unmarshal(raw, dst) != nil {
+			bad = true
+		}
+	}
+	ok = topFields(item, func(key, value []byte) {
+		switch string(key) {
+		case "type":
+			str(value, &r.Type)
+		case "role":
+			str(value, &r.Role)
+		case "call_id":
+			str(value, &r.CallID)
+		case "name":
+			str(value, &r.Name)
+		case "arguments":
+			str(value, &r.Arguments)
+		case "output":
+			r.Output = value
+		case "content":
+			r.Content = value
+		case "summary":
+			if json.Unmarshal(value, &r.Summary) != nil {
+				bad = true
+			}
+		}
+	})
+	return r, ok && !bad
 }
 
 // The wire forms of the session/updates that carry the bulk of a replay
@@ -130,6 +179,75 @@ func toolResultNotification(sessionID, callID, status, text string) json.RawMess
 		Content:       []toolContent{{Content: textContent{Text: text, Type: "text"}, Type: "content"}},
 		SessionUpdate: "tool_call_update", Status: status, ToolCallID: callID}})
 	return b
+}
+
+// rawTextNotification is textNotification for text already encoded as a
+// JSON string (raw), spliced in without decoding and encoding it again.
+func rawTextNotification(sessionID, kind string, raw []byte) json.RawMessage {
+	b := make([]byte, 0, len(raw)+len(sessionID)+96)
+	b = append(b, `{"sessionId":`...)
+	b = appendJSONString(b, sessionID)
+	b = append(b, `,"update":{"content":{"text":`...)
+	b = append(b, raw...)
+	b = append(b, `,"type":"text"},"sessionUpdate":`...)
+	b = appendJSONString(b, kind)
+	return append(b, "}}"...)
+}
+
+// rawToolResultNotification is toolResultNotification for text already
+// encoded as a JSON string.
+func rawToolResultNotification(sessionID, callID, status string, raw []byte) json.RawMessage {
+	b := make([]byte, 0, len(raw)+len(sessionID)+len(callID)+160)
+	b = append(b, `{"sessionId":`...)
+	b = appendJSONString(b, sessionID)
+	b = append(b, `,"update":{"content":[{"content":{"text":`...)
+	b = append(b, raw...)
+	b = append(b, `,"type":"text"},"type":"content"}],"sessionUpdate":"tool_call_update","status":`...)
+	b = appendJSONString(b, status)
+	b = append(b, `,"toolCallId":`...)
+	b = appendJSONString(b, callID)
+	return append(b, "}}"...)
+}
+
+func appendJSONString(b []byte, s string) []byte {
+	e, _ := json.Marshal(s) // a string always encodes
+	return append(b, e...)
+}
+
+// messageRaw is a message's text as a JSON string, when its content is a
+// non-empty string or a single text part (nearly every message); nil
+// otherwise (messageText then joins the parts).
+func messageRaw(content []byte) []byte {
+	content = bytes.TrimSpace(content)
+	if len(content) > 2 && content[0] == '"' {
+		return content
+	}
+	if len(content) < 2 || content[0] != '[' {
+		return nil
+	}
+	i := skipSpace(content, 1)
+	end := valueEnd(content, i)
+	if end < 0 || skipSpace(content, end) != len(content)-1 {
+		return nil // empty, malformed, or more than one part
+	}
+	var typ, text []byte
+	if !topFields(content[i:end], func(key, value []byte) {
+		switch string(key) {
+		case "type":
+			typ = value
+		case "text":
+			text = value
+		}
+	}) {
+		return nil
+	}
+	switch string(typ) {
+	case `"input_text"`, `"output_text"`, `"text"`:
+		if len(text) > 2 && text[0] == '"' {
+			return text
+		}
+	}
+	return nil
 }
 
 // messageText joins the text parts of a message's content (a string or a

@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -426,12 +425,4 @@ func (c *wsConn) close() {
 	c.drop(ErrClosed)
 	<-c.dead
 	<-c.keepalive
-}
-
-func marshalFrame(v any) ([]byte, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("encode request: %w", err)
-	}
-	return b, nil
 }

@@ -2,6 +2,7 @@ package session
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 )
 
@@ -75,5 +76,28 @@ func TestBytesSavedMatchesFullEncoding(t *testing.T) {
 	}
 	if saved != len(whole)-len(inc) {
 		t.Fatalf("computed %d bytes saved, encoding says %d", saved, len(whole)-len(inc))
+	}
+}
+
+// The spliced frame is the encoding/json encoding of the same event, and an
+// empty item is refused rather than sent as a broken frame.
+func TestMarshalFrameSplicesItems(t *testing.T) {
+	for _, in := range [][]json.RawMessage{nil, items(`{"a":1}`), items(`{"type":"message","content":"<b> & é"}`, `[1,2]`, `"s"`)} {
+		ev := createEvent{Type: "response.create", settings: settings{Model: "m", Tools: json.RawMessage(`[{"type":"function"}]`)}, StreamID: "l", Input: in}
+		got, err := marshalFrame(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Input == nil {
+			ev.Input = []json.RawMessage{}
+		}
+		want, _ := json.Marshal(ev)
+		var g, w any
+		if json.Unmarshal(got, &g) != nil || json.Unmarshal(want, &w) != nil || !reflect.DeepEqual(g, w) {
+			t.Fatalf("marshalFrame:\n got %s\nwant %s", got, want)
+		}
+	}
+	if _, err := marshalFrame(createEvent{Input: []json.RawMessage{nil}}); err == nil {
+		t.Fatal("an empty item was encoded")
 	}
 }
