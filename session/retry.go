@@ -16,8 +16,13 @@ import (
 func (c *Conversation) request(ctx context.Context, turnID int64, sink Sink) (*reply, error) {
 	cfg := c.client.Config()
 	spent := map[string]bool{} // retries allowed once per request, by kind
+	// Each cause has its own budget of MaxAttempts failures, so a request
+	// whose own response kept failing is not also failed by the one
+	// connection loss a sibling caused on its last attempt; the total is
+	// bounded all the same.
+	tries := map[string]int{}
 	var err error
-	for attempt := 0; attempt < cfg.MaxAttempts; attempt++ {
+	for attempt := 0; attempt < 2*cfg.MaxAttempts; attempt++ {
 		att := &attemptSink{Sink: sink}
 		var r *reply
 		r, err = c.exchange(ctx, turnID, true, att)
@@ -27,15 +32,16 @@ func (c *Conversation) request(ctx context.Context, turnID int64, sink Sink) (*r
 		if ctx.Err() != nil {
 			return nil, err
 		}
-		v := judge(err, attempt, cfg)
-		if !v.retry || (v.once != "" && spent[v.once]) || attempt+1 == cfg.MaxAttempts {
+		v := judge(err, tries[judge(err, 0, cfg).why], cfg)
+		tries[v.why]++
+		if !v.retry || (v.once != "" && spent[v.once]) || tries[v.why] >= cfg.MaxAttempts || attempt+1 == 2*cfg.MaxAttempts {
 			break
 		}
 		if v.once != "" {
 			spent[v.once] = true
 		}
 		c.client.counters.retries.Add(1)
-		c.log.Info("retrying model request", "why", v.why, "wait", v.wait, "attempt", attempt+2, "err", err)
+		c.log.Info("retrying model request", "why", v.why, "wait", v.wait, "attempt", attempt+2, "of_this_cause", tries[v.why], "err", err)
 		att.interrupted(v.why)
 		if err := sleep(ctx, v.wait); err != nil {
 			return nil, err

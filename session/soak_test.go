@@ -2,6 +2,7 @@ package session_test
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -21,7 +22,8 @@ import (
 // twice, every function call answered exactly once, memory equal to the
 // store.
 func TestSoak200TurnsWithRandomFaults(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: session.LanesOn, FirstEventTimeout: 500 * time.Millisecond})
+	e := newEnv(t, sim.Options{}, session.Config{Lanes: session.LanesOn, FirstEventTimeout: 500 * time.Millisecond,
+		MaxRetryWait: 50 * time.Millisecond})
 	faults := []sim.Fault{
 		{Kind: sim.FaultCloseMidResponse, CloseCode: 1011, AfterEvents: 4},
 		{Kind: sim.FaultCloseMidResponse, CloseCode: sim.CloseAbrupt, AfterEvents: 2},
@@ -48,7 +50,12 @@ func TestSoak200TurnsWithRandomFaults(t *testing.T) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	stops := map[session.StopReason]int{}
-	failed := 0
+	type failure struct {
+		conv       string
+		start, end time.Time
+		err        error
+	}
+	var failures []failure
 	for i, c := range convs {
 		n := turns / len(convs)
 		if i < turns%len(convs) {
@@ -58,8 +65,15 @@ func TestSoak200TurnsWithRandomFaults(t *testing.T) {
 		go func(c *session.Conversation, n int) {
 			defer wg.Done()
 			for j := 0; j < n; j++ {
-				if roll(3) == 0 {
+				switch roll(12) {
+				case 0, 1, 2:
 					e.sim.InjectFault(faults[roll(len(faults))])
+				case 3:
+					// A fault that outlasts the retries, on this session's
+					// requests only: the turn fails, and must say why.
+					id := c.ID()
+					e.sim.InjectFault(sim.Fault{Kind: sim.FaultResponseFailed, Count: 6,
+						Match: func(r sim.Received) bool { return r.PromptCacheKey == id }})
 				}
 				text := "hi"
 				if roll(2) == 0 {
@@ -69,17 +83,12 @@ func TestSoak200TurnsWithRandomFaults(t *testing.T) {
 				if roll(10) == 0 {
 					cancel() // some turns are cancelled before or while they run
 				}
+				start := time.Now()
 				stop, err := c.Prompt(ctx, []json.RawMessage{session.UserMessage(fmt.Sprintf("%s (%d)", text, j))}, nil)
 				cancel()
 				mu.Lock()
 				if err != nil {
-					failed++
-					// Only an injected fault may fail a turn, and only when
-					// it kept hitting that turn's retries: never a sibling's
-					// trouble, never "aborted".
-					if strings.Contains(err.Error(), "aborted") || strings.Contains(err.Error(), "internal") {
-						t.Errorf("turn failed for a reason no fault explains: %v", err)
-					}
+					failures = append(failures, failure{c.ID(), start, time.Now(), err})
 				} else {
 					stops[stop]++
 				}
@@ -88,6 +97,26 @@ func TestSoak200TurnsWithRandomFaults(t *testing.T) {
 		}(c, n)
 	}
 	wg.Wait()
+	// Every failed turn is explained by a fault injected into one of its
+	// own requests, and fails with that fault's error: never a sibling's
+	// trouble, never "aborted" or "internal".
+	received := e.sim.Received()
+	for _, f := range failures {
+		var hit []sim.FaultKind
+		for _, r := range received {
+			if r.PromptCacheKey == f.conv && r.Fault != sim.FaultNone && !r.At.Before(f.start) && !r.At.After(f.end) {
+				hit = append(hit, r.Fault)
+			}
+		}
+		if len(hit) == 0 {
+			t.Errorf("%s: a turn failed with no fault injected into its requests: %v", f.conv, f.err)
+			continue
+		}
+		if !explains(hit[len(hit)-1], f.err) {
+			t.Errorf("%s: a turn failed with %q, which its last fault (%v of %v) does not explain", f.conv, f.err, hit[len(hit)-1], hit)
+		}
+	}
+	failed := len(failures)
 	total := 0
 	for _, c := range convs {
 		checkTranscript(t, e, c)
@@ -110,6 +139,9 @@ func TestSoak200TurnsWithRandomFaults(t *testing.T) {
 	st := e.client.Stats()
 	t.Logf("stops %v, failed %d; stats: handshakes %d, warm-ups %d, full %d, incremental %d, retries %d",
 		stops, failed, st.Handshakes, st.Warmups, st.Full, st.Incremental, st.Retries)
+	if failed == 0 {
+		t.Errorf("no turn failed: the attribution above checked nothing")
+	}
 	if stops[session.StopEndTurn] < turns/2 {
 		t.Errorf("only %d of %d turns completed", stops[session.StopEndTurn], turns)
 	}
@@ -175,3 +207,22 @@ func TestSoakFaultsOnOneLaneOnly(t *testing.T) {
 		t.Errorf("no fault fired")
 	}
 }
+
+// explains says whether err is what a turn fails with when fault was the
+// last to hit its requests (after the retries the failure judge allows).
+func explains(fault sim.FaultKind, err error) bool {
+	msg := err.Error()
+	if strings.Contains(msg, "aborted") || strings.Contains(msg, "internal") {
+		return false
+	}
+	switch fault {
+	case sim.FaultResponseFailed:
+		var re *session.ResponseError
+		return errors.As(err, &re) && re.Code == "server_error"
+	case sim.FaultSilence:
+		return errors.Is(err, session.ErrConnectionLost) || strings.Contains(msg, "no event")
+	default: // the transport faults end in a lost connection once retries are spent
+		return errors.Is(err, session.ErrConnectionLost)
+	}
+}
+
