@@ -156,6 +156,10 @@ func (c *clientConn) preparePrompt(ctx context.Context, params json.RawMessage) 
 		defer release()
 		s.broadcast(acp.UpdateUserMessageText(text), c)
 		var input []json.RawMessage
+		if s.ws.watcher == nil && !s.toldWatch {
+			s.toldWatch = true
+			updates{s}.Notice("hearth: file watching is " + s.ws.watch)
+		}
 		if delta := d.contextDelta(tctx, s); delta != "" {
 			input = append(input, session.DeveloperMessage(delta))
 		}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -43,6 +44,7 @@ type Config struct {
 	MaxConnAge        time.Duration // $HEARTH_MAX_CONN_AGE: rotate a WebSocket between requests after this
 	SessionIdle       time.Duration // $HEARTH_SESSION_IDLE: close a session with no editor and no turn after this (default 30m)
 	WorkspaceIdle     time.Duration // $HEARTH_WORKSPACE_IDLE: close a workspace with no open session after this (default 5m)
+	WatchMaxDirs      int           // $HEARTH_WATCH_MAX_DIRS: a workspace with more directories (outside ignored ones) is not watched; 0 = default 20000, -1 = no limit
 	Version           string
 }
 
@@ -82,6 +84,13 @@ func FromEnv() (Config, error) {
 			return c, fmt.Errorf("HEARTH_KEEPALIVE=%q: want a positive duration such as 30s, or off", v)
 		}
 		c.Keepalive = d
+	}
+	if v := strings.TrimSpace(os.Getenv("HEARTH_WATCH_MAX_DIRS")); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < -1 || n == 0 {
+			return c, fmt.Errorf("HEARTH_WATCH_MAX_DIRS=%q: want a positive number of directories, or -1 for no limit", v)
+		}
+		c.WatchMaxDirs = n
 	}
 	if c.Socket == "" {
 		c.Socket = DefaultSocketPath()

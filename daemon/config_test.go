@@ -14,7 +14,7 @@ func TestConfigFromEnv(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("HEARTH_DATA_DIR", dir)
 	t.Setenv("HEARTH_SOCKET", dir+"/s")
-	for _, v := range []string{"HEARTH_REASONING_EFFORT", "HEARTH_REASONING_SUMMARY", "HEARTH_LANES", "HEARTH_KEEPALIVE"} {
+	for _, v := range []string{"HEARTH_REASONING_EFFORT", "HEARTH_REASONING_SUMMARY", "HEARTH_LANES", "HEARTH_KEEPALIVE", "HEARTH_WATCH_MAX_DIRS"} {
 		t.Setenv(v, "")
 	}
 	c, err := FromEnv()
@@ -30,12 +30,13 @@ func TestConfigFromEnv(t *testing.T) {
 	t.Setenv("HEARTH_REASONING_SUMMARY", "detailed")
 	t.Setenv("HEARTH_LANES", "off")
 	t.Setenv("HEARTH_KEEPALIVE", "off")
-	if c, err = FromEnv(); err != nil || c.ReasoningEffort != "none" || c.ReasoningSummary != "detailed" || c.Lanes != session.LanesOff || c.Keepalive >= 0 {
+	t.Setenv("HEARTH_WATCH_MAX_DIRS", "-1")
+	if c, err = FromEnv(); err != nil || c.ReasoningEffort != "none" || c.ReasoningSummary != "detailed" || c.Lanes != session.LanesOff || c.Keepalive >= 0 || c.WatchMaxDirs != -1 {
 		t.Fatalf("set: %+v %v", c, err)
 	}
 
 	for v, bad := range map[string]string{"HEARTH_REASONING_EFFORT": "extreme", "HEARTH_REASONING_SUMMARY": "verbose",
-		"HEARTH_LANES": "maybe", "HEARTH_KEEPALIVE": "soon"} {
+		"HEARTH_LANES": "maybe", "HEARTH_KEEPALIVE": "soon", "HEARTH_WATCH_MAX_DIRS": "0"} {
 		t.Run(v, func(t *testing.T) {
 			t.Setenv(v, bad)
 			_, err := FromEnv()

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"errors"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -31,6 +32,7 @@ type openWorkspace struct {
 	specs    []json.RawMessage // tool specs, built once: byte-identical on every request
 	client   *session.Client
 	watcher  *workspace.Watcher // nil when the workspace could not be watched
+	watch    string             // the watcher's mode, or why there is none (status, and a notice at each session's first prompt)
 	lastUsed time.Time          // guarded by Daemon.mu: opened, or its last session closed
 }
 
@@ -45,6 +47,7 @@ type openSession struct {
 
 	since        uint64 // the watcher's journal cursor at this session's last prompt; used by the turn only
 	staleChecked bool   // the read set was compared with the disk once; used by the turn only
+	toldWatch    bool   // the editor was told the workspace is not watched; used by the turn only
 
 	lastUsed atomic.Int64 // unix nanos of the last lookup, attach or detach: the start of its idle time
 
@@ -75,12 +78,13 @@ func (d *Daemon) workspaceFor(ctx context.Context, dir string) (*openWorkspace, 
 	}
 	var w *openWorkspace
 	var cfg session.Config
+	var maxDirs int
 	mine, err := d.beginOpen(ctx, path, func() bool {
 		if w = d.workspaces[path]; w != nil {
 			w.lastUsed = time.Now()
 			return true
 		}
-		cfg = d.sessionConfig()
+		cfg, maxDirs = d.sessionConfig(), d.cfg.WatchMaxDirs
 		return false
 	})
 	if err != nil || !mine {
@@ -93,10 +97,17 @@ func (d *Daemon) workspaceFor(ctx context.Context, dir string) (*openWorkspace, 
 	}
 	ts := workspace.NewToolset(root)
 	w = &openWorkspace{root: root, tools: ts, lastUsed: time.Now()}
-	if wt, err := workspace.NewWatcher(root, workspace.WatchOptions{Logger: d.log.With("workspace", path)}); err != nil {
+	if wt, err := workspace.NewWatcher(root, workspace.WatchOptions{Logger: d.log.With("workspace", path), MaxDirs: maxDirs}); err != nil {
+		w.watch = "off: " + err.Error()
+		var tm *workspace.TooManyDirsError
+		if errors.As(err, &tm) {
+			w.watch += "; open a project directory, or raise HEARTH_WATCH_MAX_DIRS"
+		}
+		w.watch += ". The model is not told what changes on disk"
 		d.log.Warn("workspace not watched: the model will not hear of changes on disk", "root", path, "err", err)
 	} else {
 		w.watcher = wt
+		w.watch = wt.Mode()
 		if p := wt.Problem(); p != "" {
 			d.log.Warn("file watching degraded", "root", path, "problem", p)
 		}

@@ -43,7 +43,7 @@ func (d *Daemon) Status() rpc.Status {
 			BytesSent: s.BytesSent, BytesSaved: s.BytesSaved, LastTurnMS: s.LastTurn.Milliseconds(),
 			Connections: s.Conns, Fallback: rpc.RedactURLs(s.Fallback), LaneMode: rpc.RedactURLs(s.Lanes),
 			WireBytesSent: s.WireSent, WireBytesReceived: s.WireReceived,
-			Tokens: tokens(s.Usage),
+			Tokens: tokens(s.Usage), Watch: w.watch,
 		})
 	}
 	d.mu.Unlock()

@@ -83,6 +83,9 @@ type WorkspaceStatus struct {
 	// LaneMode is "on", "off" (HEARTH_LANES=off), or "off: " and why the
 	// endpoint was found to have no stream_id lanes.
 	LaneMode string `json:"laneMode"`
+	// Watch is the file watcher's mode ("inotify", "fsnotify", "polling"),
+	// or "off: " and why the workspace is not watched.
+	Watch string `json:"watch,omitempty"`
 	// WireBytesSent and WireBytesReceived crossed the model connections'
 	// sockets, after permessage-deflate: compare with BytesSent.
 	WireBytesSent     int64 `json:"wireBytesSent"`

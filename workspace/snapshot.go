@@ -210,6 +210,12 @@ func (w *Watcher) watchNewDirs(b *flushBatch) {
 // that whatever is created after the watch raises an event and whatever was
 // created before is listed. report records every entry found as created.
 func (w *Watcher) watchDir(dir string, b *flushBatch, report bool) {
+	if w.maxDirs > 0 {
+		if len(w.tree) >= w.maxDirs {
+			w.tooMany = true // the walk stops here: NewWatcher gives up
+			return
+		}
+	}
 	abs := w.abs(dir)
 	if w.src != nil && w.limitErr == nil {
 		if err := w.src.Add(abs); err != nil {

@@ -30,6 +30,7 @@ type WatchOptions struct {
 	PollInterval time.Duration // polling mode: least time between scans (at most 5% of the time is spent scanning); default 5s
 	RetryInotify time.Duration // polling mode: first retry of the watcher, doubling up to an hour; default 1m
 	FenceDir     string        // where Sync creates its marker files; default os.TempDir()
+	MaxDirs      int           // directories (outside ignored paths) the first walk may find; past it NewWatcher fails with *TooManyDirsError; default 20,000, <0 = no limit
 	Logger       *slog.Logger  // default slog.Default()
 
 	// Tests only.
@@ -53,6 +54,9 @@ func (o WatchOptions) withDefaults() WatchOptions {
 	if o.MaxPending <= 0 {
 		o.MaxPending = 4096
 	}
+	if o.MaxDirs == 0 {
+		o.MaxDirs = DefaultMaxDirs
+	}
 	if o.JournalSize <= 0 {
 		o.JournalSize = 10_000
 	}
@@ -63,6 +67,22 @@ func (o WatchOptions) withDefaults() WatchOptions {
 		o.newSource = newFsnotifySource
 	}
 	return o
+}
+
+// DefaultMaxDirs is WatchOptions.MaxDirs by default: far more directories
+// than a project has outside its ignored ones (node_modules, .git, build
+// outputs), far fewer than a home directory or a disk.
+const DefaultMaxDirs = 20_000
+
+// TooManyDirsError is NewWatcher's error for a tree past
+// WatchOptions.MaxDirs.
+type TooManyDirsError struct {
+	Root string
+	Max  int
+}
+
+func (e *TooManyDirsError) Error() string {
+	return fmt.Sprintf("%s has more than %d directories outside ignored paths: too many to watch for changes", e.Root, e.Max)
 }
 
 // watchMode is what Mode says while events come from the OS.
@@ -96,6 +116,8 @@ type Watcher struct {
 	fenceDir   string // Sync's markers; "" if it could not be made or watched
 
 	journal *journal
+	maxDirs int  // the first walk's limit (0 afterwards: directories created later are always watched)
+	tooMany bool // the first walk met maxDirs
 
 	selfMu sync.Mutex                   // guards self
 	self   map[string][sha256.Size]byte // path → hash of what hearth is writing there
@@ -163,7 +185,20 @@ func NewWatcher(root *Root, opts WatchOptions) (*Watcher, error) {
 		}
 	}
 	var b flushBatch
+	w.maxDirs = max(o.MaxDirs, 0)
 	w.watchDir("", &b, false)
+	w.maxDirs = 0
+	if w.tooMany {
+		// Too broad to keep a snapshot of: a home or a disk, not a
+		// project. The walk stopped at the limit; nothing is kept.
+		if w.src != nil {
+			w.src.Close()
+		}
+		if w.fenceDir != "" {
+			os.RemoveAll(w.fenceDir)
+		}
+		return nil, &TooManyDirsError{Root: root.Path(), Max: o.MaxDirs}
+	}
 	switch {
 	case srcErr != nil && isWatchLimit(srcErr):
 		w.startPolling(limitProblem(root.Path(), srcErr, len(w.tree), o.PollInterval.String()))
