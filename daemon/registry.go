@@ -1,11 +1,11 @@
 package daemon
 
 import (
-	"errors"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
