@@ -121,7 +121,7 @@ func (d *Daemon) ServeConn(rw io.ReadWriteCloser) {
 	defer d.wg.Done()
 	log := d.log.With("client", c.id)
 
-	stream, framing, err := rpc.NewServerStream(rw, rpc.DefaultMaxMessage)
+	stream, framing, err := rpc.NewServerStream(deadlineWriter{rw, c}, rpc.DefaultMaxMessage)
 	if err != nil {
 		close(c.ready)
 		log.Debug("connection ended before its first message", "err", err)
@@ -150,16 +150,27 @@ func (d *Daemon) ServeConn(rw io.ReadWriteCloser) {
 	log.Debug("client disconnected", "err", c.conn.Err())
 }
 
-// write sends queued notifications in order. A write that does not
-// complete within writeTimeout (the editor stopped reading) disconnects the
-// editor.
+// deadlineWriter is an editor connection whose every write — a reply or a
+// notification — disconnects the editor when it does not complete within
+// writeTimeout (the editor stopped reading). Nothing else can wait for an
+// editor longer than that.
+type deadlineWriter struct {
+	io.ReadWriteCloser
+	c *clientConn
+}
+
+func (w deadlineWriter) Write(p []byte) (int, error) {
+	watchdog := time.AfterFunc(w.c.writeTimeout, func() {
+		w.c.disconnect(fmt.Sprintf("editor read nothing for %s; disconnecting it", w.c.writeTimeout))
+	})
+	defer watchdog.Stop()
+	return w.ReadWriteCloser.Write(p)
+}
+
+// write sends queued notifications in order (each write has the
+// connection's deadline: deadlineWriter).
 func (c *clientConn) write() {
 	defer c.wg.Done()
-	watchdog := time.AfterFunc(time.Hour, func() {
-		c.disconnect(fmt.Sprintf("editor read nothing for %s; disconnecting it", c.writeTimeout))
-	})
-	watchdog.Stop()
-	defer watchdog.Stop()
 	for {
 		c.mu.Lock()
 		if len(c.outbox) == 0 {
@@ -185,10 +196,7 @@ func (c *clientConn) write() {
 			continue
 		}
 		method, params := n.encode()
-		watchdog.Reset(c.writeTimeout)
-		err := c.conn.Notify(c.d.ctx, method, params)
-		watchdog.Stop()
-		if err != nil {
+		if err := c.conn.Notify(c.d.ctx, method, params); err != nil {
 			c.shutdown()
 			return
 		}

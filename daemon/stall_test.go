@@ -222,3 +222,23 @@ func waitLong(t *testing.T, e *editor, what string, pred func([]acp.SessionUpdat
 		}
 	}
 }
+
+// An editor that sends requests and never reads their replies is
+// disconnected after the write timeout, as one that does not read its
+// updates is: replies have the same deadline.
+func TestEditorNotReadingRepliesDisconnected(t *testing.T) {
+	limitEditors(t, 8<<20, 300*time.Millisecond)
+	td := startDaemon(t, sim.Options{}, "")
+	id, _ := seedSession(t, td.d.db, td.root, 500) // its inspection is a reply of megabytes
+	e := td.dialRaw(t)                              // initialized; from here on it reads nothing
+	c := td.clientConns()[0]
+	for i := 0; i < 20; i++ {
+		e.conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1000 + i, "method": rpc.MethodHearthInspect,
+			"params": rpc.InspectParams{SessionID: string(id), Limit: 500}})
+		if _, err := e.conn.Write(append(b, '\n')); err != nil {
+			break // the daemon hung up on it: what this test waits for
+		}
+	}
+	waitGone(t, c, "an editor that reads no replies")
+}
