@@ -230,7 +230,7 @@ func TestEditorNotReadingRepliesDisconnected(t *testing.T) {
 	limitEditors(t, 8<<20, 300*time.Millisecond)
 	td := startDaemon(t, sim.Options{}, "")
 	id, _ := seedSession(t, td.d.db, td.root, 500) // its inspection is a reply of megabytes
-	e := td.dialRaw(t)                              // initialized; from here on it reads nothing
+	e := td.dialRaw(t)                             // initialized; from here on it reads nothing
 	c := td.clientConns()[0]
 	for i := 0; i < 20; i++ {
 		e.conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
