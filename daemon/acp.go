@@ -283,20 +283,15 @@ func (c *clientConn) prepareLoad(ctx context.Context, params json.RawMessage) (f
 	id := string(req.SessionId)
 	return func(rctx context.Context) (any, error) {
 		ctx := jsonrpc2.DetachContext(rctx)
-		// The replay goes to this client only, before the answer (ACP). A
-		// session not open yet streams from the store page by page as it
-		// opens; an open one replays the transcript it holds. Either way
-		// each item is read once.
-		s, replayed, err := c.d.loadStreaming(ctx, id, func(page []json.RawMessage) error {
-			return c.replay(ctx, id, page)
+		// The replay goes to this client only, before the answer (ACP),
+		// streamed from the store page by page (a session not open yet
+		// opens with the items read).
+		s, err := c.d.loadStreaming(ctx, id, func(w *openWorkspace, page []store.Item) error {
+			return c.replay(ctx, replayer{session: id, root: w.root.Path(),
+				kind: func(name string) acp.ToolKind { return toolKind(w, name) }}, page)
 		})
 		if err != nil {
 			return nil, err
-		}
-		if !replayed {
-			if err := c.replay(ctx, s.id, s.conv.Transcript()); err != nil {
-				return nil, err
-			}
 		}
 		s.attach(c)
 		if err := c.flush(ctx); err != nil {

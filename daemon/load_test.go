@@ -275,3 +275,85 @@ func TestFastUpdatesMatchSDK(t *testing.T) {
 		}
 	}
 }
+
+// A resumed session shows its tool calls as they were shown live: for each
+// call, the state the live updates left it in (kind, title, status, output,
+// diff, locations, input) is the state its replay leaves it in.
+func TestLoadReplaysToolCallsAsLive(t *testing.T) {
+	td := startDaemon(t, sim.Options{}, "")
+	ed := td.connect()
+	ed.initialize()
+	id := ed.newSession(td.root)
+	ed.must(rpc.MethodSessionSetMode, acp.SetSessionModeRequest{SessionId: id, ModeId: ModeFullAuto}, nil)
+	for _, p := range []string{
+		`look sim:calls=1 sim:tool=read_file sim:args={"path":"a.txt"}`,
+		writeA,
+		`edit sim:calls=1 sim:tool=edit_file sim:args={"path":"a.txt","old_string":"changed","new_string":"edited"}`,
+		`new sim:calls=1 sim:tool=write_file sim:args={"path":"new.txt","content":"fresh\n"}`,
+		`run sim:calls=1 sim:tool=shell sim:args={"command":"echo\u0020hi"}`,
+		`bad sim:calls=1 sim:tool=read_file sim:args={"path":"missing.txt"}`,
+	} {
+		if stop := ed.prompt(id, p); stop != acp.StopReasonEndTurn {
+			t.Fatalf("%s: stop %q", p, stop)
+		}
+	}
+	live := toolStates(t, ed.updates())
+	if len(live) != 6 {
+		t.Fatalf("%d tool calls shown live, want 6", len(live))
+	}
+	b := td.connect()
+	b.initialize()
+	b.must(rpc.MethodSessionLoad, acp.LoadSessionRequest{SessionId: id, Cwd: td.root, McpServers: []acp.McpServer{}}, nil)
+	replayed := toolStates(t, b.updates())
+	for call, want := range live {
+		if got := replayed[call]; got != want {
+			t.Errorf("tool call %s:\nlive     %s\nreplayed %s", call, want, got)
+		}
+	}
+	if len(replayed) != len(live) {
+		t.Errorf("%d tool calls replayed, %d live", len(replayed), len(live))
+	}
+	for _, want := range []string{`"kind":"edit"`, `"type":"diff"`, `"locations"`, `"kind":"execute"`, `"status":"failed"`} {
+		found := false
+		for _, s := range replayed {
+			found = found || strings.Contains(s, want)
+		}
+		if !found {
+			t.Errorf("no replayed tool call shows %s", want)
+		}
+	}
+}
+
+// toolStates folds tool_call and tool_call_update notifications into each
+// call's final state, as an editor does (a field an update carries replaces
+// the one before), encoded as JSON for comparison.
+func toolStates(t *testing.T, ups []acp.SessionUpdate) map[string]string {
+	t.Helper()
+	states := map[string]map[string]json.RawMessage{}
+	for _, u := range ups {
+		if u.ToolCall == nil && u.ToolCallUpdate == nil {
+			continue
+		}
+		b, _ := json.Marshal(u)
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		var id string
+		json.Unmarshal(m["toolCallId"], &id)
+		if states[id] == nil {
+			states[id] = map[string]json.RawMessage{}
+		}
+		for k, v := range m {
+			if k != "sessionUpdate" {
+				states[id][k] = v
+			}
+		}
+	}
+	out := map[string]string{}
+	for id, m := range states {
+		b, _ := json.Marshal(m) // map keys encode sorted
+		out[id] = string(b)
+	}
+	return out
+}

@@ -126,7 +126,13 @@ func previewUpdate(s *openSession, call session.ToolCall, tool workspace.Tool, p
 
 // diffContent is an ACP diff block; oldText is absent for a new file.
 func diffContent(s *openSession, rel, old, new string) acp.ToolCallContent {
-	abs := s.ws.root.Path() + "/" + rel
+	return diffBlock(s.ws.root.Path(), rel, old, new)
+}
+
+// diffBlock is an ACP diff block for rel under root; oldText is absent for
+// a new file.
+func diffBlock(root, rel, old, new string) acp.ToolCallContent {
+	abs := root + "/" + rel
 	if old == "" {
 		return acp.ToolDiffContent(abs, new)
 	}

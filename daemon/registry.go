@@ -401,52 +401,56 @@ func hashOf(b []byte) string {
 // loadPage is how many stored items session/load reads at a time.
 const loadPage = 500
 
-// loadStreaming is session/load's lookup: a session already open is
-// returned as is (replayed false: the caller replays its transcript). One
-// that is not is read from the store a page at a time, each page handed to
-// each as soon as it is read (the editor sees the newest session's first
-// updates at once, whatever its length), then opened with the items read,
-// so each item is read once.
-func (d *Daemon) loadStreaming(ctx context.Context, id string, each func([]json.RawMessage) error) (s *openSession, replayed bool, err error) {
+// loadStreaming is session/load's lookup. It reads the session's items
+// from the store a page at a time and hands each page to each as soon as it
+// is read (the editor sees the first updates at once, whatever the
+// session's length); a session not open yet is then opened with the items
+// read, so each item is read once. The store has what the live view showed
+// (tool views), which an open conversation's transcript does not.
+func (d *Daemon) loadStreaming(ctx context.Context, id string, each func(*openWorkspace, []store.Item) error) (*openSession, error) {
 	d.mu.Lock()
-	s = d.sessions[id]
+	s := d.sessions[id]
 	if s != nil {
 		s.touch()
 	}
 	d.mu.Unlock()
+	var w *openWorkspace
 	if s != nil {
-		return s, false, nil
+		w = s.ws
+	} else {
+		row, err := d.db.Session(ctx, id)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s", rpc.ErrUnknownSession, id)
+		}
+		if w, err = d.workspaceFor(ctx, row.Root); err != nil {
+			return nil, err
+		}
 	}
-	row, err := d.db.Session(ctx, id)
-	if err != nil {
-		return nil, false, fmt.Errorf("%w: %s", rpc.ErrUnknownSession, id)
-	}
-	w, err := d.workspaceFor(ctx, row.Root)
-	if err != nil {
-		return nil, false, err
-	}
-	items := []store.Item{}
+	var items []store.Item // kept only to open the session
 	for after := int64(0); ; {
 		page, err := d.db.ItemsPage(ctx, id, after, loadPage)
 		if err != nil {
-			return nil, false, err
+			return nil, err
 		}
 		if len(page) == 0 {
 			break
 		}
-		data := make([]json.RawMessage, len(page))
-		for i, it := range page {
-			data[i] = it.Data
+		if err := each(w, page); err != nil {
+			return nil, err
 		}
-		if err := each(data); err != nil {
-			return nil, false, err
+		if s == nil {
+			items = append(items, page...)
 		}
-		items = append(items, page...)
 		after = page[len(page)-1].Seq
 		if len(page) < loadPage {
 			break
 		}
 	}
-	s, err = d.openConversation(ctx, id, w, nil, items)
-	return s, true, err
+	if s != nil {
+		return s, nil
+	}
+	if items == nil {
+		items = []store.Item{}
+	}
+	return d.openConversation(ctx, id, w, nil, items)
 }

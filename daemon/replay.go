@@ -9,6 +9,8 @@ import (
 	"github.com/coder/acp-go-sdk"
 
 	"github.com/hearthd/hearth/rpc"
+	"github.com/hearthd/hearth/session"
+	"github.com/hearthd/hearth/store"
 )
 
 // replayItem is the part of a stored item that session/load shows.
@@ -25,14 +27,22 @@ type replayItem struct {
 	} `json:"summary"`
 }
 
-// replay queues the session/update notifications that show a stored
-// transcript again, in order, for this client only. It never fills more
-// than the replay budget of the outbox: it waits for the editor to read, so
-// memory stays bounded however long the transcript. It fails if the editor
-// is disconnected meanwhile.
-func (c *clientConn) replay(ctx context.Context, sessionID string, items []json.RawMessage) error {
+// replayer shows stored items as the session/updates an editor was shown
+// live. Built per session/load.
+type replayer struct {
+	session string
+	root    string                          // the workspace's absolute path, for locations and diffs
+	kind    func(tool string) acp.ToolKind // the kind of a tool by name, as the live view gives it
+}
+
+// replay queues the session/update notifications that show stored items
+// again, in order, for this client only. It never fills more than the
+// replay budget of the outbox: it waits for the editor to read, so memory
+// stays bounded however long the transcript. It fails if the editor is
+// disconnected meanwhile.
+func (c *clientConn) replay(ctx context.Context, r replayer, items []store.Item) error {
 	for _, it := range items {
-		b, ok := replayNotification(sessionID, it)
+		b, ok := r.notification(it)
 		if !ok {
 			continue
 		}
@@ -43,9 +53,70 @@ func (c *clientConn) replay(ctx context.Context, sessionID string, items []json.
 	return nil
 }
 
+// notification is the session/update that shows it: for a tool call, its
+// kind as live; for a tool result with a stored view, the title, locations
+// and diff the live view showed.
+func (r replayer) notification(it store.Item) (json.RawMessage, bool) {
+	switch it.Type {
+	case "function_call":
+		call, ok := scanReplayItem(it.Data)
+		if !ok && json.Unmarshal(it.Data, &call) != nil {
+			return nil, false
+		}
+		u := acp.StartToolCall(acp.ToolCallId(call.CallID), call.Name, acp.WithStartKind(r.kind(call.Name)),
+			acp.WithStartStatus(acp.ToolCallStatusPending), acp.WithStartRawInput(rawArgs(call.Arguments)))
+		b, err := json.Marshal(acp.SessionNotification{SessionId: acp.SessionId(r.session), Update: u})
+		return b, err == nil
+	case "function_call_output":
+		var v session.ToolView
+		if it.View == nil || json.Unmarshal(it.View, &v) != nil {
+			break // older rows, and results with nothing more to show
+		}
+		ri, ok := scanReplayItem(it.Data)
+		if !ok {
+			break
+		}
+		var text string
+		json.Unmarshal(ri.Output, &text) // an output that is not a string shows as empty
+		st := acp.ToolCallStatusCompleted
+		if v.Failed {
+			st = acp.ToolCallStatusFailed
+		}
+		u := toolResultUpdate(r.root, st, text, v)
+		b, err := json.Marshal(acp.SessionNotification{SessionId: acp.SessionId(r.session),
+			Update: acp.UpdateToolCall(acp.ToolCallId(ri.CallID), u...)})
+		return b, err == nil
+	}
+	return replayNotification(r.session, it.Data)
+}
+
+// toolResultUpdate is the tool_call_update that ends a call: its status,
+// title, output (clipped), diff and locations. The live view and the replay
+// both build it here, so they cannot drift apart.
+func toolResultUpdate(root string, st acp.ToolCallStatus, output string, v session.ToolView) []acp.ToolCallUpdateOpt {
+	opts := []acp.ToolCallUpdateOpt{acp.WithUpdateStatus(st)}
+	if v.Title != "" {
+		opts = append(opts, acp.WithUpdateTitle(v.Title))
+	}
+	content := []acp.ToolCallContent{acp.ToolContent(acp.TextBlock(clip(output, 8<<10)))}
+	if d := v.Diff; d != nil {
+		content = append(content, diffBlock(root, d.Path, d.Old, d.New))
+	}
+	opts = append(opts, acp.WithUpdateContent(content))
+	if len(v.Locations) > 0 {
+		locs := make([]acp.ToolCallLocation, 0, len(v.Locations))
+		for _, p := range v.Locations {
+			locs = append(locs, acp.ToolCallLocation{Path: root + "/" + p})
+		}
+		opts = append(opts, acp.WithUpdateLocations(locs))
+	}
+	return opts
+}
+
 // replayNotification is the session/update that shows one stored item: a
-// user or agent message, the model's thoughts (its reasoning summaries), a
-// tool call or its result. hearth's own context items (AGENTS.md) and
+// user or agent message, the model's thoughts (its reasoning summaries), or
+// a tool's result as text (replayer.notification shows tool calls, and
+// results with a stored view). hearth's own context items (AGENTS.md) and
 // anything else show nothing (false).
 func replayNotification(sessionID string, item json.RawMessage) (json.RawMessage, bool) {
 	r, ok := scanReplayItem(item)
@@ -74,11 +145,6 @@ func replayNotification(sessionID string, item json.RawMessage) (json.RawMessage
 		if len(parts) > 0 {
 			return textNotification(sessionID, "agent_thought_chunk", strings.Join(parts, "\n\n")), true
 		}
-	case r.Type == "function_call":
-		u := acp.StartToolCall(acp.ToolCallId(r.CallID), r.Name,
-			acp.WithStartStatus(acp.ToolCallStatusPending), acp.WithStartRawInput(rawArgs(r.Arguments)))
-		b, err := json.Marshal(acp.SessionNotification{SessionId: acp.SessionId(sessionID), Update: u})
-		return b, err == nil
 	case r.Type == "function_call_output":
 		if raw := r.Output; len(raw) >= 2 && raw[0] == '"' && len(raw) <= 8<<10 {
 			// Short enough that no clipping is needed: shown as stored.

@@ -38,21 +38,8 @@ func (u updates) ToolCall(call session.ToolCall, status string, res *session.Too
 		}
 		opts := []acp.ToolCallUpdateOpt{acp.WithUpdateStatus(st)}
 		if res != nil {
-			if res.Title != "" {
-				opts = append(opts, acp.WithUpdateTitle(res.Title))
-			}
-			content := []acp.ToolCallContent{acp.ToolContent(acp.TextBlock(clip(res.Output, 8<<10)))}
-			if d := res.Diff; d != nil {
-				content = append(content, diffContent(u.s, d.Path, d.Old, d.New))
-			}
-			opts = append(opts, acp.WithUpdateContent(content))
-			if len(res.Locations) > 0 {
-				locs := make([]acp.ToolCallLocation, 0, len(res.Locations))
-				for _, p := range res.Locations {
-					locs = append(locs, acp.ToolCallLocation{Path: u.s.ws.root.Path() + "/" + p})
-				}
-				opts = append(opts, acp.WithUpdateLocations(locs))
-			}
+			opts = toolResultUpdate(u.s.ws.root.Path(), st, res.Output,
+				session.ToolView{Title: res.Title, Locations: res.Locations, Diff: res.Diff})
 		}
 		u.s.broadcast(acp.UpdateToolCall(id, opts...), nil)
 	}

@@ -40,8 +40,9 @@ type ToolResult struct {
 
 // Diff is a file's content before and after an edit, for the editor.
 type Diff struct {
-	Path     string // workspace-relative
-	Old, New string // Old is "" for a new file
+	Path string `json:"path"`          // workspace-relative
+	Old  string `json:"old,omitempty"` // "" for a new file
+	New  string `json:"new"`
 }
 
 // Sink receives a turn's progress in order, from the goroutine running

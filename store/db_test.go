@@ -57,7 +57,7 @@ func TestOpenReopenKeepsData(t *testing.T) {
 		t.Errorf("Path() = %q, want %q", db.Path(), path)
 	}
 	newSession(t, db, "/src/app", "s1")
-	if _, err := db.AppendItems(ctx, "s1", 0, []NewItem{{OriginInput, []byte(`{"type":"message"}`)}}); err != nil {
+	if _, err := db.AppendItems(ctx, "s1", 0, []NewItem{{Origin: OriginInput, Data: []byte(`{"type":"message"}`)}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {

@@ -25,6 +25,7 @@ const (
 type NewItem struct {
 	Origin Origin
 	Data   json.RawMessage // a JSON object, kept byte for byte
+	View   json.RawMessage // optional: how the editor shows the item (a tool result's title, locations, diff); never sent to the model
 }
 
 // Item is one entry of a session's transcript, as the exact JSON sent to or
@@ -37,6 +38,7 @@ type Item struct {
 	Origin    Origin
 	Type      string          // the JSON "type" member, "" if absent or not a string
 	Data      json.RawMessage // byte-exact
+	View      json.RawMessage // nil when none was stored
 	Created   time.Time
 }
 
@@ -69,8 +71,11 @@ func newItems(sessionID string, turnID int64, items []NewItem) ([]Item, time.Tim
 		if err != nil {
 			return nil, t, fmt.Errorf("item %d: %w", i, err)
 		}
+		if it.View != nil && !json.Valid(it.View) {
+			return nil, t, fmt.Errorf("item %d: view is not JSON", i)
+		}
 		out[i] = Item{SessionID: sessionID, TurnID: turnID, Origin: it.Origin, Type: typ,
-			Data: bytes.Clone(it.Data), Created: t}
+			Data: bytes.Clone(it.Data), View: bytes.Clone(it.View), Created: t}
 	}
 	return out, t, nil
 }
@@ -92,8 +97,8 @@ func appendItemsTx(ctx context.Context, tx *sql.Tx, sessionID string, turnID int
 		return err
 	}
 	stmt, err := tx.PrepareContext(ctx, `
-		INSERT INTO items (session_id, seq, turn_id, origin, type, data, created)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`)
+		INSERT INTO items (session_id, seq, turn_id, origin, type, data, view, created)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return err
 	}
@@ -103,7 +108,7 @@ func appendItemsTx(ctx context.Context, tx *sql.Tx, sessionID string, turnID int
 		// Data goes in as TEXT (string), not BLOB: SQLite's JSON
 		// functions read a BLOB as binary JSONB.
 		if _, err := stmt.ExecContext(ctx, sessionID, out[i].Seq, nullID(turnID),
-			string(out[i].Origin), out[i].Type, string(out[i].Data), nanos(t)); err != nil {
+			string(out[i].Origin), out[i].Type, string(out[i].Data), nullText(out[i].View), nanos(t)); err != nil {
 			return fmt.Errorf("item %d: %w", i, err)
 		}
 	}
@@ -151,6 +156,14 @@ func turnOf(ctx context.Context, tx *sql.Tx, sessionID string, turnID int64) err
 	return nil
 }
 
+// nullText stores nil as NULL, anything else as TEXT.
+func nullText(b []byte) any {
+	if b == nil {
+		return nil
+	}
+	return string(b)
+}
+
 // nullID stores an id of 0 as NULL.
 func nullID(id int64) any {
 	if id == 0 {
@@ -176,7 +189,7 @@ func (db *DB) ItemsPage(ctx context.Context, sessionID string, after int64, limi
 	var out []Item
 	err := db.read(func(r *sql.DB) error {
 		rows, err := r.QueryContext(ctx, `
-			SELECT seq, turn_id, origin, type, data, created
+			SELECT seq, turn_id, origin, type, data, view, created
 			FROM items WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?`, sessionID, after, limit)
 		if err != nil {
 			return err
@@ -186,11 +199,11 @@ func (db *DB) ItemsPage(ctx context.Context, sessionID string, after int64, limi
 			it := Item{SessionID: sessionID}
 			var turn sql.NullInt64
 			var created int64
-			var data []byte // Scan copies into a fresh slice
-			if err := rows.Scan(&it.Seq, &turn, &it.Origin, &it.Type, &data, &created); err != nil {
+			var data, view []byte // Scan copies into fresh slices; view stays nil for NULL
+			if err := rows.Scan(&it.Seq, &turn, &it.Origin, &it.Type, &data, &view, &created); err != nil {
 				return err
 			}
-			it.TurnID, it.Data, it.Created = turn.Int64, data, fromNanos(created)
+			it.TurnID, it.Data, it.View, it.Created = turn.Int64, data, view, fromNanos(created)
 			out = append(out, it)
 		}
 		return rows.Err()

@@ -16,7 +16,7 @@ func TestItemsPage(t *testing.T) {
 	newSession(t, db, "/src/app", "s2")
 	var batch []NewItem
 	for i := range 12 {
-		batch = append(batch, NewItem{OriginInput, fmt.Appendf(nil, `{"type":"message","n":%d}`, i)})
+		batch = append(batch, NewItem{Origin: OriginInput, Data: fmt.Appendf(nil, `{"type":"message","n":%d}`, i)})
 	}
 	if _, err := db.AppendItems(ctx, "s1", 0, batch); err != nil {
 		t.Fatal(err)
@@ -57,5 +57,30 @@ func TestItemsPage(t *testing.T) {
 	}
 	if none, err := db.ItemsPage(ctx, "missing", 0, 5); err != nil || len(none) != 0 {
 		t.Errorf("ItemsPage of an unknown session = %v, %v", none, err)
+	}
+}
+
+// An item's view is kept beside it, read back with it, absent when none was
+// given, and refused when it is not JSON.
+func TestItemViews(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	newSession(t, db, "/src/app", "s1")
+	view := `{"title":"Edit a.go","diff":{"path":"a.go","old":"x","new":"y"}}`
+	if _, err := db.AppendItems(ctx, "s1", 0, []NewItem{
+		{Origin: OriginInput, Data: []byte(`{"type":"function_call_output","call_id":"c","output":"ok"}`), View: []byte(view)},
+		{Origin: OriginInput, Data: []byte(`{"type":"message"}`)},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	items, err := db.ItemsPage(ctx, "s1", 0, 10)
+	if err != nil || len(items) != 2 {
+		t.Fatalf("ItemsPage: %d items, %v", len(items), err)
+	}
+	if string(items[0].View) != view || items[1].View != nil {
+		t.Errorf("views read back: %q, %q", items[0].View, items[1].View)
+	}
+	if _, err := db.AppendItems(ctx, "s1", 0, []NewItem{{Origin: OriginInput, Data: []byte(`{}`), View: []byte(`{oops`)}}); err == nil {
+		t.Error("a view that is not JSON was stored")
 	}
 }

@@ -18,8 +18,8 @@ func TestAppendItemsContiguous(t *testing.T) {
 
 	// Initial context before any turn, then two batches in a turn.
 	got, err := db.AppendItems(ctx, "s1", 0, []NewItem{
-		{OriginInput, []byte(`{"type":"message","role":"developer","content":"AGENTS.md"}`)},
-		{OriginInput, []byte(`{"type":"message","role":"user","content":"hi"}`)},
+		{Origin: OriginInput, Data: []byte(`{"type":"message","role":"developer","content":"AGENTS.md"}`)},
+		{Origin: OriginInput, Data: []byte(`{"type":"message","role":"user","content":"hi"}`)},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -31,11 +31,11 @@ func TestAppendItemsContiguous(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.AppendItems(ctx, "s2", 0, []NewItem{{OriginInput, []byte(`{}`)}}); err != nil {
+	if _, err := db.AppendItems(ctx, "s2", 0, []NewItem{{Origin: OriginInput, Data: []byte(`{}`)}}); err != nil {
 		t.Fatal(err)
 	}
 	for range 3 {
-		if _, err := db.AppendItems(ctx, "s1", turn.ID, []NewItem{{OriginOutput, []byte(`{"type":"reasoning"}`)}}); err != nil {
+		if _, err := db.AppendItems(ctx, "s1", turn.ID, []NewItem{{Origin: OriginOutput, Data: []byte(`{"type":"reasoning"}`)}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -82,25 +82,25 @@ func TestAppendItemsRejectsInvalidBatch(t *testing.T) {
 	db := openTest(t)
 	newSession(t, db, "/src/app", "s1")
 	newSession(t, db, "/src/app", "s2")
-	if _, err := db.AppendItems(ctx, "s1", 0, []NewItem{{OriginInput, []byte(`{"type":"message"}`)}}); err != nil {
+	if _, err := db.AppendItems(ctx, "s1", 0, []NewItem{{Origin: OriginInput, Data: []byte(`{"type":"message"}`)}}); err != nil {
 		t.Fatal(err)
 	}
 	other, err := db.BeginTurn(ctx, "s2")
 	if err != nil {
 		t.Fatal(err)
 	}
-	good := NewItem{OriginOutput, []byte(`{"type":"message"}`)}
+	good := NewItem{Origin: OriginOutput, Data: []byte(`{"type":"message"}`)}
 	for name, tc := range map[string]struct {
 		turn int64
 		item NewItem
 	}{
-		"array":        {0, NewItem{OriginOutput, []byte(`[1,2]`)}},
-		"null":         {0, NewItem{OriginOutput, []byte(`null`)}},
-		"string":       {0, NewItem{OriginOutput, []byte(`"x"`)}},
-		"empty":        {0, NewItem{OriginOutput, nil}},
-		"truncated":    {0, NewItem{OriginOutput, []byte(`{"type":"mess`)}},
-		"trailing":     {0, NewItem{OriginOutput, []byte(`{"a":1} {"b":2}`)}},
-		"bad origin":   {0, NewItem{"model", []byte(`{}`)}},
+		"array":        {0, NewItem{Origin: OriginOutput, Data: []byte(`[1,2]`)}},
+		"null":         {0, NewItem{Origin: OriginOutput, Data: []byte(`null`)}},
+		"string":       {0, NewItem{Origin: OriginOutput, Data: []byte(`"x"`)}},
+		"empty":        {0, NewItem{Origin: OriginOutput}},
+		"truncated":    {0, NewItem{Origin: OriginOutput, Data: []byte(`{"type":"mess`)}},
+		"trailing":     {0, NewItem{Origin: OriginOutput, Data: []byte(`{"a":1} {"b":2}`)}},
+		"bad origin":   {0, NewItem{Origin: "model", Data: []byte(`{}`)}},
 		"foreign turn": {other.ID, good},
 		"unknown turn": {999, good},
 	} {
@@ -136,8 +136,8 @@ func TestAppendItemsRollsBackMidBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := db.AppendItems(ctx, "s1", 0, []NewItem{
-		{OriginInput, []byte(`{"type":"message"}`)},
-		{OriginOutput, []byte(`{"type":"boom"}`)},
+		{Origin: OriginInput, Data: []byte(`{"type":"message"}`)},
+		{Origin: OriginOutput, Data: []byte(`{"type":"boom"}`)},
 	})
 	if err == nil {
 		t.Fatal("AppendItems succeeded through the failing trigger")
@@ -150,7 +150,7 @@ func TestAppendItemsRollsBackMidBatch(t *testing.T) {
 		t.Errorf("%d items survived a failed batch", len(items))
 	}
 	// The next append starts again at seq 1.
-	got, err := db.AppendItems(ctx, "s1", 0, []NewItem{{OriginInput, []byte(`{}`)}})
+	got, err := db.AppendItems(ctx, "s1", 0, []NewItem{{Origin: OriginInput, Data: []byte(`{}`)}})
 	if err != nil || got[0].Seq != 1 {
 		t.Errorf("append after rollback = %+v, %v", got, err)
 	}
@@ -174,7 +174,7 @@ func TestItemDataByteExact(t *testing.T) {
 	}
 	var batch []NewItem
 	for _, c := range cases {
-		batch = append(batch, NewItem{OriginOutput, json.RawMessage(c.data)})
+		batch = append(batch, NewItem{Origin: OriginOutput, Data: json.RawMessage(c.data)})
 	}
 	if _, err := db.AppendItems(ctx, "s1", 0, batch); err != nil {
 		t.Fatal(err)
@@ -220,7 +220,7 @@ func TestConcurrentAppends(t *testing.T) {
 			for b := range batches {
 				batch := make([]NewItem, 1+b%3)
 				for i := range batch {
-					batch[i] = NewItem{OriginOutput, fmt.Appendf(nil, `{"type":"t","w":%d,"b":%d,"i":%d}`, w, b, i)}
+					batch[i] = NewItem{Origin: OriginOutput, Data: fmt.Appendf(nil, `{"type":"t","w":%d,"b":%d,"i":%d}`, w, b, i)}
 				}
 				got, err := db.AppendItems(ctx, sid, turn.ID, batch)
 				if err != nil {
@@ -296,7 +296,7 @@ func BenchmarkAppendItem(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	item := []NewItem{{OriginOutput, json.RawMessage(`{"type":"function_call_output","call_id":"call_abc123","output":"` +
+	item := []NewItem{{Origin: OriginOutput, Data: json.RawMessage(`{"type":"function_call_output","call_id":"call_abc123","output":"` +
 		string(bytes.Repeat([]byte("x"), 400)) + `"}`)}}
 	b.ReportAllocs()
 	for b.Loop() {

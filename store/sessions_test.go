@@ -152,7 +152,7 @@ func TestSessionsOrderAndFilter(t *testing.T) {
 	}
 	check("after turn", ids("", 0), "a1", "b1", "a2")
 	// An item in a2 (outside any turn) is activity too.
-	if _, err := db.AppendItems(ctx, "a2", 0, []NewItem{{OriginInput, []byte(`{}`)}}); err != nil {
+	if _, err := db.AppendItems(ctx, "a2", 0, []NewItem{{Origin: OriginInput, Data: []byte(`{}`)}}); err != nil {
 		t.Fatal(err)
 	}
 	check("after item", ids("", 0), "a2", "a1", "b1")
@@ -178,7 +178,7 @@ func TestDeleteSessionCascades(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.AppendItems(ctx, "s1", turn.ID, []NewItem{{OriginInput, []byte(`{}`)}}); err != nil {
+	if _, err := db.AppendItems(ctx, "s1", turn.ID, []NewItem{{Origin: OriginInput, Data: []byte(`{}`)}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.InsertRequest(ctx, Request{SessionID: "s1", TurnID: turn.ID, Kind: KindFull}); err != nil {
