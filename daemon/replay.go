@@ -31,7 +31,7 @@ type replayItem struct {
 // live. Built per session/load.
 type replayer struct {
 	session string
-	root    string                          // the workspace's absolute path, for locations and diffs
+	root    string                         // the workspace's absolute path, for locations and diffs
 	kind    func(tool string) acp.ToolKind // the kind of a tool by name, as the live view gives it
 }
 

@@ -2,8 +2,8 @@ package session_test
 
 import (
 	"context"
-	"errors"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -225,4 +225,3 @@ func explains(fault sim.FaultKind, err error) bool {
 		return errors.Is(err, session.ErrConnectionLost)
 	}
 }
-
