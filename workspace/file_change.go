@@ -120,6 +120,8 @@ func (c *fileChange) diff() *FileDiff {
 // between. Missing parent directories are created first. Everything goes
 // through the root's handle, so a directory swapped for a symlink leading
 // out since loadTarget looked makes the write fail instead of escaping.
+// A change the editor takes goes to its buffer instead, and the disk is left
+// alone.
 func (ts *Toolset) commit(ctx context.Context, c *fileChange) error {
 	if c.editor {
 		if err := ts.ed.Writer.WriteText(ctx, c.abs, c.new); err != nil {
