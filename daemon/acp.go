@@ -62,6 +62,8 @@ func (c *clientConn) initialize(ctx context.Context, params json.RawMessage) (an
 	if err := rpc.DecodeParams(params, &req); err != nil {
 		return nil, err
 	}
+	c.fsRead.Store(req.ClientCapabilities.Fs.ReadTextFile)
+	c.fsWrite.Store(req.ClientCapabilities.Fs.WriteTextFile)
 	c.initialized.Store(true)
 	return acp.InitializeResponse{
 		ProtocolVersion: acp.ProtocolVersionNumber,

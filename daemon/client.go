@@ -50,6 +50,9 @@ type clientConn struct {
 	rw          io.ReadWriteCloser
 	conn        jsonrpc2.Conn
 	initialized atomic.Bool
+	// The editor's clientCapabilities.fs, from its initialize: it serves
+	// fs/read_text_file, fs/write_text_file (editor_files.go).
+	fsRead, fsWrite atomic.Bool
 
 	maxBytes     int           // outboxMaxBytes when accepted
 	writeTimeout time.Duration // writeTimeout when accepted

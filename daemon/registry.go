@@ -345,8 +345,11 @@ func (t *sessionTools) Run(ctx context.Context, call session.ToolCall) session.T
 	ws := t.s.ws
 	args := json.RawMessage(call.Arguments)
 	tool, known := ws.tools.Lookup(call.Name)
+	// Files go through the prompting editor's buffers when it offers them
+	// (editor_files.go); confinement stays the tools' own.
+	ed := t.s.toolEditor()
 	if known && !tool.ReadOnly {
-		pv, err := ws.tools.Preview(ctx, call.Name, args)
+		pv, err := ws.tools.PreviewVia(ctx, ed, call.Name, args)
 		if err != nil {
 			// An invalid call is answered without bothering the user.
 			return session.ToolResult{Output: err.Error(), IsError: true, Kind: tool.Kind}
@@ -359,13 +362,13 @@ func (t *sessionTools) Run(ctx context.Context, call session.ToolCall) session.T
 			return *res
 		}
 	}
-	r := ws.tools.Run(ctx, call.Name, args)
+	r := ws.tools.RunVia(ctx, ed, call.Name, args)
 	out := session.ToolResult{Output: r.Output, IsError: r.IsError, Title: r.Title, Kind: tool.Kind, Locations: r.Locations}
 	if r.Diff != nil {
 		out.Diff = &session.Diff{Path: r.Diff.Path, Old: r.Diff.Old, New: r.Diff.New}
 	}
 	if !r.IsError && r.Hash != "" && len(r.Locations) == 1 {
-		t.noteSeen(ctx, r.Locations[0], r.Hash, r.Diff)
+		t.noteSeen(ctx, r.Locations[0], r)
 	}
 	return out
 }
@@ -374,14 +377,18 @@ func (t *sessionTools) Run(ctx context.Context, call session.ToolCall) session.T
 const maxSeenContent = 256 << 10
 
 // noteSeen records what the model now knows of rel: the content it read or
-// wrote, so the next context delta shows only what changed since.
-func (t *sessionTools) noteSeen(ctx context.Context, rel, hash string, diff *workspace.FileDiff) {
-	seen := store.Seen{Hash: hash}
+// wrote, so the next context delta shows only what changed since. Text read
+// from or written to the editor's buffer is recorded as such: when the user
+// saves it, the disk matches the read set and the delta stays quiet.
+func (t *sessionTools) noteSeen(ctx context.Context, rel string, r workspace.Result) {
+	seen := store.Seen{Hash: r.Hash}
 	switch {
-	case diff != nil:
-		seen.Content = []byte(diff.New)
+	case r.Diff != nil:
+		seen.Content = []byte(r.Diff.New)
+	case r.Buffer:
+		seen.Content = []byte(r.Content)
 	default:
-		if b, err := t.s.ws.root.ReadFile(rel); err == nil && hashOf(b) == hash {
+		if b, err := t.s.ws.root.ReadFile(rel); err == nil && hashOf(b) == r.Hash {
 			seen.Content = b
 		}
 	}

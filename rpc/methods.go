@@ -13,6 +13,15 @@ const (
 
 	// MethodAuthenticate (authenticate, call): ACP authentication.
 	MethodAuthenticate = "authenticate"
+	// MethodFsReadTextFile (fs/read_text_file, agent → client call): a
+	// file's text as the editor has it, unsaved changes included; sent only
+	// to an editor that advertised clientCapabilities.fs.readTextFile.
+	MethodFsReadTextFile = "fs/read_text_file"
+	// MethodFsWriteTextFile (fs/write_text_file, agent → client call): put a
+	// file's new text in the editor (hearth's editors leave it unsaved); sent
+	// only to an editor that advertised clientCapabilities.fs.writeTextFile.
+	MethodFsWriteTextFile = "fs/write_text_file"
+
 	// MethodInitialize (initialize, call): ACP version and capability
 	// negotiation; must come first.
 	MethodInitialize = "initialize"

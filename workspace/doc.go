@@ -25,6 +25,9 @@
 //   - Writes are atomic (a temporary file in the same directory, created,
 //     renamed and cleaned up through one handle on that directory), keep the
 //     file's mode, and are reported to Toolset.OnWrite.
+//   - RunVia and PreviewVia take an Editor: read_file, write_file and
+//     edit_file then read and change the editor's buffers (unsaved changes
+//     included) instead of the disk, after the same confinement checks.
 //   - A shell command runs in its own process group, with the environment
 //     scrubbed of credentials; nothing it starts outlives the call.
 //

@@ -23,7 +23,9 @@ const maxEditSize = 8 << 20
 // lives for one Preview or Run.
 type fileChange struct {
 	name    string      // the destination as the root's handle names it (symlinks evaluated by Resolve)
+	abs     string      // the destination as an absolute path, for the editor
 	rel     string      // the destination for display, slash-separated
+	editor  bool        // the file exists and the call's editor takes the write: old is its text
 	existed bool        // the file exists now; false means it will be created
 	mode    fs.FileMode // the existing file's permission bits, kept by the write
 	old     string      // the current content ("" for a new file)
@@ -38,7 +40,7 @@ func (ts *Toolset) loadTarget(ctx context.Context, tool, path string) (c *fileCh
 	if err != nil {
 		return nil, err.Error()
 	}
-	c = &fileChange{name: name, rel: ts.root.Rel(abs)}
+	c = &fileChange{name: name, abs: abs, rel: ts.root.Rel(abs)}
 	if abs == ts.root.Path() {
 		return c, fmt.Sprintf("path %q is the workspace root directory; give the path of a file", path)
 	}
@@ -72,6 +74,32 @@ func (ts *Toolset) loadTarget(ctx context.Context, tool, path string) (c *fileCh
 		return c, fmt.Sprintf("%q grew past %d MiB while being read; use shell to change files this large", c.rel, maxEditSize>>20)
 	}
 	c.existed, c.mode, c.old = true, fi.Mode()&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky), string(b)
+	if ts.ed.Writer != nil {
+		return ts.loadFromEditor(ctx, tool, c)
+	}
+	return c, ""
+}
+
+// loadFromEditor completes loadTarget for a file that exists when the
+// editor takes the write: the text to change is the editor's, what the user
+// sees (the disk's, read already, when the editor offers no reads). An
+// editor that cannot give its text fails the call: changing the disk's text
+// in the buffer would throw the user's unsaved changes away.
+func (ts *Toolset) loadFromEditor(ctx context.Context, tool string, c *fileChange) (*fileChange, string) {
+	c.editor = true
+	if ts.ed.Reader == nil {
+		return c, ""
+	}
+	text, err := ts.ed.Reader.ReadText(ctx, c.abs)
+	switch {
+	case ctx.Err() != nil:
+		return c, cancelledResult(tool).Output
+	case err != nil:
+		return c, fmt.Sprintf("cannot %s %q: the editor could not give its copy of the file (%v); nothing was changed. Try again, or tell the user", verbOf(tool), c.rel, err)
+	case len(text) > maxEditSize:
+		return c, fmt.Sprintf("%q is %d bytes in the editor, over the %d MiB limit of %s; use shell to change files this large", c.rel, len(text), maxEditSize>>20, tool)
+	}
+	c.old = text
 	return c, ""
 }
 
@@ -92,7 +120,18 @@ func (c *fileChange) diff() *FileDiff {
 // between. Missing parent directories are created first. Everything goes
 // through the root's handle, so a directory swapped for a symlink leading
 // out since loadTarget looked makes the write fail instead of escaping.
-func (ts *Toolset) commit(c *fileChange) error {
+// A change the editor takes goes to its buffer instead, and the disk is left
+// alone.
+func (ts *Toolset) commit(ctx context.Context, c *fileChange) error {
+	if c.editor {
+		if err := ts.ed.Writer.WriteText(ctx, c.abs, c.new); err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("the write to %q through the editor was cancelled; read the file before trying again", c.rel)
+			}
+			return fmt.Errorf("the editor could not apply the write to %q (%v); read the file to see what it holds, then try again or tell the user", c.rel, err)
+		}
+		return nil
+	}
 	if dir := filepath.Dir(c.name); !c.existed && dir != "." {
 		if err := ts.root.handle().MkdirAll(dir, 0o777); err != nil {
 			if escaped(err) {

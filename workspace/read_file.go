@@ -69,7 +69,12 @@ func (ts *Toolset) readFile(ctx context.Context, d *toolDef, raw json.RawMessage
 		return errorResult(err.Error())
 	}
 	rel := ts.root.Rel(abs)
-	res := ts.readFileAt(ctx, name, rel, offset, limit)
+	var res Result
+	if ts.ed.Reader != nil {
+		res = ts.readFromEditor(ctx, abs, name, rel, offset, limit)
+	} else {
+		res = ts.readFileAt(ctx, name, rel, offset, limit)
+	}
 	res.Title = "Read " + rel
 	if !res.IsError {
 		res.Locations = []string{rel}
@@ -97,11 +102,47 @@ func (ts *Toolset) readFileAt(ctx context.Context, name, rel string, offset, lim
 		return errorResult(useFailed("read", rel, err))
 	}
 	defer f.Close()
+	return numberedText(ctx, f, rel, offset, limit)
+}
 
+// readFromEditor reads rel through the editor: its buffer, unsaved changes
+// included. A directory or special file is refused as on disk, without
+// asking. When the editor fails, the disk answers, with a note saying so;
+// a file on neither gets the disk's message.
+func (ts *Toolset) readFromEditor(ctx context.Context, abs, name, rel string, offset, limit int) Result {
+	fi, err := ts.root.handle().Stat(name)
+	switch {
+	case err == nil && fi.IsDir():
+		return errorResult(fmt.Sprintf("%q is a directory, not a file; use list_dir to see its entries", rel))
+	case err == nil && !fi.Mode().IsRegular():
+		return errorResult(fmt.Sprintf("%q is not a regular file (%v); only regular files can be read", rel, fi.Mode().Type()))
+	}
+	text, err := ts.ed.Reader.ReadText(ctx, abs)
+	if ctx.Err() != nil {
+		return cancelledResult("read_file")
+	}
+	if err != nil {
+		res := ts.readFileAt(ctx, name, rel, offset, limit)
+		if !res.IsError {
+			res.Output += editorReadNote(rel, err)
+		}
+		return res
+	}
+	res := numberedText(ctx, strings.NewReader(text), rel, offset, limit)
+	if !res.IsError {
+		res.Buffer, res.Content = true, text
+	}
+	return res
+}
+
+// numberedText is read_file's answer for the text r yields: its lines
+// numbered, from offset, at most limit of them and maxReadOutput bytes, with
+// the hash of all of it.
+func numberedText(ctx context.Context, r io.Reader, rel string, offset, limit int) Result {
 	// Every byte passes through the hash, shown or not: the read set needs
 	// the hash of the whole file.
 	h := sha256.New()
-	br := bufio.NewReaderSize(io.TeeReader(ctxReader{ctx, f}, h), 64<<10)
+	br := bufio.NewReaderSize(io.TeeReader(ctxReader{ctx, r}, h), 64<<10)
 	head, _ := br.Peek(sniffLen)
 	if isBinary(head, len(head) < sniffLen) {
 		n, err := io.Copy(io.Discard, br)

@@ -54,6 +54,13 @@ type Result struct {
 	Title     string    // short human title for the editor, e.g. "Read README.md"
 	Hash      string    // read_file: sha256 hex of the whole file, for the session's read set; write_file, edit_file: of the new content
 	Diff      *FileDiff // write_file, edit_file: what changed
+	// Buffer is set when the text came from the editor (read_file) or went
+	// to it (write_file, edit_file): the model knows the buffer, which the
+	// disk may not hold until the user saves.
+	Buffer bool
+	// Content is, for a read_file with Buffer set, the whole text read (its
+	// hash is Hash), since the disk's may differ.
+	Content string
 }
 
 // toolDef is a Tool plus what Run needs to decode and execute it.
@@ -73,6 +80,7 @@ var toolDefs = []toolDef{readFileDef, listDirDef, grepDef, writeFileDef, editFil
 // outlives a call and has nothing to close.
 type Toolset struct {
 	root *Root
+	ed   Editor // the editor of the one call a copy made by via runs; zero on the shared Toolset
 
 	// OnWrite, if set, is called just before each write_file or
 	// edit_file with the file's workspace-relative path and its new content

@@ -87,8 +87,11 @@ func (ts *Toolset) apply(ctx context.Context, d *toolDef, c *fileChange, verb, o
 	if ts.OnWrite != nil {
 		ts.OnWrite(c.rel, []byte(c.new))
 	}
-	if err := ts.commit(c); err != nil {
+	if err := ts.commit(ctx, c); err != nil {
 		return changeFailed(c, verb, err.Error())
+	}
+	if c.editor {
+		out += " The change is in the user's editor, unsaved: shell commands see the file on disk, which keeps its old text until the user saves."
 	}
 	return Result{
 		Output:    out,
@@ -96,6 +99,7 @@ func (ts *Toolset) apply(ctx context.Context, d *toolDef, c *fileChange, verb, o
 		Locations: []string{c.rel},
 		Hash:      contentHash(c.new),
 		Diff:      c.diff(),
+		Buffer:    c.editor,
 	}
 }
 

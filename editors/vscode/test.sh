@@ -66,7 +66,7 @@ run_tests() {
 }
 
 step "node tests"
-run_tests out/test/units.test.js out/test/acp.test.js out/test/permissions.test.js out/test/fake-agent.test.js out/test/extension.test.js
+run_tests out/test/units.test.js out/test/acp.test.js out/test/permissions.test.js out/test/files.test.js out/test/fake-agent.test.js out/test/extension.test.js
 
 step "ui test (headless chromium)"
 run_tests out/test/ui.test.js

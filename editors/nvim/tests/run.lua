@@ -519,6 +519,104 @@ local function main()
     end)
   end)
 
+  -- the agent's view of files goes through the buffers (fs/read_text_file, fs/write_text_file)
+  local function fs_replies(from, key)
+    local out = {}
+    for i = from, #sent do
+      local m = sent[i]
+      if m.method == nil and m.id ~= nil and (m.error ~= nil or (type(m.result) == 'table' and (key == nil or m.result[key] ~= nil))) then
+        table.insert(out, m)
+      end
+    end
+    return out
+  end
+
+  test('initialize advertised the fs capabilities', function()
+    local init
+    for _, m in ipairs(sent) do
+      if m.method == 'initialize' then
+        init = m
+      end
+    end
+    truthy(init, 'initialize was sent')
+    eq(init.params.clientCapabilities.fs.readTextFile, true, 'readTextFile')
+    eq(init.params.clientCapabilities.fs.writeTextFile, true, 'writeTextFile')
+  end)
+
+  test("read_file returns a buffer's unsaved text, not the disk's", function()
+    write(ws .. '/buf.txt', 'on disk\n')
+    local b = vim.fn.bufadd(ws .. '/buf.txt')
+    vim.fn.bufload(b)
+    vim.api.nvim_buf_set_lines(b, 0, -1, false, { 'unsaved line', 'second' })
+    eq(vim.bo[b].modified, true, 'the buffer is modified')
+    local from = #sent + 1
+    run('r sim:calls=1 sim:tool=read_file sim:args={"path":"buf.txt"}')
+    local lines = last_turn(chat_lines())
+    truthy(find_line(lines, '  │      1\tunsaved line', true), 'the unsaved line in ' .. vim.inspect(lines))
+    truthy(find_line(lines, '  │      2\tsecond', true), 'the second line in ' .. vim.inspect(lines))
+    eq(find_line(lines, 'on disk', true), nil, 'the disk text is not shown')
+    local replies = fs_replies(from, 'content')
+    eq(#replies, 1, 'fs/read_text_file replies')
+    eq(replies[1].result.content, 'unsaved line\nsecond\n', 'the text sent')
+    eq(read(ws .. '/buf.txt'), 'on disk\n', 'the disk is untouched')
+  end)
+
+  test('an edit by the agent lands in the buffer, unsaved', function()
+    local asked = 0
+    select_handler = function(items, opts, on_choice)
+      asked = asked + 1
+      for _, o in ipairs(items) do
+        if o.kind == 'allow_once' then
+          return on_choice(o)
+        end
+      end
+    end
+    -- a loaded, modified buffer: the edit matches its unsaved text
+    local b = vim.fn.bufnr(ws .. '/buf.txt')
+    run('e sim:calls=1 sim:tool=edit_file sim:args={"path":"buf.txt","old_string":"unsaved","new_string":"edited"}')
+    eq(asked, 1, 'permission questions')
+    eq(table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), '|'), 'edited line|second', 'buffer lines')
+    eq(vim.bo[b].modified, true, 'still unsaved')
+    eq(read(ws .. '/buf.txt'), 'on disk\n', 'the disk is untouched')
+    truthy(find_line(last_turn(chat_lines()), "in the user's editor, unsaved", true), 'the agent is told the change is unsaved')
+    -- a file not loaded: its buffer is loaded and changed, not saved
+    write(ws .. '/edit.txt', 'one\ntwo\nthree\n')
+    eq(vim.fn.bufloaded(ws .. '/edit.txt'), 0, 'edit.txt is not loaded yet')
+    run('e sim:calls=1 sim:tool=edit_file sim:args={"path":"edit.txt","old_string":"two","new_string":"TWO"}')
+    eq(asked, 2, 'permission questions')
+    local e = vim.fn.bufnr(ws .. '/edit.txt')
+    truthy(e > 0 and vim.api.nvim_buf_is_loaded(e), 'edit.txt is loaded')
+    eq(table.concat(vim.api.nvim_buf_get_lines(e, 0, -1, false), '|'), 'one|TWO|three', 'edit.txt lines')
+    eq(vim.bo[e].modified, true, 'edit.txt is unsaved')
+    eq(vim.bo[e].buflisted, true, 'edit.txt is listed')
+    eq(read(ws .. '/edit.txt'), 'one\ntwo\nthree\n', 'the disk is untouched')
+    -- saving writes exactly what the agent wrote
+    vim.api.nvim_buf_call(e, function()
+      vim.cmd('silent write')
+    end)
+    eq(read(ws .. '/edit.txt'), 'one\nTWO\nthree\n', 'edit.txt after :write')
+    select_handler = nil
+  end)
+
+  test('fs requests: line and limit, text without a final newline, bad params', function()
+    local files = require('hearth.files')
+    write(ws .. '/noeol.txt', 'x\n')
+    local res, err = files.write({ path = ws .. '/noeol.txt', content = 'a\nb\nc' })
+    eq(err, nil, 'write error')
+    res = files.read({ path = ws .. '/noeol.txt' })
+    eq(res.content, 'a\nb\nc', 'read back from the buffer')
+    eq(files.read({ path = ws .. '/noeol.txt', line = 2, limit = 1 }).content, 'b', 'line 2, limit 1')
+    vim.api.nvim_buf_call(vim.fn.bufnr(ws .. '/noeol.txt'), function()
+      vim.cmd('silent write')
+    end)
+    eq(read(ws .. '/noeol.txt'), 'a\nb\nc', 'saved without a final newline')
+    res, err = files.read({ path = 'relative.txt' })
+    eq(res, nil, 'a relative path is refused')
+    eq(err.code, -32602, 'error code')
+    res, err = files.read({ path = ws .. '/missing.txt' })
+    eq(err.code, -32002, 'a missing file')
+  end)
+
   test('thought chunks: one closed fold per thought, before what follows, exact text', function()
     local s = hearth.current_session()
     local first = { '**Reading', ' the file**\n\nThe user wants', ' a.txt; I', ' should read it first.' }
@@ -959,7 +1057,7 @@ local function main()
   test(':help hearth opens the documentation', function()
     vim.cmd('helptags ' .. vim.fn.fnameescape(root .. '/doc'))
     for _, tag in ipairs({ 'hearth', ':Hearth', ':HearthResume', ':HearthMode', 'hearth-statusline',
-      'hearth-permissions', 'hearth.setup()', 'hearth-thoughts', 'hl-hearthThought' }) do
+      'hearth-permissions', 'hearth-buffers', 'hearth.setup()', 'hearth-thoughts', 'hl-hearthThought' }) do
       vim.cmd('help ' .. tag)
       eq(vim.fn.fnamemodify(vim.api.nvim_buf_get_name(0), ':t'), 'hearth.txt', 'help file for ' .. tag)
       truthy(vim.api.nvim_get_current_line():find('*' .. tag .. '*', 1, true), 'cursor on the tag ' .. tag)

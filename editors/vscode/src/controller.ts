@@ -7,6 +7,7 @@ import * as vscode from "vscode";
 import { HearthClient } from "./acp/client.js";
 import { HearthGoneError, HearthNotFoundError, README_URL, describeError } from "./acp/errors.js";
 import { findWorkspace, summarize, type HearthStatus, type StatusSummary } from "./acp/status.js";
+import { EditorFiles } from "./files.js";
 import { appendToHistory } from "./history.js";
 import type { HostMessage, ModeInfo, SessionSummary, ViewMessage } from "./protocol.js";
 
@@ -78,6 +79,7 @@ export class Controller implements vscode.Disposable {
       cwd: this.workspaceRoot() ?? undefined,
       clientInfo: { name: "hearth-vscode", version: this.extensionVersion },
       onPermission: (req, signal) => this.askPermission(req, signal),
+      files: new EditorFiles(),
     });
     this.unsubscribe = [
       client.on("update", (n) => {

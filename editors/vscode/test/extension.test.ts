@@ -3,14 +3,14 @@
 // `hearth acp` + `hearth sim` for turns, status, the daemon going away, modes,
 // permissions and diffs; a missing binary.
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import Module, { createRequire } from "node:module";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 
 import type { HostMessage } from "../src/protocol.js";
 import { PACKAGE_DIR, hearthBinary, isolatedEnv, killPid, simCall, startSim, stopDaemonOf, thoughtRuns, within, type Env, type Sim } from "./helpers.js";
-import { makeVscode, makeWebviewView, Uri, type Log } from "./vscode-stub.js";
+import { makeVscode, makeWebviewView, Uri, type Log, type TextDocument } from "./vscode-stub.js";
 
 const BUNDLE = path.join(PACKAGE_DIR, "dist", "extension.cjs");
 const pkg = JSON.parse(readFileSync(path.join(PACKAGE_DIR, "package.json"), "utf8"));
@@ -231,6 +231,49 @@ describe("the extension, activated against a stand-in vscode API", () => {
     assert.ok(types.indexOf("update:agent_thought_chunk") < types.indexOf("update:agent_message_chunk"), types.join(" "));
   });
 
+  test("the agent reads a document's unsaved text; its edits land in the documents, unsaved", async () => {
+    // A document the user changed without saving: read_file returns its text, not the disk's.
+    const bufTxt = path.join(env.workspace, "buf.txt");
+    writeFileSync(bufTxt, "on disk\n");
+    const doc = (await stub.vscode.workspace.openTextDocument(Uri.file(bufTxt))) as unknown as TextDocument;
+    doc.edit(0, "on disk".length, "unsaved");
+    assert.equal(doc.isDirty, true);
+    let from = posted.length;
+    await after_({ type: "prompt", text: simCall("read_file", { path: "buf.txt" }) }, (m) => m.type === "turnEnded", "the read turn");
+    const seen = JSON.stringify(posted.items.slice(from));
+    assert.ok(seen.includes("1\\tunsaved"), `the tool output shows the unsaved text: ${seen.slice(0, 2000)}`);
+    assert.ok(!seen.includes("1\\ton disk"), "not the disk's");
+
+    // An edit of that document (ask mode: the user allows it) changes it, unsaved.
+    from = posted.length;
+    const perm = await after_({ type: "prompt", text: simCall("edit_file", { path: "buf.txt", old_string: "unsaved", new_string: "edited" }) }, (m) => m.type === "permission", "the edit's permission request");
+    assert.ok(perm.type === "permission");
+    web.send({ type: "permission", requestId: perm.requestId, optionId: "allow_once" });
+    assert.deepEqual(await posted.waitFor((m) => m.type === "turnEnded", "turnEnded", 20_000, from), { type: "turnEnded", stopReason: "end_turn" });
+    assert.equal(doc.getText(), "edited\n", "the document holds the edit");
+    assert.equal(doc.isDirty, true, "unsaved");
+    assert.equal(readFileSync(bufTxt, "utf8"), "on disk\n", "the disk is untouched");
+    assert.match(JSON.stringify(posted.items.slice(from)), /in the user's editor, unsaved/);
+
+    // A file with no document: it is opened, edited, shown (without the focus), and left unsaved.
+    const other = path.join(env.workspace, "other.txt");
+    writeFileSync(other, "one\ntwo\n");
+    assert.ok(!stub.rec.documents.some((d) => d.uri.fsPath === other));
+    from = posted.length;
+    const shown = stub.rec.shown.length;
+    const perm2 = await after_({ type: "prompt", text: simCall("write_file", { path: "other.txt", content: "rewritten\n" }) }, (m) => m.type === "permission", "the write's permission request");
+    assert.ok(perm2.type === "permission");
+    web.send({ type: "permission", requestId: perm2.requestId, optionId: "allow_once" });
+    await posted.waitFor((m) => m.type === "turnEnded", "turnEnded", 20_000, from);
+    const otherDoc = stub.rec.documents.find((d) => d.uri.fsPath === other);
+    assert.ok(otherDoc, "other.txt was opened");
+    assert.equal(otherDoc.getText(), "rewritten\n");
+    assert.equal(otherDoc.isDirty, true);
+    assert.equal(readFileSync(other, "utf8"), "one\ntwo\n", "the disk is untouched");
+    const show = await stub.rec.shown.waitFor((e) => e.path === other, "other.txt shown", 5_000, shown);
+    assert.deepEqual(show.options, { preview: false, preserveFocus: true });
+  });
+
   test("modes and permissions (real daemon): the picker switches its mode, buttons answer it, cancel withdraws", async () => {
     const aTxt = path.join(env.workspace, "a.txt");
     const original = readFileSync(aTxt, "utf8");
@@ -255,7 +298,11 @@ describe("the extension, activated against a stand-in vscode API", () => {
     const edited = await after_({ type: "prompt", text: simCall("write_file", { path: "a.txt", content: "edited by hearth\n" }) }, (m) => m.type === "turnEnded", "the edit turn");
     assert.deepEqual(edited, { type: "turnEnded", stopReason: "end_turn" });
     assert.ok(!posted.items.slice(from).some((m) => m.type === "permission"), "auto-edit did not ask");
-    assert.equal(readFileSync(aTxt, "utf8"), "edited by hearth\n");
+    // The client serves fs/write_text_file: the edit is in a.txt's document, unsaved.
+    const aDoc = stub.rec.documents.find((d) => d.uri.fsPath === aTxt);
+    assert.equal(aDoc?.getText(), "edited by hearth\n");
+    assert.equal(aDoc?.isDirty, true);
+    assert.equal(readFileSync(aTxt, "utf8"), original);
     const diff = posted.items
       .slice(from)
       .flatMap((m) => (m.type === "update" && m.update.sessionUpdate === "tool_call_update" ? ((m.update as { content?: { type: string }[] }).content ?? []) : []))
@@ -305,7 +352,8 @@ describe("the extension, activated against a stand-in vscode API", () => {
     assert.match(withdrawn.outcome, /Withdrawn/);
     const end2 = await posted.waitFor((m) => m.type === "turnEnded", "turnEnded", 10_000, from);
     assert.deepEqual(end2, { type: "turnEnded", stopReason: "cancelled" });
-    assert.equal(readFileSync(aTxt, "utf8"), "edited by hearth\n");
+    assert.equal(aDoc?.getText(), "edited by hearth\n");
+    assert.equal(readFileSync(aTxt, "utf8"), original);
   });
 
   test("a missing binary: the view and a notification point to the README", async () => {

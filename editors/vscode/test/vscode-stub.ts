@@ -1,6 +1,7 @@
 // A stand-in for the parts of the `vscode` API the extension uses, recording
 // what the extension does with it, so the bundled extension can be activated
 // and driven in plain node (no VS Code download is possible here).
+import { readFileSync } from "node:fs";
 import * as path from "node:path";
 import { pathToFileURL } from "node:url";
 
@@ -64,6 +65,45 @@ export class Range {
   ) {}
 }
 
+/** A file's document: its text in memory, dirty once an edit changed it (nothing here saves it). */
+export class TextDocument {
+  isDirty = false;
+  readonly languageId = "plaintext";
+  constructor(
+    readonly uri: Uri,
+    private text: string,
+  ) {}
+  getText(): string {
+    return this.text;
+  }
+  get lineCount(): number {
+    return this.text.split("\n").length;
+  }
+  positionAt(offset: number): Position {
+    const before = this.text.slice(0, Math.max(0, Math.min(offset, this.text.length)));
+    const lines = before.split("\n");
+    return new Position(lines.length - 1, lines[lines.length - 1].length);
+  }
+  offsetAt(p: Position): number {
+    const lines = this.text.split("\n");
+    let off = 0;
+    for (let i = 0; i < p.line && i < lines.length; i++) off += lines[i].length + 1;
+    return Math.min(off + p.character, this.text.length);
+  }
+  /** The user typing in the editor (or an extension's edit): the document becomes dirty. */
+  edit(start: number, end: number, text: string): void {
+    this.text = this.text.slice(0, start) + text + this.text.slice(end);
+    this.isDirty = true;
+  }
+}
+
+export class WorkspaceEdit {
+  readonly entries: { uri: Uri; range: Range; text: string }[] = [];
+  replace(uri: Uri, range: Range, text: string): void {
+    this.entries.push({ uri, range, text });
+  }
+}
+
 type Waiter = { match: (v: unknown) => boolean; resolve: (v: unknown) => void };
 
 /** A list that can be awaited for an entry matching a predicate. */
@@ -113,6 +153,12 @@ export interface Recorder {
   errors: Log<{ message: string; items: string[] }>;
   infos: Log<{ message: string; items: string[] }>;
   opened: Log<{ uri: string; text: string }>;
+  /** Every file document opened, by fsPath: what the user would see in VS Code's tabs and buffers. */
+  documents: TextDocument[];
+  /** Each WorkspaceEdit applied: the file and its text after. */
+  edits: Log<{ path: string; text: string }>;
+  /** Documents passed to showTextDocument, with the options. */
+  shown: Log<{ path: string; options: unknown }>;
   external: Log<string>;
   config: Record<string, unknown>;
   output: Log<string>;
@@ -130,6 +176,9 @@ export function makeVscode(workspace: string) {
     errors: new Log(),
     infos: new Log(),
     opened: new Log(),
+    documents: [],
+    edits: new Log(),
+    shown: new Log(),
     external: new Log(),
     config: {},
     output: new Log(),
@@ -138,6 +187,13 @@ export function makeVscode(workspace: string) {
   const folder = { uri: Uri.file(workspace), name: path.basename(workspace), index: 0 };
 
   async function openTextDocument(uri: Uri) {
+    if (uri.scheme === "file") {
+      const open = rec.documents.find((d) => d.uri.fsPath === uri.fsPath);
+      if (open) return open;
+      const doc = new TextDocument(uri, readFileSync(uri.fsPath, "utf8")); // throws ENOENT like VS Code fails
+      rec.documents.push(doc);
+      return doc;
+    }
     const provider = rec.contentProviders.get(uri.scheme);
     const text = provider ? await provider.provideTextDocumentContent(uri) : "";
     rec.opened.push({ uri: uri.toString(), text });
@@ -150,6 +206,7 @@ export function makeVscode(workspace: string) {
     ThemeColor,
     Position,
     Range,
+    WorkspaceEdit,
     StatusBarAlignment: { Left: 1, Right: 2 },
     window: {
       activeTextEditor: undefined,
@@ -193,7 +250,11 @@ export function makeVscode(workspace: string) {
       },
       showInputBox: () => Promise.resolve(undefined),
       showQuickPick: () => Promise.resolve(undefined),
-      showTextDocument: (doc: unknown) => Promise.resolve(doc),
+      showTextDocument: (doc: unknown, options?: unknown) => {
+        if (doc instanceof TextDocument) rec.shown.push({ path: doc.uri.fsPath, options });
+        return Promise.resolve(doc);
+      },
+      visibleTextEditors: [] as { document: unknown }[],
     },
     workspace: {
       workspaceFolders: [folder],
@@ -210,6 +271,18 @@ export function makeVscode(workspace: string) {
         return disposable();
       },
       openTextDocument,
+      get textDocuments() {
+        return [...rec.documents];
+      },
+      applyEdit: async (edit: WorkspaceEdit) => {
+        for (const e of edit.entries) {
+          const doc = rec.documents.find((d) => d.uri.fsPath === e.uri.fsPath);
+          if (!doc) return false;
+          doc.edit(doc.offsetAt(e.range.start), doc.offsetAt(e.range.end), e.text);
+          rec.edits.push({ path: doc.uri.fsPath, text: doc.getText() });
+        }
+        return true;
+      },
       asRelativePath: (u: Uri) => path.relative(workspace, u.fsPath),
     },
     commands: {

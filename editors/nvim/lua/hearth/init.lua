@@ -4,6 +4,7 @@
 -- on the next command after it ended), one chat buffer per ACP session.
 local rpc = require('hearth.rpc')
 local chat = require('hearth.chat')
+local files = require('hearth.files')
 local nn = rpc.nn
 
 local M = {}
@@ -206,8 +207,10 @@ end
 local function on_request(method, params, respond)
   if method == 'session/request_permission' then
     ask_permission(params, respond)
+  elseif method == 'fs/read_text_file' or method == 'fs/write_text_file' then
+    files.handle(method, params, respond)
   else
-    -- hearth advertises no fs/terminal capabilities.
+    -- hearth advertises no terminal capability.
     respond(nil, { code = -32601, message = 'method not found: ' .. tostring(method) })
   end
 end
@@ -311,7 +314,7 @@ function M.connect(cb)
   changed()
   client:request('initialize', {
     protocolVersion = 1,
-    clientCapabilities = { fs = { readTextFile = false, writeTextFile = false }, terminal = false },
+    clientCapabilities = { fs = { readTextFile = true, writeTextFile = true }, terminal = false },
     clientInfo = { name = 'hearth.nvim', version = M.version },
   }, function(e, res)
     if S.client ~= client then

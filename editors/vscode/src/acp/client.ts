@@ -21,6 +21,16 @@ export type PermissionHandler = (
   signal: AbortSignal,
 ) => Promise<acp.RequestPermissionOutcome>;
 
+/**
+ * Serves the agent's `fs/read_text_file` and `fs/write_text_file` from the
+ * editor's documents. Given to the client, both capabilities are advertised.
+ * Errors thrown become the call's JSON-RPC error (ENOENT: resource not found).
+ */
+export interface FileAccess {
+  readTextFile(params: acp.ReadTextFileRequest): Promise<acp.ReadTextFileResponse>;
+  writeTextFile(params: acp.WriteTextFileRequest): Promise<acp.WriteTextFileResponse>;
+}
+
 export interface HearthClientOptions {
   /** The `hearth.path` setting: a path or a command name looked up on PATH. */
   path?: string;
@@ -34,6 +44,8 @@ export interface HearthClientOptions {
   /** Bound on `initialize` (which may have to start the daemon); default 30 s. */
   initializeTimeoutMs?: number;
   onPermission?: PermissionHandler;
+  /** The editor's documents, for the agent's reads and writes; without it the agent uses the disk. */
+  files?: FileAccess;
 }
 
 export type ClientEvents = {
@@ -191,7 +203,9 @@ export class HearthClient {
       })
       .onRequest(acp.methods.client.session.requestPermission, ({ params, signal }) =>
         this.askPermission(params, signal),
-      );
+      )
+      .onRequest(acp.methods.client.fs.readTextFile, ({ params }) => this.serveFile((f) => f.readTextFile(params)))
+      .onRequest(acp.methods.client.fs.writeTextFile, ({ params }) => this.serveFile((f) => f.writeTextFile(params)));
     const conn = app.connect(stream);
 
     let live!: Live;
@@ -213,7 +227,7 @@ export class HearthClient {
       const init = await Promise.race([
         this.request<acp.InitializeResponse>(live, acp.methods.agent.initialize, {
           protocolVersion: acp.PROTOCOL_VERSION,
-          clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+          clientCapabilities: { fs: { readTextFile: !!this.opts.files, writeTextFile: !!this.opts.files }, terminal: false },
           clientInfo: this.opts.clientInfo ?? { name: "hearth-vscode", version: "0.1.0" },
         }),
         new Promise<never>((_, reject) => {
@@ -430,6 +444,19 @@ export class HearthClient {
       signal.removeEventListener("abort", onAbort);
       this.permissions.delete(entry);
       if (!entry.controller.signal.aborted) entry.controller.abort(new Error("answered"));
+    }
+  }
+
+  /** Runs one fs request on the editor's documents; a failure is the request's JSON-RPC error. */
+  private async serveFile<T>(op: (files: FileAccess) => Promise<T>): Promise<T> {
+    const files = this.opts.files;
+    if (!files) throw new acp.RequestError(-32601, "method not found: this client does not serve files");
+    try {
+      return await op(files);
+    } catch (e) {
+      if (e instanceof acp.RequestError) throw e;
+      const code = (e as NodeJS.ErrnoException).code === "ENOENT" ? -32002 : -32603;
+      throw new acp.RequestError(code, describeError(e));
     }
   }
 
