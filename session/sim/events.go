@@ -33,6 +33,7 @@ type reply struct {
 	streamID     string // carried on every event when set
 	instructions json.RawMessage
 	tools        json.RawMessage
+	parallel     bool // parallel_tool_calls (absent = true, as the API defaults it)
 	generate     bool
 	store        bool // the request's store (absent = true), echoed in the response object
 	reasons      bool // a reasoning model: the output opens with a reasoning item
@@ -63,8 +64,9 @@ func newReply(req *request, streamID string, effective []json.RawMessage, cached
 	model := modelOr(req.model, opts.model())
 	return &reply{
 		id: newID("resp"), model: model, prevID: req.prevID, streamID: streamID,
-		instructions: req.fields["instructions"], tools: req.tools, generate: req.generates(),
-		store: !req.storeOff(), reasons: opts.reasons(model), effort: req.reasoning.effort,
+		instructions: req.fields["instructions"], tools: req.tools, parallel: string(req.fields["parallel_tool_calls"]) != "false",
+		generate: req.generates(),
+		store:    !req.storeOff(), reasons: opts.reasons(model), effort: req.reasoning.effort,
 		summary: req.reasoning.summary, encrypted: req.includes("reasoning.encrypted_content"),
 		secret: opts.secret(), effective: effective, cachedBytes: cachedBytes, cost: opts.Cost,
 		fault: fault, w: w, createdAt: time.Now().Unix(),
@@ -97,7 +99,7 @@ func (r *reply) run(ctx context.Context) (replyResult, error) {
 	if err := wait(ctx, r.cost.FirstToken); err != nil {
 		return replyResult{}, err
 	}
-	p := planTurn(r.effective, r.tools)
+	p := planTurn(r.effective, r.tools, r.parallel)
 	var output []json.RawMessage
 	if r.reasons {
 		item, err := r.streamReasoning(ctx, 0, reasoningSummary(p, readTurn(r.effective).text))
@@ -110,6 +112,12 @@ func (r *reply) run(ctx context.Context) (replyResult, error) {
 	var item json.RawMessage
 	var err error
 	if p.callName != "" {
+		for range p.calls - 1 {
+			if item, err = r.streamCall(ctx, len(output), p.callName, p.callArgs); err != nil {
+				return replyResult{}, err
+			}
+			output = append(output, item)
+		}
 		item, err = r.streamCall(ctx, len(output), p.callName, p.callArgs)
 	} else {
 		item, err = r.streamText(ctx, len(output), p.text, incomplete)

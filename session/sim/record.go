@@ -34,9 +34,10 @@ type Received struct {
 	ProcessDelay time.Duration // Cost.ProcessDelay(InputBytes), set when processing starts
 	Fault        FaultKind     // the injected fault this request consumed, if any
 
-	ResponseID string // the response id, when a response was created
-	Outcome    string // the response id when completed; otherwise an error code or an Outcome* value
-	Answered   bool   // a terminal event (or error) was written, or the request ended with its connection
+	ResponseID string    // the response id, when a response was created
+	Outcome    string    // the response id when completed; otherwise an error code or an Outcome* value
+	Answered   bool      // a terminal event (or error) was written, or the request ended with its connection
+	AnsweredAt time.Time // when Answered became true: with the next request's At, the client's own time between them
 }
 
 // Outcomes that are not a response id or an API error code.
@@ -75,6 +76,7 @@ func (s *Server) finish(i int, outcome, responseID string) {
 		return
 	}
 	r.Answered = true
+	r.AnsweredAt = time.Now()
 	r.Outcome = outcome
 	if responseID != "" {
 		r.ResponseID = responseID

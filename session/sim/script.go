@@ -14,6 +14,8 @@ import (
 // either one function call or a text answer. Directives in the user's text drive it:
 //
 //	sim:calls=N     make N function calls, one per response, then answer with text
+//	sim:parallel=K  make up to K of those calls per response (only when the request has
+//	                parallel_tool_calls, which the API defaults to true)
 //	sim:tool=NAME   the tool those calls use (default: the first function tool)
 //	sim:args=JSON   their arguments, a compact JSON object (default {"path":"."})
 //	sim:tokens=N    the text answer is N words "tok0 tok1 ..."
@@ -21,11 +23,12 @@ import (
 // Without sim:calls, "read <path>" calls read_file and "list"/"files" calls list_dir, when the
 // request offers a tool of that name and the turn has no tool output yet.
 var (
-	callsDirective  = regexp.MustCompile(`sim:calls=(\d+)`)
-	toolDirective   = regexp.MustCompile(`sim:tool=(\S+)`)
-	argsDirective   = regexp.MustCompile(`sim:args=(\S+)`)
-	tokensDirective = regexp.MustCompile(`sim:tokens=(\d+)`)
-	readRequest     = regexp.MustCompile(`(?i)\bread\s+(\S+)`)
+	callsDirective    = regexp.MustCompile(`sim:calls=(\d+)`)
+	toolDirective     = regexp.MustCompile(`sim:tool=(\S+)`)
+	argsDirective     = regexp.MustCompile(`sim:args=(\S+)`)
+	tokensDirective   = regexp.MustCompile(`sim:tokens=(\d+)`)
+	parallelDirective = regexp.MustCompile(`sim:parallel=(\d+)`)
+	readRequest       = regexp.MustCompile(`(?i)\bread\s+(\S+)`)
 )
 
 const defaultArgs = `{"path":"."}`
@@ -34,6 +37,7 @@ const defaultArgs = `{"path":"."}`
 type plan struct {
 	callName string
 	callArgs string
+	calls    int // how many such calls the response makes (at least 1 when callName is set)
 	text     string
 }
 
@@ -128,8 +132,9 @@ func functionTools(tools json.RawMessage) []string {
 	return names
 }
 
-// planTurn decides the next response for the given effective input and tools.
-func planTurn(items []json.RawMessage, tools json.RawMessage) plan {
+// planTurn decides the next response for the given effective input and tools;
+// parallel is the request's parallel_tool_calls.
+func planTurn(items []json.RawMessage, tools json.RawMessage, parallel bool) plan {
 	t := readTurn(items)
 	names := functionTools(tools)
 	if m := callsDirective.FindStringSubmatch(t.text); m != nil {
@@ -141,18 +146,23 @@ func planTurn(items []json.RawMessage, tools json.RawMessage) plan {
 			name = names[0]
 		}
 		if len(t.outputs) < n && name != "" {
-			return plan{callName: name, callArgs: directiveArgs(t.text)}
+			k := 1
+			if pm := parallelDirective.FindStringSubmatch(t.text); pm != nil && parallel {
+				k, _ = strconv.Atoi(pm[1])
+				k = max(1, min(k, n-len(t.outputs)))
+			}
+			return plan{callName: name, callArgs: directiveArgs(t.text), calls: k}
 		}
 		return plan{text: answerText(t)}
 	}
 	if len(t.outputs) == 0 {
 		if m := readRequest.FindStringSubmatch(t.text); m != nil && contains(names, "read_file") {
 			args, _ := json.Marshal(map[string]string{"path": cleanPath(m[1])})
-			return plan{callName: "read_file", callArgs: string(args)}
+			return plan{callName: "read_file", callArgs: string(args), calls: 1}
 		}
 		lower := strings.ToLower(t.text)
 		if (strings.Contains(lower, "list") || strings.Contains(lower, "files")) && contains(names, "list_dir") {
-			return plan{callName: "list_dir", callArgs: defaultArgs}
+			return plan{callName: "list_dir", callArgs: defaultArgs, calls: 1}
 		}
 	}
 	return plan{text: answerText(t)}

@@ -63,7 +63,7 @@ func TestPlanHeuristics(t *testing.T) {
 			if tc.name == "plain string content" {
 				msg = map[string]any{"role": "user", "content": tc.text}
 			}
-			p := planTurn(raws(t, map[string]any{"type": "message", "role": "user", "content": "earlier"}, msg), tc.tools)
+			p := planTurn(raws(t, map[string]any{"type": "message", "role": "user", "content": "earlier"}, msg), tc.tools, true)
 			if p.callName != tc.call || p.callArgs != tc.args || p.text != tc.text2 {
 				t.Fatalf("plan %+v, want call %q %s text %q", p, tc.call, tc.args, tc.text2)
 			}
@@ -81,7 +81,7 @@ func TestPlanCountsOutputsOfTheCurrentTurnOnly(t *testing.T) {
 	}
 	old := []any{userMsg("sim:calls=1"), call("c0"), out("c0", "old"), map[string]any{"type": "reasoning", "summary": []any{}}}
 	// A new turn with the same directive starts counting again.
-	p := planTurn(raws(t, append(old, userMsg("sim:calls=2"), call("c1"), out("c1", "r1"))...), tools)
+	p := planTurn(raws(t, append(old, userMsg("sim:calls=2"), call("c1"), out("c1", "r1"))...), tools, true)
 	if p.callName != "read_file" {
 		t.Fatalf("after 1 of 2 outputs: %+v", p)
 	}
@@ -91,10 +91,35 @@ func TestPlanCountsOutputsOfTheCurrentTurnOnly(t *testing.T) {
 	}
 	items := append(old, userMsg("sim:calls=2"), call("c1"), out("c1", "r1"), call("c2"),
 		map[string]any{"type": "function_call_output", "call_id": "c2", "output": []any{map[string]any{"type": "input_text", "text": strings.Join(long, "\n")}}})
-	p = planTurn(raws(t, items...), tools)
+	p = planTurn(raws(t, items...), tools, true)
 	want := "I called read_file 2 time(s). Last result:\n" + strings.Join(long[:20], "\n")
 	if p.callName != "" || p.text != want {
 		t.Fatalf("after 2 of 2 outputs: %+v", p)
+	}
+}
+
+// sim:parallel=K makes up to K calls per response, never more than the
+// calls left, and one at a time when the request turns parallel calls off.
+func TestParallelCalls(t *testing.T) {
+	tools := toolsJSON(t, fnTool("read_file"))
+	msg := map[string]any{"type": "message", "role": "user", "content": "sim:calls=5 sim:parallel=3"}
+	items := []any{msg}
+	for i, want := range []int{3, 2} {
+		p := planTurn(raws(t, items...), tools, true)
+		if p.callName != "read_file" || p.calls != want {
+			t.Fatalf("response %d: %+v, want %d calls", i, p, want)
+		}
+		for j := range p.calls {
+			id := fmt.Sprintf("c%d-%d", i, j)
+			items = append(items, map[string]any{"type": "function_call", "call_id": id, "name": "read_file", "arguments": "{}"},
+				map[string]any{"type": "function_call_output", "call_id": id, "output": "x"})
+		}
+	}
+	if p := planTurn(raws(t, items...), tools, true); p.callName != "" {
+		t.Fatalf("after 5 outputs: %+v", p)
+	}
+	if p := planTurn(raws(t, msg), tools, false); p.calls != 1 {
+		t.Fatalf("parallel_tool_calls false: %d calls", p.calls)
 	}
 }
 

@@ -1,0 +1,54 @@
+package daemon
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hearthd/hearth/session/sim"
+)
+
+// BenchmarkRoundTrip measures hearth's own time per model round trip
+// through the whole daemon, as the server sees it: from the terminal event
+// of one response to the arrival of the next request, over a 30-step tool
+// loop driven by an editor on the socket. It covers committing the
+// response, running the tool (read_file on a 2 KiB file, with the read set
+// recorded), the editor's updates, committing the output and building and
+// sending the next request. calls=N per response: with N > 1, the calls of
+// one response (read-only) run side by side.
+func BenchmarkRoundTrip(b *testing.B) {
+	for _, calls := range []int{1, 3} {
+		b.Run(fmt.Sprintf("calls=%d", calls), func(b *testing.B) {
+			t := &testing.T{}
+			td := startDaemon(t, sim.Options{}, "")
+			defer td.d.Close()
+			os.WriteFile(filepath.Join(td.root, "big.txt"), []byte(strings.Repeat("0123456789abcdef\n", 120)), 0o644)
+			ed := td.connect()
+			ed.initialize()
+			id := ed.newSession(td.root)
+			td.waitRequests(1) // the warm-up
+			var gaps []time.Duration
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				before := len(td.sim.Received())
+				ed.prompt(id, fmt.Sprintf(`go %d sim:calls=30 sim:parallel=%d sim:tool=read_file sim:args={"path":"big.txt"}`, i, calls))
+				recs := td.sim.Received()[before:]
+				if want := (30+calls-1)/calls + 1; len(recs) != want {
+					b.Fatalf("%d requests, want %d", len(recs), want)
+				}
+				for j := 1; j < len(recs); j++ {
+					gaps = append(gaps, recs[j].At.Sub(recs[j-1].AnsweredAt))
+				}
+				ed.forget()
+			}
+			b.StopTimer()
+			sort.Slice(gaps, func(i, j int) bool { return gaps[i] < gaps[j] })
+			b.ReportMetric(float64(gaps[len(gaps)/2].Microseconds()), "µs-own-p50")
+			b.ReportMetric(float64(gaps[len(gaps)*9/10].Microseconds()), "µs-own-p90")
+		})
+	}
+}
