@@ -3,7 +3,9 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sort"
+	"strings"
 
 	"github.com/hearthd/hearth/rpc"
 	"github.com/hearthd/hearth/store"
@@ -94,9 +96,9 @@ func Inspect(ctx context.Context, db *store.DB, p rpc.InspectParams) (rpc.Inspec
 		}
 		return res, nil
 	}
-	s, err := db.Session(ctx, p.SessionID)
+	s, err := sessionByIDOrPrefix(ctx, db, p.SessionID)
 	if err != nil {
-		return rpc.InspectResult{}, rpc.UnknownSession(p.SessionID)
+		return rpc.InspectResult{}, err
 	}
 	turns, err := db.Turns(ctx, s.ID)
 	if err != nil {
@@ -138,6 +140,34 @@ func Inspect(ctx context.Context, db *store.DB, p rpc.InspectParams) (rpc.Inspec
 	}
 	det.Tokens = tokens(total)
 	return rpc.InspectResult{Session: det}, nil
+}
+
+// prefixCandidates bounds the ids an ambiguous prefix error lists.
+const prefixCandidates = 10
+
+// sessionByIDOrPrefix finds the session id names, or else the one session
+// whose id begins with it. A prefix that begins several is refused with
+// the candidates, so the user can pick one.
+func sessionByIDOrPrefix(ctx context.Context, db *store.DB, id string) (store.Session, error) {
+	s, err := db.Session(ctx, id)
+	if err == nil || !errors.Is(err, store.ErrNotFound) {
+		return s, err
+	}
+	ids, err := db.SessionIDsWithPrefix(ctx, id, prefixCandidates+1)
+	if err != nil {
+		return store.Session{}, err
+	}
+	switch len(ids) {
+	case 0:
+		return store.Session{}, rpc.UnknownSession(id)
+	case 1:
+		return db.Session(ctx, ids[0])
+	}
+	list := strings.Join(ids[:min(len(ids), prefixCandidates)], ", ")
+	if len(ids) > prefixCandidates {
+		list += ", …"
+	}
+	return store.Session{}, rpc.InvalidParams("sessionId", "%q is the beginning of more than one session id (%s): give more of it", id, list)
 }
 
 func tokens(u store.Usage) rpc.TokenUsage {
