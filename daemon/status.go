@@ -12,17 +12,26 @@ import (
 )
 
 func (c *clientConn) status(ctx context.Context, params json.RawMessage) (any, error) {
-	return c.d.Status(), nil
+	return c.d.status(c), nil
 }
 
-// Status is what `_hearth/status` serves and `hearth status` prints.
-func (d *Daemon) Status() rpc.Status {
+// Status is what `hearth status` prints, counting every client.
+func (d *Daemon) Status() rpc.Status { return d.status(nil) }
+
+// status is what `_hearth/status` serves to asker: its Clients leave asker
+// out (a status call is not a client worth counting).
+func (d *Daemon) status(asker *clientConn) rpc.Status {
 	d.mu.Lock()
 	st := rpc.Status{
 		Version: d.cfg.Version, PID: pid(), Started: d.started, Socket: d.cfg.Socket,
-		DataDir: d.cfg.DataDir, Model: d.cfg.Model, BaseURL: rpc.RedactURL(d.cfg.BaseURL),
-		APIKey: rpc.MaskSecret(d.cfg.APIKey), Simulator: d.cfg.Simulator, Clients: len(d.clients),
+		DataDir: d.cfg.DataDir, Model: d.sessionConfig().WithDefaults().Model, BaseURL: rpc.RedactURL(d.cfg.BaseURL),
+		APIKey: rpc.MaskSecret(d.cfg.APIKey), Simulator: d.cfg.Simulator,
 		Workspaces: []rpc.WorkspaceStatus{},
+	}
+	for c := range d.clients {
+		if c != asker {
+			st.Clients++
+		}
 	}
 	perWS := map[*openWorkspace]int{}
 	for _, s := range d.sessions {
@@ -38,7 +47,7 @@ func (d *Daemon) Status() rpc.Status {
 	for root, w := range d.workspaces {
 		s := w.client.Stats()
 		st.Workspaces = append(st.Workspaces, rpc.WorkspaceStatus{
-			Root: root, State: s.State, Transport: s.Transport, ConnAgeMS: s.ConnAge.Milliseconds(),
+			Root: root, Model: w.client.Config().Model, State: s.State, Transport: s.Transport, ConnAgeMS: s.ConnAge.Milliseconds(),
 			Sessions: perWS[w], Lanes: perWS[w],
 			Handshakes: s.Handshakes, Warmups: s.Warmups, FullRequests: s.Full,
 			IncrementalRequests: s.Incremental, Retries: s.Retries, Fallbacks: s.Fallbacks,
@@ -49,9 +58,6 @@ func (d *Daemon) Status() rpc.Status {
 		})
 	}
 	d.mu.Unlock()
-	if st.Model == "" && len(d.workspaces) == 0 {
-		st.Model = "(default)"
-	}
 	sort.Slice(st.Workspaces, func(i, j int) bool { return st.Workspaces[i].Root < st.Workspaces[j].Root })
 	return st
 }

@@ -233,7 +233,7 @@ func checkDaemon(ctx context.Context, cfg daemon.Config) (string, string, string
 	if err := c.Call(cctx, rpc.MethodHearthStatus, nil, &st); err != nil {
 		return "fail", name, fmt.Sprintf("_hearth/status failed: %v", err)
 	}
-	return "ok", name, fmt.Sprintf("running: hearth %s, pid %d, %d workspaces", st.Version, st.PID, len(st.Workspaces))
+	return "ok", name, fmt.Sprintf("running: hearth %s, pid %d, %s open", st.Version, st.PID, plural(len(st.Workspaces), "workspace"))
 }
 
 func checkInotify(limit string, min int) (string, string, string) {
