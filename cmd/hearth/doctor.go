@@ -271,7 +271,7 @@ func checkDatabase(ctx context.Context, path string) (string, string, string) {
 
 func checkService(ctx context.Context, cfg daemon.Config, home string) (string, string, string) {
 	const name = "service"
-	p, err := installer.NewPlan(runtime.GOOS, installer.Spec{Home: home, Socket: cfg.Socket, DataDir: cfg.DataDir})
+	p, err := installer.NewPlan(runtime.GOOS, installer.Spec{Home: home, Socket: cfg.Socket, DataDir: cfg.DataDir, ConfigHome: installer.ConfigHome()})
 	if err != nil {
 		return "ok", name, err.Error()
 	}
