@@ -259,6 +259,9 @@ func checkDatabase(ctx context.Context, path string) (string, string, string) {
 		return "ok", name, fmt.Sprintf("%s not created yet", path)
 	}
 	db, err := store.Open(path)
+	if errors.Is(err, store.ErrCorrupt) {
+		return "fail", name, err.Error() // it says how to move the file aside
+	}
 	if err != nil {
 		return "fail", name, fmt.Sprintf("%v; move the file aside (hearth starts a new one) or restore a backup", err)
 	}
