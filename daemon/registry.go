@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -64,7 +65,7 @@ type openSession struct {
 func (d *Daemon) workspaceFor(ctx context.Context, dir string) (*openWorkspace, error) {
 	root, err := workspace.Open(dir)
 	if err != nil {
-		return nil, rpc.InvalidParams("cwd", "%v", err)
+		return nil, rpc.InvalidParams("cwd", "%s", cwdAdvice(dir, err))
 	}
 	path := root.Path()
 	keep := false
@@ -162,6 +163,19 @@ func (d *Daemon) beginOpen(ctx context.Context, key string, found func() bool) (
 			return false, ctx.Err()
 		}
 	}
+}
+
+// cwdAdvice says why dir cannot be a workspace and what to give instead,
+// for the two mistakes a user makes: a path that is not there, and a file.
+func cwdAdvice(dir string, err error) string {
+	info, serr := os.Stat(dir)
+	switch {
+	case errors.Is(serr, fs.ErrNotExist):
+		return fmt.Sprintf("%s does not exist: create it, or give an existing project directory", dir)
+	case serr == nil && !info.IsDir():
+		return fmt.Sprintf("%s is a file, not a directory: give the project directory that holds it", dir)
+	}
+	return err.Error()
 }
 
 // opened ends the open in progress under key (a root or a session id):

@@ -3,24 +3,35 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sort"
+	"strings"
 
 	"github.com/hearthd/hearth/rpc"
 	"github.com/hearthd/hearth/store"
 )
 
 func (c *clientConn) status(ctx context.Context, params json.RawMessage) (any, error) {
-	return c.d.Status(), nil
+	return c.d.status(c), nil
 }
 
-// Status is what `_hearth/status` serves and `hearth status` prints.
-func (d *Daemon) Status() rpc.Status {
+// Status is what `hearth status` prints, counting every client.
+func (d *Daemon) Status() rpc.Status { return d.status(nil) }
+
+// status is what `_hearth/status` serves to asker: its Clients leave asker
+// out (a status call is not a client worth counting).
+func (d *Daemon) status(asker *clientConn) rpc.Status {
 	d.mu.Lock()
 	st := rpc.Status{
 		Version: d.cfg.Version, PID: pid(), Started: d.started, Socket: d.cfg.Socket,
-		DataDir: d.cfg.DataDir, Model: d.cfg.Model, BaseURL: rpc.RedactURL(d.cfg.BaseURL),
-		APIKey: rpc.MaskSecret(d.cfg.APIKey), Simulator: d.cfg.Simulator, Clients: len(d.clients),
+		DataDir: d.cfg.DataDir, Model: d.sessionConfig().WithDefaults().Model, BaseURL: rpc.RedactURL(d.cfg.BaseURL),
+		APIKey: rpc.MaskSecret(d.cfg.APIKey), Simulator: d.cfg.Simulator,
 		Workspaces: []rpc.WorkspaceStatus{},
+	}
+	for c := range d.clients {
+		if c != asker {
+			st.Clients++
+		}
 	}
 	perWS := map[*openWorkspace]int{}
 	for _, s := range d.sessions {
@@ -36,7 +47,7 @@ func (d *Daemon) Status() rpc.Status {
 	for root, w := range d.workspaces {
 		s := w.client.Stats()
 		st.Workspaces = append(st.Workspaces, rpc.WorkspaceStatus{
-			Root: root, State: s.State, Transport: s.Transport, ConnAgeMS: s.ConnAge.Milliseconds(),
+			Root: root, Model: w.client.Config().Model, State: s.State, Transport: s.Transport, ConnAgeMS: s.ConnAge.Milliseconds(),
 			Sessions: perWS[w], Lanes: perWS[w],
 			Handshakes: s.Handshakes, Warmups: s.Warmups, FullRequests: s.Full,
 			IncrementalRequests: s.Incremental, Retries: s.Retries, Fallbacks: s.Fallbacks,
@@ -47,9 +58,6 @@ func (d *Daemon) Status() rpc.Status {
 		})
 	}
 	d.mu.Unlock()
-	if st.Model == "" && len(d.workspaces) == 0 {
-		st.Model = "(default)"
-	}
 	sort.Slice(st.Workspaces, func(i, j int) bool { return st.Workspaces[i].Root < st.Workspaces[j].Root })
 	return st
 }
@@ -94,9 +102,9 @@ func Inspect(ctx context.Context, db *store.DB, p rpc.InspectParams) (rpc.Inspec
 		}
 		return res, nil
 	}
-	s, err := db.Session(ctx, p.SessionID)
+	s, err := sessionByIDOrPrefix(ctx, db, p.SessionID)
 	if err != nil {
-		return rpc.InspectResult{}, rpc.UnknownSession(p.SessionID)
+		return rpc.InspectResult{}, err
 	}
 	turns, err := db.Turns(ctx, s.ID)
 	if err != nil {
@@ -138,6 +146,34 @@ func Inspect(ctx context.Context, db *store.DB, p rpc.InspectParams) (rpc.Inspec
 	}
 	det.Tokens = tokens(total)
 	return rpc.InspectResult{Session: det}, nil
+}
+
+// prefixCandidates bounds the ids an ambiguous prefix error lists.
+const prefixCandidates = 10
+
+// sessionByIDOrPrefix finds the session id names, or else the one session
+// whose id begins with it. A prefix that begins several is refused with
+// the candidates, so the user can pick one.
+func sessionByIDOrPrefix(ctx context.Context, db *store.DB, id string) (store.Session, error) {
+	s, err := db.Session(ctx, id)
+	if err == nil || !errors.Is(err, store.ErrNotFound) {
+		return s, err
+	}
+	ids, err := db.SessionIDsWithPrefix(ctx, id, prefixCandidates+1)
+	if err != nil {
+		return store.Session{}, err
+	}
+	switch len(ids) {
+	case 0:
+		return store.Session{}, rpc.UnknownSession(id)
+	case 1:
+		return db.Session(ctx, ids[0])
+	}
+	list := strings.Join(ids[:min(len(ids), prefixCandidates)], ", ")
+	if len(ids) > prefixCandidates {
+		list += ", …"
+	}
+	return store.Session{}, rpc.InvalidParams("sessionId", "%q is the beginning of more than one session id (%s): give more of it", id, list)
 }
 
 func tokens(u store.Usage) rpc.TokenUsage {

@@ -37,7 +37,8 @@ type Plan struct {
 }
 
 // SpecFor builds the Spec of the current user: the binary's absolute path,
-// the home directory and the socket and data directory of cfg.
+// the home directory, $XDG_CONFIG_HOME and the socket and data directory of
+// cfg.
 func SpecFor(cfg daemon.Config, binary string) (Spec, error) {
 	home, err := os.UserHomeDir()
 	if err != nil {
@@ -49,7 +50,7 @@ func SpecFor(cfg daemon.Config, binary string) (Spec, error) {
 	if r, err := filepath.EvalSymlinks(binary); err == nil {
 		binary = r
 	}
-	return Spec{Binary: binary, Home: home, Socket: cfg.Socket, DataDir: cfg.DataDir}, nil
+	return Spec{Binary: binary, Home: home, Socket: cfg.Socket, DataDir: cfg.DataDir, ConfigHome: ConfigHome()}, nil
 }
 
 // NewPlan returns the files install writes on goos.

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/hearthd/hearth/daemon"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -341,4 +343,28 @@ func mapsEqual(a, b map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// The unit goes under $XDG_CONFIG_HOME/systemd/user when it is set to an
+// absolute path (where systemd looks first), else under ~/.config.
+func TestUnitPathFollowsXDGConfigHome(t *testing.T) {
+	cfg := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", cfg)
+	spec, err := SpecFor(daemon.Config{Socket: "/s", DataDir: "/d"}, "/opt/hearth/bin/hearth")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := spec.SystemdUnitPath(), filepath.Join(cfg, "systemd", "user", "hearth.service"); got != want {
+		t.Errorf("unit path with XDG_CONFIG_HOME=%s: %s, want %s", cfg, got, want)
+	}
+	for _, v := range []string{"", "relative/dir"} {
+		t.Setenv("XDG_CONFIG_HOME", v)
+		spec, err := SpecFor(daemon.Config{}, "/opt/hearth/bin/hearth")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := spec.SystemdUnitPath(), filepath.Join(spec.Home, ".config", "systemd", "user", "hearth.service"); got != want {
+			t.Errorf("unit path with XDG_CONFIG_HOME=%q: %s, want %s", v, got, want)
+		}
+	}
 }

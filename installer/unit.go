@@ -2,6 +2,7 @@ package installer
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -19,6 +20,20 @@ type Spec struct {
 	Home    string // the user's home directory
 	Socket  string // HEARTH_SOCKET the service runs with
 	DataDir string // HEARTH_DATA_DIR the service runs with
+	// ConfigHome is $XDG_CONFIG_HOME, where systemd looks for user units;
+	// "" means Home/.config, its default.
+	ConfigHome string
+}
+
+// ConfigHome is the user's configuration directory as systemd and the XDG
+// base directory spec resolve it: $XDG_CONFIG_HOME when it is set to an
+// absolute path (a relative one is invalid and ignored), else "" (the
+// default, Home/.config).
+func ConfigHome() string {
+	if d := os.Getenv("XDG_CONFIG_HOME"); filepath.IsAbs(d) {
+		return filepath.Clean(d)
+	}
+	return ""
 }
 
 // EnvFile is ~/.config/hearth/env: the 0600 file secrets such as
@@ -26,10 +41,16 @@ type Spec struct {
 // no such thing, so `hearth serve` reads it itself (LoadEnvFile).
 func (s Spec) EnvFile() string { return filepath.Join(s.Home, ".config", "hearth", "env") }
 
-// SystemdUnitPath is where the systemd user unit goes. Like kardianos/service
-// (UserService) it is ~/.config/systemd/user, whatever XDG_CONFIG_HOME says.
+// SystemdUnitPath is where the systemd user unit goes: the first directory
+// of systemd's user unit search path, $XDG_CONFIG_HOME/systemd/user
+// (~/.config/systemd/user by default). kardianos/service only ever uses the
+// default, which is why hearth writes and removes the unit itself.
 func (s Spec) SystemdUnitPath() string {
-	return filepath.Join(s.Home, ".config", "systemd", "user", Name+".service")
+	cfg := s.ConfigHome
+	if cfg == "" {
+		cfg = filepath.Join(s.Home, ".config")
+	}
+	return filepath.Join(cfg, "systemd", "user", Name+".service")
 }
 
 // LaunchdPlistPath is where the launchd agent goes, the path kardianos/service

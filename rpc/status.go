@@ -14,12 +14,16 @@ type Status struct {
 	Started time.Time `json:"started"`
 	Socket  string    `json:"socket"`
 	DataDir string    `json:"dataDir"`
-	Model   string    `json:"model"`
-	BaseURL string    `json:"baseUrl"`
+	// Model is the model requests name: HEARTH_MODEL, else hearth's
+	// default (each workspace's own is in WorkspaceStatus.Model).
+	Model   string `json:"model"`
+	BaseURL string `json:"baseUrl"`
 	// APIKey is always masked with MaskSecret ("sk-...abcd", "(not set)");
 	// the daemon never sends the key itself.
-	APIKey     string            `json:"apiKey"`
-	Simulator  bool              `json:"simulator"`
+	APIKey    string `json:"apiKey"`
+	Simulator bool   `json:"simulator"`
+	// Clients counts the connections to the daemon (editors, hearth ask)
+	// other than the one that asked for this status.
 	Clients    int               `json:"clients"`
 	Workspaces []WorkspaceStatus `json:"workspaces"`
 	// Sessions counts the sessions in memory (open; of which idle: no
@@ -57,6 +61,8 @@ const (
 // connection and request counters since the workspace opened.
 type WorkspaceStatus struct {
 	Root string `json:"root"`
+	// Model is the model this workspace's requests name.
+	Model string `json:"model"`
 	// State is one of the Workspace* constants.
 	State string `json:"state"`
 	// Transport is TransportWebSocket or TransportHTTP.
@@ -72,7 +78,9 @@ type WorkspaceStatus struct {
 	Retries             int64 `json:"retries"`
 	Fallbacks           int64 `json:"fallbacks"`
 	BytesSent           int64 `json:"bytesSent"`
-	BytesSaved          int64 `json:"bytesSaved"`
+	// BytesSaved is what sending each incremental request in full would
+	// have cost more; never negative.
+	BytesSaved int64 `json:"bytesSaved"`
 	// LastTurnMS is the duration of the last completed turn in milliseconds.
 	LastTurnMS int64 `json:"lastTurnMs"`
 	// Connections is the number of live WebSockets (one, or one per session

@@ -28,7 +28,7 @@ func TestStatusJSONStable(t *testing.T) {
 		Version: "v1", PID: 7, Started: time.Unix(0, 0).UTC(), Socket: "/s", DataDir: "/d",
 		Model: "m", BaseURL: "u", APIKey: "(not set)", Simulator: true, Clients: 2,
 		Workspaces: []WorkspaceStatus{{
-			Root: "/w", State: WorkspaceStreaming, Transport: TransportWebSocket,
+			Root: "/w", Model: "m2", State: WorkspaceStreaming, Transport: TransportWebSocket,
 			ConnAgeMS: DurationMS(1500 * time.Millisecond), Sessions: 1, Lanes: 2,
 			Handshakes: 3, Warmups: 4, FullRequests: 5, IncrementalRequests: 6,
 			Retries: 7, Fallbacks: 8, BytesSent: 9, BytesSaved: 10, LastTurnMS: 11,
@@ -42,7 +42,7 @@ func TestStatusJSONStable(t *testing.T) {
 	}
 	want := `{"version":"v1","pid":7,"started":"1970-01-01T00:00:00Z","socket":"/s","dataDir":"/d",` +
 		`"model":"m","baseUrl":"u","apiKey":"(not set)","simulator":true,"clients":2,"workspaces":[` +
-		`{"root":"/w","state":"streaming","transport":"ws","connAgeMs":1500,"sessions":1,"lanes":2,` +
+		`{"root":"/w","model":"m2","state":"streaming","transport":"ws","connAgeMs":1500,"sessions":1,"lanes":2,` +
 		`"handshakes":3,"warmups":4,"fullRequests":5,"incrementalRequests":6,"retries":7,"fallbacks":8,` +
 		`"bytesSent":9,"bytesSaved":10,"lastTurnMs":11,"connections":0,"laneMode":"on","wireBytesSent":12,` +
 		`"wireBytesReceived":13,"tokens":{"input":100,"cached":25,"output":14,"reasoning":15,"cacheHitRatio":0.25}}],` +

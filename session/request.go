@@ -74,12 +74,16 @@ func (c *Conversation) exchange(ctx context.Context, turnID int64, generate bool
 	}
 	if prev != "" {
 		// What the full request would have cost more: the items left out
-		// (each with its comma) less the previous_response_id member.
+		// (each with its comma) less the previous_response_id member. The
+		// first request after an empty warm-up leaves nothing out: it saved
+		// nothing, rather than a few bytes less than nothing.
 		saved := -len(`,"previous_response_id":""`) - len(prev)
 		for _, it := range full[:len(full)-len(items)] {
 			saved += len(it) + 1
 		}
-		c.client.counters.bytesSaved.Add(int64(saved))
+		if saved > 0 {
+			c.client.counters.bytesSaved.Add(int64(saved))
+		}
 	}
 	if kind == store.KindWarmup && reason == "" {
 		reason = reasonWarmup

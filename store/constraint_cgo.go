@@ -16,3 +16,13 @@ func isConstraint(err error, code sqlite3.ErrNoExtended) bool {
 	var se sqlite3.Error
 	return errors.As(err, &se) && se.ExtendedCode == code
 }
+
+// corruption finds SQLite's "file is not a database" or "database disk
+// image is malformed" in err and returns SQLite's words for it.
+func corruption(err error) (string, bool) {
+	var se sqlite3.Error
+	if errors.As(err, &se) && (se.Code == sqlite3.ErrNotADB || se.Code == sqlite3.ErrCorrupt) {
+		return se.Error(), true
+	}
+	return "", false
+}

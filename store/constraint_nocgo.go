@@ -5,5 +5,6 @@ package store
 // Without cgo go-sqlite3 cannot open a database at all (Open fails with its
 // own message), so no constraint error can reach these; they exist so that
 // cross-builds of the CLI compile.
-func isForeignKey(error) bool { return false }
-func isPrimaryKey(error) bool { return false }
+func isForeignKey(error) bool         { return false }
+func isPrimaryKey(error) bool         { return false }
+func corruption(error) (string, bool) { return "", false }

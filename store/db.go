@@ -84,6 +84,9 @@ func Open(path string) (*DB, error) {
 	ctx := context.Background()
 	if err := migrate(ctx, writer, migrations); err != nil {
 		writer.Close()
+		if ce := corrupt(abs, err); ce != nil {
+			return nil, ce
+		}
 		return nil, fmt.Errorf("store: open %s: %w", abs, err)
 	}
 
@@ -102,6 +105,9 @@ func Open(path string) (*DB, error) {
 	if err := reader.PingContext(ctx); err != nil {
 		reader.Close()
 		writer.Close()
+		if ce := corrupt(abs, err); ce != nil {
+			return nil, ce
+		}
 		return nil, fmt.Errorf("store: open %s: readers: %w", abs, err)
 	}
 

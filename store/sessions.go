@@ -99,6 +99,41 @@ func (db *DB) Session(ctx context.Context, id string) (Session, error) {
 	return s, nil
 }
 
+// SessionIDsWithPrefix returns the ids that begin with prefix, in order, at
+// most limit of them (no limit when limit <= 0): what an abbreviated id
+// typed by a user could mean. The comparison is exact (case-sensitive);
+// an empty prefix matches nothing.
+func (db *DB) SessionIDsWithPrefix(ctx context.Context, prefix string, limit int) ([]string, error) {
+	if prefix == "" {
+		return nil, nil
+	}
+	if limit <= 0 {
+		limit = -1
+	}
+	var ids []string
+	err := db.read(func(r *sql.DB) error {
+		// substr, not LIKE: an id may hold "_", which LIKE takes for a wildcard.
+		rows, err := r.QueryContext(ctx, `
+			SELECT id FROM sessions WHERE substr(id, 1, length(?1)) = ?1 ORDER BY id LIMIT ?2`, prefix, limit)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			ids = append(ids, id)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: sessions with id prefix %q: %w", prefix, err)
+	}
+	return ids, nil
+}
+
 // Sessions lists the sessions of the workspace at root (all workspaces when
 // root is ""), most recent activity first, at most limit of them (no limit
 // when limit <= 0).

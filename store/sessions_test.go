@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 )
@@ -204,5 +205,37 @@ func TestDeleteSessionCascades(t *testing.T) {
 	}
 	if err := db.IntegrityCheck(ctx); err != nil {
 		t.Error(err)
+	}
+}
+
+// A prefix finds the ids that begin with it, exactly: "_" and "%" are
+// themselves, case counts, and "" matches nothing.
+func TestSessionIDsWithPrefix(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	for _, id := range []string{"ses_ab12", "ses_ab34", "ses_cd56", "sesXab", "ses%1", "SES_ab99"} {
+		if err := db.CreateSession(ctx, Session{ID: id, Root: "/src/app"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for prefix, want := range map[string][]string{
+		"ses_ab":   {"ses_ab12", "ses_ab34"},
+		"ses_c":    {"ses_cd56"},
+		"ses_ab12": {"ses_ab12"},
+		"ses%":     {"ses%1"},
+		"ses_":     {"ses_ab12", "ses_ab34", "ses_cd56"},
+		"ses_zz":   nil,
+		"":         nil,
+	} {
+		got, err := db.SessionIDsWithPrefix(ctx, prefix, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("SessionIDsWithPrefix(%q) = %q, want %q", prefix, got, want)
+		}
+	}
+	if got, _ := db.SessionIDsWithPrefix(ctx, "ses_", 2); len(got) != 2 {
+		t.Errorf("limit 2: %q", got)
 	}
 }

@@ -43,7 +43,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := os.WriteFile(filepath.Join(dir, "data.txt"), []byte(strings.Repeat("the quick brown fox jumps over it\n", *fileKB*1024/34)), 0o644); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "hearth bench: %d-step tool loop (read_file of a %d KiB file each step), %d turns per mode\n", *steps, *fileKB, *runs)
+	fmt.Fprintf(stdout, "hearth bench: %d-step tool loop (read_file of a %d KiB file each step), %s per mode\n", *steps, *fileKB, plural(*runs, "turn"))
 	fmt.Fprintf(stdout, "simulator cost model: %s\n\n", cost)
 
 	modes := []benchMode{

@@ -233,7 +233,7 @@ func checkDaemon(ctx context.Context, cfg daemon.Config) (string, string, string
 	if err := c.Call(cctx, rpc.MethodHearthStatus, nil, &st); err != nil {
 		return "fail", name, fmt.Sprintf("_hearth/status failed: %v", err)
 	}
-	return "ok", name, fmt.Sprintf("running: hearth %s, pid %d, %d workspaces", st.Version, st.PID, len(st.Workspaces))
+	return "ok", name, fmt.Sprintf("running: hearth %s, pid %d, %s open", st.Version, st.PID, plural(len(st.Workspaces), "workspace"))
 }
 
 func checkInotify(limit string, min int) (string, string, string) {
@@ -259,6 +259,9 @@ func checkDatabase(ctx context.Context, path string) (string, string, string) {
 		return "ok", name, fmt.Sprintf("%s not created yet", path)
 	}
 	db, err := store.Open(path)
+	if errors.Is(err, store.ErrCorrupt) {
+		return "fail", name, err.Error() // it says how to move the file aside
+	}
 	if err != nil {
 		return "fail", name, fmt.Sprintf("%v; move the file aside (hearth starts a new one) or restore a backup", err)
 	}
@@ -271,7 +274,7 @@ func checkDatabase(ctx context.Context, path string) (string, string, string) {
 
 func checkService(ctx context.Context, cfg daemon.Config, home string) (string, string, string) {
 	const name = "service"
-	p, err := installer.NewPlan(runtime.GOOS, installer.Spec{Home: home, Socket: cfg.Socket, DataDir: cfg.DataDir})
+	p, err := installer.NewPlan(runtime.GOOS, installer.Spec{Home: home, Socket: cfg.Socket, DataDir: cfg.DataDir, ConfigHome: installer.ConfigHome()})
 	if err != nil {
 		return "ok", name, err.Error()
 	}

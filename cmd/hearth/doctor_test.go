@@ -50,7 +50,7 @@ func TestDoctorNamesEveryProblem(t *testing.T) {
 		{"fail", "base url", `OPENAI_BASE_URL="http//no-scheme.example" is not an http(s) URL`},
 		{"fail", "socket", "socket directory " + filepath.Join(dir, "run") + " is mode 0777: others can replace the socket; remove their write access (chmod go-w " + filepath.Join(dir, "run") + ")"},
 		{"warn", "data dir", filepath.Join(dir, "data") + " is mode 0755: other users can read hearth's data; chmod 700 " + filepath.Join(dir, "data")},
-		{"fail", "database", "file is not a database; move the file aside"},
+		{"fail", "database", "hearth.db is damaged (file is not a database); move it aside: mv " + filepath.Join(dir, "data", "hearth.db") + " " + filepath.Join(dir, "data", "hearth.db.corrupt")},
 		{"warn", "daemon", "not running"},
 	} {
 		re := regexp.MustCompile(`(?m)^` + want.status + ` +` + want.check + ` +.*` + regexp.QuoteMeta(want.detail))

@@ -1,11 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"strings"
 )
 
 // helpRequested reports whether args ask for help (-h, -help, --help before
@@ -22,19 +21,46 @@ func helpRequested(args []string) bool {
 	return false
 }
 
-// commandHelp prints `hearth CMD --help` to stdout: the usage line, the
-// description and the command's flags. The flags come from the command's
-// own flag set: it is run with -h, which every command parses before doing
-// anything, with its stdout discarded.
-func commandHelp(ctx context.Context, c command, stdout io.Writer) {
-	fmt.Fprintf(stdout, "Usage: hearth %s\n\n%s\n", c.usage, c.help)
-	var flags bytes.Buffer
-	c.run(ctx, []string{"-h"}, io.Discard, &flags)
-	text := flags.String()
-	if strings.HasPrefix(text, "Usage of ") {
-		_, text, _ = strings.Cut(text, "\n")
+// commandHelp prints `hearth CMD --help` (and `hearth help CMD`): the usage
+// line, the description and the command's flags. The flags come from the
+// command's own flag set: the command is run with -h, which every command
+// parses before doing anything, and its Parse answers with the flag set.
+func commandHelp(ctx context.Context, c command, w io.Writer) {
+	fmt.Fprintf(w, "Usage: hearth %s\n\n%s\n", c.usage, c.help)
+	var ue *usageError
+	if err := c.run(ctx, []string{"-h"}, io.Discard, io.Discard); errors.As(err, &ue) {
+		printFlags(w, ue)
 	}
-	if strings.TrimSpace(text) != "" {
-		fmt.Fprintf(stdout, "\nFlags:\n%s", text)
+}
+
+// usageMistake prints a command line's mistake once, then the command's
+// usage and flags, to stderr.
+func usageMistake(c command, ue *usageError, stderr io.Writer) {
+	fmt.Fprintf(stderr, "hearth %s: %v\n\nUsage: hearth %s\n", c.name, ue.err, c.usage)
+	printFlags(stderr, ue)
+}
+
+func printFlags(w io.Writer, ue *usageError) {
+	if text := flagsText(ue.flags); text != "" {
+		fmt.Fprintf(w, "\nFlags:\n%s", text)
 	}
+}
+
+// helpTopic is `hearth help [COMMAND]`.
+func helpTopic(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	switch len(args) {
+	case 0:
+		usage(stdout)
+		return 0
+	case 1:
+		if c, ok := lookup(args[0]); ok {
+			commandHelp(ctx, c, stdout)
+			return 0
+		}
+		fmt.Fprintf(stderr, "hearth help: unknown command %q\n\n", args[0])
+	default:
+		fmt.Fprintf(stderr, "hearth help: name one command, got %q\n\n", args)
+	}
+	usage(stderr)
+	return 2
 }

@@ -32,14 +32,41 @@ func servicePlan() (installer.Plan, error) {
 	return installer.NewPlan(runtime.GOOS, spec)
 }
 
-// temporaryBinary reports a binary that will not be there later: `go run`
-// and `go test` build into the temp directory.
-func temporaryBinary(bin string) bool {
-	tmp, err := filepath.EvalSymlinks(os.TempDir())
-	if err != nil {
-		tmp = os.TempDir()
+// goRunBuild reports a binary the go command built for `go run` or `go
+// test` and will delete: one in its scratch directory (go-build<digits>
+// under $GOTMPDIR or the temp dir) or, since Go 1.24 caches `go run`
+// executables, in the build cache ($GOCACHE, by default
+// os.UserCacheDir()/go-build). A binary from `go build -o` or `go install`
+// stays where it was put, whatever the directory (/tmp included).
+func goRunBuild(bin string) bool {
+	for _, el := range strings.Split(filepath.ToSlash(bin), "/") {
+		if digits, ok := strings.CutPrefix(el, "go-build"); ok && strings.Trim(digits, "0123456789") == "" {
+			return true // the default cache dir's name, or a scratch dir's
+		}
 	}
-	return strings.HasPrefix(bin, tmp+string(filepath.Separator)) || strings.Contains(bin, "go-build")
+	for _, cache := range []string{os.Getenv("GOCACHE"), userGoCache()} {
+		if cache != "" && within(bin, cache) {
+			return true
+		}
+	}
+	return false
+}
+
+func userGoCache() string {
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(d, "go-build")
+}
+
+// within reports whether path is dir or beneath it.
+func within(path, dir string) bool {
+	if r, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = r
+	}
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 func runInstall(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -52,16 +79,16 @@ func runInstall(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	tmpBin := temporaryBinary(p.Spec.Binary)
+	goRun := goRunBuild(p.Spec.Binary)
 	if *dry {
 		p.DryRun(stdout)
-		if tmpBin {
-			fmt.Fprintf(stderr, "hearth: note: %s is a temporary build; install from a built binary (make build, go install)\n", p.Spec.Binary)
+		if goRun {
+			fmt.Fprintf(stderr, "hearth: note: %s is a temporary build of `go run` or `go test`; install from a built binary (go build, make build, go install)\n", p.Spec.Binary)
 		}
 		return nil
 	}
-	if tmpBin {
-		return fmt.Errorf("%s is a temporary build (go run?): the service would lose it; build with `make build` or `go install ./cmd/hearth` and run that binary's install", p.Spec.Binary)
+	if goRun {
+		return fmt.Errorf("%s is a temporary build of `go run` or `go test`, which the go command deletes: the service would lose it; build it (`go build -o DIR/hearth ./cmd/hearth`, `make build` or `go install ./cmd/hearth`) and run that binary's install", p.Spec.Binary)
 	}
 	wrote, err := p.Apply()
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -84,5 +85,87 @@ func TestServiceControlWithoutUserManager(t *testing.T) {
 	// The env template was never edited: it goes too, and says so.
 	if !strings.Contains(stdout.String(), "removed "+p.Env.Path) || strings.Contains(stdout.String(), "kept ") {
 		t.Errorf("uninstall output: %q", stdout.String())
+	}
+}
+
+// Only what `go run` and `go test` build is refused: the go command's
+// scratch and cache directories, wherever they are; any other directory,
+// /tmp included, holds a binary that stays.
+func TestGoRunBuild(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("GOCACHE", cache)
+	for bin, want := range map[string]bool{
+		"/tmp/go-build3141592/b001/exe/hearth":                 true,
+		"/var/folders/xy/T/go-build42/b001/exe/hearth":         true,
+		"/home/ada/.cache/go-build/8f/8f3e-d/hearth":           true,
+		filepath.Join(cache, "8f", "8f3e-d", "hearth"):         true,
+		"/tmp/hearth-bin123/hearth":                            false,
+		"/tmp/hearth":                                          false,
+		"/home/ada/bin/hearth":                                 false,
+		"/home/ada/go/bin/hearth":                              false,
+		"/home/ada/src/go-builder/hearth":                      false,
+		filepath.Join(filepath.Dir(cache), "elsewhere/hearth"): false,
+	} {
+		if got := goRunBuild(bin); got != want {
+			t.Errorf("goRunBuild(%s) = %v, want %v", bin, got, want)
+		}
+	}
+}
+
+// `hearth install` from a binary built with `go build -o` into a temp
+// directory installs it, the unit under $XDG_CONFIG_HOME/systemd/user; the
+// same binary in a `go run` scratch directory is refused. systemctl is a
+// stand-in (the user's own service manager is never asked); enabling may
+// still fail after the files are written where kardianos/service sees no
+// systemd (a container), which is not what this test is about.
+func TestInstallGoBuildBinary(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Log("linux only")
+		return
+	}
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "fakebin")
+	os.Mkdir(fake, 0o755)
+	calls := filepath.Join(dir, "systemctl.calls")
+	os.WriteFile(filepath.Join(fake, "systemctl"), []byte("#!/bin/sh\necho \"$@\" >> "+calls+"\nexit 0\n"), 0o755)
+	cfgHome := filepath.Join(dir, "xdg-config")
+	env := append(os.Environ(), "HOME="+filepath.Join(dir, "home"), "XDG_CONFIG_HOME="+cfgHome,
+		"HEARTH_DATA_DIR="+filepath.Join(dir, "data"), "HEARTH_SOCKET="+filepath.Join(dir, "run", "hearth.sock"),
+		"PATH="+fake+string(os.PathListSeparator)+os.Getenv("PATH"))
+
+	cmd := exec.Command(binary, "install")
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	if err != nil && !strings.Contains(string(out), "the service file is in place but the service is not enabled") {
+		t.Fatalf("install from %s: %v\n%s", binary, err, out)
+	}
+	unitPath := filepath.Join(cfgHome, "systemd", "user", "hearth.service")
+	unit, err := os.ReadFile(unitPath)
+	if err != nil {
+		t.Fatalf("no unit under XDG_CONFIG_HOME: %v\n%s", err, out)
+	}
+	real, _ := filepath.EvalSymlinks(binary)
+	if !strings.Contains(string(unit), "ExecStart="+real+" serve\n") {
+		t.Errorf("unit does not run %s:\n%s", real, unit)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "home", ".config", "systemd")); !os.IsNotExist(err) {
+		t.Errorf("something was written under ~/.config/systemd too: %v", err)
+	}
+	if got, _ := os.ReadFile(calls); !strings.Contains(string(got), "--user") {
+		t.Errorf("the stand-in systemctl was not asked: %q", got)
+	}
+
+	scratch := filepath.Join(dir, "go-build2718", "b001", "exe")
+	os.MkdirAll(scratch, 0o755)
+	b, err := os.ReadFile(binary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(scratch, "hearth"), b, 0o755)
+	cmd = exec.Command(filepath.Join(scratch, "hearth"), "install")
+	cmd.Env = env
+	out, err = cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "temporary build of `go run` or `go test`") {
+		t.Errorf("install from a go run scratch dir: %v\n%s", err, out)
 	}
 }

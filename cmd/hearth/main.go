@@ -13,7 +13,8 @@
 //	hearth service status                 the service's unit file and state
 //	hearth doctor [--json]                check the set-up, each problem with its fix
 //	hearth logs [-f]                      print (and follow) the daemon's log
-//	hearth version
+//	hearth version (--version, -v)
+//	hearth help [COMMAND]                 usage, or one command's flags (as hearth COMMAND --help)
 package main
 
 import (
@@ -40,35 +41,57 @@ type exitError struct {
 
 func (e *exitError) Error() string { return e.err.Error() }
 
+// Unwrap lets run find a *usageError inside.
+func (e *exitError) Unwrap() error { return e.err }
+
+// command is one row of the command table, which lives for the process.
 type command struct {
 	name, usage, help string
-	run               func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+	// maxArgs is how many positional arguments the command takes (-1: any
+	// number); its flag set refuses more.
+	maxArgs int
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 var commands []command
 
 func init() {
 	commands = []command{
-		{"serve", "serve [--socket PATH] [--stdio]", "Run the daemon on its unix socket (or serve one client on stdin/stdout).", runServe},
-		{"acp", "acp", "Relay ACP on stdin/stdout to the daemon, starting the daemon when none answers.", runACP},
-		{"ask", "ask [--cwd DIR] PROMPT", "Send one prompt and stream the answer.", runAsk},
-		{"status", "status [--json]", "Show the daemon, its workspaces and their connections.", runStatus},
-		{"inspect", "inspect [SESSION] [--json]", "List sessions, or show one session's turns, items and requests.", runInspect},
-		{"sim", "sim [--addr HOST:PORT]", "Run the built-in Responses API simulator.", runSim},
-		{"bench", "bench [--steps N] [--runs N]", "Time a tool loop per request mode against the simulator's cost model.", runBench},
-		{"install", "install [--dry-run]", "Install hearth as a per-user service (systemd --user or launchd).", runInstall},
-		{"uninstall", "uninstall", "Stop and remove the service; an edited ~/.config/hearth/env stays.", runUninstall},
-		{"start", "start", "Start the installed service.", runStart},
-		{"stop", "stop", "Stop the daemon: the installed service, or whatever daemon owns the socket.", runStop},
-		{"restart", "restart", "Restart the installed service.", runRestart},
-		{"service", "service status", "Show the service's unit file and state.", runService},
-		{"doctor", "doctor [--json]", "Check the set-up and print each problem with its fix.", runDoctor},
-		{"logs", "logs [-f]", "Print the daemon's log; -f follows it.", runLogs},
-		{"version", "version", "Print the version.", func(ctx context.Context, _ []string, out, _ io.Writer) error {
-			fmt.Fprintln(out, "hearth", version)
-			return nil
-		}},
+		{"serve", "serve [--socket PATH] [--stdio]", "Run the daemon on its unix socket (or serve one client on stdin/stdout).", 0, runServe},
+		{"acp", "acp", "Relay ACP on stdin/stdout to the daemon, starting the daemon when none answers.", 0, runACP},
+		{"ask", "ask [--cwd DIR] PROMPT", "Send one prompt and stream the answer.", -1, runAsk},
+		{"status", "status [--json]", "Show the daemon, its workspaces and their connections.", 0, runStatus},
+		{"inspect", "inspect [SESSION] [--json]", "List sessions, or show one session's turns, items and requests (SESSION: its id or a unique prefix).", 1, runInspect},
+		{"sim", "sim [--addr HOST:PORT]", "Run the built-in Responses API simulator.", 0, runSim},
+		{"bench", "bench [--steps N] [--runs N]", "Time a tool loop per request mode against the simulator's cost model.", 0, runBench},
+		{"install", "install [--dry-run]", "Install hearth as a per-user service (systemd --user or launchd).", 0, runInstall},
+		{"uninstall", "uninstall", "Stop and remove the service; an edited ~/.config/hearth/env stays.", 0, runUninstall},
+		{"start", "start", "Start the installed service.", 0, runStart},
+		{"stop", "stop", "Stop the daemon: the installed service, or whatever daemon owns the socket.", 0, runStop},
+		{"restart", "restart", "Restart the installed service.", 0, runRestart},
+		{"service", "service status", "Show the service's unit file and state.", 1, runService},
+		{"doctor", "doctor [--json]", "Check the set-up and print each problem with its fix.", 0, runDoctor},
+		{"logs", "logs [-f]", "Print the daemon's log; -f follows it.", 0, runLogs},
+		{"version", "version", "Print the version (also: hearth --version, hearth -v).", 0, runVersion},
 	}
+}
+
+// lookup finds a command of the table by name.
+func lookup(name string) (command, bool) {
+	for _, c := range commands {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+func runVersion(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if err := newFlags("version", stderr).Parse(args); err != nil {
+		return &exitError{2, err}
+	}
+	fmt.Fprintln(stdout, "hearth", version)
+	return nil
 }
 
 func usage(w io.Writer) {
@@ -79,6 +102,7 @@ func usage(w io.Writer) {
 		fmt.Fprintf(tw, "  hearth %s\t%s\n", c.usage, c.help)
 	}
 	tw.Flush()
+	fmt.Fprintln(w, "\n`hearth help COMMAND` or `hearth COMMAND --help` shows a command's flags.")
 	fmt.Fprintln(w, "\nEnvironment: OPENAI_API_KEY, OPENAI_BASE_URL, HEARTH_MODEL, HEARTH_DATA_DIR, HEARTH_SOCKET")
 }
 
@@ -94,32 +118,42 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
 		usage(stdout)
 		return 0
 	}
-	for _, c := range commands {
-		if c.name == args[0] {
-			if helpRequested(args[1:]) {
-				commandHelp(ctx, c, stdout)
-				return 0
-			}
-			err := c.run(ctx, args[1:], stdout, stderr)
-			if err == nil {
-				return 0
-			}
-			var ee *exitError
-			if errors.As(err, &ee) {
-				if ee.err != nil && ee.err.Error() != "" {
-					fmt.Fprintln(stderr, "hearth:", ee.err)
-				}
-				return ee.code
-			}
-			fmt.Fprintln(stderr, "hearth:", err)
-			return 1
-		}
+	switch args[0] {
+	case "help":
+		return helpTopic(ctx, args[1:], stdout, stderr)
+	case "--version", "-v", "-version":
+		args = append([]string{"version"}, args[1:]...)
 	}
-	fmt.Fprintf(stderr, "hearth: unknown command %q\n\n", args[0])
-	usage(stderr)
-	return 2
+	c, ok := lookup(args[0])
+	if !ok {
+		fmt.Fprintf(stderr, "hearth: unknown command %q\n\n", args[0])
+		usage(stderr)
+		return 2
+	}
+	if helpRequested(args[1:]) {
+		commandHelp(ctx, c, stdout)
+		return 0
+	}
+	err := c.run(ctx, args[1:], stdout, stderr)
+	if err == nil {
+		return 0
+	}
+	var ue *usageError
+	if errors.As(err, &ue) {
+		usageMistake(c, ue, stderr)
+		return 2
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil && ee.err.Error() != "" {
+			fmt.Fprintln(stderr, "hearth:", ee.err)
+		}
+		return ee.code
+	}
+	fmt.Fprintln(stderr, "hearth:", err)
+	return 1
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -18,12 +17,6 @@ import (
 	"github.com/hearthd/hearth/installer"
 )
 
-func newFlags(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	return fs
-}
-
 func loadConfig() (daemon.Config, error) {
 	cfg, err := daemon.FromEnv()
 	cfg.Version = version
@@ -31,17 +24,11 @@ func loadConfig() (daemon.Config, error) {
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	// First the hidden re-exec that takes the API key and other secrets out
-	// of /proc/PID/environ (sandbox_key_unix.go); the new image gets the key
-	// on the pipe --key-fd names.
+	// A re-executed image (see below) gets the key on the pipe --key-fd
+	// names, its first argument.
 	args, startKey, reexeced, err := takeKeyFD(args)
 	if err != nil {
 		return &exitError{2, err}
-	}
-	if !reexeced {
-		if err := hideSecretsFromEnviron(args); err != nil {
-			fmt.Fprintln(stderr, "hearth: warning: the API key stays in this process's environment:", err)
-		}
 	}
 	fs := newFlags("serve", stderr)
 	socket := fs.String("socket", "", "unix socket path (default $HEARTH_SOCKET, else the per-user runtime dir)")
@@ -50,6 +37,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	drain := fs.Duration("drain", 10*time.Second, "on SIGTERM, how long running turns may finish before they are interrupted")
 	if err := fs.Parse(args); err != nil {
 		return &exitError{2, err}
+	}
+	// Then the hidden re-exec that takes the API key and other secrets out
+	// of /proc/PID/environ (sandbox_key_unix.go); after the flags, so that a
+	// mistake or --help needs none.
+	if !reexeced {
+		if err := hideSecretsFromEnviron(args); err != nil {
+			fmt.Fprintln(stderr, "hearth: warning: the API key stays in this process's environment:", err)
+		}
 	}
 	fromFile := map[string]bool{}
 	if err := applyEnvFile(fromFile); err != nil {

@@ -104,15 +104,18 @@ func printStatus(w io.Writer, st rpc.Status) {
 	fmt.Fprintf(tw, "daemon\thearth %s, pid %d, up %s\n", st.Version, st.PID, time.Since(st.Started).Round(time.Second))
 	fmt.Fprintf(tw, "socket\t%s\n", st.Socket)
 	fmt.Fprintf(tw, "data\t%s\n", st.DataDir)
-	model := st.BaseURL
+	api := st.BaseURL
 	if st.Simulator {
-		model += " (built-in simulator)"
+		api += " (built-in simulator)"
 	}
-	fmt.Fprintf(tw, "api\t%s\n", model)
+	fmt.Fprintf(tw, "api\t%s\n", api)
 	fmt.Fprintf(tw, "api key\t%s\n", st.APIKey)
+	fmt.Fprintf(tw, "model\t%s\n", st.Model)
 	fmt.Fprintf(tw, "clients\t%d\n", st.Clients)
-	fmt.Fprintf(tw, "sessions\t%d open (%d idle), %d closed after being idle; %d idle workspaces closed\n",
-		st.Sessions.Open, st.Sessions.Idle, st.Sessions.Closed, st.Sessions.WorkspacesClosed)
+	fmt.Fprintf(tw, "workspaces\t%s open, %d closed after being idle\n",
+		plural(len(st.Workspaces), "workspace"), st.Sessions.WorkspacesClosed)
+	fmt.Fprintf(tw, "sessions\t%s open (%d idle), %d closed after being idle\n",
+		plural(st.Sessions.Open, "session"), st.Sessions.Idle, st.Sessions.Closed)
 	tw.Flush()
 	if len(st.Workspaces) == 0 {
 		fmt.Fprintln(w, "\nno open workspaces")
@@ -120,9 +123,9 @@ func printStatus(w io.Writer, st rpc.Status) {
 	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "WORKSPACE\tSTATE\tTRANSPORT\tCONNS\tAGE\tSESSIONS\tHANDSHAKES\tWARM-UPS\tFULL\tINCREMENTAL\tRETRIES\tSENT\tON WIRE\tSAVED\tTOKENS IN/OUT\tCACHED")
+	fmt.Fprintln(tw, "WORKSPACE\tMODEL\tSTATE\tTRANSPORT\tCONNS\tAGE\tSESSIONS\tHANDSHAKES\tWARM-UPS\tFULL\tINCREMENTAL\tRETRIES\tSENT\tON WIRE\tSAVED\tTOKENS IN/OUT\tCACHED")
 	for _, ws := range st.Workspaces {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", ws.Root, ws.State, ws.Transport, ws.Connections,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", ws.Root, ws.Model, ws.State, ws.Transport, ws.Connections,
 			ws.ConnAge().Round(time.Second), ws.Sessions, ws.Handshakes,
 			ws.Warmups, ws.FullRequests, ws.IncrementalRequests, ws.Retries, bytesHuman(ws.BytesSent),
 			bytesHuman(ws.WireBytesSent), bytesHuman(ws.BytesSaved), tokensInOut(ws.Tokens), cachedShare(ws.Tokens))

@@ -23,9 +23,6 @@ func runStop(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := fs.Parse(args); err != nil {
 		return &exitError{2, err}
 	}
-	if fs.NArg() > 0 {
-		return &exitError{2, fmt.Errorf("stop takes no arguments (got %q)", fs.Args())}
-	}
 	installed := false
 	if p, err := servicePlan(); err == nil {
 		_, err := os.Stat(p.Unit.Path)

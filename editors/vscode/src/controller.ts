@@ -372,6 +372,8 @@ export class Controller implements vscode.Disposable {
         title: tc.title ?? tc.toolCallId,
         toolCallId: tc.toolCallId,
         kind: tc.kind ?? null,
+        content: tc.content ?? [],
+        rawInput: tc.rawInput ?? null,
         options: req.options.map((o) => ({ optionId: o.optionId, name: o.name, kind: o.kind })),
       });
       this.view?.reveal();

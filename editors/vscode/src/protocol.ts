@@ -44,13 +44,19 @@ export type HostMessage =
   | { type: "userPrompt"; text: string }
   | { type: "turnStarted" }
   | { type: "turnEnded"; stopReason: string }
-  /** A `session/request_permission` waiting for an answer. */
+  /**
+   * A `session/request_permission` waiting for an answer. `content` and
+   * `rawInput` are the request's tool call's, as ACP sent them: the card
+   * shows the diff or the command it asks about from them.
+   */
   | {
       type: "permission";
       requestId: string;
       title: string;
       toolCallId?: string;
       kind?: string | null;
+      content?: unknown[];
+      rawInput?: unknown;
       options: PermissionOptionInfo[];
     }
   /** The permission request was answered or withdrawn (the turn was cancelled). */

@@ -325,6 +325,9 @@ describe("the extension, activated against a stand-in vscode API", () => {
     assert.ok(perm.type === "permission");
     assert.equal(perm.title, "Run echo ran > ran-by-hearth.txt");
     assert.equal(perm.kind, "execute");
+    // What the card shows: the command, from the request's tool call.
+    assert.deepEqual(perm.content, [{ type: "content", content: { type: "text", text: "$ echo ran > ran-by-hearth.txt" } }]);
+    assert.deepEqual(perm.rawInput, { command: "echo ran > ran-by-hearth.txt" });
     assert.deepEqual(perm.options.map((o) => o.kind), ["allow_once", "allow_always", "reject_once", "reject_always"]);
     // The daemon's tool_call notification may come after its permission request.
     const callMsg = await posted.waitFor((m) => m.type === "update" && m.update.sessionUpdate === "tool_call", "the tool call", 10_000, from);
@@ -345,6 +348,8 @@ describe("the extension, activated against a stand-in vscode API", () => {
     assert.ok(perm2.type === "permission");
     assert.equal(perm2.title, "Write a.txt");
     assert.equal(perm2.kind, "edit");
+    // The card's diff: the file as it is and as the call would leave it.
+    assert.deepEqual(perm2.content, [{ type: "diff", path: aTxt, oldText: "edited by hearth\n", newText: "never written\n" }]);
     web.send({ type: "cancel" });
     const withdrawn = await posted.waitFor((m) => m.type === "permissionResolved", "the withdrawal", 10_000, from);
     assert.ok(withdrawn.type === "permissionResolved");

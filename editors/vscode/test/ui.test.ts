@@ -153,16 +153,19 @@ describe("chat webview in headless Chromium", () => {
     assert.match((await answer.locator("pre code").textContent()) ?? "", /^hearth inspect ses_3f9c2a7d --json \| jq/);
     assert.equal(await page.locator(".message.agent.streaming").count(), 1, "the answer is marked as streaming");
 
-    // The edit: a pending tool call with its diff and the permission prompt inside it.
+    // The edit: a pending tool call with the permission prompt inside it, the
+    // prompt showing the diff it asks about (once: not again in the tool call).
     const edit = page.locator('.tool[data-tool-call-id="call_a41f9c"]');
     assert.equal(await edit.getAttribute("data-status"), "pending");
-    assert.equal(await edit.locator(".diff-path").textContent(), "/home/dev/hearth/a.txt");
-    assert.equal(await edit.locator(".diff-added").textContent(), "+1");
-    assert.equal(await edit.locator(".diff-removed").textContent(), "−1");
-    assert.deepEqual(await edit.locator(".diff-del").allTextContents(), ["-hello from a.txt"]);
-    assert.deepEqual(await edit.locator(".diff-add").allTextContents(), ["+Hello from a.txt!"]);
     assert.equal(await edit.locator(".permission").count(), 1, "the prompt sits in its tool call");
-    assert.deepEqual(await perm.locator("button").allTextContents(), ["Allow once", "Always allow", "Reject", "Always reject"]);
+    assert.equal(await edit.locator(".diff").count(), 1, "the diff is shown once");
+    const asked = perm.locator(".permission-subject .diff");
+    assert.equal(await asked.locator(".diff-path").textContent(), "/home/dev/hearth/a.txt");
+    assert.equal(await asked.locator(".diff-added").textContent(), "+1");
+    assert.equal(await asked.locator(".diff-removed").textContent(), "−1");
+    assert.deepEqual(await asked.locator(".diff-del").allTextContents(), ["-hello from a.txt"]);
+    assert.deepEqual(await asked.locator(".diff-add").allTextContents(), ["+Hello from a.txt!"]);
+    assert.deepEqual(await perm.locator(".permission-buttons button").allTextContents(), ["Allow once", "Always allow", "Reject", "Always reject"]);
     assert.equal(await perm.locator("button.allow").count(), 2);
     assert.equal(await perm.locator("button.reject").count(), 2);
     assert.equal(await page.evaluate(() => document.activeElement?.textContent), "Allow once", "the first option has focus");
@@ -213,6 +216,7 @@ describe("chat webview in headless Chromium", () => {
     await page.waitForFunction(() => !document.body.classList.contains("busy"), null, { timeout: 5_000 });
     assert.equal(await edit.getAttribute("data-status"), "completed");
     assert.equal(await edit.locator(".diff").count(), 1, "the diff stays after the status update");
+    assert.equal(await edit.locator(".permission .diff").count(), 0, "answered: the tool call shows its diff, the card only the answer");
     assert.equal(await page.locator(".message.agent").count(), 2);
     assert.equal((await page.locator(".message.agent .body").last().textContent())?.trim(), "Done: the greeting is capitalised and ends with !.");
     assert.equal(await page.locator(".message.agent .body").last().locator("code").textContent(), "!");
@@ -304,6 +308,70 @@ describe("chat webview in headless Chromium", () => {
     assert.equal(await page.locator("#session-title").textContent(), "Refactor the planner");
     assert.equal(await page.locator("#empty").isVisible(), true);
     assert.equal(await page.locator("#btn-send").isEnabled(), true);
+  });
+
+  test("the permission card shows the diff or the command it asks about, even before its tool call", async () => {
+    const options = FIXTURE.part1.flatMap((m) => (m.type === "permission" ? m.options : []));
+    const perm = (requestId: string, extra: Partial<Extract<HostMessage, { type: "permission" }>>): HostMessage => ({
+      type: "permission",
+      requestId,
+      title: "?",
+      options,
+      ...extra,
+    });
+    await feed([{ type: "reset", sessionId: "ses_cards", title: null }, { type: "turnStarted" }]);
+
+    // A command whose permission request comes before its tool call (the
+    // daemon's notification can follow its request): the card says it, then
+    // moves into the tool call when that arrives, which does not repeat it.
+    await feed([
+      perm("perm-cmd", { title: "Run rm -rf build && make", toolCallId: "call_sh", kind: "execute", content: [{ type: "content", content: { type: "text", text: "$ rm -rf build && make" } }], rawInput: { command: "rm -rf build && make" } }),
+    ]);
+    const cmdCard = page.locator('.permission[data-request-id="perm-cmd"]');
+    await cmdCard.waitFor({ state: "visible", timeout: 5_000 });
+    assert.deepEqual(await cmdCard.locator(".permission-subject .permission-command").allTextContents(), ["$ rm -rf build && make"]);
+    await feed([
+      { type: "update", update: { sessionUpdate: "tool_call", toolCallId: "call_sh", title: "Run rm -rf build && make", kind: "execute", status: "pending", rawInput: { command: "rm -rf build && make" } } },
+      { type: "update", update: { sessionUpdate: "tool_call_update", toolCallId: "call_sh", content: [{ type: "content", content: { type: "text", text: "$ rm -rf build && make" } }] } },
+    ]);
+    const sh = page.locator('.tool[data-tool-call-id="call_sh"]');
+    await sh.locator(".permission").waitFor({ timeout: 5_000 });
+    assert.equal(await page.locator('#transcript > .permission[data-request-id="perm-cmd"]').count(), 0, "the card moved into its tool call");
+    // The tool call's title, the card's title and the card's command: no fourth copy from the tool call's content.
+    assert.equal(((await sh.textContent()) ?? "").split("rm -rf build && make").length - 1, 3);
+    assert.equal(await sh.locator(".tool-output, .tool-input").count(), 0);
+
+    // Another agent's command with no content: its rawInput.command.
+    await feed([perm("perm-raw", { title: "terminal", toolCallId: "call_raw", kind: "execute", rawInput: { command: "make test" } })]);
+    const rawCard = page.locator('.permission[data-request-id="perm-raw"]');
+    await rawCard.waitFor({ state: "visible", timeout: 5_000 });
+    assert.equal(await rawCard.locator(".permission-command").textContent(), "$ make test");
+
+    // A new file: the whole text, as added lines.
+    await feed([
+      perm("perm-new", { title: "Write notes/todo.md", toolCallId: "call_new", kind: "edit", content: [{ type: "diff", path: "/home/dev/hearth/notes/todo.md", newText: "# To do\n- ship it\n" }] }),
+    ]);
+    const newCard = page.locator('.permission[data-request-id="perm-new"]');
+    await newCard.waitFor({ state: "visible", timeout: 5_000 });
+    assert.equal(await newCard.locator(".diff-path").textContent(), "/home/dev/hearth/notes/todo.md");
+    assert.equal(await newCard.locator(".diff-head .tool-kind").textContent(), "new file");
+    assert.deepEqual(await newCard.locator(".diff-add").allTextContents(), ["+# To do", "+- ship it"]);
+    await page.evaluate(() => (window.__posted = []));
+    await newCard.locator(".open-diff").click();
+    assert.deepEqual(await waitPosted("openDiff"), { type: "openDiff", path: "/home/dev/hearth/notes/todo.md", oldText: null, newText: "# To do\n- ship it\n" });
+
+    // A title alone says all there is: no empty subject.
+    await feed([perm("perm-bare", { title: "do something", kind: "other" })]);
+    const bare = page.locator('.permission[data-request-id="perm-bare"]');
+    await bare.waitFor({ state: "visible", timeout: 5_000 });
+    assert.equal(await bare.locator(".permission-subject").count(), 0);
+
+    // Answered on its own (no tool call with content): the card keeps what it asked about.
+    await feed([{ type: "permissionResolved", requestId: "perm-new", outcome: "You chose: Reject" }]);
+    await newCard.locator(".permission-outcome").waitFor({ timeout: 5_000 });
+    assert.equal(await newCard.locator(".permission-subject .diff").count(), 1);
+    await feed([{ type: "turnEnded", stopReason: "end_turn" }]);
+    assert.deepEqual(pageErrors, [], "no errors in the page");
   });
 
   test("thought chunks: one collapsed block per thought, before what follows, with all its text", async () => {

@@ -167,7 +167,8 @@ export function statusMarkdown(status: HearthStatus, root?: string): string {
   if (status.model !== undefined) lines.push(`| model | ${status.model || "(default)"} |`);
   if (status.baseUrl) lines.push(`| API | ${status.baseUrl}${status.simulator ? " (built-in simulator)" : ""} |`);
   if (status.apiKey) lines.push(`| API key | ${status.apiKey} |`);
-  if (status.clients !== undefined) lines.push(`| editors attached | ${status.clients} |`);
+  // clients counts the daemon's connections other than the one asking: this window's.
+  if (status.clients !== undefined) lines.push(`| other clients connected | ${status.clients} |`);
   lines.push("", "## Workspaces", "");
   if (status.workspaces.length === 0) {
     lines.push("No workspace is open in the daemon.");

@@ -193,7 +193,15 @@ function toolCall(update: AcpUpdate, isNew: boolean): void {
     const el = h("div", { class: "tool", attrs: { "data-tool-call-id": id } });
     t = { el, data: {} };
     tools.set(id, t);
-    append(el);
+    // The permission request can come before its tool call: the tool call
+    // takes the card's place and the card moves into it.
+    const card = [...permissions.values()].find((c) => c.dataset.toolCallId === id && c.parentElement === transcript);
+    if (card) {
+      card.replaceWith(el);
+      el.append(card);
+    } else {
+      append(el);
+    }
   } else if (isNew) {
     t.data = {};
   }
@@ -219,6 +227,9 @@ function renderTool(t: ToolState): void {
   t.el.className = `tool status-${status}`;
   t.el.dataset.status = status;
   const pendingPermission = t.el.querySelector(":scope > .permission");
+  // While its card shows what it asks about, the call's own diff or command
+  // is not shown twice.
+  const shownByCard = !!pendingPermission?.querySelector(":scope > .permission-subject");
   t.el.replaceChildren();
   const head = h(
     "div",
@@ -242,8 +253,8 @@ function renderTool(t: ToolState): void {
     }
     t.el.append(row);
   }
-  const content = Array.isArray(d.content) ? d.content : [];
-  if (content.length === 0 && d.rawInput !== undefined && status !== "completed") {
+  const content = Array.isArray(d.content) && !shownByCard ? d.content : [];
+  if (content.length === 0 && !shownByCard && d.rawInput !== undefined && status !== "completed") {
     t.el.append(h("div", { class: "tool-input muted", text: compact(d.rawInput) }));
   }
   for (const c of content) {
@@ -336,12 +347,37 @@ const OPTION_CLASS: Record<string, string> = {
   reject_always: "reject",
 };
 
+/**
+ * What a permission request asks about, from its tool call: each diff (old
+ * and new text) and each command, or for a command with no content its
+ * rawInput.command. Null when the request says nothing more than its title.
+ */
+function permissionSubject(m: Extract<HostMessage, { type: "permission" }>): HTMLElement | null {
+  const subject = h("div", { class: "permission-subject" });
+  for (const c of Array.isArray(m.content) ? m.content : []) {
+    const item = c as { type?: string; content?: { type?: string; text?: string }; path?: string; oldText?: string | null; newText?: string };
+    if (item.type === "diff" && typeof item.path === "string" && typeof item.newText === "string") {
+      subject.append(renderDiff(item.path, item.oldText ?? null, item.newText));
+    } else if (item.type === "content" && item.content?.type === "text" && item.content.text) {
+      subject.append(h("pre", { class: "permission-command", text: item.content.text }));
+    }
+  }
+  const command = (m.rawInput as { command?: unknown } | null | undefined)?.command;
+  if (!subject.hasChildNodes() && m.kind === "execute" && typeof command === "string") {
+    subject.append(h("pre", { class: "permission-command", text: `$ ${command}` }));
+  }
+  return subject.hasChildNodes() ? subject : null;
+}
+
 function showPermission(m: Extract<HostMessage, { type: "permission" }>): void {
   const buttons = h("div", { class: "permission-buttons" });
+  const attrs: Record<string, string> = { "data-request-id": m.requestId, role: "group", "aria-label": "Permission request" };
+  if (m.toolCallId) attrs["data-tool-call-id"] = m.toolCallId;
   const card = h(
     "div",
-    { class: "permission", attrs: { "data-request-id": m.requestId, role: "group", "aria-label": "Permission request" } },
+    { class: "permission", attrs },
     h("div", { class: "permission-title" }, h("strong", { text: "Allow " }), h("span", { text: m.title }), h("strong", { text: "?" })),
+    permissionSubject(m),
     buttons,
   );
   for (const o of orderOptions(m.options)) {
@@ -362,6 +398,7 @@ function showPermission(m: Extract<HostMessage, { type: "permission" }>): void {
   const stick = nearBottom();
   if (tool) {
     tool.el.append(card);
+    renderTool(tool); // its own diff or command gives way to the card's
     empty.hidden = true;
   } else {
     append(card);
@@ -381,8 +418,15 @@ function resolvePermission(requestId: string, outcome: string): void {
   if (!card) return;
   permissions.delete(requestId);
   card.classList.add("resolved");
-  for (const b of card.querySelectorAll("button")) (b as HTMLButtonElement).disabled = true;
+  for (const b of card.querySelectorAll(".permission-buttons button")) (b as HTMLButtonElement).disabled = true;
   card.append(h("div", { class: "permission-outcome muted", text: outcome }));
+  // Answered: the tool call shows its own diff or command again, when it
+  // has one; a card on its own keeps what it asked about.
+  const tool = [...tools.values()].find((t) => t.el.contains(card));
+  if (tool && Array.isArray(tool.data.content) && tool.data.content.length > 0) {
+    card.querySelector(":scope > .permission-subject")?.remove();
+    renderTool(tool);
+  }
 }
 
 // ---- toolbar, composer, sessions ---------------------------------------------

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/hearthd/hearth/rpc"
+	"github.com/hearthd/hearth/session"
+)
+
+// After one turn in a fresh workspace, with one editor attached:
+// `status --json` names the model the requests use (HEARTH_MODEL unset: the
+// default), counts that editor but not the status call, and reports no
+// negative bytes saved; the table says "1 workspace".
+func TestStatusAfterOneTurn(t *testing.T) {
+	dir := isolate(t)
+	daemon := serveInProcess(t)
+	cfg, err := loadConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(dir, "proj")
+	if err := os.Mkdir(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("unix", cfg.Socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := newACP(t, conn).turn(t, root, "hi there"); !strings.Contains(text, "hi there") {
+		t.Fatalf("answer %q", text)
+	}
+
+	code, out, errOut := runCLI("status", "--json")
+	if code != 0 {
+		t.Fatalf("status --json: exit %d, %s", code, errOut)
+	}
+	var st rpc.Status
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if st.Model != session.DefaultModel {
+		t.Errorf("model %q, want %q (the model the requests use)", st.Model, session.DefaultModel)
+	}
+	if st.Clients != 1 {
+		t.Errorf("clients %d, want 1: the editor, not the status call itself", st.Clients)
+	}
+	if len(st.Workspaces) != 1 {
+		t.Fatalf("workspaces %+v", st.Workspaces)
+	}
+	ws := st.Workspaces[0]
+	if ws.Model != session.DefaultModel || ws.BytesSaved < 0 || ws.IncrementalRequests == 0 {
+		t.Errorf("workspace model %q, %d bytes saved by %d incremental requests", ws.Model, ws.BytesSaved, ws.IncrementalRequests)
+	}
+
+	daemon.waitGone(t) // the first status call's connection
+	code, out, errOut = runCLI("status")
+	if code != 0 {
+		t.Fatalf("status: exit %d, %s", code, errOut)
+	}
+	for _, want := range []string{`model +` + session.DefaultModel, `clients +1`, `workspaces +1 workspace open, 0 closed after being idle`, `sessions +1 session open \(0 idle\), 0 closed after being idle`} {
+		if !regexp.MustCompile(`(?m)^` + want + `$`).MatchString(out) {
+			t.Errorf("status lacks a line %s:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "(s)") || regexp.MustCompile(` -\d`).MatchString(out) {
+		t.Errorf("status has a (s) or a negative figure:\n%s", out)
+	}
+	// doctor counts the same way.
+	_, out, _ = runCLI("doctor", "--json")
+	if !strings.Contains(out, "pid "+strconv.Itoa(os.Getpid())+", 1 workspace open") {
+		t.Errorf("doctor's daemon check: %s", out)
+	}
+}
+
+// plural counts with the right noun.
+func TestPlural(t *testing.T) {
+	for n, want := range map[int]string{0: "0 workspaces", 1: "1 workspace", 2: "2 workspaces"} {
+		if got := plural(n, "workspace"); got != want {
+			t.Errorf("plural(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
