@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -62,19 +63,27 @@ type inputItem struct {
 }
 
 func readTurn(items []json.RawMessage) turn {
-	parsed := make([]inputItem, len(items))
+	// From the end back to the last user message: the script reads only the
+	// current turn, and a long transcript must not cost the simulator (on the
+	// same machine as the client it measures) time per request.
+	var parsed []inputItem
 	last := -1
-	for i, raw := range items {
-		_ = json.Unmarshal(raw, &parsed[i]) // unknown shapes are kept in the input, ignored here
-		if parsed[i].Role == "user" && (parsed[i].Type == "" || parsed[i].Type == "message") {
+	for i := len(items) - 1; i >= 0; i-- {
+		var it inputItem
+		_ = json.Unmarshal(items[i], &it) // unknown shapes are kept in the input, ignored here
+		parsed = append(parsed, it)
+		if it.Role == "user" && (it.Type == "" || it.Type == "message") {
 			last = i
+			break
 		}
 	}
+	slices.Reverse(parsed)
 	t := turn{callNames: make(map[string]string)}
 	if last >= 0 {
-		t.text = partsText(parsed[last].Content)
+		t.text = partsText(parsed[0].Content)
+		parsed = parsed[1:]
 	}
-	for _, it := range parsed[last+1:] {
+	for _, it := range parsed {
 		switch it.Type {
 		case "function_call":
 			t.callNames[it.CallID] = it.Name
