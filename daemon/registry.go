@@ -355,6 +355,13 @@ type sessionTools struct {
 
 func (t *sessionTools) Specs() []json.RawMessage { return t.s.ws.specs }
 
+// Concurrent says which calls may run side by side: the read-only tools,
+// which never ask the user.
+func (t *sessionTools) Concurrent(name string) bool {
+	tool, ok := t.s.ws.tools.Lookup(name)
+	return ok && tool.ReadOnly
+}
+
 func (t *sessionTools) Run(ctx context.Context, call session.ToolCall) session.ToolResult {
 	ws := t.s.ws
 	args := json.RawMessage(call.Arguments)
@@ -382,7 +389,7 @@ func (t *sessionTools) Run(ctx context.Context, call session.ToolCall) session.T
 		out.Diff = &session.Diff{Path: r.Diff.Path, Old: r.Diff.Old, New: r.Diff.New}
 	}
 	if !r.IsError && r.Hash != "" && len(r.Locations) == 1 {
-		t.noteSeen(ctx, r.Locations[0], r)
+		out.Seen = t.seen(r.Locations[0], r)
 	}
 	return out
 }
@@ -390,11 +397,12 @@ func (t *sessionTools) Run(ctx context.Context, call session.ToolCall) session.T
 // maxSeenContent bounds the copy of a file kept to diff against later.
 const maxSeenContent = 256 << 10
 
-// noteSeen records what the model now knows of rel: the content it read or
-// wrote, so the next context delta shows only what changed since. Text read
-// from or written to the editor's buffer is recorded as such: when the user
-// saves it, the disk matches the read set and the delta stays quiet.
-func (t *sessionTools) noteSeen(ctx context.Context, rel string, r workspace.Result) {
+// seen is what the model now knows of rel: the content it read or wrote,
+// so the next context delta shows only what changed since. The session
+// commits it with the tool's output. Text read from or written to the
+// editor's buffer is recorded as such: when the user saves it, the disk
+// matches the read set and the delta stays quiet.
+func (t *sessionTools) seen(rel string, r workspace.Result) *store.SeenWrite {
 	seen := store.Seen{Hash: r.Hash}
 	switch {
 	case r.Diff != nil:
@@ -409,9 +417,7 @@ func (t *sessionTools) noteSeen(ctx context.Context, rel string, r workspace.Res
 	if len(seen.Content) > maxSeenContent {
 		seen.Content = nil
 	}
-	if err := t.d.db.SetSeen(context.WithoutCancel(ctx), t.s.id, rel, seen); err != nil {
-		t.d.log.Warn("record what the model saw", "path", rel, "err", err)
-	}
+	return &store.SeenWrite{Path: rel, Seen: seen}
 }
 
 func hashOf(b []byte) string {

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -50,5 +51,34 @@ func BenchmarkRoundTrip(b *testing.B) {
 			b.ReportMetric(float64(gaps[len(gaps)/2].Microseconds()), "µs-own-p50")
 			b.ReportMetric(float64(gaps[len(gaps)*9/10].Microseconds()), "µs-own-p90")
 		})
+	}
+}
+
+// A read round trip commits twice: the response with its request's end,
+// and the tool's output with what the model saw of the file and the next
+// request's row. Reads of one response run side by side.
+func TestRoundTripCommits(t *testing.T) {
+	td := startDaemon(t, sim.Options{}, "")
+	ed := td.connect()
+	ed.initialize()
+	id := ed.newSession(td.root)
+	td.waitRequests(1) // the warm-up
+	for _, parallel := range []int{1, 4} {
+		before, reqs := td.d.db.Commits(), len(td.sim.Received())
+		ed.prompt(id, fmt.Sprintf(`go sim:calls=12 sim:parallel=%d sim:tool=read_file sim:args={"path":"a.txt"}`, parallel))
+		requests := len(td.sim.Received()) - reqs
+		if want := 12/parallel + 1; requests != want {
+			t.Fatalf("parallel=%d: %d requests, want %d", parallel, requests, want)
+		}
+		// Per turn: its beginning and end, the session's title and the delta once.
+		commits := td.d.db.Commits() - before
+		if commits > int64(2*requests+4) {
+			t.Errorf("parallel=%d: %d commits for %d round trips; want at most 2 each, plus 4 for the turn", parallel, commits, requests)
+		}
+		t.Logf("parallel=%d: %d commits, %d requests", parallel, commits, requests)
+	}
+	seen, err := td.d.db.SeenFiles(context.Background(), string(id))
+	if err != nil || seen["a.txt"].Hash == "" {
+		t.Errorf("the read set does not hold a.txt: %v %v", seen, err)
 	}
 }

@@ -19,6 +19,14 @@ type Tools interface {
 	Run(ctx context.Context, call ToolCall) ToolResult
 }
 
+// ConcurrentTools is implemented by Tools whose calls of some tools (those
+// that only read, and never ask the user) may run side by side: the calls
+// of one response to such tools run concurrently, their outputs still
+// committed in call order.
+type ConcurrentTools interface {
+	Concurrent(name string) bool
+}
+
 // ToolCall is one function call the model made.
 type ToolCall struct {
 	CallID    string
@@ -36,6 +44,10 @@ type ToolResult struct {
 	Kind      string   // ACP tool kind: read, search, edit, execute
 	Locations []string // workspace-relative paths the call touched
 	Diff      *Diff    // what an edit changed
+
+	// Seen is what the model now knows of a file (the read set), committed
+	// with the output.
+	Seen *store.SeenWrite
 }
 
 // Diff is a file's content before and after an edit, for the editor.
@@ -101,6 +113,12 @@ type Conversation struct {
 	warm       *warmup
 	closed     bool
 	unanswered bool // a tool's output failed to commit: calls without output to repair before the next request
+
+	// Staged by the turn, committed with the next request's row in one
+	// transaction (exchange) or at the end of the turn (flushPending):
+	// the user's message, tool outputs, and what the model saw of files.
+	pending     []store.NewItem
+	pendingSeen []store.SeenWrite
 
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc
@@ -222,6 +240,59 @@ func (c *Conversation) commit(ctx context.Context, turnID int64, items []store.N
 	}
 	c.mu.Unlock()
 	return nil
+}
+
+// stage queues items, and read-set updates, for the next request of the
+// turn: exchange commits them with the request's row, before the request is
+// sent; flushPending commits what no request took.
+func (c *Conversation) stage(items []store.NewItem, seen ...store.SeenWrite) {
+	c.mu.Lock()
+	c.pending = append(c.pending, items...)
+	c.pendingSeen = append(c.pendingSeen, seen...)
+	c.mu.Unlock()
+}
+
+// committed moves the first n staged items, now in the store, to the
+// transcript, and drops the first m staged read-set updates.
+func (c *Conversation) committed(n, m int) {
+	c.mu.Lock()
+	for _, it := range c.pending[:n] {
+		c.transcript = append(c.transcript, it.Data)
+	}
+	c.pending = c.pending[n:]
+	c.pendingSeen = c.pendingSeen[m:]
+	c.mu.Unlock()
+}
+
+// flushPending commits what is staged when no request will take it (the
+// turn ended, was cancelled or failed). If that fails too the staged
+// outputs are dropped, and the calls they answered are repaired before the
+// next request.
+func (c *Conversation) flushPending(ctx context.Context, turnID int64) error {
+	c.mu.Lock()
+	items, seen := c.pending, c.pendingSeen
+	c.mu.Unlock()
+	if len(items) == 0 && len(seen) == 0 {
+		return nil
+	}
+	var err error
+	if len(items) > 0 {
+		_, err = c.db.AppendItems(ctx, c.id, turnID, items)
+	}
+	if err == nil {
+		for _, s := range seen {
+			if serr := c.db.SetSeen(ctx, c.id, s.Path, s.Seen); serr != nil {
+				c.log.Warn("record what the model saw", "path", s.Path, "err", serr)
+			}
+		}
+		c.committed(len(items), len(seen))
+		return nil
+	}
+	c.mu.Lock()
+	c.pending, c.pendingSeen = nil, nil
+	c.unanswered = true
+	c.mu.Unlock()
+	return fmt.Errorf("commit %d item(s): %w", len(items), err)
 }
 
 // convert brings the replay forms up to date outside the lock, so that a

@@ -3,7 +3,9 @@ package session_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -282,5 +284,69 @@ func TestOpenRepairsUnansweredCall(t *testing.T) {
 	}
 	if e.tools.runs["call_1"] != 0 {
 		t.Fatal("a tool ran again on open")
+	}
+}
+
+// barrierTools runs read_file calls only once n of them are running at
+// once (they fail after a timeout otherwise), and says read_file may run
+// concurrently.
+type barrierTools struct {
+	*wsTools
+	n       int
+	mu      sync.Mutex
+	running int
+	all     chan struct{}
+}
+
+func (b *barrierTools) Concurrent(name string) bool { return name == "read_file" }
+
+func (b *barrierTools) Run(ctx context.Context, call session.ToolCall) session.ToolResult {
+	if call.Name == "read_file" {
+		b.mu.Lock()
+		b.running++
+		if b.running == b.n {
+			close(b.all)
+		}
+		b.mu.Unlock()
+		select {
+		case <-b.all:
+		case <-time.After(10 * time.Second):
+			return session.ToolResult{Output: "error: ran alone", IsError: true}
+		}
+	}
+	return b.wsTools.Run(ctx, call)
+}
+
+// The read calls of one response run side by side; their outputs are
+// committed in call order, and the next request carries them in that order.
+func TestReadCallsRunConcurrently(t *testing.T) {
+	e := newEnv(t, sim.Options{}, session.Config{Lanes: session.LanesOn})
+	bt := &barrierTools{wsTools: e.tools, n: 4, all: make(chan struct{})}
+	c := e.openWith("par", bt)
+	warm(t, c)
+	prompt(t, c, `go sim:calls=4 sim:parallel=4 sim:tool=read_file sim:args={"path":"a.txt"}`, nil)
+	items, err := e.db.Items(context.Background(), "par")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls, outputs []string
+	for _, it := range items {
+		var m struct {
+			CallID string `json:"call_id"`
+			Output string `json:"output"`
+		}
+		json.Unmarshal(it.Data, &m)
+		switch it.Type {
+		case "function_call":
+			calls = append(calls, m.CallID)
+		case "function_call_output":
+			outputs = append(outputs, m.CallID)
+			if strings.Contains(m.Output, "ran alone") {
+				t.Errorf("call %s ran alone: the reads did not run side by side", m.CallID)
+			}
+		}
+	}
+	if len(calls) != 4 || !slices.Equal(calls, outputs) {
+		t.Fatalf("calls %v, outputs %v: want 4, in the same order", calls, outputs)
 	}
 }

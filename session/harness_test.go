@@ -75,7 +75,21 @@ func (e *env) open(id string) *session.Conversation {
 
 func (e *env) reopen(id string) *session.Conversation {
 	e.t.Helper()
-	c, err := session.Open(context.Background(), session.Options{ID: id, Client: e.client, DB: e.db, Tools: e.tools})
+	return e.reopenWith(id, e.tools)
+}
+
+// openWith creates a stored session and opens it with tools of the test's own.
+func (e *env) openWith(id string, tools session.Tools) *session.Conversation {
+	e.t.Helper()
+	if err := e.db.CreateSession(context.Background(), store.Session{ID: id, Root: e.root}); err != nil {
+		e.t.Fatal(err)
+	}
+	return e.reopenWith(id, tools)
+}
+
+func (e *env) reopenWith(id string, tools session.Tools) *session.Conversation {
+	e.t.Helper()
+	c, err := session.Open(context.Background(), session.Options{ID: id, Client: e.client, DB: e.db, Tools: tools})
 	if err != nil {
 		e.t.Fatal(err)
 	}

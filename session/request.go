@@ -51,6 +51,10 @@ func (c *Conversation) exchange(ctx context.Context, turnID int64, generate bool
 	c.convert()
 	c.mu.Lock()
 	full := append([]json.RawMessage(nil), c.inputLocked()...)
+	pending, pendingSeen := c.pending, c.pendingSeen
+	for _, it := range pending {
+		full = replayForms(full, []json.RawMessage{it.Data})
+	}
 	base := c.base
 	c.mu.Unlock()
 	set := c.settings()
@@ -89,15 +93,18 @@ func (c *Conversation) exchange(ctx context.Context, turnID int64, generate bool
 		reason = reasonWarmup
 	}
 	sent := time.Now()
-	reqID, err := c.db.InsertRequest(ctx, store.Request{
+	// What the request carries that the store does not hold yet (the
+	// turn's staged outputs) is committed with its row, before it is sent.
+	reqID, _, err := c.db.InsertRequestAfter(ctx, store.Request{
 		SessionID: c.id, TurnID: turnID, Conn: conn.name(), Kind: kind, FullReason: reason,
 		PreviousResponseID: prev, BytesSent: int64(len(frame)), InputItems: len(items),
 		Status: "sent", Sent: sent,
-	})
+	}, pending, pendingSeen)
 	if err != nil {
 		conn.release(lane)
 		return nil, fmt.Errorf("record request: %w", err)
 	}
+	c.committed(len(pending), len(pendingSeen))
 	c.count(kind, len(frame))
 
 	st, err := conn.send(ctx, lane, frame)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/hearthd/hearth/store"
@@ -62,6 +63,9 @@ func (c *Conversation) Prompt(ctx context.Context, input []json.RawMessage, sink
 	}
 	c.client.streaming.Add(1)
 	stop, err := c.run(ctx, turn.ID, input, sink)
+	if ferr := c.flushPending(context.WithoutCancel(ctx), turn.ID); ferr != nil && err == nil {
+		err = ferr
+	}
 	c.client.streaming.Add(-1)
 	c.client.lastTurn.Store(int64(time.Since(started)))
 
@@ -101,11 +105,10 @@ func (c *Conversation) run(ctx context.Context, turnID int64, input []json.RawMe
 	for _, it := range input {
 		user = append(user, store.NewItem{Origin: store.OriginInput, Data: it})
 	}
-	// The user's message is kept even if the turn is cancelled before any
-	// request: it shows in the history and goes out with the next one.
-	if err := c.commit(context.WithoutCancel(ctx), turnID, user); err != nil {
-		return "", err
-	}
+	// Committed with the first request; if the turn is cancelled before
+	// any, at its end (flushPending): it shows in the history and goes out
+	// with the next turn's request.
+	c.stage(user)
 	if ctx.Err() != nil {
 		return StopCancelled, nil
 	}
@@ -142,41 +145,88 @@ func (c *Conversation) run(ctx context.Context, turnID int64, input []json.RawMe
 	return StopMaxTurnRequests, nil
 }
 
-// runTools runs the calls of one response in order and commits each output
-// as soon as it exists. After cancellation the remaining calls are answered
-// as cancelled (not run), so the transcript stays valid for the next turn.
+// maxConcurrentTools bounds the read-only calls of one response that run
+// at once.
+const maxConcurrentTools = 8
+
+// runTools runs the calls of one response and stages each output, in call
+// order: a read's for the next request (or the end of the turn), to be
+// committed with its row; any other call's is committed at once. Consecutive calls
+// to tools that may run concurrently (ConcurrentTools: reads) run side by
+// side; the others run one at a time, in order, with their permission flow.
+// After cancellation the remaining calls are answered as cancelled (not
+// run), so the transcript stays valid for the next turn.
 func (c *Conversation) runTools(ctx context.Context, turnID int64, calls []ToolCall, sink Sink) (StopReason, error) {
-	for _, call := range calls {
-		var res ToolResult
+	conc, _ := c.tools.(ConcurrentTools)
+	for i := 0; i < len(calls); {
+		j := i + 1
+		if conc != nil && ctx.Err() == nil && conc.Concurrent(calls[i].Name) {
+			for j < len(calls) && j-i < maxConcurrentTools && conc.Concurrent(calls[j].Name) {
+				j++
+			}
+		}
+		group := calls[i:j]
+		reads := conc != nil && conc.Concurrent(group[0].Name)
+		results := make([]ToolResult, len(group))
 		if ctx.Err() != nil {
-			res = ToolResult{Output: "error: cancelled by the user before this tool ran", IsError: true}
+			for k := range group {
+				results[k] = ToolResult{Output: "error: cancelled by the user before this tool ran", IsError: true}
+			}
 		} else {
-			if sink != nil {
-				sink.ToolCall(call, "in_progress", nil)
+			for _, call := range group {
+				if sink != nil {
+					sink.ToolCall(call, "in_progress", nil)
+				}
 			}
-			if c.tools == nil {
-				res = ToolResult{Output: fmt.Sprintf("error: no tool named %q is available", call.Name), IsError: true}
+			if len(group) == 1 {
+				results[0] = c.runTool(ctx, group[0])
 			} else {
-				res = c.tools.Run(ctx, call)
+				var wg sync.WaitGroup
+				for k, call := range group {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						results[k] = c.runTool(ctx, call)
+					}()
+				}
+				wg.Wait()
 			}
 		}
-		item := store.NewItem{Origin: store.OriginInput, Data: functionCallOutput(call.CallID, res.Output), View: res.view()}
-		if err := c.commit(context.WithoutCancel(ctx), turnID, []store.NewItem{item}); err != nil {
-			c.mu.Lock()
-			c.unanswered = true // the next turn answers the calls left without output
-			c.mu.Unlock()
-			return "", err
-		}
-		if sink != nil {
-			status := "completed"
-			if res.IsError {
-				status = "failed"
+		for k, call := range group {
+			res := &results[k]
+			item := store.NewItem{Origin: store.OriginInput, Data: functionCallOutput(call.CallID, res.Output), View: res.view()}
+			if res.Seen != nil {
+				c.stage([]store.NewItem{item}, *res.Seen)
+			} else {
+				c.stage([]store.NewItem{item})
 			}
-			sink.ToolCall(call, status, &res)
+			if !reads {
+				// A call that may have changed something is committed at
+				// once: a daemon killed before the next request must not
+				// forget that it ran.
+				if err := c.flushPending(context.WithoutCancel(ctx), turnID); err != nil {
+					return "", err
+				}
+			}
+			if sink != nil {
+				status := "completed"
+				if res.IsError {
+					status = "failed"
+				}
+				sink.ToolCall(call, status, res)
+			}
 		}
+		i = j
 	}
 	if ctx.Err() != nil {
 		return StopCancelled, nil
 	}
 	return "", nil
+}
+
+func (c *Conversation) runTool(ctx context.Context, call ToolCall) ToolResult {
+	if c.tools == nil {
+		return ToolResult{Output: fmt.Sprintf("error: no tool named %q is available", call.Name), IsError: true}
+	}
+	return c.tools.Run(ctx, call)
 }

@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	_ "github.com/mattn/go-sqlite3" // the "sqlite3" database/sql driver
@@ -46,7 +47,13 @@ type DB struct {
 	mu     sync.Mutex
 	closed bool
 	calls  sync.WaitGroup
+
+	commits atomic.Int64 // write transactions committed
 }
+
+// Commits is the number of write transactions committed since Open: each
+// is a write to the log on disk, the cost a model round trip keeps low.
+func (db *DB) Commits() int64 { return db.commits.Load() }
 
 // Open opens (creating if needed) the database at path and brings its
 // schema up to date. The parent directory is created 0700 if missing and
@@ -183,6 +190,7 @@ func (db *DB) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
+	db.commits.Add(1)
 	return nil
 }
 

@@ -72,10 +72,20 @@ func (u Usage) CacheHitRatio() float64 {
 // InsertRequest logs a request and returns its id. Status defaults to
 // "sent" and Sent to now.
 func (db *DB) InsertRequest(ctx context.Context, r Request) (int64, error) {
+	id, _, err := db.InsertRequestAfter(ctx, r, nil, nil)
+	return id, err
+}
+
+// InsertRequestAfter commits items (appended to r's session, in r's turn)
+// and read-set updates, then logs r, all in one transaction: what a request
+// carries is in the store before the request is, and one commit per model
+// round trip is spared. It returns the request's id and the items as
+// stored.
+func (db *DB) InsertRequestAfter(ctx context.Context, r Request, items []NewItem, seen []SeenWrite) (int64, []Item, error) {
 	switch r.Kind {
 	case KindWarmup, KindFull, KindIncremental:
 	default:
-		return 0, fmt.Errorf("store: insert request in session %s: invalid kind %q", r.SessionID, r.Kind)
+		return 0, nil, fmt.Errorf("store: insert request in session %s: invalid kind %q", r.SessionID, r.Kind)
 	}
 	if r.Status == "" {
 		r.Status = RequestSent
@@ -83,13 +93,29 @@ func (db *DB) InsertRequest(ctx context.Context, r Request) (int64, error) {
 	if r.Sent.IsZero() {
 		r.Sent = now()
 	}
+	out, t, err := newItems(r.SessionID, r.TurnID, items)
+	if err != nil {
+		return 0, nil, fmt.Errorf("store: insert request in session %s: %w", r.SessionID, err)
+	}
 	var id int64
-	err := db.write(ctx, func(tx *sql.Tx) error {
-		if err := sessionExists(ctx, tx, r.SessionID); err != nil {
-			return err
+	err = db.write(ctx, func(tx *sql.Tx) error {
+		if len(out) > 0 {
+			// appendItemsTx checks the session and the turn.
+			if err := appendItemsTx(ctx, tx, r.SessionID, r.TurnID, out, t); err != nil {
+				return err
+			}
+		} else {
+			if err := sessionExists(ctx, tx, r.SessionID); err != nil {
+				return err
+			}
+			if err := turnOf(ctx, tx, r.SessionID, r.TurnID); err != nil {
+				return err
+			}
 		}
-		if err := turnOf(ctx, tx, r.SessionID, r.TurnID); err != nil {
-			return err
+		for _, s := range seen {
+			if err := setSeenTx(ctx, tx, r.SessionID, s.Path, s.Seen); err != nil {
+				return err
+			}
 		}
 		return tx.QueryRowContext(ctx, `
 			INSERT INTO requests (session_id, turn_id, conn, kind, full_reason,
@@ -102,9 +128,9 @@ func (db *DB) InsertRequest(ctx context.Context, r Request) (int64, error) {
 			r.Status, r.Error, nullNanos(r.Sent), nullNanos(r.FirstEvent), nullNanos(r.Finished)).Scan(&id)
 	})
 	if err != nil {
-		return 0, fmt.Errorf("store: insert request in session %s: %w", r.SessionID, err)
+		return 0, nil, fmt.Errorf("store: insert request in session %s: %w", r.SessionID, err)
 	}
-	return id, nil
+	return id, out, nil
 }
 
 // FinishRequest records the outcome of a request. An empty responseID or a

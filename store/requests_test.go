@@ -84,3 +84,43 @@ func TestRequestLog(t *testing.T) {
 		t.Errorf("Requests(s2) = %v, %v", other, err)
 	}
 }
+
+// InsertRequestAfter commits the items, the read-set updates and the request
+// row together, or none of them.
+func TestInsertRequestAfter(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	newSession(t, db, "/src/app", "s1")
+	newSession(t, db, "/src/app", "s2")
+	turn, err := db.BeginTurn(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := []NewItem{{Origin: OriginInput, Data: []byte(`{"type":"function_call_output","call_id":"c","output":"x"}`), View: []byte(`{"title":"t"}`)}}
+	seen := []SeenWrite{{Path: "a.txt", Seen: Seen{Hash: "h1", Content: []byte("alpha")}}}
+	id, items, err := db.InsertRequestAfter(ctx, Request{SessionID: "s1", TurnID: turn.ID, Kind: KindIncremental}, out, seen)
+	if err != nil || id == 0 || len(items) != 1 || items[0].Seq != 1 {
+		t.Fatalf("InsertRequestAfter: id %d, items %+v, %v", id, items, err)
+	}
+	stored, _ := db.Items(ctx, "s1")
+	files, _ := db.SeenFiles(ctx, "s1")
+	reqs, _ := db.Requests(ctx, "s1")
+	if len(stored) != 1 || string(stored[0].View) != `{"title":"t"}` || files["a.txt"].Hash != "h1" || len(reqs) != 1 {
+		t.Fatalf("after the commit: items %d, seen %+v, requests %d", len(stored), files, len(reqs))
+	}
+	// A turn of another session: nothing of the batch is written.
+	other, err := db.BeginTurn(ctx, "s2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen[0].Seen.Hash = "h2"
+	if _, _, err := db.InsertRequestAfter(ctx, Request{SessionID: "s1", TurnID: other.ID, Kind: KindIncremental}, out, seen); err == nil {
+		t.Fatal("a request in another session's turn was stored")
+	}
+	stored, _ = db.Items(ctx, "s1")
+	files, _ = db.SeenFiles(ctx, "s1")
+	reqs, _ = db.Requests(ctx, "s1")
+	if len(stored) != 1 || files["a.txt"].Hash != "h1" || len(reqs) != 1 {
+		t.Fatalf("a failed batch left: items %d, seen %+v, requests %d", len(stored), files, len(reqs))
+	}
+}

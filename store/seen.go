@@ -16,18 +16,30 @@ type Seen struct {
 // SetSeen records what the model saw of path (read or written), replacing
 // the earlier entry.
 func (db *DB) SetSeen(ctx context.Context, sessionID, path string, s Seen) error {
-	err := db.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `
-			INSERT INTO read_set (session_id, path, hash, content, updated) VALUES (?, ?, ?, ?, ?)
-			ON CONFLICT (session_id, path) DO UPDATE SET hash = excluded.hash, content = excluded.content, updated = excluded.updated`,
-			sessionID, path, s.Hash, s.Content, nanos(now()))
-		if isForeignKey(err) {
-			return fmt.Errorf("session %s: %w", sessionID, ErrNotFound)
-		}
-		return err
-	})
+	err := db.write(ctx, func(tx *sql.Tx) error { return setSeenTx(ctx, tx, sessionID, path, s) })
 	if err != nil {
 		return fmt.Errorf("store: set seen %s in session %s: %w", path, sessionID, err)
+	}
+	return nil
+}
+
+// SeenWrite is one read-set update committed with a request
+// (InsertRequestAfter).
+type SeenWrite struct {
+	Path string
+	Seen Seen
+}
+
+func setSeenTx(ctx context.Context, tx *sql.Tx, sessionID, path string, s Seen) error {
+	_, err := tx.ExecContext(ctx, `
+		INSERT INTO read_set (session_id, path, hash, content, updated) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (session_id, path) DO UPDATE SET hash = excluded.hash, content = excluded.content, updated = excluded.updated`,
+		sessionID, path, s.Hash, s.Content, nanos(now()))
+	if isForeignKey(err) {
+		return fmt.Errorf("session %s: %w", sessionID, ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("set seen %s: %w", path, err)
 	}
 	return nil
 }
