@@ -90,17 +90,21 @@ func (c *clientConn) newSession(ctx context.Context, params json.RawMessage) (an
 	if err != nil {
 		return nil, err
 	}
-	id := newSessionID()
-	if err := d.db.CreateSession(ctx, store.Session{ID: id, Root: w.root.Path(), Mode: ModeAsk, Model: w.client.Config().Model}); err != nil {
-		return nil, fmt.Errorf("create session: %w", err)
-	}
-	// The warm-up starts here, in the background: session/new answers at once.
-	s, err := d.openConversation(ctx, id, w, agentsContext(w.root.Path()), nil)
-	if err != nil {
-		return nil, err
+	initial := agentsContext(w.root.Path())
+	// The workspace's spare, warm already; else a new session whose warm-up
+	// starts here, in the background: session/new answers at once.
+	s := d.takeSpare(ctx, w, initial)
+	if s == nil {
+		id := newSessionID()
+		if err := d.db.CreateSession(ctx, store.Session{ID: id, Root: w.root.Path(), Mode: ModeAsk, Model: w.client.Config().Model}); err != nil {
+			return nil, fmt.Errorf("create session: %w", err)
+		}
+		if s, err = d.openConversation(ctx, id, w, initial, nil); err != nil {
+			return nil, err
+		}
 	}
 	s.attach(c)
-	return acp.NewSessionResponse{SessionId: acp.SessionId(id), Modes: modeState(ModeAsk)}, nil
+	return acp.NewSessionResponse{SessionId: acp.SessionId(s.id), Modes: modeState(ModeAsk)}, nil
 }
 
 func newSessionID() string {

@@ -44,6 +44,7 @@ type Config struct {
 	MaxConnAge        time.Duration // $HEARTH_MAX_CONN_AGE: rotate a WebSocket between requests after this
 	SessionIdle       time.Duration // $HEARTH_SESSION_IDLE: close a session with no editor and no turn after this (default 30m)
 	WorkspaceIdle     time.Duration // $HEARTH_WORKSPACE_IDLE: close a workspace with no open session after this (default 5m)
+	NoSpare           bool          // $HEARTH_SPARE=off: no session warmed ahead of time per workspace
 	WatchMaxDirs      int           // $HEARTH_WATCH_MAX_DIRS: a workspace with more directories (outside ignored ones) is not watched; 0 = default 20000, -1 = no limit
 	Version           string
 }
@@ -84,6 +85,13 @@ func FromEnv() (Config, error) {
 			return c, fmt.Errorf("HEARTH_KEEPALIVE=%q: want a positive duration such as 30s, or off", v)
 		}
 		c.Keepalive = d
+	}
+	switch v := strings.TrimSpace(os.Getenv("HEARTH_SPARE")); v {
+	case "", "on":
+	case "off":
+		c.NoSpare = true
+	default:
+		return c, fmt.Errorf("HEARTH_SPARE=%q: want on or off", v)
 	}
 	if v := strings.TrimSpace(os.Getenv("HEARTH_WATCH_MAX_DIRS")); v != "" {
 		n, err := strconv.Atoi(v)

@@ -85,6 +85,12 @@ func New(cfg Config, log *slog.Logger) (*Daemon, error) {
 	} else if n > 0 {
 		log.Info("turns interrupted by the previous daemon's exit", "count", n)
 	}
+	if n, err := db.DeleteSpares(ctx); err != nil {
+		d.Close()
+		return nil, fmt.Errorf("delete spare sessions: %w", err)
+	} else if n > 0 {
+		log.Debug("spare sessions of the previous daemon deleted", "count", n)
+	}
 	if cfg.Simulator {
 		if err := d.startSim(); err != nil {
 			d.Close()
@@ -258,7 +264,7 @@ func (d *Daemon) Close() error {
 		s.conv.Close()
 	}
 	for _, w := range workspaces {
-		w.close()
+		d.closeWorkspace(w)
 	}
 	if d.sim != nil {
 		d.sim.Close()

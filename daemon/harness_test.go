@@ -30,6 +30,10 @@ type testDaemon struct {
 	logs *bytes.Buffer
 }
 
+// spareInTests is Config.NoSpare for startDaemon (startDaemonWithSpare
+// flips it).
+var spareInTests = true
+
 func startDaemon(t *testing.T, simOpts sim.Options, apiKey string) *testDaemon {
 	t.Helper()
 	srv := sim.New(simOpts)
@@ -51,6 +55,9 @@ func startDaemon(t *testing.T, simOpts sim.Options, apiKey string) *testDaemon {
 	cfg := Config{
 		Socket: filepath.Join(dir, "run", "hearth.sock"), DataDir: filepath.Join(dir, "data"),
 		BaseURL: base, APIKey: apiKey, Model: "sim-model", Lanes: session.LanesOn, Version: "test",
+		// Tests count and fault a session's own requests; the spare's
+		// warm-ups would interleave. spare_test.go turns it on.
+		NoSpare: spareInTests,
 	}
 	logs := &bytes.Buffer{}
 	log := slog.New(slog.NewTextHandler(&lockedWriter{w: logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))

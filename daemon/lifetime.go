@@ -91,12 +91,25 @@ func (d *Daemon) reap(now time.Time) (sessions, workspaces int) {
 		d.log.Info("session closed after being idle", "session", s.id)
 	}
 	for _, w := range wss {
-		w.close()
+		d.closeWorkspace(w)
 		d.log.Info("workspace closed after being idle", "root", w.root.Path())
 	}
 	d.closedSessions.Add(int64(len(convs)))
 	d.closedWorkspaces.Add(int64(len(wss)))
 	return len(convs), len(wss)
+}
+
+// closeWorkspace discards w's spare, then closes w. w is no longer in
+// d.workspaces, so no new spare is made.
+func (d *Daemon) closeWorkspace(w *openWorkspace) {
+	d.mu.Lock()
+	sp := w.spare
+	w.spare = nil
+	d.mu.Unlock()
+	if sp != nil {
+		d.discardSpare(sp)
+	}
+	w.close()
 }
 
 // close releases a workspace's model connections, watcher and root handle.

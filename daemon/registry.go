@@ -35,6 +35,9 @@ type openWorkspace struct {
 	watcher  *workspace.Watcher // nil when the workspace could not be watched
 	watch    string             // the watcher's mode, or why there is none (status, and a notice at each session's first prompt)
 	lastUsed time.Time          // guarded by Daemon.mu: opened, or its last session closed
+
+	spare     *spareSession // guarded by Daemon.mu: a session warmed ahead of time (spare.go)
+	spareBusy bool          // guarded by Daemon.mu: a spare is being made
 }
 
 // openSession is a session with a live Conversation and the editors
@@ -131,6 +134,7 @@ func (d *Daemon) workspaceFor(ctx context.Context, dir string) (*openWorkspace, 
 	d.workspaces[path] = w
 	d.mu.Unlock()
 	keep = true
+	d.ensureSpare(w)
 	return w, nil
 }
 
@@ -224,11 +228,31 @@ func (d *Daemon) openConversation(ctx context.Context, id string, w *openWorkspa
 		return s, err
 	}
 	defer d.opened(key)
+	s, err = d.newOpenSession(ctx, id, w, initial, items)
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		s.conv.Close()
+		return nil, errClosed
+	}
+	d.sessions[id] = s
+	s.touch()
+	d.mu.Unlock()
+	s.conv.Warm()
+	return s, nil
+}
+
+// newOpenSession opens the conversation of the stored session id in w,
+// not yet registered in d.sessions nor warmed.
+func (d *Daemon) newOpenSession(ctx context.Context, id string, w *openWorkspace, initial []json.RawMessage, items []store.Item) (*openSession, error) {
 	row, err := d.db.Session(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	s = &openSession{id: id, ws: w, subs: map[*clientConn]struct{}{}, mode: row.Mode}
+	s := &openSession{id: id, ws: w, subs: map[*clientConn]struct{}{}, mode: row.Mode}
 	if w.watcher != nil {
 		s.since = w.watcher.Cursor()
 	}
@@ -243,16 +267,6 @@ func (d *Daemon) openConversation(ctx context.Context, id string, w *openWorkspa
 		return nil, err
 	}
 	s.conv = conv
-	d.mu.Lock()
-	if d.closed {
-		d.mu.Unlock()
-		conv.Close()
-		return nil, errClosed
-	}
-	d.sessions[id] = s
-	s.touch()
-	d.mu.Unlock()
-	conv.Warm()
 	return s, nil
 }
 

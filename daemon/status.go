@@ -54,7 +54,7 @@ func (d *Daemon) status(asker *clientConn) rpc.Status {
 			BytesSent: s.BytesSent, BytesSaved: s.BytesSaved, LastTurnMS: s.LastTurn.Milliseconds(),
 			Connections: s.Conns, Fallback: rpc.RedactURLs(s.Fallback), LaneMode: rpc.RedactURLs(s.Lanes),
 			WireBytesSent: s.WireSent, WireBytesReceived: s.WireReceived,
-			Tokens: tokens(s.Usage), Watch: w.watch,
+			Tokens: tokens(s.Usage), Watch: w.watch, Spare: w.spare != nil,
 		})
 	}
 	d.mu.Unlock()

@@ -94,6 +94,9 @@ type WorkspaceStatus struct {
 	// Watch is the file watcher's mode ("inotify", "fsnotify", "polling"),
 	// or "off: " and why the workspace is not watched.
 	Watch string `json:"watch,omitempty"`
+	// Spare says a session is warmed ahead of time for the next session/new
+	// here (HEARTH_SPARE).
+	Spare bool `json:"spare"`
 	// WireBytesSent and WireBytesReceived crossed the model connections'
 	// sockets, after permessage-deflate: compare with BytesSent.
 	WireBytesSent     int64 `json:"wireBytesSent"`

@@ -22,6 +22,7 @@ type Session struct {
 	Title       string
 	Created     time.Time
 	Updated     time.Time // metadata change or start of a turn
+	Spare       bool      // made ahead of time, nobody's yet: not listed (TakeSpare, DeleteSpares)
 }
 
 // SessionSummary is a Session as listed for a picker: a snapshot with its
@@ -56,9 +57,9 @@ func (db *DB) CreateSession(ctx context.Context, s Session) error {
 			s.WorkspaceID = w.ID
 		}
 		_, err := tx.ExecContext(ctx, `
-			INSERT INTO sessions (id, workspace_id, mode, model, title, created, updated)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			s.ID, s.WorkspaceID, s.Mode, s.Model, s.Title, nanos(s.Created), nanos(s.Updated))
+			INSERT INTO sessions (id, workspace_id, mode, model, title, created, updated, spare)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			s.ID, s.WorkspaceID, s.Mode, s.Model, s.Title, nanos(s.Created), nanos(s.Updated), s.Spare)
 		switch {
 		case isPrimaryKey(err):
 			return ErrExists
@@ -114,7 +115,7 @@ func (db *DB) SessionIDsWithPrefix(ctx context.Context, prefix string, limit int
 	err := db.read(func(r *sql.DB) error {
 		// substr, not LIKE: an id may hold "_", which LIKE takes for a wildcard.
 		rows, err := r.QueryContext(ctx, `
-			SELECT id FROM sessions WHERE substr(id, 1, length(?1)) = ?1 ORDER BY id LIMIT ?2`, prefix, limit)
+			SELECT id FROM sessions WHERE substr(id, 1, length(?1)) = ?1 AND spare = 0 ORDER BY id LIMIT ?2`, prefix, limit)
 		if err != nil {
 			return err
 		}
@@ -154,7 +155,7 @@ func (db *DB) Sessions(ctx context.Context, root string, limit int) ([]SessionSu
 					coalesce((SELECT i.created FROM items i
 						WHERE i.session_id = s.id ORDER BY i.seq DESC LIMIT 1), 0)) AS last
 			FROM sessions s JOIN workspaces w ON w.id = s.workspace_id
-			WHERE ? = '' OR w.root = ?
+			WHERE (? = '' OR w.root = ?) AND s.spare = 0
 			ORDER BY last DESC, s.id
 			LIMIT ?`, root, root, limit)
 		if err != nil {
@@ -205,6 +206,41 @@ func (db *DB) updateSession(ctx context.Context, id, query, value string) error 
 		}
 		return mustAffect(res)
 	})
+}
+
+// TakeSpare makes a spare session the caller's: listed from now on, created
+// now. ErrNotFound if id is no spare.
+func (db *DB) TakeSpare(ctx context.Context, id string) error {
+	t := nanos(now())
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE sessions SET spare = 0, created = ?, updated = ? WHERE id = ? AND spare = 1`, t, t, id)
+		if err != nil {
+			return err
+		}
+		return mustAffect(res)
+	})
+	if err != nil {
+		return fmt.Errorf("store: take spare session %s: %w", id, err)
+	}
+	return nil
+}
+
+// DeleteSpares deletes every spare session (a daemon that stopped left
+// them) and returns how many there were.
+func (db *DB) DeleteSpares(ctx context.Context) (int64, error) {
+	var n int64
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE spare = 1`)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: delete spare sessions: %w", err)
+	}
+	return n, nil
 }
 
 // DeleteSession removes a session with its turns, items, requests and read

@@ -239,3 +239,53 @@ func TestSessionIDsWithPrefix(t *testing.T) {
 		t.Errorf("limit 2: %q", got)
 	}
 }
+
+// A spare session is not listed until taken; DeleteSpares removes only
+// spares, with what they hold.
+func TestSpareSessions(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	for _, s := range []Session{{ID: "spare1", Root: "/src/app", Spare: true}, {ID: "spare2", Root: "/src/app", Spare: true}, {ID: "mine", Root: "/src/app"}} {
+		if err := db.CreateSession(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.AppendItems(ctx, "spare2", 0, []NewItem{{Origin: OriginInput, Data: []byte(`{}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	list := func() (ids []string) {
+		ss, err := db.Sessions(ctx, "", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range ss {
+			ids = append(ids, s.ID)
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	if got := list(); !slices.Equal(got, []string{"mine"}) {
+		t.Fatalf("listed %v, want only mine", got)
+	}
+	if ids, _ := db.SessionIDsWithPrefix(ctx, "spare", 0); len(ids) != 0 {
+		t.Errorf("prefix lookup found spares %v", ids)
+	}
+	if err := db.TakeSpare(ctx, "spare1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.TakeSpare(ctx, "mine"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("TakeSpare of a session that is no spare: %v", err)
+	}
+	if got := list(); !slices.Equal(got, []string{"mine", "spare1"}) {
+		t.Fatalf("after taking spare1: %v", got)
+	}
+	if n, err := db.DeleteSpares(ctx); err != nil || n != 1 {
+		t.Fatalf("DeleteSpares: %d, %v", n, err)
+	}
+	if _, err := db.Session(ctx, "spare2"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("spare2 survived: %v", err)
+	}
+	if items, _ := db.Items(ctx, "spare2"); len(items) != 0 {
+		t.Errorf("spare2's items survived")
+	}
+}

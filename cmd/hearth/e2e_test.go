@@ -79,7 +79,10 @@ func newE2EWith(t *testing.T, opts sim.Options) *e2eEnv {
 	os.WriteFile(filepath.Join(root, "hello.txt"), []byte("hello from disk\n"), 0o644)
 	sock := filepath.Join(dir, "s", "hearth.sock")
 	env := append(os.Environ(), "HEARTH_SOCKET="+sock, "HEARTH_DATA_DIR="+filepath.Join(dir, "data"),
-		"OPENAI_BASE_URL="+base, "OPENAI_API_KEY=sk-e2e", "HEARTH_MODEL=sim-model")
+		"OPENAI_BASE_URL="+base, "OPENAI_API_KEY=sk-e2e", "HEARTH_MODEL=sim-model",
+		// These tests follow one session's requests at the simulator; a
+		// spare's warm-up would interleave (daemon/spare_test.go covers it).
+		"HEARTH_SPARE=off")
 	return &e2eEnv{t: t, sim: srv, env: env, sock: sock, root: root}
 }
 

@@ -1,0 +1,133 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/hearthd/hearth/store"
+)
+
+// A spare is a session made and warmed ahead of time in a workspace the
+// daemon holds, so that the next session/new there hands out a session
+// whose instructions, tools and initial context the server already holds:
+// its first prompt chains on the spare's warm-up at once instead of waiting
+// for a warm-up of its own. The spare is replaced in the background when
+// taken. Its store row is marked spare (not listed) until taken; a spare is
+// closed and deleted with its workspace, and spares left by a daemon that
+// stopped are deleted when the next one starts.
+
+// spareSession is a workspace's spare: its open session (not in
+// Daemon.sessions: no editor knows it) and the initial context it was
+// opened with, which a taker's must equal.
+type spareSession struct {
+	s       *openSession
+	initial []json.RawMessage
+}
+
+// ensureSpare starts making a spare for w in the background unless it has
+// one, one is being made, spares are off, or the daemon is closing. The
+// goroutine is owned by d.wg.
+func (d *Daemon) ensureSpare(w *openWorkspace) {
+	d.mu.Lock()
+	if d.closed || d.cfg.NoSpare || w.spare != nil || w.spareBusy || d.workspaces[w.root.Path()] != w {
+		d.mu.Unlock()
+		return
+	}
+	w.spareBusy = true
+	d.wg.Add(1) // under d.mu with closed checked: Close's Wait sees it
+	d.mu.Unlock()
+	go func() {
+		defer d.wg.Done()
+		sp, err := d.makeSpare(w)
+		d.mu.Lock()
+		w.spareBusy = false
+		keep := err == nil && !d.closed && d.workspaces[w.root.Path()] == w
+		if keep {
+			w.spare = sp
+		}
+		d.mu.Unlock()
+		switch {
+		case err != nil:
+			d.log.Info("no spare session for the workspace", "root", w.root.Path(), "err", err)
+		case !keep:
+			d.discardSpare(sp)
+		}
+	}()
+}
+
+// makeSpare creates a spare session in w and starts its warm-up.
+func (d *Daemon) makeSpare(w *openWorkspace) (*spareSession, error) {
+	ctx, cancel := context.WithTimeout(d.ctx, 30*time.Second)
+	defer cancel()
+	id := newSessionID()
+	if err := d.db.CreateSession(ctx, store.Session{ID: id, Root: w.root.Path(), Mode: ModeAsk, Model: w.client.Config().Model, Spare: true}); err != nil {
+		return nil, fmt.Errorf("create spare session: %w", err)
+	}
+	initial := agentsContext(w.root.Path())
+	s, err := d.newOpenSession(ctx, id, w, initial, nil)
+	if err != nil {
+		d.db.DeleteSession(context.WithoutCancel(ctx), id)
+		return nil, err
+	}
+	s.conv.Warm()
+	return &spareSession{s: s, initial: initial}, nil
+}
+
+// takeSpare hands out w's spare for a session/new whose initial context
+// is initial, and starts making the next one. It returns nil when there is
+// no spare, or one that no longer fits (the workspace's AGENTS.md changed,
+// or its warm-up was lost), which is discarded.
+func (d *Daemon) takeSpare(ctx context.Context, w *openWorkspace, initial []json.RawMessage) *openSession {
+	defer d.ensureSpare(w)
+	d.mu.Lock()
+	sp := w.spare
+	w.spare = nil
+	d.mu.Unlock()
+	if sp == nil {
+		return nil
+	}
+	if !sameItems(sp.initial, initial) {
+		d.discardSpare(sp)
+		return nil
+	}
+	if err := d.db.TakeSpare(ctx, sp.s.id); err != nil {
+		d.log.Warn("take spare session", "err", err)
+		d.discardSpare(sp)
+		return nil
+	}
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		sp.s.conv.Close()
+		return nil
+	}
+	d.sessions[sp.s.id] = sp.s
+	sp.s.touch()
+	d.mu.Unlock()
+	return sp.s
+}
+
+// discardSpare closes a spare and deletes its row.
+func (d *Daemon) discardSpare(sp *spareSession) {
+	sp.s.conv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := d.db.DeleteSession(ctx, sp.s.id); err != nil {
+		d.log.Warn("delete spare session", "session", sp.s.id, "err", err)
+	}
+}
+
+func sameItems(a, b []json.RawMessage) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !bytes.Equal(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}

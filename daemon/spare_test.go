@@ -1,0 +1,143 @@
+package daemon
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/acp-go-sdk"
+
+	"github.com/hearthd/hearth/rpc"
+	"github.com/hearthd/hearth/session/sim"
+)
+
+// startDaemonWithSpare is startDaemon with spare sessions on, as they are
+// by default outside tests.
+func startDaemonWithSpare(t *testing.T) *testDaemon {
+	spareInTests = false
+	defer func() { spareInTests = true }()
+	return startDaemon(t, sim.Options{}, "")
+}
+
+// waitSpare waits until td's workspace has a warm spare and returns its id.
+func (td *testDaemon) waitSpare(t *testing.T) string {
+	t.Helper()
+	for {
+		td.d.mu.Lock()
+		var sp *spareSession
+		for _, w := range td.d.workspaces {
+			sp = w.spare
+		}
+		td.d.mu.Unlock()
+		if sp != nil {
+			done, wait := sp.s.conv.WarmupDone()
+			if done != nil {
+				if err := wait(); err != nil {
+					t.Fatalf("spare warm-up: %v", err)
+				}
+				return sp.s.id
+			}
+		}
+		// Each spare's warm-up is one request: wait for the next.
+		td.waitRequests(len(td.sim.Received()) + 1)
+	}
+}
+
+// In a workspace the daemon holds, session/new hands out the spare, warm
+// already: the new session's first request chains on the spare's warm-up,
+// and no warm-up of its own is sent. The spare is replaced, never listed,
+// and its row is deleted with the daemon's next start when left over.
+func TestNewSessionTakesWarmSpare(t *testing.T) {
+	td := startDaemonWithSpare(t)
+	ed := td.connect()
+	ed.initialize()
+	first := ed.newSession(td.root) // opens the workspace; its spare is made meanwhile
+	spare := td.waitSpare(t)
+	if string(first) == spare {
+		t.Fatal("the first session is the spare")
+	}
+	var list acp.ListSessionsResponse
+	ed.must(rpc.MethodSessionList, acp.ListSessionsRequest{}, &list)
+	for _, s := range list.Sessions {
+		if string(s.SessionId) == spare {
+			t.Errorf("the spare %s is listed", spare)
+		}
+	}
+
+	second := ed.newSession(td.root)
+	if string(second) != spare {
+		t.Fatalf("session/new gave %s, want the spare %s", second, spare)
+	}
+	ed.prompt(second, "hello")
+	var own []sim.Received
+	for _, r := range td.sim.Received() {
+		if r.PromptCacheKey == spare {
+			own = append(own, r)
+		}
+	}
+	if len(own) != 2 || own[0].Generate == nil || *own[0].Generate || own[1].PreviousResponseID != own[0].ResponseID {
+		t.Fatalf("the taken spare's requests: %d; want its warm-up then the prompt chained on it", len(own))
+	}
+	if t0 := own[1].At.Sub(own[0].AnsweredAt); t0 < 0 {
+		t.Fatal("the prompt went out before the spare's warm-up was answered")
+	}
+	next := td.waitSpare(t)
+	if next == spare || next == string(first) {
+		t.Fatalf("the spare was not replaced: %s", next)
+	}
+
+	// A daemon that stops leaves its spare; the next deletes it.
+	td.d.Close()
+	td.restart()
+	if _, err := td.d.db.Session(context.Background(), next); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("the previous daemon's spare %s survived its restart: %v", next, err)
+	}
+}
+
+// BenchmarkFirstPrompt measures a new session's first prompt in a
+// workspace the daemon holds: from the prompt's send to its request's
+// arrival at the server, and whether a warm-up of its own went first, with
+// and without spares, against a server with a cost per request.
+func BenchmarkFirstPrompt(b *testing.B) {
+	for _, spare := range []bool{true, false} {
+		name := "spare=off"
+		if spare {
+			name = "spare=on"
+		}
+		b.Run(name, func(b *testing.B) {
+			t := &testing.T{}
+			spareInTests = !spare
+			// A server that takes 30 ms per request, 2 ms per KiB of input.
+			td := startDaemon(t, sim.Options{Cost: sim.Cost{PerRequest: 30 * time.Millisecond, PerInputKB: 2 * time.Millisecond}}, "")
+			spareInTests = true
+			defer td.d.Close()
+			ed := td.connect()
+			ed.initialize()
+			ed.newSession(td.root)
+			var wait time.Duration
+			ownWarmups := 0
+			for i := 0; i < b.N; i++ {
+				if spare {
+					td.waitSpare(t)
+				}
+				id := ed.newSession(td.root)
+				start := time.Now()
+				ed.prompt(id, "hello")
+				for _, r := range td.sim.Received() {
+					if r.PromptCacheKey != string(id) {
+						continue
+					}
+					if r.Generate != nil && !*r.Generate && r.At.After(start.Add(-time.Millisecond)) {
+						ownWarmups++
+					}
+					if r.Generate == nil {
+						wait += r.At.Sub(start)
+					}
+				}
+			}
+			b.ReportMetric(float64(wait.Microseconds())/float64(b.N), "µs-prompt-to-request")
+			b.ReportMetric(float64(ownWarmups)/float64(b.N), "warmups-after-new")
+		})
+	}
+}
