@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: all build test check tree vet fmt-check cross unit editors bench clean
+.PHONY: all build test check tree vet fmt-check cross unit editors bench campaigns clean
 
 all: build
 
@@ -43,6 +43,15 @@ editors:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./session/ ./store/
+
+# The long campaigns of docs/RELIABILITY.md (their short versions run in
+# `unit`): crash (200 SIGKILLs), faults (500 prompts), load (20 editors × 5
+# sessions × 10 workspaces), the symlink swap (20×).
+campaigns:
+	$(GO) test -count=1 -timeout 60m -run '^TestCrashCampaign$$' -v ./cmd/hearth -crash-kills=200
+	$(GO) test -count=1 -timeout 60m -run '^TestFaultCampaign$$' -v ./cmd/hearth -fault-prompts=500
+	$(GO) test -count=1 -timeout 60m -run '^TestLoadCampaign$$' -v ./cmd/hearth -load-editors=20 -load-sessions=5 -load-workspaces=10
+	$(GO) test -count=1 -timeout 60m -run SymlinkSwapCampaign -v ./workspace -campaign=20
 
 clean:
 	rm -rf bin

@@ -13,35 +13,33 @@ import (
 // not export: the layout of unix.Xucred.
 const xucredVersion = 0
 
-// checkPeer refuses a unix-socket peer running as another user. macOS has no
-// SO_PEERCRED; LOCAL_PEERCRED (what getpeereid(3) reads) gives the peer's
-// effective uid, recorded when it connected.
-func checkPeer(c net.Conn) error {
-	uc, ok := c.(*net.UnixConn)
-	if !ok {
-		return nil
+// peerUID is the effective uid of the process on the other end of a unix
+// socket, recorded when it connected; ok is false for a connection that is
+// not a unix socket. macOS has no SO_PEERCRED; LOCAL_PEERCRED is what
+// getpeereid(3) reads.
+func peerUID(c net.Conn) (uid int, ok bool, err error) {
+	uc, isUnix := c.(*net.UnixConn)
+	if !isUnix {
+		return 0, false, nil
 	}
 	raw, err := uc.SyscallConn()
 	if err != nil {
-		return fmt.Errorf("peer credentials: %w", err)
+		return 0, false, fmt.Errorf("peer credentials: %w", err)
 	}
 	var cred *unix.Xucred
 	var cerr error
 	if err := raw.Control(func(fd uintptr) {
 		cred, cerr = unix.GetsockoptXucred(int(fd), unix.SOL_LOCAL, unix.LOCAL_PEERCRED)
 	}); err != nil {
-		return fmt.Errorf("peer credentials: %w", err)
+		return 0, false, fmt.Errorf("peer credentials: %w", err)
 	}
 	if cerr != nil {
-		return fmt.Errorf("peer credentials: %w", cerr)
+		return 0, false, fmt.Errorf("peer credentials: %w", cerr)
 	}
 	if cred.Version != xucredVersion {
-		return fmt.Errorf("peer credentials: unknown xucred version %d", cred.Version)
+		return 0, false, fmt.Errorf("peer credentials: unknown xucred version %d", cred.Version)
 	}
-	if int(cred.Uid) != os.Getuid() {
-		return fmt.Errorf("peer uid %d is not the daemon's uid %d", cred.Uid, os.Getuid())
-	}
-	return nil
+	return int(cred.Uid), true, nil
 }
 
 func ownerUID(fi os.FileInfo) (int, bool) {

@@ -9,30 +9,28 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// checkPeer refuses a unix-socket peer running as another user (SO_PEERCRED).
-func checkPeer(c net.Conn) error {
-	uc, ok := c.(*net.UnixConn)
-	if !ok {
-		return nil
+// peerUID is the uid of the process on the other end of a unix socket
+// (SO_PEERCRED); ok is false for a connection that is not a unix socket.
+func peerUID(c net.Conn) (uid int, ok bool, err error) {
+	uc, isUnix := c.(*net.UnixConn)
+	if !isUnix {
+		return 0, false, nil
 	}
 	raw, err := uc.SyscallConn()
 	if err != nil {
-		return fmt.Errorf("peer credentials: %w", err)
+		return 0, false, fmt.Errorf("peer credentials: %w", err)
 	}
 	var cred *unix.Ucred
 	var cerr error
 	if err := raw.Control(func(fd uintptr) {
 		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
 	}); err != nil {
-		return fmt.Errorf("peer credentials: %w", err)
+		return 0, false, fmt.Errorf("peer credentials: %w", err)
 	}
 	if cerr != nil {
-		return fmt.Errorf("peer credentials: %w", cerr)
+		return 0, false, fmt.Errorf("peer credentials: %w", cerr)
 	}
-	if int(cred.Uid) != os.Getuid() {
-		return fmt.Errorf("peer uid %d is not the daemon's uid %d", cred.Uid, os.Getuid())
-	}
-	return nil
+	return int(cred.Uid), true, nil
 }
 
 func ownerUID(fi os.FileInfo) (int, bool) {

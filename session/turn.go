@@ -78,9 +78,11 @@ func (c *Conversation) Prompt(ctx context.Context, input []json.RawMessage, sink
 	case stop == StopCancelled:
 		status = store.TurnCancelled
 	}
-	ectx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if eerr := c.db.EndTurn(ectx, turn.ID, status, string(stop), msg); eerr != nil && err == nil {
+	// Without a deadline of its own, like every other write of the turn: a
+	// write that waits for the one writer connection behind many sessions'
+	// (hundreds of turns at once) must not turn an answered turn into a
+	// failed one and leave it running in the store.
+	if eerr := c.db.EndTurn(context.WithoutCancel(ctx), turn.ID, status, string(stop), msg); eerr != nil && err == nil {
 		err = fmt.Errorf("end turn: %w", eerr)
 	}
 	return stop, err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -56,9 +57,12 @@ func runACP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 // dialOrStart connects to the daemon, starting `hearth serve` detached in
 // its own session when no daemon answers, then retrying the dial.
+// A socket that is not safely the user's own (daemon.ErrUnsafeSocket) is
+// refused, and no daemon is started in its place.
 func dialOrStart(ctx context.Context, cfg daemon.Config, stderr io.Writer) (net.Conn, error) {
-	if c, err := net.Dial("unix", cfg.Socket); err == nil {
-		return c, nil
+	c, err := daemon.DialSocket(ctx, cfg.Socket)
+	if err == nil || errors.Is(err, daemon.ErrUnsafeSocket) {
+		return c, err
 	}
 	exited, err := startDaemon(cfg)
 	if err != nil {
@@ -67,9 +71,9 @@ func dialOrStart(ctx context.Context, cfg daemon.Config, stderr io.Writer) (net.
 	deadline := time.Now().Add(15 * time.Second)
 	var last error
 	for time.Now().Before(deadline) {
-		c, err := net.Dial("unix", cfg.Socket)
-		if err == nil {
-			return c, nil
+		c, err := daemon.DialSocket(ctx, cfg.Socket)
+		if err == nil || errors.Is(err, daemon.ErrUnsafeSocket) {
+			return c, err
 		}
 		last = err
 		select {
@@ -78,8 +82,8 @@ func dialOrStart(ctx context.Context, cfg daemon.Config, stderr io.Writer) (net.
 		case <-exited:
 			// It died before it listened (a daemon that lost the race to
 			// another one exits too: that one answers).
-			if c, err := net.Dial("unix", cfg.Socket); err == nil {
-				return c, nil
+			if c, err := daemon.DialSocket(ctx, cfg.Socket); err == nil || errors.Is(err, daemon.ErrUnsafeSocket) {
+				return c, err
 			}
 			return nil, fmt.Errorf("the daemon could not start: %s(full output in %s)", startLogTail(cfg), startLog(cfg))
 		case <-time.After(10 * time.Millisecond): // the socket appears without an event we could wait on

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -48,8 +49,10 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 
 	var rw io.ReadWriteCloser
-	if c, err := net.Dial("unix", cfg.Socket); err == nil {
+	if c, err := daemon.DialSocket(context.Background(), cfg.Socket); err == nil {
 		rw = c
+	} else if errors.Is(err, daemon.ErrUnsafeSocket) {
+		return err
 	} else {
 		configureSandbox(cfg) // the in-process daemon's shell commands are confined as serve's are
 		d, err := daemon.New(cfg, slog.New(slog.DiscardHandler))

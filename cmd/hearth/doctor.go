@@ -220,10 +220,14 @@ func checkDaemon(ctx context.Context, cfg daemon.Config) (string, string, string
 	const name = "daemon"
 	cctx, cancel := context.WithTimeout(ctx, doctorTimeout)
 	defer cancel()
-	c, err := rpc.Dial(cctx, cfg.Socket)
+	conn, err := daemon.DialSocket(cctx, cfg.Socket)
+	if errors.Is(err, daemon.ErrUnsafeSocket) {
+		return "fail", name, err.Error()
+	}
 	if err != nil {
 		return "warn", name, "not running; editors start it through `hearth acp`, or run `hearth start` / `hearth serve`"
 	}
+	c := rpc.NewClient(conn, rpc.ClientOptions{})
 	defer c.Close()
 	var init acp.InitializeResponse
 	if err := c.Call(cctx, rpc.MethodInitialize, acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber}, &init); err != nil {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -24,9 +23,13 @@ func errNotRunning(cfg daemon.Config) error {
 	return &exitError{3, fmt.Errorf("the hearth daemon is not running (socket %s); start it with `hearth serve`, or let `hearth acp` start it", cfg.Socket)}
 }
 
-// connect dials the daemon and initializes an rpc client.
+// connect dials the daemon and initializes an rpc client; an unsafe socket
+// is refused (daemon.DialSocket), a missing one is errNotRunning.
 func connect(ctx context.Context, cfg daemon.Config) (*rpc.Client, error) {
-	c, err := net.Dial("unix", cfg.Socket)
+	c, err := daemon.DialSocket(ctx, cfg.Socket)
+	if errors.Is(err, daemon.ErrUnsafeSocket) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, errNotRunning(cfg)
 	}

@@ -50,13 +50,17 @@ const (
 	OutcomeItemNotFound  = "item_not_found"      // refused with the code-less 404 "Item with id … not found" (store:false)
 )
 
-// record appends r and returns its index.
+// record appends r, reports it to Options.OnReceived and returns its index.
 func (s *Server) record(r Received) int {
 	r.At = time.Now()
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.recs = append(s.recs, r)
-	return len(s.recs) - 1
+	i := len(s.recs) - 1
+	s.mu.Unlock()
+	if s.opts.OnReceived != nil {
+		s.opts.OnReceived(r)
+	}
+	return i
 }
 
 // update edits record i in place.

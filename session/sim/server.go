@@ -45,6 +45,10 @@ type Options struct {
 	// answered (hearth sim -v prints them). It runs on the goroutine that
 	// answered and must not call the Server's fault methods.
 	OnAnswered func(Received)
+	// OnReceived, if set, is called with each request's record as it
+	// arrives, before the server works on it (tests use it to act at a
+	// request's start). Same rules as OnAnswered.
+	OnReceived func(Received)
 }
 
 func (o Options) maxAge() time.Duration {
