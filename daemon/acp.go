@@ -22,6 +22,7 @@ import (
 // mux is the method table of one client connection, sorted by method.
 func (d *Daemon) mux(c *clientConn) *rpc.Mux {
 	m := rpc.NewMux(d.log.With("client", c.id))
+	m.HandleAsync(rpc.MethodHearthCompact, c.gated(c.compact))
 	m.Handle(rpc.MethodHearthInspect, c.gated(c.inspect))
 	m.Handle(rpc.MethodHearthStatus, c.gated(c.status))
 	m.Handle(rpc.MethodInitialize, detached(c.initialize))
@@ -160,7 +161,17 @@ func (c *clientConn) preparePrompt(ctx context.Context, params json.RawMessage) 
 	}
 	return func(rctx context.Context) (any, error) {
 		defer release()
+		s.offerCommands()
 		s.broadcast(acp.UpdateUserMessageText(text), c)
+		if isCompactCommand(text) {
+			stop, err := s.conv.Compact(tctx, updates{s})
+			release()
+			c.flush(jsonrpc2.DetachContext(rctx))
+			if err != nil {
+				return nil, turnError(err)
+			}
+			return acp.PromptResponse{StopReason: acp.StopReason(stop)}, nil
+		}
 		var input []json.RawMessage
 		if s.ws.watcher == nil && !s.toldWatch {
 			s.toldWatch = true
@@ -300,6 +311,7 @@ func (c *clientConn) prepareLoad(ctx context.Context, params json.RawMessage) (f
 			return nil, err
 		}
 		s.attach(c)
+		s.offerCommands()
 		if err := c.flush(ctx); err != nil {
 			return nil, err
 		}

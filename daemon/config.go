@@ -44,6 +44,7 @@ type Config struct {
 	MaxConnAge        time.Duration // $HEARTH_MAX_CONN_AGE: rotate a WebSocket between requests after this
 	SessionIdle       time.Duration // $HEARTH_SESSION_IDLE: close a session with no editor and no turn after this (default 30m)
 	WorkspaceIdle     time.Duration // $HEARTH_WORKSPACE_IDLE: close a workspace with no open session after this (default 5m)
+	ContextWindow     int           // $HEARTH_CONTEXT_WINDOW: the model's input window in tokens; 0 = known default of the model family
 	NoSpare           bool          // $HEARTH_SPARE=off: no session warmed ahead of time per workspace
 	WatchMaxDirs      int           // $HEARTH_WATCH_MAX_DIRS: a workspace with more directories (outside ignored ones) is not watched; 0 = default 20000, -1 = no limit
 	Version           string
@@ -85,6 +86,13 @@ func FromEnv() (Config, error) {
 			return c, fmt.Errorf("HEARTH_KEEPALIVE=%q: want a positive duration such as 30s, or off", v)
 		}
 		c.Keepalive = d
+	}
+	if v := strings.TrimSpace(os.Getenv("HEARTH_CONTEXT_WINDOW")); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1000 {
+			return c, fmt.Errorf("HEARTH_CONTEXT_WINDOW=%q: want the model's input window in tokens (at least 1000)", v)
+		}
+		c.ContextWindow = n
 	}
 	switch v := strings.TrimSpace(os.Getenv("HEARTH_SPARE")); v {
 	case "", "on":

@@ -75,17 +75,19 @@ func TestThoughtsLiveAndReplayed(t *testing.T) {
 }
 
 // The real API's refusals reach the editor as what they are, with the fix,
-// after exactly one request (none of them is retried), and never as an
-// internal error.
+// and never as an internal error: a bad key or quota after exactly one
+// request (neither is retried); a context window exceeded after the
+// compaction it calls for failed too (its two summary requests refused).
 func TestModelAPIRefusalsMapped(t *testing.T) {
 	cases := []struct {
-		fault sim.FaultKind
-		code  jsonrpc2.Code
-		says  string
+		fault    sim.FaultKind
+		code     jsonrpc2.Code
+		says     string
+		requests int // refused in a row
 	}{
-		{sim.FaultInvalidAPIKey, rpc.CodeAuthRequired, "OPENAI_API_KEY"},
-		{sim.FaultInsufficientQuota, rpc.CodeModelAPI, "quota"},
-		{sim.FaultContextLength, rpc.CodeModelAPI, "the session holds"},
+		{sim.FaultInvalidAPIKey, rpc.CodeAuthRequired, "OPENAI_API_KEY", 1},
+		{sim.FaultInsufficientQuota, rpc.CodeModelAPI, "quota", 1},
+		{sim.FaultContextLength, rpc.CodeModelAPI, "the session holds", 3},
 	}
 	for _, tc := range cases {
 		t.Run(tc.fault.String(), func(t *testing.T) {
@@ -94,7 +96,7 @@ func TestModelAPIRefusalsMapped(t *testing.T) {
 			ed.initialize()
 			id := ed.newSession(td.root)
 			td.waitRequests(1) // the warm-up
-			td.sim.InjectFault(sim.Fault{Kind: tc.fault})
+			td.sim.InjectFault(sim.Fault{Kind: tc.fault, Count: tc.requests})
 			err := ed.call(rpc.MethodSessionPrompt, acp.PromptRequest{SessionId: id, Prompt: []acp.ContentBlock{acp.TextBlock("hi")}}, &acp.PromptResponse{})
 			var we *jsonrpc2.Error
 			if !errors.As(err, &we) || we.Code != tc.code || !strings.Contains(we.Message, tc.says) || strings.Contains(we.Message, "internal error") {
@@ -106,8 +108,8 @@ func TestModelAPIRefusalsMapped(t *testing.T) {
 					prompts++
 				}
 			}
-			if prompts != 1 {
-				t.Errorf("%d prompt requests, want one refused and none retried", prompts)
+			if prompts != tc.requests {
+				t.Errorf("%d prompt requests, want %d refused and none retried", prompts, tc.requests)
 			}
 		})
 	}

@@ -55,8 +55,9 @@ type openSession struct {
 
 	lastUsed atomic.Int64 // unix nanos of the last lookup, attach or detach: the start of its idle time
 
-	mu       sync.Mutex // guards subs, cancel, prompter, mode
+	mu       sync.Mutex // guards subs, offered, cancel, prompter, mode
 	subs     map[*clientConn]struct{}
+	offered  map[*clientConn]bool // told the session's slash commands (commands.go)
 	cancel   context.CancelFunc // cancels the running turn; nil when idle
 	prompter *clientConn        // the editor that sent the running prompt: it is asked for permissions
 	mode     string             // read-only | ask | auto-edit | full-auto
@@ -208,6 +209,7 @@ func (d *Daemon) sessionConfig() session.Config {
 		FirstEventTimeout: d.cfg.FirstEventTimeout,
 		IdleTimeout:       d.cfg.IdleTimeout,
 		MaxConnAge:        d.cfg.MaxConnAge,
+		ContextWindow:     d.cfg.ContextWindow,
 	}
 }
 
@@ -313,6 +315,7 @@ func (d *Daemon) detach(c *clientConn) {
 		s.mu.Lock()
 		if _, ok := s.subs[c]; ok {
 			delete(s.subs, c)
+			delete(s.offered, c)
 			s.touch()
 		}
 		s.mu.Unlock()

@@ -145,6 +145,14 @@ func Inspect(ctx context.Context, db *store.DB, p rpc.InspectParams) (rpc.Inspec
 		det.Requests = append(det.Requests, ri)
 	}
 	det.Tokens = tokens(total)
+	comps, err := db.Compactions(ctx, s.ID)
+	if err != nil {
+		return rpc.InspectResult{}, err
+	}
+	for _, c := range comps {
+		det.Compactions = append(det.Compactions, rpc.CompactionInfo{ThroughSeq: c.ThroughSeq, Reason: c.Reason,
+			Summary: c.Summary, ResponseID: c.ResponseID, Created: c.Created})
+	}
 	return rpc.InspectResult{Session: det}, nil
 }
 

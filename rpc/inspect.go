@@ -44,6 +44,31 @@ type SessionDetail struct {
 	Turns    []TurnInfo    `json:"turnList"`
 	Items    []ItemInfo    `json:"items"`
 	Requests []RequestInfo `json:"requests"`
+	// Compactions replaced older items by a summary in the model's view
+	// (the items stay); oldest first.
+	Compactions []CompactionInfo `json:"compactions,omitempty"`
+}
+
+// CompactParams names the session _hearth/compact compacts: its id or a
+// unique prefix.
+type CompactParams struct {
+	SessionID string `json:"sessionId"`
+}
+
+// CompactResult is _hearth/compact's answer. Built per call.
+type CompactResult struct {
+	SessionID  string          `json:"sessionId"`
+	StopReason string          `json:"stopReason"`
+	Compaction *CompactionInfo `json:"compaction,omitempty"` // the one just made
+}
+
+// CompactionInfo is one compaction of a session. Built per call.
+type CompactionInfo struct {
+	ThroughSeq int64     `json:"throughSeq"` // the last item the summary replaces
+	Reason     string    `json:"reason"`
+	Summary    string    `json:"summary"`
+	ResponseID string    `json:"responseId,omitempty"`
+	Created    time.Time `json:"created"`
 }
 
 // TurnInfo is one prompt turn of a session. Built per call.

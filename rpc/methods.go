@@ -4,6 +4,9 @@ package rpc
 // name. ACP v1 methods keep their spec names; hearth's own extensions are ACP
 // extension methods, prefixed with "_hearth/".
 const (
+	// MethodHearthCompact (_hearth/compact, call): compact a session now,
+	// as /compact does. Params CompactParams, result CompactResult.
+	MethodHearthCompact = "_hearth/compact"
 	// MethodHearthInspect (_hearth/inspect, call): sessions, turns, items and
 	// model requests for debugging. Params InspectParams, result InspectResult.
 	MethodHearthInspect = "_hearth/inspect"

@@ -94,6 +94,13 @@ type Config struct {
 	DialBudget    time.Duration // total time those attempts may take
 	FallbackRetry time.Duration // after a fallback for any reason but HTTP 426, try the WebSocket again after this (doubling per fallback, at most 5 min)
 	MaxAttempts   int           // attempts of one model request (retries of what is safe to retry)
+
+	// ContextWindow is the model's input window in tokens; 0 = the known
+	// window of the model's family (ContextWindowOf), none if unknown.
+	// Past CompactAt of it (default 0.8) a conversation compacts before
+	// its next request; a context_length_exceeded refusal compacts too.
+	ContextWindow int
+	CompactAt     float64
 	MaxRetryWait  time.Duration // longest single wait before a retry, server hints included
 }
 
@@ -120,6 +127,12 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.ReasoningSummary == "" {
 		c.ReasoningSummary = DefaultReasoningSummary
+	}
+	if c.ContextWindow == 0 {
+		c.ContextWindow = ContextWindowOf(c.Model)
+	}
+	if c.CompactAt <= 0 || c.CompactAt >= 1 {
+		c.CompactAt = 0.8
 	}
 	if c.HandshakeTimeout == 0 {
 		c.HandshakeTimeout = 15 * time.Second

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"errors"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -120,6 +121,14 @@ type Conversation struct {
 	pending     []store.NewItem
 	pendingSeen []store.SeenWrite
 
+	// The model's view after a compaction: the transcript is the session's
+	// initial items, the summary, then the items after through (compact.go).
+	prefix    int   // transcript items before the first stored item after through
+	through   int64 // the last stored item the summary replaces; 0 = none
+	initialN  int   // leading items outside any turn (AGENTS.md), kept by a compaction
+	turnStart int   // transcript index of the running turn's first item
+	lastInput int   // input tokens of the last response (its usage): the view's size
+
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // the warm-up goroutine
@@ -147,7 +156,22 @@ func Open(ctx context.Context, o Options) (*Conversation, error) {
 	}
 	o.Client.register(c)
 	for _, it := range items {
-		c.transcript = append(c.transcript, it.Data)
+		if it.TurnID != 0 {
+			break
+		}
+		c.initialN++
+	}
+	last, err := o.DB.LastCompaction(ctx, o.ID)
+	switch {
+	case err == nil:
+		c.viewAfter(items, last)
+	case errors.Is(err, store.ErrNotFound):
+		for _, it := range items {
+			c.transcript = append(c.transcript, it.Data)
+		}
+	default:
+		c.Close()
+		return nil, fmt.Errorf("load transcript of %s: %w", o.ID, err)
 	}
 	if len(c.transcript) == 0 && len(o.Initial) > 0 {
 		var init []store.NewItem
@@ -158,6 +182,7 @@ func Open(ctx context.Context, o Options) (*Conversation, error) {
 			c.Close()
 			return nil, err
 		}
+		c.initialN = len(init)
 	}
 	if err := c.repair(ctx, 0); err != nil {
 		c.Close()

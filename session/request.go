@@ -25,6 +25,19 @@ type reply struct {
 // returning them. sink may be nil (warm-up). It owns the lane from send to
 // the terminal event; on cancellation it aborts the response.
 func (c *Conversation) exchange(ctx context.Context, turnID int64, generate bool, sink Sink) (*reply, error) {
+	return c.send(ctx, turnID, generate, sink, nil, nil)
+}
+
+// exchangeAside sends the transcript (or view, when not nil: replay forms
+// that replace it, sent in full) plus aside (a question about it, such as
+// the compaction prompt) and returns the answer, which is not committed to
+// the transcript: the request is logged, the transcript and the baseline
+// stay as they were.
+func (c *Conversation) exchangeAside(ctx context.Context, turnID int64, view, aside []json.RawMessage) (*reply, error) {
+	return c.send(ctx, turnID, true, nil, view, aside)
+}
+
+func (c *Conversation) send(ctx context.Context, turnID int64, generate bool, sink Sink, view, aside []json.RawMessage) (*reply, error) {
 	c.mu.Lock()
 	lane := c.lane
 	c.mu.Unlock()
@@ -56,6 +69,10 @@ func (c *Conversation) exchange(ctx context.Context, turnID int64, generate bool
 		full = replayForms(full, []json.RawMessage{it.Data})
 	}
 	base := c.base
+	if view != nil {
+		full, base = append([]json.RawMessage(nil), view...), nil
+	}
+	full = append(full, aside...)
 	c.mu.Unlock()
 	set := c.settings()
 	key := set.key()
@@ -141,6 +158,9 @@ func (c *Conversation) exchange(ctx context.Context, turnID int64, generate bool
 	for i, it := range r.output {
 		out[i] = store.NewItem{Origin: store.OriginOutput, Data: it}
 	}
+	if aside != nil {
+		out = nil // an answer aside is the caller's, not the transcript's
+	}
 	// The output is committed with the request's end, in one transaction,
 	// before anything acts on it: a tool never runs for an item the store
 	// does not hold.
@@ -149,7 +169,13 @@ func (c *Conversation) exchange(ctx context.Context, turnID int64, generate bool
 		return nil, fmt.Errorf("commit the response: %w", err)
 	}
 	c.client.counters.addUsage(r.usage)
+	if aside != nil {
+		return r, nil
+	}
 	c.mu.Lock()
+	if r.usage.Input > 0 {
+		c.lastInput = int(r.usage.Input)
+	}
 	n := len(c.inputLocked())
 	c.transcript = append(c.transcript, r.output...)
 	in := c.inputLocked()

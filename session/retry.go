@@ -1,6 +1,7 @@
 package session
 
 import (
+	"errors"
 	"context"
 	"fmt"
 	"regexp"
@@ -31,6 +32,15 @@ func (c *Conversation) request(ctx context.Context, turnID int64, sink Sink) (*r
 		}
 		if ctx.Err() != nil {
 			return nil, err
+		}
+		if errors.Is(err, ErrContextLength) && !spent["compact"] {
+			// Once: go on from a summary, then send again.
+			spent["compact"] = true
+			if cerr := c.compact(ctx, turnID, sink, CompactRefused); cerr == nil {
+				continue
+			} else {
+				c.log.Info("compaction after a context_length_exceeded refusal failed", "err", cerr)
+			}
 		}
 		v := judge(err, tries[judge(err, 0, cfg).why], cfg)
 		tries[v.why]++

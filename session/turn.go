@@ -30,6 +30,13 @@ const maxRequestsPerTurn = 200
 // run one at a time; a second Prompt waits for the first. Cancelling ctx
 // aborts the in-flight response and ends the turn as cancelled (no error).
 func (c *Conversation) Prompt(ctx context.Context, input []json.RawMessage, sink Sink) (StopReason, error) {
+	return c.asTurn(ctx, func(turnID int64) (StopReason, error) { return c.run(ctx, turnID, input, sink) })
+}
+
+// asTurn runs body as one turn of the conversation: it waits for the turn
+// token, records the turn's beginning and end, and commits what the turn
+// staged.
+func (c *Conversation) asTurn(ctx context.Context, body func(turnID int64) (StopReason, error)) (StopReason, error) {
 	select {
 	case c.turn <- struct{}{}:
 	default:
@@ -62,7 +69,7 @@ func (c *Conversation) Prompt(ctx context.Context, input []json.RawMessage, sink
 		return "", fmt.Errorf("begin turn: %w", err)
 	}
 	c.client.streaming.Add(1)
-	stop, err := c.run(ctx, turn.ID, input, sink)
+	stop, err := body(turn.ID)
 	if ferr := c.flushPending(context.WithoutCancel(ctx), turn.ID); ferr != nil && err == nil {
 		err = ferr
 	}
@@ -107,14 +114,28 @@ func (c *Conversation) run(ctx context.Context, turnID int64, input []json.RawMe
 	for _, it := range input {
 		user = append(user, store.NewItem{Origin: store.OriginInput, Data: it})
 	}
-	// Committed with the first request; if the turn is cancelled before
-	// any, at its end (flushPending): it shows in the history and goes out
-	// with the next turn's request.
+	// Committed at once, before any request: what the user typed survives
+	// a daemon killed before the request goes out, and shows in the
+	// history even if the turn is cancelled.
+	c.mu.Lock()
+	c.turnStart = len(c.transcript) + len(c.pending)
+	c.mu.Unlock()
 	c.stage(user)
+	if err := c.flushPending(context.WithoutCancel(ctx), turnID); err != nil {
+		return "", err
+	}
 	if ctx.Err() != nil {
 		return StopCancelled, nil
 	}
 	for step := 0; step < maxRequestsPerTurn; step++ {
+		if c.overWindow() {
+			if err := c.compact(ctx, turnID, sink, CompactWindow); err != nil {
+				if ctx.Err() != nil {
+					return StopCancelled, nil
+				}
+				return "", err
+			}
+		}
 		r, err := c.request(ctx, turnID, sink)
 		if err != nil {
 			if ctx.Err() != nil {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 )
@@ -82,5 +83,31 @@ func TestItemViews(t *testing.T) {
 	}
 	if _, err := db.AppendItems(ctx, "s1", 0, []NewItem{{Origin: OriginInput, Data: []byte(`{}`), View: []byte(`{oops`)}}); err == nil {
 		t.Error("a view that is not JSON was stored")
+	}
+}
+
+// Compactions are kept in order; the last one is the session's view.
+func TestCompactions(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	newSession(t, db, "/src/app", "s1")
+	if _, err := db.LastCompaction(ctx, "s1"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("LastCompaction of a session never compacted: %v", err)
+	}
+	for i, through := range []int64{10, 25} {
+		if _, err := db.AddCompaction(ctx, Compaction{SessionID: "s1", ThroughSeq: through, Summary: fmt.Sprintf("summary %d", i), Reason: "window"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	last, err := db.LastCompaction(ctx, "s1")
+	if err != nil || last.ThroughSeq != 25 || last.Summary != "summary 1" {
+		t.Fatalf("LastCompaction: %+v %v", last, err)
+	}
+	all, err := db.Compactions(ctx, "s1")
+	if err != nil || len(all) != 2 || all[0].ThroughSeq != 10 {
+		t.Fatalf("Compactions: %+v %v", all, err)
+	}
+	if _, err := db.AddCompaction(ctx, Compaction{SessionID: "nope", Summary: "x"}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("a compaction of no session: %v", err)
 	}
 }

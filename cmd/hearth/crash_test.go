@@ -30,6 +30,10 @@ func TestKill9MidTurn(t *testing.T) {
 	}
 	chunk := make(chan struct{}, 1)
 	c := rpc.NewClient(conn, rpc.ClientOptions{OnNotify: func(method string, params json.RawMessage) {
+		var n acp.SessionNotification
+		if json.Unmarshal(params, &n) != nil || n.Update.AgentMessageChunk == nil {
+			return
+		}
 		select {
 		case chunk <- struct{}{}:
 		default:
@@ -67,7 +71,7 @@ func TestKill9MidTurn(t *testing.T) {
 	var replayed []acp.SessionUpdate
 	c2 := rpc.NewClient(c2conn, rpc.ClientOptions{OnNotify: func(method string, params json.RawMessage) {
 		var n acp.SessionNotification
-		if json.Unmarshal(params, &n) == nil {
+		if json.Unmarshal(params, &n) == nil && n.Update.AvailableCommandsUpdate == nil {
 			replayed = append(replayed, n.Update)
 		}
 	}})

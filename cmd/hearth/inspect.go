@@ -119,6 +119,10 @@ func printSession(w io.Writer, s *rpc.SessionDetail) {
 			r.BytesSent, r.InputItems, tokensInOut(r.Tokens), cachedShare(r.Tokens), r.FirstEventMS, r.TotalMS, r.Status, r.FullReason)
 	}
 	tw.Flush()
+	for _, c := range s.Compactions {
+		fmt.Fprintf(w, "\ncompacted through item %d (%s), %s; the model's view went on from this summary:\n%s\n",
+			c.ThroughSeq, c.Reason, c.Created.Local().Format(time.DateTime), c.Summary)
+	}
 }
 
 // tokensInOut is "12,345/678": input and output tokens.

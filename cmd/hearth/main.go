@@ -5,6 +5,7 @@
 //	hearth ask [--cwd DIR] PROMPT         one prompt, answer streamed to the terminal
 //	hearth status [--json]                the daemon and its workspaces
 //	hearth inspect [SESSION] [--json]     sessions, or one session's turns and requests
+//	hearth compact SESSION [--json]       compact a session now (as /compact)
 //	hearth sim [--addr A]                 the built-in Responses simulator
 //	hearth bench [--steps N]              request modes side by side on the simulator's cost model
 //	hearth install [--dry-run]            install the per-user service (systemd --user, launchd)
@@ -62,6 +63,7 @@ func init() {
 		{"ask", "ask [--cwd DIR] PROMPT", "Send one prompt and stream the answer.", -1, runAsk},
 		{"status", "status [--json]", "Show the daemon, its workspaces and their connections.", 0, runStatus},
 		{"inspect", "inspect [SESSION] [--json]", "List sessions, or show one session's turns, items and requests (SESSION: its id or a unique prefix).", 1, runInspect},
+		{"compact", "compact SESSION [--json]", "Compact a session now: the model goes on from a summary of it (the whole history stays).", 1, runCompact},
 		{"sim", "sim [--addr HOST:PORT]", "Run the built-in Responses API simulator.", 0, runSim},
 		{"bench", "bench [--steps N] [--runs N]", "Time a tool loop per request mode against the simulator's cost model.", 0, runBench},
 		{"install", "install [--dry-run]", "Install hearth as a per-user service (systemd --user or launchd).", 0, runInstall},

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+
+	"github.com/coder/acp-go-sdk"
+
+	"github.com/hearthd/hearth/daemon"
+	"github.com/hearthd/hearth/rpc"
+)
+
+// runCompact compacts a session now, as /compact does in an editor: through
+// the running daemon (its attached editors are told), or a daemon run in
+// this process when none runs.
+func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("compact", stderr)
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	if err := fs.Parse(reorder(args)); err != nil {
+		return &exitError{2, err}
+	}
+	if fs.NArg() != 1 {
+		return &exitError{2, errors.New("usage: hearth compact SESSION (its id or a unique prefix; hearth inspect lists them)")}
+	}
+	cfg, err := loadConfig()
+	if err != nil {
+		return err
+	}
+	client, err := connect(ctx, cfg)
+	if err != nil {
+		var ee *exitError
+		if !errors.As(err, &ee) {
+			return err // an unsafe socket: say so, do not go around it
+		}
+		configureSandbox(cfg)
+		d, err := daemon.New(cfg, slog.New(slog.DiscardHandler))
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		a, b := net.Pipe()
+		go d.ServeConn(b) // ends when a closes, or at d.Close, which waits for it
+		client = rpc.NewClient(a, rpc.ClientOptions{})
+		if err := client.Call(ctx, rpc.MethodInitialize, acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber}, nil); err != nil {
+			client.Close()
+			return fmt.Errorf("initialize: %w", err)
+		}
+	}
+	defer client.Close()
+	var res rpc.CompactResult
+	if err := client.Call(ctx, rpc.MethodHearthCompact, rpc.CompactParams{SessionID: fs.Arg(0)}, &res); err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeJSON(stdout, res)
+	}
+	if res.StopReason != string(acp.StopReasonEndTurn) || res.Compaction == nil {
+		return fmt.Errorf("session %s was not compacted (%s)", res.SessionID, res.StopReason)
+	}
+	fmt.Fprintf(stdout, "compacted %s through item %d; the model goes on from this summary:\n\n%s\n", res.SessionID,
+		res.Compaction.ThroughSeq, res.Compaction.Summary)
+	return nil
+}

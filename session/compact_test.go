@@ -1,0 +1,112 @@
+package session_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/hearthd/hearth/session"
+	"github.com/hearthd/hearth/session/sim"
+)
+
+// A session driven past its context window compacts before the request
+// that would cross the threshold and keeps answering: no request is
+// refused, the summary is stored, the request after the compaction's
+// warm-up is incremental, and a reopened session re-warms the compacted
+// view, not the whole history.
+func TestCompactionPastTheWindow(t *testing.T) {
+	const window = 8000 // tokens of 4 bytes, as the simulator counts
+	e := newEnv(t, sim.Options{ContextWindow: window}, session.Config{Lanes: session.LanesOn, ContextWindow: window})
+	c := e.open("long")
+	warm(t, c)
+	rec := newRecorder()
+	for i := range 14 { // each turn reads big.txt (2 KiB) twice
+		prompt(t, c, "turn "+string(rune('a'+i))+` sim:calls=2 sim:tool=read_file sim:args={"path":"big.txt"}`, rec)
+	}
+	comps, err := e.db.Compactions(context.Background(), "long")
+	if err != nil || len(comps) == 0 {
+		t.Fatalf("no compaction after 14 turns past the window: %v", err)
+	}
+	if !strings.Contains(strings.Join(rec.notices, "\n"), "compacted this session") {
+		t.Errorf("the user was not told: notices %q", rec.notices)
+	}
+	recs := e.wait(len(e.sim.Received()))
+	for i, r := range recs {
+		if strings.Contains(r.Outcome, "context_length_exceeded") {
+			t.Fatalf("request %d was refused for its length", i)
+		}
+	}
+	// The request after the first compaction's warm-up chains on it.
+	var summaryAt = -1
+	for i, r := range recs {
+		if r.ResponseID == comps[0].ResponseID {
+			summaryAt = i
+		}
+	}
+	if summaryAt < 0 || summaryAt+2 >= len(recs) {
+		t.Fatalf("the summary request %s is not among the %d requests", comps[0].ResponseID, len(recs))
+	}
+	wu, next := recs[summaryAt+1], recs[summaryAt+2]
+	if wu.Generate == nil || *wu.Generate || next.PreviousResponseID != wu.ResponseID {
+		t.Errorf("after the summary: %+v then %+v; want a warm-up of the compacted view and a request chained on it", wu.Generate, next.PreviousResponseID)
+	}
+	if !strings.Contains(string(wu.Raw), "Summary of the conversation so far") || strings.Contains(string(wu.Raw), "turn a sim:") {
+		t.Errorf("the compacted view holds the first turn or lacks the summary")
+	}
+	// Everything is still stored.
+	items, _ := e.db.Items(context.Background(), "long")
+	if !strings.Contains(string(items[0].Data), "turn a") {
+		t.Errorf("the first item is no longer stored: %s", items[0].Data)
+	}
+	// Reopened: the re-warm sends the compacted view.
+	c.Close()
+	c2 := e.reopen("long")
+	warm(t, c2)
+	all := e.wait(len(e.sim.Received()))
+	rw := all[len(all)-1]
+	if rw.Generate == nil || *rw.Generate || !strings.Contains(string(rw.Raw), "Summary of the conversation so far") || strings.Contains(string(rw.Raw), "turn a sim:") {
+		t.Fatalf("the re-warm after reopening is not the compacted view")
+	}
+	prompt(t, c2, "after the restart", nil)
+}
+
+// A server that refuses a request for its length (hearth did not know the
+// window) gets a compaction and one retry instead of a failed turn.
+func TestContextLengthRefusalCompacts(t *testing.T) {
+	e := newEnv(t, sim.Options{ContextWindow: 6000}, session.Config{Lanes: session.LanesOn})
+	c := e.open("refused")
+	warm(t, c)
+	for i := range 12 {
+		stop, err := c.Prompt(context.Background(), []json.RawMessage{session.UserMessage("turn " + string(rune('a'+i)) + ` sim:calls=2 sim:tool=read_file sim:args={"path":"big.txt"}`)}, nil)
+		if err != nil || stop != session.StopEndTurn {
+			t.Fatalf("turn %d: %s %v", i, stop, err)
+		}
+	}
+	comps, err := e.db.Compactions(context.Background(), "refused")
+	if err != nil || len(comps) == 0 || comps[0].Reason != session.CompactRefused {
+		t.Fatalf("compactions %+v %v; want one after the refusal", comps, err)
+	}
+}
+
+// /compact, asked by the user, compacts at once as a turn of its own.
+func TestCompactNow(t *testing.T) {
+	e := newEnv(t, sim.Options{}, session.Config{Lanes: session.LanesOn})
+	c := e.open("manual")
+	warm(t, c)
+	prompt(t, c, "remember the word walrus", nil)
+	rec := newRecorder()
+	stop, err := c.Compact(context.Background(), rec)
+	if err != nil || stop != session.StopEndTurn {
+		t.Fatalf("Compact: %s %v", stop, err)
+	}
+	comps, _ := e.db.Compactions(context.Background(), "manual")
+	if len(comps) != 1 || comps[0].Reason != session.CompactUser || comps[0].Summary == "" {
+		t.Fatalf("compactions %+v", comps)
+	}
+	tr := c.Transcript()
+	if len(tr) != 1 || !strings.Contains(string(tr[0]), "Summary of the conversation so far") {
+		t.Fatalf("the view after /compact: %d items, first %s", len(tr), tr[0])
+	}
+	prompt(t, c, "and now?", nil)
+}
