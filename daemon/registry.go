@@ -58,9 +58,9 @@ type openSession struct {
 	mu       sync.Mutex // guards subs, offered, cancel, prompter, mode
 	subs     map[*clientConn]struct{}
 	offered  map[*clientConn]bool // told the session's slash commands (commands.go)
-	cancel   context.CancelFunc // cancels the running turn; nil when idle
-	prompter *clientConn        // the editor that sent the running prompt: it is asked for permissions
-	mode     string             // read-only | ask | auto-edit | full-auto
+	cancel   context.CancelFunc   // cancels the running turn; nil when idle
+	prompter *clientConn          // the editor that sent the running prompt: it is asked for permissions
+	mode     string               // read-only | ask | auto-edit | full-auto
 }
 
 // workspaceFor returns the open workspace for dir, opening it on first use.
