@@ -39,3 +39,9 @@ const (
 	// streamed message chunks, tool calls, plans; order matters.
 	MethodSessionUpdate = "session/update"
 )
+
+// MetaNotice is the _meta key (value true) of an agent_message_chunk that is
+// hearth's notice about the connection (a fallback to HTTP, a retry), not the
+// model's answer: editors show it in the conversation, `hearth ask` prints it
+// on stderr.
+const MetaNotice = "hearth/notice"

@@ -2,7 +2,7 @@
 //
 //	hearth serve [--socket P] [--stdio]   run the daemon
 //	hearth acp                            stdio ACP relay to the daemon (starts it when needed)
-//	hearth ask [--cwd DIR] PROMPT         one prompt, answer streamed to the terminal
+//	hearth ask [flags] [PROMPT | -]       one prompt (or stdin), answer streamed; through the daemon
 //	hearth status [--json]                the daemon and its workspaces
 //	hearth inspect [SESSION] [--json]     sessions, or one session's turns and requests
 //	hearth sim [--addr A]                 the built-in Responses simulator
@@ -51,7 +51,7 @@ func init() {
 	commands = []command{
 		{"serve", "serve [--socket PATH] [--stdio]", "Run the daemon on its unix socket (or serve one client on stdin/stdout).", runServe},
 		{"acp", "acp", "Relay ACP on stdin/stdout to the daemon, starting the daemon when none answers.", runACP},
-		{"ask", "ask [--cwd DIR] PROMPT", "Send one prompt and stream the answer.", runAsk},
+		{"ask", "ask [flags] [PROMPT | -]", "Send one prompt (or stdin) through the daemon, starting it when needed; stream the answer.", runAsk},
 		{"status", "status [--json]", "Show the daemon, its workspaces and their connections.", runStatus},
 		{"inspect", "inspect [SESSION] [--json]", "List sessions, or show one session's turns, items and requests.", runInspect},
 		{"sim", "sim [--addr HOST:PORT]", "Run the built-in Responses API simulator.", runSim},
