@@ -7,6 +7,10 @@ const (
 	// MethodHearthInspect (_hearth/inspect, call): sessions, turns, items and
 	// model requests for debugging. Params InspectParams, result InspectResult.
 	MethodHearthInspect = "_hearth/inspect"
+	// MethodHearthProbe (_hearth/probe, call): the daemon checks that its
+	// model API is reachable and takes its key (a WebSocket upgrade, closed
+	// at once), for `hearth doctor`. No params; result ProbeResult.
+	MethodHearthProbe = "_hearth/probe"
 	// MethodHearthStatus (_hearth/status, call): daemon and workspace status.
 	// No params; result Status.
 	MethodHearthStatus = "_hearth/status"

@@ -40,16 +40,28 @@ func shellConfig(cfg daemon.Config) modelSettings {
 
 // configNotes are the lines ask prints on stderr about the daemon that
 // answers: that it is the simulator, and, for a daemon that was already
-// running (not this process's), each way its settings differ from the
-// shell's. The key is compared by its mask and never printed.
+// running (not this process's), how its settings differ from the shell's.
 func configNotes(shell modelSettings, st rpc.Status, inProcess bool) []string {
-	var notes, diffs []string
+	var notes []string
 	if st.Simulator && (shell.Simulator || inProcess) {
 		notes = append(notes, "OPENAI_API_KEY is not set: answering with the built-in simulator")
 	}
 	if inProcess {
 		return notes
 	}
+	if diffs := configDiffs(shell, st); len(diffs) > 0 {
+		notes = append(notes, fmt.Sprintf("the running daemon (pid %d) was started with other settings than this shell's: %s. "+
+			"`hearth stop` stops it (the next ask starts one with this shell's settings), or pass --no-daemon",
+			st.PID, strings.Join(diffs, "; ")))
+	}
+	return notes
+}
+
+// configDiffs says, one item each, how the running daemon's settings (its
+// status) differ from the shell's. The key is compared by its mask and
+// never shown.
+func configDiffs(shell modelSettings, st rpc.Status) []string {
+	var diffs []string
 	switch {
 	case st.Simulator && !shell.Simulator:
 		diffs = append(diffs, "it answers with the built-in simulator, this shell sets OPENAI_API_KEY or OPENAI_BASE_URL")
@@ -75,12 +87,7 @@ func configNotes(shell modelSettings, st rpc.Status, inProcess bool) []string {
 	if st.Version != "" && st.Version != version {
 		diffs = append(diffs, fmt.Sprintf("it is hearth %s, this is %s", st.Version, version))
 	}
-	if len(diffs) > 0 {
-		notes = append(notes, fmt.Sprintf("the running daemon (pid %d) was started with other settings than this shell's: %s. "+
-			"`hearth stop` stops it (the next ask starts one with this shell's settings), or pass --no-daemon",
-			st.PID, strings.Join(diffs, "; ")))
-	}
-	return notes
+	return diffs
 }
 
 func baseOrDefault(u string) string {
