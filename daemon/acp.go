@@ -24,6 +24,7 @@ func (d *Daemon) mux(c *clientConn) *rpc.Mux {
 	m := rpc.NewMux(d.log.With("client", c.id))
 	m.HandleAsync(rpc.MethodHearthCompact, c.gated(c.compact))
 	m.Handle(rpc.MethodHearthInspect, c.gated(c.inspect))
+	m.Handle(rpc.MethodHearthProbe, c.gated(detached(c.probe)))
 	m.Handle(rpc.MethodHearthStatus, c.gated(c.status))
 	m.Handle(rpc.MethodInitialize, detached(c.initialize))
 	m.Notification(rpc.MethodSessionCancel, c.cancel)

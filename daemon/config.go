@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hearthd/hearth/rpc"
 	"github.com/hearthd/hearth/session"
 )
 
@@ -143,6 +145,31 @@ func FromEnv() (Config, error) {
 		*d.dst = dur
 	}
 	return c, nil
+}
+
+// Check reports a configuration the daemon cannot run with, naming the
+// variable and the fix: New and Reload refuse it, and `hearth ask` says so
+// before it starts anything. FromEnv does not, so that `hearth stop` and
+// `status` still work while OPENAI_BASE_URL is wrong in the shell.
+func (c Config) Check() error {
+	if c.BaseURL == "" {
+		return nil
+	}
+	shown := rpc.RedactURL(c.BaseURL)
+	const want = "want the API's http(s) base URL, such as https://api.openai.com/v1, or unset it to use OpenAI's"
+	u, err := url.Parse(c.BaseURL)
+	switch {
+	case err != nil:
+		return fmt.Errorf("OPENAI_BASE_URL=%q is not a URL: %s", shown, want)
+	case u.Scheme != "http" && u.Scheme != "https":
+		if u.Scheme == "" {
+			return fmt.Errorf("OPENAI_BASE_URL=%q has no scheme: %s", shown, want)
+		}
+		return fmt.Errorf("OPENAI_BASE_URL=%q: hearth speaks http and https, not %s: %s", shown, u.Scheme, want)
+	case u.Host == "":
+		return fmt.Errorf("OPENAI_BASE_URL=%q has no host: %s", shown, want)
+	}
+	return nil
 }
 
 // DefaultSocketPath is $XDG_RUNTIME_DIR/hearth/hearth.sock, else

@@ -46,3 +46,43 @@ func TestConfigFromEnv(t *testing.T) {
 		})
 	}
 }
+
+// A base URL hearth cannot use is refused at start (New) and on a reload,
+// with the variable, what is wrong and an example; the URL's secrets are
+// redacted in the message.
+func TestConfigCheckBaseURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"not a url":                   "has no scheme",
+		"ftp://example.com/v1":        "not ftp",
+		"https:///v1":                 "has no host",
+		"http://[::1":                 "is not a URL",
+		"https://u:hunter2@host/v1":   "", // accepted
+		"https://api.openai.com/v1":   "",
+		"http://127.0.0.1:8089/v1":    "",
+		"ws://user:hunter2@host/v1?x": "not ws",
+	} {
+		err := Config{BaseURL: in}.Check()
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("%q refused: %v", in, err)
+		case want != "" && (err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "OPENAI_BASE_URL") ||
+			!strings.Contains(err.Error(), "https://api.openai.com/v1")):
+			t.Errorf("%q: %v, want an error with %q", in, err, want)
+		case err != nil && strings.Contains(err.Error(), "hunter2"):
+			t.Errorf("%q: the error shows the password: %v", in, err)
+		}
+	}
+	cfg := Config{DataDir: t.TempDir(), BaseURL: "ftp://example.com/v1"}
+	if _, err := New(cfg, nil); err == nil || !strings.Contains(err.Error(), "OPENAI_BASE_URL") {
+		t.Errorf("New with an ftp base: %v", err)
+	}
+	cfg.BaseURL = "http://127.0.0.1:1/v1"
+	d, err := New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if err := d.Reload(Config{BaseURL: "not a url"}); err == nil || d.Config().BaseURL != cfg.BaseURL {
+		t.Errorf("reload to a bad base: %v, base now %q", err, d.Config().BaseURL)
+	}
+}

@@ -67,6 +67,9 @@ func New(cfg Config, log *slog.Logger) (*Daemon, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	if err := cfg.Check(); err != nil {
+		return nil, err
+	}
 	db, err := store.Open(cfg.DBPath())
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
@@ -123,6 +126,9 @@ func (d *Daemon) startSim() error {
 // model and timeouts of every open workspace and of those opened later.
 // The socket and data directory cannot change without a restart.
 func (d *Daemon) Reload(cfg Config) error {
+	if err := cfg.Check(); err != nil {
+		return err
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	cfg.Socket, cfg.DataDir, cfg.Version = d.cfg.Socket, d.cfg.DataDir, d.cfg.Version

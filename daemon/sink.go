@@ -3,6 +3,7 @@ package daemon
 import (
 	"github.com/coder/acp-go-sdk"
 
+	"github.com/hearthd/hearth/rpc"
 	"github.com/hearthd/hearth/session"
 )
 
@@ -62,7 +63,12 @@ func clip(s string, n int) string {
 }
 
 // Notice shows a transport notice (fallback, retry) in the answer itself:
-// every ACP client renders agent messages, not every one renders more.
+// every ACP client renders agent messages, not every one renders more. Its
+// _meta marks it (rpc.MetaNotice), so a client that keeps the answer apart
+// from diagnostics (hearth ask: stdout and stderr) can.
 func (u updates) Notice(text string) {
-	u.s.broadcastText("\n\n> "+text+"\n\n", false)
+	u.s.broadcast(acp.SessionUpdate{AgentMessageChunk: &acp.SessionUpdateAgentMessageChunk{
+		Content: acp.TextBlock("\n\n> " + text + "\n\n"),
+		Meta:    map[string]any{rpc.MetaNotice: true},
+	}}, nil)
 }

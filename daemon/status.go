@@ -6,8 +6,10 @@ import (
 	"errors"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/hearthd/hearth/rpc"
+	"github.com/hearthd/hearth/session"
 	"github.com/hearthd/hearth/store"
 )
 
@@ -60,6 +62,28 @@ func (d *Daemon) status(asker *clientConn) rpc.Status {
 	d.mu.Unlock()
 	sort.Slice(st.Workspaces, func(i, j int) bool { return st.Workspaces[i].Root < st.Workspaces[j].Root })
 	return st
+}
+
+// probeTimeout bounds _hearth/probe; it holds only the asking client's
+// read loop.
+const probeTimeout = 10 * time.Second
+
+func (c *clientConn) probe(ctx context.Context, params json.RawMessage) (any, error) {
+	return c.d.Probe(ctx), nil
+}
+
+// Probe checks that the model API the daemon uses now (after reloads) is
+// reachable and takes its key, without sending a request.
+func (d *Daemon) Probe(ctx context.Context) rpc.ProbeResult {
+	d.mu.Lock()
+	sc, simulator := d.sessionConfig(), d.cfg.Simulator
+	d.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	sc.HandshakeTimeout = probeTimeout
+	r := session.Probe(ctx, sc)
+	return rpc.ProbeResult{Status: r.Status, BaseURL: rpc.RedactURL(sc.WithDefaults().BaseURL), Simulator: simulator,
+		Detail: rpc.RedactURLs(r.Detail), ElapsedMS: r.Elapsed.Milliseconds()}
 }
 
 func (c *clientConn) inspect(ctx context.Context, params json.RawMessage) (any, error) {

@@ -13,7 +13,7 @@
 //   - the method table and a dispatching Mux that never lets a handler error
 //     or panic take the connection down;
 //   - a typed Client for the CLI, the stdio relay and tests;
-//   - hearth's own wire types for _hearth/status and _hearth/inspect.
+//   - hearth's own wire types for _hearth/status, _hearth/inspect and _hearth/probe.
 //
 // Payloads (params and results) are always encoded with encoding/json v1 and
 // handed to jsonrpc2 as json.RawMessage, which it passes through verbatim; the

@@ -10,6 +10,10 @@ const (
 	// MethodHearthInspect (_hearth/inspect, call): sessions, turns, items and
 	// model requests for debugging. Params InspectParams, result InspectResult.
 	MethodHearthInspect = "_hearth/inspect"
+	// MethodHearthProbe (_hearth/probe, call): the daemon checks that its
+	// model API is reachable and takes its key (a WebSocket upgrade, closed
+	// at once), for `hearth doctor`. No params; result ProbeResult.
+	MethodHearthProbe = "_hearth/probe"
 	// MethodHearthStatus (_hearth/status, call): daemon and workspace status.
 	// No params; result Status.
 	MethodHearthStatus = "_hearth/status"
@@ -51,3 +55,9 @@ const (
 	// streamed message chunks, tool calls, plans; order matters.
 	MethodSessionUpdate = "session/update"
 )
+
+// MetaNotice is the _meta key (value true) of an agent_message_chunk that is
+// hearth's notice about the connection (a fallback to HTTP, a retry), not the
+// model's answer: editors show it in the conversation, `hearth ask` prints it
+// on stderr.
+const MetaNotice = "hearth/notice"

@@ -149,3 +149,14 @@ func MaskSecret(s string) string {
 		return s[:3] + "..." + s[len(s)-4:]
 	}
 }
+
+// ProbeResult is the result of _hearth/probe: whether the daemon reaches
+// its model API with its key. Status is "ok", "warn" or "fail"; Detail says
+// what happened and the fix, with the URL redacted and never the key.
+type ProbeResult struct {
+	Status    string `json:"status"`
+	BaseURL   string `json:"baseUrl"`
+	Simulator bool   `json:"simulator"`
+	Detail    string `json:"detail"`
+	ElapsedMS int64  `json:"elapsedMs"`
+}

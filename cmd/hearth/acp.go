@@ -55,41 +55,44 @@ func runACP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	return nil
 }
 
+// startWait bounds how long a client waits for a daemon it started to be
+// ready: opening a large database or a slow disk, never a fixed delay.
+const startWait = 15 * time.Second
+
+// errDaemonExited: the started daemon exited before it was ready.
+var errDaemonExited = errors.New("the daemon exited before it listened")
+
 // dialOrStart connects to the daemon, starting `hearth serve` detached in
-// its own session when no daemon answers, then retrying the dial.
-// A socket that is not safely the user's own (daemon.ErrUnsafeSocket) is
-// refused, and no daemon is started in its place.
+// its own session when no daemon answers. It waits for the daemon's own
+// word that it listens (startedDaemon.wait), then dials once. A socket that
+// is not safely the user's own (daemon.ErrUnsafeSocket) is refused, and no
+// daemon is started in its place.
 func dialOrStart(ctx context.Context, cfg daemon.Config, stderr io.Writer) (net.Conn, error) {
 	c, err := daemon.DialSocket(ctx, cfg.Socket)
 	if err == nil || errors.Is(err, daemon.ErrUnsafeSocket) {
 		return c, err
 	}
-	exited, err := startDaemon(cfg)
+	sd, err := startDaemon(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("start the daemon: %w", err)
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	var last error
-	for time.Now().Before(deadline) {
-		c, err := daemon.DialSocket(ctx, cfg.Socket)
-		if err == nil || errors.Is(err, daemon.ErrUnsafeSocket) {
-			return c, err
-		}
-		last = err
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-exited:
-			// It died before it listened (a daemon that lost the race to
-			// another one exits too: that one answers).
-			if c, err := daemon.DialSocket(ctx, cfg.Socket); err == nil || errors.Is(err, daemon.ErrUnsafeSocket) {
-				return c, err
-			}
-			return nil, fmt.Errorf("the daemon could not start: %s(full output in %s)", startLogTail(cfg), startLog(cfg))
-		case <-time.After(10 * time.Millisecond): // the socket appears without an event we could wait on
-		}
+	wctx, cancel := context.WithTimeout(ctx, startWait)
+	defer cancel()
+	werr := sd.wait(wctx, cfg.Socket)
+	// Ready; or it exited because it lost the race to another daemon,
+	// which answers: either way the socket is the judge.
+	if c, err := daemon.DialSocket(ctx, cfg.Socket); err == nil || errors.Is(err, daemon.ErrUnsafeSocket) {
+		return c, err
 	}
-	return nil, fmt.Errorf("daemon did not come up on %s (see %s): %w", cfg.Socket, startLog(cfg), last)
+	switch {
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case errors.Is(werr, errDaemonExited):
+		return nil, fmt.Errorf("the daemon could not start: %s(full output in %s)", startLogTail(cfg), startLog(cfg))
+	case werr != nil && wctx.Err() != nil:
+		return nil, fmt.Errorf("the daemon did not come up on %s within %s (see %s)", cfg.Socket, startWait, startLog(cfg))
+	}
+	return nil, fmt.Errorf("the daemon said it listens on %s but does not answer (see %s): %v", cfg.Socket, startLog(cfg), werr)
 }
 
 // startLogTail is the end of what a daemon that failed to start printed:
@@ -119,10 +122,11 @@ func autoIdleExit() string {
 	return "10m"
 }
 
-// startDaemon starts `hearth serve` detached in its own session. The
-// returned channel is closed when that process exits; the goroutine that
-// waits for it (and reaps it) lives as long as this `hearth acp`.
-func startDaemon(cfg daemon.Config) (<-chan struct{}, error) {
+// startDaemon starts `hearth serve` detached in its own session, with a
+// way to learn when it is ready (ready_unix.go, ready_windows.go). The
+// process is not waited for: it outlives this one, and is reparented when
+// this one exits.
+func startDaemon(cfg daemon.Config) (*startedDaemon, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -139,13 +143,5 @@ func startDaemon(cfg daemon.Config) (<-chan struct{}, error) {
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Dir = "/"
 	detach(cmd)
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	exited := make(chan struct{})
-	go func() {
-		cmd.Wait()
-		close(exited)
-	}()
-	return exited, nil
+	return startReady(cmd)
 }

@@ -1,8 +1,8 @@
 package main
 
 import (
+	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,41 +20,73 @@ import (
 	"github.com/hearthd/hearth/rpc"
 )
 
-// runAsk sends one prompt and streams the answer: to the running daemon
-// when there is one, else to a daemon run in this process (no socket).
+// Exit codes of `hearth ask` beyond 0 (the answer is complete), 1 (the
+// turn failed: an error, or the model stopped short: a refusal, the token
+// limit) and 2 (bad usage).
+const (
+	exitAskRefused   = 3   // the answer came, but a permission was refused: no terminal to ask on
+	exitAskCancelled = 130 // Ctrl-C, or the turn was cancelled
+)
+
+// askExitCodes is the end of `hearth ask --help`.
+const askExitCodes = `
+The prompt is the arguments; with none (or "-") it is read from stdin.
+Edits and commands ask first: y/N on the terminal; without a terminal they
+are refused unless --yes or --mode allows them.
+
+Exit codes:
+  0    the answer is complete
+  1    the turn failed (an error, or the model stopped short: refusal, token limit)
+  2    bad usage
+  3    the answer came, but an edit or command was refused: no terminal to ask on
+  130  cancelled (Ctrl-C)
+`
+
+// maxStdinPrompt bounds a prompt read from stdin.
+const maxStdinPrompt = 1 << 20
+
+// askModes are the --mode values: the daemon's session modes.
+var askModes = []string{daemon.ModeReadOnly, daemon.ModeAsk, daemon.ModeAutoEdit, daemon.ModeFullAuto}
+
+// runAsk sends one prompt and streams the answer: through the running
+// daemon, starting one as `hearth acp` does when none answers (so the next
+// ask in the workspace is warm), or with --no-daemon in a daemon run in
+// this process.
 func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("ask", stderr)
 	cwd := fs.String("cwd", "", "workspace directory (default: the current directory)")
+	yes := fs.Bool("yes", false, "allow every edit and command the agent asks for")
+	mode := fs.String("mode", "", "the session's mode before the prompt: read-only, ask, auto-edit (edits run) or full-auto (edits and commands run)")
+	noDaemon := fs.Bool("no-daemon", false, "run the agent in this process instead of the daemon (nothing stays warm for the next ask)")
 	if err := fs.Parse(args); err != nil {
 		return &exitError{2, err}
 	}
-	prompt := strings.TrimSpace(strings.Join(fs.Args(), " "))
-	if prompt == "" {
-		return &exitError{2, fmt.Errorf("usage: hearth ask [--cwd DIR] PROMPT")}
+	if *mode != "" && !slices.Contains(askModes, *mode) {
+		return &exitError{2, fmt.Errorf("--mode %q: want one of %s", *mode, strings.Join(askModes, ", "))}
+	}
+	prompt, err := askPrompt(fs.Args(), os.Stdin)
+	if err != nil {
+		return &exitError{2, err}
 	}
 	dir := *cwd
 	if dir == "" {
-		wd, err := os.Getwd()
-		if err != nil {
+		if dir, err = os.Getwd(); err != nil {
 			return err
 		}
-		dir = wd
 	}
-	dir, err := filepath.Abs(dir)
-	if err != nil {
+	if dir, err = filepath.Abs(dir); err != nil {
 		return err
 	}
 	cfg, err := loadConfig()
+	if err == nil {
+		err = cfg.Check()
+	}
 	if err != nil {
 		return err
 	}
 
 	var rw io.ReadWriteCloser
-	if c, err := daemon.DialSocket(context.Background(), cfg.Socket); err == nil {
-		rw = c
-	} else if errors.Is(err, daemon.ErrUnsafeSocket) {
-		return err
-	} else {
+	if *noDaemon {
 		configureSandbox(cfg) // the in-process daemon's shell commands are confined as serve's are
 		d, err := daemon.New(cfg, slog.New(slog.DiscardHandler))
 		if err != nil {
@@ -63,26 +96,60 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		a, b := net.Pipe()
 		go d.ServeConn(b) // ends when a closes, or at d.Close, which waits for it
 		rw = a
+	} else {
+		c, err := dialOrStart(ctx, cfg, stderr)
+		if err != nil {
+			if ctx.Err() != nil {
+				return &exitError{exitAskCancelled, errors.New("cancelled")}
+			}
+			return fmt.Errorf("%w (or run with --no-daemon)", err)
+		}
+		rw = c
 	}
 
-	p := &printer{out: stdout, err: stderr}
-	client := rpc.NewClient(rw, rpc.ClientOptions{OnNotify: p.notify})
+	con := &console{out: stdout, err: stderr}
+	perm := &permitter{con: con, yes: *yes, stop: ctx}
+	if !*yes {
+		tty, err := openTerminal()
+		if err != nil {
+			fmt.Fprintf(stderr, "hearth: cannot ask on the terminal (%v): edits and commands will be refused\n", err)
+		}
+		if tty != nil {
+			defer tty.Close()
+			perm.tty, perm.in = tty, bufio.NewReader(tty)
+		}
+	}
+	client := rpc.NewClient(rw, rpc.ClientOptions{OnNotify: con.notify, OnCall: perm.onCall})
 	defer client.Close()
 
-	cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	cancelled := func(err error) error {
+		if ctx.Err() != nil {
+			return &exitError{exitAskCancelled, errors.New("cancelled")}
+		}
+		return err
+	}
 	var init acp.InitializeResponse
 	if err := client.Call(cctx, rpc.MethodInitialize, acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber,
 		ClientInfo: &acp.Implementation{Name: "hearth-ask", Version: version}}, &init); err != nil {
-		return fmt.Errorf("initialize: %w", err)
+		return cancelled(fmt.Errorf("initialize: %w", err))
 	}
 	var st rpc.Status
-	if err := client.Call(cctx, rpc.MethodHearthStatus, nil, &st); err == nil && st.Simulator {
-		fmt.Fprintln(stderr, "hearth: OPENAI_API_KEY is not set: answering with the built-in simulator")
+	if err := client.Call(cctx, rpc.MethodHearthStatus, nil, &st); err == nil {
+		for _, line := range configNotes(shellConfig(cfg), st, *noDaemon) {
+			fmt.Fprintln(stderr, "hearth:", line)
+		}
 	}
 	var sess acp.NewSessionResponse
 	if err := client.Call(cctx, rpc.MethodSessionNew, acp.NewSessionRequest{Cwd: dir, McpServers: []acp.McpServer{}}, &sess); err != nil {
-		return fmt.Errorf("new session: %w", err)
+		return cancelled(fmt.Errorf("new session: %w", err))
+	}
+	if *mode != "" {
+		if err := client.Call(cctx, rpc.MethodSessionSetMode, acp.SetSessionModeRequest{SessionId: sess.SessionId,
+			ModeId: acp.SessionModeId(*mode)}, nil); err != nil {
+			return cancelled(fmt.Errorf("set mode %s: %w", *mode, err))
+		}
 	}
 
 	// Ctrl-C cancels the turn; the answer still arrives (as cancelled).
@@ -95,56 +162,43 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	var res acp.PromptResponse
 	err = client.Call(context.Background(), rpc.MethodSessionPrompt, acp.PromptRequest{SessionId: sess.SessionId,
 		Prompt: []acp.ContentBlock{acp.TextBlock(prompt)}}, &res)
-	p.endLine()
+	con.endLine()
 	if err != nil {
-		return err
-	}
-	if res.StopReason != acp.StopReasonEndTurn {
-		fmt.Fprintf(stderr, "hearth: turn ended: %s\n", res.StopReason)
+		return cancelled(err)
 	}
 	fmt.Fprintf(stderr, "hearth: session %s\n", sess.SessionId)
+	switch {
+	case res.StopReason == acp.StopReasonCancelled || ctx.Err() != nil:
+		return &exitError{exitAskCancelled, errors.New("cancelled")}
+	case res.StopReason != acp.StopReasonEndTurn:
+		return fmt.Errorf("the turn ended early: %s", res.StopReason)
+	case perm.refused.Load() > 0:
+		return &exitError{exitAskRefused, fmt.Errorf("%d edit(s) or command(s) refused: no terminal to ask on; pass --yes or --mode", perm.refused.Load())}
+	}
 	return nil
 }
 
-// printer writes a turn's updates to the terminal: the answer on stdout,
-// tool activity on stderr.
-type printer struct {
-	out, err io.Writer
-	midLine  bool
-}
-
-func (p *printer) notify(method string, params json.RawMessage) {
-	if method != rpc.MethodSessionUpdate {
-		return
-	}
-	var n acp.SessionNotification
-	if json.Unmarshal(params, &n) != nil {
-		return
-	}
-	u := n.Update
-	switch {
-	case u.AgentMessageChunk != nil && u.AgentMessageChunk.Content.Text != nil:
-		t := u.AgentMessageChunk.Content.Text.Text
-		fmt.Fprint(p.out, t)
-		p.midLine = !strings.HasSuffix(t, "\n")
-	case u.ToolCall != nil:
-		p.endLine()
-		fmt.Fprintf(p.err, "→ %s\n", u.ToolCall.Title)
-	case u.ToolCallUpdate != nil && u.ToolCallUpdate.Status != nil:
-		switch *u.ToolCallUpdate.Status {
-		case acp.ToolCallStatusCompleted, acp.ToolCallStatusFailed:
-			title := string(u.ToolCallUpdate.ToolCallId)
-			if u.ToolCallUpdate.Title != nil {
-				title = *u.ToolCallUpdate.Title
-			}
-			fmt.Fprintf(p.err, "  %s: %s\n", *u.ToolCallUpdate.Status, title)
+// askPrompt is the prompt: the arguments, or stdin when they are "-" or
+// when there are none and stdin is not a terminal (hearth ask < task.md).
+func askPrompt(args []string, stdin *os.File) (string, error) {
+	fromStdin := len(args) == 1 && args[0] == "-" || len(args) == 0 && !isTerminal(stdin)
+	if !fromStdin {
+		prompt := strings.TrimSpace(strings.Join(args, " "))
+		if prompt == "" {
+			return "", errors.New("usage: hearth ask [--cwd DIR] [--yes] [--mode MODE] PROMPT (or the prompt on stdin: hearth ask < task.md)")
 		}
+		return prompt, nil
 	}
-}
-
-func (p *printer) endLine() {
-	if p.midLine {
-		fmt.Fprintln(p.out)
-		p.midLine = false
+	b, err := io.ReadAll(io.LimitReader(stdin, maxStdinPrompt+1))
+	if err != nil {
+		return "", fmt.Errorf("read the prompt from stdin: %w", err)
 	}
+	if len(b) > maxStdinPrompt {
+		return "", fmt.Errorf("the prompt on stdin is over %d MiB", maxStdinPrompt>>20)
+	}
+	prompt := strings.TrimSpace(string(b))
+	if prompt == "" {
+		return "", errors.New("the prompt on stdin is empty")
+	}
+	return prompt, nil
 }

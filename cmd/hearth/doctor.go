@@ -21,6 +21,7 @@ import (
 	"github.com/hearthd/hearth/daemon"
 	"github.com/hearthd/hearth/installer"
 	"github.com/hearthd/hearth/rpc"
+	"github.com/hearthd/hearth/session"
 	"github.com/hearthd/hearth/store"
 	"github.com/hearthd/hearth/workspace"
 )
@@ -116,7 +117,7 @@ func doctor(ctx context.Context, cfg daemon.Config) []check {
 
 	add(checkSocketDir(cfg.Socket))
 	add(checkDataDir(cfg.DataDir))
-	add(checkDaemon(ctx, cfg))
+	out = append(out, daemonChecks(ctx, cfg)...)
 	if runtime.GOOS == "linux" {
 		add(checkInotify("max_user_watches", 65536))
 		add(checkInotify("max_user_instances", 128))
@@ -216,28 +217,71 @@ func checkDataDir(dir string) (string, string, string) {
 	return "ok", name, fmt.Sprintf("%s (%04o)", dir, info.Mode().Perm())
 }
 
-func checkDaemon(ctx context.Context, cfg daemon.Config) (string, string, string) {
-	const name = "daemon"
+// daemonChecks looks at the running daemon: that it answers, what it uses
+// (which may not be what this shell has) and whether it reaches its model
+// API (it probes, _hearth/probe). Without a daemon, doctor probes the
+// shell's key and base URL itself, as a daemon started now would use them.
+func daemonChecks(ctx context.Context, cfg daemon.Config) []check {
+	shell := shellConfig(cfg)
 	cctx, cancel := context.WithTimeout(ctx, doctorTimeout)
 	defer cancel()
 	conn, err := daemon.DialSocket(cctx, cfg.Socket)
 	if errors.Is(err, daemon.ErrUnsafeSocket) {
-		return "fail", name, err.Error()
+		return []check{{"fail", "daemon", err.Error()}}
 	}
 	if err != nil {
-		return "warn", name, "not running; editors start it through `hearth acp`, or run `hearth start` / `hearth serve`"
+		return []check{
+			{"warn", "daemon", "not running; editors start it through `hearth acp`, as `hearth ask` does, or run `hearth start` / `hearth serve`"},
+			probeHere(ctx, shell),
+		}
 	}
 	c := rpc.NewClient(conn, rpc.ClientOptions{})
 	defer c.Close()
 	var init acp.InitializeResponse
 	if err := c.Call(cctx, rpc.MethodInitialize, acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber}, &init); err != nil {
-		return "fail", name, fmt.Sprintf("the socket answers but initialize failed: %v; restart it (`hearth restart`, or stop the process)", err)
+		return []check{{"fail", "daemon", fmt.Sprintf("the socket answers but initialize failed: %v; restart it (`hearth restart`, or `hearth stop`)", err)}}
 	}
 	var st rpc.Status
 	if err := c.Call(cctx, rpc.MethodHearthStatus, nil, &st); err != nil {
-		return "fail", name, fmt.Sprintf("_hearth/status failed: %v", err)
+		return []check{{"fail", "daemon", fmt.Sprintf("_hearth/status failed: %v", err)}}
 	}
-	return "ok", name, fmt.Sprintf("running: hearth %s, pid %d, %s open", st.Version, st.PID, plural(len(st.Workspaces), "workspace"))
+	out := []check{{"ok", "daemon", fmt.Sprintf("running: hearth %s, pid %d, %s open", st.Version, st.PID, plural(len(st.Workspaces), "workspace"))}}
+
+	uses := fmt.Sprintf("%s, key %s, model %s", baseOrDefault(st.BaseURL), st.APIKey, modelOrDefault(st.Model))
+	if st.Simulator {
+		uses = "the built-in simulator, model " + modelOrDefault(st.Model)
+	}
+	if diffs := configDiffs(shell, st); len(diffs) > 0 {
+		out = append(out, check{"warn", "daemon config", fmt.Sprintf("uses %s; but %s. `hearth stop` (or `hearth restart` for the service) makes it start again with this shell's settings",
+			uses, strings.Join(diffs, "; "))})
+	} else {
+		out = append(out, check{"ok", "daemon config", "uses " + uses})
+	}
+
+	pctx, pcancel := context.WithTimeout(ctx, 15*time.Second)
+	defer pcancel()
+	var pr rpc.ProbeResult
+	if err := c.Call(pctx, rpc.MethodHearthProbe, nil, &pr); err != nil {
+		return append(out, check{"warn", "model api", fmt.Sprintf("the daemon cannot probe its model API (%v); it may be older than this hearth: restart it", err)})
+	}
+	return append(out, check{pr.Status, "model api", "the daemon reaches " + rpc.RedactURLs(pr.Detail)})
+}
+
+// probeHere probes the model API a daemon started from this shell would
+// use: the simulator needs nothing; a base URL that Check refuses is
+// reported by the base url check already.
+func probeHere(ctx context.Context, shell modelSettings) check {
+	const name = "model api"
+	if shell.Simulator {
+		return check{"ok", name, "the built-in simulator (no network)"}
+	}
+	if err := (daemon.Config{BaseURL: shell.BaseURL}).Check(); err != nil {
+		return check{"fail", name, "not probed: fix OPENAI_BASE_URL first"}
+	}
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	r := session.Probe(pctx, session.Config{BaseURL: shell.BaseURL, APIKey: shell.Key, HandshakeTimeout: 10 * time.Second})
+	return check{r.Status, name, rpc.RedactURLs(r.Detail)}
 }
 
 func checkInotify(limit string, min int) (string, string, string) {

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -138,5 +141,77 @@ func TestDoctorRedactsBaseURL(t *testing.T) {
 				t.Errorf("%s: doctor output shows %q:\n%s", base, secret, out)
 			}
 		}
+	}
+}
+
+// doctorRun runs `hearth doctor` in e's environment (plus env) and
+// returns its exit code and output.
+func doctorRun(t *testing.T, e *e2eEnv, env ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(binary, "doctor")
+	cmd.Env = append(append([]string(nil), e.env...), env...)
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode(), string(out)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return 0, string(out)
+}
+
+func hasLine(out, status, check, detail string) bool {
+	return regexp.MustCompile(`(?m)^` + status + ` +` + check + ` +.*` + regexp.QuoteMeta(detail)).MatchString(out)
+}
+
+// doctor reports what the running daemon uses, warns where the shell
+// differs (never showing a key), and has the daemon probe its model API:
+// a key the API refuses fails.
+func TestDoctorAsksTheRunningDaemon(t *testing.T) {
+	e := newE2E(t)
+	e.serve()
+	code, out := doctorRun(t, e)
+	if !hasLine(out, "ok", "daemon config", "uses http://127.0.0.1:") || !hasLine(out, "ok", "model api", "the daemon reaches ws://127.0.0.1:") ||
+		!strings.Contains(out, "key accepted") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+	_, out = doctorRun(t, e, "OPENAI_API_KEY=sk-shell-other-key-1", "HEARTH_MODEL=shell-model")
+	if !hasLine(out, "warn", "daemon config", "its model is sim-model, this shell's HEARTH_MODEL gives shell-model") ||
+		!strings.Contains(out, "its API key is not this shell's OPENAI_API_KEY") {
+		t.Errorf("a shell unlike the daemon:\n%s", out)
+	}
+	if strings.Contains(out, "sk-shell-other-key-1") || strings.Contains(out, "sk-e2e") {
+		t.Errorf("a key is shown:\n%s", out)
+	}
+}
+
+func TestDoctorDaemonWithRejectedKey(t *testing.T) {
+	e := newE2E(t)
+	e.env = append(e.env, "OPENAI_API_KEY=sk-the-wrong-key-00") // the last one wins
+	e.serve()
+	code, out := doctorRun(t, e)
+	if code != 1 || !hasLine(out, "fail", "model api", "refused the API key (HTTP 401): set a valid OPENAI_API_KEY") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+}
+
+// Without a daemon doctor probes the shell's base URL itself: one nobody
+// listens on fails (it resolved, so the base url check alone said ok).
+func TestDoctorProbesWithoutDaemon(t *testing.T) {
+	e := newE2E(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + ln.Addr().String() + "/v1"
+	ln.Close()
+	code, out := doctorRun(t, e, "OPENAI_BASE_URL="+dead)
+	if code != 1 || !hasLine(out, "fail", "model api", "cannot be reached") || !hasLine(out, "warn", "daemon", "not running") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+	code, out = doctorRun(t, e)
+	if !hasLine(out, "ok", "model api", "key accepted") {
+		t.Errorf("the simulator as the API: exit %d:\n%s", code, out)
 	}
 }

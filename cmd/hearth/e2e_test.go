@@ -51,16 +51,16 @@ func TestMain(m *testing.M) {
 // dir, and a simulator in this test process as its model API.
 type e2eEnv struct {
 	lines chan string // the serving daemon's stderr, line by line
-	t     *testing.T
+	t     testing.TB
 	sim   *sim.Server
 	env   []string
 	sock  string
 	root  string
 }
 
-func newE2E(t *testing.T) *e2eEnv { return newE2EWith(t, sim.Options{}) }
+func newE2E(t testing.TB) *e2eEnv { return newE2EWith(t, sim.Options{}) }
 
-func newE2EWith(t *testing.T, opts sim.Options) *e2eEnv {
+func newE2EWith(t testing.TB, opts sim.Options) *e2eEnv {
 	t.Helper()
 	opts.APIKey = "sk-e2e"
 	srv := sim.New(opts)
@@ -277,11 +277,12 @@ func TestStatusWithoutDaemon(t *testing.T) {
 	}
 }
 
-// `hearth ask` with no daemon runs one in process; without an API key it
-// uses the simulator and says so, and the answer used list_dir.
+// `hearth ask` with no daemon starts one; without an API key it uses the
+// simulator and says so (on stderr), and the answer used list_dir.
 func TestAskWithoutKeyUsesSimulator(t *testing.T) {
 	dir, _ := os.MkdirTemp("", "ha")
 	defer os.RemoveAll(dir)
+	defer stopDaemonAt(t, filepath.Join(dir, "s.sock"))
 	root := filepath.Join(dir, "proj")
 	os.MkdirAll(root, 0o755)
 	os.WriteFile(filepath.Join(root, "marker.go"), []byte("package x\n"), 0o644)

@@ -31,7 +31,13 @@ func commandHelp(ctx context.Context, c command, w io.Writer) {
 	if err := c.run(ctx, []string{"-h"}, io.Discard, io.Discard); errors.As(err, &ue) {
 		printFlags(w, ue)
 	}
+	if more := helpMore[c.name]; more != "" {
+		fmt.Fprint(w, more)
+	}
 }
+
+// helpMore is what a command's help says after its flags.
+var helpMore = map[string]string{"ask": askExitCodes}
 
 // usageMistake prints a command line's mistake once, then the command's
 // usage and flags, to stderr.

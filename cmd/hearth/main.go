@@ -2,7 +2,7 @@
 //
 //	hearth serve [--socket P] [--stdio]   run the daemon
 //	hearth acp                            stdio ACP relay to the daemon (starts it when needed)
-//	hearth ask [--cwd DIR] PROMPT         one prompt, answer streamed to the terminal
+//	hearth ask [flags] [PROMPT | -]       one prompt (or stdin), answer streamed; through the daemon
 //	hearth status [--json]                the daemon and its workspaces
 //	hearth inspect [SESSION] [--json]     sessions, or one session's turns and requests
 //	hearth compact SESSION [--json]       compact a session now (as /compact)
@@ -60,7 +60,7 @@ func init() {
 	commands = []command{
 		{"serve", "serve [--socket PATH] [--stdio]", "Run the daemon on its unix socket (or serve one client on stdin/stdout).", 0, runServe},
 		{"acp", "acp", "Relay ACP on stdin/stdout to the daemon, starting the daemon when none answers.", 0, runACP},
-		{"ask", "ask [--cwd DIR] PROMPT", "Send one prompt and stream the answer.", -1, runAsk},
+		{"ask", "ask [flags] [PROMPT | -]", "Send one prompt (or stdin) through the daemon, starting it when needed; stream the answer.", -1, runAsk},
 		{"status", "status [--json]", "Show the daemon, its workspaces and their connections.", 0, runStatus},
 		{"inspect", "inspect [SESSION] [--json]", "List sessions, or show one session's turns, items and requests (SESSION: its id or a unique prefix).", 1, runInspect},
 		{"compact", "compact SESSION [--json]", "Compact a session now: the model goes on from a summary of it (the whole history stays).", 1, runCompact},

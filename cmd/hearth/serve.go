@@ -35,6 +35,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	stdio := fs.Bool("stdio", false, "serve one client on stdin/stdout instead of the socket")
 	idleExit := fs.Duration("idle-exit", 0, "exit after this long with no client and no running turn (0: never; hearth acp sets it when it starts the daemon)")
 	drain := fs.Duration("drain", 10*time.Second, "on SIGTERM, how long running turns may finish before they are interrupted")
+	readyFD := fs.Int("ready-fd", -1, "write a byte to this inherited descriptor once listening, then close it (hearth acp and ask set it when they start the daemon)")
 	if err := fs.Parse(args); err != nil {
 		return &exitError{2, err}
 	}
@@ -46,6 +47,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			fmt.Fprintln(stderr, "hearth: warning: the API key stays in this process's environment:", err)
 		}
 	}
+	ready, err := readyFile(*readyFD)
+	if err != nil {
+		return &exitError{2, err}
+	}
+	// On a failure before listening the descriptor stays open until the
+	// process exits, after main has printed the error: the starter's EOF
+	// comes when the start log is complete.
 	fromFile := map[string]bool{}
 	if err := applyEnvFile(fromFile); err != nil {
 		return err
@@ -113,6 +121,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	log.Info("hearth listening", "socket", cfg.Socket, "data", cfg.DataDir, "simulator", cfg.Simulator, "version", version)
+	if ready != nil {
+		// Connections queue on the listening socket until Serve accepts them.
+		if _, err := ready.Write([]byte{'\n'}); err != nil {
+			log.Warn("could not tell the starter the daemon is ready", "err", err)
+		}
+		ready.Close()
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- d.Serve(ln) }()
 	hup := make(chan os.Signal, 1)

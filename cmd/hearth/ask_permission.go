@@ -1,0 +1,176 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/aymanbagabas/go-udiff"
+	"github.com/coder/acp-go-sdk"
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/hearthd/hearth/rpc"
+)
+
+// permitter answers the daemon's session/request_permission calls for one
+// `hearth ask`: everything with --yes, by a y/N question on the terminal
+// when there is one, else a refusal that says how to allow. It lives as
+// long as the ask's rpc.Client; its calls run one at a time (one turn asks
+// one question at a time).
+type permitter struct {
+	con *console
+	yes bool
+	// tty is the terminal the answers are read from (nil without one), and
+	// in its buffered reader. stop is the ask's context: Ctrl-C ends a
+	// question at once.
+	tty  *os.File
+	in   *bufio.Reader
+	stop context.Context
+	// refused counts the permissions refused for want of a terminal: ask
+	// exits 3 when it is not zero.
+	refused atomic.Int32
+}
+
+// openTerminal opens the controlling terminal for answers when stdin is
+// one. /dev/tty is a description of its own, so the read can have a
+// deadline (a Ctrl-C ends it) without making the shell's stdin non-blocking.
+func openTerminal() (*os.File, error) {
+	if !isTerminal(os.Stdin) {
+		return nil, nil
+	}
+	return os.OpenFile("/dev/tty", os.O_RDWR, 0)
+}
+
+func (p *permitter) onCall(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	if method != rpc.MethodSessionRequestPermission {
+		return nil, jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "method not found: %q (hearth ask answers only %s)", method, rpc.MethodSessionRequestPermission)
+	}
+	var req acp.RequestPermissionRequest
+	if err := json.Unmarshal(params, &req); err != nil {
+		return nil, rpc.InvalidParams("params", "%v", err)
+	}
+	title := "a tool call"
+	if req.ToolCall.Title != nil && *req.ToolCall.Title != "" {
+		title = *req.ToolCall.Title
+	}
+	detail := describeCall(req.ToolCall)
+	switch {
+	case p.yes:
+		p.con.aside(func() { fmt.Fprintf(p.con.err, "hearth: allowed (--yes): %s\n", title) })
+		return choose(req, acp.PermissionOptionKindAllowOnce), nil
+	case p.tty == nil:
+		p.refused.Add(1)
+		p.con.aside(func() {
+			fmt.Fprintf(p.con.err, "hearth: refused: %s\n%s", title, detail)
+			fmt.Fprintln(p.con.err, "hearth: no terminal to ask on: pass --yes to allow what the agent asks, or --mode auto-edit (edits) or --mode full-auto (edits and commands)")
+		})
+		return choose(req, acp.PermissionOptionKindRejectOnce), nil
+	}
+	p.con.aside(func() {
+		fmt.Fprintf(p.con.err, "hearth: the agent asks to run: %s\n%s", title, detail)
+		fmt.Fprint(p.con.err, "Allow? [y]es, [a]lways in this session, [N]o: ")
+	})
+	answer, err := p.readLine(ctx)
+	if err != nil {
+		p.con.aside(func() { fmt.Fprintln(p.con.err) })
+		return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeCancelled()}, nil
+	}
+	switch strings.ToLower(strings.TrimSpace(answer)) {
+	case "y", "yes":
+		return choose(req, acp.PermissionOptionKindAllowOnce), nil
+	case "a", "always":
+		return choose(req, acp.PermissionOptionKindAllowAlways), nil
+	}
+	return choose(req, acp.PermissionOptionKindRejectOnce), nil
+}
+
+// readLine reads one answer from the terminal until ctx or the ask ends;
+// the reading goroutine ends before it returns (a past read deadline
+// unblocks it).
+func (p *permitter) readLine(ctx context.Context) (string, error) {
+	type line struct {
+		s   string
+		err error
+	}
+	got := make(chan line, 1)
+	go func() {
+		s, err := p.in.ReadString('\n')
+		if errors.Is(err, io.EOF) && s != "" {
+			err = nil // a last answer without a newline
+		}
+		got <- line{s, err}
+	}()
+	select {
+	case l := <-got:
+		return l.s, l.err
+	case <-ctx.Done():
+	case <-p.stop.Done():
+	}
+	if err := p.tty.SetReadDeadline(time.Now()); err != nil {
+		// Not pollable: the read cannot be interrupted. The process is
+		// about to exit, which ends it.
+		return "", fmt.Errorf("the question was interrupted: %w", err)
+	}
+	<-got
+	p.tty.SetReadDeadline(time.Time{})
+	return "", context.Canceled
+}
+
+// choose answers with the option of that kind, or cancelled when the
+// daemon offered none.
+func choose(req acp.RequestPermissionRequest, kind acp.PermissionOptionKind) acp.RequestPermissionResponse {
+	for _, o := range req.Options {
+		if o.Kind == kind {
+			return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeSelected(o.OptionId)}
+		}
+	}
+	return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeCancelled()}
+}
+
+// maxDetailLines bounds a diff shown in a question; the rest is counted.
+const maxDetailLines = 80
+
+// describeCall is what the question shows of a pending call: the diff an
+// edit would make, or the command, indented; "" when there is neither.
+func describeCall(tc acp.ToolCallUpdate) string {
+	var b strings.Builder
+	for _, c := range tc.Content {
+		switch {
+		case c.Diff != nil:
+			old := ""
+			if c.Diff.OldText != nil {
+				old = *c.Diff.OldText
+			}
+			name := filepath.Base(c.Diff.Path)
+			d := udiff.Unified("a/"+name, "b/"+name, old, c.Diff.NewText)
+			if d == "" {
+				d = "(no change to " + c.Diff.Path + ")\n"
+			}
+			b.WriteString(d)
+		case c.Content != nil && c.Content.Content.Text != nil:
+			b.WriteString(c.Content.Content.Text.Text)
+			b.WriteString("\n")
+		}
+	}
+	lines := strings.SplitAfter(strings.TrimRight(b.String(), "\n"), "\n")
+	if len(lines) == 1 && lines[0] == "" {
+		return ""
+	}
+	var out strings.Builder
+	for i, l := range lines {
+		if i == maxDetailLines {
+			fmt.Fprintf(&out, "    … %d more lines\n", len(lines)-i)
+			break
+		}
+		out.WriteString("    " + strings.TrimSuffix(l, "\n") + "\n")
+	}
+	return out.String()
+}
