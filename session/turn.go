@@ -160,7 +160,7 @@ func (c *Conversation) runTools(ctx context.Context, turnID int64, calls []ToolC
 				res = c.tools.Run(ctx, call)
 			}
 		}
-		item := store.NewItem{Origin: store.OriginInput, Data: functionCallOutput(call.CallID, res.Output), View: res.view()}
+		item := store.NewItem{Origin: store.OriginInput, Data: functionCallOutput(call.CallID, res.Output, res.Images...), View: res.view()}
 		if err := c.commit(context.WithoutCancel(ctx), turnID, []store.NewItem{item}); err != nil {
 			c.mu.Lock()
 			c.unanswered = true // the next turn answers the calls left without output
