@@ -219,7 +219,7 @@ func TestImageViewBound(t *testing.T) {
 		t.Errorf("a small image is not shown as an image: %+v", b)
 	}
 	big := base64.StdEncoding.EncodeToString(make([]byte, maxViewImage+3))
-	if b := imageView("image/png", big); b.Image != nil || b.Text == nil || b.Text.Text != "[image/png image of 5.0 MiB, too large to show here]" {
+	if b := imageView("image/png", big); b.Image != nil || b.Text == nil || b.Text.Text != "[image/png image of 2.0 MiB, too large to show here]" {
 		t.Errorf("an image over the view bound is shown as %+v", b.Text)
 	}
 	if bs := imageViews([]session.Image{{MIME: "image/gif", Data: make([]byte, maxViewImage+1)}}); len(bs) != 1 || bs[0].Text == nil {

@@ -18,9 +18,11 @@ import (
 // tool_call_update after the text, live and in session/load's replay alike.
 
 // maxViewImage bounds an image shown to editors, decoded: a larger one (the
-// model gets it all the same) is named in a text block instead, so that one
-// update never crowds out an editor's outbox.
-const maxViewImage = 5 << 20
+// model gets it all the same) is named in a text block instead. Its base64
+// (2.7 MB) leaves most of an editor's outbox (outboxMaxBytes) to the text
+// streaming beside it, so an image never gets a slightly slow editor
+// disconnected.
+const maxViewImage = 2 << 20
 
 // imageView is the ACP block that shows an image given as base64 text.
 func imageView(mime, b64 string) acp.ContentBlock {
