@@ -72,7 +72,7 @@ func (c *clientConn) initialize(ctx context.Context, params json.RawMessage) (an
 		AgentCapabilities: acp.AgentCapabilities{
 			LoadSession:         true,
 			SessionCapabilities: acp.SessionCapabilities{List: &acp.SessionListCapabilities{}},
-			PromptCapabilities:  acp.PromptCapabilities{EmbeddedContext: true},
+			PromptCapabilities:  acp.PromptCapabilities{EmbeddedContext: true, Image: true},
 		},
 		AgentInfo:   &acp.Implementation{Name: "hearth", Version: c.d.Config().Version},
 		AuthMethods: []acp.AuthMethod{},
@@ -127,7 +127,7 @@ func (c *clientConn) preparePrompt(ctx context.Context, params json.RawMessage) 
 	if err := rpc.DecodeParams(params, &req); err != nil {
 		return nil, err
 	}
-	text, err := promptText(req.Prompt)
+	content, err := readPrompt(req.Prompt)
 	if err != nil {
 		return nil, err
 	}
@@ -163,8 +163,13 @@ func (c *clientConn) preparePrompt(ctx context.Context, params json.RawMessage) 
 	return func(rctx context.Context) (any, error) {
 		defer release()
 		s.offerCommands()
-		s.broadcast(acp.UpdateUserMessageText(text), c)
-		if isCompactCommand(text) {
+		if content.text != "" || len(content.images) == 0 {
+			s.broadcast(acp.UpdateUserMessageText(content.text), c)
+		}
+		for _, v := range imageViews(content.images) {
+			s.broadcast(acp.UpdateUserMessage(v), c)
+		}
+		if len(content.images) == 0 && isCompactCommand(content.text) {
 			stop, err := s.conv.Compact(tctx, updates{s})
 			release()
 			c.flush(jsonrpc2.DetachContext(rctx))
@@ -181,12 +186,12 @@ func (c *clientConn) preparePrompt(ctx context.Context, params json.RawMessage) 
 		if delta := d.contextDelta(tctx, s); delta != "" {
 			input = append(input, session.DeveloperMessage(delta))
 		}
-		input = append(input, session.UserMessage(text))
+		input = append(input, session.UserMessage(content.text, content.images...))
 		stop, err := s.conv.Prompt(tctx, input, updates{s})
 		if err == nil {
 			bg := context.WithoutCancel(tctx)
 			if row, err := d.db.Session(bg, s.id); err == nil && row.Title == "" {
-				d.db.SetSessionTitle(bg, s.id, title(text))
+				d.db.SetSessionTitle(bg, s.id, content.title())
 			}
 		}
 		// The session is free before this editor's answer waits for its
@@ -209,29 +214,6 @@ func title(prompt string) string {
 		t = string(r[:60]) + "…"
 	}
 	return t
-}
-
-// promptText flattens the prompt's content blocks into the user's message.
-func promptText(blocks []acp.ContentBlock) (string, error) {
-	var parts []string
-	for i, b := range blocks {
-		switch {
-		case b.Text != nil:
-			parts = append(parts, b.Text.Text)
-		case b.ResourceLink != nil:
-			parts = append(parts, "@"+b.ResourceLink.Uri)
-		case b.Resource != nil:
-			raw, _ := json.Marshal(b.Resource.Resource)
-			parts = append(parts, string(raw))
-		default:
-			return "", rpc.InvalidParams(fmt.Sprintf("prompt[%d]", i), "unsupported content block: hearth accepts text, resource and resource_link")
-		}
-	}
-	text := strings.Join(parts, "\n")
-	if strings.TrimSpace(text) == "" {
-		return "", rpc.InvalidParams("prompt", "is empty")
-	}
-	return text, nil
 }
 
 func (c *clientConn) cancel(ctx context.Context, params json.RawMessage) {

@@ -98,7 +98,7 @@ func TestBadInputIsAnsweredAndConnectionSurvives(t *testing.T) {
 	rc.expectError("batch", -32600, "")
 	rc.send(`"just a string"` + "\n")
 	rc.expectError("JSON that is not an object", -32600, "")
-	big := `{"jsonrpc":"2.0","id":4,"method":"initialize","params":{"x":"` + strings.Repeat("a", 9<<20) + `"}}` + "\n"
+	big := `{"jsonrpc":"2.0","id":4,"method":"initialize","params":{"x":"` + strings.Repeat("a", maxEditorMessage) + `"}}` + "\n"
 	rc.send(big)
 	rc.expectError("oversized message", -32600, "large")
 

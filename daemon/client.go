@@ -124,7 +124,7 @@ func (d *Daemon) ServeConn(rw io.ReadWriteCloser) {
 	defer d.wg.Done()
 	log := d.log.With("client", c.id)
 
-	stream, framing, err := rpc.NewServerStream(deadlineWriter{rw, c}, rpc.DefaultMaxMessage)
+	stream, framing, err := rpc.NewServerStream(deadlineWriter{rw, c}, maxEditorMessage)
 	if err != nil {
 		close(c.ready)
 		log.Debug("connection ended before its first message", "err", err)

@@ -405,6 +405,9 @@ func (t *sessionTools) Run(ctx context.Context, call session.ToolCall) session.T
 	if r.Diff != nil {
 		out.Diff = &session.Diff{Path: r.Diff.Path, Old: r.Diff.Old, New: r.Diff.New}
 	}
+	if r.Image != nil {
+		out.Images = []session.Image{{MIME: r.Image.MIME, Data: r.Image.Data}}
+	}
 	if !r.IsError && r.Hash != "" && len(r.Locations) == 1 {
 		out.Seen = t.seen(r.Locations[0], r)
 	}
@@ -422,6 +425,8 @@ const maxSeenContent = 256 << 10
 func (t *sessionTools) seen(rel string, r workspace.Result) *store.SeenWrite {
 	seen := store.Seen{Hash: r.Hash}
 	switch {
+	case r.Image != nil:
+		// An image is never diffed: the delta names it when it changes.
 	case r.Diff != nil:
 		seen.Content = []byte(r.Diff.New)
 	case r.Buffer:

@@ -43,11 +43,15 @@ type replayer struct {
 func (c *clientConn) replay(ctx context.Context, r replayer, items []store.Item) error {
 	for _, it := range items {
 		b, ok := r.notification(it)
-		if !ok {
-			continue
+		if ok {
+			if err := c.enqueueWithin(ctx, notification{method: rpc.MethodSessionUpdate, params: b}, c.replayBudget()); err != nil {
+				return err
+			}
 		}
-		if err := c.enqueueWithin(ctx, notification{method: rpc.MethodSessionUpdate, params: b}, c.replayBudget()); err != nil {
-			return err
+		for _, b := range userImageUpdates(r.session, it.Data) {
+			if err := c.enqueueWithin(ctx, notification{method: rpc.MethodSessionUpdate, params: b}, c.replayBudget()); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -76,13 +80,12 @@ func (r replayer) notification(it store.Item) (json.RawMessage, bool) {
 		if !ok {
 			break
 		}
-		var text string
-		json.Unmarshal(ri.Output, &text) // an output that is not a string shows as empty
+		text, images := toolOutput(ri.Output)
 		st := acp.ToolCallStatusCompleted
 		if v.Failed {
 			st = acp.ToolCallStatusFailed
 		}
-		u := toolResultUpdate(r.root, st, text, v)
+		u := toolResultUpdate(r.root, st, text, v, images...)
 		b, err := json.Marshal(acp.SessionNotification{SessionId: acp.SessionId(r.session),
 			Update: acp.UpdateToolCall(acp.ToolCallId(ri.CallID), u...)})
 		return b, err == nil
@@ -91,14 +94,17 @@ func (r replayer) notification(it store.Item) (json.RawMessage, bool) {
 }
 
 // toolResultUpdate is the tool_call_update that ends a call: its status,
-// title, output (clipped), diff and locations. The live view and the replay
-// both build it here, so they cannot drift apart.
-func toolResultUpdate(root string, st acp.ToolCallStatus, output string, v session.ToolView) []acp.ToolCallUpdateOpt {
+// title, output (clipped), images, diff and locations. The live view and the
+// replay both build it here, so they cannot drift apart.
+func toolResultUpdate(root string, st acp.ToolCallStatus, output string, v session.ToolView, images ...acp.ContentBlock) []acp.ToolCallUpdateOpt {
 	opts := []acp.ToolCallUpdateOpt{acp.WithUpdateStatus(st)}
 	if v.Title != "" {
 		opts = append(opts, acp.WithUpdateTitle(v.Title))
 	}
 	content := []acp.ToolCallContent{acp.ToolContent(acp.TextBlock(clip(output, 8<<10)))}
+	for _, im := range images {
+		content = append(content, acp.ToolContent(im))
+	}
 	if d := v.Diff; d != nil {
 		content = append(content, diffBlock(root, d.Path, d.Old, d.New))
 	}
@@ -154,11 +160,15 @@ func replayNotification(sessionID string, item json.RawMessage) (json.RawMessage
 			}
 			return rawToolResultNotification(sessionID, r.CallID, string(st), raw), true
 		}
-		var text string
-		json.Unmarshal(r.Output, &text) // an output that is not a string shows as empty
+		text, images := toolOutput(r.Output)
 		st := acp.ToolCallStatusCompleted
 		if strings.HasPrefix(text, "error:") {
 			st = acp.ToolCallStatusFailed
+		}
+		if len(images) > 0 {
+			b, err := json.Marshal(acp.SessionNotification{SessionId: acp.SessionId(sessionID),
+				Update: acp.UpdateToolCall(acp.ToolCallId(r.CallID), toolResultUpdate("", st, text, session.ToolView{}, images...)...)})
+			return b, err == nil
 		}
 		return toolResultNotification(sessionID, r.CallID, string(st), clip(text, 8<<10)), true
 	}

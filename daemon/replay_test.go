@@ -31,6 +31,10 @@ func TestReplayNotificationShapes(t *testing.T) {
 		u := acp.UpdateToolCall("c1", acp.WithUpdateStatus(st), acp.WithUpdateContent([]acp.ToolCallContent{acp.ToolContent(acp.TextBlock(s))}))
 		return &u
 	}
+	withImage := func(u *acp.SessionUpdate, im acp.ContentBlock) *acp.SessionUpdate {
+		u.ToolCallUpdate.Content = append(u.ToolCallUpdate.Content, acp.ToolContent(im))
+		return u
+	}
 	cases := []struct {
 		item string
 		want *acp.SessionUpdate // nil: nothing shown
@@ -49,7 +53,10 @@ func TestReplayNotificationShapes(t *testing.T) {
 		{`{"type":"function_call_output","call_id":"c1","output":` + enc(tricky) + `}`, result(acp.ToolCallStatusCompleted, tricky)},
 		{`{"type":"function_call_output","call_id":"c1","output":"error: no such file"}`, result(acp.ToolCallStatusFailed, "error: no such file")},
 		{`{"type":"function_call_output","call_id":"c1","output":` + enc(long) + `}`, result(acp.ToolCallStatusCompleted, long[:8<<10]+"\n…")},
-		{`{"type":"function_call_output","call_id":"c1","output":[{"type":"input_text","text":"x"}]}`, result(acp.ToolCallStatusCompleted, "")},
+		{`{"type":"function_call_output","call_id":"c1","output":[{"type":"input_text","text":"x"},{"type":"input_text","text":"y"}]}`, result(acp.ToolCallStatusCompleted, "x\ny")},
+		{`{"type":"function_call_output","call_id":"c1","output":[{"type":"input_text","text":"a.png: PNG image"},{"type":"input_image","image_url":"data:image/png;base64,iVBORw0KGgo=","detail":"auto"}]}`,
+			withImage(result(acp.ToolCallStatusCompleted, "a.png: PNG image"), acp.ImageBlock("iVBORw0KGgo=", "image/png"))},
+		{`{"type":"function_call_output","call_id":"c1","output":{"not":"a list"}}`, result(acp.ToolCallStatusCompleted, "")},
 		{`{"type":"mystery","content":"x"}`, nil},
 		{`not json`, nil},
 		{`{"type":"message","role":"user","content":"unterminated}`, nil},

@@ -40,7 +40,7 @@ func (u updates) ToolCall(call session.ToolCall, status string, res *session.Too
 		opts := []acp.ToolCallUpdateOpt{acp.WithUpdateStatus(st)}
 		if res != nil {
 			opts = toolResultUpdate(u.s.ws.root.Path(), st, res.Output,
-				session.ToolView{Title: res.Title, Locations: res.Locations, Diff: res.Diff})
+				session.ToolView{Title: res.Title, Locations: res.Locations, Diff: res.Diff}, imageViews(res.Images)...)
 		}
 		u.s.broadcast(acp.UpdateToolCall(id, opts...), nil)
 	}

@@ -39,6 +39,9 @@ type ToolCall struct {
 type ToolResult struct {
 	Output  string
 	IsError bool
+	// Images go to the model after Output, as input_image parts of the
+	// function_call_output (read_file of an image).
+	Images []Image
 
 	// For the editor only, never sent to the model.
 	Title     string

@@ -147,7 +147,11 @@ func (w *wsTools) Run(ctx context.Context, call session.ToolCall) session.ToolRe
 	w.runs[call.CallID]++
 	w.mu.Unlock()
 	r := w.ts.Run(ctx, call.Name, json.RawMessage(call.Arguments))
-	return session.ToolResult{Output: r.Output, IsError: r.IsError, Title: r.Title}
+	res := session.ToolResult{Output: r.Output, IsError: r.IsError, Title: r.Title}
+	if r.Image != nil {
+		res.Images = []session.Image{{MIME: r.Image.MIME, Data: r.Image.Data}}
+	}
+	return res
 }
 
 // recorder is a Sink that keeps what it was told.

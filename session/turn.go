@@ -217,7 +217,7 @@ func (c *Conversation) runTools(ctx context.Context, turnID int64, calls []ToolC
 		}
 		for k, call := range group {
 			res := &results[k]
-			item := store.NewItem{Origin: store.OriginInput, Data: functionCallOutput(call.CallID, res.Output), View: res.view()}
+			item := store.NewItem{Origin: store.OriginInput, Data: functionCallOutput(call.CallID, res.Output, res.Images...), View: res.view()}
 			if res.Seen != nil {
 				c.stage([]store.NewItem{item}, *res.Seen)
 			} else {

@@ -187,9 +187,25 @@ func readItem(raw json.RawMessage) itemHeader {
 	return h
 }
 
-// UserMessage is the input item of a user's prompt.
-func UserMessage(text string) json.RawMessage {
-	return inputMessage("user", text)
+// UserMessage is the input item of a user's prompt: its text, then its
+// images (input_image parts), if any.
+func UserMessage(text string, images ...Image) json.RawMessage {
+	if len(images) == 0 {
+		return inputMessage("user", text)
+	}
+	parts := make([]contentPart, 0, 1+len(images))
+	if text != "" {
+		parts = append(parts, contentPart{Type: "input_text", Text: text})
+	}
+	for _, im := range images {
+		parts = append(parts, im.part())
+	}
+	b, _ := json.Marshal(struct {
+		Type    string        `json:"type"`
+		Role    string        `json:"role"`
+		Content []contentPart `json:"content"`
+	}{"message", "user", parts})
+	return b
 }
 
 func inputMessage(role, text string) json.RawMessage {
@@ -207,13 +223,31 @@ func inputMessage(role, text string) json.RawMessage {
 	return b
 }
 
-// functionCallOutput is the input item that answers a function call.
-func functionCallOutput(callID, output string) json.RawMessage {
+// functionCallOutput is the input item that answers a function call: its
+// output is the text, or, when the tool returned images, a list of an
+// input_text part and the input_image parts (the Responses API takes
+// either form).
+func functionCallOutput(callID, output string, images ...Image) json.RawMessage {
+	if len(images) == 0 {
+		b, _ := json.Marshal(struct {
+			Type   string `json:"type"`
+			CallID string `json:"call_id"`
+			Output string `json:"output"`
+		}{"function_call_output", callID, output})
+		return b
+	}
+	parts := make([]contentPart, 0, 1+len(images))
+	if output != "" {
+		parts = append(parts, contentPart{Type: "input_text", Text: output})
+	}
+	for _, im := range images {
+		parts = append(parts, im.part())
+	}
 	b, _ := json.Marshal(struct {
-		Type   string `json:"type"`
-		CallID string `json:"call_id"`
-		Output string `json:"output"`
-	}{"function_call_output", callID, output})
+		Type   string        `json:"type"`
+		CallID string        `json:"call_id"`
+		Output []contentPart `json:"output"`
+	}{"function_call_output", callID, parts})
 	return b
 }
 

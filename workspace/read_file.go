@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -23,7 +24,7 @@ const (
 var readFileDef = toolDef{
 	Tool: Tool{
 		Name:        "read_file",
-		Description: "Read a text file in the workspace. Returns its lines numbered from 1. Use offset and limit to page through long files.",
+		Description: "Read a text file in the workspace. Returns its lines numbered from 1. Use offset and limit to page through long files. A PNG, JPEG, GIF or WebP image is returned as the image itself, for you to look at.",
 		Parameters: json.RawMessage(`{"type":"object","properties":{` +
 			`"path":{"type":"string","description":"File path relative to the workspace root."},` +
 			`"offset":{"type":"integer","minimum":1,"description":"Line number to start at (1-based). Default 1."},` +
@@ -97,12 +98,22 @@ func (ts *Toolset) readFileAt(ctx context.Context, name, rel string, offset, lim
 	case !fi.Mode().IsRegular():
 		return errorResult(fmt.Sprintf("%q is not a regular file (%v); only regular files can be read", rel, fi.Mode().Type()))
 	}
-	f, _, err := ts.root.openRegular(name)
+	f, fi, err := ts.root.openRegular(name)
 	if err != nil {
 		return errorResult(useFailed("read", rel, err))
 	}
 	defer f.Close()
-	return numberedText(ctx, f, rel, offset, limit)
+	// An image is told by its content, whatever its name.
+	head := make([]byte, imageSniffLen)
+	n, err := io.ReadFull(f, head)
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		return readFailed(ctx, rel, err)
+	}
+	r := io.MultiReader(bytes.NewReader(head[:n]), f)
+	if mime := SniffImage(head[:n]); mime != "" {
+		return readImage(ctx, r, fi.Size(), rel, mime)
+	}
+	return numberedText(ctx, r, rel, offset, limit)
 }
 
 // readFromEditor reads rel through the editor: its buffer, unsaved changes
@@ -116,6 +127,9 @@ func (ts *Toolset) readFromEditor(ctx context.Context, abs, name, rel string, of
 		return errorResult(fmt.Sprintf("%q is a directory, not a file; use list_dir to see its entries", rel))
 	case err == nil && !fi.Mode().IsRegular():
 		return errorResult(fmt.Sprintf("%q is not a regular file (%v); only regular files can be read", rel, fi.Mode().Type()))
+	case err == nil && ts.isImage(name):
+		// An editor has no text for an image: its bytes are the disk's.
+		return ts.readFileAt(ctx, name, rel, offset, limit)
 	}
 	text, err := ts.ed.Reader.ReadText(ctx, abs)
 	if ctx.Err() != nil {

@@ -61,6 +61,9 @@ type Result struct {
 	// Content is, for a read_file with Buffer set, the whole text read (its
 	// hash is Hash), since the disk's may differ.
 	Content string
+	// Image is, for a read_file of a PNG, JPEG, GIF or WebP file, the image
+	// itself, for the model to see; Output then describes it.
+	Image *Image
 }
 
 // toolDef is a Tool plus what Run needs to decode and execute it.

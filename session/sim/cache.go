@@ -55,10 +55,12 @@ func (c *laneCache) clear() {
 	c.latest = nil
 }
 
+// itemsBytes is the size usage counts for items, at four bytes a token
+// (itemSize: an image counts as its tokens, not its data URL).
 func itemsBytes(items []json.RawMessage) int {
 	n := 0
 	for _, it := range items {
-		n += len(it)
+		n += itemSize(it)
 	}
 	return n
 }

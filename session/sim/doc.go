@@ -126,8 +126,25 @@
 //	list / files   calls list_dir {"path":"."} if offered (same conditions)
 //
 // Otherwise it answers "You said: <text>", or after tool outputs "I called <name> <count>
-// time(s). Last result:\n" plus the first 20 lines of the last output. Text streams one delta
-// per word; the deltas concatenate to the final text exactly.
+// time(s). Last result:\n" plus the first 20 lines of the last output. When the user's message
+// (or, after tool outputs, the last output) carries images, the answer ends with what the
+// model saw: "\n[saw 1 image: image/png 7x5 (92 bytes)]". Text streams one delta per word;
+// the deltas concatenate to the final text exactly.
+//
+// # Images
+//
+// An input_image part is accepted in a user, system or developer message's content and in a
+// function_call_output's output, which is then a list of input_text, input_image and
+// input_file parts (anything else there: invalid_value, param input[i].output[j].type). Its
+// image_url is an http(s) URL (accepted, never fetched) or a data URL
+// "data:<mime>;base64,<bytes>" with mime image/png, image/jpeg, image/gif or image/webp; a
+// malformed one gets the real API's 400 invalid_value "Invalid 'input[i].content[j].image_url'.
+// Expected a base64-encoded data URL with an image MIME type (…), but got <what>." (no
+// 'data:' prefix, unsupported MIME type, empty or invalid base64), and bytes that are not an
+// image of that type, or over 20 MiB, get 400 invalid_image_format. detail must be low, high or
+// auto; an assistant message may not carry input_image. Usage counts an image as the API does
+// (85 tokens at low detail, else 85 + 170 per 512-pixel tile after scaling to fit 2048×2048
+// and a shortest side of 768), not by the bytes of its data URL; so does ContextWindow.
 //
 // # Cost model
 //

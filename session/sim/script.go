@@ -50,6 +50,7 @@ type turn struct {
 	lastName  string            // name of the last function_call in the turn
 	outputs   []string          // function_call_output texts, in order
 	outputIDs []string          // their call_ids
+	images    []contentPartJSON // the images of the user message, or of the last tool output once there is one
 }
 
 // inputItem holds the fields the script reads from any input item; others are ignored.
@@ -81,9 +82,11 @@ func readTurn(items []json.RawMessage) turn {
 	t := turn{callNames: make(map[string]string)}
 	if last >= 0 {
 		t.text = partsText(parsed[0].Content)
+		t.images = itemImages(items[last])
 		parsed = parsed[1:]
 	}
-	for _, it := range parsed {
+	first := last + 1 // items index of parsed[0]
+	for i, it := range parsed {
 		switch it.Type {
 		case "function_call":
 			t.callNames[it.CallID] = it.Name
@@ -91,6 +94,7 @@ func readTurn(items []json.RawMessage) turn {
 		case "function_call_output":
 			t.outputs = append(t.outputs, partsText(it.Output))
 			t.outputIDs = append(t.outputIDs, it.CallID)
+			t.images = itemImages(items[first+i])
 		}
 	}
 	return t
@@ -200,8 +204,12 @@ func answerText(t turn) string {
 		}
 		return strings.Join(words, " ")
 	}
+	saw := ""
+	if len(t.images) > 0 {
+		saw = "\n[saw " + describeImages(t.images) + "]"
+	}
 	if len(t.outputs) == 0 {
-		return "You said: " + t.text
+		return "You said: " + t.text + saw
 	}
 	last := len(t.outputs) - 1
 	name := t.callNames[t.outputIDs[last]]
@@ -215,7 +223,7 @@ func answerText(t turn) string {
 	if len(lines) > 20 {
 		lines = lines[:20]
 	}
-	return fmt.Sprintf("I called %s %d time(s). Last result:\n%s", name, len(t.outputs), strings.Join(lines, "\n"))
+	return fmt.Sprintf("I called %s %d time(s). Last result:\n%s", name, len(t.outputs), strings.Join(lines, "\n")) + saw
 }
 
 // cleanPath strips quoting and sentence punctuation from a path token ("`main.go`," → main.go),

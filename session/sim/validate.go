@@ -40,6 +40,10 @@ func (s *Server) validate(req *request) {
 			req.fail(invalidEncryptedContent(name))
 			return
 		}
+		if e := checkImages(i, it); e != nil {
+			req.fail(*e)
+			return
+		}
 	}
 }
 

@@ -416,7 +416,7 @@ local function main()
   })
 
   test('commands exist after loading plugin/hearth.lua', function()
-    for _, c in ipairs({ 'Hearth', 'HearthNew', 'HearthResume', 'HearthCancel', 'HearthStatus', 'HearthMode' }) do
+    for _, c in ipairs({ 'Hearth', 'HearthNew', 'HearthResume', 'HearthCancel', 'HearthStatus', 'HearthMode', 'HearthImage' }) do
       eq(vim.fn.exists(':' .. c), 2, ':' .. c)
     end
   end)
@@ -517,6 +517,61 @@ local function main()
       eq(vim.fn.foldclosed(i), -1, 'header is not folded')
       eq(vim.fn.foldlevel(i + 1), 1, 'fold level of the output')
     end)
+  end)
+
+  test(':HearthImage attaches an image to the next prompt; the model sees it, the chat names it', function()
+    local png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=='
+    vim.fn.system({ 'sh', '-c', 'printf %s "$1" | base64 -d > shot.png', 'sh', png })
+    eq(vim.v.shell_error, 0, 'writing shot.png')
+    eq(require('hearth.image').base64(read('shot.png')), png, 'the Lua base64 encoder')
+    -- what is not an image, or not there, is refused at once
+    local from = #notes + 1
+    vim.cmd('HearthImage a.txt')
+    truthy(noted('a%.txt is not a PNG, JPEG, GIF or WebP image', vim.log.levels.ERROR, from), vim.inspect(notes))
+    vim.cmd('HearthImage no-such.png')
+    truthy(noted('cannot read no%-such.png', vim.log.levels.ERROR, from), vim.inspect(notes))
+    eq(#S.images, 0, 'nothing attached')
+
+    vim.cmd('HearthImage shot.png')
+    truthy(noted('shot%.png attached to the next prompt %(70 B%)', nil, from), vim.inspect(notes))
+    local n = #sent
+    local s = run('what is this')
+    eq(s.last_stop, 'end_turn')
+    local req
+    for i = n + 1, #sent do
+      if sent[i].method == 'session/prompt' then
+        req = sent[i]
+      end
+    end
+    local blocks = truthy(req, 'a session/prompt was sent').params.prompt
+    eq(#blocks, 2, 'text and image blocks')
+    eq(blocks[1].text, 'what is this')
+    eq(blocks[2].type, 'image')
+    eq(blocks[2].mimeType, 'image/png')
+    eq(blocks[2].data, png)
+    local lines = last_turn(chat_lines())
+    eq(lines[2], 'what is this')
+    eq(lines[3], '[image: shot.png, PNG, 70 B]')
+    truthy(has_line('[saw 1 image: image/png 1x1 (70 bytes)]'), 'the model saw the image: ' .. vim.inspect(lines))
+    eq(#S.images, 0, 'the image went with that prompt only')
+
+    -- an image alone is a prompt too
+    vim.cmd('HearthImage shot.png')
+    local before = turns_done
+    vim.cmd('Hearth')
+    wait('the answer to an image', function()
+      return turns_done > before
+    end)
+    lines = last_turn(chat_lines())
+    eq(lines[2], '[image: shot.png, PNG, 70 B]')
+    truthy(find_line(lines, '[saw 1 image: image/png 1x1 (70 bytes)]', true), vim.inspect(lines))
+
+    -- read_file of an image: the model sees it, the tool output names it
+    run('read shot.png')
+    lines = last_turn(chat_lines())
+    truthy(find_line(lines, '⏺ read_file shot.png [completed]', true), vim.inspect(lines))
+    truthy(find_line(lines, '  │ ' .. '[image: PNG, 70 B]', true), 'the tool result names the image: ' .. vim.inspect(lines))
+    truthy(find_line(lines, '[saw 1 image: image/png 1x1 (70 bytes)]', true), vim.inspect(lines))
   end)
 
   -- the agent's view of files goes through the buffers (fs/read_text_file, fs/write_text_file)
@@ -986,10 +1041,13 @@ local function main()
     eq(lines[1], '## You', 'first line of ' .. vim.inspect(lines))
     eq(lines[2], 'hello there')
     for _, want in ipairs({ 'You said: hello there', 'second message', 'You said: second message',
-      'read a.txt', '⏺ read_file a.txt [completed]', '  │      1\thello', 'I called read_file 1 time(s). Last result:' }) do
+      'read a.txt', '⏺ read_file a.txt [completed]', '  │      1\thello', 'I called read_file 1 time(s). Last result:',
+      '⏺ read_file shot.png [completed]', '  │ [image: PNG, 70 B]' }) do
       truthy(find_line(lines, want, true), 'replayed "' .. want .. '" in ' .. vim.inspect(lines))
     end
     eq(find_line(lines, 'in the new session', true), nil, 'the other session is not mixed in')
+    local img = find_line(lines, 'what is this', true)
+    eq(img and lines[img + 1], '[image: PNG, 70 B]', 'the pasted image is replayed under its prompt')
     eq(hearth.statusline(), 'hearth: ready')
     run('after resume')
     truthy(has_line('You said: after resume'), 'the resumed session answers')
@@ -1056,7 +1114,7 @@ local function main()
 
   test(':help hearth opens the documentation', function()
     vim.cmd('helptags ' .. vim.fn.fnameescape(root .. '/doc'))
-    for _, tag in ipairs({ 'hearth', ':Hearth', ':HearthResume', ':HearthMode', 'hearth-statusline',
+    for _, tag in ipairs({ 'hearth', ':Hearth', ':HearthResume', ':HearthMode', ':HearthImage', 'hearth-images', 'hearth-statusline',
       'hearth-permissions', 'hearth-buffers', 'hearth.setup()', 'hearth-thoughts', 'hl-hearthThought' }) do
       vim.cmd('help ' .. tag)
       eq(vim.fn.fnamemodify(vim.api.nvim_buf_get_name(0), ':t'), 'hearth.txt', 'help file for ' .. tag)

@@ -9,7 +9,7 @@ import { HearthGoneError, HearthNotFoundError, README_URL, describeError } from 
 import { findWorkspace, summarize, type HearthStatus, type StatusSummary } from "./acp/status.js";
 import { EditorFiles } from "./files.js";
 import { appendToHistory } from "./history.js";
-import type { HostMessage, ModeInfo, SessionSummary, ViewMessage } from "./protocol.js";
+import type { HostMessage, ImageAttachment, ModeInfo, SessionSummary, ViewMessage } from "./protocol.js";
 
 /** The modes hearth's daemon implements, shown until the agent reports its own. */
 export const HEARTH_MODES: ModeInfo[] = [
@@ -162,7 +162,7 @@ export class Controller implements vscode.Disposable {
         this.replay();
         return;
       case "prompt":
-        return this.ask(m.text);
+        return this.ask(m.text, m.images);
       case "cancel":
         return this.cancel();
       case "newSession":
@@ -253,9 +253,10 @@ export class Controller implements vscode.Disposable {
     });
   }
 
-  ask(text: string): Promise<void> {
+  /** Sends a prompt: its text, then its images as ACP image blocks (the daemon checks their type and size). */
+  ask(text: string, images: ImageAttachment[] = []): Promise<void> {
     return this.run("prompt", async () => {
-      if (!text.trim()) return;
+      if (!text.trim() && images.length === 0) return;
       this.view?.reveal();
       if (this.busy) throw new Error("A turn is still running: wait for it or cancel it first.");
       const client = this.getClient();
@@ -268,11 +269,13 @@ export class Controller implements vscode.Disposable {
           this.setSession(res.sessionId, cwd, null, res.modes);
         }
         const sessionId = this.sessionId!;
-        this.post({ type: "userPrompt", text });
+        this.post(images.length ? { type: "userPrompt", text, images } : { type: "userPrompt", text });
         this.post({ type: "turnStarted" });
         void this.refreshStatus();
+        const blocks: acp.ContentBlock[] = text.trim() ? [{ type: "text", text }] : [];
+        for (const im of images) blocks.push({ type: "image", mimeType: im.mimeType, data: im.data });
         try {
-          const res = await client.prompt(sessionId, text);
+          const res = await client.prompt(sessionId, blocks);
           this.post({ type: "turnEnded", stopReason: res.stopReason });
         } catch (e) {
           this.post({ type: "turnEnded", stopReason: "error" });

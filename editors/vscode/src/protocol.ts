@@ -30,6 +30,12 @@ export interface PermissionOptionInfo {
   kind: string; // allow_once | allow_always | reject_once | reject_always
 }
 
+/** An image attached to a prompt: base64 data, as ACP's image block carries it. */
+export interface ImageAttachment {
+  mimeType: string;
+  data: string;
+}
+
 export type ConnectionState = "connecting" | "connected" | "disconnected";
 
 /** Extension → webview. */
@@ -41,7 +47,7 @@ export type HostMessage =
   /** One `session/update` of the current session. */
   | { type: "update"; update: AcpUpdate }
   /** The user's prompt, as sent (the daemon does not echo it to the sender). */
-  | { type: "userPrompt"; text: string }
+  | { type: "userPrompt"; text: string; images?: ImageAttachment[] }
   | { type: "turnStarted" }
   | { type: "turnEnded"; stopReason: string }
   /**
@@ -70,7 +76,8 @@ export type HostMessage =
 /** Webview → extension. */
 export type ViewMessage =
   | { type: "ready" }
-  | { type: "prompt"; text: string }
+  /** The composer's text and the images pasted into it (absent when none). */
+  | { type: "prompt"; text: string; images?: ImageAttachment[] }
   | { type: "cancel" }
   | { type: "newSession" }
   | { type: "listSessions" }

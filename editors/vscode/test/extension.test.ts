@@ -17,6 +17,9 @@ const pkg = JSON.parse(readFileSync(path.join(PACKAGE_DIR, "package.json"), "utf
 
 type Posted = Log<HostMessage>;
 
+/** A 1×1 PNG, as the chat view would paste it. */
+const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+
 /** The concatenated text of the `kind` chunks among `msgs`. */
 function chunks(msgs: HostMessage[], kind = "agent_message_chunk"): string[] {
   return msgs.flatMap((m) =>
@@ -134,6 +137,23 @@ describe("the extension, activated against a stand-in vscode API", () => {
     assert.ok(stub.rec.executed.items.some((e) => e.id === "setContext" && e.args[0] === "hearth.busy" && e.args[1] === true));
   });
 
+  test("a prompt with a pasted image: the view's images go to the daemon as ACP image blocks and reach the model", async () => {
+    const png = PNG;
+    const from = posted.length;
+    const ended = await after_(
+      { type: "prompt", text: "what is this", images: [{ mimeType: "image/png", data: png }] },
+      (m) => m.type === "turnEnded",
+      "turnEnded",
+    );
+    assert.equal(ended.type === "turnEnded" && ended.stopReason, "end_turn");
+    const seq = posted.items.slice(from);
+    const shown = seq.find((m) => m.type === "userPrompt");
+    assert.deepEqual(shown, { type: "userPrompt", text: "what is this", images: [{ mimeType: "image/png", data: png }] });
+    // The simulator's model says what it saw: the image reached it as input_image.
+    const text = chunks(seq).join("");
+    assert.ok(text.includes(`You said: what is this\n[saw 1 image: image/png 1x1 (${Buffer.from(png, "base64").length} bytes)]`), text);
+  });
+
   test("the model's thoughts reach the view before the answer; a re-created view gets each one joined", async () => {
     const from = posted.length;
     await after_({ type: "prompt", text: "think it over" }, (m) => m.type === "turnEnded", "turnEnded");
@@ -224,7 +244,12 @@ describe("the extension, activated against a stand-in vscode API", () => {
     const seq = posted.items.slice(from);
     assert.equal(seq.filter((m) => m.type !== "clearError")[0].type, "reset", "the view is cleared before the replay");
     const users = chunks(seq, "user_message_chunk");
-    assert.deepEqual(users, ["list the files", "think it over", "sim:calls=150 sim:tool=list_dir", "are you back?"]);
+    assert.deepEqual(users, ["list the files", "what is this", "", "think it over", "sim:calls=150 sim:tool=list_dir", "are you back?"]);
+    // The pasted image comes back as an image block of the user's message, after its text.
+    const images = seq.flatMap((m) =>
+      m.type === "update" && m.update.sessionUpdate === "user_message_chunk" && (m.update.content as { type?: string }).type === "image" ? [m.update.content] : [],
+    );
+    assert.deepEqual(images, [{ type: "image", mimeType: "image/png", data: PNG }]);
     // The stored thoughts are replayed too, each before the answer of its response.
     const types = seq.map((m) => (m.type === "update" ? `update:${m.update.sessionUpdate}` : m.type));
     assert.ok(thoughtRuns(seq).length >= 2 && thoughtRuns(seq).every((t) => t.trim()), `replayed thoughts: ${types.join(" ")}`);

@@ -285,6 +285,70 @@ describe("chat webview in headless Chromium", () => {
     assert.equal(await page.locator("#sessions").isHidden(), true);
   });
 
+  test("a pasted image is attached, sent with the prompt, and images show in the transcript", async () => {
+    await page.evaluate(() => (window.__posted = []));
+    const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+    const paste = (b64: string, type: string) =>
+      page.evaluate(
+        ([data, mime]) => {
+          const bytes = Uint8Array.from(atob(data), (c) => c.charCodeAt(0));
+          const dt = new DataTransfer();
+          dt.items.add(new File([bytes], "pasted", { type: mime }));
+          document.getElementById("input")!.dispatchEvent(new ClipboardEvent("paste", { clipboardData: dt, bubbles: true, cancelable: true }));
+        },
+        [b64, type],
+      );
+    await feed([{ type: "turnEnded", stopReason: "end_turn" }]);
+    await paste(png, "image/png");
+    const chip = page.locator("#attachments .attachment img");
+    await chip.waitFor({ state: "visible", timeout: 5_000 });
+    assert.equal(await chip.getAttribute("src"), `data:image/png;base64,${png}`);
+    assert.equal(await chip.evaluate((img) => (img as HTMLImageElement).naturalWidth), 1, "the CSP lets the image load");
+
+    // A type the model does not take is refused at once, and not attached.
+    await paste(png, "image/bmp");
+    await page.locator("#error").waitFor({ state: "visible", timeout: 5_000 });
+    assert.match((await page.locator("#error-text").textContent()) ?? "", /PNG, JPEG, GIF and WebP.*image\/bmp/);
+    assert.equal(await page.locator("#attachments .attachment").count(), 1);
+
+    await page.locator("#input").fill("what is this");
+    await page.locator("#input").press("Enter");
+    assert.deepEqual(await waitPosted("prompt"), { type: "prompt", text: "what is this", images: [{ mimeType: "image/png", data: png }] });
+    assert.equal(await page.locator("#attachments").isHidden(), true, "sent: the composer is empty again");
+
+    // An image alone is a prompt too.
+    await page.evaluate(() => (window.__posted = []));
+    await paste(png, "image/png");
+    await chip.waitFor({ state: "visible", timeout: 5_000 });
+    await page.locator("#btn-send").click();
+    assert.deepEqual(await waitPosted("prompt"), { type: "prompt", text: "", images: [{ mimeType: "image/png", data: png }] });
+
+    // The transcript shows the user's image and an image a tool returned.
+    await feed([
+      { type: "userPrompt", text: "what is this", images: [{ mimeType: "image/png", data: png }] },
+      { type: "update", update: { sessionUpdate: "tool_call", toolCallId: "call_img", title: "Read shot.png", kind: "read", status: "pending" } },
+      {
+        type: "update",
+        update: {
+          sessionUpdate: "tool_call_update",
+          toolCallId: "call_img",
+          status: "completed",
+          content: [
+            { type: "content", content: { type: "text", text: "shot.png: PNG image, 1×1 pixels" } },
+            { type: "content", content: { type: "image", mimeType: "image/png", data: png } },
+          ],
+        },
+      },
+      { type: "update", update: { sessionUpdate: "user_message_chunk", content: { type: "image", mimeType: "text/html", data: "PHNjcmlwdD4=" } } },
+    ]);
+    const toolImg = page.locator('.tool[data-tool-call-id="call_img"] img.tool-image');
+    await toolImg.waitFor({ state: "visible", timeout: 5_000 });
+    assert.equal(await toolImg.getAttribute("src"), `data:image/png;base64,${png}`);
+    const userImg = page.locator(".message.user img.message-image").last();
+    assert.equal(await userImg.getAttribute("src"), `data:image/png;base64,${png}`);
+    assert.equal(await page.locator('img[src^="data:text"]').count(), 0, "only image types are shown");
+  });
+
   test("errors show in a banner with their action; a reset clears the transcript", async () => {
     await page.evaluate(() => (window.__posted = []));
     await feed([

@@ -362,7 +362,9 @@ function M.content_text(c)
   elseif t == 'resource' then
     local r = nn(c.resource) or {}
     return nn(r.text) or ('@' .. (nn(r.uri) or ''))
-  elseif t == 'image' or t == 'audio' then
+  elseif t == 'image' then
+    return require('hearth.image').describe(nn(c.mimeType), nn(c.data))
+  elseif t == 'audio' then
     return '[' .. t .. ']'
   end
   return ''

@@ -5,6 +5,7 @@
 local rpc = require('hearth.rpc')
 local chat = require('hearth.chat')
 local files = require('hearth.files')
+local image = require('hearth.image')
 local nn = rpc.nn
 
 local M = {}
@@ -26,6 +27,7 @@ local S = {
   sessions = {}, -- sessionId -> session
   current = nil, -- the session :Hearth talks to
   asking = 0, -- permission questions on screen
+  images = {}, -- images attached to the next prompt (:HearthImage)
 }
 M._state = S
 
@@ -104,7 +106,11 @@ local function on_update(params)
   elseif kind == 'agent_thought_chunk' then
     s.chat:thought_text(chat.content_text(u.content))
   elseif kind == 'user_message_chunk' then
-    s.chat:user_text(chat.content_text(u.content))
+    local text = chat.content_text(u.content)
+    if nn(nn(u.content) or {}).type == 'image' and s.chat.section == 'user' and s.chat.open then
+      text = '\n' .. text -- an image of a message is a line of its own
+    end
+    s.chat:user_text(text)
   elseif kind == 'tool_call' then
     s.chat:tool(u, true)
   elseif kind == 'tool_call_update' then
@@ -421,10 +427,44 @@ function M.new_session(cb)
   end)
 end
 
+--- :HearthImage {path} — attach an image file to the next prompt;
+--- :HearthImage! forgets the attached ones. Returns true when attached.
+function M.attach_image(path, clear)
+  if clear then
+    S.images = {}
+    notify('no image attached')
+    return true
+  end
+  if type(path) ~= 'string' or path:match('^%s*$') then
+    if #S.images == 0 then
+      notify('no image attached; :HearthImage {path} attaches one')
+    else
+      local names = {}
+      for _, im in ipairs(S.images) do
+        table.insert(names, im.name)
+      end
+      notify('attached to the next prompt: ' .. table.concat(names, ', '))
+    end
+    return false
+  end
+  local im, err = image.load(path)
+  if not im then
+    notify(err, vim.log.levels.ERROR)
+    return false
+  end
+  table.insert(S.images, im)
+  notify(string.format('%s attached to the next prompt (%s)', im.name, image.size(im.bytes)))
+  changed()
+  return true
+end
+
 --- :Hearth {prompt} — send a prompt to the current session (a new one when
---- there is none) and stream the answer into its chat buffer.
+--- there is none) and stream the answer into its chat buffer, with the
+--- images :HearthImage attached.
 function M.prompt(text, cb)
-  if type(text) ~= 'string' or text:match('^%s*$') then
+  if (type(text) ~= 'string' or text:match('^%s*$')) and #S.images > 0 then
+    text = '' -- the attached images are the prompt
+  elseif type(text) ~= 'string' or text:match('^%s*$') then
     vim.ui.input({ prompt = 'hearth> ' }, function(input)
       if input and not input:match('^%s*$') then
         M.prompt(input, cb)
@@ -442,15 +482,28 @@ function M.prompt(text, cb)
       notify('a turn is already running in this session; :HearthCancel stops it', vim.log.levels.WARN)
       return
     end
+    local blocks = {}
+    if text ~= '' then
+      table.insert(blocks, { type = 'text', text = text })
+    end
+    local shown = {}
+    if text ~= '' then
+      shown[1] = text
+    end
+    for _, im in ipairs(S.images) do
+      table.insert(blocks, { type = 'image', mimeType = im.mimeType, data = im.data })
+      table.insert(shown, image.describe(im.mimeType, im.data, im.name))
+    end
+    S.images = {}
     s.chat:show(M.config.open)
-    s.chat:user_text(text)
+    s.chat:user_text(table.concat(shown, '\n'))
     s.chat:end_message()
     s.turn = { text = text }
     s.last_stop = nil
     changed()
     S.client:request('session/prompt', {
       sessionId = s.id,
-      prompt = { { type = 'text', text = text } },
+      prompt = blocks,
     }, function(err, res)
       s.turn = nil
       s.chat:end_message()
@@ -705,6 +758,9 @@ function M.create_commands()
   cmd('HearthStatus', function()
     M.status()
   end, { nargs = 0, desc = 'hearth: daemon and connection status' })
+  cmd('HearthImage', function(a)
+    M.attach_image(a.args, a.bang)
+  end, { nargs = '?', bang = true, complete = 'file', desc = 'hearth: attach an image to the next prompt' })
   cmd('HearthMode', function(a)
     M.set_mode(a.args)
   end, { nargs = '?', complete = complete_modes, desc = 'hearth: switch the session mode' })

@@ -72,6 +72,7 @@ export function renderChatHtml(o: ChatHtmlOptions): string {
   <div id="empty" class="empty">Ask hearth about this workspace. <kbd>Enter</kbd> sends, <kbd>Shift</kbd>+<kbd>Enter</kbd> adds a line.</div>
 </main>
 <footer id="composer">
+  <div id="attachments" class="attachments" aria-label="Attached images" hidden></div>
   <textarea id="input" rows="3" placeholder="Ask hearth…" aria-label="Prompt"></textarea>
   <div class="row">
     <span id="turn-state" class="muted"></span>

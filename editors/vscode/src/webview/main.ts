@@ -3,7 +3,7 @@
 // dist/webview.js; plain DOM, no framework.
 import MarkdownIt from "markdown-it";
 
-import type { AcpUpdate, HostMessage, ModeInfo, PermissionOptionInfo, SessionSummary, ViewMessage } from "../protocol.js";
+import type { AcpUpdate, HostMessage, ImageAttachment, ModeInfo, PermissionOptionInfo, SessionSummary, ViewMessage } from "../protocol.js";
 import { diffLines, diffStats, withContext } from "./diff.js";
 import { thoughtPreview } from "./thought.js";
 
@@ -51,6 +51,7 @@ const errorText = $("error-text");
 const errorAction = $("error-action") as HTMLButtonElement;
 const sessionsPanel = $("sessions");
 const sessionList = $("session-list");
+const attachmentsRow = $("attachments");
 
 // ---- transcript state ------------------------------------------------------
 
@@ -167,7 +168,11 @@ function textBlock(kind: TextBlock["kind"], messageId: string | null): TextBlock
 }
 
 function addText(kind: TextBlock["kind"], update: AcpUpdate): void {
-  const content = update.content as { type?: string; text?: string; uri?: string; name?: string } | undefined;
+  const content = update.content as { type?: string; text?: string; uri?: string; name?: string; mimeType?: string; data?: string } | undefined;
+  if (content?.type === "image") {
+    addImage(kind, content);
+    return;
+  }
   let text = "";
   if (content?.type === "text") text = content.text ?? "";
   else if (content?.type === "resource_link") text = `[${content.name ?? content.uri}](${content.uri})`;
@@ -180,6 +185,77 @@ function addText(kind: TextBlock["kind"], update: AcpUpdate): void {
     frameRequested = true;
     raf(flushRenders);
   }
+}
+
+// ---- images ------------------------------------------------------------------
+
+/** The image types the model accepts; hearth refuses others. */
+const IMAGE_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+/** hearth's limit per image, decoded (workspace.MaxImageBytes). */
+const MAX_IMAGE_BYTES = 20 * 1024 * 1024;
+
+/** An <img> showing base64 data of one of IMAGE_TYPES; null for anything else. */
+function imageElement(mimeType: unknown, data: unknown, cls: string): HTMLImageElement | null {
+  if (typeof mimeType !== "string" || typeof data !== "string" || !IMAGE_TYPES.includes(mimeType) || !/^[A-Za-z0-9+/=\s]*$/.test(data)) return null;
+  return h("img", { class: cls, attrs: { src: `data:${mimeType};base64,${data}`, alt: `${mimeType.slice(6).toUpperCase()} image` } });
+}
+
+/** Shows an image of a user's or the agent's message, under the message's text. */
+function addImage(kind: TextBlock["kind"], content: { mimeType?: string; data?: string }): void {
+  const img = imageElement(content.mimeType, content.data, "message-image");
+  if (!img) return;
+  const b = textBlock(kind, null);
+  let row = b.el.querySelector(":scope > .images");
+  if (!row) {
+    row = h("div", { class: "images" });
+    b.el.append(row);
+  }
+  const stick = nearBottom();
+  row.append(img);
+  if (stick) transcript.scrollTop = transcript.scrollHeight;
+}
+
+let attachments: ImageAttachment[] = [];
+
+function renderAttachments(): void {
+  attachmentsRow.replaceChildren();
+  attachments.forEach((a, i) => {
+    const remove = h("button", { class: "remove-attachment", text: "×", title: "Remove this image", attrs: { "aria-label": "Remove image" } });
+    remove.addEventListener("click", () => {
+      attachments = attachments.filter((_, j) => j !== i);
+      renderAttachments();
+    });
+    attachmentsRow.append(h("span", { class: "attachment" }, imageElement(a.mimeType, a.data, "attachment-image"), remove));
+  });
+  attachmentsRow.hidden = attachments.length === 0;
+}
+
+function readAsBase64(file: File): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const r = new FileReader();
+    r.onload = () => resolve(String(r.result).replace(/^data:[^,]*,/, ""));
+    r.onerror = () => reject(r.error ?? new Error("the image could not be read"));
+    r.readAsDataURL(file);
+  });
+}
+
+/** Attaches a pasted image to the next prompt, after the checks hearth would make anyway. */
+async function attach(file: File): Promise<void> {
+  if (!IMAGE_TYPES.includes(file.type)) {
+    showError(`hearth sends PNG, JPEG, GIF and WebP images to the model; this one is ${file.type || "of an unknown type"}.`);
+    return;
+  }
+  if (file.size > MAX_IMAGE_BYTES) {
+    showError(`The image is ${(file.size / 1048576).toFixed(1)} MiB; hearth sends images of at most 20 MiB. Crop or shrink it.`);
+    return;
+  }
+  try {
+    attachments.push({ mimeType: file.type, data: await readAsBase64(file) });
+  } catch (e) {
+    showError(`The pasted image could not be read: ${String(e)}`);
+    return;
+  }
+  renderAttachments();
 }
 
 // ---- tool calls --------------------------------------------------------------
@@ -271,6 +347,10 @@ function renderTool(t: ToolState): void {
       } else {
         t.el.append(pre);
       }
+    } else if (item.type === "content" && item.content?.type === "image") {
+      const c = item.content as { mimeType?: string; data?: string };
+      const img = imageElement(c.mimeType, c.data, "tool-image");
+      if (img) t.el.append(img);
     } else if (item.type === "terminal") {
       t.el.append(h("div", { class: "muted", text: `terminal ${item.terminalId ?? ""}` }));
     }
@@ -490,10 +570,22 @@ function showSessions(list: SessionSummary[], currentId: string | null): void {
 
 function send(): void {
   const text = input.value.trim();
-  if (!text || busy) return;
+  if ((!text && attachments.length === 0) || busy) return;
   input.value = "";
-  post({ type: "prompt", text });
+  post(attachments.length ? { type: "prompt", text, images: attachments } : { type: "prompt", text });
+  attachments = [];
+  renderAttachments();
 }
+
+input.addEventListener("paste", (e) => {
+  const files = [...(e.clipboardData?.items ?? [])]
+    .filter((i) => i.kind === "file" && i.type.startsWith("image/"))
+    .map((i) => i.getAsFile())
+    .filter((f): f is File => f !== null);
+  if (files.length === 0) return; // text: the textarea pastes it
+  e.preventDefault();
+  for (const f of files) void attach(f);
+});
 
 input.addEventListener("keydown", (e) => {
   if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
@@ -582,6 +674,7 @@ window.addEventListener("message", (event: MessageEvent<HostMessage>) => {
     case "userPrompt":
       endBlock();
       addText("user", { sessionUpdate: "user_message_chunk", content: { type: "text", text: m.text } });
+      for (const im of m.images ?? []) addImage("user", im);
       endBlock();
       break;
     case "turnStarted":
