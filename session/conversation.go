@@ -123,6 +123,7 @@ type Conversation struct {
 	// the user's message, tool outputs, and what the model saw of files.
 	pending     []store.NewItem
 	pendingSeen []store.SeenWrite
+	pendingDone []func(stored bool) // told once the staged items are in the store (or lost)
 
 	// The model's view after a compaction: the transcript is the session's
 	// initial items, the summary, then the items after through (compact.go).
@@ -274,14 +275,25 @@ func (c *Conversation) commit(ctx context.Context, turnID int64, items []store.N
 // turn: exchange commits them with the request's row, before the request is
 // sent; flushPending commits what no request took.
 func (c *Conversation) stage(items []store.NewItem, seen ...store.SeenWrite) {
+	c.stageThen(items, seen, nil)
+}
+
+// stageThen is stage, with done called once the items are in the store
+// (true) or lost (false): what the editor is told of a staged output waits
+// for it, so it never hears of an output a crash could lose.
+func (c *Conversation) stageThen(items []store.NewItem, seen []store.SeenWrite, done func(stored bool)) {
 	c.mu.Lock()
 	c.pending = append(c.pending, items...)
 	c.pendingSeen = append(c.pendingSeen, seen...)
+	if done != nil {
+		c.pendingDone = append(c.pendingDone, done)
+	}
 	c.mu.Unlock()
 }
 
 // committed moves the first n staged items, now in the store, to the
-// transcript, and drops the first m staged read-set updates.
+// transcript, drops the first m staged read-set updates, and calls what
+// waited for them. Callers commit everything staged at once.
 func (c *Conversation) committed(n, m int) {
 	c.mu.Lock()
 	for _, it := range c.pending[:n] {
@@ -289,7 +301,12 @@ func (c *Conversation) committed(n, m int) {
 	}
 	c.pending = c.pending[n:]
 	c.pendingSeen = c.pendingSeen[m:]
+	done := c.pendingDone
+	c.pendingDone = nil
 	c.mu.Unlock()
+	for _, f := range done {
+		f(true)
+	}
 }
 
 // flushPending commits what is staged when no request will take it (the
@@ -319,7 +336,12 @@ func (c *Conversation) flushPending(ctx context.Context, turnID int64) error {
 	c.mu.Lock()
 	c.pending, c.pendingSeen = nil, nil
 	c.unanswered = true
+	done := c.pendingDone
+	c.pendingDone = nil
 	c.mu.Unlock()
+	for _, f := range done {
+		f(false)
+	}
 	return fmt.Errorf("commit %d item(s): %w", len(items), err)
 }
 

@@ -218,11 +218,22 @@ func (c *Conversation) runTools(ctx context.Context, turnID int64, calls []ToolC
 		for k, call := range group {
 			res := &results[k]
 			item := store.NewItem{Origin: store.OriginInput, Data: functionCallOutput(call.CallID, res.Output, res.Images...), View: res.view()}
+			var seen []store.SeenWrite
 			if res.Seen != nil {
-				c.stage([]store.NewItem{item}, *res.Seen)
-			} else {
-				c.stage([]store.NewItem{item})
+				seen = append(seen, *res.Seen)
 			}
+			// The editor hears that the call finished once its output is
+			// stored: with the next request for a read, at once otherwise.
+			c.stageThen([]store.NewItem{item}, seen, func(stored bool) {
+				if sink == nil {
+					return
+				}
+				status := "completed"
+				if res.IsError || !stored {
+					status = "failed"
+				}
+				sink.ToolCall(call, status, res)
+			})
 			if !reads {
 				// A call that may have changed something is committed at
 				// once: a daemon killed before the next request must not
@@ -230,13 +241,6 @@ func (c *Conversation) runTools(ctx context.Context, turnID int64, calls []ToolC
 				if err := c.flushPending(context.WithoutCancel(ctx), turnID); err != nil {
 					return "", err
 				}
-			}
-			if sink != nil {
-				status := "completed"
-				if res.IsError {
-					status = "failed"
-				}
-				sink.ToolCall(call, status, res)
 			}
 		}
 		i = j
