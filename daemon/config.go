@@ -46,6 +46,7 @@ type Config struct {
 	WorkspaceIdle     time.Duration // $HEARTH_WORKSPACE_IDLE: close a workspace with no open session after this (default 5m)
 	NoSpare           bool          // $HEARTH_SPARE=off: no session warmed ahead of time per workspace
 	WatchMaxDirs      int           // $HEARTH_WATCH_MAX_DIRS: a workspace with more directories (outside ignored ones) is not watched; 0 = default 20000, -1 = no limit
+	ShellNetwork      string        // $HEARTH_SHELL_NETWORK: on, off or mode (by the session's mode, modeNetwork); "" = mode
 	Version           string
 }
 
@@ -92,6 +93,9 @@ func FromEnv() (Config, error) {
 		c.NoSpare = true
 	default:
 		return c, fmt.Errorf("HEARTH_SPARE=%q: want on or off", v)
+	}
+	if c.ShellNetwork, err = parseShellNetwork(os.Getenv("HEARTH_SHELL_NETWORK")); err != nil {
+		return c, err
 	}
 	if v := strings.TrimSpace(os.Getenv("HEARTH_WATCH_MAX_DIRS")); v != "" {
 		n, err := strconv.Atoi(v)
