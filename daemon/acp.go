@@ -106,7 +106,7 @@ func (c *clientConn) newSession(ctx context.Context, params json.RawMessage) (an
 		}
 	}
 	s.attach(c)
-	return acp.NewSessionResponse{SessionId: acp.SessionId(s.id), Modes: modeState(ModeAsk)}, nil
+	return acp.NewSessionResponse{SessionId: acp.SessionId(s.id), Modes: c.d.modeState(ModeAsk)}, nil
 }
 
 func newSessionID() string {
@@ -301,7 +301,7 @@ func (c *clientConn) prepareLoad(ctx context.Context, params json.RawMessage) (f
 		s.mu.Lock()
 		mode := s.mode
 		s.mu.Unlock()
-		return acp.LoadSessionResponse{Modes: modeState(mode)}, nil
+		return acp.LoadSessionResponse{Modes: c.d.modeState(mode)}, nil
 	}, nil
 }
 

@@ -49,6 +49,7 @@ type Config struct {
 	ContextWindow     int           // $HEARTH_CONTEXT_WINDOW: the model's input window in tokens; 0 = known default of the model family
 	NoSpare           bool          // $HEARTH_SPARE=off: no session warmed ahead of time per workspace
 	WatchMaxDirs      int           // $HEARTH_WATCH_MAX_DIRS: a workspace with more directories (outside ignored ones) is not watched; 0 = default 20000, -1 = no limit
+	ShellNetwork      string        // $HEARTH_SHELL_NETWORK: on, off or mode (by the session's mode, modeNetwork); "" = mode
 	Version           string
 }
 
@@ -102,6 +103,9 @@ func FromEnv() (Config, error) {
 		c.NoSpare = true
 	default:
 		return c, fmt.Errorf("HEARTH_SPARE=%q: want on or off", v)
+	}
+	if c.ShellNetwork, err = parseShellNetwork(os.Getenv("HEARTH_SHELL_NETWORK")); err != nil {
+		return c, err
 	}
 	if v := strings.TrimSpace(os.Getenv("HEARTH_WATCH_MAX_DIRS")); v != "" {
 		n, err := strconv.Atoi(v)

@@ -14,11 +14,11 @@ func TestConfigFromEnv(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("HEARTH_DATA_DIR", dir)
 	t.Setenv("HEARTH_SOCKET", dir+"/s")
-	for _, v := range []string{"HEARTH_REASONING_EFFORT", "HEARTH_REASONING_SUMMARY", "HEARTH_LANES", "HEARTH_KEEPALIVE", "HEARTH_WATCH_MAX_DIRS"} {
+	for _, v := range []string{"HEARTH_REASONING_EFFORT", "HEARTH_REASONING_SUMMARY", "HEARTH_LANES", "HEARTH_KEEPALIVE", "HEARTH_WATCH_MAX_DIRS", "HEARTH_SHELL_NETWORK"} {
 		t.Setenv(v, "")
 	}
 	c, err := FromEnv()
-	if err != nil || c.Lanes != session.LanesAuto || c.ReasoningEffort != "" || c.Keepalive != 0 {
+	if err != nil || c.Lanes != session.LanesAuto || c.ReasoningEffort != "" || c.Keepalive != 0 || c.ShellNetwork != NetworkMode {
 		t.Fatalf("defaults: %+v %v", c, err)
 	}
 	cfg := session.Config{ReasoningEffort: c.ReasoningEffort, ReasoningSummary: c.ReasoningSummary}.WithDefaults()
@@ -31,12 +31,13 @@ func TestConfigFromEnv(t *testing.T) {
 	t.Setenv("HEARTH_LANES", "off")
 	t.Setenv("HEARTH_KEEPALIVE", "off")
 	t.Setenv("HEARTH_WATCH_MAX_DIRS", "-1")
-	if c, err = FromEnv(); err != nil || c.ReasoningEffort != "none" || c.ReasoningSummary != "detailed" || c.Lanes != session.LanesOff || c.Keepalive >= 0 || c.WatchMaxDirs != -1 {
+	t.Setenv("HEARTH_SHELL_NETWORK", "off")
+	if c, err = FromEnv(); err != nil || c.ReasoningEffort != "none" || c.ReasoningSummary != "detailed" || c.Lanes != session.LanesOff || c.Keepalive >= 0 || c.WatchMaxDirs != -1 || c.ShellNetwork != NetworkOff {
 		t.Fatalf("set: %+v %v", c, err)
 	}
 
 	for v, bad := range map[string]string{"HEARTH_REASONING_EFFORT": "extreme", "HEARTH_REASONING_SUMMARY": "verbose",
-		"HEARTH_LANES": "maybe", "HEARTH_KEEPALIVE": "soon", "HEARTH_WATCH_MAX_DIRS": "0"} {
+		"HEARTH_LANES": "maybe", "HEARTH_KEEPALIVE": "soon", "HEARTH_WATCH_MAX_DIRS": "0", "HEARTH_SHELL_NETWORK": "yes"} {
 		t.Run(v, func(t *testing.T) {
 			t.Setenv(v, bad)
 			_, err := FromEnv()

@@ -18,6 +18,8 @@ const (
 	ModeFullAuto = "full-auto" // everything runs without asking
 )
 
+// modes are the session modes in order; their descriptions say what the
+// shell's network is in each (sessionModes).
 var modes = []acp.SessionMode{
 	{Id: ModeReadOnly, Name: "Read only", Description: ptr("The agent reads and searches; it cannot write files or run commands.")},
 	{Id: ModeAsk, Name: "Ask", Description: ptr("Every file write and command asks for your permission first.")},
@@ -36,12 +38,24 @@ func validMode(id string) bool {
 	return false
 }
 
+// sessionModes are the modes with their descriptions completed by what
+// their commands' network is under setting (HEARTH_SHELL_NETWORK), on this
+// machine: a network that cannot be taken away is said so.
+func sessionModes(setting string) []acp.SessionMode {
+	out := make([]acp.SessionMode, len(modes))
+	for i, m := range modes {
+		m.Description = ptr(*m.Description + networkNote(setting, string(m.Id)))
+		out[i] = m
+	}
+	return out
+}
+
 // modeState is what session/new and session/load answer with.
-func modeState(current string) *acp.SessionModeState {
+func (d *Daemon) modeState(current string) *acp.SessionModeState {
 	if !validMode(current) {
 		current = ModeAsk
 	}
-	return &acp.SessionModeState{AvailableModes: modes, CurrentModeId: acp.SessionModeId(current)}
+	return &acp.SessionModeState{AvailableModes: sessionModes(d.cfg.ShellNetwork), CurrentModeId: acp.SessionModeId(current)}
 }
 
 func (c *clientConn) setMode(ctx context.Context, params json.RawMessage) (any, error) {

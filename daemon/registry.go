@@ -400,7 +400,12 @@ func (t *sessionTools) Run(ctx context.Context, call session.ToolCall) session.T
 			return *res
 		}
 	}
-	r := ws.tools.RunVia(ctx, ed, call.Name, args)
+	// The shell's network follows the mode as it is now (the user may
+	// have switched while being asked).
+	t.s.mu.Lock()
+	mode := t.s.mode
+	t.s.mu.Unlock()
+	r := ws.tools.WithNetwork(shellNetwork(t.d.cfg.ShellNetwork, mode)).RunVia(ctx, ed, call.Name, args)
 	out := session.ToolResult{Output: r.Output, IsError: r.IsError, Title: r.Title, Kind: tool.Kind, Locations: r.Locations}
 	if r.Diff != nil {
 		out.Diff = &session.Diff{Path: r.Diff.Path, Old: r.Diff.Old, New: r.Diff.New}

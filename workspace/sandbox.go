@@ -56,10 +56,13 @@ func currentSandbox() Sandbox {
 // sandboxTempDir is the temp dir commands may write: $TMPDIR, else /tmp.
 func sandboxTempDir() string { return os.TempDir() }
 
+// noNetworkFlag asks the helper to cut the command off the network.
+const noNetworkFlag = "--no-network"
+
 // helperArgs is the helper's argument list after Helper for one command:
 // --write for each directory commands may write, --deny for each denied
-// one, then -- and the command line.
-func (s Sandbox) helperArgs(root, command string) []string {
+// one, --no-network when net is off, then -- and the command line.
+func (s Sandbox) helperArgs(root, command string, net Network) []string {
 	args := slices.Clone(s.Helper)
 	args = append(args, "--write", root, "--write", sandboxTempDir())
 	for _, d := range s.Write {
@@ -67,6 +70,9 @@ func (s Sandbox) helperArgs(root, command string) []string {
 	}
 	for _, d := range s.Deny {
 		args = append(args, "--deny", d)
+	}
+	if net.Off {
+		args = append(args, noNetworkFlag)
 	}
 	return append(args, "--", command)
 }

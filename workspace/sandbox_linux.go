@@ -24,15 +24,71 @@ const sandboxSupported = true
 
 // landlockConfig is what the helper asks of Landlock: every filesystem right
 // up to ABI 8 (ABI 9's "resolve unix", which would close connect(2) to
-// hearth's socket, is left for a kernel to test it on), no network rights
-// (the network stays open: a per-mode switch can come later), and signals
-// scoped (a command cannot signal the daemon, the editor or anything else
-// outside its sandbox). BestEffort applies what the running kernel knows.
-func landlockConfig() landlock.Config {
+// hearth's socket, is left for a kernel to test it on), signals scoped (a
+// command cannot signal the daemon, the editor or anything else outside its
+// sandbox) and, when noNet is set, TCP bind and connect handled with no port
+// allowed: every TCP connect(2) and bind(2) is refused (ABI 4+). ABI 10's
+// UDP rights are left out, as ABI 9's: for a kernel to test them on.
+// BestEffort applies what the running kernel knows; NetworkEnforced and
+// NetworkStatus say when that leaves the network open.
+func landlockConfig(noNet bool) landlock.Config {
 	cfg := landlock.V8
 	cfg.HandledAccessNet = 0
+	if noNet {
+		cfg.HandledAccessNet = landlock.AccessNetSet(ll.AccessNetBindTCP | ll.AccessNetConnectTCP)
+	}
 	cfg.Scoped = landlock.ScopedSet(ll.ScopeSignal)
 	return cfg.BestEffort()
+}
+
+// landlockNetABI is the first Landlock ABI with network rules (TCP).
+const landlockNetABI = 4
+
+// networkUnsupported is unused here: Linux has the helper.
+const networkUnsupported = ""
+
+// kernelNetwork reports whether helper can turn a command's network off
+// here: an empty network namespace, or Landlock's TCP rules, or both.
+func kernelNetwork(helper []string) (bool, string) {
+	abi, why := landlockABI()
+	return netStatus(abi, why, helperNetnsErr(helper))
+}
+
+// netStatus is kernelNetwork for a given Landlock ABI (0: none, and why)
+// and the error of creating an empty network namespace (nil: it works).
+func netStatus(abi int, why string, nsErr error) (bool, string) {
+	switch {
+	case nsErr == nil:
+		return true, ""
+	case abi == 0:
+		return false, why + ", and no network namespace (" + nsErr.Error() + ")"
+	case abi < landlockNetABI:
+		return false, fmt.Sprintf("Landlock ABI %d has no network rules (ABI %d, Linux 6.7, has them), and no network namespace (%v)", abi, landlockNetABI, nsErr)
+	}
+	return true, ""
+}
+
+// NetworkStatus says whether the shell tool can turn the network off for
+// the commands of a session, what that covers and what it does not, or
+// "cannot restrict the network: " and why. For `hearth doctor`.
+func NetworkStatus() string {
+	abi, why := landlockABI()
+	return networkStatus(abi, why, netnsErr())
+}
+
+func networkStatus(abi int, why string, nsErr error) string {
+	if ok, why := netStatus(abi, why, nsErr); !ok {
+		return "cannot restrict the network: " + why + "; commands have the network in every mode"
+	}
+	const unix = "unix sockets (a path's, such as hearth's or docker's), and sockets a command did not open itself"
+	if nsErr == nil {
+		s := "where the network is off, commands run in an empty network namespace: no address is reachable, localhost included (TCP, UDP and DNS, Multipath TCP)"
+		if abi >= landlockNetABI {
+			s += fmt.Sprintf(", and Landlock ABI %d refuses TCP connect and bind too", abi)
+		}
+		return s + "; not covered: " + unix
+	}
+	return fmt.Sprintf("Landlock ABI %d: where the network is off, commands' TCP connect and bind are refused (localhost included); not covered, with no network namespace here (%v): UDP (DNS included), Multipath TCP, %s", abi, nsErr, unix)
 }
 
 // landlockABI is the kernel's Landlock ABI version, or 0 and why not.
@@ -59,7 +115,7 @@ func SandboxStatus() string {
 	if abi == 0 {
 		return "not sandboxed: " + why + "; commands run with your full file access"
 	}
-	s := fmt.Sprintf("Landlock ABI %d: commands write only in the workspace and the temp dir, read everything but hearth's data, config and socket directories, and are killed with everything they started when the call ends; network not restricted", abi)
+	s := fmt.Sprintf("Landlock ABI %d: commands write only in the workspace and the temp dir, read everything but hearth's data, config and socket directories, and are killed with everything they started when the call ends", abi)
 	var gaps []string
 	if abi < 2 {
 		gaps = append(gaps, "renaming across directories is refused (ABI 2 allows it)")
@@ -79,6 +135,7 @@ func SandboxStatus() string {
 // helperPolicy is what SandboxExec was asked for.
 type helperPolicy struct {
 	write, deny []string
+	noNet       bool // --no-network: an empty network namespace, and Landlock refuses TCP
 	command     string
 }
 
@@ -96,6 +153,8 @@ func parseHelperArgs(args []string) (helperPolicy, error) {
 			} else {
 				p.deny = append(p.deny, args[i])
 			}
+		case noNetworkFlag:
+			p.noNet = true
 		case "--":
 			if i+2 != len(args) {
 				return p, errors.New("-- must be followed by exactly one command line")
@@ -175,7 +234,7 @@ func sandboxRules(p helperPolicy, abi int) []landlock.Rule {
 const confineFlag = "--confine"
 
 // SandboxExec is the helper of one shell command (`hearth __sandbox-exec
-// --write DIR... --deny DIR... -- COMMAND`), started by the shell tool as
+// --write DIR... --deny DIR... [--no-network] -- COMMAND`), started by the shell tool as
 // the leader of the call's process group, its working directory the
 // workspace root and its environment the tool environment. It returns the
 // exit code for os.Exit, or, when the shell was killed by a signal, dies of
@@ -192,7 +251,9 @@ const confineFlag = "--confine"
 //     signal a sibling one, so the process that kills the call must be
 //     outside. A ruleset that cannot be built fails the command (exit 126,
 //     nothing runs); a kernel without Landlock runs it unconfined, as
-//     SandboxStatus reports.
+//     SandboxStatus reports. With --no-network the second stage starts in
+//     an empty network namespace (emptyNetwork) when user namespaces allow
+//     it, and its Landlock domain refuses TCP connect and bind (ABI 4+).
 //  3. When the shell exits, or the helper gets SIGTERM, SIGINT or SIGHUP
 //     (the daemon's timeout or cancel, or the daemon's death through
 //     PR_SET_PDEATHSIG), every descendant gets SIGTERM, then, after
@@ -204,7 +265,15 @@ func SandboxExec(args []string) int {
 	if len(args) > 0 && args[0] == confineFlag {
 		return confineAndExec(args[1:])
 	}
-	if _, err := parseHelperArgs(args); err != nil {
+	if len(args) == 1 && args[0] == checkNetworkFlag {
+		if err := tryEmptyNetwork(); err != nil {
+			fmt.Println(err)
+			return 1
+		}
+		return 0
+	}
+	p, err := parseHelperArgs(args)
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "hearth sandbox:", err)
 		return 2
 	}
@@ -217,9 +286,22 @@ func SandboxExec(args []string) int {
 
 	// The same subcommand again, with --confine first.
 	sub := os.Args[1 : len(os.Args)-len(args)]
-	sh := exec.Command("/proc/self/exe", append(append(slices.Clone(sub), confineFlag), args...)...)
-	sh.Stdin, sh.Stdout, sh.Stderr = os.Stdin, os.Stdout, os.Stderr
-	if err := sh.Start(); err != nil {
+	start := func(attr *syscall.SysProcAttr) (*exec.Cmd, error) {
+		sh := exec.Command("/proc/self/exe", append(append(slices.Clone(sub), confineFlag), args...)...)
+		sh.Stdin, sh.Stdout, sh.Stderr = os.Stdin, os.Stdout, os.Stderr
+		sh.SysProcAttr = attr
+		return sh, sh.Start()
+	}
+	var sh *exec.Cmd
+	if p.noNet {
+		// In an empty network namespace when user namespaces allow it;
+		// else Landlock alone refuses TCP (NetworkStatus says which holds).
+		sh, err = start(emptyNetwork())
+	}
+	if sh == nil || err != nil {
+		sh, err = start(nil)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "hearth sandbox:", err)
 		return 126
 	}
@@ -244,7 +326,7 @@ func confineAndExec(args []string) int {
 		return 2
 	}
 	abi, _ := landlockABI()
-	if err := landlockConfig().Restrict(sandboxRules(p, abi)...); err != nil {
+	if err := landlockConfig(p.noNet).Restrict(sandboxRules(p, abi)...); err != nil {
 		fmt.Fprintln(os.Stderr, "hearth sandbox: cannot confine the command:", err)
 		return 126
 	}

@@ -15,6 +15,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == sandboxSubcommand {
 		os.Exit(SandboxExec(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && netProbes[os.Args[1]] != nil {
+		os.Exit(netProbes[os.Args[1]](os.Args[2:]))
+	}
 	testenv.Main(m.Run) // away from the user's HEARTH_*, OPENAI_*, XDG_* and HOME
 }
 

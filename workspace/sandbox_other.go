@@ -17,6 +17,17 @@ func SandboxStatus() string {
 	return "not sandboxed: Landlock is Linux-only (this is " + runtime.GOOS + "); commands run with your full file access"
 }
 
+// networkUnsupported is why the network cannot be turned off here.
+const networkUnsupported = "Landlock is Linux-only (this is " + runtime.GOOS + ")"
+
+// kernelNetwork is never reached: NetworkEnforced stops at sandboxSupported.
+func kernelNetwork([]string) (bool, string) { return false, networkUnsupported }
+
+// NetworkStatus says the network cannot be turned off for commands here.
+func NetworkStatus() string {
+	return "cannot restrict the network: " + networkUnsupported + "; commands have the network in every mode"
+}
+
 // SandboxExec is the helper of the Linux sandbox; it is never started here.
 func SandboxExec([]string) int {
 	fmt.Fprintln(os.Stderr, "hearth sandbox: only on Linux, not on", runtime.GOOS)

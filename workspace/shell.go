@@ -82,10 +82,11 @@ func (ts *Toolset) previewShell(_ context.Context, d *toolDef, raw json.RawMessa
 }
 
 // shellArgv is how one command starts: through the sandbox helper when the
-// process configured one (SetSandbox) and the OS has it, else /bin/sh -c.
-func shellArgv(root, command string) (argv []string, helper bool) {
+// process configured one (SetSandbox) and the OS has it, else /bin/sh -c
+// (with the network whatever net says: NetworkEnforced reports it).
+func shellArgv(root, command string, net Network) (argv []string, helper bool) {
 	if sb := currentSandbox(); sandboxSupported && len(sb.Helper) > 0 {
-		return sb.helperArgs(root, command), true
+		return sb.helperArgs(root, command, net), true
 	}
 	return []string{"/bin/sh", "-c", command}, false
 }
@@ -96,7 +97,7 @@ func (ts *Toolset) shell(ctx context.Context, d *toolDef, raw json.RawMessage) R
 		return errorResult(msg)
 	}
 	title := commandTitle(command)
-	argv, helper := shellArgv(ts.root.Path(), command)
+	argv, helper := shellArgv(ts.root.Path(), command, ts.net)
 	run := runCommand(ctx, ts.root.Path(), argv, helper, currentToolEnv(), time.Duration(timeoutMS)*time.Millisecond)
 	if run.err != nil {
 		return Result{IsError: true, Title: title, Output: fmt.Sprintf("cannot run the command: %v", run.err)}
@@ -123,5 +124,10 @@ func (ts *Toolset) shell(ctx context.Context, d *toolDef, raw json.RawMessage) R
 		fmt.Fprintf(&out, "[exit code %d]", run.exitCode)
 	}
 	failed := run.timedOut || run.cancelled || run.signal != "" || run.exitCode != 0
+	if failed && ts.net.Off && helper {
+		if enforced, _ := NetworkEnforced(); enforced {
+			out.WriteString("\n" + networkNote(ts.net))
+		}
+	}
 	return Result{Output: out.String(), IsError: failed, Title: title}
 }

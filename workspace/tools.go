@@ -83,7 +83,8 @@ var toolDefs = []toolDef{readFileDef, listDirDef, grepDef, writeFileDef, editFil
 // outlives a call and has nothing to close.
 type Toolset struct {
 	root *Root
-	ed   Editor // the editor of the one call a copy made by via runs; zero on the shared Toolset
+	ed   Editor  // the editor of the one call a copy made by via runs; zero on the shared Toolset
+	net  Network // the network of the one call a copy made by WithNetwork runs; zero (on) on the shared Toolset
 
 	// OnWrite, if set, is called just before each write_file or
 	// edit_file with the file's workspace-relative path and its new content

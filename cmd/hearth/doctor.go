@@ -130,6 +130,15 @@ func doctor(ctx context.Context, cfg daemon.Config) []check {
 	} else {
 		add("ok", "sandbox", "%s", sb)
 	}
+	// Whether a mode's "no network" holds here, and what it leaves open.
+	switch nw := workspace.NetworkStatus(); {
+	case cfg.ShellNetwork == daemon.NetworkOn:
+		add("ok", "network", "%s", daemon.ShellNetworkSummary(cfg.ShellNetwork))
+	case strings.HasPrefix(nw, "cannot"):
+		add("warn", "network", "%s, but %s", daemon.ShellNetworkSummary(cfg.ShellNetwork), nw)
+	default:
+		add("ok", "network", "%s; %s", daemon.ShellNetworkSummary(cfg.ShellNetwork), nw)
+	}
 	return out
 }
 

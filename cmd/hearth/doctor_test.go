@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/hearthd/hearth/workspace"
 )
 
 // isolate points every path hearth reads at a fresh temp directory.
@@ -213,5 +215,48 @@ func TestDoctorProbesWithoutDaemon(t *testing.T) {
 	code, out = doctorRun(t, e)
 	if !hasLine(out, "ok", "model api", "key accepted") {
 		t.Errorf("the simulator as the API: exit %d:\n%s", code, out)
+	}
+}
+
+// TestDoctorNetwork: doctor says what HEARTH_SHELL_NETWORK gives each mode
+// and whether this machine can take the network away — with what it does
+// not cover — or warns that it cannot; a bad value is refused by name.
+func TestDoctorNetwork(t *testing.T) {
+	isolate(t)
+	network := func() check {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		run(context.Background(), []string{"doctor", "--json"}, &stdout, &stderr)
+		var checks []check
+		if err := json.Unmarshal(stdout.Bytes(), &checks); err != nil {
+			t.Fatalf("--json: %v\n%s%s", err, stdout.String(), stderr.String())
+		}
+		for _, c := range checks {
+			if c.Check == "network" {
+				return c
+			}
+		}
+		t.Fatalf("no network check: %+v", checks)
+		return check{}
+	}
+	c := network()
+	const modes = "HEARTH_SHELL_NETWORK=mode: commands have no network in read-only and full-auto, the network in ask and auto-edit"
+	if status := workspace.NetworkStatus(); strings.HasPrefix(status, "cannot restrict the network: ") {
+		if c.Status != "warn" || c.Detail != modes+", but "+status {
+			t.Errorf("where the network cannot be restricted (%s): %+v", status, c)
+		}
+	} else if c.Status != "ok" || !strings.HasPrefix(c.Detail, modes+"; ") ||
+		!strings.Contains(c.Detail, "where the network is off, commands") || !strings.Contains(c.Detail, "not covered: ") {
+		t.Errorf("network check: %+v", c)
+	}
+
+	t.Setenv("HEARTH_SHELL_NETWORK", "on")
+	if c := network(); c.Status != "ok" || c.Detail != "HEARTH_SHELL_NETWORK=on: commands have the network in every mode" {
+		t.Errorf("HEARTH_SHELL_NETWORK=on: %+v", c)
+	}
+	t.Setenv("HEARTH_SHELL_NETWORK", "sometimes")
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"doctor"}, &stdout, &stderr); code == 0 || !strings.Contains(stderr.String(), `HEARTH_SHELL_NETWORK="sometimes": want on, off or mode`) {
+		t.Errorf("HEARTH_SHELL_NETWORK=sometimes: exit %d, %s%s", code, stdout.String(), stderr.String())
 	}
 }

@@ -1,0 +1,79 @@
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// emptyNetwork is how the helper starts a command's second stage with the
+// network off: in a user namespace of its own (which lets an unprivileged
+// user make the next one) holding a network namespace of its own, whose
+// only interface is a loopback that is down. Every IP socket then fails to
+// reach anything — TCP, UDP, Multipath TCP, localhost included — and
+// abstract unix sockets, which belong to the network namespace, are out of
+// reach too. The user namespace maps the user's own uid and gid to
+// themselves, so `id` and file ownership look as before; root maps every
+// id, keeping its access to other users' files. Where user namespaces are
+// refused (a sysctl, AppArmor, a container's seccomp), starting fails and
+// the helper falls back to Landlock's TCP rules alone.
+func emptyNetwork() *syscall.SysProcAttr {
+	uid, gid, size := os.Getuid(), os.Getgid(), 1
+	if uid == 0 {
+		uid, gid, size = 0, 0, math.MaxInt32
+	}
+	return &syscall.SysProcAttr{
+		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: size}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: size}},
+		// An unprivileged process may map its gid only with setgroups
+		// denied; root may leave it allowed (su and the like keep working).
+		GidMappingsEnableSetgroups: uid == 0,
+	}
+}
+
+// checkNetworkFlag, as the helper's only argument, makes it report whether
+// it can start a command in an empty network namespace (exit 0) or why not.
+const checkNetworkFlag = "--check-network"
+
+// tryEmptyNetwork starts /bin/sh -c true in an empty network namespace.
+func tryEmptyNetwork() error {
+	cmd := exec.Command("/bin/sh", "-c", "true")
+	cmd.SysProcAttr = emptyNetwork()
+	return cmd.Run()
+}
+
+// netnsErr is why this process cannot start a command in an empty network
+// namespace, or nil; found once (doctor's view).
+var netnsErr = sync.OnceValue(tryEmptyNetwork)
+
+// helperNetns caches helperNetnsErr by helper argv.
+var helperNetns sync.Map // string → netnsResult
+
+type netnsResult struct{ err error }
+
+// helperNetnsErr asks the helper whether it can start a command in an empty
+// network namespace. The helper, not this process, is asked: a daemon that
+// cleared its dumpable flag cannot write its children's uid_map when it
+// runs as an ordinary user, while the helper, a fresh exec, can.
+func helperNetnsErr(helper []string) error {
+	key := strings.Join(helper, "\x00")
+	if r, ok := helperNetns.Load(key); ok {
+		return r.(netnsResult).err
+	}
+	var r netnsResult
+	out, err := exec.Command(helper[0], append(slices.Clone(helper[1:]), checkNetworkFlag)...).Output()
+	if msg := strings.TrimSpace(string(out)); err != nil && msg != "" {
+		r.err = errors.New(msg)
+	} else if err != nil {
+		r.err = fmt.Errorf("the sandbox helper: %w", err)
+	}
+	helperNetns.Store(key, r)
+	return r.err
+}
