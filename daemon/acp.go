@@ -88,6 +88,9 @@ func (c *clientConn) newSession(ctx context.Context, params json.RawMessage) (an
 		return nil, rpc.InvalidParams("cwd", "must be an absolute path, got %q", req.Cwd)
 	}
 	d := c.d
+	// Before the session opens: its warm-up goes out as it opens, and the
+	// answer must not wait behind anything after it.
+	modes := d.modeState(ModeAsk)
 	w, err := d.workspaceFor(ctx, req.Cwd)
 	if err != nil {
 		return nil, err
@@ -106,7 +109,7 @@ func (c *clientConn) newSession(ctx context.Context, params json.RawMessage) (an
 		}
 	}
 	s.attach(c)
-	return acp.NewSessionResponse{SessionId: acp.SessionId(s.id), Modes: c.d.modeState(ModeAsk)}, nil
+	return acp.NewSessionResponse{SessionId: acp.SessionId(s.id), Modes: modes}, nil
 }
 
 func newSessionID() string {

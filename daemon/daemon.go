@@ -23,6 +23,7 @@ import (
 	"github.com/hearthd/hearth/session"
 	"github.com/hearthd/hearth/session/sim"
 	"github.com/hearthd/hearth/store"
+	"github.com/hearthd/hearth/workspace"
 )
 
 // Daemon is the per-user process state. Created by New; Serve runs an
@@ -100,6 +101,13 @@ func New(cfg Config, log *slog.Logger) (*Daemon, error) {
 			return nil, err
 		}
 	}
+	// Whether commands can be cut off the network is asked of the kernel
+	// once (a helper process): ahead of the first session's modes.
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		workspace.NetworkEnforced()
+	}()
 	d.wg.Add(1)
 	go d.reapLoop(min(cfg.sessionIdle(), cfg.workspaceIdle()) / 4)
 	return d, nil

@@ -125,8 +125,10 @@ func (ed *campaignEditor) newSession(ctx context.Context, cwd, mode string) (acp
 		return "", fmt.Errorf("session/new: %w", err)
 	}
 	if mode != "" {
+		// The session exists once session/new answered, whatever becomes
+		// of its mode (a kill may land first).
 		if err := ed.setMode(ctx, s.SessionId, mode); err != nil {
-			return "", err
+			return s.SessionId, err
 		}
 	}
 	return s.SessionId, nil
