@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: all build test check tree vet fmt-check cross unit editors bench clean
+.PHONY: all build test check tree vet fmt-check cross unit editors bench bench-modes peer clean
 
 all: build
 
@@ -43,6 +43,15 @@ editors:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./session/ ./store/
+
+# The request modes against the floor, and the plot (bin/bench.svg); CI runs a short one
+# (TestBenchShort). Then hearth next to Codex CLI (installs @openai/codex in a scratch dir).
+bench-modes:
+	mkdir -p bin
+	$(GO) run ./cmd/hearth bench --plot bin/bench.svg
+
+peer:
+	bash bench/peer.sh
 
 clean:
 	rm -rf bin

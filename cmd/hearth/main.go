@@ -6,7 +6,7 @@
 //	hearth status [--json]                the daemon and its workspaces
 //	hearth inspect [SESSION] [--json]     sessions, or one session's turns and requests
 //	hearth sim [--addr A]                 the built-in Responses simulator
-//	hearth bench [--steps N]              request modes side by side on the simulator's cost model
+//	hearth bench [--steps N] [--plot F]   request modes side by side on the simulator's cost model, against its floor
 //	hearth install [--dry-run]            install the per-user service (systemd --user, launchd)
 //	hearth uninstall                      stop and remove the service (an edited ~/.config/hearth/env stays)
 //	hearth start | stop | restart         control the installed service
@@ -55,7 +55,7 @@ func init() {
 		{"status", "status [--json]", "Show the daemon, its workspaces and their connections.", runStatus},
 		{"inspect", "inspect [SESSION] [--json]", "List sessions, or show one session's turns, items and requests.", runInspect},
 		{"sim", "sim [--addr HOST:PORT]", "Run the built-in Responses API simulator.", runSim},
-		{"bench", "bench [--steps N] [--runs N]", "Time a tool loop per request mode against the simulator's cost model.", runBench},
+		{"bench", "bench [--json] [--plot FILE]", "Time a tool loop per request mode against the simulator's cost model and its floor.", runBench},
 		{"install", "install [--dry-run]", "Install hearth as a per-user service (systemd --user or launchd).", runInstall},
 		{"uninstall", "uninstall", "Stop and remove the service; an edited ~/.config/hearth/env stays.", runUninstall},
 		{"start", "start", "Start the installed service.", runStart},

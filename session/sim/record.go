@@ -35,9 +35,10 @@ type Received struct {
 	OutputDelay  time.Duration // the output's pacing: FirstToken plus one token gap between consecutive deltas of an item
 	Fault        FaultKind     // the injected fault this request consumed, if any
 
-	ResponseID string // the response id, when a response was created
-	Outcome    string // the response id when completed; otherwise an error code or an Outcome* value
-	Answered   bool   // a terminal event (or error) was written, or the request ended with its connection
+	ResponseID string    // the response id, when a response was created
+	Outcome    string    // the response id when completed; otherwise an error code or an Outcome* value
+	Answered   bool      // a terminal event (or error) was written, or the request ended with its connection
+	AnsweredAt time.Time // when Answered was set: At to AnsweredAt is the server's time on the request
 }
 
 // Outcomes that are not a response id or an API error code.
@@ -75,7 +76,7 @@ func (s *Server) finish(i int, outcome, responseID string) {
 		s.mu.Unlock()
 		return
 	}
-	r.Answered = true
+	r.Answered, r.AnsweredAt = true, time.Now()
 	r.Outcome = outcome
 	if responseID != "" {
 		r.ResponseID = responseID

@@ -95,6 +95,9 @@ func TestOutputDelayRecorded(t *testing.T) {
 	if deltas != 4 || recs[0].OutputDelay != want {
 		t.Fatalf("%d deltas, OutputDelay %v, want %v", deltas, recs[0].OutputDelay, want)
 	}
+	if took := recs[0].AnsweredAt.Sub(recs[0].At); took < want {
+		t.Fatalf("answered %v after arrival, less than the pacing %v", took, want)
+	}
 }
 
 // DropConnections ends every WebSocket without a close frame.
