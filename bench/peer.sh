@@ -69,7 +69,7 @@ hearth="$scratch/hearth"
 (cd "$repo" && go build -o "$hearth" ./cmd/hearth)
 
 key="sk-peer-$RANDOM$RANDOM"
-"$hearth" sim --addr 127.0.0.1:0 --api-key "$key" --handshake "$HANDSHAKE" --per-request "$PER_REQUEST" \
+"$hearth" sim -v --addr 127.0.0.1:0 --api-key "$key" --handshake "$HANDSHAKE" --per-request "$PER_REQUEST" \
   --per-input-kb "$PER_INPUT_KB" --first-token "$FIRST_TOKEN" --tokens-per-second "$TOKENS_PER_SECOND" \
   >"$scratch/sim.log" 2>&1 &
 pids+=($!)
@@ -187,5 +187,6 @@ awk -v c="$mc" -v h="$mcold" -v w="$mwarm" 'BEGIN {printf "hearth/codex wall tim
 echo
 echo "rollout: $CALLS read calls of a 4 KiB file, one per response, then the answer; $ROUNDS interleaved rounds"
 echo "cost model (hearth sim): $cost"
+echo "requests the simulator answered (all runs): $(grep -c 'transport=ws' "$scratch/sim.log") over WebSocket, $(grep -c 'transport=http' "$scratch/sim.log") over HTTP"
 echo "codex: @openai/codex $codex_version (codex exec, WebSocket provider); hearth: $(cd "$repo" && git rev-parse --short HEAD)${cold_args[*]:+, cold with ${cold_args[*]}}"
 echo "machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -1), load average $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
