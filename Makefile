@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: all build test check tree vet fmt-check cross unit editors bench campaigns clean
+.PHONY: all build test check tree vet fmt-check cross unit editors bench bench-modes peer campaigns clean
 
 all: build
 
@@ -52,6 +52,15 @@ campaigns:
 	$(GO) test -count=1 -timeout 60m -run '^TestFaultCampaign$$' -v ./cmd/hearth -fault-prompts=500
 	$(GO) test -count=1 -timeout 60m -run '^TestLoadCampaign$$' -v ./cmd/hearth -load-editors=20 -load-sessions=5 -load-workspaces=10
 	$(GO) test -count=1 -timeout 60m -run SymlinkSwapCampaign -v ./workspace -campaign=20
+
+# The request modes against the floor, and the plot (bin/bench.svg); CI runs a short one
+# (TestBenchShort). Then hearth next to Codex CLI (installs @openai/codex in a scratch dir).
+bench-modes:
+	mkdir -p bin
+	$(GO) run ./cmd/hearth bench --plot bin/bench.svg
+
+peer:
+	bash bench/peer.sh
 
 clean:
 	rm -rf bin

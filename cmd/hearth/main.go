@@ -7,7 +7,7 @@
 //	hearth inspect [SESSION] [--json]     sessions, or one session's turns and requests
 //	hearth compact SESSION [--json]       compact a session now (as /compact)
 //	hearth sim [--addr A]                 the built-in Responses simulator
-//	hearth bench [--steps N]              request modes side by side on the simulator's cost model
+//	hearth bench [--steps N] [--plot F]   request modes side by side on the simulator's cost model, against its floor
 //	hearth install [--dry-run]            install the per-user service (systemd --user, launchd)
 //	hearth uninstall                      stop and remove the service (an edited ~/.config/hearth/env stays)
 //	hearth start | stop | restart         control the installed service
@@ -65,7 +65,7 @@ func init() {
 		{"inspect", "inspect [SESSION] [--json]", "List sessions, or show one session's turns, items and requests (SESSION: its id or a unique prefix).", 1, runInspect},
 		{"compact", "compact SESSION [--json]", "Compact a session now: the model goes on from a summary of it (the whole history stays).", 1, runCompact},
 		{"sim", "sim [--addr HOST:PORT]", "Run the built-in Responses API simulator.", 0, runSim},
-		{"bench", "bench [--steps N] [--runs N]", "Time a tool loop per request mode against the simulator's cost model.", 0, runBench},
+		{"bench", "bench [--json] [--plot FILE]", "Time a tool loop per request mode against the simulator's cost model and its floor.", 0, runBench},
 		{"install", "install [--dry-run]", "Install hearth as a per-user service (systemd --user or launchd).", 0, runInstall},
 		{"uninstall", "uninstall", "Stop and remove the service; an edited ~/.config/hearth/env stays.", 0, runUninstall},
 		{"start", "start", "Start the installed service.", 0, runStart},

@@ -16,6 +16,7 @@
 //	(*Server).PingsReceived() int              pings clients sent on WebSocket connections
 //	(*Server).WireBytes() (in, out int64)      bytes through the TCP connections of Start/ListenAndServe
 //	(*Server).InjectFault(Fault)               queue a fault; ClearFaults, PendingFaults
+//	(*Server).DropConnections() int            drop every live WebSocket without a close frame
 //	Cost.ProcessDelay(inputBytes)              the processing delay the cost model charges
 //	ParseLaneMode, ParseReasoningMode          read the hearth sim --lanes / --reasoning values
 //
@@ -105,8 +106,13 @@
 // client made itself, such as Codex's msg_<uuid>, are accepted, as the real API does): status 404, type invalid_request_error, code null, param input, "Item with id 'ID'
 // not found. Items are not persisted when `store` is set to false. Try again with `store` set
 // to true, or remove this item from your input." (Received.Outcome OutcomeItemNotFound). With
-// store true ids are accepted, but nothing is persisted either: previous_response_id always
-// resolves against the connection-local cache alone (stricter than the real API).
+// store true ids are accepted. Over HTTP a response created with store true (or absent) is
+// kept in the Server's store (the latest MaxStoredResponses) before its terminal event is
+// sent, and a later HTTP request's previous_response_id continues from it — its input and
+// output, then the new input — whatever connection it comes on; a store:false response is not
+// kept, so continuing from it is previous_response_not_found. Over WebSocket
+// previous_response_id resolves against the connection-local cache alone (stricter than the
+// real API, which also loads stored responses there).
 //
 // Options.Models, when set, lists the models that exist: another (or the default, when a
 // request names none) gets 404 model_not_found. Options.ContextWindow (tokens, 0 = unlimited):
@@ -152,8 +158,10 @@
 // delay per create; PerInputKB is charged per 1024 bytes of the request's input field — only
 // the new items of a chained request, the whole transcript of a full one; FirstToken delays
 // the first output item; TokensPerSecond paces deltas (0 = unpaced). Received.ProcessDelay
-// records PerRequest + PerInputKB×InputBytes/1024 for each create, and Cost.String prints the
-// parameters for a benchmark's report.
+// records PerRequest + PerInputKB×InputBytes/1024 for each create, Received.OutputDelay the
+// pacing its output took (FirstToken plus one 1/TokensPerSecond gap between consecutive
+// deltas of an item), and Cost.String prints the parameters for a benchmark's report. A
+// chained HTTP request (store) is charged like a chained WebSocket one: only its new input.
 //
 // # Faults
 //

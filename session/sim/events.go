@@ -47,6 +47,11 @@ type reply struct {
 	fault        *Fault
 	w            eventWriter
 	createdAt    int64
+	// persist, when set, keeps a completed or incomplete response (store:true over HTTP)
+	// before its terminal event goes out, so a client never continues from it too early.
+	persist func(id string, effective, output []json.RawMessage)
+
+	outputDelay time.Duration // the pacing waited so far: FirstToken plus the token gaps
 
 	seq             int  // next sequence_number
 	fired           bool // the fault has acted
@@ -56,8 +61,9 @@ type reply struct {
 
 // replyResult is how a reply ended: status is completed, incomplete or failed.
 type replyResult struct {
-	status string
-	output []json.RawMessage
+	status      string
+	output      []json.RawMessage
+	outputDelay time.Duration // the cost model's pacing of the output (Received.OutputDelay)
 }
 
 func newReply(req *request, streamID string, effective []json.RawMessage, cachedBytes int, fault *Fault, w eventWriter, opts Options) *reply {
@@ -96,7 +102,7 @@ func (r *reply) run(ctx context.Context) (replyResult, error) {
 	if err := r.emit(ctx, "response.in_progress", map[string]any{"response": r.object("in_progress", nil)}, false); err != nil {
 		return replyResult{}, err
 	}
-	if err := wait(ctx, r.cost.FirstToken); err != nil {
+	if err := r.pause(ctx, r.cost.FirstToken); err != nil {
 		return replyResult{}, err
 	}
 	p := planTurn(r.effective, r.tools, r.parallel)
@@ -156,7 +162,7 @@ func (r *reply) streamText(ctx context.Context, index int, text string, incomple
 	}
 	for k, d := range deltas {
 		if k > 0 {
-			if err := wait(ctx, r.cost.tokenGap()); err != nil {
+			if err := r.pause(ctx, r.cost.tokenGap()); err != nil {
 				return nil, err
 			}
 		}
@@ -188,7 +194,7 @@ func (r *reply) streamCall(ctx context.Context, index int, name, args string) (j
 	}
 	for k, d := range splitRunes(args, 12) {
 		if k > 0 {
-			if err := wait(ctx, r.cost.tokenGap()); err != nil {
+			if err := r.pause(ctx, r.cost.tokenGap()); err != nil {
 				return nil, err
 			}
 		}
@@ -220,10 +226,21 @@ func (r *reply) terminal(ctx context.Context, status string, output []json.RawMe
 		obj["error"] = map[string]any{"code": "server_error", "message": "The model failed to generate a response (simulated)."}
 	}
 	obj["usage"] = r.usage()
+	if r.persist != nil && status != "failed" {
+		r.persist(r.id, r.effective, output)
+	}
 	if err := r.emit(ctx, "response."+status, map[string]any{"response": obj}, true); err != nil {
 		return replyResult{}, err
 	}
-	return replyResult{status: status, output: output}, nil
+	return replyResult{status: status, output: output, outputDelay: r.outputDelay}, nil
+}
+
+// pause waits d of the cost model's output pacing and counts it.
+func (r *reply) pause(ctx context.Context, d time.Duration) error {
+	if d > 0 {
+		r.outputDelay += d
+	}
+	return wait(ctx, d)
 }
 
 // emit writes one event with its sequence number (and stream_id), firing the fault first when

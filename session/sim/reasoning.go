@@ -141,7 +141,7 @@ func (r *reply) streamReasoning(ctx context.Context, index int, summary string) 
 		}
 		for k, d := range deltas {
 			if k > 0 {
-				if err := wait(ctx, r.cost.tokenGap()); err != nil {
+				if err := r.pause(ctx, r.cost.tokenGap()); err != nil {
 					return nil, err
 				}
 			}

@@ -32,6 +32,7 @@ type Received struct {
 
 	InputBytes   int           // size of the input field: what the cost model charges for
 	ProcessDelay time.Duration // Cost.ProcessDelay(InputBytes), set when processing starts
+	OutputDelay  time.Duration // the output's pacing: FirstToken plus one token gap between consecutive deltas of an item
 	Fault        FaultKind     // the injected fault this request consumed, if any
 
 	ResponseID string    // the response id, when a response was created

@@ -99,6 +99,8 @@ type Server struct {
 	recs       []Received
 	changed    chan struct{} // closed and replaced whenever a record is answered
 
+	stored responseStore // HTTP responses created under store:true, for previous_response_id
+
 	pingsReceived atomic.Int64 // client pings read on WebSocket connections
 	wireIn        atomic.Int64 // bytes read from accepted TCP connections (Start/ListenAndServe)
 	wireOut       atomic.Int64 // bytes written to them
@@ -225,6 +227,22 @@ func (s *Server) Close() error {
 	})
 	<-s.closeDone
 	return nil
+}
+
+// DropConnections drops every live WebSocket connection at once, without a close frame, as a
+// network failure does, and returns how many it dropped. Their responses in flight end with
+// OutcomeClosed; their connection-local caches are gone.
+func (s *Server) DropConnections() int {
+	s.mu.Lock()
+	conns := make([]*wsConn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	for _, c := range conns {
+		c.close(CloseAbrupt)
+	}
+	return len(conns)
 }
 
 // Handshakes is the number of WebSocket upgrade attempts so far, refused ones included.

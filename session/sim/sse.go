@@ -10,7 +10,9 @@ import (
 
 // serveHTTPCreate is the HTTP twin: POST …/responses. With stream:true the response streams
 // as SSE (event: <type> / data: <json>, no [DONE]); otherwise the final response object is
-// returned as JSON. There is no server-side store, so previous_response_id always fails.
+// returned as JSON. A response created with store:true (or store absent) is kept in the
+// Server's store, and a later request's previous_response_id continues from it on any
+// connection; under store:false nothing is kept, so continuing from it fails.
 func (s *Server) serveHTTPCreate(w http.ResponseWriter, r *http.Request) {
 	if !s.authorized(r) {
 		invalidAPIKey().writeHTTP(w)
@@ -54,16 +56,22 @@ func (s *Server) serveHTTPCreate(w http.ResponseWriter, r *http.Request) {
 		fail(*req.invalid)
 		return
 	}
-	if req.prevID != "" { // there is no store: nothing to continue from
-		fail(previousNotFound(req.prevID))
-		return
+	var parent cachedResponse
+	if req.prevID != "" {
+		var ok bool
+		if parent, ok = s.stored.lookup(req.prevID); !ok {
+			fail(previousNotFound(req.prevID))
+			return
+		}
 	}
+	effective := make([]json.RawMessage, 0, len(parent.items)+len(req.input))
+	effective = append(append(effective, parent.items...), req.input...)
 	fault := s.takeFault(i)
 	if e, ok := fault.instead(modelOr(req.model, s.opts.model())); ok {
 		fail(e)
 		return
 	}
-	if e := s.checkContext(req, req.input); e != nil {
+	if e := s.checkContext(req, effective); e != nil {
 		fail(*e)
 		return
 	}
@@ -84,9 +92,13 @@ func (s *Server) serveHTTPCreate(w http.ResponseWriter, r *http.Request) {
 		collected = &collectWriter{}
 		ew = collected
 	}
-	rep := newReply(req, "", req.input, 0, fault, ew, s.opts)
+	rep := newReply(req, "", effective, parent.bytes, fault, ew, s.opts)
+	if !req.storeOff() {
+		rep.persist = s.stored.put
+	}
 	s.update(i, func(r *Received) { r.ResponseID = rep.id })
 	res, err := rep.run(ctx)
+	s.update(i, func(r *Received) { r.OutputDelay = res.outputDelay })
 	switch {
 	case errors.Is(err, errFaultClosed):
 		s.finish(i, OutcomeFaultClosed, rep.id)

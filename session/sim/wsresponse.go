@@ -65,6 +65,7 @@ func (c *wsConn) respond(j *job) (outcome, responseID string) {
 	rep := newReply(req, lane, effective, parent.bytes, j.fault, wsWriter{c}, c.s.opts)
 	c.s.update(j.rec, func(r *Received) { r.ResponseID = rep.id })
 	res, err := rep.run(c.ctx)
+	c.s.update(j.rec, func(r *Received) { r.OutputDelay = res.outputDelay })
 	switch {
 	case errors.Is(err, errFaultClosed):
 		return OutcomeFaultClosed, rep.id
