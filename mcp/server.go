@@ -1,0 +1,67 @@
+package mcp
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// Transports an editor may give a server.
+const (
+	Stdio = "stdio"
+	HTTP  = "http" // MCP's streamable HTTP
+	SSE   = "sse"  // the older HTTP+SSE transport
+)
+
+// Server is one MCP server as the editor configured it. A plain value,
+// built per session/new or session/load.
+type Server struct {
+	Name      string
+	Transport string // Stdio, HTTP or SSE
+
+	// Stdio: the program, its arguments and the variables set on top of the
+	// base environment (Options.Env), as "NAME=value".
+	Command string
+	Args    []string
+	Env     []string
+
+	// HTTP, SSE: the endpoint and the headers sent with every request.
+	URL     string
+	Headers [][2]string
+}
+
+// Validate says what is wrong with s, naming the field, or nil.
+func (s Server) Validate() error {
+	if strings.TrimSpace(s.Name) == "" {
+		return fmt.Errorf("name: is empty")
+	}
+	switch s.Transport {
+	case Stdio:
+		if strings.TrimSpace(s.Command) == "" {
+			return fmt.Errorf("command: is empty")
+		}
+		for _, kv := range s.Env {
+			if name, _, _ := strings.Cut(kv, "="); name == "" || strings.ContainsRune(kv, 0) {
+				return fmt.Errorf("env: %q is not a variable", kv)
+			}
+		}
+	case HTTP, SSE:
+		u, err := url.Parse(s.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("url: %q is not an http(s) URL", s.URL)
+		}
+	default:
+		return fmt.Errorf("type: unknown transport %q (stdio, http or sse)", s.Transport)
+	}
+	return nil
+}
+
+// Same reports whether a and b configure the same servers, in order.
+func Same(a, b []Server) bool {
+	return slices.EqualFunc(a, b, func(x, y Server) bool {
+		return x.Name == y.Name && x.Transport == y.Transport && x.Command == y.Command &&
+			slices.Equal(x.Args, y.Args) && slices.Equal(x.Env, y.Env) && x.URL == y.URL &&
+			slices.Equal(x.Headers, y.Headers)
+	})
+}
