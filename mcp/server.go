@@ -31,28 +31,36 @@ type Server struct {
 	Headers [][2]string
 }
 
-// Validate says what is wrong with s, naming the field, or nil.
+// FieldError is what is wrong with one field of a Server's configuration.
+type FieldError struct {
+	Field  string // ACP's name of the field: name, command, env, url, type
+	Reason string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Reason }
+
+// Validate returns a *FieldError saying what is wrong with s, or nil.
 func (s Server) Validate() error {
 	if strings.TrimSpace(s.Name) == "" {
-		return fmt.Errorf("name: is empty")
+		return &FieldError{"name", "is empty"}
 	}
 	switch s.Transport {
 	case Stdio:
 		if strings.TrimSpace(s.Command) == "" {
-			return fmt.Errorf("command: is empty")
+			return &FieldError{"command", "is empty"}
 		}
 		for _, kv := range s.Env {
-			if name, _, _ := strings.Cut(kv, "="); name == "" || strings.ContainsRune(kv, 0) {
-				return fmt.Errorf("env: %q is not a variable", kv)
+			if name, _, _ := strings.Cut(kv, "="); name == "" || strings.ContainsAny(kv, "\x00") {
+				return &FieldError{"env", fmt.Sprintf("%q is not a variable", kv)}
 			}
 		}
 	case HTTP, SSE:
 		u, err := url.Parse(s.URL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("url: %q is not an http(s) URL", s.URL)
+			return &FieldError{"url", fmt.Sprintf("%q is not an http(s) URL", s.URL)}
 		}
 	default:
-		return fmt.Errorf("type: unknown transport %q (stdio, http or sse)", s.Transport)
+		return &FieldError{"type", fmt.Sprintf("unknown transport %q (stdio, http or sse)", s.Transport)}
 	}
 	return nil
 }

@@ -63,7 +63,7 @@ type Tool struct {
 	ReadOnly    bool            // the server says it changes nothing (annotations.readOnlyHint)
 }
 
-// Set is the MCP servers of one session. Created by Start when the session
+// Set is the MCP servers of one session; a nil *Set has none. Created by Start when the session
 // opens; its tool list is fixed from then on (the model's requests carry it,
 // byte for byte). Close stops the servers; calls after it fail.
 type Set struct {
@@ -189,13 +189,28 @@ func parameters(schema any) json.RawMessage {
 }
 
 // Servers returns the configuration the set was started with.
-func (s *Set) Servers() []Server { return s.servers }
+func (s *Set) Servers() []Server {
+	if s == nil {
+		return nil
+	}
+	return s.servers
+}
 
 // Tools returns the tools of the servers that started, sorted by Name.
-func (s *Set) Tools() []Tool { return s.tools }
+func (s *Set) Tools() []Tool {
+	if s == nil {
+		return nil
+	}
+	return s.tools
+}
 
 // Problems describes the servers that did not start, for the user.
-func (s *Set) Problems() []string { return s.problems }
+func (s *Set) Problems() []string {
+	if s == nil {
+		return nil
+	}
+	return s.problems
+}
 
 // Lookup returns the tool the model knows as name.
 func (s *Set) Lookup(name string) (Tool, bool) {
