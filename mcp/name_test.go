@@ -53,3 +53,16 @@ func TestParameters(t *testing.T) {
 		}
 	}
 }
+
+func TestSame(t *testing.T) {
+	a := Server{Name: "a", Transport: Stdio, Command: "x", Args: []string{"1"}}
+	b := Server{Name: "b", Transport: HTTP, URL: "http://h", Headers: [][2]string{{"K", "v"}}}
+	b2 := b
+	b2.Headers = [][2]string{{"K", "w"}}
+	if !Same([]Server{a, b}, []Server{b, a}) || !Same(nil, []Server{}) {
+		t.Error("the same servers in another order are not Same")
+	}
+	if Same([]Server{a, b}, []Server{a, b2}) || Same([]Server{a}, []Server{a, b}) {
+		t.Error("different servers are Same")
+	}
+}

@@ -65,8 +65,11 @@ func (s Server) Validate() error {
 	return nil
 }
 
-// Same reports whether a and b configure the same servers, in order.
+// Same reports whether a and b configure the same servers, in any order
+// (an editor may list them differently each time; the tools are sorted).
 func Same(a, b []Server) bool {
+	byName := func(x, y Server) int { return strings.Compare(x.Name, y.Name) }
+	a, b = slices.SortedFunc(slices.Values(a), byName), slices.SortedFunc(slices.Values(b), byName)
 	return slices.EqualFunc(a, b, func(x, y Server) bool {
 		return x.Name == y.Name && x.Transport == y.Transport && x.Command == y.Command &&
 			slices.Equal(x.Args, y.Args) && slices.Equal(x.Env, y.Env) && x.URL == y.URL &&
