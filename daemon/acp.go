@@ -30,7 +30,7 @@ func (d *Daemon) mux(c *clientConn) *rpc.Mux {
 	m.Notification(rpc.MethodSessionCancel, c.cancel)
 	m.Handle(rpc.MethodSessionList, c.gated(c.list))
 	m.HandleStaged(rpc.MethodSessionLoad, c.prepareLoad)
-	m.Handle(rpc.MethodSessionNew, c.gated(c.newSession))
+	m.HandleStaged(rpc.MethodSessionNew, c.prepareNew)
 	m.HandleStaged(rpc.MethodSessionPrompt, c.preparePrompt)
 	m.Handle(rpc.MethodSessionSetMode, c.gated(c.setMode))
 	return m
@@ -73,6 +73,7 @@ func (c *clientConn) initialize(ctx context.Context, params json.RawMessage) (an
 			LoadSession:         true,
 			SessionCapabilities: acp.SessionCapabilities{List: &acp.SessionListCapabilities{}},
 			PromptCapabilities:  acp.PromptCapabilities{EmbeddedContext: true, Image: true},
+			McpCapabilities:     acp.McpCapabilities{Http: true, Sse: true},
 		},
 		AgentInfo:   &acp.Implementation{Name: "hearth", Version: c.d.Config().Version},
 		AuthMethods: []acp.AuthMethod{},
@@ -87,6 +88,10 @@ func (c *clientConn) newSession(ctx context.Context, params json.RawMessage) (an
 	if !filepath.IsAbs(req.Cwd) {
 		return nil, rpc.InvalidParams("cwd", "must be an absolute path, got %q", req.Cwd)
 	}
+	servers, err := mcpServers(params)
+	if err != nil {
+		return nil, err
+	}
 	d := c.d
 	// Before the session opens: its warm-up goes out as it opens, and the
 	// answer must not wait behind anything after it.
@@ -96,15 +101,20 @@ func (c *clientConn) newSession(ctx context.Context, params json.RawMessage) (an
 		return nil, err
 	}
 	initial := agentsContext(w.root.Path())
-	// The workspace's spare, warm already; else a new session whose warm-up
-	// starts here, in the background: session/new answers at once.
-	s := d.takeSpare(ctx, w, initial)
+	// The workspace's spare, warm already (its tools are the workspace's:
+	// not for a session with MCP servers); else a new session whose warm-up
+	// starts here, in the background: session/new answers once its MCP
+	// servers are up.
+	var s *openSession
+	if len(servers) == 0 {
+		s = d.takeSpare(ctx, w, initial)
+	}
 	if s == nil {
 		id := newSessionID()
 		if err := d.db.CreateSession(ctx, store.Session{ID: id, Root: w.root.Path(), Mode: ModeAsk, Model: w.client.Config().Model}); err != nil {
 			return nil, fmt.Errorf("create session: %w", err)
 		}
-		if s, err = d.openConversation(ctx, id, w, initial, nil); err != nil {
+		if s, err = d.openConversation(ctx, id, w, initial, nil, d.startMCP(d.ctx, w, servers)); err != nil {
 			return nil, err
 		}
 	}
@@ -186,6 +196,7 @@ func (c *clientConn) preparePrompt(ctx context.Context, params json.RawMessage) 
 			s.toldWatch = true
 			updates{s}.Notice("hearth: file watching is " + s.ws.watch)
 		}
+		s.tellMCP(updates{s})
 		if delta := d.contextDelta(tctx, s); delta != "" {
 			input = append(input, session.DeveloperMessage(delta))
 		}
@@ -284,12 +295,16 @@ func (c *clientConn) prepareLoad(ctx context.Context, params json.RawMessage) (f
 		return nil, err
 	}
 	id := string(req.SessionId)
+	servers, err := mcpServers(params)
+	if err != nil {
+		return nil, err
+	}
 	return func(rctx context.Context) (any, error) {
 		ctx := jsonrpc2.DetachContext(rctx)
 		// The replay goes to this client only, before the answer (ACP),
 		// streamed from the store page by page (a session not open yet
 		// opens with the items read).
-		s, err := c.d.loadStreaming(ctx, id, func(w *openWorkspace, page []store.Item) error {
+		s, err := c.d.loadStreaming(ctx, id, servers, func(w *openWorkspace, page []store.Item) error {
 			return c.replay(ctx, replayer{session: id, root: w.root.Path(),
 				kind: func(name string) acp.ToolKind { return toolKind(w, name) }}, page)
 		})

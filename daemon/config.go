@@ -47,6 +47,7 @@ type Config struct {
 	SessionIdle       time.Duration // $HEARTH_SESSION_IDLE: close a session with no editor and no turn after this (default 30m)
 	WorkspaceIdle     time.Duration // $HEARTH_WORKSPACE_IDLE: close a workspace with no open session after this (default 5m)
 	ContextWindow     int           // $HEARTH_CONTEXT_WINDOW: the model's input window in tokens; 0 = known default of the model family
+	MCPCallTimeout    time.Duration // $HEARTH_MCP_TIMEOUT: one call of an MCP server's tool; 0 = default 60s
 	NoSpare           bool          // $HEARTH_SPARE=off: no session warmed ahead of time per workspace
 	WatchMaxDirs      int           // $HEARTH_WATCH_MAX_DIRS: a workspace with more directories (outside ignored ones) is not watched; 0 = default 20000, -1 = no limit
 	ShellNetwork      string        // $HEARTH_SHELL_NETWORK: on, off or mode (by the session's mode, modeNetwork); "" = mode
@@ -137,6 +138,7 @@ func FromEnv() (Config, error) {
 		{"HEARTH_MAX_CONN_AGE", &c.MaxConnAge},
 		{"HEARTH_SESSION_IDLE", &c.SessionIdle},
 		{"HEARTH_WORKSPACE_IDLE", &c.WorkspaceIdle},
+		{"HEARTH_MCP_TIMEOUT", &c.MCPCallTimeout},
 	} {
 		v := os.Getenv(d.env)
 		if v == "" {

@@ -87,3 +87,22 @@ func TestConfigCheckBaseURL(t *testing.T) {
 		t.Errorf("reload to a bad base: %v, base now %q", err, d.Config().BaseURL)
 	}
 }
+
+// HEARTH_MCP_TIMEOUT bounds one MCP tool call; unset means mcp's default.
+func TestConfigMCPTimeout(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HEARTH_DATA_DIR", dir)
+	t.Setenv("HEARTH_SOCKET", dir+"/s")
+	t.Setenv("HEARTH_MCP_TIMEOUT", "")
+	if c, err := FromEnv(); err != nil || c.MCPCallTimeout != 0 {
+		t.Fatalf("unset: %v %v", c.MCPCallTimeout, err)
+	}
+	t.Setenv("HEARTH_MCP_TIMEOUT", "2m")
+	if c, err := FromEnv(); err != nil || c.MCPCallTimeout != 2*time.Minute {
+		t.Fatalf("2m: %v %v", c.MCPCallTimeout, err)
+	}
+	t.Setenv("HEARTH_MCP_TIMEOUT", "soon")
+	if _, err := FromEnv(); err == nil || !strings.Contains(err.Error(), "HEARTH_MCP_TIMEOUT") {
+		t.Errorf("soon: %v", err)
+	}
+}

@@ -275,7 +275,7 @@ func (d *Daemon) Close() error {
 	d.sessions, d.workspaces = map[string]*openSession{}, map[string]*openWorkspace{}
 	d.mu.Unlock()
 	for _, s := range sessions {
-		s.conv.Close()
+		s.close()
 	}
 	for _, w := range workspaces {
 		d.closeWorkspace(w)

@@ -36,6 +36,13 @@ var spareInTests = true
 
 func startDaemon(t *testing.T, simOpts sim.Options, apiKey string) *testDaemon {
 	t.Helper()
+	return startDaemonWith(t, simOpts, apiKey, nil)
+}
+
+// startDaemonWith is startDaemon with configure applied to the daemon's
+// Config before it starts.
+func startDaemonWith(t *testing.T, simOpts sim.Options, apiKey string, configure func(*Config)) *testDaemon {
+	t.Helper()
 	srv := sim.New(simOpts)
 	base, err := srv.Start()
 	if err != nil {
@@ -58,6 +65,9 @@ func startDaemon(t *testing.T, simOpts sim.Options, apiKey string) *testDaemon {
 		// Tests count and fault a session's own requests; the spare's
 		// warm-ups would interleave. spare_test.go turns it on.
 		NoSpare: spareInTests,
+	}
+	if configure != nil {
+		configure(&cfg)
 	}
 	logs := &bytes.Buffer{}
 	log := slog.New(slog.NewTextHandler(&lockedWriter{w: logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))

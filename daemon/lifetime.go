@@ -87,7 +87,7 @@ func (d *Daemon) reap(now time.Time) (sessions, workspaces int) {
 	}
 	d.mu.Unlock()
 	for _, s := range convs {
-		s.conv.Close()
+		s.close()
 		d.log.Info("session closed after being idle", "session", s.id)
 	}
 	for _, w := range wss {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/coder/acp-go-sdk"
 
+	"github.com/hearthd/hearth/mcp"
 	"github.com/hearthd/hearth/rpc"
 	"github.com/hearthd/hearth/session"
 	"github.com/hearthd/hearth/store"
@@ -55,12 +56,15 @@ type openSession struct {
 
 	lastUsed atomic.Int64 // unix nanos of the last lookup, attach or detach: the start of its idle time
 
-	mu       sync.Mutex // guards subs, offered, cancel, prompter, mode
+	mu       sync.Mutex // guards subs, offered, cancel, prompter, mode, mcp, specs, mcpNotes
 	subs     map[*clientConn]struct{}
 	offered  map[*clientConn]bool // told the session's slash commands (commands.go)
 	cancel   context.CancelFunc   // cancels the running turn; nil when idle
 	prompter *clientConn          // the editor that sent the running prompt: it is asked for permissions
 	mode     string               // read-only | ask | auto-edit | full-auto
+	mcp      *mcp.Set             // the editor's MCP servers (mcp.go); nil without
+	specs    []json.RawMessage    // the workspace's tool specs, then the MCP tools': what every request carries
+	mcpNotes []string             // what went wrong with the MCP servers, for the next prompt
 }
 
 // workspaceFor returns the open workspace for dir, opening it on first use.
@@ -216,7 +220,9 @@ func (d *Daemon) sessionConfig() session.Config {
 // openConversation opens (or returns the already open) session id in w.
 // Concurrent opens of one session open it once, so the repair of an
 // interrupted tool call is committed once.
-func (d *Daemon) openConversation(ctx context.Context, id string, w *openWorkspace, initial []json.RawMessage, items []store.Item) (*openSession, error) {
+// The session takes servers (nil: none) when this call opens it; else they
+// are stopped.
+func (d *Daemon) openConversation(ctx context.Context, id string, w *openWorkspace, initial []json.RawMessage, items []store.Item, servers *mcp.Set) (*openSession, error) {
 	key := "session:" + id
 	var s *openSession
 	mine, err := d.beginOpen(ctx, key, func() bool {
@@ -227,17 +233,19 @@ func (d *Daemon) openConversation(ctx context.Context, id string, w *openWorkspa
 		return false
 	})
 	if err != nil || !mine {
+		servers.Close()
 		return s, err
 	}
 	defer d.opened(key)
-	s, err = d.newOpenSession(ctx, id, w, initial, items)
+	s, err = d.newOpenSession(ctx, id, w, initial, items, servers)
 	if err != nil {
+		servers.Close()
 		return nil, err
 	}
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
-		s.conv.Close()
+		s.close()
 		return nil, errClosed
 	}
 	d.sessions[id] = s
@@ -247,14 +255,16 @@ func (d *Daemon) openConversation(ctx context.Context, id string, w *openWorkspa
 	return s, nil
 }
 
-// newOpenSession opens the conversation of the stored session id in w,
-// not yet registered in d.sessions nor warmed.
-func (d *Daemon) newOpenSession(ctx context.Context, id string, w *openWorkspace, initial []json.RawMessage, items []store.Item) (*openSession, error) {
+// newOpenSession opens the conversation of the stored session id in w, with
+// the MCP servers of set (nil: none), not yet registered in d.sessions nor
+// warmed. The caller keeps set when it fails.
+func (d *Daemon) newOpenSession(ctx context.Context, id string, w *openWorkspace, initial []json.RawMessage, items []store.Item, set *mcp.Set) (*openSession, error) {
 	row, err := d.db.Session(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	s := &openSession{id: id, ws: w, subs: map[*clientConn]struct{}{}, mode: row.Mode}
+	s.setMCP(set)
 	if w.watcher != nil {
 		s.since = w.watcher.Cursor()
 	}
@@ -292,7 +302,7 @@ func (d *Daemon) lookup(ctx context.Context, id string) (*openSession, error) {
 	if err != nil {
 		return nil, err
 	}
-	return d.openConversation(ctx, id, w, nil, nil)
+	return d.openConversation(ctx, id, w, nil, nil, nil)
 }
 
 // attach subscribes c to s's updates.
@@ -370,16 +380,26 @@ type sessionTools struct {
 	s *openSession
 }
 
-func (t *sessionTools) Specs() []json.RawMessage { return t.s.ws.specs }
+func (t *sessionTools) Specs() []json.RawMessage {
+	t.s.mu.Lock()
+	defer t.s.mu.Unlock()
+	return t.s.specs
+}
 
 // Concurrent says which calls may run side by side: the read-only tools,
 // which never ask the user.
 func (t *sessionTools) Concurrent(name string) bool {
+	if tool, _, ok := t.s.mcpTool(name); ok {
+		return tool.ReadOnly
+	}
 	tool, ok := t.s.ws.tools.Lookup(name)
 	return ok && tool.ReadOnly
 }
 
 func (t *sessionTools) Run(ctx context.Context, call session.ToolCall) session.ToolResult {
+	if tool, set, ok := t.s.mcpTool(call.Name); ok {
+		return t.runMCP(ctx, call, tool, set)
+	}
 	ws := t.s.ws
 	args := json.RawMessage(call.Arguments)
 	tool, known := ws.tools.Lookup(call.Name)
@@ -461,7 +481,10 @@ const loadPage = 500
 // session's length); a session not open yet is then opened with the items
 // read, so each item is read once. The store has what the live view showed
 // (tool views), which an open conversation's transcript does not.
-func (d *Daemon) loadStreaming(ctx context.Context, id string, each func(*openWorkspace, []store.Item) error) (*openSession, error) {
+//
+// The session gets servers: a session not open yet starts them before it
+// opens; an open one changes to them if they differ (refreshMCP).
+func (d *Daemon) loadStreaming(ctx context.Context, id string, servers []mcp.Server, each func(*openWorkspace, []store.Item) error) (*openSession, error) {
 	d.mu.Lock()
 	s := d.sessions[id]
 	if s != nil {
@@ -501,10 +524,11 @@ func (d *Daemon) loadStreaming(ctx context.Context, id string, each func(*openWo
 		}
 	}
 	if s != nil {
+		d.refreshMCP(s, servers)
 		return s, nil
 	}
 	if items == nil {
 		items = []store.Item{}
 	}
-	return d.openConversation(ctx, id, w, nil, items)
+	return d.openConversation(ctx, id, w, nil, items, d.startMCP(d.ctx, w, servers))
 }

@@ -67,7 +67,7 @@ func (d *Daemon) makeSpare(w *openWorkspace) (*spareSession, error) {
 		return nil, fmt.Errorf("create spare session: %w", err)
 	}
 	initial := agentsContext(w.root.Path())
-	s, err := d.newOpenSession(ctx, id, w, initial, nil)
+	s, err := d.newOpenSession(ctx, id, w, initial, nil, nil)
 	if err != nil {
 		d.db.DeleteSession(context.WithoutCancel(ctx), id)
 		return nil, err

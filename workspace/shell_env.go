@@ -46,3 +46,8 @@ func toolEnv(environ []string, extra string) []string {
 // currentToolEnv is toolEnv of this process's environment now: a SIGHUP
 // reload that changes HEARTH_TOOL_ENV applies to the next command.
 func currentToolEnv() []string { return toolEnv(os.Environ(), os.Getenv(toolEnvVar)) }
+
+// ToolEnv is the environment the shell tool's commands get now: the
+// allowlist above and HEARTH_TOOL_ENV's names, from the daemon's
+// environment. The daemon gives the same to the MCP servers it starts.
+func ToolEnv() []string { return currentToolEnv() }

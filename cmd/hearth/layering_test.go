@@ -19,11 +19,13 @@ var allowed = map[string][]string{
 	"store":       {},
 	"rpc":         {},
 	"session/sim": {},
+	"mcp":         {},
+	"mcp/mcptest": {}, // imported by tests only: a tiny MCP server
 	"workspace":   {"store"},
 	"session":     {"store"},
-	"daemon":      {"rpc", "workspace", "session", "session/sim", "store"},
+	"daemon":      {"rpc", "workspace", "session", "session/sim", "store", "mcp"},
 	"installer":   {"daemon", "rpc"},
-	"cmd/hearth":  {"daemon", "rpc", "workspace", "session", "session/sim", "store", "installer"},
+	"cmd/hearth":  {"daemon", "rpc", "workspace", "session", "session/sim", "store", "installer", "mcp"},
 	// Imported by tests only: isolates them from the user's environment.
 	"internal/testenv": {},
 }

@@ -28,9 +28,11 @@ cleanup() {
 trap cleanup EXIT
 
 (cd "$repo" && go build -o "$tmp/hearth" ./cmd/hearth)
+# hearth's test MCP server (mcp/mcptest): the mcp package's test binary serves it.
+(cd "$repo" && go test -c -o "$tmp/mcp-server" ./mcp)
 
 cd "$here"
 nvim --version | head -n1
-HEARTH_BIN="$tmp/hearth" HEARTH_TEST_TMP="$tmp" \
+HEARTH_BIN="$tmp/hearth" HEARTH_TEST_TMP="$tmp" HEARTH_MCP_SERVER="$tmp/mcp-server" \
   timeout 600 nvim --headless -u NONE -i NONE -n \
   --cmd "set rtp^=$here" -c "luafile $here/tests/run.lua"

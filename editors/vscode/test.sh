@@ -36,6 +36,9 @@ fi
 step "build hearth"
 (cd "$REPO" && go build -o "$TMP/hearth" ./cmd/hearth)
 export HEARTH_BIN="$TMP/hearth"
+# hearth's test MCP server (mcp/mcptest): the mcp package's test binary serves it.
+(cd "$REPO" && go test -c -o "$TMP/mcp-server" ./mcp)
+export HEARTH_MCP_SERVER="$TMP/mcp-server"
 
 step "tsc"
 rm -rf out
@@ -66,7 +69,7 @@ run_tests() {
 }
 
 step "node tests"
-run_tests out/test/units.test.js out/test/acp.test.js out/test/permissions.test.js out/test/files.test.js out/test/fake-agent.test.js out/test/extension.test.js
+run_tests out/test/units.test.js out/test/acp.test.js out/test/permissions.test.js out/test/files.test.js out/test/fake-agent.test.js out/test/extension.test.js out/test/mcp.test.js
 
 step "ui test (headless chromium)"
 run_tests out/test/ui.test.js

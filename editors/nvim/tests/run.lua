@@ -1112,10 +1112,51 @@ local function main()
     truthy(status().pid ~= pid, 'a new daemon')
   end)
 
+  test('setup{mcp_servers}: the model calls an MCP server\'s tool, with permission', function()
+    local server = truthy(os.getenv('HEARTH_MCP_SERVER'), 'HEARTH_MCP_SERVER is not set')
+    hearth.setup({ mcp_servers = {
+      tests = { command = server, args = { '__mcp-test-server' } },
+      bad = { type = 'ftp' },
+    } })
+    local from, sent_from = #notes + 1, #sent + 1
+    local before = hearth.current_session() and hearth.current_session().id
+    vim.cmd('HearthNew')
+    wait('the new session', function()
+      local s = hearth.current_session()
+      return s and s.id ~= before
+    end)
+    truthy(noted('mcp_servers.bad: unknown type', vim.log.levels.WARN, from), 'the bad entry is reported: ' .. vim.inspect(notes))
+    local req
+    for i = sent_from, #sent do
+      if sent[i].method == 'session/new' then
+        req = sent[i]
+      end
+    end
+    truthy(req, 'a session/new was sent')
+    eq(#req.params.mcpServers, 1, 'servers sent')
+    eq(req.params.mcpServers[1].name, 'tests', 'the server sent')
+    eq(req.params.mcpServers[1].command, server, 'its command')
+    local asked = 0
+    select_handler = function(items, opts, on_choice)
+      asked = asked + 1
+      for _, o in ipairs(items) do
+        if o.kind == 'allow_once' then
+          return on_choice(o)
+        end
+      end
+    end
+    run('m sim:calls=1 sim:tool=mcp__tests__echo sim:args={"text":"from-nvim"}')
+    eq(asked, 1, 'permission questions')
+    local turn = last_turn(chat_lines())
+    truthy(find_line(turn, 'echo: from-nvim', true), 'the tool\'s answer in ' .. vim.inspect(turn))
+    select_handler = nil
+    hearth.setup({ mcp_servers = {} })
+  end)
+
   test(':help hearth opens the documentation', function()
     vim.cmd('helptags ' .. vim.fn.fnameescape(root .. '/doc'))
     for _, tag in ipairs({ 'hearth', ':Hearth', ':HearthResume', ':HearthMode', ':HearthImage', 'hearth-images', 'hearth-statusline',
-      'hearth-permissions', 'hearth-buffers', 'hearth.setup()', 'hearth-thoughts', 'hl-hearthThought' }) do
+      'hearth-permissions', 'hearth-buffers', 'hearth.setup()', 'hearth-thoughts', 'hl-hearthThought', 'hearth-mcp' }) do
       vim.cmd('help ' .. tag)
       eq(vim.fn.fnamemodify(vim.api.nvim_buf_get_name(0), ':t'), 'hearth.txt', 'help file for ' .. tag)
       truthy(vim.api.nvim_get_current_line():find('*' .. tag .. '*', 1, true), 'cursor on the tag ' .. tag)

@@ -9,6 +9,7 @@ import { HearthGoneError, HearthNotFoundError, README_URL, describeError } from 
 import { findWorkspace, summarize, type HearthStatus, type StatusSummary } from "./acp/status.js";
 import { EditorFiles } from "./files.js";
 import { appendToHistory } from "./history.js";
+import { mcpServersFromSetting } from "./mcp.js";
 import type { HostMessage, ImageAttachment, ModeInfo, SessionSummary, ViewMessage } from "./protocol.js";
 
 /** The modes hearth's daemon implements, shown until the agent reports its own. */
@@ -63,7 +64,11 @@ export class Controller implements vscode.Disposable {
 
   private settingsKey(): string {
     const cfg = vscode.workspace.getConfiguration("hearth");
-    return JSON.stringify([cfg.get<string>("path", "hearth"), cfg.get<Record<string, string>>("env", {})]);
+    return JSON.stringify([
+      cfg.get<string>("path", "hearth"),
+      cfg.get<Record<string, string>>("env", {}),
+      cfg.get<unknown>("mcpServers", {}),
+    ]);
   }
 
   /** The client for the current settings; a settings change takes effect on the next action without a running turn. */
@@ -73,6 +78,8 @@ export class Controller implements vscode.Disposable {
     this.dropClient();
     const cfg = vscode.workspace.getConfiguration("hearth");
     const env = { ...process.env, ...cfg.get<Record<string, string>>("env", {}) };
+    const mcp = mcpServersFromSetting(cfg.get<unknown>("mcpServers", {}));
+    for (const p of mcp.problems) this.output.appendLine(`${p}; left out`);
     const client = new HearthClient({
       path: cfg.get<string>("path", "hearth"),
       env,
@@ -80,6 +87,7 @@ export class Controller implements vscode.Disposable {
       clientInfo: { name: "hearth-vscode", version: this.extensionVersion },
       onPermission: (req, signal) => this.askPermission(req, signal),
       files: new EditorFiles(),
+      mcpServers: mcp.servers,
     });
     this.unsubscribe = [
       client.on("update", (n) => {

@@ -194,3 +194,22 @@ export function thoughtRuns(msgs: HostMessage[]): string[] {
   }
   return runs;
 }
+
+/**
+ * A program serving hearth's test MCP server (mcp/mcptest) on stdio when run
+ * with MCP_TEST_SERVER_ARGS: $HEARTH_MCP_SERVER (test.sh builds it), else the
+ * mcp package's test binary built once into a temp dir.
+ */
+export function mcpTestServer(): string {
+  const fromEnv = process.env.HEARTH_MCP_SERVER;
+  if (fromEnv) {
+    if (!existsSync(fromEnv)) throw new Error(`HEARTH_MCP_SERVER=${fromEnv} does not exist`);
+    return fromEnv;
+  }
+  const out = path.join(os.tmpdir(), `hearth-vscode-test-${process.getuid?.() ?? 0}`, "mcp-server");
+  mkdirSync(path.dirname(out), { recursive: true });
+  execFileSync("go", ["test", "-c", "-o", out, "./mcp"], { cwd: REPO_DIR, stdio: "inherit" });
+  return out;
+}
+
+export const MCP_TEST_SERVER_ARGS = ["__mcp-test-server"];

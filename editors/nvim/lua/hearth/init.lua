@@ -16,6 +16,10 @@ M.config = {
   cmd = { 'hearth', 'acp' }, -- the agent command line
   env = nil, -- extra environment for it, e.g. { HEARTH_SOCKET = '/tmp/h.sock' }
   open = 'botright vsplit', -- how the chat window is opened
+  -- MCP servers whose tools the model may call, keyed by name:
+  -- { github = { command = 'npx', args = {...}, env = { GITHUB_TOKEN = '...' } },
+  --   docs = { type = 'http', url = 'https://...', headers = { Authorization = '...' } } }
+  mcp_servers = nil,
 }
 
 -- state of the plugin; M._state for tests and debugging.
@@ -372,8 +376,80 @@ end
 -- Sessions and turns
 ---------------------------------------------------------------------------
 
+-- pairs_list turns { NAME = 'value' } into ACP's [{name, value}], sorted;
+-- nil when a value is not a string.
+local function pairs_list(t)
+  local out = {}
+  for k, v in pairs(t or {}) do
+    if type(k) ~= 'string' or type(v) ~= 'string' then
+      return nil
+    end
+    table.insert(out, { name = k, value = v })
+  end
+  table.sort(out, function(a, b)
+    return a.name < b.name
+  end)
+  return out
+end
+
+--- The mcp_servers option as ACP's McpServer list (sorted by name) for
+--- session/new and session/load, and the entries left out with why.
+function M.mcp_servers()
+  local servers, problems, names = {}, {}, {}
+  local cfg = M.config.mcp_servers
+  if cfg ~= nil and type(cfg) ~= 'table' then
+    return servers, { 'mcp_servers must be a table keyed by server name' }
+  end
+  for name in pairs(cfg or {}) do
+    table.insert(names, name)
+  end
+  table.sort(names, function(a, b)
+    return tostring(a) < tostring(b)
+  end)
+  for _, name in ipairs(names) do
+    local s = cfg[name]
+    local kind = type(s) == 'table' and (s.type or 'stdio') or nil
+    local where = 'mcp_servers.' .. tostring(name)
+    if type(name) ~= 'string' or type(s) ~= 'table' then
+      table.insert(problems, where .. ' must be a table under a name')
+    elseif kind == 'stdio' then
+      local env = pairs_list(s.env)
+      if type(s.command) ~= 'string' or s.command == '' then
+        table.insert(problems, where .. ': command must be a program')
+      elseif s.args ~= nil and type(s.args) ~= 'table' then
+        table.insert(problems, where .. ': args must be a list of strings')
+      elseif not env then
+        table.insert(problems, where .. ': env must map names to strings')
+      else
+        table.insert(servers, { name = name, command = s.command, args = s.args or {}, env = env })
+      end
+    elseif kind == 'http' or kind == 'sse' then
+      local headers = pairs_list(s.headers)
+      if type(s.url) ~= 'string' or not s.url:match('^https?://') then
+        table.insert(problems, where .. ': url must be an http(s) URL')
+      elseif not headers then
+        table.insert(problems, where .. ': headers must map names to strings')
+      else
+        table.insert(servers, { type = kind, name = name, url = s.url, headers = headers })
+      end
+    else
+      table.insert(problems, where .. ': unknown type ' .. vim.inspect(kind) .. ' (stdio, http or sse)')
+    end
+  end
+  return servers, problems
+end
+
+-- session_mcp is the servers to send, telling the user what was left out.
+local function session_mcp()
+  local servers, problems = M.mcp_servers()
+  for _, p in ipairs(problems) do
+    notify(p .. '; left out', vim.log.levels.WARN)
+  end
+  return servers
+end
+
 local function new_session(cb)
-  M.request('session/new', { cwd = vim.fn.getcwd(), mcpServers = {} }, function(err, res)
+  M.request('session/new', { cwd = vim.fn.getcwd(), mcpServers = session_mcp() }, function(err, res)
     if err then
       notify('could not create a session: ' .. err, vim.log.levels.ERROR)
       return cb and cb(err)
@@ -580,7 +656,7 @@ local function load(item, cb)
   S.current = s.id
   s.chat:show(M.config.open)
   changed()
-  S.client:request('session/load', { sessionId = s.id, cwd = s.cwd, mcpServers = {} }, function(err, res)
+  S.client:request('session/load', { sessionId = s.id, cwd = s.cwd, mcpServers = session_mcp() }, function(err, res)
     s.loading = nil
     s.chat:end_message()
     if err then
@@ -766,11 +842,14 @@ function M.create_commands()
   end, { nargs = '?', complete = complete_modes, desc = 'hearth: switch the session mode' })
 end
 
---- setup{cmd = {'hearth', 'acp'}, env = {...}, open = 'botright vsplit'}
+--- setup{cmd = {'hearth', 'acp'}, env = {...}, open = 'botright vsplit', mcp_servers = {...}}
 function M.setup(opts)
   M.config = vim.tbl_deep_extend('force', M.config, opts or {})
   if opts and opts.cmd then
     M.config.cmd = opts.cmd -- lists are replaced, not merged
+  end
+  if opts and opts.mcp_servers then
+    M.config.mcp_servers = opts.mcp_servers -- replaced: {} removes them all
   end
   if type(M.config.cmd) == 'string' then
     M.config.cmd = { M.config.cmd, 'acp' }

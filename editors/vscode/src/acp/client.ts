@@ -41,6 +41,8 @@ export interface HearthClientOptions {
   /** The child's working directory; default the home directory. */
   cwd?: string;
   clientInfo?: { name: string; version: string };
+  /** MCP servers passed in session/new and session/load (the `hearth.mcpServers` setting); default none. */
+  mcpServers?: acp.McpServer[];
   /** Bound on `initialize` (which may have to start the daemon); default 30 s. */
   initializeTimeoutMs?: number;
   onPermission?: PermissionHandler;
@@ -315,7 +317,10 @@ export class HearthClient {
   }
 
   async newSession(cwd: string): Promise<acp.NewSessionResponse> {
-    const res = await this.call<acp.NewSessionResponse>(acp.methods.agent.session.new, { cwd, mcpServers: [] });
+    const res = await this.call<acp.NewSessionResponse>(acp.methods.agent.session.new, {
+      cwd,
+      mcpServers: this.opts.mcpServers ?? [],
+    });
     if (res.modes) this.modes.set(res.sessionId, res.modes);
     return res;
   }
@@ -376,7 +381,7 @@ export class HearthClient {
     const res = await this.request<acp.LoadSessionResponse>(live, acp.methods.agent.session.load, {
       sessionId,
       cwd,
-      mcpServers: [],
+      mcpServers: this.opts.mcpServers ?? [],
     });
     if (res?.modes) this.modes.set(sessionId, res.modes);
     await new Promise<void>((resolve) => setImmediate(resolve));
