@@ -24,11 +24,16 @@ func runACP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return &exitError{2, err}
 	}
 	cfg, err := loadConfig()
-	if err != nil {
-		return err
+	if err == nil {
+		err = cfg.Check()
 	}
-	conn, err := dialOrStart(ctx, cfg, stderr)
+	var conn net.Conn
+	if err == nil {
+		conn, err = dialOrStart(ctx, cfg, stderr)
+	}
 	if err != nil {
+		// The editor hears why, in answer to its initialize, at once.
+		failFirstCall(os.Stdin, stdout, err)
 		return err
 	}
 	defer conn.Close()

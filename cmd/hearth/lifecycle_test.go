@@ -190,15 +190,30 @@ func TestACPSaysWhyTheDaemonCouldNotStart(t *testing.T) {
 	}
 	c := exec.Command(binary, "acp")
 	c.Env = e.env
-	c.Stdin = strings.NewReader("")
+	// The editor's initialize gets the reason as its answer; stderr has it
+	// too.
+	c.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}` + "\n")
+	var stdout, stderr strings.Builder
+	c.Stdout, c.Stderr = &stdout, &stderr
 	start := time.Now()
-	out, err := c.CombinedOutput()
+	err := c.Run()
 	took := time.Since(start)
 	if err == nil {
-		t.Fatalf("hearth acp succeeded without a daemon: %s", out)
+		t.Fatalf("hearth acp succeeded without a daemon: %s", stderr.String())
 	}
-	if !strings.Contains(string(out), "could not start") || !strings.Contains(string(out), "database") {
+	if out := stderr.String(); !strings.Contains(out, "could not start") || !strings.Contains(out, "database") {
 		t.Errorf("hearth acp said: %s", out)
+	}
+	var resp struct {
+		ID    int `json:"id"`
+		Error struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(stdout.String()), &resp); err != nil || resp.ID != 1 || resp.Error.Code != -32603 ||
+		!strings.Contains(resp.Error.Message, "could not start") || !strings.Contains(resp.Error.Message, "database") {
+		t.Errorf("the editor's initialize was answered %q (%v); want an error saying why", stdout.String(), err)
 	}
 	if took > 10*time.Second {
 		t.Errorf("hearth acp took %s to report the failure", took)
