@@ -193,6 +193,17 @@ func UserMessage(text string, images ...Image) json.RawMessage {
 	if len(images) == 0 {
 		return inputMessage("user", text)
 	}
+	b, _ := json.Marshal(struct {
+		Type    string        `json:"type"`
+		Role    string        `json:"role"`
+		Content []contentPart `json:"content"`
+	}{"message", "user", contentParts(text, images)})
+	return b
+}
+
+// contentParts is text (when not empty) as an input_text part, then the
+// images as input_image parts.
+func contentParts(text string, images []Image) []contentPart {
 	parts := make([]contentPart, 0, 1+len(images))
 	if text != "" {
 		parts = append(parts, contentPart{Type: "input_text", Text: text})
@@ -200,12 +211,7 @@ func UserMessage(text string, images ...Image) json.RawMessage {
 	for _, im := range images {
 		parts = append(parts, im.part())
 	}
-	b, _ := json.Marshal(struct {
-		Type    string        `json:"type"`
-		Role    string        `json:"role"`
-		Content []contentPart `json:"content"`
-	}{"message", "user", parts})
-	return b
+	return parts
 }
 
 func inputMessage(role, text string) json.RawMessage {
@@ -236,18 +242,11 @@ func functionCallOutput(callID, output string, images ...Image) json.RawMessage 
 		}{"function_call_output", callID, output})
 		return b
 	}
-	parts := make([]contentPart, 0, 1+len(images))
-	if output != "" {
-		parts = append(parts, contentPart{Type: "input_text", Text: output})
-	}
-	for _, im := range images {
-		parts = append(parts, im.part())
-	}
 	b, _ := json.Marshal(struct {
 		Type   string        `json:"type"`
 		CallID string        `json:"call_id"`
 		Output []contentPart `json:"output"`
-	}{"function_call_output", callID, parts})
+	}{"function_call_output", callID, contentParts(output, images)})
 	return b
 }
 

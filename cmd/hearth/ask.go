@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -88,14 +86,12 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	var rw io.ReadWriteCloser
 	if *noDaemon {
 		configureSandbox(cfg) // the in-process daemon's shell commands are confined as serve's are
-		d, err := daemon.New(cfg, slog.New(slog.DiscardHandler))
+		c, stop, err := daemonInProcess(cfg)
 		if err != nil {
 			return err
 		}
-		defer d.Close()
-		a, b := net.Pipe()
-		go d.ServeConn(b) // ends when a closes, or at d.Close, which waits for it
-		rw = a
+		defer stop()
+		rw = c
 	} else {
 		c, err := dialOrStart(ctx, cfg, stderr)
 		if err != nil {

@@ -5,12 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
-	"net"
 
 	"github.com/coder/acp-go-sdk"
 
-	"github.com/hearthd/hearth/daemon"
 	"github.com/hearthd/hearth/rpc"
 )
 
@@ -37,14 +34,12 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return err // an unsafe socket: say so, do not go around it
 		}
 		// No sandbox to configure: a compaction runs no tool.
-		d, err := daemon.New(cfg, slog.New(slog.DiscardHandler))
+		c, stop, err := daemonInProcess(cfg)
 		if err != nil {
 			return err
 		}
-		defer d.Close()
-		a, b := net.Pipe()
-		go d.ServeConn(b) // ends when a closes, or at d.Close, which waits for it
-		client = rpc.NewClient(a, rpc.ClientOptions{})
+		defer stop()
+		client = rpc.NewClient(c, rpc.ClientOptions{})
 		if err := client.Call(ctx, rpc.MethodInitialize, acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber}, nil); err != nil {
 			client.Close()
 			return fmt.Errorf("initialize: %w", err)
