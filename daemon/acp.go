@@ -149,16 +149,25 @@ func (c *clientConn) preparePrompt(ctx context.Context, params json.RawMessage) 
 	if err != nil {
 		return nil, err
 	}
+	// Counted under d.mu, before s.mu (d.mu is never taken under s.mu):
+	// Shutdown's drain waits for exactly the turns that started before it.
+	d.mu.Lock()
+	if d.draining || d.closed {
+		d.mu.Unlock()
+		return nil, errClosed
+	}
+	d.turns.Add(1)
+	d.mu.Unlock()
 	tctx, cancel := context.WithCancel(d.ctx)
 	s.mu.Lock()
 	if s.cancel != nil {
 		s.mu.Unlock()
 		cancel()
+		d.turns.Done()
 		return nil, rpc.InvalidParams("sessionId", "a turn is already running in session %s; wait for it or send session/cancel", s.id)
 	}
 	s.cancel, s.prompter = cancel, c
 	s.mu.Unlock()
-	d.turns.Add(1)
 	s.attach(c)
 	// release ends the turn for the session: another prompt (from any
 	// editor) may start, and a cancel no longer reaches this one.

@@ -43,7 +43,7 @@ type Daemon struct {
 	ctx    context.Context // cancelled by Close (cause session.ErrShutdown): ends turns and connections
 	cancel context.CancelCauseFunc
 	wg     sync.WaitGroup // accept loops, client connections
-	turns  sync.WaitGroup // running turns, for Shutdown's drain
+	turns  sync.WaitGroup // running turns, for Shutdown's drain; Add only under mu and while not draining
 
 	lastBusy atomic.Int64 // unix nanos when the daemon last had a client or a turn
 
@@ -52,12 +52,13 @@ type Daemon struct {
 	left    chan struct{}            // guarded by mu; closed and replaced each time an editor's connection ends (tests wait on it)
 	opening map[string]chan struct{} // guarded by mu: opens in progress (workspace roots, "session:"+id), closed when done
 
-	mu         sync.Mutex // guards workspaces, sessions, clients, listeners, closed, nextClient
+	mu         sync.Mutex // guards workspaces, sessions, clients, listeners, closed, draining, nextClient
 	workspaces map[string]*openWorkspace
 	sessions   map[string]*openSession
 	clients    map[*clientConn]struct{}
 	listeners  []net.Listener
 	closed     bool
+	draining   bool // Shutdown waits for the running turns: no new one starts
 	nextClient int
 }
 
@@ -209,6 +210,7 @@ var errClosed = errors.New("daemon closed")
 func (d *Daemon) Shutdown(drain time.Duration) error {
 	d.mu.Lock()
 	lns := d.listeners
+	d.draining = true // after this no turn starts (turns.Add), so Wait is not racing one
 	d.mu.Unlock()
 	for _, ln := range lns {
 		ln.Close()
