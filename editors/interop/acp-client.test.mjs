@@ -1,7 +1,10 @@
 // Acceptance test: a third-party ACP client (the official
 // @agentclientprotocol/sdk) drives `hearth acp` through one tool-using turn,
 // while hearth talks to a Responses WebSocket server written here (with the
-// `ws` package, sharing no code with hearth or its simulator).
+// `ws` package, sharing no code with hearth or its simulator). The last test
+// runs the `/compact` slash command against hearth's own simulator, whose
+// scripted model answers the compaction request with text (this file's
+// server answers every user message with a tool call).
 
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -21,6 +24,7 @@ import {
   removeDir,
   shortTempDir,
   startChild,
+  startSim,
   stopChild,
   stopDaemon,
   tempDir,
@@ -462,4 +466,86 @@ test('after the server drops the connection, hearth re-warms with the whole tran
   assert.equal(next.input.length, 1, 'only the new user message');
   assert.equal(server.handshakes.length, handshakes + 1, 'no further handshake');
   assert.deepEqual(server.violations, []);
+});
+
+test('the official ACP SDK sees the offered /compact command and runs it: the session compacts and goes on answering', { timeout: 60_000 }, async (t) => {
+  const key = 'sk-interop-sim-' + randomBytes(6).toString('hex');
+  const { sim, baseURL, diag: simDiag } = await startSim(['--api-key', key]);
+  const home = await shortTempDir('hc-');
+  const ws = await tempDir('hearth-interop-compact-');
+  const socketPath = path.join(home, 's');
+  const dataDir = path.join(home, 'd');
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith('OPENAI_') && !k.startsWith('HEARTH_')),
+  );
+  Object.assign(env, { HEARTH_SOCKET: socketPath, HEARTH_DATA_DIR: dataDir, OPENAI_BASE_URL: baseURL, OPENAI_API_KEY: key });
+  const relay = startChild(hearthBin(), ['acp'], { env, keepStdout: false });
+  try {
+    await relay.spawned;
+    const diag = () => `hearth acp stderr:\n${relay.out.stderr}\ndaemon log:\n${daemonLog(dataDir)}\n${simDiag()}`;
+    const updates = [];
+    const app = acp.client({ name: 'hearth-interop-compact' }).onNotification(acp.methods.client.session.update, ({ params }) => {
+      updates.push(params);
+    });
+    const stream = acp.ndJsonStream(Writable.toWeb(relay.child.stdin), Readable.toWeb(relay.child.stdout));
+    // The agent's text of the updates from index `from` on.
+    const said = (from) =>
+      updates
+        .slice(from)
+        .map((u) => u.update)
+        .filter((u) => u.sessionUpdate === 'agent_message_chunk' && u.content?.type === 'text')
+        .map((u) => u.content.text)
+        .join('');
+    const marks = {};
+    const { sessionId, first, compacted, after } = await withTimeout(
+      app.connectWith(stream, async (ctx) => {
+        await ctx.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
+        const { sessionId } = await ctx.request(acp.methods.agent.session.new, { cwd: ws, mcpServers: [] });
+        const prompt = (text) => ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text }] });
+        const first = await prompt('remember the word heliotrope');
+        marks.compact = updates.length;
+        const compacted = await prompt('/compact');
+        marks.after = updates.length;
+        const after = await prompt('still there?');
+        return { sessionId, first, compacted, after };
+      }),
+      45_000,
+      'a prompt, /compact, and a prompt after it',
+      diag,
+    );
+    for (const u of updates) assert.equal(u.sessionId, sessionId, 'update for another session');
+    t.diagnostic(`session/update kinds: ${updates.map((u) => u.update.sessionUpdate).join(', ')}`);
+
+    // The offer: ACP's available_commands_update, naming compact.
+    const offers = updates.map((u) => u.update).filter((u) => u.sessionUpdate === 'available_commands_update');
+    assert.ok(offers.length >= 1, `an available_commands_update: ${JSON.stringify(updates)}`);
+    const offered = offers.at(-1).availableCommands;
+    const compact = offered.find((c) => c.name === 'compact');
+    assert.ok(compact, `compact is offered: ${JSON.stringify(offered)}`);
+    assert.equal(typeof compact.description, 'string');
+    assert.ok(compact.description.length > 0, 'with a description');
+    const firstOffer = updates.findIndex((u) => u.update.sessionUpdate === 'available_commands_update');
+    assert.ok(firstOffer < marks.compact, 'offered before the user could type /compact');
+
+    assert.equal(first.stopReason, 'end_turn', diag());
+    assert.match(said(0), /You said: remember the word heliotrope/);
+
+    // The command: a turn of its own, told in the answer, not sent to the model as a prompt.
+    assert.equal(compacted.stopReason, 'end_turn', diag());
+    const notice = said(marks.compact);
+    assert.match(notice, /hearth: compacted this session \(asked by the user\)/, notice);
+    assert.doesNotMatch(notice, /You said: \/compact/, 'the model was not prompted with /compact');
+
+    // The session goes on from the summary.
+    assert.equal(after.stopReason, 'end_turn', diag());
+    assert.match(said(marks.after), /You said: still there\?/);
+  } finally {
+    const errors = [];
+    await stopDaemon(socketPath).catch((err) => errors.push(err));
+    await stopChild(relay).catch((err) => errors.push(err));
+    await stopChild(sim).catch((err) => errors.push(err));
+    await removeDir(ws);
+    await removeDir(home);
+    if (errors.length) throw errors[0];
+  }
 });

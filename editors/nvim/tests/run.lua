@@ -1153,9 +1153,43 @@ local function main()
     hearth.setup({ mcp_servers = {} })
   end)
 
+  test(':Hearth /compact: the offered command completes, is listed, compacts the session, which answers after', function()
+    local before = hearth.current_session() and hearth.current_session().id
+    vim.cmd('HearthNew')
+    wait('the new session', function()
+      local s = hearth.current_session()
+      return s and s.id ~= before
+    end)
+    local s = hearth.current_session()
+    run('before compacting')
+    -- available_commands_update came at the start of the turn
+    local names = {}
+    for _, c in ipairs(hearth.commands()) do
+      names[c.name] = c.description
+    end
+    truthy(names.compact and names.compact ~= '', 'compact offered with a description: ' .. vim.inspect(hearth.commands()))
+    truthy(vim.tbl_contains(vim.fn.getcompletion('Hearth /', 'cmdline'), '/compact'), ':Hearth / completes /compact')
+    eq(vim.fn.getcompletion('Hearth /co', 'cmdline')[1], '/compact', ':Hearth /co completes')
+    eq(#vim.fn.getcompletion('Hearth /zz', 'cmdline'), 0, 'no command starts with /zz')
+    eq(#vim.fn.getcompletion('Hearth fix /co', 'cmdline'), 0, 'only a prompt that is one word completes')
+    local from = #notes + 1
+    status()
+    truthy(noted('\n  /compact  ', nil, from), ':HearthStatus lists the commands: ' .. vim.inspect(notes[#notes]))
+    run('/compact')
+    eq(s.last_stop, 'end_turn', 'stop reason of /compact')
+    local turn = last_turn(chat_lines())
+    eq(turn[2], '/compact', 'the prompt shown')
+    truthy(find_line(turn, '> hearth: compacted this session (asked by the user)', true), 'the notice in ' .. vim.inspect(turn))
+    eq(find_line(turn, 'You said:', true), nil, 'the model was not prompted with /compact')
+    run('after compacting')
+    turn = last_turn(chat_lines())
+    truthy(find_line(turn, 'You said: after compacting', true), 'the answer after compacting in ' .. vim.inspect(turn))
+    eq(hearth.current_session().id, s.id, 'the same session')
+  end)
+
   test(':help hearth opens the documentation', function()
     vim.cmd('helptags ' .. vim.fn.fnameescape(root .. '/doc'))
-    for _, tag in ipairs({ 'hearth', ':Hearth', ':HearthResume', ':HearthMode', ':HearthImage', 'hearth-images', 'hearth-statusline',
+    for _, tag in ipairs({ 'hearth', ':Hearth', 'hearth-slash-commands', ':HearthResume', ':HearthMode', ':HearthImage', 'hearth-images', 'hearth-statusline',
       'hearth-permissions', 'hearth-buffers', 'hearth.setup()', 'hearth-thoughts', 'hl-hearthThought', 'hearth-mcp' }) do
       vim.cmd('help ' .. tag)
       eq(vim.fn.fnamemodify(vim.api.nvim_buf_get_name(0), ':t'), 'hearth.txt', 'help file for ' .. tag)

@@ -10,7 +10,7 @@ import { findWorkspace, summarize, type HearthStatus, type StatusSummary } from 
 import { EditorFiles } from "./files.js";
 import { appendToHistory } from "./history.js";
 import { mcpServersFromSetting } from "./mcp.js";
-import type { HostMessage, ImageAttachment, ModeInfo, SessionSummary, ViewMessage } from "./protocol.js";
+import type { CommandInfo, HostMessage, ImageAttachment, ModeInfo, SessionSummary, ViewMessage } from "./protocol.js";
 
 /** The modes hearth's daemon implements, shown until the agent reports its own. */
 export const HEARTH_MODES: ModeInfo[] = [
@@ -43,6 +43,12 @@ export class Controller implements vscode.Disposable {
   private sessionCwd: string | null = null;
   private sessionTitle: string | null = null;
   private busy = false;
+  /**
+   * The slash commands the agent offered last. Kept across sessions: hearth
+   * offers the same ones to every session, but only once a session's first
+   * prompt starts, and the prompt box should suggest them before that.
+   */
+  private commands: CommandInfo[] = [];
   private history: HostMessage[] = [];
   private view?: ChatSink;
   private permSeq = 0;
@@ -153,6 +159,7 @@ export class Controller implements vscode.Disposable {
       this.view.post({ type: "modes", modes: [], current: null });
     }
     for (const m of this.history) this.view.post(m);
+    if (this.commands.length) this.view.post({ type: "commands", commands: this.commands });
     if (this.busy) this.view.post({ type: "turnStarted" });
     if (this.client?.connected) {
       this.view.post({ type: "connection", state: "connected" });
@@ -349,6 +356,10 @@ export class Controller implements vscode.Disposable {
       if (modes?.availableModes.length) this.postModes(modes);
     }
     if (u.sessionUpdate === "session_info_update" && typeof u.title === "string") this.sessionTitle = u.title;
+    if (u.sessionUpdate === "available_commands_update") {
+      this.commands = u.availableCommands.map((c) => ({ name: c.name, description: c.description ?? "" }));
+      this.view?.post({ type: "commands", commands: this.commands });
+    }
     this.post({ type: "update", update: u as unknown as { sessionUpdate: string } });
   }
 

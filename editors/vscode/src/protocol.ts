@@ -17,6 +17,12 @@ export interface ModeInfo {
   description?: string | null;
 }
 
+/** A slash command the agent offers (ACP available_commands_update): the prompt `/name` runs it. */
+export interface CommandInfo {
+  name: string;
+  description: string;
+}
+
 export interface SessionSummary {
   sessionId: string;
   cwd: string;
@@ -42,6 +48,8 @@ export type ConnectionState = "connecting" | "connected" | "disconnected";
 export type HostMessage =
   /** Forget the transcript: a new or resumed session starts. */
   | { type: "reset"; sessionId: string | null; title?: string | null; loading?: boolean }
+  /** The slash commands the agent offered last; the prompt box suggests them. */
+  | { type: "commands"; commands: CommandInfo[] }
   /** The session's modes (empty when the agent reports none). */
   | { type: "modes"; modes: ModeInfo[]; current: string | null }
   /** One `session/update` of the current session. */

@@ -386,6 +386,36 @@ describe("the extension, activated against a stand-in vscode API", () => {
     assert.equal(readFileSync(aTxt, "utf8"), original);
   });
 
+  test("/compact: the offered commands reach the view; the prompt compacts the session, which answers after", async () => {
+    await after_({ type: "newSession" }, (m) => m.type === "modes", "the new session");
+    let from = posted.length;
+    await after_({ type: "prompt", text: "before compacting" }, (m) => m.type === "turnEnded", "the first turn");
+    // The daemon's available_commands_update, as the view's suggestions.
+    const offered = posted.items.slice(from).find((m) => m.type === "commands");
+    assert.ok(offered && offered.type === "commands", `a commands message: ${posted.items.slice(from).map((m) => m.type).join(" ")}`);
+    const compact = offered.commands.find((c) => c.name === "compact");
+    assert.ok(compact && compact.description.length > 0, JSON.stringify(offered.commands));
+
+    from = posted.length;
+    const ended = await after_({ type: "prompt", text: "/compact" }, (m) => m.type === "turnEnded", "the /compact turn", 30_000);
+    assert.deepEqual(ended, { type: "turnEnded", stopReason: "end_turn" });
+    const notice = chunks(posted.items.slice(from)).join("");
+    assert.match(notice, /hearth: compacted this session \(asked by the user\)/, notice);
+    assert.doesNotMatch(notice, /You said: \/compact/, "the model was not prompted with /compact");
+
+    from = posted.length;
+    await after_({ type: "prompt", text: "after compacting" }, (m) => m.type === "turnEnded", "the turn after compacting");
+    assert.equal(chunks(posted.items.slice(from)).join(""), "You said: after compacting");
+
+    // A re-created view is given the commands with the transcript.
+    const again = makeWebviewView();
+    stub.rec.views.get("hearth.chat")!.provider.resolveWebviewView(again.view);
+    web = again;
+    posted = again.posted as Posted;
+    const replayed = await after_({ type: "ready" }, (m) => m.type === "commands", "the commands on ready");
+    assert.deepEqual(replayed, offered);
+  });
+
   test("a missing binary: the view and a notification point to the README", async () => {
     stub.rec.config["hearth.path"] = path.join(path.dirname(env.socket), "not-there", "hearth");
     const errorsBefore = stub.rec.errors.length;

@@ -516,6 +516,61 @@ describe("chat webview in headless Chromium", () => {
     assert.deepEqual(pageErrors, [], "no errors in the page");
   });
 
+  test("the prompt box suggests the agent's slash commands: / lists them, Tab completes, Enter sends", async () => {
+    await feed([{ type: "reset", sessionId: "ses_commands" }]);
+    await page.evaluate(() => (window.__posted = []));
+    const list = page.locator("#commands");
+    const box = page.locator("#input");
+    await box.fill("/");
+    assert.equal(await list.isHidden(), true, "nothing to suggest before the agent offers commands");
+    await feed([
+      {
+        type: "commands",
+        commands: [
+          { name: "compact", description: "Replace the older part of this session by a summary" },
+          { name: "clear", description: "Another command" },
+        ],
+      },
+    ]);
+    await list.waitFor({ state: "visible", timeout: 5_000 });
+    assert.deepEqual(await list.locator(".command-name").allTextContents(), ["/compact", "/clear"]);
+    assert.equal(await list.locator(".command.selected .command-name").textContent(), "/compact");
+    assert.match((await list.locator(".command").first().textContent()) ?? "", /Replace the older part of this session/);
+
+    await box.fill("/co");
+    assert.deepEqual(await list.locator(".command-name").allTextContents(), ["/compact"]);
+    await box.press("Tab");
+    assert.equal(await box.inputValue(), "/compact");
+    assert.equal(await list.isHidden(), true, "a complete command closes the list");
+    await box.press("Enter");
+    assert.deepEqual(await waitPosted("prompt"), { type: "prompt", text: "/compact" });
+    assert.equal(await box.inputValue(), "");
+
+    // Arrows pick, Enter completes (it does not send an unfinished command), a click completes.
+    await page.evaluate(() => (window.__posted = []));
+    await box.fill("/c");
+    await box.press("ArrowDown");
+    assert.equal(await list.locator(".command.selected .command-name").textContent(), "/clear");
+    await box.press("Enter");
+    assert.equal(await box.inputValue(), "/clear");
+    await box.fill("/");
+    await list.locator(".command", { hasText: "/compact" }).click();
+    assert.equal(await box.inputValue(), "/compact");
+    assert.deepEqual(await page.evaluate(() => window.__posted.filter((m) => m.type === "prompt")), [], "nothing was sent");
+
+    // Only a prompt that is one word starting with / is a command; Escape closes the list.
+    for (const text of ["/zz", "compact", "fix /co", "/compact now"]) {
+      await box.fill(text);
+      assert.equal(await list.isHidden(), true, `no suggestions for ${JSON.stringify(text)}`);
+    }
+    await box.fill("/");
+    await list.waitFor({ state: "visible", timeout: 5_000 });
+    await box.press("Escape");
+    assert.equal(await list.isHidden(), true, "Escape closes the list");
+    await box.fill("");
+    assert.deepEqual(pageErrors, [], "no errors in the page");
+  });
+
   test("the real daemon's turn and its replay (hearth acp + hearth sim): thoughts collapsed, before the answer", async () => {
     const bin = hearthBinary();
     const sim = await startSim(bin);

@@ -91,6 +91,32 @@ local function set_modes(s, modes)
   end
 end
 
+-- set_commands keeps the slash commands the agent offers for session s
+-- (available_commands_update replaces the whole list): :Hearth /… completes
+-- them and :HearthStatus lists them.
+local function set_commands(s, list)
+  list = nn(list)
+  if type(list) ~= 'table' then
+    return
+  end
+  local cmds = {}
+  for _, c in ipairs(list) do
+    c = nn(c)
+    if type(c) == 'table' and type(nn(c.name)) == 'string' and c.name ~= '' then
+      table.insert(cmds, { name = c.name, description = nn(c.description) or '' })
+    end
+  end
+  s.commands = cmds
+  changed()
+end
+
+--- The slash commands the agent offered for the current session (the last
+--- available_commands_update), as { name =, description = } tables.
+function M.commands()
+  local s = M.current_session()
+  return (s and s.commands) or {}
+end
+
 ---------------------------------------------------------------------------
 -- Messages from the agent
 ---------------------------------------------------------------------------
@@ -122,6 +148,8 @@ local function on_update(params)
   elseif kind == 'current_mode_update' then
     s.mode = nn(u.currentModeId) or s.mode
     changed()
+  elseif kind == 'available_commands_update' then
+    set_commands(s, u.availableCommands)
   elseif kind == 'plan' then
     local lines = {}
     for _, e in ipairs(nn(u.entries) or {}) do
@@ -132,7 +160,7 @@ local function on_update(params)
       s.chat:note('Plan: ' .. table.concat(lines, ' · '))
     end
   end
-  -- available_commands_update and future kinds are not shown.
+  -- future kinds are not shown.
 end
 
 -- answer_question resolves one permission question once.
@@ -786,6 +814,9 @@ function M.status(cb)
     local s = M.current_session()
     if s then
       table.insert(lines, 'session ' .. s.id .. (s.mode and ('  mode ' .. s.mode) or ''))
+      for _, c in ipairs(s.commands or {}) do
+        table.insert(lines, '  /' .. c.name .. (c.description ~= '' and ('  ' .. c.description) or ''))
+      end
     end
     for _, w in ipairs(nn(st.workspaces) or {}) do
       table.insert(lines, string.format(
@@ -817,11 +848,29 @@ local function complete_modes()
   return out
 end
 
+-- complete_prompt offers the session's slash commands for a prompt that is
+-- one word starting with '/'.
+local function complete_prompt(arg, line)
+  local typed = line:match('^%s*%S+%s+(.*)$') or ''
+  if not typed:match('^/%S*$') then
+    return {}
+  end
+  local out = {}
+  for _, c in ipairs(M.commands()) do
+    local word = '/' .. c.name
+    if word:sub(1, #typed) == typed then
+      table.insert(out, word)
+    end
+  end
+  table.sort(out)
+  return out
+end
+
 function M.create_commands()
   local cmd = vim.api.nvim_create_user_command
   cmd('Hearth', function(a)
     M.prompt(a.args)
-  end, { nargs = '*', desc = 'hearth: send a prompt' })
+  end, { nargs = '*', complete = complete_prompt, desc = 'hearth: send a prompt' })
   cmd('HearthNew', function()
     M.new_session()
   end, { nargs = 0, desc = 'hearth: start a new session' })

@@ -73,7 +73,8 @@ export function renderChatHtml(o: ChatHtmlOptions): string {
 </main>
 <footer id="composer">
   <div id="attachments" class="attachments" aria-label="Attached images" hidden></div>
-  <textarea id="input" rows="3" placeholder="Ask hearth…" aria-label="Prompt"></textarea>
+  <ul id="commands" class="commands" role="listbox" aria-label="Slash commands" hidden></ul>
+  <textarea id="input" rows="3" placeholder="Ask hearth… (/ for commands)" aria-label="Prompt" aria-controls="commands"></textarea>
   <div class="row">
     <span id="turn-state" class="muted"></span>
     <span class="spacer"></span>

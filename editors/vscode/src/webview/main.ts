@@ -3,7 +3,7 @@
 // dist/webview.js; plain DOM, no framework.
 import MarkdownIt from "markdown-it";
 
-import type { AcpUpdate, HostMessage, ImageAttachment, ModeInfo, PermissionOptionInfo, SessionSummary, ViewMessage } from "../protocol.js";
+import type { AcpUpdate, CommandInfo, HostMessage, ImageAttachment, ModeInfo, PermissionOptionInfo, SessionSummary, ViewMessage } from "../protocol.js";
 import { diffLines, diffStats, withContext } from "./diff.js";
 import { thoughtPreview } from "./thought.js";
 
@@ -52,6 +52,7 @@ const errorAction = $("error-action") as HTMLButtonElement;
 const sessionsPanel = $("sessions");
 const sessionList = $("session-list");
 const attachmentsRow = $("attachments");
+const commandList = $("commands");
 
 // ---- transcript state ------------------------------------------------------
 
@@ -568,10 +569,82 @@ function showSessions(list: SessionSummary[], currentId: string | null): void {
   sessionsPanel.hidden = false;
 }
 
+// ---- slash commands ------------------------------------------------------------
+
+let commands: CommandInfo[] = [];
+let suggested: CommandInfo[] = [];
+let selected = 0;
+/** Escape closed the list: it stays closed until the text changes. */
+let dismissed = false;
+
+/** The commands a prompt that is one word starting with "/" may be the start of. */
+function matchingCommands(): CommandInfo[] {
+  const v = input.value;
+  if (dismissed || !/^\/\S*$/.test(v)) return [];
+  const list = commands.filter((c) => c.name.startsWith(v.slice(1)));
+  // A complete command, and nothing longer: the list has nothing to add.
+  return list.length === 1 && `/${list[0].name}` === v ? [] : list;
+}
+
+function renderCommands(): void {
+  suggested = matchingCommands();
+  selected = Math.min(selected, Math.max(0, suggested.length - 1));
+  commandList.replaceChildren();
+  suggested.forEach((c, i) => {
+    const li = h(
+      "li",
+      { class: i === selected ? "command selected" : "command", attrs: { role: "option", "aria-selected": String(i === selected), "data-command": c.name } },
+      h("span", { class: "command-name", text: `/${c.name}` }),
+      h("span", { class: "command-description muted", text: c.description }),
+    );
+    // mousedown, not click: the textarea keeps the focus.
+    li.addEventListener("mousedown", (e) => {
+      e.preventDefault();
+      completeCommand(c);
+    });
+    commandList.append(li);
+  });
+  commandList.hidden = suggested.length === 0;
+}
+
+function completeCommand(c: CommandInfo): void {
+  input.value = `/${c.name}`;
+  input.focus();
+  selected = 0;
+  renderCommands();
+}
+
+/** Handles a key while the list is open; true when it used it. */
+function commandKey(e: KeyboardEvent): boolean {
+  if (commandList.hidden || suggested.length === 0) return false;
+  if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+    selected = (selected + (e.key === "ArrowDown" ? 1 : suggested.length - 1)) % suggested.length;
+    renderCommands();
+    return true;
+  }
+  if (e.key === "Tab" || (e.key === "Enter" && !e.shiftKey && !e.isComposing)) {
+    completeCommand(suggested[selected]);
+    return true;
+  }
+  if (e.key === "Escape") {
+    dismissed = true;
+    renderCommands();
+    return true;
+  }
+  return false;
+}
+
+input.addEventListener("input", () => {
+  dismissed = false;
+  selected = 0;
+  renderCommands();
+});
+
 function send(): void {
   const text = input.value.trim();
   if ((!text && attachments.length === 0) || busy) return;
   input.value = "";
+  renderCommands();
   post(attachments.length ? { type: "prompt", text, images: attachments } : { type: "prompt", text });
   attachments = [];
   renderAttachments();
@@ -588,7 +661,9 @@ input.addEventListener("paste", (e) => {
 });
 
 input.addEventListener("keydown", (e) => {
-  if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+  if (commandKey(e)) {
+    e.preventDefault();
+  } else if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
     e.preventDefault();
     send();
   } else if (e.key === "Escape" && busy) {
@@ -667,6 +742,10 @@ window.addEventListener("message", (event: MessageEvent<HostMessage>) => {
       break;
     case "modes":
       setModes(m.modes, m.current);
+      break;
+    case "commands":
+      commands = m.commands.filter((c) => typeof c?.name === "string" && c.name !== "");
+      renderCommands();
       break;
     case "update":
       onUpdate(m.update);
