@@ -44,7 +44,7 @@ func TestStatusJSONStable(t *testing.T) {
 		`"model":"m","baseUrl":"u","apiKey":"(not set)","simulator":true,"clients":2,"workspaces":[` +
 		`{"root":"/w","model":"m2","state":"streaming","transport":"ws","connAgeMs":1500,"sessions":1,"lanes":2,` +
 		`"handshakes":3,"warmups":4,"fullRequests":5,"incrementalRequests":6,"retries":7,"fallbacks":8,` +
-		`"bytesSent":9,"bytesSaved":10,"lastTurnMs":11,"connections":0,"laneMode":"on","wireBytesSent":12,` +
+		`"bytesSent":9,"bytesSaved":10,"lastTurnMs":11,"connections":0,"laneMode":"on","spare":false,"wireBytesSent":12,` +
 		`"wireBytesReceived":13,"tokens":{"input":100,"cached":25,"output":14,"reasoning":15,"cacheHitRatio":0.25}}],` +
 		`"sessions":{"open":3,"idle":1,"closed":16,"workspacesClosed":17}}`
 	if string(raw) != want {
