@@ -228,7 +228,7 @@ describe("hearth acp + hearth sim", () => {
     assert.notEqual(newPid, pid, "a new daemon");
   });
 
-  test("a relay that cannot start the daemon: its exit code and stderr are in the error", async () => {
+  test("a relay that cannot start the daemon: initialize is answered with why, at once", async () => {
     // HEARTH_SOCKET under a regular file: `hearth acp` cannot create the socket's directory.
     const blocker = `${env.dir}/not-a-dir`;
     writeFileSync(blocker, "");
@@ -238,9 +238,10 @@ describe("hearth acp + hearth sim", () => {
       cwd: env.workspace,
     });
     try {
+      // The relay answers the editor's initialize with the daemon's own
+      // reason (an error response), then exits.
       await assert.rejects(within(c.connect(), 20_000, "initialize to fail"), (e: unknown) => {
-        assert.ok(e instanceof HearthGoneError, `HearthGoneError, got ${String(e)}`);
-        assert.match(e.message, /hearth acp exited with code 1/);
+        assert.ok(e instanceof HearthRpcError, `HearthRpcError, got ${String(e)}`);
         assert.match(e.message, /start the daemon: .*not a directory/);
         return true;
       });
