@@ -20,12 +20,20 @@ import (
 	"github.com/hearthd/hearth/internal/testenv"
 	"github.com/hearthd/hearth/rpc"
 	"github.com/hearthd/hearth/session/sim"
+	"github.com/hearthd/hearth/workspace"
 )
 
 // binary is the hearth binary built once for the end-to-end tests.
 var binary string
 
 func TestMain(m *testing.M) {
+	// A test that runs a daemon in this process (ask --no-daemon, compact)
+	// configures this binary as the sandbox helper: started as one, it is
+	// that, never a second run of the tests (which would start helpers in
+	// turn).
+	if len(os.Args) > 1 && os.Args[1] == sandboxCommand {
+		os.Exit(workspace.SandboxExec(os.Args[2:]))
+	}
 	dir, err := os.MkdirTemp("", "hearth-bin")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
