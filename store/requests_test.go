@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 )
@@ -122,5 +123,25 @@ func TestInsertRequestAfter(t *testing.T) {
 	reqs, _ = db.Requests(ctx, "s1")
 	if len(stored) != 1 || files["a.txt"].Hash != "h1" || len(reqs) != 1 {
 		t.Fatalf("a failed batch left: items %d, seen %+v, requests %d", len(stored), files, len(reqs))
+	}
+}
+
+// BenchmarkInsertRequestAfter measures a read round trip's second commit: a
+// tool output, a read-set update and the next request's row.
+func BenchmarkInsertRequestAfter(b *testing.B) {
+	ctx := context.Background()
+	db := openTest(b)
+	newSession(b, db, "/src/app", "s1")
+	turn, err := db.BeginTurn(ctx, "s1")
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := []NewItem{{Origin: OriginInput, Data: []byte(`{"type":"function_call_output","call_id":"c","output":"` + strings.Repeat("x", 2000) + `"}`)}}
+	seen := []SeenWrite{{Path: "a.txt", Seen: Seen{Hash: "h", Content: []byte("alpha")}}}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, _, err := db.InsertRequestAfter(ctx, Request{SessionID: "s1", TurnID: turn.ID, Kind: KindIncremental, BytesSent: 100}, out, seen); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
