@@ -108,9 +108,9 @@ type Conversation struct {
 
 	turn chan struct{} // token held by the running Prompt: one turn at a time
 
-	mu         sync.Mutex // guards lane, transcript, input, base, warm, closed, unanswered
+	mu         sync.Mutex // guards the fields from lane to lastInput
 	lane       string
-	transcript []json.RawMessage // every item, in order, as committed to the store
+	transcript []json.RawMessage // the model's view, in order: the committed items (after a compaction, see prefix)
 	input      []json.RawMessage // the replay forms of transcript[:converted]: what a full request sends
 	converted  int               // transcript items whose replay form is in input (converted lazily: Open stays fast)
 	base       *baseline
@@ -118,9 +118,10 @@ type Conversation struct {
 	closed     bool
 	unanswered bool // a tool's output failed to commit: calls without output to repair before the next request
 
-	// Staged by the turn, committed with the next request's row in one
-	// transaction (exchange) or at the end of the turn (flushPending):
-	// the user's message, tool outputs, and what the model saw of files.
+	// Staged by the turn: reads' outputs and what the model saw of files,
+	// committed with the next request's row in one transaction (send) or
+	// at the end of the turn (flushPending); what else is staged (the
+	// user's message, a write's output) is flushed at once.
 	pending     []store.NewItem
 	pendingSeen []store.SeenWrite
 	pendingDone []func(stored bool) // told once the staged items are in the store (or lost)
@@ -216,7 +217,8 @@ func (c *Conversation) repair(ctx context.Context, turnID int64) error {
 // ID returns the session id.
 func (c *Conversation) ID() string { return c.id }
 
-// Transcript returns a copy of the committed items.
+// Transcript returns a copy of the model's view: the committed items, or
+// after a compaction the initial items, the summary and the items since.
 func (c *Conversation) Transcript() []json.RawMessage {
 	c.mu.Lock()
 	defer c.mu.Unlock()
