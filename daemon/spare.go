@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/hearthd/hearth/store"
@@ -89,7 +90,7 @@ func (d *Daemon) takeSpare(ctx context.Context, w *openWorkspace, initial []json
 	if sp == nil {
 		return nil
 	}
-	if !sameItems(sp.initial, initial) {
+	if !slices.EqualFunc(sp.initial, initial, func(a, b json.RawMessage) bool { return bytes.Equal(a, b) }) {
 		d.discardSpare(sp)
 		return nil
 	}
@@ -118,16 +119,4 @@ func (d *Daemon) discardSpare(sp *spareSession) {
 	if err := d.db.DeleteSession(ctx, sp.s.id); err != nil {
 		d.log.Warn("delete spare session", "session", sp.s.id, "err", err)
 	}
-}
-
-func sameItems(a, b []json.RawMessage) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if !bytes.Equal(a[i], b[i]) {
-			return false
-		}
-	}
-	return true
 }
