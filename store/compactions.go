@@ -27,7 +27,7 @@ func (db *DB) AddCompaction(ctx context.Context, c Compaction) (int64, error) {
 		c.Created = now()
 	}
 	var id int64
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *wtx) error {
 		if err := sessionExists(ctx, tx, c.SessionID); err != nil {
 			return err
 		}

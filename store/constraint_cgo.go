@@ -3,6 +3,7 @@
 package store
 
 import (
+	"database/sql"
 	"errors"
 
 	"github.com/mattn/go-sqlite3"
@@ -25,4 +26,16 @@ func corruption(err error) (string, bool) {
 		return se.Error(), true
 	}
 	return "", false
+}
+
+// writerDriver opens the writer's connections: like "sqlite3", but with
+// SQLite's automatic checkpoint off, because the checkpointer does it off
+// the write path (checkpoint.go).
+const writerDriver = "sqlite3-hearth-writer"
+
+func init() {
+	sql.Register(writerDriver, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
+		_, err := c.Exec(`PRAGMA wal_autocheckpoint = 0`, nil)
+		return err
+	}})
 }

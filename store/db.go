@@ -31,6 +31,8 @@ var ErrNotFound = errors.New("store: not found")
 // ErrClosed is returned by calls made after Close has begun.
 var ErrClosed = errors.New("store: database closed")
 
+var heapOnce sync.Once
+
 // readers is the size of the reader pool: enough for the handful of
 // sessions a daemon serves at once without holding many file descriptors.
 const readers = 4
@@ -49,6 +51,8 @@ type DB struct {
 	calls  sync.WaitGroup
 
 	commits atomic.Int64 // write transactions committed
+	stmts   statements   // the writer's prepared statements
+	ckpt    *checkpointer
 }
 
 // Commits is the number of write transactions committed since Open: each
@@ -60,6 +64,7 @@ func (db *DB) Commits() int64 { return db.commits.Load() }
 // the database file (with its -wal and -shm companions) is kept 0600: the
 // transcript holds the user's code.
 func Open(path string) (*DB, error) {
+	heapOnce.Do(keepHeap)
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
@@ -78,7 +83,7 @@ func Open(path string) (*DB, error) {
 		return nil, fmt.Errorf("store: open %s: %w", abs, err)
 	}
 
-	writer, err := sql.Open("sqlite3", dsn(abs,
+	writer, err := sql.Open(writerDriver, dsn(abs,
 		"_journal_mode=WAL&_busy_timeout=5000&_txlock=immediate&_foreign_keys=on&_synchronous=NORMAL"))
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", abs, err)
@@ -125,7 +130,17 @@ func Open(path string) (*DB, error) {
 			return nil, fmt.Errorf("store: open %s: %w", abs, err)
 		}
 	}
-	return &DB{path: abs, writer: writer, reader: reader}, nil
+	// The checkpointer's connection may write (a checkpoint writes the
+	// database file) but runs no statement that changes data.
+	ckpt, err := sql.Open("sqlite3", dsn(abs, "_busy_timeout=5000"))
+	if err != nil {
+		reader.Close()
+		writer.Close()
+		return nil, fmt.Errorf("store: open %s: checkpointer: %w", abs, err)
+	}
+	ckpt.SetMaxOpenConns(1)
+	ckpt.SetMaxIdleConns(1)
+	return &DB{path: abs, writer: writer, reader: reader, ckpt: newCheckpointer(ckpt)}, nil
 }
 
 // dsn builds a go-sqlite3 URI DSN. The path is escaped because SQLite
@@ -150,10 +165,12 @@ func (db *DB) Close() error {
 	db.mu.Unlock()
 	db.calls.Wait()
 
+	cerr := db.ckpt.close()
+	db.closeStatements()
 	rerr := db.reader.Close()
 	// The writer goes last: closing the last connection checkpoints the WAL.
 	werr := db.writer.Close()
-	if err := errors.Join(rerr, werr); err != nil {
+	if err := errors.Join(cerr, rerr, werr); err != nil {
 		return fmt.Errorf("store: close %s: %w", db.path, err)
 	}
 	return nil
@@ -173,24 +190,28 @@ func (db *DB) enter() (done func(), err error) {
 
 // write runs fn in one immediate transaction on the writer connection and
 // commits it, or rolls everything back if fn fails.
-func (db *DB) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (db *DB) write(ctx context.Context, fn func(tx *wtx) error) error {
 	done, err := db.enter()
 	if err != nil {
 		return err
 	}
 	defer done()
-	tx, err := db.writer.BeginTx(ctx, nil) // BEGIN IMMEDIATE via _txlock
+	sqlTx, err := db.writer.BeginTx(ctx, nil) // BEGIN IMMEDIATE via _txlock
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
+	tx := &wtx{Tx: sqlTx, db: db}
 	if err := fn(tx); err != nil {
 		tx.Rollback()
+		db.prepareNoted(ctx)
 		return err
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
 	db.commits.Add(1)
+	db.ckpt.committed()
+	db.prepareNoted(ctx)
 	return nil
 }
 

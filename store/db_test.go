@@ -303,7 +303,7 @@ func TestCloseWaitsForCalls(t *testing.T) {
 	inCall, release := make(chan struct{}), make(chan struct{})
 	callDone := make(chan error)
 	go func() {
-		callDone <- db.write(context.Background(), func(tx *sql.Tx) error {
+		callDone <- db.write(context.Background(), func(tx *wtx) error {
 			close(inCall)
 			<-release
 			_, err := tx.Exec(`INSERT INTO workspaces (root, created) VALUES ('/late', 1)`)

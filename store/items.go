@@ -55,7 +55,7 @@ func (db *DB) AppendItems(ctx context.Context, sessionID string, turnID int64, i
 	if len(items) == 0 {
 		return out, nil
 	}
-	err = db.write(ctx, func(tx *sql.Tx) error { return appendItemsTx(ctx, tx, sessionID, turnID, out, t) })
+	err = db.write(ctx, func(tx *wtx) error { return appendItemsTx(ctx, tx, sessionID, turnID, out, t) })
 	if err != nil {
 		return nil, fmt.Errorf("store: append items to session %s: %w", sessionID, err)
 	}
@@ -82,32 +82,20 @@ func newItems(sessionID string, turnID int64, items []NewItem) ([]Item, time.Tim
 
 // appendItemsTx numbers out after the session's last item and inserts it,
 // inside tx.
-func appendItemsTx(ctx context.Context, tx *sql.Tx, sessionID string, turnID int64, out []Item, t time.Time) error {
-	if err := sessionExists(ctx, tx, sessionID); err != nil {
-		return err
-	}
-	if err := turnOf(ctx, tx, sessionID, turnID); err != nil {
-		return err
-	}
-	// Immediate transactions serialise writers, so max+1 cannot race;
+func appendItemsTx(ctx context.Context, tx *wtx, sessionID string, turnID int64, out []Item, t time.Time) error {
+	// Immediate transactions serialise writers, so last+1 cannot race;
 	// the primary key would refuse a duplicate anyway.
-	var last int64
-	if err := tx.QueryRowContext(ctx,
-		`SELECT coalesce(max(seq), 0) FROM items WHERE session_id = ?`, sessionID).Scan(&last); err != nil {
-		return err
-	}
-	stmt, err := tx.PrepareContext(ctx, `
-		INSERT INTO items (session_id, seq, turn_id, origin, type, data, view, created)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+	last, err := sessionTail(ctx, tx, sessionID, turnID)
 	if err != nil {
 		return err
 	}
-	defer stmt.Close()
 	for i := range out {
 		out[i].Seq = last + int64(i) + 1
 		// Data goes in as TEXT (string), not BLOB: SQLite's JSON
 		// functions read a BLOB as binary JSONB.
-		if _, err := stmt.ExecContext(ctx, sessionID, out[i].Seq, nullID(turnID),
+		if _, err := tx.ExecContext(ctx, `
+			INSERT INTO items (session_id, seq, turn_id, origin, type, data, view, created)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, sessionID, out[i].Seq, nullID(turnID),
 			string(out[i].Origin), out[i].Type, string(out[i].Data), nullText(out[i].View), nanos(t)); err != nil {
 			return fmt.Errorf("item %d: %w", i, err)
 		}
@@ -136,9 +124,35 @@ func checkItem(it NewItem) (string, error) {
 	return typ, nil
 }
 
+// sessionTail checks, in one query, that sessionID exists and that turnID
+// is 0 or one of its turns (as sessionExists and turnOf do), and returns the
+// Seq of the session's last item (0 when it has none).
+func sessionTail(ctx context.Context, tx *wtx, sessionID string, turnID int64) (int64, error) {
+	var exists bool
+	var owner string
+	var last int64
+	if err := tx.QueryRowContext(ctx, `
+		SELECT EXISTS (SELECT 1 FROM sessions WHERE id = ?1),
+			coalesce((SELECT session_id FROM turns WHERE id = ?2), ''),
+			(SELECT coalesce(max(seq), 0) FROM items WHERE session_id = ?1)`,
+		sessionID, turnID).Scan(&exists, &owner, &last); err != nil {
+		return 0, err
+	}
+	switch {
+	case !exists:
+		return 0, fmt.Errorf("session %s: %w", sessionID, ErrNotFound)
+	case turnID == 0:
+	case owner == "":
+		return 0, fmt.Errorf("turn %d: %w", turnID, ErrNotFound)
+	case owner != sessionID:
+		return 0, fmt.Errorf("turn %d belongs to session %s", turnID, owner)
+	}
+	return last, nil
+}
+
 // turnOf returns nil if turnID is 0 or a turn of sessionID, ErrNotFound if
 // it is no turn, and an error if it belongs to another session.
-func turnOf(ctx context.Context, tx *sql.Tx, sessionID string, turnID int64) error {
+func turnOf(ctx context.Context, tx *wtx, sessionID string, turnID int64) error {
 	if turnID == 0 {
 		return nil
 	}

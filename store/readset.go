@@ -13,7 +13,7 @@ import (
 // SetRead records that the model has seen path with content hash, replacing
 // any earlier hash for the same path.
 func (db *DB) SetRead(ctx context.Context, sessionID, path, hash string) error {
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *wtx) error {
 		_, err := tx.ExecContext(ctx, `
 			INSERT INTO read_set (session_id, path, hash, updated) VALUES (?, ?, ?, ?)
 			ON CONFLICT (session_id, path) DO UPDATE SET hash = excluded.hash, updated = excluded.updated`,

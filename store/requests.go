@@ -98,34 +98,35 @@ func (db *DB) InsertRequestAfter(ctx context.Context, r Request, items []NewItem
 		return 0, nil, fmt.Errorf("store: insert request in session %s: %w", r.SessionID, err)
 	}
 	var id int64
-	err = db.write(ctx, func(tx *sql.Tx) error {
+	err = db.write(ctx, func(tx *wtx) error {
 		if len(out) > 0 {
 			// appendItemsTx checks the session and the turn.
 			if err := appendItemsTx(ctx, tx, r.SessionID, r.TurnID, out, t); err != nil {
 				return err
 			}
-		} else {
-			if err := sessionExists(ctx, tx, r.SessionID); err != nil {
-				return err
-			}
-			if err := turnOf(ctx, tx, r.SessionID, r.TurnID); err != nil {
-				return err
-			}
+		} else if _, err := sessionTail(ctx, tx, r.SessionID, r.TurnID); err != nil {
+			return err
 		}
 		for _, s := range seen {
 			if err := setSeenTx(ctx, tx, r.SessionID, s.Path, s.Seen); err != nil {
 				return err
 			}
 		}
-		return tx.QueryRowContext(ctx, `
+		// Exec and LastInsertId rather than RETURNING: a query inside a
+		// transaction costs database/sql a goroutine, an Exec does not.
+		res, err := tx.ExecContext(ctx, `
 			INSERT INTO requests (session_id, turn_id, conn, kind, full_reason,
 				previous_response_id, response_id, bytes_sent, input_items,
 				status, error, sent, first_event, finished)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			RETURNING id`,
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			r.SessionID, nullID(r.TurnID), r.Conn, string(r.Kind), r.FullReason,
 			r.PreviousResponseID, r.ResponseID, r.BytesSent, r.InputItems,
-			r.Status, r.Error, nullNanos(r.Sent), nullNanos(r.FirstEvent), nullNanos(r.Finished)).Scan(&id)
+			r.Status, r.Error, nullNanos(r.Sent), nullNanos(r.FirstEvent), nullNanos(r.Finished))
+		if err != nil {
+			return err
+		}
+		id, err = res.LastInsertId()
+		return err
 	})
 	if err != nil {
 		return 0, nil, fmt.Errorf("store: insert request in session %s: %w", r.SessionID, err)
@@ -145,7 +146,7 @@ func (db *DB) FinishRequest(ctx context.Context, id int64, responseID, status, e
 	if finished.IsZero() {
 		finished = now()
 	}
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *wtx) error {
 		return finishRequestTx(ctx, tx, id, responseID, status, errMsg, firstEvent, finished)
 	})
 	if err != nil {
@@ -154,7 +155,7 @@ func (db *DB) FinishRequest(ctx context.Context, id int64, responseID, status, e
 	return nil
 }
 
-func finishRequestTx(ctx context.Context, tx *sql.Tx, id int64, responseID, status, errMsg string, firstEvent, finished time.Time) error {
+func finishRequestTx(ctx context.Context, tx *wtx, id int64, responseID, status, errMsg string, firstEvent, finished time.Time) error {
 	res, err := tx.ExecContext(ctx, `
 		UPDATE requests SET
 			response_id = CASE ?1 WHEN '' THEN response_id ELSE ?1 END,
@@ -184,7 +185,7 @@ func (db *DB) CompleteRequest(ctx context.Context, id int64, responseID, status 
 	if err != nil {
 		return nil, fmt.Errorf("store: complete request %d: %w", id, err)
 	}
-	err = db.write(ctx, func(tx *sql.Tx) error {
+	err = db.write(ctx, func(tx *wtx) error {
 		if err := finishRequestTx(ctx, tx, id, responseID, status, "", firstEvent, finished); err != nil {
 			return err
 		}

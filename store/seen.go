@@ -16,7 +16,7 @@ type Seen struct {
 // SetSeen records what the model saw of path (read or written), replacing
 // the earlier entry.
 func (db *DB) SetSeen(ctx context.Context, sessionID, path string, s Seen) error {
-	err := db.write(ctx, func(tx *sql.Tx) error { return setSeenTx(ctx, tx, sessionID, path, s) })
+	err := db.write(ctx, func(tx *wtx) error { return setSeenTx(ctx, tx, sessionID, path, s) })
 	if err != nil {
 		return fmt.Errorf("store: set seen %s in session %s: %w", path, sessionID, err)
 	}
@@ -30,7 +30,7 @@ type SeenWrite struct {
 	Seen Seen
 }
 
-func setSeenTx(ctx context.Context, tx *sql.Tx, sessionID, path string, s Seen) error {
+func setSeenTx(ctx context.Context, tx *wtx, sessionID, path string, s Seen) error {
 	_, err := tx.ExecContext(ctx, `
 		INSERT INTO read_set (session_id, path, hash, content, updated) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (session_id, path) DO UPDATE SET hash = excluded.hash, content = excluded.content, updated = excluded.updated`,
@@ -71,7 +71,7 @@ func (db *DB) SeenFiles(ctx context.Context, sessionID string) (map[string]Seen,
 
 // ForgetSeen drops path from the read set: the model no longer knows it.
 func (db *DB) ForgetSeen(ctx context.Context, sessionID, path string) error {
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *wtx) error {
 		_, err := tx.ExecContext(ctx, `DELETE FROM read_set WHERE session_id = ? AND path = ?`, sessionID, path)
 		return err
 	})
@@ -91,7 +91,7 @@ const (
 
 // SetPermission remembers the user's "always" answer for tool in a session.
 func (db *DB) SetPermission(ctx context.Context, sessionID, tool string, d Decision) error {
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *wtx) error {
 		_, err := tx.ExecContext(ctx, `
 			INSERT INTO permissions (session_id, tool, decision, updated) VALUES (?, ?, ?, ?)
 			ON CONFLICT (session_id, tool) DO UPDATE SET decision = excluded.decision, updated = excluded.updated`,

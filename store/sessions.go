@@ -48,7 +48,7 @@ func (db *DB) CreateSession(ctx context.Context, s Session) error {
 	if s.Updated.IsZero() {
 		s.Updated = s.Created
 	}
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *wtx) error {
 		if s.WorkspaceID == 0 {
 			w, err := ensureWorkspace(ctx, tx, s.Root)
 			if err != nil {
@@ -199,7 +199,7 @@ func (db *DB) SetSessionMode(ctx context.Context, id, mode string) error {
 // updateSession runs query (value, updated, id) and reports ErrNotFound
 // when no row matched.
 func (db *DB) updateSession(ctx context.Context, id, query, value string) error {
-	return db.write(ctx, func(tx *sql.Tx) error {
+	return db.write(ctx, func(tx *wtx) error {
 		res, err := tx.ExecContext(ctx, query, value, nanos(now()), id)
 		if err != nil {
 			return err
@@ -212,7 +212,7 @@ func (db *DB) updateSession(ctx context.Context, id, query, value string) error 
 // now. ErrNotFound if id is no spare.
 func (db *DB) TakeSpare(ctx context.Context, id string) error {
 	t := nanos(now())
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE sessions SET spare = 0, created = ?, updated = ? WHERE id = ? AND spare = 1`, t, t, id)
 		if err != nil {
 			return err
@@ -229,7 +229,7 @@ func (db *DB) TakeSpare(ctx context.Context, id string) error {
 // them) and returns how many there were.
 func (db *DB) DeleteSpares(ctx context.Context) (int64, error) {
 	var n int64
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE spare = 1`)
 		if err != nil {
 			return err
@@ -246,7 +246,7 @@ func (db *DB) DeleteSpares(ctx context.Context) (int64, error) {
 // DeleteSession removes a session with its turns, items, requests and read
 // set.
 func (db *DB) DeleteSession(ctx context.Context, id string) error {
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id)
 		if err != nil {
 			return err
@@ -272,7 +272,7 @@ func mustAffect(res sql.Result) error {
 }
 
 // sessionExists returns ErrNotFound unless the session exists.
-func sessionExists(ctx context.Context, tx *sql.Tx, id string) error {
+func sessionExists(ctx context.Context, tx *wtx, id string) error {
 	var one int
 	err := tx.QueryRowContext(ctx, `SELECT 1 FROM sessions WHERE id = ?`, id).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {

@@ -44,7 +44,7 @@ type Turn struct {
 // after a crash.
 func (db *DB) BeginTurn(ctx context.Context, sessionID string) (Turn, error) {
 	t := Turn{SessionID: sessionID, Status: TurnRunning, Started: now()}
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE sessions SET updated = ? WHERE id = ?`, nanos(t.Started), sessionID)
 		if err != nil {
 			return err
@@ -73,7 +73,7 @@ func (db *DB) EndTurn(ctx context.Context, turnID int64, status TurnStatus, stop
 	default:
 		return fmt.Errorf("store: end turn %d: invalid end status %q", turnID, status)
 	}
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `
 			UPDATE turns SET status = ?, stop_reason = ?, error = ?, ended = ?
 			WHERE id = ? AND status = 'running'`,
@@ -135,7 +135,7 @@ func (db *DB) Turns(ctx context.Context, sessionID string) ([]Turn, error) {
 // crash or kill. It returns how many turns it marked.
 func (db *DB) InterruptRunning(ctx context.Context) (int64, error) {
 	var n int64
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `
 			UPDATE turns SET status = 'interrupted', ended = ?,
 				error = CASE error WHEN '' THEN 'daemon stopped during the turn' ELSE error END

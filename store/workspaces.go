@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -20,7 +19,7 @@ type Workspace struct {
 // root is stored as given: the caller canonicalises it.
 func (db *DB) EnsureWorkspace(ctx context.Context, root string) (Workspace, error) {
 	var w Workspace
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *wtx) error {
 		var err error
 		w, err = ensureWorkspace(ctx, tx, root)
 		return err
@@ -32,7 +31,7 @@ func (db *DB) EnsureWorkspace(ctx context.Context, root string) (Workspace, erro
 }
 
 // ensureWorkspace is EnsureWorkspace inside a caller's transaction.
-func ensureWorkspace(ctx context.Context, tx *sql.Tx, root string) (Workspace, error) {
+func ensureWorkspace(ctx context.Context, tx *wtx, root string) (Workspace, error) {
 	if root == "" {
 		return Workspace{}, errors.New("empty root")
 	}

@@ -1,0 +1,66 @@
+package store
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The writer never checkpoints on its own; the checkpointer copies the
+// log back once the writer is quiet, and the copy is complete.
+func TestCheckpointerCopiesTheLogOffTheWritePath(t *testing.T) {
+	db := openTest(t)
+	var auto int
+	if err := db.writer.QueryRow(`PRAGMA wal_autocheckpoint`).Scan(&auto); err != nil || auto != 0 {
+		t.Fatalf("writer's wal_autocheckpoint = %d (%v), want 0", auto, err)
+	}
+	ran := db.ckpt.ranSignal()
+	newSession(t, db, "/src/app", "s1")
+	for i := 0; i < 20; i++ {
+		if _, err := db.AppendItems(context.Background(), "s1", 0, []NewItem{{Origin: OriginInput,
+			Data: []byte(`{"type":"message","text":"` + strings.Repeat("x", 3000) + `"}`)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case <-ran:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no checkpoint within 10 s of the last commit")
+	}
+	// Everything in the log is in the database file now: a second
+	// checkpoint has nothing left to copy.
+	var busy, log, copied int
+	if err := db.ckpt.conn.QueryRow(`PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &log, &copied); err != nil {
+		t.Fatal(err)
+	}
+	if busy != 0 || log != copied {
+		t.Errorf("after the checkpointer ran: busy %d, %d frames in the log, %d copied", busy, log, copied)
+	}
+	if fi, err := os.Stat(db.path); err != nil || fi.Size() < 20*3000 {
+		t.Errorf("database file holds %v bytes (%v), want the 20 items", fi.Size(), err)
+	}
+	if db.ckpt.runs.Load() == 0 {
+		t.Error("checkpoint count is 0")
+	}
+}
+
+// Under a steady stream of commits with no quiet moment, the checkpointer
+// still runs after checkpointForce commits, so the log stays bounded.
+func TestCheckpointerRunsUnderSteadyLoad(t *testing.T) {
+	db := openTest(t)
+	newSession(t, db, "/src/app", "s1")
+	ran := db.ckpt.ranSignal()
+	for i := 0; i < 2*checkpointForce; i++ {
+		if err := db.SetSessionTitle(context.Background(), "s1", "t"); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-ran:
+			return
+		default:
+		}
+	}
+	t.Fatalf("no checkpoint during %d back-to-back commits", 2*checkpointForce)
+}
