@@ -294,9 +294,12 @@ func (c *Conversation) stageThen(items []store.NewItem, seen []store.SeenWrite, 
 }
 
 // committed moves the first n staged items, now in the store, to the
-// transcript, drops the first m staged read-set updates, and calls what
-// waited for them. Callers commit everything staged at once.
-func (c *Conversation) committed(n, m int) {
+// transcript, drops the first m staged read-set updates, and returns a
+// function that calls what waited for them: exchange calls it once the
+// request is on its way, so that telling the editor is not on the path
+// between a response and the next request. Callers commit everything
+// staged at once.
+func (c *Conversation) committed(n, m int) (tell func()) {
 	c.mu.Lock()
 	for _, it := range c.pending[:n] {
 		c.transcript = append(c.transcript, it.Data)
@@ -306,8 +309,10 @@ func (c *Conversation) committed(n, m int) {
 	done := c.pendingDone
 	c.pendingDone = nil
 	c.mu.Unlock()
-	for _, f := range done {
-		f(true)
+	return func() {
+		for _, f := range done {
+			f(true)
+		}
 	}
 }
 
@@ -332,7 +337,7 @@ func (c *Conversation) flushPending(ctx context.Context, turnID int64) error {
 				c.log.Warn("record what the model saw", "path", s.Path, "err", serr)
 			}
 		}
-		c.committed(len(items), len(seen))
+		c.committed(len(items), len(seen))()
 		return nil
 	}
 	c.mu.Lock()

@@ -121,10 +121,11 @@ func (c *Conversation) send(ctx context.Context, turnID int64, generate bool, si
 		conn.release(lane)
 		return nil, fmt.Errorf("record request: %w", err)
 	}
-	c.committed(len(pending), len(pendingSeen))
+	tell := c.committed(len(pending), len(pendingSeen))
 	c.count(kind, len(frame))
 
 	st, err := conn.send(ctx, lane, frame)
+	tell()
 	if err != nil {
 		c.finish(reqID, "", "failed", err, time.Time{})
 		return nil, err

@@ -11,8 +11,8 @@ import (
 // inside are shared with the server and must be treated as read-only.
 type Received struct {
 	Conn      int    // WebSocket connection number, 1-based in upgrade order; 0 for HTTP
-	Transport string // "ws" or "http"
-	At        time.Time
+	Transport string    // "ws" or "http"
+	At        time.Time // when the frame's first bytes were read (WebSocket), or the body was (HTTP): before the server parsed it
 
 	Type               string            // the frame's type ("response.create"); "" for a protocol error
 	Generate           *bool             // the generate field, nil when absent
@@ -51,9 +51,11 @@ const (
 	OutcomeItemNotFound  = "item_not_found"      // refused with the code-less 404 "Item with id … not found" (store:false)
 )
 
-// record appends r, reports it to Options.OnReceived and returns its index.
+// record appends r (At defaulting to now), reports it to Options.OnReceived and returns its index.
 func (s *Server) record(r Received) int {
-	r.At = time.Now()
+	if r.At.IsZero() {
+		r.At = time.Now()
+	}
 	s.mu.Lock()
 	s.recs = append(s.recs, r)
 	i := len(s.recs) - 1

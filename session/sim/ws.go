@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -98,14 +99,22 @@ func (c *wsConn) serve() {
 		go c.pingLoop(every)
 	}
 	for {
-		mt, data, err := c.conn.ReadMessage()
+		// The request's arrival is when its frame begins, not when the
+		// server has inflated and parsed it: the client's time between a
+		// response and its next request ends there.
+		mt, r, err := c.conn.NextReader()
+		if err != nil {
+			break
+		}
+		at := time.Now()
+		data, err := io.ReadAll(r)
 		if err != nil {
 			break
 		}
 		if c.closing.Load() {
 			continue // waiting for the peer's close frame
 		}
-		if !c.handleFrame(mt, data) {
+		if !c.handleFrame(mt, data, at) {
 			break
 		}
 	}
@@ -119,8 +128,8 @@ func (c *wsConn) serve() {
 }
 
 // handleFrame answers one client frame; false means the connection must be dropped.
-func (c *wsConn) handleFrame(mt int, data []byte) bool {
-	rec := Received{Conn: c.n, Transport: "ws", Raw: data, Bytes: len(data), Compressed: c.compressed}
+func (c *wsConn) handleFrame(mt int, data []byte, at time.Time) bool {
+	rec := Received{Conn: c.n, Transport: "ws", At: at, Raw: data, Bytes: len(data), Compressed: c.compressed}
 	if mt != websocket.TextMessage {
 		c.s.finish(c.s.record(rec), OutcomeProtocolError, "")
 		c.closeNow(websocket.CloseUnsupportedData, "binary frames are not supported")
