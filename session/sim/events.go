@@ -42,6 +42,7 @@ type reply struct {
 	encrypted    bool              // include has reasoning.encrypted_content
 	secret       []byte            // seals encrypted_content
 	effective    []json.RawMessage // cached items + new input
+	effBytes     int               // itemsBytes(effective)
 	cachedBytes  int
 	cost         Cost
 	fault        *Fault
@@ -49,7 +50,7 @@ type reply struct {
 	createdAt    int64
 	// persist, when set, keeps a completed or incomplete response (store:true over HTTP)
 	// before its terminal event goes out, so a client never continues from it too early.
-	persist func(id string, effective, output []json.RawMessage)
+	persist func(id string, effective []json.RawMessage, effBytes int, output []json.RawMessage)
 
 	outputDelay time.Duration // the pacing waited so far: FirstToken plus the token gaps
 
@@ -64,9 +65,10 @@ type replyResult struct {
 	status      string
 	output      []json.RawMessage
 	outputDelay time.Duration // the cost model's pacing of the output (Received.OutputDelay)
+	answeredAt  time.Time     // when the terminal event had been written (Received.AnsweredAt)
 }
 
-func newReply(req *request, streamID string, effective []json.RawMessage, cachedBytes int, fault *Fault, w eventWriter, opts Options) *reply {
+func newReply(req *request, streamID string, effective []json.RawMessage, effBytes, cachedBytes int, fault *Fault, w eventWriter, opts Options) *reply {
 	model := modelOr(req.model, opts.model())
 	return &reply{
 		id: newID("resp"), model: model, prevID: req.prevID, streamID: streamID,
@@ -74,7 +76,7 @@ func newReply(req *request, streamID string, effective []json.RawMessage, cached
 		generate: req.generates(),
 		store:    !req.storeOff(), reasons: opts.reasons(model), effort: req.reasoning.effort,
 		summary: req.reasoning.summary, encrypted: req.includes("reasoning.encrypted_content"),
-		secret: opts.secret(), effective: effective, cachedBytes: cachedBytes, cost: opts.Cost,
+		secret: opts.secret(), effective: effective, effBytes: effBytes, cachedBytes: cachedBytes, cost: opts.Cost,
 		fault: fault, w: w, createdAt: time.Now().Unix(),
 	}
 }
@@ -227,12 +229,12 @@ func (r *reply) terminal(ctx context.Context, status string, output []json.RawMe
 	}
 	obj["usage"] = r.usage()
 	if r.persist != nil && status != "failed" {
-		r.persist(r.id, r.effective, output)
+		r.persist(r.id, r.effective, r.effBytes, output)
 	}
 	if err := r.emit(ctx, "response."+status, map[string]any{"response": obj}, true); err != nil {
 		return replyResult{}, err
 	}
-	return replyResult{status: status, output: output, outputDelay: r.outputDelay}, nil
+	return replyResult{status: status, output: output, outputDelay: r.outputDelay, answeredAt: time.Now()}, nil
 }
 
 // pause waits d of the cost model's output pacing and counts it.
@@ -322,7 +324,7 @@ func (r *reply) reasoningObject() map[string]any {
 
 // usage estimates tokens at four bytes each; cached tokens are the prefix the cache supplied.
 func (r *reply) usage() map[string]any {
-	in := (itemsBytes(r.effective) + len(r.instructions) + len(r.tools) + 3) / 4
+	in := (r.effBytes + len(r.instructions) + len(r.tools) + 3) / 4
 	out := r.outTokens + r.reasoningTokens
 	return map[string]any{
 		"input_tokens":          in,

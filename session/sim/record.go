@@ -10,7 +10,7 @@ import (
 // Records are created when the frame arrives and completed when it is answered; the slices
 // inside are shared with the server and must be treated as read-only.
 type Received struct {
-	Conn      int    // WebSocket connection number, 1-based in upgrade order; 0 for HTTP
+	Conn      int       // WebSocket connection number, 1-based in upgrade order; 0 for HTTP
 	Transport string    // "ws" or "http"
 	At        time.Time // when the frame's first bytes were read (WebSocket), or the body was (HTTP): before the server parsed it
 
@@ -83,7 +83,9 @@ func (s *Server) finish(i int, outcome, responseID string) {
 		return
 	}
 	r.Answered = true
-	r.AnsweredAt = time.Now()
+	if r.AnsweredAt.IsZero() { // else the terminal event's write set it
+		r.AnsweredAt = time.Now()
+	}
 	r.Outcome = outcome
 	if responseID != "" {
 		r.ResponseID = responseID

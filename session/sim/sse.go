@@ -71,7 +71,9 @@ func (s *Server) serveHTTPCreate(w http.ResponseWriter, r *http.Request) {
 		fail(e)
 		return
 	}
-	if e := s.checkContext(req, effective); e != nil {
+	// The cached part's size is kept with it: a long conversation is not rescanned per request.
+	effBytes := parent.bytes + itemsBytes(req.input)
+	if e := s.checkContext(req, effBytes); e != nil {
 		fail(*e)
 		return
 	}
@@ -92,7 +94,7 @@ func (s *Server) serveHTTPCreate(w http.ResponseWriter, r *http.Request) {
 		collected = &collectWriter{}
 		ew = collected
 	}
-	rep := newReply(req, "", effective, parent.bytes, fault, ew, s.opts)
+	rep := newReply(req, "", effective, effBytes, parent.bytes, fault, ew, s.opts)
 	if !req.storeOff() {
 		rep.persist = s.stored.put
 	}

@@ -28,7 +28,7 @@ func (s *responseStore) lookup(id string) (cachedResponse, bool) {
 
 // put stores a response: a continuation of it starts from its effective input followed by its
 // output, as with the connection-local cache.
-func (s *responseStore) put(id string, effective, output []json.RawMessage) {
+func (s *responseStore) put(id string, effective []json.RawMessage, effBytes int, output []json.RawMessage) {
 	items := make([]json.RawMessage, 0, len(effective)+len(output))
 	items = append(append(items, effective...), output...)
 	s.mu.Lock()
@@ -36,7 +36,7 @@ func (s *responseStore) put(id string, effective, output []json.RawMessage) {
 	if s.byID == nil {
 		s.byID = make(map[string]cachedResponse)
 	}
-	s.byID[id] = cachedResponse{id: id, items: items, bytes: itemsBytes(items)}
+	s.byID[id] = cachedResponse{id: id, items: items, bytes: effBytes + itemsBytes(output)}
 	s.order = append(s.order, id)
 	if len(s.order) > MaxStoredResponses {
 		delete(s.byID, s.order[0])

@@ -66,10 +66,10 @@ func TestHTTPChainsStoredResponses(t *testing.T) {
 func TestResponseStoreBound(t *testing.T) {
 	var s responseStore
 	for i := 0; i <= MaxStoredResponses; i++ {
-		s.put(newID("resp")+string(rune('a'+i%26)), nil, nil)
+		s.put(newID("resp")+string(rune('a'+i%26)), nil, 0, nil)
 	}
 	first := s.order[0]
-	s.put("resp_last", nil, nil)
+	s.put("resp_last", nil, 0, nil)
 	if _, ok := s.lookup(first); ok || len(s.byID) != MaxStoredResponses {
 		t.Fatalf("kept %d, oldest still there: %v", len(s.byID), ok)
 	}

@@ -85,14 +85,14 @@ func (s *Server) verifyReasoningItem(item json.RawMessage) bool {
 }
 
 // inputTokens is the effective input's size in tokens at four bytes each, as usage counts it:
-// cached and new items, instructions and tools.
-func inputTokens(req *request, effective []json.RawMessage) int {
-	return (itemsBytes(effective) + len(req.fields["instructions"]) + len(req.tools) + 3) / 4
+// cached and new items (effBytes, their itemsBytes), instructions and tools.
+func inputTokens(req *request, effBytes int) int {
+	return (effBytes + len(req.fields["instructions"]) + len(req.tools) + 3) / 4
 }
 
 // checkContext refuses an effective input larger than Options.ContextWindow.
-func (s *Server) checkContext(req *request, effective []json.RawMessage) *apiError {
-	if s.opts.ContextWindow <= 0 || inputTokens(req, effective) <= s.opts.ContextWindow {
+func (s *Server) checkContext(req *request, effBytes int) *apiError {
+	if s.opts.ContextWindow <= 0 || inputTokens(req, effBytes) <= s.opts.ContextWindow {
 		return nil
 	}
 	e := contextLengthExceeded()

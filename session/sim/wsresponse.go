@@ -53,7 +53,9 @@ func (c *wsConn) respond(j *job) (outcome, responseID string) {
 	}
 	effective := make([]json.RawMessage, 0, len(parent.items)+len(req.input))
 	effective = append(append(effective, parent.items...), req.input...)
-	if e := c.s.checkContext(req, effective); e != nil {
+	// The cached part's size is kept with it: a long conversation is not rescanned per request.
+	effBytes := parent.bytes + itemsBytes(req.input)
+	if e := c.s.checkContext(req, effBytes); e != nil {
 		return fail(*e)
 	}
 
@@ -62,10 +64,10 @@ func (c *wsConn) respond(j *job) (outcome, responseID string) {
 	if err := wait(c.ctx, delay); err != nil {
 		return OutcomeClosed, ""
 	}
-	rep := newReply(req, lane, effective, parent.bytes, j.fault, wsWriter{c}, c.s.opts)
+	rep := newReply(req, lane, effective, effBytes, parent.bytes, j.fault, wsWriter{c}, c.s.opts)
 	c.s.update(j.rec, func(r *Received) { r.ResponseID = rep.id })
 	res, err := rep.run(c.ctx)
-	c.s.update(j.rec, func(r *Received) { r.OutputDelay = res.outputDelay })
+	c.s.update(j.rec, func(r *Received) { r.OutputDelay, r.AnsweredAt = res.outputDelay, res.answeredAt })
 	switch {
 	case errors.Is(err, errFaultClosed):
 		return OutcomeFaultClosed, rep.id
@@ -84,19 +86,19 @@ func (c *wsConn) respond(j *job) (outcome, responseID string) {
 		}
 		return OutcomeFailed, rep.id
 	case "incomplete":
-		c.cacheResponse(lane, rep.id, effective, res.output)
+		c.cacheResponse(lane, rep.id, effective, effBytes, res.output)
 		return OutcomeIncomplete, rep.id
 	}
-	c.cacheResponse(lane, rep.id, effective, res.output)
+	c.cacheResponse(lane, rep.id, effective, effBytes, res.output)
 	return rep.id, rep.id
 }
 
 // cacheResponse makes a response the lane's latest: a continuation starts from its effective
 // input followed by its output.
-func (c *wsConn) cacheResponse(lane, id string, effective, output []json.RawMessage) {
+func (c *wsConn) cacheResponse(lane, id string, effective []json.RawMessage, effBytes int, output []json.RawMessage) {
 	items := make([]json.RawMessage, 0, len(effective)+len(output))
 	items = append(append(items, effective...), output...)
-	c.cache.put(lane, cachedResponse{id: id, items: items, bytes: itemsBytes(items)})
+	c.cache.put(lane, cachedResponse{id: id, items: items, bytes: effBytes + itemsBytes(output)})
 }
 
 func modelOr(model, def string) string {
