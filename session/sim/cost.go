@@ -43,6 +43,25 @@ func (c Cost) String() string {
 		c.Handshake, c.PerRequest, c.PerInputKB, c.FirstToken, c.TokensPerSecond)
 }
 
+// pacer keeps one response to its cost model's schedule: every wait lasts
+// until an absolute time, the previous one's plus d, so a timer that fires
+// late (a loaded machine) shortens the next wait instead of delaying
+// everything after it. Without it the lateness of a response's hundreds of
+// token gaps added up to milliseconds the client was then measured by. A
+// pacer lives as long as its response.
+type pacer struct{ due time.Time }
+
+// newPacer starts a schedule now.
+func newPacer() *pacer { return &pacer{due: time.Now()} }
+
+// wait blocks until d after the schedule's previous point.
+func (p *pacer) wait(ctx context.Context, d time.Duration) error {
+	if d > 0 {
+		p.due = p.due.Add(d)
+	}
+	return wait(ctx, time.Until(p.due))
+}
+
 // wait blocks for d of simulated latency, returning early with ctx's error when the request's
 // connection closes or the server shuts down.
 func wait(ctx context.Context, d time.Duration) error {

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -83,10 +84,39 @@ func TestCostHandshakeFirstTokenAndPace(t *testing.T) {
 	if d := firstDelta.Sub(createdAt); d < cost.FirstToken {
 		t.Fatalf("first token after %v, want at least %v", d, cost.FirstToken)
 	}
-	if d, want := lastDelta.Sub(firstDelta), 10*cost.tokenGap(); d < want {
-		t.Fatalf("11 deltas spread over %v, want at least %v", d, want)
+	// The schedule is absolute (pacer): a late first token makes the next
+	// gaps shorter, but the last delta is never early.
+	if d, want := lastDelta.Sub(createdAt), cost.FirstToken+10*cost.tokenGap(); d < want {
+		t.Fatalf("11 deltas ended %v after the response began, want at least %v", d, want)
 	}
 	if !strings.Contains(cost.String(), "tokens_per_second=200") {
 		t.Fatalf("String() = %q", cost.String())
+	}
+}
+
+// A schedule that has fallen behind (a timer fired late) catches up: the
+// next wait ends at once rather than a full d later, and the schedule's
+// point moves by d, not to now.
+func TestPacerCatchesUp(t *testing.T) {
+	p := &pacer{due: time.Now().Add(-time.Hour)}
+	before := p.due
+	start := time.Now()
+	if err := p.wait(context.Background(), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > time.Minute/2 {
+		t.Fatalf("a wait an hour behind schedule took %v", took)
+	}
+	if got := p.due.Sub(before); got != time.Minute {
+		t.Fatalf("the schedule moved by %v, want 1m", got)
+	}
+	// On schedule, a wait lasts its d.
+	p = newPacer()
+	start = time.Now()
+	if err := p.wait(context.Background(), 20*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took < 20*time.Millisecond {
+		t.Fatalf("a 20ms wait on schedule took %v", took)
 	}
 }

@@ -43,6 +43,7 @@ type reply struct {
 	secret       []byte            // seals encrypted_content
 	effective    []json.RawMessage // cached items + new input
 	effBytes     int               // itemsBytes(effective)
+	pace         *pacer            // the schedule, begun when processing began
 	cachedBytes  int
 	cost         Cost
 	fault        *Fault
@@ -68,7 +69,7 @@ type replyResult struct {
 	answeredAt  time.Time     // when the terminal event had been written (Received.AnsweredAt)
 }
 
-func newReply(req *request, streamID string, effective []json.RawMessage, effBytes, cachedBytes int, fault *Fault, w eventWriter, opts Options) *reply {
+func newReply(req *request, streamID string, effective []json.RawMessage, effBytes, cachedBytes int, pace *pacer, fault *Fault, w eventWriter, opts Options) *reply {
 	model := modelOr(req.model, opts.model())
 	return &reply{
 		id: newID("resp"), model: model, prevID: req.prevID, streamID: streamID,
@@ -76,7 +77,7 @@ func newReply(req *request, streamID string, effective []json.RawMessage, effByt
 		generate: req.generates(),
 		store:    !req.storeOff(), reasons: opts.reasons(model), effort: req.reasoning.effort,
 		summary: req.reasoning.summary, encrypted: req.includes("reasoning.encrypted_content"),
-		secret: opts.secret(), effective: effective, effBytes: effBytes, cachedBytes: cachedBytes, cost: opts.Cost,
+		secret: opts.secret(), effective: effective, effBytes: effBytes, pace: pace, cachedBytes: cachedBytes, cost: opts.Cost,
 		fault: fault, w: w, createdAt: time.Now().Unix(),
 	}
 }
@@ -242,7 +243,7 @@ func (r *reply) pause(ctx context.Context, d time.Duration) error {
 	if d > 0 {
 		r.outputDelay += d
 	}
-	return wait(ctx, d)
+	return r.pace.wait(ctx, d)
 }
 
 // emit writes one event with its sequence number (and stream_id), firing the fault first when
@@ -268,7 +269,7 @@ func (r *reply) fire(ctx context.Context, terminal bool) error {
 	switch f.Kind {
 	case FaultSilence:
 		r.fired = true
-		return wait(ctx, f.Delay)
+		return r.pace.wait(ctx, f.Delay)
 	case FaultCloseMidResponse:
 		r.fired = true
 		r.w.abort(f.closeCode())

@@ -48,7 +48,7 @@ type turn struct {
 	text      string            // the last user message's text
 	callNames map[string]string // call_id → function name, for calls made in this turn
 	lastName  string            // name of the last function_call in the turn
-	outputs   []string          // function_call_output texts, in order
+	outputs   []json.RawMessage // function_call_output outputs as sent, in order (only the last is ever read as text)
 	outputIDs []string          // their call_ids
 	images    []contentPartJSON // the images of the user message, or of the last tool output once there is one
 }
@@ -92,7 +92,7 @@ func readTurn(items []json.RawMessage) turn {
 			t.callNames[it.CallID] = it.Name
 			t.lastName = it.Name
 		case "function_call_output":
-			t.outputs = append(t.outputs, partsText(it.Output))
+			t.outputs = append(t.outputs, it.Output)
 			t.outputIDs = append(t.outputIDs, it.CallID)
 			t.images = itemImages(items[first+i])
 		}
@@ -219,7 +219,7 @@ func answerText(t turn) string {
 	if name == "" {
 		name = "a tool"
 	}
-	lines := strings.Split(t.outputs[last], "\n")
+	lines := strings.Split(partsText(t.outputs[last]), "\n")
 	if len(lines) > 20 {
 		lines = lines[:20]
 	}

@@ -82,7 +82,8 @@ func (s *Server) serveHTTPCreate(w http.ResponseWriter, r *http.Request) {
 	defer stop()
 	delay := s.opts.Cost.ProcessDelay(req.inputBytes)
 	s.update(i, func(r *Received) { r.ProcessDelay = delay })
-	if err := wait(ctx, delay); err != nil {
+	pace := newPacer()
+	if err := pace.wait(ctx, delay); err != nil {
 		s.finish(i, OutcomeClosed, "")
 		panic(http.ErrAbortHandler) // the server is closing (or the client left): no clean end
 	}
@@ -94,7 +95,7 @@ func (s *Server) serveHTTPCreate(w http.ResponseWriter, r *http.Request) {
 		collected = &collectWriter{}
 		ew = collected
 	}
-	rep := newReply(req, "", effective, effBytes, parent.bytes, fault, ew, s.opts)
+	rep := newReply(req, "", effective, effBytes, parent.bytes, pace, fault, ew, s.opts)
 	if !req.storeOff() {
 		rep.persist = s.stored.put
 	}

@@ -61,10 +61,11 @@ func (c *wsConn) respond(j *job) (outcome, responseID string) {
 
 	delay := c.s.opts.Cost.ProcessDelay(req.inputBytes)
 	c.s.update(j.rec, func(r *Received) { r.ProcessDelay = delay })
-	if err := wait(c.ctx, delay); err != nil {
+	pace := newPacer()
+	if err := pace.wait(c.ctx, delay); err != nil {
 		return OutcomeClosed, ""
 	}
-	rep := newReply(req, lane, effective, effBytes, parent.bytes, j.fault, wsWriter{c}, c.s.opts)
+	rep := newReply(req, lane, effective, effBytes, parent.bytes, pace, j.fault, wsWriter{c}, c.s.opts)
 	c.s.update(j.rec, func(r *Received) { r.ResponseID = rep.id })
 	res, err := rep.run(c.ctx)
 	c.s.update(j.rec, func(r *Received) { r.OutputDelay, r.AnsweredAt = res.outputDelay, res.answeredAt })
