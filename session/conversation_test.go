@@ -350,3 +350,35 @@ func TestReadCallsRunConcurrently(t *testing.T) {
 		t.Fatalf("calls %v, outputs %v: want 4, in the same order", calls, outputs)
 	}
 }
+
+// The settings' encoding is kept between requests, but a change of the tools
+// or of the configuration is seen by the next request: it carries the new
+// settings, in full.
+func TestChangedSettingsReachTheNextRequest(t *testing.T) {
+	e := newEnv(t, sim.Options{}, session.Config{Lanes: session.LanesOn})
+	tools := &wsTools{ts: e.tools.ts, runs: map[string]int{}, specs: e.tools.specs[:1]}
+	c := e.openWith("s1", tools)
+	warm(t, c)
+	prompt(t, c, "hello", newRecorder())
+	tools.specs = e.tools.specs // one tool more
+	prompt(t, c, "again", newRecorder())
+	cfg := e.client.Config()
+	cfg.Instructions = "new instructions"
+	e.client.Reconfigure(cfg)
+	prompt(t, c, "and again", newRecorder())
+	recs := e.wait(4)
+	names := func(r sim.Received) int {
+		var list []json.RawMessage
+		json.Unmarshal(r.Tools, &list)
+		return len(list)
+	}
+	if names(recs[1]) != 1 || recs[1].PreviousResponseID == "" {
+		t.Errorf("first turn: %d tools, prev %q; want 1 tool, incremental", names(recs[1]), recs[1].PreviousResponseID)
+	}
+	if names(recs[2]) != len(e.tools.specs) || recs[2].PreviousResponseID != "" {
+		t.Errorf("after the tools changed: %d tools, prev %q; want %d, full", names(recs[2]), recs[2].PreviousResponseID, len(e.tools.specs))
+	}
+	if recs[3].Instructions != "new instructions" || recs[3].PreviousResponseID != "" {
+		t.Errorf("after Reconfigure: instructions %q, prev %q; want the new ones, full", recs[3].Instructions, recs[3].PreviousResponseID)
+	}
+}

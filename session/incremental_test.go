@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"testing"
@@ -79,23 +80,45 @@ func TestBytesSavedMatchesFullEncoding(t *testing.T) {
 	}
 }
 
-// The spliced frame is the encoding/json encoding of the same event, and an
+// The spliced frame is byte for byte the encoding/json encoding of the same
+// event, whether it encodes the settings or splices their encoding, and an
 // empty item is refused rather than sent as a broken frame.
 func TestMarshalFrameSplicesItems(t *testing.T) {
-	for _, in := range [][]json.RawMessage{nil, items(`{"a":1}`), items(`{"type":"message","content":"<b> & é"}`, `[1,2]`, `"s"`)} {
-		ev := createEvent{Type: "response.create", settings: settings{Model: "m", Tools: json.RawMessage(`[{"type":"function"}]`)}, StreamID: "l", Input: in}
-		got, err := marshalFrame(ev)
-		if err != nil {
-			t.Fatal(err)
+	no := false
+	sets := []settings{
+		{Model: "m", Tools: json.RawMessage(`[{"type":"function"}]`)},
+		{Model: "m<x>", Instructions: "be <brief> & \"exact\"\n", Tools: json.RawMessage(`[{"type":"function","name":"a"}]`), ToolChoice: "auto",
+			ParallelToolCalls: true, Reasoning: &reasoning{Effort: "low", Summary: "auto"}, Include: []string{"reasoning.encrypted_content"}, PromptCacheKey: "s1"},
+	}
+	for _, set := range sets {
+		// Items are spliced as they are (encoding/json would escape <, > and &
+		// in them): these need no escaping, so the bytes must match.
+		for _, in := range [][]json.RawMessage{nil, items(`{"a":1}`), items(`{"type":"message","content":"é"}`, `[1,2]`, `"s"`)} {
+			for _, ev := range []createEvent{
+				{Type: "response.create", settings: set, StreamID: "l", Input: in},
+				{Type: "response.create", settings: set, Generate: &no, PreviousResponseID: "resp_1", Input: in, encoded: set.key()},
+			} {
+				got, err := marshalFrame(ev)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ev.Input == nil {
+					ev.Input = []json.RawMessage{}
+				}
+				want, _ := json.Marshal(ev)
+				if !bytes.Equal(got, want) {
+					t.Fatalf("marshalFrame:\n got %s\nwant %s", got, want)
+				}
+			}
 		}
-		if ev.Input == nil {
-			ev.Input = []json.RawMessage{}
-		}
-		want, _ := json.Marshal(ev)
-		var g, w any
-		if json.Unmarshal(got, &g) != nil || json.Unmarshal(want, &w) != nil || !reflect.DeepEqual(g, w) {
-			t.Fatalf("marshalFrame:\n got %s\nwant %s", got, want)
-		}
+	}
+	// An item with characters encoding/json escapes is the same JSON value.
+	ev := createEvent{Type: "response.create", settings: sets[0], Input: items(`{"type":"message","content":"<b> & é"}`)}
+	got, _ := marshalFrame(ev)
+	want, _ := json.Marshal(ev)
+	var g, w any
+	if json.Unmarshal(got, &g) != nil || json.Unmarshal(want, &w) != nil || !reflect.DeepEqual(g, w) {
+		t.Fatalf("marshalFrame:\n got %s\nwant %s", got, want)
 	}
 	if _, err := marshalFrame(createEvent{Input: []json.RawMessage{nil}}); err == nil {
 		t.Fatal("an empty item was encoded")

@@ -74,11 +74,10 @@ func (c *Conversation) send(ctx context.Context, turnID int64, generate bool, si
 	}
 	full = append(full, aside...)
 	c.mu.Unlock()
-	set := c.settings()
-	key := set.key()
+	set, key := c.settings()
 	items, prev, reason := plan(base, conn, lane, key, full, c.client.Config().DisableIncremental)
 
-	ev := createEvent{Type: "response.create", settings: set, StreamID: lane, PreviousResponseID: prev, Input: items}
+	ev := createEvent{Type: "response.create", settings: set, encoded: key, StreamID: lane, PreviousResponseID: prev, Input: items}
 	kind := store.KindIncremental
 	switch {
 	case !generate:

@@ -54,20 +54,42 @@ type createEvent struct {
 	Generate           *bool             `json:"generate,omitempty"`
 	PreviousResponseID string            `json:"previous_response_id,omitempty"`
 	Input              []json.RawMessage `json:"input"`
+
+	// encoded is settings.key(), when the caller has it: marshalFrame
+	// splices it rather than encoding the settings (tools and
+	// instructions, kilobytes) again.
+	encoded []byte
 }
 
-// marshalFrame encodes a response.create frame. The input items are
-// spliced in as they are, not re-encoded: they are compact JSON the store
+// frameTail is the part of a response.create frame after its settings.
+type frameTail struct {
+	StreamID           string            `json:"stream_id,omitempty"`
+	Generate           *bool             `json:"generate,omitempty"`
+	PreviousResponseID string            `json:"previous_response_id,omitempty"`
+	Input              []json.RawMessage `json:"input"`
+}
+
+// marshalFrame encodes a response.create frame: the bytes encoding/json
+// gives ev, built from the settings' encoding and the input items spliced
+// in as they are, not re-encoded. The items are compact JSON the store
 // validated or the API sent, and encoding/json would scan every byte of a
-// long transcript twice more (400 ms for a 26 MB re-warm).
+// long transcript twice more (400 ms for a 26 MB re-warm); the settings
+// are encoded once per change, not per request (Conversation.settings).
 func marshalFrame(ev createEvent) ([]byte, error) {
-	items := ev.Input
-	ev.Input = []json.RawMessage{}
-	head, err := json.Marshal(ev)
+	set := ev.encoded
+	if set == nil {
+		set = ev.settings.key()
+	}
+	typ, err := json.Marshal(ev.Type)
 	if err != nil {
 		return nil, fmt.Errorf("encode request: %w", err)
 	}
-	n := len(head) + len(items)
+	tail, err := json.Marshal(frameTail{StreamID: ev.StreamID, Generate: ev.Generate, PreviousResponseID: ev.PreviousResponseID, Input: []json.RawMessage{}})
+	if err != nil {
+		return nil, fmt.Errorf("encode request: %w", err)
+	}
+	items := ev.Input
+	n := len(`{"type":,`) + len(typ) + len(set) + len(tail) + len(items)
 	for _, it := range items {
 		if len(it) == 0 {
 			return nil, fmt.Errorf("encode request: empty input item")
@@ -75,7 +97,12 @@ func marshalFrame(ev createEvent) ([]byte, error) {
 		n += len(it)
 	}
 	b := make([]byte, 0, n)
-	b = append(b, head[:len(head)-len(`]}`)]...)
+	b = append(b, `{"type":`...)
+	b = append(b, typ...)
+	b = append(b, ',')
+	b = append(b, set[1:len(set)-1]...) // settings always encode model and store: never empty
+	b = append(b, ',')
+	b = append(b, tail[1:len(tail)-len(`]}`)]...)
 	for i, it := range items {
 		if i > 0 {
 			b = append(b, ',')
