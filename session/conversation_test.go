@@ -382,3 +382,49 @@ func TestChangedSettingsReachTheNextRequest(t *testing.T) {
 		t.Errorf("after Reconfigure: instructions %q, prev %q; want the new ones, full", recs[3].Instructions, recs[3].PreviousResponseID)
 	}
 }
+
+// readTools says read_file may run concurrently.
+type readTools struct{ *wsTools }
+
+func (readTools) Concurrent(name string) bool { return name == "read_file" }
+
+// storedCheck is a Sink that checks, as it is told, that what it is told of
+// is in the store: a call said to run has its function_call stored, a call
+// said to have finished has its output stored.
+type storedCheck struct {
+	*recorder
+	t  *testing.T
+	db *store.DB
+	id string
+}
+
+func (s storedCheck) ToolCall(call session.ToolCall, status string, res *session.ToolResult) {
+	want := map[string]string{"in_progress": "function_call", "completed": "function_call_output", "failed": "function_call_output"}[status]
+	if want != "" {
+		items, err := s.db.Items(context.Background(), s.id)
+		found := false
+		for _, it := range items {
+			found = found || (it.Type == want && strings.Contains(string(it.Data), `"`+call.CallID+`"`))
+		}
+		if err != nil || !found {
+			s.t.Errorf("told %s of %s before its %s was stored (%v)", status, call.CallID, want, err)
+		}
+	}
+	s.recorder.ToolCall(call, status, res)
+}
+
+// Reads start while their calls are being committed, but the editor hears
+// that a call runs only once it is stored, and that it finished only once
+// its output is.
+func TestReadsToldOnlyWhatIsStored(t *testing.T) {
+	e := newEnv(t, sim.Options{}, session.Config{Lanes: session.LanesOn})
+	c := e.openWith("s1", readTools{e.tools})
+	warm(t, c)
+	rec := newRecorder()
+	prompt(t, c, `go sim:calls=6 sim:parallel=2 sim:tool=read_file sim:args={"path":"big.txt"}`, storedCheck{recorder: rec, t: t, db: e.db, id: "s1"})
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if n := strings.Count(strings.Join(rec.calls, " "), "read_file:completed"); n != 6 {
+		t.Fatalf("%d reads completed, want 6: %v", n, rec.calls)
+	}
+}

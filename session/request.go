@@ -17,7 +17,16 @@ type reply struct {
 	incomplete string // the incomplete reason, "" when completed
 	output     []json.RawMessage
 	usage      store.Usage
+
+	// settle waits for the output's commit and returns its error. The
+	// commit has ended when exchange returns, except for a response whose
+	// calls are all reads: their commit runs while the reads do. Whoever
+	// gets the reply calls settle (any number of times) before it acts on
+	// the output beyond running reads, and before it returns.
+	settle func() error
 }
+
+func settled() error { return nil }
 
 // exchange sends one request for the conversation's current transcript
 // (incremental when it can be), reads its response to the terminal event
@@ -163,25 +172,67 @@ func (c *Conversation) send(ctx context.Context, turnID int64, generate bool, si
 	}
 	// The output is committed with the request's end, in one transaction,
 	// before anything acts on it: a tool never runs for an item the store
-	// does not hold.
-	if _, err := c.db.CompleteRequest(context.WithoutCancel(ctx), reqID, r.id, status, first, time.Now(), r.usage, c.id, turnID, out); err != nil {
-		c.forgetBaseline()
-		return nil, fmt.Errorf("commit the response: %w", err)
+	// does not hold. Reads are the exception: they change nothing, so a
+	// response that only calls reads has them run while its commit does
+	// (runTools), and the editor hears they run once it is done.
+	finished := time.Now()
+	commit := func() error {
+		if _, err := c.db.CompleteRequest(context.WithoutCancel(ctx), reqID, r.id, status, first, finished, r.usage, c.id, turnID, out); err != nil {
+			c.forgetBaseline()
+			return fmt.Errorf("commit the response: %w", err)
+		}
+		c.client.counters.addUsage(r.usage)
+		if aside != nil {
+			return nil
+		}
+		c.mu.Lock()
+		if r.usage.Input > 0 {
+			c.lastInput = int(r.usage.Input)
+		}
+		n := len(c.inputLocked())
+		c.transcript = append(c.transcript, r.output...)
+		in := c.inputLocked()
+		c.base = &baseline{conn: conn, lane: lane, settings: key, input: full, output: in[n:len(in):len(in)], responseID: r.id}
+		c.mu.Unlock()
+		return nil
 	}
-	c.client.counters.addUsage(r.usage)
-	if aside != nil {
+	if aside == nil && sink != nil && c.onlyReads(r.output) {
+		done := make(chan struct{})
+		var err error
+		go func() {
+			defer close(done)
+			err = commit()
+		}()
+		r.settle = func() error {
+			<-done
+			return err
+		}
 		return r, nil
 	}
-	c.mu.Lock()
-	if r.usage.Input > 0 {
-		c.lastInput = int(r.usage.Input)
+	if err := commit(); err != nil {
+		return nil, err
 	}
-	n := len(c.inputLocked())
-	c.transcript = append(c.transcript, r.output...)
-	in := c.inputLocked()
-	c.base = &baseline{conn: conn, lane: lane, settings: key, input: full, output: in[n:len(in):len(in)], responseID: r.id}
-	c.mu.Unlock()
+	r.settle = settled
 	return r, nil
+}
+
+// onlyReads reports whether output calls tools and every one of them may
+// run concurrently (ConcurrentTools: reads, which change nothing).
+func (c *Conversation) onlyReads(output []json.RawMessage) bool {
+	conc, ok := c.tools.(ConcurrentTools)
+	if !ok {
+		return false
+	}
+	calls := 0
+	for _, it := range output {
+		if h := readItem(it); h.Type == "function_call" {
+			if !conc.Concurrent(h.Name) {
+				return false
+			}
+			calls++
+		}
+	}
+	return calls > 0
 }
 
 func (c *Conversation) count(kind store.RequestKind, n int) {

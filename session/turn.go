@@ -145,29 +145,38 @@ func (c *Conversation) run(ctx context.Context, turnID int64, input []json.RawMe
 			}
 			return "", err
 		}
-		// The output is in the store already (exchange commits it with the
-		// request's end).
-		var calls []ToolCall
-		for _, it := range r.output {
-			if h := readItem(it); h.Type == "function_call" {
-				calls = append(calls, ToolCall{CallID: h.CallID, Name: h.Name, Arguments: h.Arguments})
-			}
+		stop, err := c.act(ctx, turnID, r, sink)
+		if serr := r.settle(); serr != nil && err == nil {
+			stop, err = "", serr
 		}
-		if len(calls) == 0 {
-			switch r.incomplete {
-			case "":
-				return StopEndTurn, nil
-			case "content_filter":
-				return StopRefusal, nil
-			default:
-				return StopMaxTokens, nil
-			}
-		}
-		if stop, err := c.runTools(ctx, turnID, calls, sink); stop != "" || err != nil {
+		if stop != "" || err != nil {
 			return stop, err
 		}
 	}
 	return StopMaxTurnRequests, nil
+}
+
+// act runs the tools a response called, or says why the turn ends there
+// (stop is "" when the loop goes on). The output is in the store, or on
+// its way to it while reads run (reply.settle).
+func (c *Conversation) act(ctx context.Context, turnID int64, r *reply, sink Sink) (StopReason, error) {
+	var calls []ToolCall
+	for _, it := range r.output {
+		if h := readItem(it); h.Type == "function_call" {
+			calls = append(calls, ToolCall{CallID: h.CallID, Name: h.Name, Arguments: h.Arguments})
+		}
+	}
+	if len(calls) > 0 {
+		return c.runTools(ctx, turnID, calls, sink, r.settle)
+	}
+	switch r.incomplete {
+	case "":
+		return StopEndTurn, nil
+	case "content_filter":
+		return StopRefusal, nil
+	default:
+		return StopMaxTokens, nil
+	}
 }
 
 // maxConcurrentTools bounds the read-only calls of one response that run
@@ -180,8 +189,9 @@ const maxConcurrentTools = 8
 // to tools that may run concurrently (ConcurrentTools: reads) run side by
 // side; the others run one at a time, in order, with their permission flow.
 // After cancellation the remaining calls are answered as cancelled (not
-// run), so the transcript stays valid for the next turn.
-func (c *Conversation) runTools(ctx context.Context, turnID int64, calls []ToolCall, sink Sink) (StopReason, error) {
+// run), so the transcript stays valid for the next turn. settle waits for
+// the calls' own commit (reply.settle): only reads start before it ends.
+func (c *Conversation) runTools(ctx context.Context, turnID int64, calls []ToolCall, sink Sink, settle func() error) (StopReason, error) {
 	conc, _ := c.tools.(ConcurrentTools)
 	for i := 0; i < len(calls); {
 		j := i + 1
@@ -198,15 +208,11 @@ func (c *Conversation) runTools(ctx context.Context, turnID int64, calls []ToolC
 				results[k] = ToolResult{Output: "error: cancelled by the user before this tool ran", IsError: true}
 			}
 		} else {
-			for _, call := range group {
-				if sink != nil {
-					sink.ToolCall(call, "in_progress", nil)
-				}
-			}
-			if len(group) == 1 {
-				results[0] = c.runTool(ctx, group[0])
-			} else {
-				var wg sync.WaitGroup
+			// Reads start at once, even while the calls' commit runs; any
+			// other call waits for it. The editor hears a call is running
+			// once the call is stored.
+			var wg sync.WaitGroup
+			if reads {
 				for k, call := range group {
 					wg.Add(1)
 					go func() {
@@ -214,8 +220,23 @@ func (c *Conversation) runTools(ctx context.Context, turnID int64, calls []ToolC
 						results[k] = c.runTool(ctx, call)
 					}()
 				}
-				wg.Wait()
 			}
+			if err := settle(); err != nil {
+				wg.Wait()
+				return "", err
+			}
+			for _, call := range group {
+				if sink != nil {
+					sink.ToolCall(call, "in_progress", nil)
+				}
+			}
+			if !reads {
+				results[0] = c.runTool(ctx, group[0]) // a group of one: calls that are not reads run alone
+			}
+			wg.Wait()
+		}
+		if err := settle(); err != nil {
+			return "", err
 		}
 		for k, call := range group {
 			res := &results[k]
