@@ -454,7 +454,8 @@ func (t *sessionTools) seen(rel string, r workspace.Result) *store.SeenWrite {
 		// An image is never diffed: the delta names it when it changes.
 	case r.Diff != nil:
 		seen.Content = []byte(r.Diff.New)
-	case r.Buffer:
+	case r.Buffer || r.Content != "":
+		// The text the tool read and hashed: no second read of the file.
 		seen.Content = []byte(r.Content)
 	default:
 		if b, err := t.s.ws.root.ReadFile(rel); err == nil && hashOf(b) == r.Hash {

@@ -113,7 +113,7 @@ func (ts *Toolset) readFileAt(ctx context.Context, name, rel string, offset, lim
 	if mime := SniffImage(head[:n]); mime != "" {
 		return readImage(ctx, r, fi.Size(), rel, mime)
 	}
-	return numberedText(ctx, r, rel, offset, limit)
+	return numberedText(ctx, r, rel, offset, limit, fi.Size())
 }
 
 // readFromEditor reads rel through the editor: its buffer, unsaved changes
@@ -142,21 +142,52 @@ func (ts *Toolset) readFromEditor(ctx context.Context, abs, name, rel string, of
 		}
 		return res
 	}
-	res := numberedText(ctx, strings.NewReader(text), rel, offset, limit)
+	res := numberedText(ctx, strings.NewReader(text), rel, offset, limit, int64(len(text)))
 	if !res.IsError {
 		res.Buffer, res.Content = true, text
 	}
 	return res
 }
 
-// numberedText is read_file's answer for the text r yields: its lines
-// numbered, from offset, at most limit of them and maxReadOutput bytes, with
-// the hash of all of it.
-func numberedText(ctx context.Context, r io.Reader, rel string, offset, limit int) Result {
+// MaxContent bounds the text a read_file keeps in Result.Content.
+const MaxContent = 256 << 10
+
+// keeper keeps what is written to it while that is at most MaxContent
+// bytes, and nothing once it is more.
+type keeper struct {
+	b    []byte
+	over bool
+}
+
+func (k *keeper) Write(p []byte) (int, error) {
+	if !k.over {
+		if len(k.b)+len(p) > MaxContent {
+			k.b, k.over = nil, true
+		} else {
+			k.b = append(k.b, p...)
+		}
+	}
+	return len(p), nil
+}
+
+// numberedText is read_file's answer for the text r yields (about size
+// bytes): its lines numbered, from offset, at most limit of them and
+// maxReadOutput bytes, with the hash of all of it and, when small enough,
+// all of it (Result.Content).
+func numberedText(ctx context.Context, r io.Reader, rel string, offset, limit int, size int64) Result {
 	// Every byte passes through the hash, shown or not: the read set needs
 	// the hash of the whole file.
 	h := sha256.New()
-	br := bufio.NewReaderSize(io.TeeReader(ctxReader{ctx, r}, h), 64<<10)
+	kept := &keeper{over: size > MaxContent}
+	if !kept.over {
+		kept.b = make([]byte, 0, size)
+	}
+	// The buffer holds the sniffed head, and the whole of a small file.
+	bufSize := 64 << 10
+	if size >= 0 && size < int64(bufSize) {
+		bufSize = max(int(size)+1, sniffLen)
+	}
+	br := bufio.NewReaderSize(io.TeeReader(ctxReader{ctx, r}, io.MultiWriter(h, kept)), bufSize)
 	head, _ := br.Peek(sniffLen)
 	if isBinary(head, len(head) < sniffLen) {
 		n, err := io.Copy(io.Discard, br)
@@ -207,7 +238,11 @@ func numberedText(ctx context.Context, r io.Reader, rel string, offset, limit in
 	case offset+shown-1 < lines:
 		fmt.Fprintf(&out, "[truncated: showing lines %d-%d; file has %d lines; use offset/limit to read more]", offset, offset+shown-1, lines)
 	}
-	return Result{Output: out.String(), Hash: hashHex(h)}
+	res := Result{Output: out.String(), Hash: hashHex(h)}
+	if !kept.over {
+		res.Content = string(kept.b)
+	}
+	return res
 }
 
 func readFailed(ctx context.Context, rel string, err error) Result {

@@ -180,3 +180,23 @@ func TestReadFileCancelled(t *testing.T) {
 		}
 	}
 }
+
+// A read keeps the text it hashed, whole even when only part is shown, for
+// the read set; a file larger than MaxContent is hashed but not kept.
+func TestReadFileKeepsContent(t *testing.T) {
+	r, root, _ := newTree(t)
+	small := strings.Repeat("a line of some length\n", 500) // 11 KB: larger than the sniffed head
+	writeFile(t, filepath.Join(root, "small.txt"), small)
+	big := strings.Repeat("x", MaxContent) + "\nmore\n"
+	writeFile(t, filepath.Join(root, "big.txt"), big)
+	ts := NewToolset(r)
+
+	res := call(t, ts, "read_file", `{"path":"small.txt","offset":3,"limit":1}`)
+	if res.IsError || res.Content != small || res.Hash != sha(small) {
+		t.Fatalf("read_file of part of a small file: error %v, %d bytes kept of %d, hash %s", res.IsError, len(res.Content), len(small), res.Hash)
+	}
+	res = call(t, ts, "read_file", `{"path":"big.txt"}`)
+	if res.IsError || res.Content != "" || res.Hash != sha(big) {
+		t.Fatalf("read_file of a file over MaxContent: error %v, %d bytes kept, hash ok %v", res.IsError, len(res.Content), res.Hash == sha(big))
+	}
+}

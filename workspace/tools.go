@@ -58,8 +58,10 @@ type Result struct {
 	// to it (write_file, edit_file): the model knows the buffer, which the
 	// disk may not hold until the user saves.
 	Buffer bool
-	// Content is, for a read_file with Buffer set, the whole text read (its
-	// hash is Hash), since the disk's may differ.
+	// Content is, for a read_file of text, the whole text read (its hash
+	// is Hash) when it is at most MaxContent bytes, for the read set to diff
+	// against without reading the file again. With Buffer set it is always
+	// there, since the disk's may differ.
 	Content string
 	// Image is, for a read_file of a PNG, JPEG, GIF or WebP file, the image
 	// itself, for the model to see; Output then describes it.
