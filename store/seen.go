@@ -30,10 +30,14 @@ type SeenWrite struct {
 	Seen Seen
 }
 
+// setSeenTx records s. An entry that already says the same (a file read
+// again unchanged, as models often do) is left as it is: no page of the
+// database is written for it, and updated keeps the time it last changed.
 func setSeenTx(ctx context.Context, tx *wtx, sessionID, path string, s Seen) error {
 	_, err := tx.ExecContext(ctx, `
 		INSERT INTO read_set (session_id, path, hash, content, updated) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT (session_id, path) DO UPDATE SET hash = excluded.hash, content = excluded.content, updated = excluded.updated`,
+		ON CONFLICT (session_id, path) DO UPDATE SET hash = excluded.hash, content = excluded.content, updated = excluded.updated
+		WHERE read_set.hash IS NOT excluded.hash OR (read_set.content IS NULL AND excluded.content IS NOT NULL)`,
 		sessionID, path, s.Hash, s.Content, nanos(now()))
 	if isForeignKey(err) {
 		return fmt.Errorf("session %s: %w", sessionID, ErrNotFound)

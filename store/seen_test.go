@@ -105,3 +105,41 @@ func TestCompleteRequestIsAtomic(t *testing.T) {
 		t.Fatalf("session usage %+v (%v), ratio %v", u, err, u.CacheHitRatio())
 	}
 }
+
+// Seeing a file again unchanged writes nothing: the entry keeps the time
+// it last changed. A change, or content where there was none, is written.
+func TestSeenAgainUnchangedWritesNothing(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	newSession(t, db, "/src/app", "s1")
+	updated := func() int64 {
+		var u int64
+		if err := db.writer.QueryRow(`SELECT updated FROM read_set WHERE session_id = 's1' AND path = 'a.txt'`).Scan(&u); err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}
+	set := func(s Seen) {
+		if err := db.SetSeen(ctx, "s1", "a.txt", s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set(Seen{Hash: "h1"})
+	first := updated()
+	set(Seen{Hash: "h1"})
+	if updated() != first {
+		t.Error("seeing the same hash again rewrote the entry")
+	}
+	set(Seen{Hash: "h1", Content: []byte("alpha")})
+	if got, _ := db.SeenFiles(ctx, "s1"); string(got["a.txt"].Content) != "alpha" {
+		t.Errorf("content for an entry that had none was not kept: %+v", got["a.txt"])
+	}
+	set(Seen{Hash: "h1"})
+	if got, _ := db.SeenFiles(ctx, "s1"); string(got["a.txt"].Content) != "alpha" {
+		t.Errorf("the same hash without content dropped the content: %+v", got["a.txt"])
+	}
+	set(Seen{Hash: "h2", Content: []byte("beta")})
+	if got, _ := db.SeenFiles(ctx, "s1"); got["a.txt"].Hash != "h2" || string(got["a.txt"].Content) != "beta" || updated() == first {
+		t.Errorf("a change was not written: %+v", got["a.txt"])
+	}
+}
