@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/hearthd/hearth/store"
@@ -18,11 +19,12 @@ type reply struct {
 	output     []json.RawMessage
 	usage      store.Usage
 
-	// settle waits for the output's commit and returns its error. The
-	// commit has ended when exchange returns, except for a response whose
-	// calls are all reads: their commit runs while the reads do. Whoever
-	// gets the reply calls settle (any number of times) before it acts on
-	// the output beyond running reads, and before it returns.
+	// settle commits the output, if that is not done yet, and returns the
+	// commit's error. The commit has ended when exchange returns, except
+	// for a response whose calls are all reads: settle commits it while
+	// the reads run. Whoever gets the reply calls settle (any number of
+	// times) before it acts on the output beyond starting reads, and
+	// before it returns.
 	settle func() error
 }
 
@@ -173,8 +175,8 @@ func (c *Conversation) send(ctx context.Context, turnID int64, generate bool, si
 	// The output is committed with the request's end, in one transaction,
 	// before anything acts on it: a tool never runs for an item the store
 	// does not hold. Reads are the exception: they change nothing, so a
-	// response that only calls reads has them run while its commit does
-	// (runTools), and the editor hears they run once it is done.
+	// response that only calls reads has them run while it commits
+	// (runTools), and the editor hears they run once that is done.
 	finished := time.Now()
 	commit := func() error {
 		if _, err := c.db.CompleteRequest(context.WithoutCancel(ctx), reqID, r.id, status, first, finished, r.usage, c.id, turnID, out); err != nil {
@@ -197,16 +199,9 @@ func (c *Conversation) send(ctx context.Context, turnID int64, generate bool, si
 		return nil
 	}
 	if aside == nil && sink != nil && c.onlyReads(r.output) {
-		done := make(chan struct{})
-		var err error
-		go func() {
-			defer close(done)
-			err = commit()
-		}()
-		r.settle = func() error {
-			<-done
-			return err
-		}
+		// runTools starts the reads, then commits on this goroutine (a
+		// commit handed to another one waited for a core to wake on).
+		r.settle = sync.OnceValue(commit)
 		return r, nil
 	}
 	if err := commit(); err != nil {

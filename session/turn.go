@@ -208,9 +208,9 @@ func (c *Conversation) runTools(ctx context.Context, turnID int64, calls []ToolC
 				results[k] = ToolResult{Output: "error: cancelled by the user before this tool ran", IsError: true}
 			}
 		} else {
-			// Reads start at once, even while the calls' commit runs; any
-			// other call waits for it. The editor hears a call is running
-			// once the call is stored.
+			// Reads start at once, then the calls are committed while they
+			// run; any other call waits for its commit. The editor hears a
+			// call is running once the call is stored.
 			var wg sync.WaitGroup
 			if reads {
 				for k, call := range group {
