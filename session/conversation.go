@@ -125,6 +125,7 @@ type Conversation struct {
 	// user's message, a write's output) is flushed at once.
 	pending     []store.NewItem
 	pendingSeen []store.SeenWrite
+	pendingEnd  *store.Completion   // a staged response's end (its output leads pending)
 	pendingDone []func(stored bool) // told once the staged items are in the store (or lost)
 
 	// The model's view after a compaction: the transcript is the session's
@@ -315,8 +316,9 @@ func (c *Conversation) commit(ctx context.Context, turnID int64, items []store.N
 }
 
 // stage queues items, and read-set updates, for the next request of the
-// turn: exchange commits them with the request's row, before the request is
-// sent; flushPending commits what no request took.
+// turn: exchange commits them with the request's row (after a staged
+// response's end and output: pendingEnd), before the request is sent;
+// flushPending commits what no request took.
 func (c *Conversation) stage(items []store.NewItem, seen ...store.SeenWrite) {
 	c.stageThen(items, seen, nil)
 }
@@ -347,6 +349,7 @@ func (c *Conversation) committed(n, m int) (tell func()) {
 	}
 	c.pending = c.pending[n:]
 	c.pendingSeen = c.pendingSeen[m:]
+	c.pendingEnd = nil
 	done := c.pendingDone
 	c.pendingDone = nil
 	c.mu.Unlock()
@@ -363,27 +366,22 @@ func (c *Conversation) committed(n, m int) (tell func()) {
 // next request.
 func (c *Conversation) flushPending(ctx context.Context, turnID int64) error {
 	c.mu.Lock()
-	items, seen := c.pending, c.pendingSeen
+	items, seen, end := c.pending, c.pendingSeen, c.pendingEnd
 	c.mu.Unlock()
-	if len(items) == 0 && len(seen) == 0 {
+	if len(items) == 0 && len(seen) == 0 && end == nil {
 		return nil
 	}
-	var err error
-	if len(items) > 0 {
-		_, err = c.db.AppendItems(ctx, c.id, turnID, items)
-	}
+	_, err := c.db.CommitStaged(ctx, c.id, turnID, store.Staged{End: end, Items: items, Seen: seen})
 	if err == nil {
-		for _, s := range seen {
-			if serr := c.db.SetSeen(ctx, c.id, s.Path, s.Seen); serr != nil {
-				c.log.Warn("record what the model saw", "path", s.Path, "err", serr)
-			}
-		}
 		c.committed(len(items), len(seen))()
 		return nil
 	}
 	c.mu.Lock()
-	c.pending, c.pendingSeen = nil, nil
+	c.pending, c.pendingSeen, c.pendingEnd = nil, nil, nil
 	c.unanswered = true
+	if end != nil {
+		c.base = nil // the server holds a response the store lost
+	}
 	done := c.pendingDone
 	c.pendingDone = nil
 	c.mu.Unlock()

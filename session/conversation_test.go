@@ -428,3 +428,57 @@ func TestReadsToldOnlyWhatIsStored(t *testing.T) {
 		t.Fatalf("%d reads completed, want 6: %v", n, rec.calls)
 	}
 }
+
+// blockingReads is readTools whose read_file waits for the turn to be
+// cancelled, once started says so on started.
+type blockingReads struct {
+	readTools
+	started chan struct{}
+}
+
+func (b blockingReads) Run(ctx context.Context, call session.ToolCall) session.ToolResult {
+	if call.Name == "read_file" {
+		close(b.started)
+		<-ctx.Done()
+		return session.ToolResult{Output: "error: cancelled", IsError: true}
+	}
+	return b.wsTools.Run(ctx, call)
+}
+
+// A response that only calls reads is staged, not stored, while they run;
+// a turn cancelled then still stores it, with its request's end and the
+// reads' outputs, and the next turn goes on from them.
+func TestStagedResponseStoredWhenTheTurnEnds(t *testing.T) {
+	e := newEnv(t, sim.Options{}, session.Config{Lanes: session.LanesOn})
+	bt := blockingReads{readTools{e.tools}, make(chan struct{})}
+	c := e.openWith("s1", bt)
+	warm(t, c)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-bt.started
+		cancel()
+	}()
+	stop, err := c.Prompt(ctx, []json.RawMessage{session.UserMessage(`go sim:calls=1 sim:tool=read_file sim:args={"path":"a.txt"}`)}, newRecorder())
+	if err != nil || stop != session.StopCancelled {
+		t.Fatalf("stop=%s err=%v, want cancelled", stop, err)
+	}
+	items, _ := e.db.Items(context.Background(), "s1")
+	var types []string
+	for _, it := range items {
+		if it.Type != "reasoning" {
+			types = append(types, it.Type)
+		}
+	}
+	if !slices.Equal(types, []string{"message", "function_call", "function_call_output"}) {
+		t.Fatalf("stored %v, want the message, the call and its output", types)
+	}
+	reqs, _ := e.db.Requests(context.Background(), "s1")
+	if last := reqs[len(reqs)-1]; last.Status != store.RequestCompleted || last.ResponseID == "" {
+		t.Fatalf("the staged response's request: %+v, want completed", last)
+	}
+	prompt(t, c, "and now?", newRecorder())
+	recs := e.wait(3)
+	if recs[2].PreviousResponseID != recs[1].ResponseID || len(recs[2].Input) != 2 {
+		t.Errorf("the next turn: prev %q (want %q), %d items (want the output and the message)", recs[2].PreviousResponseID, recs[1].ResponseID, len(recs[2].Input))
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/hearthd/hearth/store"
@@ -19,16 +18,10 @@ type reply struct {
 	output     []json.RawMessage
 	usage      store.Usage
 
-	// settle commits the output, if that is not done yet, and returns the
-	// commit's error. The commit has ended when exchange returns, except
-	// for a response whose calls are all reads: settle commits it while
-	// the reads run. Whoever gets the reply calls settle (any number of
-	// times) before it acts on the output beyond starting reads, and
-	// before it returns.
-	settle func() error
+	// staged: the response only calls reads, and it is staged with its
+	// end rather than stored (send); the next request's commit stores it.
+	staged bool
 }
-
-func settled() error { return nil }
 
 // exchange sends one request for the conversation's current transcript
 // (incremental when it can be), reads its response to the terminal event
@@ -75,7 +68,7 @@ func (c *Conversation) send(ctx context.Context, turnID int64, generate bool, si
 	c.convert()
 	c.mu.Lock()
 	full := append([]json.RawMessage(nil), c.inputLocked()...)
-	pending, pendingSeen := c.pending, c.pendingSeen
+	pending, pendingSeen, pendingEnd := c.pending, c.pendingSeen, c.pendingEnd
 	for _, it := range pending {
 		full = replayForms(full, []json.RawMessage{it.Data})
 	}
@@ -121,12 +114,13 @@ func (c *Conversation) send(ctx context.Context, turnID int64, generate bool, si
 	}
 	sent := time.Now()
 	// What the request carries that the store does not hold yet (the
-	// turn's staged outputs) is committed with its row, before it is sent.
+	// turn's staged response and outputs) is committed with its row, before
+	// it is sent.
 	reqID, _, err := c.db.InsertRequestAfter(ctx, store.Request{
 		SessionID: c.id, TurnID: turnID, Conn: conn.name(), Kind: kind, FullReason: reason,
 		PreviousResponseID: prev, BytesSent: int64(len(frame)), InputItems: len(items),
 		Status: "sent", Sent: sent,
-	}, pending, pendingSeen)
+	}, store.Staged{End: pendingEnd, Items: pending, Seen: pendingSeen})
 	if err != nil {
 		conn.release(lane)
 		return nil, fmt.Errorf("record request: %w", err)
@@ -175,39 +169,39 @@ func (c *Conversation) send(ctx context.Context, turnID int64, generate bool, si
 	// The output is committed with the request's end, in one transaction,
 	// before anything acts on it: a tool never runs for an item the store
 	// does not hold. Reads are the exception: they change nothing, so a
-	// response that only calls reads has them run while it commits
-	// (runTools), and the editor hears they run once that is done.
-	finished := time.Now()
-	commit := func() error {
-		if _, err := c.db.CompleteRequest(context.WithoutCancel(ctx), reqID, r.id, status, first, finished, r.usage, c.id, turnID, out); err != nil {
+	// response that only calls reads is staged instead, with its end, and
+	// committed with the reads' outputs and the next request's row: a read
+	// round trip commits once. The editor hears of those calls once they
+	// are stored (runTools).
+	end := &store.Completion{ID: reqID, ResponseID: r.id, Status: status, FirstEvent: first, Finished: time.Now(), Usage: r.usage}
+	stage := aside == nil && sink != nil && c.onlyReads(r.output)
+	c.mu.Lock()
+	stage = stage && len(c.pending) == 0 && c.pendingEnd == nil // nothing may come before the response
+	c.mu.Unlock()
+	if !stage {
+		if _, err := c.db.CommitStaged(context.WithoutCancel(ctx), c.id, turnID, store.Staged{End: end, Items: out}); err != nil {
 			c.forgetBaseline()
-			return fmt.Errorf("commit the response: %w", err)
+			return nil, fmt.Errorf("commit the response: %w", err)
 		}
-		c.client.counters.addUsage(r.usage)
-		if aside != nil {
-			return nil
-		}
-		c.mu.Lock()
-		if r.usage.Input > 0 {
-			c.lastInput = int(r.usage.Input)
-		}
-		n := len(c.inputLocked())
-		c.transcript = append(c.transcript, r.output...)
-		in := c.inputLocked()
-		c.base = &baseline{conn: conn, lane: lane, settings: key, input: full, output: in[n:len(in):len(in)], responseID: r.id}
-		c.mu.Unlock()
-		return nil
 	}
-	if aside == nil && sink != nil && c.onlyReads(r.output) {
-		// runTools starts the reads, then commits on this goroutine (a
-		// commit handed to another one waited for a core to wake on).
-		r.settle = sync.OnceValue(commit)
+	c.client.counters.addUsage(r.usage)
+	if aside != nil {
 		return r, nil
 	}
-	if err := commit(); err != nil {
-		return nil, err
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r.usage.Input > 0 {
+		c.lastInput = int(r.usage.Input)
 	}
-	r.settle = settled
+	if stage {
+		c.pending, c.pendingEnd, r.staged = out, end, true
+		c.base = &baseline{conn: conn, lane: lane, settings: key, input: full, output: replayForms(nil, r.output), responseID: r.id}
+		return r, nil
+	}
+	n := len(c.inputLocked())
+	c.transcript = append(c.transcript, r.output...)
+	in := c.inputLocked()
+	c.base = &baseline{conn: conn, lane: lane, settings: key, input: full, output: in[n:len(in):len(in)], responseID: r.id}
 	return r, nil
 }
 

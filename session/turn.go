@@ -145,11 +145,7 @@ func (c *Conversation) run(ctx context.Context, turnID int64, input []json.RawMe
 			}
 			return "", err
 		}
-		stop, err := c.act(ctx, turnID, r, sink)
-		if serr := r.settle(); serr != nil && err == nil {
-			stop, err = "", serr
-		}
-		if stop != "" || err != nil {
+		if stop, err := c.act(ctx, turnID, r, sink); stop != "" || err != nil {
 			return stop, err
 		}
 	}
@@ -157,8 +153,8 @@ func (c *Conversation) run(ctx context.Context, turnID int64, input []json.RawMe
 }
 
 // act runs the tools a response called, or says why the turn ends there
-// (stop is "" when the loop goes on). The output is in the store, or on
-// its way to it while reads run (reply.settle).
+// (stop is "" when the loop goes on). The output is in the store, or staged
+// with the reads' outputs when it only calls reads (reply.staged).
 func (c *Conversation) act(ctx context.Context, turnID int64, r *reply, sink Sink) (StopReason, error) {
 	var calls []ToolCall
 	for _, it := range r.output {
@@ -167,7 +163,7 @@ func (c *Conversation) act(ctx context.Context, turnID int64, r *reply, sink Sin
 		}
 	}
 	if len(calls) > 0 {
-		return c.runTools(ctx, turnID, calls, sink, r.settle)
+		return c.runTools(ctx, turnID, calls, sink, r.staged)
 	}
 	switch r.incomplete {
 	case "":
@@ -189,9 +185,11 @@ const maxConcurrentTools = 8
 // to tools that may run concurrently (ConcurrentTools: reads) run side by
 // side; the others run one at a time, in order, with their permission flow.
 // After cancellation the remaining calls are answered as cancelled (not
-// run), so the transcript stays valid for the next turn. settle waits for
-// the calls' own commit (reply.settle): only reads start before it ends.
-func (c *Conversation) runTools(ctx context.Context, turnID int64, calls []ToolCall, sink Sink, settle func() error) (StopReason, error) {
+// run), so the transcript stays valid for the next turn. staged says the
+// calls themselves are staged, not stored (reply.staged: they are all
+// reads): the editor then hears they ran, and finished, once the next
+// request has stored them.
+func (c *Conversation) runTools(ctx context.Context, turnID int64, calls []ToolCall, sink Sink, staged bool) (StopReason, error) {
 	conc, _ := c.tools.(ConcurrentTools)
 	for i := 0; i < len(calls); {
 		j := i + 1
@@ -208,11 +206,16 @@ func (c *Conversation) runTools(ctx context.Context, turnID int64, calls []ToolC
 				results[k] = ToolResult{Output: "error: cancelled by the user before this tool ran", IsError: true}
 			}
 		} else {
-			// Reads start at once, then the calls are committed while they
-			// run; any other call waits for its commit. The editor hears a
-			// call is running once the call is stored.
-			var wg sync.WaitGroup
-			if reads {
+			// The editor hears a call runs once the call is stored.
+			for _, call := range group {
+				if sink != nil && !staged {
+					sink.ToolCall(call, "in_progress", nil)
+				}
+			}
+			if len(group) == 1 {
+				results[0] = c.runTool(ctx, group[0])
+			} else {
+				var wg sync.WaitGroup
 				for k, call := range group {
 					wg.Add(1)
 					go func() {
@@ -220,23 +223,8 @@ func (c *Conversation) runTools(ctx context.Context, turnID int64, calls []ToolC
 						results[k] = c.runTool(ctx, call)
 					}()
 				}
-			}
-			if err := settle(); err != nil {
 				wg.Wait()
-				return "", err
 			}
-			for _, call := range group {
-				if sink != nil {
-					sink.ToolCall(call, "in_progress", nil)
-				}
-			}
-			if !reads {
-				results[0] = c.runTool(ctx, group[0]) // a group of one: calls that are not reads run alone
-			}
-			wg.Wait()
-		}
-		if err := settle(); err != nil {
-			return "", err
 		}
 		for k, call := range group {
 			res := &results[k]
@@ -254,6 +242,9 @@ func (c *Conversation) runTools(ctx context.Context, turnID int64, calls []ToolC
 				status := "completed"
 				if res.IsError || !stored {
 					status = "failed"
+				}
+				if staged && stored {
+					sink.ToolCall(call, "in_progress", nil) // the call is stored now, with its output
 				}
 				sink.ToolCall(call, status, res)
 			})

@@ -72,16 +72,80 @@ func (u Usage) CacheHitRatio() float64 {
 // InsertRequest logs a request and returns its id. Status defaults to
 // "sent" and Sent to now.
 func (db *DB) InsertRequest(ctx context.Context, r Request) (int64, error) {
-	id, _, err := db.InsertRequestAfter(ctx, r, nil, nil)
+	id, _, err := db.InsertRequestAfter(ctx, r, Staged{})
 	return id, err
 }
 
-// InsertRequestAfter commits items (appended to r's session, in r's turn)
-// and read-set updates, then logs r, all in one transaction: what a request
-// carries is in the store before the request is, and one commit per model
-// round trip is spared. It returns the request's id and the items as
-// stored.
-func (db *DB) InsertRequestAfter(ctx context.Context, r Request, items []NewItem, seen []SeenWrite) (int64, []Item, error) {
+// Completion is a request's successful end, with its usage: committed by
+// CompleteRequest, or staged with what follows it (Staged.End).
+type Completion struct {
+	ID         int64
+	ResponseID string
+	Status     string    // RequestCompleted or RequestIncomplete
+	FirstEvent time.Time // zero keeps what was stored
+	Finished   time.Time // zero means now
+	Usage      Usage
+}
+
+// Staged is what a conversation commits in one transaction ahead of its
+// next request, in this order: a response's end, items (appended to the
+// session, in the turn: the response's output, then what answers it) and
+// read-set updates. A Staged value lives for one call.
+type Staged struct {
+	End   *Completion
+	Items []NewItem
+	Seen  []SeenWrite
+}
+
+// check validates s before anything is written and builds its items.
+func (s Staged) check(sessionID string, turnID int64) ([]Item, time.Time, error) {
+	if e := s.End; e != nil && e.Status != RequestCompleted && e.Status != RequestIncomplete {
+		return nil, time.Time{}, fmt.Errorf("complete request %d: invalid status %q", e.ID, e.Status)
+	}
+	return newItems(sessionID, turnID, s.Items)
+}
+
+// stagedTx writes s (checked: out and t are check's) inside tx.
+func stagedTx(ctx context.Context, tx *wtx, sessionID string, turnID int64, s Staged, out []Item, t time.Time) error {
+	if e := s.End; e != nil {
+		if err := completeTx(ctx, tx, *e); err != nil {
+			return err
+		}
+	}
+	if len(out) > 0 {
+		// appendItemsTx checks the session and the turn.
+		if err := appendItemsTx(ctx, tx, sessionID, turnID, out, t); err != nil {
+			return err
+		}
+	} else if _, err := sessionTail(ctx, tx, sessionID, turnID); err != nil {
+		return err
+	}
+	for _, w := range s.Seen {
+		if err := setSeenTx(ctx, tx, sessionID, w.Path, w.Seen); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CommitStaged commits s in one transaction (a turn's staged outputs when
+// no request will carry them) and returns the items as stored.
+func (db *DB) CommitStaged(ctx context.Context, sessionID string, turnID int64, s Staged) ([]Item, error) {
+	out, t, err := s.check(sessionID, turnID)
+	if err != nil {
+		return nil, fmt.Errorf("store: commit to session %s: %w", sessionID, err)
+	}
+	if err := db.write(ctx, func(tx *wtx) error { return stagedTx(ctx, tx, sessionID, turnID, s, out, t) }); err != nil {
+		return nil, fmt.Errorf("store: commit to session %s: %w", sessionID, err)
+	}
+	return out, nil
+}
+
+// InsertRequestAfter commits s (in r's session and turn), then logs r, all
+// in one transaction: what a request carries is in the store before the
+// request is, and a read round trip commits once. It returns the request's
+// id and the items as stored.
+func (db *DB) InsertRequestAfter(ctx context.Context, r Request, s Staged) (int64, []Item, error) {
 	switch r.Kind {
 	case KindWarmup, KindFull, KindIncremental:
 	default:
@@ -93,24 +157,14 @@ func (db *DB) InsertRequestAfter(ctx context.Context, r Request, items []NewItem
 	if r.Sent.IsZero() {
 		r.Sent = now()
 	}
-	out, t, err := newItems(r.SessionID, r.TurnID, items)
+	out, t, err := s.check(r.SessionID, r.TurnID)
 	if err != nil {
 		return 0, nil, fmt.Errorf("store: insert request in session %s: %w", r.SessionID, err)
 	}
 	var id int64
 	err = db.write(ctx, func(tx *wtx) error {
-		if len(out) > 0 {
-			// appendItemsTx checks the session and the turn.
-			if err := appendItemsTx(ctx, tx, r.SessionID, r.TurnID, out, t); err != nil {
-				return err
-			}
-		} else if _, err := sessionTail(ctx, tx, r.SessionID, r.TurnID); err != nil {
+		if err := stagedTx(ctx, tx, r.SessionID, r.TurnID, s, out, t); err != nil {
 			return err
-		}
-		for _, s := range seen {
-			if err := setSeenTx(ctx, tx, r.SessionID, s.Path, s.Seen); err != nil {
-				return err
-			}
 		}
 		// Exec and LastInsertId rather than RETURNING: a query inside a
 		// transaction costs database/sql a goroutine, an Exec does not.
@@ -172,39 +226,39 @@ func finishRequestTx(ctx context.Context, tx *wtx, id int64, responseID, status,
 
 // CompleteRequest records a request's successful end and its usage and
 // appends the response's output items to the transcript, in one
-// transaction: the commit each model round trip pays once instead of twice.
+// transaction.
 func (db *DB) CompleteRequest(ctx context.Context, id int64, responseID, status string, firstEvent, finished time.Time,
 	usage Usage, sessionID string, turnID int64, items []NewItem) ([]Item, error) {
-	if status != RequestCompleted && status != RequestIncomplete {
-		return nil, fmt.Errorf("store: complete request %d: invalid status %q", id, status)
-	}
-	if finished.IsZero() {
-		finished = now()
-	}
-	out, t, err := newItems(sessionID, turnID, items)
+	s := Staged{End: &Completion{ID: id, ResponseID: responseID, Status: status, FirstEvent: firstEvent, Finished: finished, Usage: usage}, Items: items}
+	out, t, err := s.check(sessionID, turnID)
 	if err != nil {
 		return nil, fmt.Errorf("store: complete request %d: %w", id, err)
 	}
-	err = db.write(ctx, func(tx *wtx) error {
-		if err := finishRequestTx(ctx, tx, id, responseID, status, "", firstEvent, finished); err != nil {
-			return err
-		}
-		if usage != (Usage{}) {
-			if _, err := tx.ExecContext(ctx, `
-				UPDATE requests SET input_tokens = ?, cached_tokens = ?, output_tokens = ?, reasoning_tokens = ?
-				WHERE id = ?`, usage.Input, usage.Cached, usage.Output, usage.Reasoning, id); err != nil {
-				return err
-			}
-		}
-		if len(out) == 0 {
-			return nil
-		}
-		return appendItemsTx(ctx, tx, sessionID, turnID, out, t)
-	})
-	if err != nil {
+	if err := db.write(ctx, func(tx *wtx) error { return stagedTx(ctx, tx, sessionID, turnID, s, out, t) }); err != nil {
 		return nil, fmt.Errorf("store: complete request %d: %w", id, err)
 	}
 	return out, nil
+}
+
+// completeTx records e inside tx.
+func completeTx(ctx context.Context, tx *wtx, e Completion) error {
+	if e.Finished.IsZero() {
+		e.Finished = now()
+	}
+	res, err := tx.ExecContext(ctx, `
+		UPDATE requests SET
+			response_id = CASE ?1 WHEN '' THEN response_id ELSE ?1 END,
+			status = ?2, error = '',
+			first_event = coalesce(?3, first_event),
+			finished = ?4,
+			input_tokens = ?5, cached_tokens = ?6, output_tokens = ?7, reasoning_tokens = ?8
+		WHERE id = ?9`,
+		e.ResponseID, e.Status, nullNanos(e.FirstEvent), nanos(e.Finished),
+		e.Usage.Input, e.Usage.Cached, e.Usage.Output, e.Usage.Reasoning, e.ID)
+	if err != nil {
+		return err
+	}
+	return mustAffect(res)
 }
 
 // Requests returns the requests of a session in ID (that is, send) order.

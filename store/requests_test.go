@@ -99,7 +99,7 @@ func TestInsertRequestAfter(t *testing.T) {
 	}
 	out := []NewItem{{Origin: OriginInput, Data: []byte(`{"type":"function_call_output","call_id":"c","output":"x"}`), View: []byte(`{"title":"t"}`)}}
 	seen := []SeenWrite{{Path: "a.txt", Seen: Seen{Hash: "h1", Content: []byte("alpha")}}}
-	id, items, err := db.InsertRequestAfter(ctx, Request{SessionID: "s1", TurnID: turn.ID, Kind: KindIncremental}, out, seen)
+	id, items, err := db.InsertRequestAfter(ctx, Request{SessionID: "s1", TurnID: turn.ID, Kind: KindIncremental}, Staged{Items: out, Seen: seen})
 	if err != nil || id == 0 || len(items) != 1 || items[0].Seq != 1 {
 		t.Fatalf("InsertRequestAfter: id %d, items %+v, %v", id, items, err)
 	}
@@ -115,7 +115,7 @@ func TestInsertRequestAfter(t *testing.T) {
 		t.Fatal(err)
 	}
 	seen[0].Seen.Hash = "h2"
-	if _, _, err := db.InsertRequestAfter(ctx, Request{SessionID: "s1", TurnID: other.ID, Kind: KindIncremental}, out, seen); err == nil {
+	if _, _, err := db.InsertRequestAfter(ctx, Request{SessionID: "s1", TurnID: other.ID, Kind: KindIncremental}, Staged{Items: out, Seen: seen}); err == nil {
 		t.Fatal("a request in another session's turn was stored")
 	}
 	stored, _ = db.Items(ctx, "s1")
@@ -126,8 +126,57 @@ func TestInsertRequestAfter(t *testing.T) {
 	}
 }
 
-// BenchmarkInsertRequestAfter measures a read round trip's second commit: a
-// tool output, a read-set update and the next request's row.
+// A read round trip's one commit: the response's end and output, the
+// reads' outputs and the next request's row together; a response end that
+// cannot be recorded writes none of it. CommitStaged does the same without
+// a request.
+func TestInsertRequestAfterCompletesTheResponse(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	newSession(t, db, "/src/app", "s1")
+	turn, err := db.BeginTurn(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := db.InsertRequest(ctx, Request{SessionID: "s1", TurnID: turn.ID, Kind: KindFull})
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := []NewItem{
+		{Origin: OriginOutput, Data: []byte(`{"type":"function_call","call_id":"c","name":"read_file"}`)},
+		{Origin: OriginInput, Data: []byte(`{"type":"function_call_output","call_id":"c","output":"x"}`)},
+	}
+	end := &Completion{ID: first, ResponseID: "resp_1", Status: RequestCompleted, Usage: Usage{Input: 10, Output: 2}}
+	bad := &Completion{ID: first + 100, ResponseID: "resp_x", Status: RequestCompleted}
+	if _, _, err := db.InsertRequestAfter(ctx, Request{SessionID: "s1", TurnID: turn.ID, Kind: KindIncremental}, Staged{End: bad, Items: items}); err == nil {
+		t.Fatal("the end of an unknown request was recorded")
+	}
+	if stored, _ := db.Items(ctx, "s1"); len(stored) != 0 {
+		t.Fatalf("a failed batch left %d items", len(stored))
+	}
+	if _, _, err := db.InsertRequestAfter(ctx, Request{SessionID: "s1", TurnID: turn.ID, Kind: KindIncremental}, Staged{End: end, Items: items}); err != nil {
+		t.Fatal(err)
+	}
+	stored, _ := db.Items(ctx, "s1")
+	reqs, _ := db.Requests(ctx, "s1")
+	if len(stored) != 2 || stored[0].Origin != OriginOutput || stored[1].Type != "function_call_output" || len(reqs) != 2 ||
+		reqs[0].Status != RequestCompleted || reqs[0].ResponseID != "resp_1" || reqs[0].Usage.Input != 10 || reqs[1].Status != RequestSent {
+		t.Fatalf("after the commit: items %+v, requests %+v", stored, reqs)
+	}
+	end = &Completion{ID: reqs[1].ID, ResponseID: "resp_2", Status: RequestIncomplete}
+	if _, err := db.CommitStaged(ctx, "s1", turn.ID, Staged{End: end, Items: items[:1], Seen: []SeenWrite{{Path: "a.txt", Seen: Seen{Hash: "h"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	stored, _ = db.Items(ctx, "s1")
+	reqs, _ = db.Requests(ctx, "s1")
+	files, _ := db.SeenFiles(ctx, "s1")
+	if len(stored) != 3 || reqs[1].Status != RequestIncomplete || files["a.txt"].Hash != "h" {
+		t.Fatalf("after CommitStaged: %d items, request %+v, seen %+v", len(stored), reqs[1], files)
+	}
+}
+
+// BenchmarkInsertRequestAfter measures a read round trip's commit: a tool
+// output, a read-set update and the next request's row.
 func BenchmarkInsertRequestAfter(b *testing.B) {
 	ctx := context.Background()
 	db := openTest(b)
@@ -140,7 +189,7 @@ func BenchmarkInsertRequestAfter(b *testing.B) {
 	seen := []SeenWrite{{Path: "a.txt", Seen: Seen{Hash: "h", Content: []byte("alpha")}}}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, _, err := db.InsertRequestAfter(ctx, Request{SessionID: "s1", TurnID: turn.ID, Kind: KindIncremental, BytesSent: 100}, out, seen); err != nil {
+		if _, _, err := db.InsertRequestAfter(ctx, Request{SessionID: "s1", TurnID: turn.ID, Kind: KindIncremental, BytesSent: 100}, Staged{Items: out, Seen: seen}); err != nil {
 			b.Fatal(err)
 		}
 	}
