@@ -9,7 +9,8 @@ import (
 )
 
 // The writer never checkpoints on its own; the checkpointer copies the
-// log back once the writer is quiet, and the copy is complete.
+// log back once the writer is quiet after enough commits, and the copy is
+// complete.
 func TestCheckpointerCopiesTheLogOffTheWritePath(t *testing.T) {
 	db := openTest(t)
 	var auto int
@@ -18,7 +19,7 @@ func TestCheckpointerCopiesTheLogOffTheWritePath(t *testing.T) {
 	}
 	ran := db.ckpt.ranSignal()
 	newSession(t, db, "/src/app", "s1")
-	for i := 0; i < 20; i++ {
+	for i := 0; i < checkpointMin; i++ {
 		if _, err := db.AppendItems(context.Background(), "s1", 0, []NewItem{{Origin: OriginInput,
 			Data: []byte(`{"type":"message","text":"` + strings.Repeat("x", 3000) + `"}`)}}); err != nil {
 			t.Fatal(err)
@@ -38,8 +39,8 @@ func TestCheckpointerCopiesTheLogOffTheWritePath(t *testing.T) {
 	if busy != 0 || log != copied {
 		t.Errorf("after the checkpointer ran: busy %d, %d frames in the log, %d copied", busy, log, copied)
 	}
-	if fi, err := os.Stat(db.path); err != nil || fi.Size() < 20*3000 {
-		t.Errorf("database file holds %v bytes (%v), want the 20 items", fi.Size(), err)
+	if fi, err := os.Stat(db.path); err != nil || fi.Size() < checkpointMin*3000 {
+		t.Errorf("database file holds %v bytes (%v), want the %d items", fi.Size(), err, checkpointMin)
 	}
 	if db.ckpt.runs.Load() == 0 {
 		t.Error("checkpoint count is 0")

@@ -296,7 +296,20 @@ func (b benchTools) Specs() []json.RawMessage {
 	return out
 }
 
+// Concurrent is the daemon's rule: read-only tools run side by side, and a
+// response that only calls them commits with the next request.
+func (b benchTools) Concurrent(name string) bool {
+	t, ok := b.ts.Lookup(name)
+	return ok && t.ReadOnly
+}
+
+// Run runs the call and, as the daemon does, records what the model saw of
+// the file it read (the read set, committed with the next request).
 func (b benchTools) Run(ctx context.Context, call session.ToolCall) session.ToolResult {
 	r := b.ts.Run(ctx, call.Name, json.RawMessage(call.Arguments))
-	return session.ToolResult{Output: r.Output, IsError: r.IsError}
+	res := session.ToolResult{Output: r.Output, IsError: r.IsError}
+	if r.Hash != "" && len(r.Locations) == 1 {
+		res.Seen = &store.SeenWrite{Path: r.Locations[0], Seen: store.Seen{Hash: r.Hash, Content: []byte(r.Content)}}
+	}
+	return res
 }
