@@ -162,6 +162,11 @@
 // pacing its output took (FirstToken plus one 1/TokensPerSecond gap between consecutive
 // deltas of an item), and Cost.String prints the parameters for a benchmark's report. A
 // chained HTTP request (store) is charged like a chained WebSocket one: only its new input.
+// A response keeps to an absolute schedule begun when its processing begins: a timer that
+// fires late shortens the next wait, so lateness does not add up over a response's deltas
+// (only the last wait's can reach the answer). Received.At is when the request's frame began
+// to arrive (before the server inflated and parsed it), Received.AnsweredAt when its terminal
+// event had been written: between one's AnsweredAt and the next's At is the client's time.
 //
 // # Faults
 //
