@@ -202,7 +202,9 @@ func (d *Daemon) goServe(c net.Conn) {
 	}()
 }
 
-var errClosed = errors.New("daemon closed")
+// errClosed refuses what arrives while the daemon drains or after it closed:
+// the editor gets -32011 and may send it again to the next daemon.
+var errClosed = rpc.ErrShuttingDown
 
 // Shutdown stops accepting connections, lets running turns finish for up to
 // drain, then interrupts the rest (they are stored as interrupted) and

@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/coder/acp-go-sdk"
+	"go.lsp.dev/jsonrpc2"
 
 	"github.com/hearthd/hearth/rpc"
 	"github.com/hearthd/hearth/session/sim"
@@ -227,4 +229,26 @@ func TestWorkspacePastTheWatchBudget(t *testing.T) {
 	if got := agentText(ed.updates()); strings.Contains(got, "file watching") {
 		t.Errorf("the notice was repeated: %q", got)
 	}
+}
+
+// A prompt that arrives while the daemon drains is refused with its own
+// code, not as an internal error: nothing was started, the editor may send
+// it again once a daemon is back.
+func TestPromptWhileDrainingRefusedAsShuttingDown(t *testing.T) {
+	td := startDaemon(t, sim.Options{}, "")
+	ed := td.connect()
+	ed.initialize()
+	id := ed.newSession(td.root)
+	td.d.mu.Lock()
+	td.d.draining = true
+	td.d.mu.Unlock()
+	var r acp.PromptResponse
+	err := ed.call(rpc.MethodSessionPrompt, acp.PromptRequest{SessionId: id, Prompt: []acp.ContentBlock{acp.TextBlock("hello")}}, &r)
+	var wire *jsonrpc2.Error
+	if !errors.As(err, &wire) || wire.Code != rpc.CodeShuttingDown {
+		t.Fatalf("prompt while draining: %v, want code %d", err, rpc.CodeShuttingDown)
+	}
+	td.d.mu.Lock()
+	td.d.draining = false
+	td.d.mu.Unlock()
 }

@@ -25,6 +25,10 @@ const (
 	// model, a connection that could not be kept. The message says what
 	// the API said and what to do.
 	CodeModelAPI jsonrpc2.Code = -32010
+	// CodeShuttingDown (hearth's): the daemon is stopping and did not start
+	// the request; send it again once a daemon answers (hearth acp starts
+	// one).
+	CodeShuttingDown jsonrpc2.Code = -32011
 )
 
 // Application errors the daemon returns from handlers. Wrap them with %w to
@@ -46,6 +50,9 @@ var (
 	ErrAuthRequired = errors.New("authentication required")
 	// ErrModelAPI: the model API refused or failed a request (-32010).
 	ErrModelAPI = errors.New("model API error")
+	// ErrShuttingDown: the daemon is stopping and did not start the request
+	// (-32011).
+	ErrShuttingDown = errors.New("the daemon is shutting down: nothing was started; send it again once it is back")
 	// ErrInternal: a bug or an unexpected failure (-32603). Any error WireError
 	// does not recognise gets this code too.
 	ErrInternal = errors.New("internal error")
@@ -64,6 +71,7 @@ var codeTable = []struct {
 	{context.Canceled, CodeRequestCancelled},
 	{ErrAuthRequired, CodeAuthRequired},
 	{ErrModelAPI, CodeModelAPI},
+	{ErrShuttingDown, CodeShuttingDown},
 	{ErrInternal, jsonrpc2.InternalError},
 }
 
