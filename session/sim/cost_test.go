@@ -110,13 +110,15 @@ func TestPacerCatchesUp(t *testing.T) {
 	if got := p.due.Sub(before); got != time.Minute {
 		t.Fatalf("the schedule moved by %v, want 1m", got)
 	}
-	// On schedule, a wait lasts its d.
-	p = newPacer()
-	start = time.Now()
-	if err := p.wait(context.Background(), 20*time.Millisecond); err != nil {
-		t.Fatal(err)
-	}
-	if took := time.Since(start); took < 20*time.Millisecond {
-		t.Fatalf("a 20ms wait on schedule took %v", took)
+	// On schedule, a wait lasts its d, and a precise one ends on time.
+	for _, precise := range []bool{false, true} {
+		p = newPacer(Cost{Precise: precise})
+		begun := p.due
+		if err := p.wait(context.Background(), 20*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		if now := time.Now(); now.Sub(begun) < 20*time.Millisecond || now.Sub(begun) > 20*time.Millisecond+time.Second {
+			t.Fatalf("a 20ms wait on schedule (precise %v) ended %v after the schedule began", precise, now.Sub(begun))
+		}
 	}
 }

@@ -82,7 +82,7 @@ func (s *Server) serveHTTPCreate(w http.ResponseWriter, r *http.Request) {
 	defer stop()
 	delay := s.opts.Cost.ProcessDelay(req.inputBytes)
 	s.update(i, func(r *Received) { r.ProcessDelay = delay })
-	pace := newPacer()
+	pace := newPacer(s.opts.Cost)
 	if err := pace.wait(ctx, delay); err != nil {
 		s.finish(i, OutcomeClosed, "")
 		panic(http.ErrAbortHandler) // the server is closing (or the client left): no clean end

@@ -61,7 +61,7 @@ func (c *wsConn) respond(j *job) (outcome, responseID string) {
 
 	delay := c.s.opts.Cost.ProcessDelay(req.inputBytes)
 	c.s.update(j.rec, func(r *Received) { r.ProcessDelay = delay })
-	pace := newPacer()
+	pace := newPacer(c.s.opts.Cost)
 	if err := pace.wait(c.ctx, delay); err != nil {
 		return OutcomeClosed, ""
 	}
