@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/acp-go-sdk"
+
 	"github.com/hearthd/hearth/session/sim"
 )
 
@@ -24,18 +26,12 @@ import (
 // (read-only) run side by side. client=minimal is the same loop run by a
 // client that does nothing but read the events and send the next request
 // (minimalClient), on the same machine in the same run: the time hearth
-// takes above it (µs-above-minimal) is hearth's own.
+// takes above it is hearth's own.
 func BenchmarkRoundTrip(b *testing.B) {
 	for _, calls := range []int{1, 3} {
 		b.Run(fmt.Sprintf("calls=%d", calls), func(b *testing.B) {
-			t := &testing.T{}
-			td := startDaemon(t, sim.Options{}, "")
+			td, ed, id := roundTripSession()
 			defer td.d.Close()
-			writeBig(td.root)
-			ed := td.connect()
-			ed.initialize()
-			id := ed.newSession(td.root)
-			td.waitRequests(1) // the warm-up
 			var gaps []time.Duration
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -79,9 +75,17 @@ func BenchmarkRoundTrip(b *testing.B) {
 	}
 }
 
-// writeBig writes the 2 KiB file the round trips read.
-func writeBig(root string) {
-	os.WriteFile(filepath.Join(root, "big.txt"), []byte(strings.Repeat("0123456789abcdef\n", 120)), 0o644)
+// roundTripSession starts a daemon whose workspace holds the 2 KiB file the
+// round trips read, and an editor with a warmed session on it. The caller
+// closes the daemon.
+func roundTripSession() (*testDaemon, *editor, acp.SessionId) {
+	td := startDaemon(&testing.T{}, sim.Options{}, "")
+	os.WriteFile(filepath.Join(td.root, "big.txt"), []byte(strings.Repeat("0123456789abcdef\n", 120)), 0o644)
+	ed := td.connect()
+	ed.initialize()
+	id := ed.newSession(td.root)
+	td.waitRequests(1) // the warm-up
+	return td, ed, id
 }
 
 func reportGaps(b *testing.B, gaps []time.Duration) {

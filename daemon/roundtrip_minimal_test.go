@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
-
-	"github.com/hearthd/hearth/session/sim"
 )
 
 // minimalClient is the least any client of the WebSocket mode does per
@@ -105,14 +103,8 @@ func (m *minimalClient) request(prev string, input json.RawMessage) []byte {
 // hearthFrame runs one short hearth turn and returns one of its incremental
 // requests (as fields) and the output its read carried.
 func hearthFrame(b *testing.B, calls int) (map[string]json.RawMessage, json.RawMessage) {
-	t := &testing.T{}
-	td := startDaemon(t, sim.Options{}, "")
+	td, ed, id := roundTripSession()
 	defer td.d.Close()
-	writeBig(td.root)
-	ed := td.connect()
-	ed.initialize()
-	id := ed.newSession(td.root)
-	td.waitRequests(1)
 	before := len(td.sim.Received())
 	ed.prompt(id, fmt.Sprintf(`go sim:calls=2 sim:parallel=%d sim:tool=read_file sim:args={"path":"big.txt"}`, calls))
 	rec := td.sim.Received()[before+1]

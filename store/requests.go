@@ -226,18 +226,11 @@ func finishRequestTx(ctx context.Context, tx *wtx, id int64, responseID, status,
 
 // CompleteRequest records a request's successful end and its usage and
 // appends the response's output items to the transcript, in one
-// transaction.
+// transaction: CommitStaged with the end and the items.
 func (db *DB) CompleteRequest(ctx context.Context, id int64, responseID, status string, firstEvent, finished time.Time,
 	usage Usage, sessionID string, turnID int64, items []NewItem) ([]Item, error) {
-	s := Staged{End: &Completion{ID: id, ResponseID: responseID, Status: status, FirstEvent: firstEvent, Finished: finished, Usage: usage}, Items: items}
-	out, t, err := s.check(sessionID, turnID)
-	if err != nil {
-		return nil, fmt.Errorf("store: complete request %d: %w", id, err)
-	}
-	if err := db.write(ctx, func(tx *wtx) error { return stagedTx(ctx, tx, sessionID, turnID, s, out, t) }); err != nil {
-		return nil, fmt.Errorf("store: complete request %d: %w", id, err)
-	}
-	return out, nil
+	return db.CommitStaged(ctx, sessionID, turnID, Staged{Items: items,
+		End: &Completion{ID: id, ResponseID: responseID, Status: status, FirstEvent: firstEvent, Finished: finished, Usage: usage}})
 }
 
 // completeTx records e inside tx.
