@@ -174,6 +174,21 @@ func (d *Daemon) beginOpen(ctx context.Context, key string, found func() bool) (
 	}
 }
 
+// CheckCwd returns nil when dir can be a session's working directory as far
+// as a client can tell (it exists and is a directory), else the error the
+// daemon would answer: hearth ask checks before it starts a daemon for a
+// request that cannot succeed.
+func CheckCwd(dir string) error {
+	info, err := os.Stat(dir)
+	if err == nil && info.IsDir() {
+		return nil
+	}
+	if err == nil {
+		err = fmt.Errorf("%s is not a directory", dir)
+	}
+	return errors.New(cwdAdvice(dir, err))
+}
+
 // cwdAdvice says why dir cannot be a workspace and what to give instead,
 // for the two mistakes a user makes: a path that is not there, and a file.
 func cwdAdvice(dir string, err error) string {

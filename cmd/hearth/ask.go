@@ -75,6 +75,9 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if dir, err = filepath.Abs(dir); err != nil {
 		return err
 	}
+	if err := daemon.CheckCwd(dir); err != nil {
+		return err // before any daemon is started for it
+	}
 	cfg, err := loadConfig()
 	if err == nil {
 		err = cfg.Check()

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,5 +51,9 @@ func TestAskMissingCwdSaysWhatToDo(t *testing.T) {
 		if err == nil || !strings.Contains(string(out), want) {
 			t.Errorf("ask --cwd %s: %v\n%s", cwd, err, out)
 		}
+	}
+	// Refused before a daemon was started for it: none is left running.
+	if _, err := os.Stat(os.Getenv("HEARTH_SOCKET")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a daemon was started for an ask that could not succeed (socket: %v)", err)
 	}
 }
