@@ -482,3 +482,52 @@ func TestStagedResponseStoredWhenTheTurnEnds(t *testing.T) {
 		t.Errorf("the next turn: prev %q (want %q), %d items (want the output and the message)", recs[2].PreviousResponseID, recs[1].ResponseID, len(recs[2].Input))
 	}
 }
+
+// slowReads is readTools whose read_file runs until the editor has been
+// told it runs (release), or gives up after 10 s.
+type slowReads struct {
+	readTools
+	release chan struct{}
+}
+
+func (s slowReads) Run(ctx context.Context, call session.ToolCall) session.ToolResult {
+	if call.Name == "read_file" {
+		select {
+		case <-s.release:
+		case <-time.After(10 * time.Second):
+			return session.ToolResult{Output: "error: never shown running", IsError: true}
+		}
+	}
+	return s.wsTools.Run(ctx, call)
+}
+
+// releasing is storedCheck that releases the slow read once told it runs.
+type releasing struct {
+	storedCheck
+	release chan struct{}
+	once    *sync.Once
+}
+
+func (r releasing) ToolCall(call session.ToolCall, status string, res *session.ToolResult) {
+	r.storedCheck.ToolCall(call, status, res)
+	if status == "in_progress" {
+		r.once.Do(func() { close(r.release) })
+	}
+}
+
+// A read that takes long is shown running while it runs: its call, staged
+// with the response, is stored early for it.
+func TestSlowReadShownRunning(t *testing.T) {
+	e := newEnv(t, sim.Options{}, session.Config{Lanes: session.LanesOn})
+	release := make(chan struct{})
+	c := e.openWith("s1", slowReads{readTools{e.tools}, release})
+	warm(t, c)
+	rec := newRecorder()
+	sink := releasing{storedCheck{recorder: rec, t: t, db: e.db, id: "s1"}, release, &sync.Once{}}
+	prompt(t, c, `go sim:calls=1 sim:tool=read_file sim:args={"path":"a.txt"}`, sink)
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if got := strings.Join(rec.calls, " "); !strings.Contains(got, "read_file:in_progress read_file:completed") {
+		t.Fatalf("tool call updates: %s; want in_progress while it ran, then completed", got)
+	}
+}

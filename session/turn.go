@@ -179,6 +179,10 @@ func (c *Conversation) act(ctx context.Context, turnID int64, r *reply, sink Sin
 // at once.
 const maxConcurrentTools = 8
 
+// slowReads is how long reads whose calls are only staged run before the
+// calls are stored anyway, so that the editor can show them running.
+const slowReads = 50 * time.Millisecond
+
 // runTools runs the calls of one response and stages each output, in call
 // order: a read's for the next request (or the end of the turn), to be
 // committed with its row; any other call's is committed at once. Consecutive calls
@@ -212,9 +216,10 @@ func (c *Conversation) runTools(ctx context.Context, turnID int64, calls []ToolC
 					sink.ToolCall(call, "in_progress", nil)
 				}
 			}
-			if len(group) == 1 {
+			if len(group) == 1 && !staged {
 				results[0] = c.runTool(ctx, group[0])
 			} else {
+				done := make(chan struct{})
 				var wg sync.WaitGroup
 				for k, call := range group {
 					wg.Add(1)
@@ -223,7 +228,33 @@ func (c *Conversation) runTools(ctx context.Context, turnID int64, calls []ToolC
 						results[k] = c.runTool(ctx, call)
 					}()
 				}
-				wg.Wait()
+				go func() {
+					wg.Wait()
+					close(done)
+				}()
+				if staged {
+					// Reads that take long (a grep of a large tree) are
+					// shown running: what is staged is stored now, at the
+					// cost of a commit more in this round trip.
+					t := time.NewTimer(slowReads)
+					select {
+					case <-done:
+					case <-t.C:
+						err := c.flushPending(context.WithoutCancel(ctx), turnID)
+						if err != nil {
+							<-done
+							return "", err
+						}
+						staged = false
+						for _, call := range group {
+							if sink != nil {
+								sink.ToolCall(call, "in_progress", nil)
+							}
+						}
+					}
+					t.Stop()
+				}
+				<-done
 			}
 		}
 		for k, call := range group {
@@ -235,6 +266,7 @@ func (c *Conversation) runTools(ctx context.Context, turnID int64, calls []ToolC
 			}
 			// The editor hears that the call finished once its output is
 			// stored: with the next request for a read, at once otherwise.
+			staged := staged // as it is now: a slow group after this one may store the calls early
 			c.stageThen([]store.NewItem{item}, seen, func(stored bool) {
 				if sink == nil {
 					return
