@@ -35,7 +35,7 @@ type checkpointer struct {
 	pending atomic.Int64 // commits since the last checkpoint began
 	runs    atomic.Int64 // checkpoints run
 
-	mu  sync.Mutex
+	mu  sync.Mutex    // guards ran
 	ran chan struct{} // closed and replaced after each checkpoint (tests wait on it)
 }
 

@@ -28,7 +28,7 @@ func (db *DB) AddCompaction(ctx context.Context, c Compaction) (int64, error) {
 	}
 	var id int64
 	err := db.write(ctx, func(tx *wtx) error {
-		if err := sessionExists(ctx, tx, c.SessionID); err != nil {
+		if _, err := sessionTail(ctx, tx, c.SessionID, 0); err != nil {
 			return err
 		}
 		return tx.QueryRowContext(ctx, `

@@ -124,9 +124,10 @@ func checkItem(it NewItem) (string, error) {
 	return typ, nil
 }
 
-// sessionTail checks, in one query, that sessionID exists and that turnID
-// is 0 or one of its turns (as sessionExists and turnOf do), and returns the
-// Seq of the session's last item (0 when it has none).
+// sessionTail checks, in one query, that sessionID exists (else
+// ErrNotFound) and that turnID is 0 or one of its turns (ErrNotFound if it
+// is no turn, an error naming the owner if it is another session's), and
+// returns the Seq of the session's last item (0 when it has none).
 func sessionTail(ctx context.Context, tx *wtx, sessionID string, turnID int64) (int64, error) {
 	var exists bool
 	var owner string
@@ -148,26 +149,6 @@ func sessionTail(ctx context.Context, tx *wtx, sessionID string, turnID int64) (
 		return 0, fmt.Errorf("turn %d belongs to session %s", turnID, owner)
 	}
 	return last, nil
-}
-
-// turnOf returns nil if turnID is 0 or a turn of sessionID, ErrNotFound if
-// it is no turn, and an error if it belongs to another session.
-func turnOf(ctx context.Context, tx *wtx, sessionID string, turnID int64) error {
-	if turnID == 0 {
-		return nil
-	}
-	var owner string
-	err := tx.QueryRowContext(ctx, `SELECT session_id FROM turns WHERE id = ?`, turnID).Scan(&owner)
-	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("turn %d: %w", turnID, ErrNotFound)
-	}
-	if err != nil {
-		return err
-	}
-	if owner != sessionID {
-		return fmt.Errorf("turn %d belongs to session %s", turnID, owner)
-	}
-	return nil
 }
 
 // nullText stores nil as NULL, anything else as TEXT.

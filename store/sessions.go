@@ -270,13 +270,3 @@ func mustAffect(res sql.Result) error {
 	}
 	return nil
 }
-
-// sessionExists returns ErrNotFound unless the session exists.
-func sessionExists(ctx context.Context, tx *wtx, id string) error {
-	var one int
-	err := tx.QueryRowContext(ctx, `SELECT 1 FROM sessions WHERE id = ?`, id).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("session %s: %w", id, ErrNotFound)
-	}
-	return err
-}

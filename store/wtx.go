@@ -22,7 +22,7 @@ const maxStatements = 128
 // statements holds the writer's prepared statements by query text. It lives
 // as long as its DB; Close closes them.
 type statements struct {
-	mu    sync.Mutex
+	mu    sync.Mutex // guards m and noted
 	m     map[string]*sql.Stmt
 	noted map[string]bool // run unprepared, to be compiled after their transaction
 }
