@@ -454,8 +454,9 @@ func (t *sessionTools) Run(ctx context.Context, call session.ToolCall) session.T
 	return out
 }
 
-// maxSeenContent bounds the copy of a file kept to diff against later.
-const maxSeenContent = 256 << 10
+// maxSeenContent bounds the copy of a file kept to diff against later: what
+// read_file keeps of what it read (a larger file is hashed, not kept).
+const maxSeenContent = workspace.MaxContent
 
 // seen is what the model now knows of rel: the content it read or wrote,
 // so the next context delta shows only what changed since. The session

@@ -180,7 +180,7 @@ func numberedText(ctx context.Context, r io.Reader, rel string, offset, limit in
 	h := sha256.New()
 	kept := &keeper{over: size > MaxContent}
 	if !kept.over {
-		kept.b = make([]byte, 0, size)
+		kept.b = make([]byte, 0, max(size, 0))
 	}
 	// The buffer holds the sniffed head, and the whole of a small file.
 	bufSize := 64 << 10

@@ -38,7 +38,7 @@ type Received struct {
 	ResponseID string    // the response id, when a response was created
 	Outcome    string    // the response id when completed; otherwise an error code or an Outcome* value
 	Answered   bool      // a terminal event (or error) was written, or the request ended with its connection
-	AnsweredAt time.Time // when Answered became true: with the next request's At, the client's own time between them
+	AnsweredAt time.Time // WebSocket: when the terminal event had been written, else when Answered became true; with the next request's At, the client's own time between them
 }
 
 // Outcomes that are not a response id or an API error code.
