@@ -125,10 +125,12 @@ func TestReasoningReplaysAreNeverRefused(t *testing.T) {
 	// A cache miss: the full retry replays everything.
 	e.sim.InjectFault(sim.Fault{Kind: sim.FaultDropCache, Match: isPrompt})
 	prompt(t, c, "two", newRecorder())
-	// An HTTP fallback: every request replays everything.
+	// An HTTP fallback: every request replays everything. The refusal is
+	// queued before the drop: the background re-warm dials at once, and
+	// must meet it.
+	e.sim.InjectFault(sim.Fault{Kind: sim.FaultRefuseUpgrade, Status: 426})
 	e.sim.InjectFault(sim.Fault{Kind: sim.FaultCloseAfterResponse, Match: isPrompt})
 	prompt(t, c, "three", newRecorder())
-	e.sim.InjectFault(sim.Fault{Kind: sim.FaultRefuseUpgrade, Status: 426})
 	prompt(t, c, "four over http", newRecorder())
 	all := e.sim.Received()
 	last := all[len(all)-1]

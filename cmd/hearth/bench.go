@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -22,6 +23,7 @@ type benchOptions struct {
 	plot                string // SVG file; "" = no plot
 	plotSteps           []int
 	plotRuns            int
+	modes               []benchMode
 }
 
 // runBench runs an N-step tool loop against the built-in simulator with a
@@ -34,9 +36,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&o.steps, "steps", 30, "tool calls per turn")
 	fs.IntVar(&o.runs, "runs", 3, "turns per mode, interleaved across the modes (median and p90 are reported)")
 	fs.IntVar(&o.fileKB, "file-kb", 4, "size of the file the model reads at each step")
-	o.cost = sim.Cost{Handshake: 100 * time.Millisecond, PerRequest: 20 * time.Millisecond,
-		PerInputKB: 2 * time.Millisecond, FirstToken: 50 * time.Millisecond, TokensPerSecond: 1000,
-		Precise: true} // the floor is the cost model's: the simulator keeps to it, not to its timers' lateness
+	o.cost = benchDefaultCost()
 	fs.DurationVar(&o.cost.Handshake, "handshake", o.cost.Handshake, "simulated WebSocket handshake")
 	fs.DurationVar(&o.cost.PerRequest, "per-request", o.cost.PerRequest, "simulated fixed cost per request")
 	fs.DurationVar(&o.cost.PerInputKB, "per-input-kb", o.cost.PerInputKB, "simulated cost per KiB of input the server (re)processes")
@@ -46,6 +46,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&o.plot, "plot", "", "also write an SVG plot of end-to-end time against tool calls per mode to this file")
 	plotSteps := fs.String("plot-steps", "5,10,15,20,25,30,35,40,45,50", "tool calls of the plot's points")
 	fs.IntVar(&o.plotRuns, "plot-runs", 1, "turns per mode and point of the plot (the median is plotted)")
+	modeKeys := fs.String("modes", "", "comma-separated modes to run (their JSON keys, e.g. ws-incremental-warm,http-chained); all when empty")
 	if err := fs.Parse(args); err != nil {
 		return &exitError{2, err}
 	}
@@ -55,6 +56,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var err error
 	if o.plotSteps, err = parseSteps(*plotSteps); err != nil {
 		return &exitError{2, fmt.Errorf("--plot-steps: %w", err)}
+	}
+	if o.modes, err = selectModes(*modeKeys); err != nil {
+		return &exitError{2, fmt.Errorf("--modes: %w", err)}
 	}
 	switch {
 	case o.steps < 1:
@@ -85,7 +89,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stdout, "hearth bench: %d-step tool loop (read_file of a %d KiB file each step), %d turns per mode, interleaved\n", o.steps, o.fileKB, o.runs)
 		fmt.Fprintf(stdout, "simulator cost model: %s\n\n", o.cost)
 	}
-	modes := benchModes()
+	modes := o.modes
 	results, err := b.measure(ctx, modes, o.steps, o.runs)
 	if err != nil {
 		return err
@@ -105,6 +109,13 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return printBench(stdout, report)
 }
 
+// benchDefaultCost is hearth bench's cost model unless flags change it.
+func benchDefaultCost() sim.Cost {
+	return sim.Cost{Handshake: 100 * time.Millisecond, PerRequest: 20 * time.Millisecond,
+		PerInputKB: 2 * time.Millisecond, FirstToken: 50 * time.Millisecond, TokensPerSecond: 1000,
+		Precise: true} // the floor is the cost model's: the simulator keeps to it, not to its timers' lateness
+}
+
 // parseSteps reads a comma-separated list of positive step counts.
 func parseSteps(s string) ([]int, error) {
 	var out []int
@@ -114,6 +125,34 @@ func parseSteps(s string) ([]int, error) {
 			return nil, fmt.Errorf("%q is not a positive number of tool calls", f)
 		}
 		out = append(out, n)
+	}
+	return out, nil
+}
+
+// selectModes returns the modes named in keys (comma-separated JSON keys),
+// in the order the report always has them; all of them when keys is empty.
+func selectModes(keys string) ([]benchMode, error) {
+	all := benchModes()
+	if strings.TrimSpace(keys) == "" {
+		return all, nil
+	}
+	want := map[string]bool{}
+	for _, k := range strings.Split(keys, ",") {
+		k = strings.TrimSpace(k)
+		if !slices.ContainsFunc(all, func(m benchMode) bool { return m.key == k }) {
+			var known []string
+			for _, m := range all {
+				known = append(known, m.key)
+			}
+			return nil, fmt.Errorf("no mode %q (the modes: %s)", k, strings.Join(known, ", "))
+		}
+		want[k] = true
+	}
+	var out []benchMode
+	for _, m := range all {
+		if want[m.key] {
+			out = append(out, m)
+		}
 	}
 	return out, nil
 }

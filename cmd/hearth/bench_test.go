@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -139,8 +140,30 @@ func TestBenchTable(t *testing.T) {
 	}
 }
 
+// --modes runs only the modes it names, in the report's order.
+func TestBenchModesSelected(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var out, errb bytes.Buffer
+	args := append(append([]string(nil), benchShortArgs...), "--runs", "1", "--json", "--modes", "ws-incremental-warm, http-chained")
+	if code := run(ctx, args, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var rep benchReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out.String())
+	}
+	var keys []string
+	for _, m := range rep.Modes {
+		keys = append(keys, m.Key)
+	}
+	if !slices.Equal(keys, []string{"http-chained", "ws-incremental-warm"}) {
+		t.Fatalf("modes run: %v, want http-chained and ws-incremental-warm", keys)
+	}
+}
+
 func TestBenchBadFlags(t *testing.T) {
-	for _, args := range [][]string{{"--steps", "0"}, {"--plot-steps", "5,x"}, {"--per-request", "-1ms"}, {"extra"}} {
+	for _, args := range [][]string{{"--steps", "0"}, {"--plot-steps", "5,x"}, {"--per-request", "-1ms"}, {"extra"}, {"--modes", "ws-full,nope"}} {
 		var out, errb bytes.Buffer
 		if code := run(context.Background(), append([]string{"bench"}, args...), &out, &errb); code != 2 {
 			t.Errorf("%v: exit %d, want 2 (%s)", args, code, errb.String())

@@ -11,7 +11,7 @@ import (
 // what tests want; benchmarks set it so that the transports' differences show up in time.
 //
 // A create costs, in order: PerRequest + PerInputKB × (KB of input the server must process)
-// before response.created, then FirstToken before the first output item, then one text or
+// from the request's arrival (its parsing is part of it) to response.created, then FirstToken before the first output item, then one text or
 // argument delta every 1/TokensPerSecond. The input the server must process is the request's
 // own `input` field: for a chained request (previous_response_id) that is only the new items,
 // for a full request it is the whole transcript — which is why incremental mode is faster.
@@ -69,8 +69,10 @@ type pacer struct {
 	precise bool // Cost.Precise
 }
 
-// newPacer starts a schedule now.
-func newPacer(c Cost) *pacer { return &pacer{due: time.Now(), precise: c.Precise} }
+// newPacer starts a schedule at start: when the request arrived, so that
+// the server's own parsing and bookkeeping are part of the processing time
+// the cost model charges, as they are on a real server, not time added to it.
+func newPacer(c Cost, start time.Time) *pacer { return &pacer{due: start, precise: c.Precise} }
 
 // wait blocks until d after the schedule's previous point.
 func (p *pacer) wait(ctx context.Context, d time.Duration) error {

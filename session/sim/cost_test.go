@@ -50,6 +50,13 @@ func TestCostFullVersusChained(t *testing.T) {
 	if full.ProcessDelay < 100*time.Millisecond || chained.ProcessDelay > 4*time.Millisecond {
 		t.Fatalf("process delays: full %v chained %v", full.ProcessDelay, chained.ProcessDelay)
 	}
+	// The schedule begins at arrival, and no response is answered before
+	// its cost model allows.
+	for _, r := range []Received{full, chained} {
+		if took := r.AnsweredAt.Sub(r.At); took < r.ProcessDelay+r.OutputDelay {
+			t.Fatalf("answered %v after arrival, before its charge %v", took, r.ProcessDelay+r.OutputDelay)
+		}
+	}
 	if fullWait < full.ProcessDelay || chainedWait < chained.ProcessDelay || fullWait <= chainedWait {
 		t.Fatalf("measured waits: full %v (charged %v), chained %v (charged %v)", fullWait, full.ProcessDelay, chainedWait, chained.ProcessDelay)
 	}
@@ -63,14 +70,15 @@ func TestCostHandshakeFirstTokenAndPace(t *testing.T) {
 	if d := time.Since(start); d < cost.Handshake {
 		t.Fatalf("handshake took %v, want at least %v", d, cost.Handshake)
 	}
+	// The schedule begins when the request arrives, so the times are taken
+	// from its sending: a lower bound of the server's.
+	sent := time.Now()
 	c.send(map[string]any{"type": "response.create", "input": "sim:tokens=11"})
-	var createdAt, firstDelta, lastDelta time.Time
+	var firstDelta, lastDelta time.Time
 	for {
 		e := c.read()
 		now := time.Now()
 		switch e.Type {
-		case "response.in_progress":
-			createdAt = now
 		case "response.output_text.delta":
 			if firstDelta.IsZero() {
 				firstDelta = now
@@ -81,12 +89,12 @@ func TestCostHandshakeFirstTokenAndPace(t *testing.T) {
 			break
 		}
 	}
-	if d := firstDelta.Sub(createdAt); d < cost.FirstToken {
+	if d := firstDelta.Sub(sent); d < cost.FirstToken {
 		t.Fatalf("first token after %v, want at least %v", d, cost.FirstToken)
 	}
 	// The schedule is absolute (pacer): a late first token makes the next
 	// gaps shorter, but the last delta is never early.
-	if d, want := lastDelta.Sub(createdAt), cost.FirstToken+10*cost.tokenGap(); d < want {
+	if d, want := lastDelta.Sub(sent), cost.FirstToken+10*cost.tokenGap(); d < want {
 		t.Fatalf("11 deltas ended %v after the response began, want at least %v", d, want)
 	}
 	if !strings.Contains(cost.String(), "tokens_per_second=200") {
@@ -112,7 +120,7 @@ func TestPacerCatchesUp(t *testing.T) {
 	}
 	// On schedule, a wait lasts its d, and a precise one ends on time.
 	for _, precise := range []bool{false, true} {
-		p = newPacer(Cost{Precise: precise})
+		p = newPacer(Cost{Precise: precise}, time.Now())
 		begun := p.due
 		if err := p.wait(context.Background(), 20*time.Millisecond); err != nil {
 			t.Fatal(err)

@@ -1,6 +1,10 @@
 package sim
 
-import "sync"
+import (
+	"slices"
+	"sync"
+	"time"
+)
 
 // Connection limits of the lane model (late 2026 API).
 const (
@@ -14,6 +18,11 @@ type job struct {
 	req   *request
 	lane  string // stream_id, "" for the default lane
 	fault *Fault
+	at    time.Time // when its frame arrived
+	// waited: its lane (or the connection's limit) was busy when it
+	// arrived, so its processing begins when it starts, not at arrival.
+	// Written under the scheduler's mu before the job starts.
+	waited bool
 }
 
 // scheduler decides when each job of one connection runs: FIFO within a lane, lanes
@@ -59,6 +68,9 @@ func (s *scheduler) submit(j *job) bool {
 	}
 	s.queue = append(s.queue, j)
 	s.pumpLocked()
+	if slices.Contains(s.queue, j) {
+		j.waited = true
+	}
 	return true
 }
 

@@ -203,3 +203,24 @@ func TestLaneCachesAreSeparate(t *testing.T) {
 	// Lane b was not touched by lane a's failure.
 	completed(t, c.create(map[string]any{"stream_id": "b", "previous_response_id": rb.ID, "input": []any{}}))
 }
+
+// A job that finds its lane free begins its processing at its arrival; one
+// that waits behind another on its lane begins when it starts: its time in
+// the queue is not charged as processing.
+func TestSchedulerMarksJobsThatWaited(t *testing.T) {
+	var started []*job
+	s := newScheduler(MaxActiveResponses, func(j *job) { started = append(started, j) })
+	a, b, other := &job{lane: "a"}, &job{lane: "a"}, &job{lane: "b"}
+	for _, j := range []*job{a, b, other} {
+		if !s.submit(j) {
+			t.Fatal("submit refused")
+		}
+	}
+	if a.waited || other.waited || !b.waited {
+		t.Fatalf("waited: first on lane a %v, second on lane a %v, lane b %v; want only the second", a.waited, b.waited, other.waited)
+	}
+	s.done(a)
+	if len(started) != 3 || started[2] != b {
+		t.Fatalf("started %d jobs, want the queued one last", len(started))
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 )
 
 // serveHTTPCreate is the HTTP twin: POST …/responses. With stream:true the response streams
@@ -18,8 +19,9 @@ func (s *Server) serveHTTPCreate(w http.ResponseWriter, r *http.Request) {
 		invalidAPIKey().writeHTTP(w)
 		return
 	}
+	at := time.Now()
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.readLimit()))
-	rec := Received{Transport: "http", Raw: body, Bytes: len(body)}
+	rec := Received{Transport: "http", At: at, Raw: body, Bytes: len(body)}
 	if err != nil {
 		e := invalidRequest("invalid_body", "", "Could not read the request body: %v", err)
 		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
@@ -82,7 +84,7 @@ func (s *Server) serveHTTPCreate(w http.ResponseWriter, r *http.Request) {
 	defer stop()
 	delay := s.opts.Cost.ProcessDelay(req.inputBytes)
 	s.update(i, func(r *Received) { r.ProcessDelay = delay })
-	pace := newPacer(s.opts.Cost)
+	pace := newPacer(s.opts.Cost, at)
 	if err := pace.wait(ctx, delay); err != nil {
 		s.finish(i, OutcomeClosed, "")
 		panic(http.ErrAbortHandler) // the server is closing (or the client left): no clean end

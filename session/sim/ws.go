@@ -146,12 +146,12 @@ func (c *wsConn) handleFrame(mt int, data []byte, at time.Time) bool {
 		c.reject(i, req, invalidRequest("unknown_event_type", "type", "Unsupported client event type '%s'.", req.typ))
 		return true
 	}
-	c.create(i, req)
+	c.create(i, req, at)
 	return true
 }
 
 // create admits a response.create to its lane, or answers it at once when it cannot run.
-func (c *wsConn) create(i int, req *request) {
+func (c *wsConn) create(i int, req *request, at time.Time) {
 	lane := ""
 	if req.hasStreamID {
 		switch {
@@ -184,7 +184,7 @@ func (c *wsConn) create(i int, req *request) {
 		c.s.finish(i, "websocket_connection_limit_reached", "")
 		return
 	}
-	if !c.sched.submit(&job{rec: i, req: req, lane: lane, fault: fault}) {
+	if !c.sched.submit(&job{rec: i, req: req, lane: lane, fault: fault, at: at}) {
 		c.s.finish(i, OutcomeClosed, "")
 	}
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/gorilla/websocket"
 )
@@ -60,8 +61,12 @@ func (c *wsConn) respond(j *job) (outcome, responseID string) {
 	}
 
 	delay := c.s.opts.Cost.ProcessDelay(req.inputBytes)
+	start := j.at
+	if j.waited {
+		start = time.Now()
+	}
+	pace := newPacer(c.s.opts.Cost, start)
 	c.s.update(j.rec, func(r *Received) { r.ProcessDelay = delay })
-	pace := newPacer(c.s.opts.Cost)
 	if err := pace.wait(c.ctx, delay); err != nil {
 		return OutcomeClosed, ""
 	}
