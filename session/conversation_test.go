@@ -430,35 +430,42 @@ func TestReadsToldOnlyWhatIsStored(t *testing.T) {
 }
 
 // blockingReads is readTools whose read_file waits for the turn to be
-// cancelled, once started says so on started.
-type blockingReads struct {
-	readTools
-	started chan struct{}
-}
+// cancelled.
+type blockingReads struct{ readTools }
 
 func (b blockingReads) Run(ctx context.Context, call session.ToolCall) session.ToolResult {
 	if call.Name == "read_file" {
-		close(b.started)
 		<-ctx.Done()
 		return session.ToolResult{Output: "error: cancelled", IsError: true}
 	}
 	return b.wsTools.Run(ctx, call)
 }
 
-// A response that only calls reads is staged, not stored, while they run;
-// a turn cancelled then still stores it, with its request's end and the
-// reads' outputs, and the next turn goes on from them.
+// cancelling is a recorder that cancels the turn once told a call runs.
+type cancelling struct {
+	*recorder
+	cancel func()
+}
+
+func (s cancelling) ToolCall(call session.ToolCall, status string, res *session.ToolResult) {
+	s.recorder.ToolCall(call, status, res)
+	if status == "in_progress" {
+		s.cancel()
+	}
+}
+
+// A response that only calls reads is staged while they run; a turn
+// cancelled while a read still runs stores the response, its request's end
+// and the reads' outputs, and the next turn goes on from them. (The read
+// started while the response arrived, so the turn is cancelled once the
+// editor hears it runs: the response has ended by then.)
 func TestStagedResponseStoredWhenTheTurnEnds(t *testing.T) {
 	e := newEnv(t, sim.Options{}, session.Config{Lanes: session.LanesOn})
-	bt := blockingReads{readTools{e.tools}, make(chan struct{})}
-	c := e.openWith("s1", bt)
+	c := e.openWith("s1", blockingReads{readTools{e.tools}})
 	warm(t, c)
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		<-bt.started
-		cancel()
-	}()
-	stop, err := c.Prompt(ctx, []json.RawMessage{session.UserMessage(`go sim:calls=1 sim:tool=read_file sim:args={"path":"a.txt"}`)}, newRecorder())
+	defer cancel()
+	stop, err := c.Prompt(ctx, []json.RawMessage{session.UserMessage(`go sim:calls=1 sim:tool=read_file sim:args={"path":"a.txt"}`)}, cancelling{newRecorder(), cancel})
 	if err != nil || stop != session.StopCancelled {
 		t.Fatalf("stop=%s err=%v, want cancelled", stop, err)
 	}
@@ -529,5 +536,54 @@ func TestSlowReadShownRunning(t *testing.T) {
 	defer rec.mu.Unlock()
 	if got := strings.Join(rec.calls, " "); !strings.Contains(got, "read_file:in_progress read_file:completed") {
 		t.Fatalf("tool call updates: %s; want in_progress while it ran, then completed", got)
+	}
+}
+
+// probeReads is readTools whose read_file says, once, whether the
+// simulator had answered the latest request when the read began.
+type probeReads struct {
+	readTools
+	srv      *sim.Server
+	answered chan bool
+}
+
+func (p probeReads) Run(ctx context.Context, call session.ToolCall) session.ToolResult {
+	if call.Name == "read_file" {
+		recs := p.srv.Received()
+		select {
+		case p.answered <- recs[len(recs)-1].Answered:
+		default:
+		}
+	}
+	return p.wsTools.Run(ctx, call)
+}
+
+// A read starts once the model has finished calling it, not once the whole
+// response has arrived: here the response's end is held back a second, and
+// the read has begun before it.
+func TestReadStartsBeforeTheResponseEnds(t *testing.T) {
+	e := newEnv(t, sim.Options{}, session.Config{Lanes: session.LanesOn})
+	p := probeReads{readTools{e.tools}, e.sim, make(chan bool, 1)}
+	c := e.openWith("s1", p)
+	warm(t, c)
+	e.sim.InjectFault(sim.Fault{Kind: sim.FaultSilence, AfterEvents: 1 << 20, Delay: time.Second,
+		Match: func(r sim.Received) bool { return r.Generate == nil || *r.Generate }})
+	rec := newRecorder()
+	prompt(t, c, `go sim:calls=1 sim:tool=read_file sim:args={"path":"a.txt"}`, rec)
+	select {
+	case answered := <-p.answered:
+		if answered {
+			t.Fatal("the read began after the response had ended")
+		}
+	default:
+		t.Fatal("the read never ran")
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if got := strings.Join(rec.calls, " "); !strings.Contains(got, "read_file:in_progress read_file:completed") {
+		t.Fatalf("tool call updates: %s", got)
+	}
+	if items, _ := e.db.Items(context.Background(), "s1"); len(items) == 0 || items[len(items)-1].Type != "message" {
+		t.Fatalf("the turn did not end with the answer stored: %d items", len(items))
 	}
 }

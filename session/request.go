@@ -21,6 +21,9 @@ type reply struct {
 	// staged: the response only calls reads, and it is staged with its
 	// end rather than stored (send); the next request's commit stores it.
 	staged bool
+	// early: its reads started before it ended; whoever acts on the
+	// reply stops them (act).
+	early *earlyReads
 }
 
 // exchange sends one request for the conversation's current transcript
@@ -181,6 +184,7 @@ func (c *Conversation) send(ctx context.Context, turnID int64, generate bool, si
 	if !stage {
 		if _, err := c.db.CommitStaged(context.WithoutCancel(ctx), c.id, turnID, store.Staged{End: end, Items: out}); err != nil {
 			c.forgetBaseline()
+			r.early.stop()
 			return nil, fmt.Errorf("commit the response: %w", err)
 		}
 	}
@@ -274,9 +278,14 @@ func (c *Conversation) abort(conn link, st *stream) {
 
 // read consumes a response's events to its terminal event, relaying text
 // and function-call progress to sink.
-func (c *Conversation) read(ctx context.Context, st *stream, sink Sink) (*reply, time.Time, error) {
+func (c *Conversation) read(ctx context.Context, st *stream, sink Sink) (r *reply, first time.Time, err error) {
 	cfg := c.client.Config()
-	var first time.Time
+	var early *earlyReads
+	defer func() {
+		if err != nil {
+			early.stop()
+		}
+	}()
 	for {
 		e, err := st.next(ctx, first.IsZero(), cfg.FirstEventTimeout, cfg.IdleTimeout)
 		if err != nil {
@@ -305,11 +314,19 @@ func (c *Conversation) read(ctx context.Context, st *stream, sink Sink) (*reply,
 					sink.ToolCall(ToolCall{CallID: h.CallID, Name: h.Name}, "pending", nil)
 				}
 			}
+		case "response.output_item.done":
+			// A read the model has finished calling starts now, while
+			// the rest of the response arrives (earlyReads).
+			if sink != nil {
+				if h := readItem(e.Item); h.Type == "function_call" {
+					early = c.startEarly(ctx, early, ToolCall{CallID: h.CallID, Name: h.Name, Arguments: h.Arguments})
+				}
+			}
 		case "response.completed", "response.incomplete":
 			if e.Response == nil {
 				return nil, first, fmt.Errorf("%s without a response", e.Type)
 			}
-			r := &reply{id: e.Response.ID, output: e.Response.Output, usage: e.Response.Usage.usage()}
+			r := &reply{id: e.Response.ID, output: e.Response.Output, usage: e.Response.Usage.usage(), early: early}
 			if e.Type == "response.incomplete" {
 				r.incomplete = "incomplete"
 				if d := e.Response.IncompleteDetails; d != nil && d.Reason != "" {

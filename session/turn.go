@@ -162,8 +162,9 @@ func (c *Conversation) act(ctx context.Context, turnID int64, r *reply, sink Sin
 			calls = append(calls, ToolCall{CallID: h.CallID, Name: h.Name, Arguments: h.Arguments})
 		}
 	}
+	defer r.early.stop()
 	if len(calls) > 0 {
-		return c.runTools(ctx, turnID, calls, sink, r.staged)
+		return c.runTools(ctx, turnID, calls, sink, r.staged, r.early)
 	}
 	switch r.incomplete {
 	case "":
@@ -193,7 +194,16 @@ const slowReads = 50 * time.Millisecond
 // calls themselves are staged, not stored (reply.staged: they are all
 // reads): the editor then hears they ran, and finished, once the next
 // request has stored them.
-func (c *Conversation) runTools(ctx context.Context, turnID int64, calls []ToolCall, sink Sink, staged bool) (StopReason, error) {
+// early holds the reads that started while the response arrived: their
+// results are used rather than running them again.
+func (c *Conversation) runTools(ctx context.Context, turnID int64, calls []ToolCall, sink Sink, staged bool, early *earlyReads) (StopReason, error) {
+	run := func(call ToolCall) ToolResult {
+		if r := early.take(call); r != nil {
+			<-r.done
+			return r.res
+		}
+		return c.runTool(ctx, call)
+	}
 	conc, _ := c.tools.(ConcurrentTools)
 	for i := 0; i < len(calls); {
 		j := i + 1
@@ -216,16 +226,21 @@ func (c *Conversation) runTools(ctx context.Context, turnID int64, calls []ToolC
 					sink.ToolCall(call, "in_progress", nil)
 				}
 			}
-			if len(group) == 1 && !staged {
-				results[0] = c.runTool(ctx, group[0])
-			} else {
+			switch {
+			case early.finished(group):
+				for k, call := range group {
+					results[k] = run(call)
+				}
+			case len(group) == 1 && !staged:
+				results[0] = run(group[0])
+			default:
 				done := make(chan struct{})
 				var wg sync.WaitGroup
 				for k, call := range group {
 					wg.Add(1)
 					go func() {
 						defer wg.Done()
-						results[k] = c.runTool(ctx, call)
+						results[k] = run(call)
 					}()
 				}
 				go func() {
