@@ -326,7 +326,7 @@ func (c *Conversation) read(ctx context.Context, st *stream, sink Sink) (r *repl
 			if e.Response == nil {
 				return nil, first, fmt.Errorf("%s without a response", e.Type)
 			}
-			r := &reply{id: e.Response.ID, output: e.Response.Output, usage: e.Response.Usage.usage(), early: early}
+			r = &reply{id: e.Response.ID, output: e.Response.Output, usage: e.Response.Usage.usage(), early: early}
 			if e.Type == "response.incomplete" {
 				r.incomplete = "incomplete"
 				if d := e.Response.IncompleteDetails; d != nil && d.Reason != "" {
