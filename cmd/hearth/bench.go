@@ -36,7 +36,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&o.steps, "steps", 30, "tool calls per turn")
 	fs.IntVar(&o.runs, "runs", 3, "turns per mode, interleaved across the modes (median and p90 are reported)")
 	fs.IntVar(&o.fileKB, "file-kb", 4, "size of the file the model reads at each step")
-	o.cost = benchDefaultCost()
+	o.cost = sim.Cost{Handshake: 100 * time.Millisecond, PerRequest: 20 * time.Millisecond,
+		PerInputKB: 2 * time.Millisecond, FirstToken: 50 * time.Millisecond, TokensPerSecond: 1000,
+		Precise: true} // the floor is the cost model's: the simulator keeps to it, not to its timers' lateness
 	fs.DurationVar(&o.cost.Handshake, "handshake", o.cost.Handshake, "simulated WebSocket handshake")
 	fs.DurationVar(&o.cost.PerRequest, "per-request", o.cost.PerRequest, "simulated fixed cost per request")
 	fs.DurationVar(&o.cost.PerInputKB, "per-input-kb", o.cost.PerInputKB, "simulated cost per KiB of input the server (re)processes")
@@ -89,15 +91,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stdout, "hearth bench: %d-step tool loop (read_file of a %d KiB file each step), %d turns per mode, interleaved\n", o.steps, o.fileKB, o.runs)
 		fmt.Fprintf(stdout, "simulator cost model: %s\n\n", o.cost)
 	}
-	modes := o.modes
-	results, err := b.measure(ctx, modes, o.steps, o.runs)
+	results, err := b.measure(ctx, o.modes, o.steps, o.runs)
 	if err != nil {
 		return err
 	}
 	report := benchReport{Steps: o.steps, Runs: o.runs, FileKB: o.fileKB, Cost: costJSON(o.cost),
 		FloorMethod: floorMethod, Modes: results}
 	if o.plot != "" {
-		if report.Plot, err = b.plot(ctx, modes, o.plotSteps, o.plotRuns, o.plot); err != nil {
+		if report.Plot, err = b.plot(ctx, o.modes, o.plotSteps, o.plotRuns, o.plot); err != nil {
 			return err
 		}
 	}
@@ -107,13 +108,6 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return enc.Encode(report)
 	}
 	return printBench(stdout, report)
-}
-
-// benchDefaultCost is hearth bench's cost model unless flags change it.
-func benchDefaultCost() sim.Cost {
-	return sim.Cost{Handshake: 100 * time.Millisecond, PerRequest: 20 * time.Millisecond,
-		PerInputKB: 2 * time.Millisecond, FirstToken: 50 * time.Millisecond, TokensPerSecond: 1000,
-		Precise: true} // the floor is the cost model's: the simulator keeps to it, not to its timers' lateness
 }
 
 // parseSteps reads a comma-separated list of positive step counts.

@@ -11,8 +11,8 @@ import (
 // what tests want; benchmarks set it so that the transports' differences show up in time.
 //
 // A create costs, in order: PerRequest + PerInputKB × (KB of input the server must process)
-// from the request's arrival (its parsing is part of it) to response.created, then FirstToken before the first output item, then one text or
-// argument delta every 1/TokensPerSecond. The input the server must process is the request's
+// from the request's arrival (its parsing is part of it) to response.created, then FirstToken
+// before the first output item, then one text or argument delta every 1/TokensPerSecond. The input the server must process is the request's
 // own `input` field: for a chained request (previous_response_id) that is only the new items,
 // for a full request it is the whole transcript — which is why incremental mode is faster.
 // Handshake is paid once per WebSocket upgrade; HTTP requests pay no handshake (keep-alive).
