@@ -64,7 +64,7 @@ func TestCostFullVersusChained(t *testing.T) {
 
 func TestCostHandshakeFirstTokenAndPace(t *testing.T) {
 	cost := Cost{Handshake: 40 * time.Millisecond, FirstToken: 30 * time.Millisecond, TokensPerSecond: 200}
-	_, base := newSim(t, Options{Cost: cost})
+	srv, base := newSim(t, Options{Cost: cost})
 	start := time.Now()
 	c := dial(t, base)
 	if d := time.Since(start); d < cost.Handshake {
@@ -96,6 +96,12 @@ func TestCostHandshakeFirstTokenAndPace(t *testing.T) {
 	// gaps shorter, but the last delta is never early.
 	if d, want := lastDelta.Sub(sent), cost.FirstToken+10*cost.tokenGap(); d < want {
 		t.Fatalf("11 deltas ended %v after the response began, want at least %v", d, want)
+	}
+	// The server's own record: the pacing it charged, and an answer no
+	// earlier than that after the request's arrival.
+	r := waitRecs(t, srv, 1)[0]
+	if want := cost.FirstToken + 10*cost.tokenGap(); r.OutputDelay != want || r.AnsweredAt.Sub(r.At) < want {
+		t.Fatalf("output delay %v, answered %v after arrival; want %v and no earlier", r.OutputDelay, r.AnsweredAt.Sub(r.At), want)
 	}
 	if !strings.Contains(cost.String(), "tokens_per_second=200") {
 		t.Fatalf("String() = %q", cost.String())
