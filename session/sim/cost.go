@@ -74,6 +74,14 @@ type pacer struct {
 // the cost model charges, as they are on a real server, not time added to it.
 func newPacer(c Cost, start time.Time) *pacer { return &pacer{due: start, precise: c.Precise} }
 
+// catchUp moves a schedule that has fallen behind to now: the next wait
+// then lasts its whole d.
+func (p *pacer) catchUp() {
+	if now := time.Now(); p.due.Before(now) {
+		p.due = now
+	}
+}
+
 // wait blocks until d after the schedule's previous point.
 func (p *pacer) wait(ctx context.Context, d time.Duration) error {
 	if d > 0 {

@@ -124,6 +124,16 @@ func TestPacerCatchesUp(t *testing.T) {
 	if got := p.due.Sub(before); got != time.Minute {
 		t.Fatalf("the schedule moved by %v, want 1m", got)
 	}
+	// Caught up (a silence fault), a wait lasts its whole d from now.
+	p = &pacer{due: time.Now().Add(-time.Hour)}
+	p.catchUp()
+	start = time.Now()
+	if err := p.wait(context.Background(), 20*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took < 20*time.Millisecond {
+		t.Fatalf("a 20ms wait after catching up took %v", took)
+	}
 	// On schedule, a wait lasts its d, and a precise one ends on time.
 	for _, precise := range []bool{false, true} {
 		p = newPacer(Cost{Precise: precise}, time.Now())

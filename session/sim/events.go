@@ -269,6 +269,9 @@ func (r *reply) fire(ctx context.Context, terminal bool) error {
 	switch f.Kind {
 	case FaultSilence:
 		r.fired = true
+		// Held for Delay from the last event written, even when the
+		// schedule is behind it (the request's parse came before).
+		r.pace.catchUp()
 		return r.pace.wait(ctx, f.Delay)
 	case FaultCloseMidResponse:
 		r.fired = true
