@@ -108,8 +108,13 @@ func checkItem(it NewItem) (string, error) {
 	if it.Origin != OriginInput && it.Origin != OriginOutput {
 		return "", fmt.Errorf("invalid origin %q", it.Origin)
 	}
-	// Unmarshalling into a map both validates the object and finds "type"
-	// by exact name (struct fields would match "Type" case-insensitively).
+	if json.Valid(it.Data) {
+		if typ, ok := objectType(it.Data); ok {
+			return typ, nil
+		}
+	}
+	// Not an object: unmarshalling into a map says why. (A map, not a
+	// struct: struct fields would match "Type" case-insensitively.)
 	var members map[string]json.RawMessage
 	if err := json.Unmarshal(it.Data, &members); err != nil {
 		return "", fmt.Errorf("data is not a JSON object: %w", err)

@@ -176,9 +176,11 @@ func TestInsertRequestAfterCompletesTheResponse(t *testing.T) {
 }
 
 // BenchmarkInsertRequestAfter measures a read round trip's commit: a tool
-// output, a read-set update and the next request's row.
+// output, a read-set update and the next request's row. Its context can be
+// cancelled, as the turn's is when the session commits.
 func BenchmarkInsertRequestAfter(b *testing.B) {
-	ctx := context.Background()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	db := openTest(b)
 	newSession(b, db, "/src/app", "s1")
 	turn, err := db.BeginTurn(ctx, "s1")

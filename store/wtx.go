@@ -7,7 +7,8 @@ import (
 )
 
 // wtx is one write transaction on the writer connection, alive for one
-// db.write call. Its statements are compiled once per DB and kept: the
+// db.write call. Its statements ignore their context's cancellation (see
+// DB.write). Its statements are compiled once per DB and kept: the
 // writer has a single connection that lives as long as the DB, so each
 // query text is parsed by SQLite once rather than on every round trip.
 type wtx struct {
@@ -85,6 +86,7 @@ func (db *DB) closeStatements() {
 
 // ExecContext runs query in the transaction with its cached statement.
 func (tx *wtx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	ctx = context.WithoutCancel(ctx) // see DB.write
 	if s := tx.db.prepared(query); s != nil {
 		return tx.StmtContext(ctx, s).ExecContext(ctx, args...)
 	}
@@ -93,6 +95,7 @@ func (tx *wtx) ExecContext(ctx context.Context, query string, args ...any) (sql.
 
 // QueryContext runs query in the transaction with its cached statement.
 func (tx *wtx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	ctx = context.WithoutCancel(ctx) // see DB.write
 	if s := tx.db.prepared(query); s != nil {
 		return tx.StmtContext(ctx, s).QueryContext(ctx, args...)
 	}
@@ -101,6 +104,7 @@ func (tx *wtx) QueryContext(ctx context.Context, query string, args ...any) (*sq
 
 // QueryRowContext runs query in the transaction with its cached statement.
 func (tx *wtx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	ctx = context.WithoutCancel(ctx) // see DB.write
 	if s := tx.db.prepared(query); s != nil {
 		return tx.StmtContext(ctx, s).QueryRowContext(ctx, args...)
 	}
