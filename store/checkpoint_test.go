@@ -14,7 +14,7 @@ import (
 func TestCheckpointerCopiesTheLogOffTheWritePath(t *testing.T) {
 	db := openTest(t)
 	var auto int
-	if err := db.writer.QueryRow(`PRAGMA wal_autocheckpoint`).Scan(&auto); err != nil || auto != 0 {
+	if err := db.wconn.QueryRowContext(context.Background(), `PRAGMA wal_autocheckpoint`).Scan(&auto); err != nil || auto != 0 {
 		t.Fatalf("writer's wal_autocheckpoint = %d (%v), want 0", auto, err)
 	}
 	ran := db.ckpt.ranSignal()

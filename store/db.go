@@ -41,8 +41,10 @@ const readers = 4
 // and lives until shutdown (Close); it is safe for concurrent use.
 type DB struct {
 	path   string
-	writer *sql.DB // one connection: SQLite allows one writer anyway
-	reader *sql.DB // query-only pool
+	writer *sql.DB // one connection, wconn: SQLite allows one writer anyway
+	wconn  *sql.Conn
+	wmu    sync.Mutex // held by a write transaction on wconn; guards stmts
+	reader *sql.DB    // query-only pool
 
 	// mu guards closed and the Add side of calls, so that Close can wait
 	// for every call that started before it.
@@ -51,7 +53,7 @@ type DB struct {
 	calls  sync.WaitGroup
 
 	commits atomic.Int64 // write transactions committed
-	stmts   statements   // the writer's prepared statements
+	stmts   statements   // wconn's prepared statements
 	ckpt    *checkpointer
 }
 
@@ -140,7 +142,16 @@ func Open(path string) (*DB, error) {
 	}
 	ckpt.SetMaxOpenConns(1)
 	ckpt.SetMaxIdleConns(1)
-	return &DB{path: abs, writer: writer, reader: reader, ckpt: newCheckpointer(ckpt)}, nil
+	// The writer's only connection is held for the DB's life: transactions
+	// are BEGIN and COMMIT on it (write).
+	wconn, err := writer.Conn(ctx)
+	if err != nil {
+		ckpt.Close()
+		reader.Close()
+		writer.Close()
+		return nil, fmt.Errorf("store: open %s: writer: %w", abs, err)
+	}
+	return &DB{path: abs, writer: writer, wconn: wconn, reader: reader, ckpt: newCheckpointer(ckpt)}, nil
 }
 
 // dsn builds a go-sqlite3 URI DSN. The path is escaped because SQLite
@@ -169,8 +180,9 @@ func (db *DB) Close() error {
 	db.closeStatements()
 	rerr := db.reader.Close()
 	// The writer goes last: closing the last connection checkpoints the WAL.
+	cwerr := db.wconn.Close()
 	werr := db.writer.Close()
-	if err := errors.Join(cerr, rerr, werr); err != nil {
+	if err := errors.Join(cerr, rerr, cwerr, werr); err != nil {
 		return fmt.Errorf("store: close %s: %w", db.path, err)
 	}
 	return nil
@@ -188,17 +200,20 @@ func (db *DB) enter() (done func(), err error) {
 	return db.calls.Done, nil
 }
 
-// write runs fn in one immediate transaction on the writer connection and
-// commits it, or rolls everything back if fn fails.
+// write runs fn in one immediate transaction on the writer's connection
+// and commits it, or rolls everything back if fn fails.
 //
 // A ctx already done fails the write before it begins; once begun, the
-// transaction runs to its end whatever happens to ctx. Its statements get a
-// context that cannot be cancelled because go-sqlite3 runs every statement
-// given a cancellable one on a goroutine of its own, handing the result
-// back: a commit's half-dozen statements cost twice as much that way
-// (store.BenchmarkInsertRequestAfter), and a cancelled commit would gain
-// nothing, the callers store what must survive with an uncancelled context.
-func (db *DB) write(ctx context.Context, fn func(tx *wtx) error) error {
+// transaction runs to its end whatever happens to ctx, so that nothing on
+// the way spawns a goroutine: go-sqlite3 runs a statement given a
+// cancellable context on a goroutine of its own, and database/sql gives a
+// *sql.Tx one to watch its context and another for every query in it. On
+// a commit per round trip that was a handful of goroutines started and
+// woken, each a thread woken on an idle machine. The transaction is BEGIN
+// and COMMIT on the connection the DB holds (wconn), serialised by wmu.
+// A cancelled commit would gain nothing: the callers store what must
+// survive with an uncancelled context anyway.
+func (db *DB) write(ctx context.Context, fn func(tx *wtx) error) (err error) {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -208,22 +223,30 @@ func (db *DB) write(ctx context.Context, fn func(tx *wtx) error) error {
 		return err
 	}
 	defer done()
-	sqlTx, err := db.writer.BeginTx(ctx, nil) // BEGIN IMMEDIATE via _txlock
-	if err != nil {
+	db.wmu.Lock()
+	defer db.wmu.Unlock()
+	if _, err := db.wconn.ExecContext(ctx, `BEGIN IMMEDIATE`); err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
-	tx := &wtx{Tx: sqlTx, db: db}
-	if err := fn(tx); err != nil {
-		tx.Rollback()
-		db.prepareNoted(ctx)
+	committed := false
+	defer func() {
+		if !committed {
+			// Also after a panic in fn: the connection must not stay
+			// inside a transaction.
+			if _, rerr := db.wconn.ExecContext(ctx, `ROLLBACK`); rerr != nil && err != nil {
+				err = fmt.Errorf("%w (and the rollback failed: %v)", err, rerr)
+			}
+		}
+	}()
+	if err := fn(&wtx{conn: db.wconn, db: db}); err != nil {
 		return err
 	}
-	if err := tx.Commit(); err != nil {
+	if _, err := db.wconn.ExecContext(ctx, `COMMIT`); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
+	committed = true
 	db.commits.Add(1)
 	db.ckpt.committed()
-	db.prepareNoted(ctx)
 	return nil
 }
 

@@ -7,9 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 )
 
 // openTest opens a fresh database in a temporary directory, closed at the
@@ -36,11 +38,14 @@ func newSession(t testing.TB, db *DB, root, id string) {
 	}
 }
 
-// userVersion reads PRAGMA user_version through the writer.
-func userVersion(t *testing.T, db *sql.DB) int {
+// userVersion reads PRAGMA user_version through db (the writer's
+// connection, or a database opened raw).
+func userVersion(t *testing.T, db interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}) int {
 	t.Helper()
 	var v int
-	if err := db.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil {
+	if err := db.QueryRowContext(context.Background(), `PRAGMA user_version`).Scan(&v); err != nil {
 		t.Fatal(err)
 	}
 	return v
@@ -87,7 +92,7 @@ func TestOpenReopenKeepsData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := userVersion(t, db.writer); v != len(ms) {
+	if v := userVersion(t, db.wconn); v != len(ms) {
 		t.Errorf("user_version = %d, want %d", v, len(ms))
 	}
 }
@@ -112,16 +117,16 @@ func TestConnectionSettings(t *testing.T) {
 	db := openTest(t)
 	var mode string
 	var fk, sync, busy int
-	if err := db.writer.QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil {
+	if err := db.wconn.QueryRowContext(context.Background(), `PRAGMA journal_mode`).Scan(&mode); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.writer.QueryRow(`PRAGMA foreign_keys`).Scan(&fk); err != nil {
+	if err := db.wconn.QueryRowContext(context.Background(), `PRAGMA foreign_keys`).Scan(&fk); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.writer.QueryRow(`PRAGMA synchronous`).Scan(&sync); err != nil {
+	if err := db.wconn.QueryRowContext(context.Background(), `PRAGMA synchronous`).Scan(&sync); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.writer.QueryRow(`PRAGMA busy_timeout`).Scan(&busy); err != nil {
+	if err := db.wconn.QueryRowContext(context.Background(), `PRAGMA busy_timeout`).Scan(&busy); err != nil {
 		t.Fatal(err)
 	}
 	if mode != "wal" || fk != 1 || sync != 1 || busy != 5000 {
@@ -171,7 +176,7 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.writer.Exec(`PRAGMA user_version = 999`); err != nil {
+	if _, err := db.wconn.ExecContext(context.Background(), `PRAGMA user_version = 999`); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
@@ -306,7 +311,7 @@ func TestCloseWaitsForCalls(t *testing.T) {
 		callDone <- db.write(context.Background(), func(tx *wtx) error {
 			close(inCall)
 			<-release
-			_, err := tx.Exec(`INSERT INTO workspaces (root, created) VALUES ('/late', 1)`)
+			_, err := tx.ExecContext(context.Background(), `INSERT INTO workspaces (root, created) VALUES ('/late', 1)`)
 			return err
 		})
 	}()
@@ -361,5 +366,56 @@ func TestDSNEscapesPath(t *testing.T) {
 	fi, err := os.Stat(filepath.Join(path, "hearth.db"))
 	if err != nil || fi.Size() == 0 {
 		t.Errorf("database not written at the requested path: %v", err)
+	}
+}
+
+// TestWriteRollsBackAfterPanic: a panic inside a write transaction leaves
+// nothing of it behind, and the writer's connection takes the next write.
+func TestWriteRollsBackAfterPanic(t *testing.T) {
+	db := openTest(t)
+	ctx := context.Background()
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("the panic did not reach the caller")
+			}
+		}()
+		db.write(ctx, func(tx *wtx) error {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO workspaces (root, created) VALUES ('/panicked', 1)`); err != nil {
+				t.Error(err)
+			}
+			panic("in the transaction")
+		})
+	}()
+	next := make(chan error, 1)
+	go func() {
+		next <- db.write(ctx, func(tx *wtx) error {
+			_, err := tx.ExecContext(ctx, `INSERT INTO workspaces (root, created) VALUES ('/next', 1)`)
+			return err
+		})
+	}()
+	select {
+	case err := <-next:
+		if err != nil {
+			t.Fatalf("the write after the panic: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the write after the panic did not run in 10 s: the writer is stuck")
+	}
+	var roots []string
+	rows, err := db.reader.QueryContext(ctx, `SELECT root FROM workspaces ORDER BY root`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var r string
+		if err := rows.Scan(&r); err != nil {
+			t.Fatal(err)
+		}
+		roots = append(roots, r)
+	}
+	if !slices.Equal(roots, []string{"/next"}) {
+		t.Fatalf("workspaces %q, want only /next", roots)
 	}
 }

@@ -130,7 +130,7 @@ func TestAppendItemsRollsBackMidBatch(t *testing.T) {
 	ctx := context.Background()
 	db := openTest(t)
 	newSession(t, db, "/src/app", "s1")
-	if _, err := db.writer.Exec(`
+	if _, err := db.wconn.ExecContext(context.Background(), `
 		CREATE TEMP TRIGGER boom BEFORE INSERT ON items
 		WHEN NEW.type = 'boom' BEGIN SELECT RAISE(ABORT, 'boom'); END`); err != nil {
 		t.Fatal(err)

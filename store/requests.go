@@ -166,8 +166,7 @@ func (db *DB) InsertRequestAfter(ctx context.Context, r Request, s Staged) (int6
 		if err := stagedTx(ctx, tx, r.SessionID, r.TurnID, s, out, t); err != nil {
 			return err
 		}
-		// Exec and LastInsertId rather than RETURNING: a query inside a
-		// transaction costs database/sql a goroutine, an Exec does not.
+		// The new row's id is its rowid: an Exec, no rows to read.
 		res, err := tx.ExecContext(ctx, `
 			INSERT INTO requests (session_id, turn_id, conn, kind, full_reason,
 				previous_response_id, response_id, bytes_sent, input_items,

@@ -114,7 +114,7 @@ func TestSeenAgainUnchangedWritesNothing(t *testing.T) {
 	newSession(t, db, "/src/app", "s1")
 	updated := func() int64 {
 		var u int64
-		if err := db.writer.QueryRow(`SELECT updated FROM read_set WHERE session_id = 's1' AND path = 'a.txt'`).Scan(&u); err != nil {
+		if err := db.wconn.QueryRowContext(context.Background(), `SELECT updated FROM read_set WHERE session_id = 's1' AND path = 'a.txt'`).Scan(&u); err != nil {
 			t.Fatal(err)
 		}
 		return u

@@ -3,17 +3,16 @@ package store
 import (
 	"context"
 	"database/sql"
-	"sync"
 )
 
-// wtx is one write transaction on the writer connection, alive for one
-// db.write call. Its statements ignore their context's cancellation (see
-// DB.write). Its statements are compiled once per DB and kept: the
-// writer has a single connection that lives as long as the DB, so each
-// query text is parsed by SQLite once rather than on every round trip.
+// wtx is one write transaction on the writer's connection, alive for one
+// DB.write call. Its statements ignore their context's cancellation (see
+// DB.write) and are compiled once per DB and kept: the writer's connection
+// lives as long as the DB, so each query text is parsed by SQLite once
+// rather than on every round trip.
 type wtx struct {
-	*sql.Tx
-	db *DB
+	conn *sql.Conn
+	db   *DB
 }
 
 // maxStatements bounds the cache; every query in this package is a
@@ -21,92 +20,66 @@ type wtx struct {
 const maxStatements = 128
 
 // statements holds the writer's prepared statements by query text. It lives
-// as long as its DB; Close closes them.
+// as long as its DB; Close closes them. Used under DB.wmu.
 type statements struct {
-	mu    sync.Mutex // guards m and noted
-	m     map[string]*sql.Stmt
-	noted map[string]bool // run unprepared, to be compiled after their transaction
+	m map[string]*sql.Stmt
 }
 
-// prepared returns query's statement compiled on the writer, or nil when
-// it is not compiled yet: the query is then noted, to be compiled once the
-// transaction has given the connection back (prepareNoted). Compiling it
-// inside the transaction would wait for the writer's only connection, which
-// the transaction holds.
-func (db *DB) prepared(query string) *sql.Stmt {
-	db.stmts.mu.Lock()
-	defer db.stmts.mu.Unlock()
-	if s, ok := db.stmts.m[query]; ok {
+// stmt returns query's statement compiled on the writer's connection,
+// compiling it the first time; nil when it does not compile (the caller
+// then runs the query unprepared, which reports why).
+func (tx *wtx) stmt(ctx context.Context, query string) *sql.Stmt {
+	st := &tx.db.stmts
+	if s, ok := st.m[query]; ok {
 		return s
 	}
-	if len(db.stmts.m)+len(db.stmts.noted) < maxStatements {
-		if db.stmts.noted == nil {
-			db.stmts.noted = make(map[string]bool)
-		}
-		db.stmts.noted[query] = true
+	if len(st.m) >= maxStatements {
+		return nil
 	}
-	return nil
+	s, err := tx.conn.PrepareContext(ctx, query)
+	if err != nil {
+		return nil
+	}
+	if st.m == nil {
+		st.m = make(map[string]*sql.Stmt)
+	}
+	st.m[query] = s
+	return s
 }
 
-// prepareNoted compiles the queries noted by prepared, on the writer
-// connection, between transactions. A query that fails to compile is left
-// unprepared: the transactions that run it report the error.
-func (db *DB) prepareNoted(ctx context.Context) {
-	db.stmts.mu.Lock()
-	noted := db.stmts.noted
-	db.stmts.noted = nil
-	db.stmts.mu.Unlock()
-	for q := range noted {
-		s, err := db.writer.PrepareContext(ctx, q)
-		if err != nil {
-			continue
-		}
-		db.stmts.mu.Lock()
-		if db.stmts.m == nil {
-			db.stmts.m = make(map[string]*sql.Stmt)
-		}
-		if _, dup := db.stmts.m[q]; dup {
-			s.Close()
-		} else {
-			db.stmts.m[q] = s
-		}
-		db.stmts.mu.Unlock()
-	}
-}
-
-// closeStatements closes the cached statements; the writer closes after.
+// closeStatements closes the cached statements; the connection closes after.
 func (db *DB) closeStatements() {
-	db.stmts.mu.Lock()
-	defer db.stmts.mu.Unlock()
+	db.wmu.Lock()
+	defer db.wmu.Unlock()
 	for _, s := range db.stmts.m {
 		s.Close()
 	}
-	db.stmts.m, db.stmts.noted = nil, nil
+	db.stmts.m = nil
 }
 
 // ExecContext runs query in the transaction with its cached statement.
 func (tx *wtx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	ctx = context.WithoutCancel(ctx) // see DB.write
-	if s := tx.db.prepared(query); s != nil {
-		return tx.StmtContext(ctx, s).ExecContext(ctx, args...)
+	if s := tx.stmt(ctx, query); s != nil {
+		return s.ExecContext(ctx, args...)
 	}
-	return tx.Tx.ExecContext(ctx, query, args...)
+	return tx.conn.ExecContext(ctx, query, args...)
 }
 
 // QueryContext runs query in the transaction with its cached statement.
 func (tx *wtx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	ctx = context.WithoutCancel(ctx) // see DB.write
-	if s := tx.db.prepared(query); s != nil {
-		return tx.StmtContext(ctx, s).QueryContext(ctx, args...)
+	if s := tx.stmt(ctx, query); s != nil {
+		return s.QueryContext(ctx, args...)
 	}
-	return tx.Tx.QueryContext(ctx, query, args...)
+	return tx.conn.QueryContext(ctx, query, args...)
 }
 
 // QueryRowContext runs query in the transaction with its cached statement.
 func (tx *wtx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
 	ctx = context.WithoutCancel(ctx) // see DB.write
-	if s := tx.db.prepared(query); s != nil {
-		return tx.StmtContext(ctx, s).QueryRowContext(ctx, args...)
+	if s := tx.stmt(ctx, query); s != nil {
+		return s.QueryRowContext(ctx, args...)
 	}
-	return tx.Tx.QueryRowContext(ctx, query, args...)
+	return tx.conn.QueryRowContext(ctx, query, args...)
 }
