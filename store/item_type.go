@@ -9,8 +9,8 @@ import (
 // object; data must be valid JSON (json.Valid). It answers as unmarshalling
 // into a map would (the last of duplicate members counts, keys compare
 // unescaped, a type that is not a string is "") without building the map:
-// checking a round trip's items that way cost ~100 µs of its commit after an
-// idle wait (a 4 KiB tool output among them), a scan a tenth of that.
+// checking a round trip's items (a 4 KiB tool output among them) that way
+// took ~110 µs after an idle wait, json.Valid and this scan ~55 µs.
 func objectType(data []byte) (typ string, object bool) {
 	i := skipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {

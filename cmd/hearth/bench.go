@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/hearthd/hearth/session/sim"
 )
@@ -36,9 +35,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&o.steps, "steps", 30, "tool calls per turn")
 	fs.IntVar(&o.runs, "runs", 3, "turns per mode, interleaved across the modes (median and p90 are reported)")
 	fs.IntVar(&o.fileKB, "file-kb", 4, "size of the file the model reads at each step")
-	o.cost = sim.Cost{Handshake: 100 * time.Millisecond, PerRequest: 20 * time.Millisecond,
-		PerInputKB: 2 * time.Millisecond, FirstToken: 50 * time.Millisecond, TokensPerSecond: 1000,
-		Precise: true} // the floor is the cost model's: the simulator keeps to it, not to its timers' lateness
+	o.cost = sim.ReferenceCost() // bench/peer.sh's too
+	o.cost.Precise = true        // the floor is the cost model's: the simulator keeps to it, not to its timers' lateness
 	fs.DurationVar(&o.cost.Handshake, "handshake", o.cost.Handshake, "simulated WebSocket handshake")
 	fs.DurationVar(&o.cost.PerRequest, "per-request", o.cost.PerRequest, "simulated fixed cost per request")
 	fs.DurationVar(&o.cost.PerInputKB, "per-input-kb", o.cost.PerInputKB, "simulated cost per KiB of input the server (re)processes")

@@ -143,7 +143,7 @@ func printBench(w io.Writer, rep benchReport) error {
 		if r.Client != "hearth" {
 			name += " *"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.3f×\t%s\t%.3f×\t%s\t%d/%d/%d\t%d\t%d\t%d\t\n", name,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.4f×\t%s\t%.4f×\t%s\t%d/%d/%d\t%d\t%d\t%d\t\n", name,
 			fmtMS(r.Turn.Median), fmtMS(r.Turn.P90), fmtMS(r.FirstToken.Median), fmtMS(r.FloorMS), r.Overhead,
 			fmtMS(r.LateMS), r.OverheadExact, fmtMS(r.ClientMS),
 			r.Requests.Full, r.Requests.Incremental, r.Requests.Warmup, r.Handshakes, r.JSONBytes, r.WireBytes)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -188,5 +189,51 @@ func TestBenchFloorArithmetic(t *testing.T) {
 	}
 	if _, err := benchFloor(cost, recs, []int{1, 2, 3}); err == nil {
 		t.Fatal("a turn with a request too few has a floor")
+	}
+}
+
+// TestBenchDefaultsArePeers keeps hearth bench and bench/peer.sh on one cost
+// model: sim.ReferenceCost is hearth bench's default, and peer.sh's defaults
+// (shell, for hearth sim's flags) must say the same.
+func TestBenchDefaultsArePeers(t *testing.T) {
+	script, err := os.ReadFile(filepath.Join("..", "..", "bench", "peer.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defaults := make(map[string]string)
+	for _, line := range strings.Split(string(script), "\n") {
+		name, rest, ok := strings.Cut(line, `="${`)
+		if !ok || !strings.HasPrefix(rest, name+":-") || !strings.HasSuffix(rest, `}"`) {
+			continue
+		}
+		defaults[name] = strings.TrimSuffix(strings.TrimPrefix(rest, name+":-"), `}"`)
+	}
+	ref := sim.ReferenceCost()
+	for name, want := range map[string]time.Duration{
+		"HANDSHAKE": ref.Handshake, "PER_REQUEST": ref.PerRequest, "PER_INPUT_KB": ref.PerInputKB, "FIRST_TOKEN": ref.FirstToken,
+	} {
+		got, err := time.ParseDuration(defaults[name])
+		if err != nil || got != want {
+			t.Errorf("peer.sh: %s defaults to %q, sim.ReferenceCost says %v", name, defaults[name], want)
+		}
+	}
+	if got := defaults["TOKENS_PER_SECOND"]; got != strconv.FormatFloat(ref.TokensPerSecond, 'g', -1, 64) {
+		t.Errorf("peer.sh: TOKENS_PER_SECOND defaults to %q, sim.ReferenceCost says %g", got, ref.TokensPerSecond)
+	}
+
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"bench", "--help"}, &out, &errb); code != 0 {
+		t.Fatalf("bench --help: exit %d: %s", code, errb.String())
+	}
+	// hearth bench's own defaults, as its help prints them.
+	for flag, want := range map[string]string{
+		"handshake": ref.Handshake.String(), "per-request": ref.PerRequest.String(), "per-input-kb": ref.PerInputKB.String(),
+		"first-token": ref.FirstToken.String(), "tokens-per-second": strconv.FormatFloat(ref.TokensPerSecond, 'g', -1, 64),
+	} {
+		_, after, ok := strings.Cut(out.String(), "--"+flag+" ")
+		lines := strings.SplitN(after, "\n", 3)
+		if !ok || len(lines) < 2 || !strings.HasSuffix(lines[1], "(default "+want+")") {
+			t.Errorf("bench --%s does not default to %s (sim.ReferenceCost): %q", flag, want, lines[:min(2, len(lines))])
+		}
 	}
 }

@@ -31,6 +31,18 @@ type Cost struct {
 	Precise bool
 }
 
+// ReferenceCost is the cost model hearth's benchmarks default to (hearth
+// bench, bench/peer.sh): the one issue 13 measured hearth and Codex CLI
+// under — a 40 ms round trip, 30 ms of server time per request, 8 ms per
+// 1,000 fresh input tokens (about 2 ms per KiB), 150 ms to the first token,
+// 1,000 tokens/s. The simulator has no separate round-trip time: one RTT is
+// folded into PerRequest and three (TCP, TLS, the upgrade) into Handshake.
+// Illustrative, not a measurement of OpenAI's API.
+func ReferenceCost() Cost {
+	return Cost{Handshake: 120 * time.Millisecond, PerRequest: 70 * time.Millisecond,
+		PerInputKB: 2 * time.Millisecond, FirstToken: 150 * time.Millisecond, TokensPerSecond: 1000}
+}
+
 // preciseTail is how much of a Precise wait spins.
 const preciseTail = 1500 * time.Microsecond
 
