@@ -4,9 +4,9 @@
 // daemon; secrets (the API key) never enter the database, and no table has a
 // column that could hold one.
 //
-// All writes go through one connection opened with immediate transactions,
-// so concurrent writers queue inside the process instead of failing with
-// "database is locked"; reads use a separate pool of query-only connections
+// All writes go through one connection, held for the database's life, in
+// BEGIN IMMEDIATE transactions taken one at a time, so concurrent writers
+// queue inside the process instead of failing with "database is locked"; reads use a separate pool of query-only connections
 // that WAL mode lets run alongside the writer.
 package store
 
@@ -41,8 +41,8 @@ const readers = 4
 // and lives until shutdown (Close); it is safe for concurrent use.
 type DB struct {
 	path   string
-	writer *sql.DB // one connection, wconn: SQLite allows one writer anyway
-	wconn  *sql.Conn
+	writer *sql.DB    // one connection, wconn: SQLite allows one writer anyway
+	wconn  *sql.Conn  // writer's only connection, held from Open to Close
 	wmu    sync.Mutex // held by a write transaction on wconn; guards stmts
 	reader *sql.DB    // query-only pool
 
