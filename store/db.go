@@ -6,8 +6,9 @@
 //
 // All writes go through one connection, held for the database's life, in
 // BEGIN IMMEDIATE transactions taken one at a time, so concurrent writers
-// queue inside the process instead of failing with "database is locked"; reads use a separate pool of query-only connections
-// that WAL mode lets run alongside the writer.
+// queue inside the process instead of failing with "database is locked";
+// reads use a separate pool of query-only connections that WAL mode lets run
+// alongside the writer.
 package store
 
 import (
