@@ -88,9 +88,17 @@ func TestSymlinkSwapCampaign(t *testing.T) {
 	defer cancel()
 	swapperDone := make(chan error, 1)
 	stopSwapping := make(chan struct{})
+	// insideRead is signalled by every read_file that returned the inside
+	// file. Every pauseEvery swaps (an even number: sub is the directory
+	// then) the swapper waits for one, so the campaign proves the tools
+	// still work between attacks however the scheduler interleaves the
+	// swaps with the calls: left free-running on a loaded machine, the
+	// swapper can sit on the symlink for a whole campaign (CI saw 0 of 300).
+	insideRead := make(chan struct{}, 1)
+	const pauseEvery = 256
 	go func() {
 		maxSwaps := int64(scale) * 5_000_000
-		for st.swaps.Load() < maxSwaps {
+		for n := st.swaps.Load(); n < maxSwaps; n = st.swaps.Load() {
 			select {
 			case <-stopSwapping:
 				swapperDone <- nil
@@ -99,6 +107,20 @@ func TestSymlinkSwapCampaign(t *testing.T) {
 				swapperDone <- nil
 				return
 			default:
+			}
+			if n > 0 && n%pauseEvery == 0 {
+				select {
+				case <-insideRead: // one that raced the swaps counts too
+				case <-stopSwapping:
+					swapperDone <- nil
+					return
+				case <-ctx.Done():
+					swapperDone <- nil
+					return
+				case <-time.After(10 * time.Second):
+					swapperDone <- errors.New("sub stayed the directory for 10s and no read_file returned the inside file: the tools refuse a path nobody touches")
+					return
+				}
 			}
 			if err := unix.Renameat2(unix.AT_FDCWD, sub, unix.AT_FDCWD, swap, unix.RENAME_EXCHANGE); err != nil {
 				swapperDone <- err
@@ -134,6 +156,10 @@ func TestSymlinkSwapCampaign(t *testing.T) {
 			check("read_file", res)
 			if !res.IsError && strings.Contains(res.Output, "inside") {
 				st.insideReads.Add(1)
+				select {
+				case insideRead <- struct{}{}:
+				default:
+				}
 			}
 			st.reads.Add(1)
 		}},
