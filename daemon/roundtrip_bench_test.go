@@ -2,11 +2,13 @@ package daemon
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -123,5 +125,68 @@ func TestRoundTripCommits(t *testing.T) {
 	seen, err := td.d.db.SeenFiles(context.Background(), string(id))
 	if err != nil || seen["a.txt"].Hash == "" {
 		t.Errorf("the read set does not hold a.txt: %v %v", seen, err)
+	}
+}
+
+// The round trip's commit is off its path: a request of a read round trip
+// reaches the model API before its row is in SQLite. Its row and what it
+// carries went to the store's journal, one write, and the transaction
+// follows once the server has answered (store.JournalRequest, DB.Flush).
+// Seen from a connection of the test's own at each arrival: the rows of
+// the requests before it, not its own.
+func TestRoundTripCommitOffPath(t *testing.T) {
+	var (
+		mu      sync.Mutex
+		raw     *sql.DB // the test's own connection, set once the first turn is over
+		session string
+		rows    []int // requests rows of the session at each arrival
+		errs    []error
+	)
+	onReceived := func(sim.Received) {
+		mu.Lock()
+		defer mu.Unlock()
+		if raw == nil {
+			return
+		}
+		var n int
+		if err := raw.QueryRow(`SELECT count(*) FROM requests WHERE session_id = ?`, session).Scan(&n); err != nil {
+			errs = append(errs, err)
+		}
+		rows = append(rows, n)
+	}
+	td := startDaemon(t, sim.Options{OnReceived: onReceived}, "")
+	ed := td.connect()
+	ed.initialize()
+	id := ed.newSession(td.root)
+	ed.prompt(id, "hello") // the first turn, after the warm-up
+	before, err := td.d.db.Requests(context.Background(), string(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite3", "file:"+td.d.db.Path()+"?_query_only=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	mu.Lock()
+	raw, session = db, string(id)
+	mu.Unlock()
+	ed.prompt(id, `go sim:calls=6 sim:tool=read_file sim:args={"path":"a.txt"}`)
+	mu.Lock()
+	defer mu.Unlock()
+	raw = nil
+	if len(errs) > 0 {
+		t.Fatal(errs[0])
+	}
+	if len(rows) != 7 {
+		t.Fatalf("%d requests, want 7", len(rows))
+	}
+	// The turn's first request commits in a transaction (its session and
+	// turn are checked there); each next one follows a response that
+	// called a read.
+	for k := 1; k < 7; k++ {
+		if want := len(before) + k; rows[k] != want {
+			t.Errorf("request %d of the turn arrived with %d request rows in SQLite, want %d (its own not yet): %v", k+1, rows[k], want, rows)
+		}
 	}
 }

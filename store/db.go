@@ -53,9 +53,11 @@ type DB struct {
 	closed bool
 	calls  sync.WaitGroup
 
-	commits atomic.Int64 // write transactions committed
-	stmts   statements   // wconn's prepared statements
-	ckpt    *checkpointer
+	commits  atomic.Int64 // write transactions committed
+	stmts    statements   // wconn's prepared statements
+	ckpt     *checkpointer
+	jr       *journal    // nil: writes commit directly; guarded by wmu
+	jpending atomic.Bool // jr holds a record not yet applied (read without wmu)
 }
 
 // Commits is the number of write transactions committed since Open: each
@@ -152,7 +154,12 @@ func Open(path string) (*DB, error) {
 		writer.Close()
 		return nil, fmt.Errorf("store: open %s: writer: %w", abs, err)
 	}
-	return &DB{path: abs, writer: writer, wconn: wconn, reader: reader, ckpt: newCheckpointer(ckpt)}, nil
+	db := &DB{path: abs, writer: writer, wconn: wconn, reader: reader, ckpt: newCheckpointer(ckpt)}
+	if err := db.openJournal(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: open %s: %w", abs, err)
+	}
+	return db, nil
 }
 
 // dsn builds a go-sqlite3 URI DSN. The path is escaped because SQLite
@@ -177,13 +184,16 @@ func (db *DB) Close() error {
 	db.mu.Unlock()
 	db.calls.Wait()
 
+	db.wmu.Lock()
+	jerr := db.closeJournal(context.Background())
+	db.wmu.Unlock()
 	cerr := db.ckpt.close()
 	db.closeStatements()
 	rerr := db.reader.Close()
 	// The writer goes last: closing the last connection checkpoints the WAL.
 	cwerr := db.wconn.Close()
 	werr := db.writer.Close()
-	if err := errors.Join(cerr, rerr, cwerr, werr); err != nil {
+	if err := errors.Join(jerr, cerr, rerr, cwerr, werr); err != nil {
 		return fmt.Errorf("store: close %s: %w", db.path, err)
 	}
 	return nil
@@ -226,6 +236,16 @@ func (db *DB) write(ctx context.Context, fn func(tx *wtx) error) (err error) {
 	defer done()
 	db.wmu.Lock()
 	defer db.wmu.Unlock()
+	// The journal's record goes first: this write may depend on it.
+	if err := db.applyLocked(ctx); err != nil {
+		return fmt.Errorf("flush the journal: %w", err)
+	}
+	return db.txLocked(ctx, fn)
+}
+
+// txLocked is write's transaction, with wmu held.
+func (db *DB) txLocked(ctx context.Context, fn func(tx *wtx) error) (err error) {
+	ctx = context.WithoutCancel(ctx)
 	if _, err := db.wconn.ExecContext(ctx, `BEGIN IMMEDIATE`); err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
@@ -258,6 +278,15 @@ func (db *DB) read(fn func(r *sql.DB) error) error {
 		return err
 	}
 	defer done()
+	if db.jpending.Load() {
+		// What the journal holds is the store's: reads see it.
+		db.wmu.Lock()
+		err := db.applyLocked(context.Background())
+		db.wmu.Unlock()
+		if err != nil {
+			return fmt.Errorf("flush the journal: %w", err)
+		}
+	}
 	return fn(db.reader)
 }
 

@@ -178,8 +178,14 @@ func (db *DB) InsertRequestAfter(ctx context.Context, r Request, s Staged) (int6
 		if err != nil {
 			return err
 		}
-		id, err = res.LastInsertId()
-		return err
+		if id, err = res.LastInsertId(); err != nil {
+			return err
+		}
+		if jr := tx.db.jr; jr != nil {
+			jr.lastReq = max(jr.lastReq, id)
+			jr.checkedTurn(r.SessionID, r.TurnID) // stagedTx checked it
+		}
+		return nil
 	})
 	if err != nil {
 		return 0, nil, fmt.Errorf("store: insert request in session %s: %w", r.SessionID, err)
@@ -216,7 +222,7 @@ func finishRequestTx(ctx context.Context, tx *wtx, id int64, responseID, status,
 			first_event = coalesce(?4, first_event),
 			finished = ?5
 		WHERE id = ?6`,
-		responseID, status, errMsg, nullNanos(firstEvent), nanos(finished), id)
+		responseID, status, errMsg, nullNanos(firstEvent), nanos(finished), tx.db.jr.id(id))
 	if err != nil {
 		return err
 	}
@@ -246,7 +252,7 @@ func completeTx(ctx context.Context, tx *wtx, e Completion) error {
 			input_tokens = ?5, cached_tokens = ?6, output_tokens = ?7, reasoning_tokens = ?8
 		WHERE id = ?9`,
 		e.ResponseID, e.Status, nullNanos(e.FirstEvent), nanos(e.Finished),
-		e.Usage.Input, e.Usage.Cached, e.Usage.Output, e.Usage.Reasoning, e.ID)
+		e.Usage.Input, e.Usage.Cached, e.Usage.Output, e.Usage.Reasoning, tx.db.jr.id(e.ID))
 	if err != nil {
 		return err
 	}

@@ -196,3 +196,34 @@ func BenchmarkInsertRequestAfter(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkJournalRequest is BenchmarkInsertRequestAfter through the
+// journal: the part on a round trip's path (JournalRequest) and, timed
+// apart, the Flush that follows the send.
+func BenchmarkJournalRequest(b *testing.B) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	db := openTest(b)
+	newSession(b, db, "/src/app", "s1")
+	turn, err := db.BeginTurn(ctx, "s1")
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := []NewItem{{Origin: OriginInput, Data: []byte(`{"type":"function_call_output","call_id":"c","output":"` + strings.Repeat("x", 2000) + `"}`)}}
+	seen := []SeenWrite{{Path: "a.txt", Seen: Seen{Hash: "h", Content: []byte("alpha")}}}
+	req := Request{SessionID: "s1", TurnID: turn.ID, Kind: KindIncremental, BytesSent: 100}
+	if _, err := db.JournalRequest(ctx, req, Staged{}); err != nil { // checks the turn
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := db.JournalRequest(ctx, req, Staged{Items: out, Seen: seen}); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if err := db.Flush(ctx); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+}
