@@ -16,17 +16,19 @@ import (
 // The journal takes the SQLite transaction of a model round trip off the
 // path between a response and the next request. JournalRequest writes what
 // InsertRequestAfter would commit as one record, with one write(2), to the
-// file path+"-redo"; the caller sends the request and then calls Flush,
-// which applies the record to SQLite while the server works. A record in
+// file path+"-redo"; the caller sends the request and calls Flush once the
+// server has answered, which applies the record to SQLite while the model
+// works. A record in
 // the journal is as durable as a commit: SQLite's log is written without
 // fsync too (synchronous=NORMAL), so either survives the process being
 // killed and neither a power cut. Every other write and every read applies
 // a pending record first, so nothing in the process ever sees the database
 // without it, and Open applies what a killed process left (replay).
 //
-// Measured on a 2-core VM, reference cost model: the transaction took
-// 0.5–0.7 ms on the round trip (its code and pages cold after the wait for
-// the model), the record's write(2) a few tens of µs.
+// Measured on a 2-core VM under hearth bench's reference cost model
+// (docs/BENCHMARKS.md): the transaction took ~0.7 ms p50 on the round trip,
+// its code and pages cold after the wait for the model; JournalRequest
+// ~0.13 ms there, 26–28 µs back to back.
 //
 // One process journals a database at a time: the one holding the file's
 // flock. Another process writing the same database (hearth ask --no-daemon
@@ -120,9 +122,17 @@ func (db *DB) openJournal(ctx context.Context) error {
 		return fail(err)
 	}
 	if rec != nil {
+		err := db.applyRecord(ctx, rec)
+		if errors.Is(err, ErrNotFound) && rec.End != nil {
+			// The end of a request whose id another process had taken
+			// (the dead process's remap is gone; completeTx checks the
+			// row's session): the rest goes in without that bookkeeping.
+			rec.End = nil
+			err = db.applyRecord(ctx, rec)
+		}
 		// A session deleted since (the record was applied, and the
-		// journal not emptied before the process ended) is no loss.
-		if err := db.applyRecord(ctx, rec); err != nil && !errors.Is(err, ErrNotFound) {
+		// journal not cleared before the process ended) is no loss.
+		if err != nil && !errors.Is(err, ErrNotFound) {
 			return fail(fmt.Errorf("replay a request of session %s: %w", rec.Req.SessionID, err))
 		}
 	}
@@ -223,9 +233,9 @@ func (db *DB) JournalRequest(ctx context.Context, r Request, s Staged) (int64, e
 }
 
 // append writes rec as the journal's record, over what was there: the
-// file keeps its pages, so the write allocates nothing (truncating and
-// appending cost a round trip ~0.1 ms more here). A failed write clears
-// the record again.
+// file keeps its blocks and cached pages, so the write allocates none
+// (truncating to empty after each record made every write allocate them
+// again). A failed write clears the record again.
 func (jr *journal) append(rec *journalRecord) error {
 	payload, err := json.Marshal(rec)
 	if err != nil {

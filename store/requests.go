@@ -108,7 +108,7 @@ func (s Staged) check(sessionID string, turnID int64) ([]Item, time.Time, error)
 // stagedTx writes s (checked: out and t are check's) inside tx.
 func stagedTx(ctx context.Context, tx *wtx, sessionID string, turnID int64, s Staged, out []Item, t time.Time) error {
 	if e := s.End; e != nil {
-		if err := completeTx(ctx, tx, *e); err != nil {
+		if err := completeTx(ctx, tx, sessionID, *e); err != nil {
 			return err
 		}
 	}
@@ -238,8 +238,9 @@ func (db *DB) CompleteRequest(ctx context.Context, id int64, responseID, status 
 		End: &Completion{ID: id, ResponseID: responseID, Status: status, FirstEvent: firstEvent, Finished: finished, Usage: usage}})
 }
 
-// completeTx records e inside tx.
-func completeTx(ctx context.Context, tx *wtx, e Completion) error {
+// completeTx records e, the end of a request of sessionID, inside tx; a
+// request of another session is not found.
+func completeTx(ctx context.Context, tx *wtx, sessionID string, e Completion) error {
 	if e.Finished.IsZero() {
 		e.Finished = now()
 	}
@@ -250,9 +251,9 @@ func completeTx(ctx context.Context, tx *wtx, e Completion) error {
 			first_event = coalesce(?3, first_event),
 			finished = ?4,
 			input_tokens = ?5, cached_tokens = ?6, output_tokens = ?7, reasoning_tokens = ?8
-		WHERE id = ?9`,
+		WHERE id = ?9 AND session_id = ?10`,
 		e.ResponseID, e.Status, nullNanos(e.FirstEvent), nanos(e.Finished),
-		e.Usage.Input, e.Usage.Cached, e.Usage.Output, e.Usage.Reasoning, tx.db.jr.id(e.ID))
+		e.Usage.Input, e.Usage.Cached, e.Usage.Output, e.Usage.Reasoning, tx.db.jr.id(e.ID), sessionID)
 	if err != nil {
 		return err
 	}
