@@ -203,20 +203,9 @@ func (db *DB) JournalRequest(ctx context.Context, r Request, s Staged) (int64, e
 	if err := db.applyLocked(ctx); err != nil {
 		return 0, fmt.Errorf("store: insert request in session %s: %w", r.SessionID, err)
 	}
-	switch r.Kind {
-	case KindWarmup, KindFull, KindIncremental:
-	default:
-		return 0, fmt.Errorf("store: insert request in session %s: invalid kind %q", r.SessionID, r.Kind)
-	}
-	if r.Status == "" {
-		r.Status = RequestSent
-	}
-	if r.Sent.IsZero() {
-		r.Sent = now()
-	}
-	out, t, err := s.check(r.SessionID, r.TurnID)
+	r, out, t, err := checkRequest(r, s)
 	if err != nil {
-		return 0, fmt.Errorf("store: insert request in session %s: %w", r.SessionID, err)
+		return 0, err
 	}
 	r.ID = jr.lastReq + 1
 	rec := &journalRecord{Req: r, End: s.End, Seen: s.Seen, Created: nanos(t)}

@@ -123,16 +123,6 @@ func crashImage(t *testing.T, db *DB) string {
 	return filepath.Join(dir, "hearth.db")
 }
 
-func openPath(t *testing.T, path string) *DB {
-	t.Helper()
-	db, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
-
 // A journaled round trip is read back by the same DB before anything
 // applied it explicitly: reads apply the record first.
 func TestJournalRequestIsReadBack(t *testing.T) {
@@ -163,7 +153,7 @@ func TestJournalReplayAfterCrash(t *testing.T) {
 	second := rig.roundTrip(t)
 	path := crashImage(t, db)
 
-	re := openPath(t, path)
+	re := mustOpen(t, path)
 	checkRoundTrip(t, re, rig.first, second)
 	f, err := os.Open(path + journalSuffix)
 	if err != nil {
@@ -197,7 +187,7 @@ func TestJournalReplaySkipsApplied(t *testing.T) {
 	if err := os.WriteFile(path+journalSuffix, record, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	checkRoundTrip(t, openPath(t, path), rig.first, second)
+	checkRoundTrip(t, mustOpen(t, path), rig.first, second)
 }
 
 // A record cut short (the process killed inside the write(2), so the
@@ -223,7 +213,7 @@ func TestJournalTornRecordIsDropped(t *testing.T) {
 			if err := os.WriteFile(path+journalSuffix, tc.tear(b), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			re := openPath(t, path)
+			re := mustOpen(t, path)
 			reqs, err := re.Requests(context.Background(), "s1")
 			if err != nil {
 				t.Fatal(err)
@@ -246,7 +236,7 @@ func TestJournalSecondWriterTakesTheID(t *testing.T) {
 	ctx := context.Background()
 	db := openTest(t)
 	rig := newJournalRig(t, db)
-	other := openPath(t, db.path)
+	other := mustOpen(t, db.path)
 	if other.jr != nil {
 		t.Fatal("a second DB on the same file journals too")
 	}
@@ -315,5 +305,5 @@ func TestJournalCloseApplies(t *testing.T) {
 	if _, err := os.Stat(db.path + journalSuffix); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("journal after Close: %v, want it removed", err)
 	}
-	checkRoundTrip(t, openPath(t, db.path), rig.first, second)
+	checkRoundTrip(t, mustOpen(t, db.path), rig.first, second)
 }

@@ -146,20 +146,9 @@ func (db *DB) CommitStaged(ctx context.Context, sessionID string, turnID int64, 
 // request is, and a read round trip commits once. It returns the request's
 // id and the items as stored.
 func (db *DB) InsertRequestAfter(ctx context.Context, r Request, s Staged) (int64, []Item, error) {
-	switch r.Kind {
-	case KindWarmup, KindFull, KindIncremental:
-	default:
-		return 0, nil, fmt.Errorf("store: insert request in session %s: invalid kind %q", r.SessionID, r.Kind)
-	}
-	if r.Status == "" {
-		r.Status = RequestSent
-	}
-	if r.Sent.IsZero() {
-		r.Sent = now()
-	}
-	out, t, err := s.check(r.SessionID, r.TurnID)
+	r, out, t, err := checkRequest(r, s)
 	if err != nil {
-		return 0, nil, fmt.Errorf("store: insert request in session %s: %w", r.SessionID, err)
+		return 0, nil, err
 	}
 	var id int64
 	err = db.write(ctx, func(tx *wtx) error {
@@ -191,6 +180,27 @@ func (db *DB) InsertRequestAfter(ctx context.Context, r Request, s Staged) (int6
 		return 0, nil, fmt.Errorf("store: insert request in session %s: %w", r.SessionID, err)
 	}
 	return id, out, nil
+}
+
+// checkRequest validates r and s before anything is written, fills r's
+// defaults (status "sent", sent now) and builds s's items.
+func checkRequest(r Request, s Staged) (Request, []Item, time.Time, error) {
+	switch r.Kind {
+	case KindWarmup, KindFull, KindIncremental:
+	default:
+		return r, nil, time.Time{}, fmt.Errorf("store: insert request in session %s: invalid kind %q", r.SessionID, r.Kind)
+	}
+	if r.Status == "" {
+		r.Status = RequestSent
+	}
+	if r.Sent.IsZero() {
+		r.Sent = now()
+	}
+	out, t, err := s.check(r.SessionID, r.TurnID)
+	if err != nil {
+		return r, nil, t, fmt.Errorf("store: insert request in session %s: %w", r.SessionID, err)
+	}
+	return r, out, t, nil
 }
 
 // FinishRequest records the outcome of a request. An empty responseID or a
