@@ -307,3 +307,42 @@ func TestJournalCloseApplies(t *testing.T) {
 	}
 	checkRoundTrip(t, mustOpen(t, db.path), rig.first, second)
 }
+
+// Killed with a record whose end names an id another process had taken
+// (the dead process mapped it; the map died with it): the replay applies
+// the rest of the record and leaves the other process's row alone.
+func TestJournalReplayEndOfTakenID(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	rig := newJournalRig(t, db)
+	other := mustOpen(t, db.path)
+	second := rig.roundTrip(t)
+	newSession(t, other, "/src/other", "s2")
+	if taken, err := other.InsertRequest(ctx, Request{SessionID: "s2", Kind: KindWarmup}); err != nil || taken != second {
+		t.Fatalf("the other writer got id %d (%v); the test needs the journal's %d", taken, err, second)
+	}
+	if err := db.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The next round trip ends the second request by the id the session
+	// holds, and is cut off by a kill before it is applied.
+	third, err := db.JournalRequest(ctx, Request{SessionID: "s1", TurnID: rig.turn.ID, Kind: KindIncremental, PreviousResponseID: "resp_2"},
+		Staged{End: &Completion{ID: second, ResponseID: "resp_2", Status: RequestCompleted},
+			Items: []NewItem{{Origin: OriginInput, Data: []byte(`{"type":"function_call_output","call_id":"c2","output":"beta"}`)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := mustOpen(t, crashImage(t, db))
+	theirs, err := re.Requests(ctx, "s2")
+	if err != nil || len(theirs) != 1 || theirs[0].Status != RequestSent || theirs[0].ResponseID != "" {
+		t.Errorf("the other process's request after the replay: %+v, %v", theirs, err)
+	}
+	mine, err := re.Requests(ctx, "s1")
+	if err != nil || len(mine) != 3 || mine[2].ID != third || mine[2].PreviousResponseID != "resp_2" {
+		t.Fatalf("the replayed request is missing: %+v, %v", mine, err)
+	}
+	items, err := re.Items(ctx, "s1")
+	if err != nil || len(items) != 3 || !strings.Contains(string(items[2].Data), "beta") {
+		t.Errorf("the replayed output is missing: %+v, %v", items, err)
+	}
+}
