@@ -8,7 +8,9 @@
 // BEGIN IMMEDIATE transactions taken one at a time, so concurrent writers
 // queue inside the process instead of failing with "database is locked";
 // reads use a separate pool of query-only connections that WAL mode lets run
-// alongside the writer.
+// alongside the writer. The one commit on a model round trip's path is a
+// record in a journal instead (journal.go), applied to SQLite once the model
+// API has answered; every other write and read applies it first.
 package store
 
 import (
