@@ -46,7 +46,7 @@ type DB struct {
 	path   string
 	writer *sql.DB    // one connection, wconn: SQLite allows one writer anyway
 	wconn  *sql.Conn  // writer's only connection, held from Open to Close
-	wmu    sync.Mutex // held by a write transaction on wconn; guards stmts
+	wmu    sync.Mutex // held by a write transaction on wconn; guards stmts and jr
 	reader *sql.DB    // query-only pool
 
 	// mu guards closed and the Add side of calls, so that Close can wait
@@ -231,6 +231,13 @@ func (db *DB) write(ctx context.Context, fn func(tx *wtx) error) (err error) {
 		return err
 	}
 	ctx = context.WithoutCancel(ctx)
+	return db.withWriter(ctx, func() error { return db.txLocked(ctx, fn) })
+}
+
+// withWriter runs fn holding the writer (wmu), counted as a call for Close,
+// once the journal's pending record is applied: whatever fn writes may
+// depend on it. A nil fn only applies the record (Flush).
+func (db *DB) withWriter(ctx context.Context, fn func() error) error {
 	done, err := db.enter()
 	if err != nil {
 		return err
@@ -238,11 +245,13 @@ func (db *DB) write(ctx context.Context, fn func(tx *wtx) error) (err error) {
 	defer done()
 	db.wmu.Lock()
 	defer db.wmu.Unlock()
-	// The journal's record goes first: this write may depend on it.
 	if err := db.applyLocked(ctx); err != nil {
 		return fmt.Errorf("flush the journal: %w", err)
 	}
-	return db.txLocked(ctx, fn)
+	if fn == nil {
+		return nil
+	}
+	return fn()
 }
 
 // txLocked is write's transaction, with wmu held.
@@ -275,20 +284,17 @@ func (db *DB) txLocked(ctx context.Context, fn func(tx *wtx) error) (err error) 
 
 // read runs fn with the reader pool, counted as a call for Close.
 func (db *DB) read(fn func(r *sql.DB) error) error {
+	if db.jpending.Load() {
+		// What the journal holds is the store's: reads see it.
+		if err := db.withWriter(context.Background(), nil); err != nil {
+			return err
+		}
+	}
 	done, err := db.enter()
 	if err != nil {
 		return err
 	}
 	defer done()
-	if db.jpending.Load() {
-		// What the journal holds is the store's: reads see it.
-		db.wmu.Lock()
-		err := db.applyLocked(context.Background())
-		db.wmu.Unlock()
-		if err != nil {
-			return fmt.Errorf("flush the journal: %w", err)
-		}
-	}
 	return fn(db.reader)
 }
 

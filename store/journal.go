@@ -260,15 +260,8 @@ func (db *DB) Flush(ctx context.Context) error {
 	if !db.jpending.Load() {
 		return nil
 	}
-	done, err := db.enter()
-	if err != nil {
-		return err
-	}
-	defer done()
-	db.wmu.Lock()
-	defer db.wmu.Unlock()
-	if err := db.applyLocked(ctx); err != nil {
-		return fmt.Errorf("store: flush the journal: %w", err)
+	if err := db.withWriter(ctx, nil); err != nil {
+		return fmt.Errorf("store: %w", err)
 	}
 	return nil
 }
