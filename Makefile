@@ -54,7 +54,7 @@ campaigns:
 	$(GO) test -count=1 -timeout 60m -run SymlinkSwapCampaign -v ./workspace -campaign=20
 
 # The request modes against the floor, and the plot (bin/bench.svg); CI runs a short one
-# (TestBenchShort). Then hearth next to Codex CLI (installs @openai/codex in a scratch dir).
+# (cmd/hearth/internal/bench: TestRunShort). Then hearth next to Codex CLI (installs @openai/codex in a scratch dir).
 bench-modes:
 	mkdir -p bin
 	$(GO) run ./cmd/hearth bench --plot bin/bench.svg

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -20,13 +21,15 @@ type Config struct {
 	Socket  string // unix socket path ($HEARTH_SOCKET)
 	DataDir string // database directory ($HEARTH_DATA_DIR)
 
-	BaseURL string // Responses API base ($OPENAI_BASE_URL)
+	BaseURL string // Responses API base ($OPENAI_BASE_URL); in simulator mode the simulator's
 	APIKey  string // $OPENAI_API_KEY; never logged, stored or shown unmasked
 	Model   string // $HEARTH_MODEL
 
-	// Simulator runs the built-in Responses simulator (session/sim) in
-	// process and points BaseURL at it. FromEnv sets it when no API key is set
-	// and OPENAI_BASE_URL is not given either.
+	// Simulator is simulator mode: FromEnv sets it when neither an API key
+	// nor OPENAI_BASE_URL is set, and leaves BaseURL empty. The caller then
+	// runs the built-in Responses simulator (session/sim), puts its URL in
+	// BaseURL before New or Reload, and closes it after Close; the daemon
+	// only reports the mode (status, probe, logs).
 	Simulator bool
 
 	// Lanes ($HEARTH_LANES: auto, on, off) puts each session of a
@@ -176,6 +179,15 @@ func (c Config) Check() error {
 		return fmt.Errorf("OPENAI_BASE_URL=%q has no host: %s", shown, want)
 	}
 	return nil
+}
+
+// checkRunnable is Check, and in simulator mode that the caller has put the
+// simulator's URL in BaseURL: New and Reload refuse anything else.
+func (c Config) checkRunnable() error {
+	if c.Simulator && c.BaseURL == "" {
+		return errors.New("simulator mode without the simulator's base URL: the caller starts the simulator and sets BaseURL")
+	}
+	return c.Check()
 }
 
 // DefaultSocketPath is $XDG_RUNTIME_DIR/hearth/hearth.sock, else

@@ -106,3 +106,28 @@ func TestConfigMCPTimeout(t *testing.T) {
 		t.Errorf("soon: %v", err)
 	}
 }
+
+// In simulator mode the caller runs the simulator and gives its URL: New
+// and Reload refuse simulator mode without one, rather than send requests
+// to OpenAI's default base with no key.
+func TestSimulatorModeNeedsTheCallersURL(t *testing.T) {
+	cfg := Config{DataDir: t.TempDir(), Simulator: true}
+	if d, err := New(cfg, nil); err == nil || !strings.Contains(err.Error(), "simulator") {
+		if d != nil {
+			d.Close()
+		}
+		t.Fatalf("New in simulator mode without a base URL: %v", err)
+	}
+	cfg.BaseURL = "http://127.0.0.1:1/v1"
+	d, err := New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if err := d.Reload(Config{Simulator: true, Model: "other"}); err == nil || d.Config().BaseURL != cfg.BaseURL || d.Config().Model != "" {
+		t.Errorf("reload into simulator mode without a base URL: %v, now %q %q", err, d.Config().BaseURL, d.Config().Model)
+	}
+	if !d.Status().Simulator {
+		t.Error("status does not say simulator")
+	}
+}

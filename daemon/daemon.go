@@ -4,8 +4,12 @@
 // Conversation), and the fan-out of session updates to every attached
 // client.
 //
-// Imports: daemon sits above rpc, workspace, session, session/sim and
-// store; only cmd imports it.
+// The daemon talks to the model API at Config.BaseURL; in simulator mode
+// that is the built-in simulator its caller runs (cmd/hearth), so the
+// simulator is no part of the daemon.
+//
+// Imports: daemon sits above rpc, workspace, session, store and mcp; only
+// cmd imports it.
 package daemon
 
 import (
@@ -21,7 +25,6 @@ import (
 
 	"github.com/hearthd/hearth/rpc"
 	"github.com/hearthd/hearth/session"
-	"github.com/hearthd/hearth/session/sim"
 	"github.com/hearthd/hearth/store"
 	"github.com/hearthd/hearth/workspace"
 )
@@ -29,15 +32,13 @@ import (
 // Daemon is the per-user process state. Created by New; Serve runs an
 // accept loop on a listener; ServeConn serves one connection (stdio);
 // Close stops accepting, disconnects clients, cancels running turns, closes
-// sessions, workspaces, the simulator and the database, and waits for
-// every goroutine it started (the reaper of idle sessions and workspaces
-// among them).
+// sessions, workspaces and the database, and waits for every goroutine it
+// started (the reaper of idle sessions and workspaces among them). A
+// simulator the caller runs for it is the caller's to close, after Close.
 type Daemon struct {
 	cfg     Config
 	log     *slog.Logger
 	db      *store.DB
-	sim     *sim.Server // non-nil once running on the built-in simulator
-	simBase string
 	started time.Time
 
 	ctx    context.Context // cancelled by Close (cause session.ErrShutdown): ends turns and connections
@@ -62,14 +63,14 @@ type Daemon struct {
 	nextClient int
 }
 
-// New opens the database (marking turns that were running when a previous
-// daemon died as interrupted) and, in simulator mode, starts the built-in
-// Responses simulator.
+// New opens the database, marking turns that were running when a previous
+// daemon died as interrupted. In simulator mode cfg.BaseURL must be the
+// simulator's, which the caller started.
 func New(cfg Config, log *slog.Logger) (*Daemon, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	if err := cfg.Check(); err != nil {
+	if err := cfg.checkRunnable(); err != nil {
 		return nil, err
 	}
 	db, err := store.Open(cfg.DBPath())
@@ -96,12 +97,6 @@ func New(cfg Config, log *slog.Logger) (*Daemon, error) {
 	} else if n > 0 {
 		log.Debug("spare sessions of the previous daemon deleted", "count", n)
 	}
-	if cfg.Simulator {
-		if err := d.startSim(); err != nil {
-			d.Close()
-			return nil, err
-		}
-	}
 	// Whether commands can be cut off the network is asked of the kernel
 	// once (a helper process): ahead of the first session's modes.
 	d.wg.Add(1)
@@ -114,39 +109,18 @@ func New(cfg Config, log *slog.Logger) (*Daemon, error) {
 	return d, nil
 }
 
-// startSim runs the built-in simulator and points the API base at it.
-// Called before the daemon is shared, or with d.mu held.
-func (d *Daemon) startSim() error {
-	if d.sim == nil {
-		d.sim = sim.New(sim.Options{})
-		base, err := d.sim.Start()
-		if err != nil {
-			d.sim = nil
-			return fmt.Errorf("start simulator: %w", err)
-		}
-		d.simBase = base
-		d.log.Info("no OPENAI_API_KEY: using the built-in Responses simulator", "base", base)
-	}
-	d.cfg.BaseURL = d.simBase
-	return nil
-}
-
 // Reload applies a new configuration (SIGHUP): the API key, base URL,
 // model and timeouts of every open workspace and of those opened later.
-// The socket and data directory cannot change without a restart.
+// The socket and data directory cannot change without a restart. A reload
+// into simulator mode brings the simulator's BaseURL, as New's cfg does.
 func (d *Daemon) Reload(cfg Config) error {
-	if err := cfg.Check(); err != nil {
+	if err := cfg.checkRunnable(); err != nil {
 		return err
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	cfg.Socket, cfg.DataDir, cfg.Version = d.cfg.Socket, d.cfg.DataDir, d.cfg.Version
 	d.cfg = cfg
-	if cfg.Simulator {
-		if err := d.startSim(); err != nil {
-			return err
-		}
-	}
 	sc := d.sessionConfig()
 	for _, w := range d.workspaces {
 		w.client.Reconfigure(sc)
@@ -155,7 +129,7 @@ func (d *Daemon) Reload(cfg Config) error {
 	return nil
 }
 
-// Config returns the configuration in effect (BaseURL resolved).
+// Config returns the configuration in effect.
 func (d *Daemon) Config() Config {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -283,9 +257,6 @@ func (d *Daemon) Close() error {
 	}
 	for _, w := range workspaces {
 		d.closeWorkspace(w)
-	}
-	if d.sim != nil {
-		d.sim.Close()
 	}
 	return d.db.Close()
 }

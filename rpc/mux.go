@@ -23,10 +23,11 @@ type CallFunc func(ctx context.Context, params json.RawMessage) (any, error)
 // no error to return, and a panic is recovered and logged.
 type NotifyFunc func(ctx context.Context, params json.RawMessage)
 
-// Mux is the method dispatch table behind a jsonrpc2 connection. One Mux is
-// typically built at daemon start, filled with Handle/HandleAsync/Notification
-// before serving, and shared by every connection for the daemon's life
-// (handlers find their connection with ConnFromContext).
+// Mux is the method dispatch table behind a jsonrpc2 connection: filled
+// with Handle/HandleAsync/HandleStaged/Notification before serving, then
+// only read. The daemon builds one per editor connection, its handlers
+// bound to that connection's state, and drops it when the connection ends;
+// a handler that needs the connection itself finds it with ConnFromContext.
 //
 // Rules it enforces so that no handler can take a connection down:
 // unknown calls get -32601 and unknown notifications are logged and dropped;

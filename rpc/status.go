@@ -40,7 +40,9 @@ type SessionCounts struct {
 	WorkspacesClosed int64 `json:"workspacesClosed"`
 }
 
-// Workspace connection states reported in WorkspaceStatus.State.
+// Workspace connection states reported in WorkspaceStatus.State: names
+// editors and scripts read. The daemon reports the session client's state
+// under them (daemon/status_test.go holds the two together).
 const (
 	WorkspaceConnecting   = "connecting"
 	WorkspaceWarming      = "warming"
@@ -128,11 +130,6 @@ func NewTokenUsage(input, cached, output, reasoning int64) TokenUsage {
 // ConnAge returns ConnAgeMS as a duration.
 func (w WorkspaceStatus) ConnAge() time.Duration {
 	return time.Duration(w.ConnAgeMS) * time.Millisecond
-}
-
-// DurationMS converts d to whole milliseconds for the *MS fields.
-func DurationMS(d time.Duration) int64 {
-	return d.Milliseconds()
 }
 
 // MaskSecret returns a form of a secret safe to print: "(not set)" when empty,

@@ -29,7 +29,7 @@ func TestStatusJSONStable(t *testing.T) {
 		Model: "m", BaseURL: "u", APIKey: "(not set)", Simulator: true, Clients: 2,
 		Workspaces: []WorkspaceStatus{{
 			Root: "/w", Model: "m2", State: WorkspaceStreaming, Transport: TransportWebSocket,
-			ConnAgeMS: DurationMS(1500 * time.Millisecond), Sessions: 1, Lanes: 2,
+			ConnAgeMS: 1500, Sessions: 1, Lanes: 2,
 			Handshakes: 3, Warmups: 4, FullRequests: 5, IncrementalRequests: 6,
 			Retries: 7, Fallbacks: 8, BytesSent: 9, BytesSaved: 10, LastTurnMS: 11,
 			LaneMode: "on", WireBytesSent: 12, WireBytesReceived: 13, Tokens: NewTokenUsage(100, 25, 14, 15),

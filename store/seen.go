@@ -6,6 +6,10 @@ import (
 	"fmt"
 )
 
+// The read set is the files the model has seen in a session, each with
+// what it saw (Seen); the context delta sent before a request is computed
+// against it. Rows live as long as their session.
+
 // Seen is what the model last saw of one file: the content hash and, when
 // small enough to keep, the content itself (the delta's diff needs it).
 type Seen struct {

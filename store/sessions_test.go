@@ -92,7 +92,7 @@ func TestSessionNotFound(t *testing.T) {
 	checks["EndTurn"] = db.EndTurn(ctx, 42, TurnCompleted, "", "")
 	_, checks["InsertRequest"] = db.InsertRequest(ctx, Request{SessionID: "nope", Kind: KindFull})
 	checks["FinishRequest"] = db.FinishRequest(ctx, 42, "", RequestCompleted, "", time.Time{}, time.Time{})
-	checks["SetRead"] = db.SetRead(ctx, "nope", "a.go", "h")
+	checks["SetSeen"] = db.SetSeen(ctx, "nope", "a.go", Seen{Hash: "h"})
 	for name, err := range checks {
 		if !errors.Is(err, ErrNotFound) {
 			t.Errorf("%s: %v, want ErrNotFound", name, err)
@@ -185,7 +185,7 @@ func TestDeleteSessionCascades(t *testing.T) {
 	if _, err := db.InsertRequest(ctx, Request{SessionID: "s1", TurnID: turn.ID, Kind: KindFull}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.SetRead(ctx, "s1", "main.go", "h1"); err != nil {
+	if err := db.SetSeen(ctx, "s1", "main.go", Seen{Hash: "h1"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.DeleteSession(ctx, "s1"); err != nil {

@@ -101,7 +101,7 @@ func BenchmarkWatchStart(b *testing.B) {
 
 // BenchmarkWatchLatency measures the time from a write to the change being
 // in the journal: "sync" through Sync (what the daemon does before a
-// delta), "debounce" through WaitChanges with the default debounce (what
+// delta), "debounce" by waiting on the journal with the default debounce (what
 // a change left alone costs), "polling-sync" through Sync with inotify
 // refused (each Sync is then a full scan). Each iteration is one write.
 func BenchmarkWatchLatency(b *testing.B) {
@@ -129,7 +129,7 @@ func BenchmarkWatchLatency(b *testing.B) {
 				if mode != "debounce" {
 					err = w.Sync(ctx)
 				} else {
-					_, err = w.WaitChanges(ctx, cur)
+					_, err = w.journal.wait(ctx, cur, w.done)
 				}
 				lat = append(lat, time.Since(start))
 				if err != nil {

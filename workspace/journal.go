@@ -104,7 +104,8 @@ func (j *journal) since(since uint64) (raw []Change, next uint64, overflow bool)
 	return append([]Change(nil), j.entries[since-first:]...), j.next, overflow
 }
 
-// wait blocks until the journal holds a change numbered since or later.
+// wait blocks until the journal holds a change numbered since or later:
+// how tests see the debounce flush on its own (the daemon Syncs instead).
 func (j *journal) wait(ctx context.Context, since uint64, stopped <-chan struct{}) (uint64, error) {
 	for {
 		j.mu.Lock()

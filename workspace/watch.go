@@ -1,7 +1,6 @@
 package workspace
 
 import (
-	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -252,12 +251,6 @@ func (w *Watcher) Cursor() uint64 { return w.journal.cursor() }
 func (w *Watcher) Changes(since uint64) (changes []Change, next uint64, overflow bool) {
 	raw, next, overflow := w.journal.since(since)
 	return collapse(raw), next, overflow
-}
-
-// WaitChanges blocks until the journal holds a change at or after since
-// (or ctx ends), and returns the cursor after the newest.
-func (w *Watcher) WaitChanges(ctx context.Context, since uint64) (uint64, error) {
-	return w.journal.wait(ctx, since, w.done)
 }
 
 // run is the loop: it drains events and errors without blocking on

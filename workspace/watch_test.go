@@ -218,13 +218,13 @@ func TestWatchDebounceFlushesOnItsOwn(t *testing.T) {
 	writeFile(t, filepath.Join(root, "a.txt"), "a")
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	next, err := w.WaitChanges(ctx, cur)
+	next, err := w.journal.wait(ctx, cur, w.done)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cs, _, _ := w.Changes(cur)
 	if next <= cur || formatChanges(cs) != "created a.txt" {
-		t.Errorf("after WaitChanges: next %d (cursor %d), changes %q", next, cur, formatChanges(cs))
+		t.Errorf("after the wait: next %d (cursor %d), changes %q", next, cur, formatChanges(cs))
 	}
 }
 

@@ -9,15 +9,24 @@ import (
 )
 
 // daemonInProcess runs a daemon in this process, for a command that must
-// not leave one running (ask --no-daemon, compact with no daemon), and
-// returns the client end of a pipe to it; stop closes the daemon, which
-// waits for the pipe's serving goroutine.
+// not leave one running (ask --no-daemon, compact with no daemon), with the
+// built-in simulator in simulator mode, and returns the client end of a
+// pipe to it; stop closes the daemon, which waits for the pipe's serving
+// goroutine, then the simulator.
 func daemonInProcess(cfg daemon.Config) (conn io.ReadWriteCloser, stop func(), err error) {
+	simulator := &builtinSim{}
+	if err := simulator.point(&cfg, nil); err != nil {
+		return nil, nil, err
+	}
 	d, err := daemon.New(cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
+		simulator.Close()
 		return nil, nil, err
 	}
 	a, b := net.Pipe()
 	go d.ServeConn(b) // ends when a closes, or at d.Close, which waits for it
-	return a, func() { d.Close() }, nil
+	return a, func() {
+		d.Close()
+		simulator.Close()
+	}, nil
 }

@@ -20,11 +20,16 @@ type inProcess struct {
 // serveInProcess runs a daemon in this test process on the socket the
 // environment names (isolate sets it), with the configuration the CLI would
 // load; it is closed when the test ends. Without OPENAI_* it answers from
-// its built-in simulator.
+// the built-in simulator, as serve's does.
 func serveInProcess(t *testing.T) *inProcess {
 	t.Helper()
 	cfg, err := loadConfig()
 	if err != nil {
+		t.Fatal(err)
+	}
+	var simulator builtinSim
+	t.Cleanup(simulator.Close) // after the daemon's Close (cleanups run last first)
+	if err := simulator.point(&cfg, nil); err != nil {
 		t.Fatal(err)
 	}
 	p := &inProcess{gone: make(chan struct{}, 64)}

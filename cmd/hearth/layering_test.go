@@ -23,9 +23,11 @@ var allowed = map[string][]string{
 	"mcp/mcptest": {}, // imported by tests only: a tiny MCP server
 	"workspace":   {"store"},
 	"session":     {"store"},
-	"daemon":      {"rpc", "workspace", "session", "session/sim", "store", "mcp"},
+	"daemon":      {"rpc", "workspace", "session", "store", "mcp"},
 	"installer":   {"daemon", "rpc"},
-	"cmd/hearth":  {"daemon", "rpc", "workspace", "session", "session/sim", "store", "installer", "mcp"},
+	"cmd/hearth":  {"daemon", "rpc", "workspace", "session", "session/sim", "store", "installer", "mcp", "cmd/hearth/internal/bench"},
+	// hearth bench: the request modes against the simulator.
+	"cmd/hearth/internal/bench": {"session", "session/sim", "store", "workspace"},
 	// Imported by tests only: isolates them from the user's environment.
 	"internal/testenv": {},
 }
@@ -33,6 +35,59 @@ var allowed = map[string][]string{
 // TestLayering fails when a package imports a hearth package it may not:
 // imports flow downward only.
 func TestLayering(t *testing.T) {
+	got := importGraph(t)
+	for pkg, imps := range got {
+		ok, known := allowed[pkg]
+		if !known {
+			t.Errorf("package %s is not in the layering table; add it to docs/ARCHITECTURE.md and this test", pkg)
+			continue
+		}
+		for imp := range imps {
+			if !contains(ok, imp) {
+				t.Errorf("%s imports %s: forbidden (allowed: %s)", pkg, imp, strings.Join(ok, ", "))
+			}
+		}
+	}
+	if t.Failed() {
+		var keys []string
+		for k := range got {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		t.Logf("packages seen: %v", keys)
+	}
+}
+
+// TestDaemonLinksNoSimulator: the simulator is the CLI's to run (in
+// simulator mode it hands the daemon its URL); nothing the daemon imports,
+// directly or not, brings it into the daemon's build.
+func TestDaemonLinksNoSimulator(t *testing.T) {
+	got := importGraph(t)
+	via := map[string]string{"daemon": ""} // package → the package that imports it on the way
+	for queue := []string{"daemon"}; len(queue) > 0; queue = queue[1:] {
+		for imp := range got[queue[0]] {
+			if _, seen := via[imp]; !seen {
+				via[imp] = queue[0]
+				queue = append(queue, imp)
+			}
+		}
+	}
+	if _, linked := via["session/sim"]; linked {
+		path := []string{"session/sim"}
+		for p := via["session/sim"]; p != ""; p = via[p] {
+			path = append([]string{p}, path...)
+		}
+		t.Fatalf("daemon links the simulator: %s", strings.Join(path, " → "))
+	}
+	if len(via) < 3 {
+		t.Fatalf("the daemon's imports were not followed: %v", via)
+	}
+}
+
+// importGraph maps each hearth package of the module to the hearth packages
+// its non-test files import (every file, whatever its build tags).
+func importGraph(t *testing.T) map[string]map[string]bool {
+	t.Helper()
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
@@ -75,26 +130,7 @@ func TestLayering(t *testing.T) {
 	if len(got["daemon"]) == 0 || len(got["cmd/hearth"]) == 0 {
 		t.Fatalf("walked the wrong tree: no hearth imports found under %s", root)
 	}
-	for pkg, imps := range got {
-		ok, known := allowed[pkg]
-		if !known {
-			t.Errorf("package %s is not in the layering table; add it to docs/ARCHITECTURE.md and this test", pkg)
-			continue
-		}
-		for imp := range imps {
-			if !contains(ok, imp) {
-				t.Errorf("%s imports %s: forbidden (allowed: %s)", pkg, imp, strings.Join(ok, ", "))
-			}
-		}
-	}
-	if t.Failed() {
-		var keys []string
-		for k := range got {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		t.Logf("packages seen: %v", keys)
-	}
+	return got
 }
 
 func contains(list []string, s string) bool {

@@ -148,6 +148,89 @@ func TestSIGHUPReloads(t *testing.T) {
 	}
 }
 
+// SIGHUP into simulator mode and out of it: once the environment file no
+// longer sets a key or a base URL, serve starts the built-in simulator and
+// hands its URL to the daemon (status says simulator, and the next turn is
+// answered without reaching the model API); once it sets them again, turns
+// reach that API again.
+func TestSIGHUPIntoSimulatorMode(t *testing.T) {
+	e := newE2E(t)
+	home := t.TempDir()
+	envFile := filepath.Join(home, ".config", "hearth", "env")
+	os.MkdirAll(filepath.Dir(envFile), 0o700)
+	var api string
+	var env []string
+	for _, kv := range e.env {
+		if v, ok := strings.CutPrefix(kv, "OPENAI_BASE_URL="); ok {
+			api = "OPENAI_BASE_URL=" + v + "\nOPENAI_API_KEY=sk-e2e\n"
+			continue
+		}
+		if !strings.HasPrefix(kv, "OPENAI_API_KEY=") && !strings.HasPrefix(kv, "HOME=") {
+			env = append(env, kv)
+		}
+	}
+	e.env = append(env, "HOME="+home)
+	reload := func(cmd *exec.Cmd, contents string) {
+		t.Helper()
+		if err := os.WriteFile(envFile, []byte(contents), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cmd.Process.Signal(syscall.SIGHUP)
+		e.waitLine("configuration reloaded")
+	}
+	status := func() rpc.Status {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		c, err := rpc.Dial(ctx, e.sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		var st rpc.Status
+		if err := c.Call(ctx, rpc.MethodInitialize, acp.InitializeRequest{ProtocolVersion: 1}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Call(ctx, rpc.MethodHearthStatus, nil, &st); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+
+	os.WriteFile(envFile, []byte(api), 0o600)
+	cmd := e.serve()
+	conn, err := net.Dial("unix", e.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := newACP(t, conn)
+	a.turn(t, e.root, "one")
+	if st := status(); st.Simulator {
+		t.Fatalf("started with a key and a base URL, status says simulator: %+v", st)
+	}
+
+	reload(cmd, "")
+	before := len(e.sim.Received())
+	if text := a.turn(t, e.root, "two"); !strings.Contains(text, "two") {
+		t.Errorf("answer in simulator mode: %q", text)
+	}
+	if n := len(e.sim.Received()); n != before {
+		t.Errorf("in simulator mode the model API got %d more requests", n-before)
+	}
+	if st := status(); !st.Simulator || st.BaseURL == "" || strings.Contains(api, st.BaseURL) {
+		t.Errorf("after the reload into simulator mode: simulator %v, base %q", st.Simulator, st.BaseURL)
+	}
+
+	reload(cmd, api)
+	a.turn(t, e.root, "three")
+	if n := len(e.sim.Received()); n == before {
+		t.Error("after the reload out of simulator mode the model API got no request")
+	}
+	if st := status(); st.Simulator {
+		t.Errorf("after the reload out of simulator mode, status says simulator: %+v", st)
+	}
+}
+
 // `hearth stop` stops a daemon that is not a service (started by serve or
 // acp): it exits 0 and so does the daemon; a second stop says nothing runs
 // (exit 3).

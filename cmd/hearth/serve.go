@@ -95,6 +95,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if dumpErr != nil {
 		log.Warn("cannot mark the daemon not dumpable: processes of your user may read its memory", "err", dumpErr)
 	}
+	var simulator builtinSim // closed after the daemon (defers run last first)
+	defer simulator.Close()
+	if err := simulator.point(&cfg, log); err != nil {
+		return err
+	}
 	d, err := daemon.New(cfg, log)
 	if err != nil {
 		return err
@@ -158,6 +163,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			next, err := serveConfig()
 			if err == nil {
 				next.Socket = cfg.Socket
+				err = simulator.point(&next, log)
+			}
+			if err == nil {
 				err = d.Reload(next)
 			}
 			if err != nil {

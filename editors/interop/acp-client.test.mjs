@@ -37,8 +37,8 @@ const WORKSPACE_DIRS = ['charlie'];
 const PROMPT = 'list the files here';
 
 // ---------------------------------------------------------------------------
-// A Responses API WebSocket server, scripted, per the protocol doc
-// (shared/docs/responses-websocket.md): one text frame = one JSON event.
+// A Responses API WebSocket server, scripted, speaking the API's WebSocket
+// mode: one text frame = one JSON event.
 
 const newId = (prefix) => `${prefix}_${randomBytes(12).toString('hex')}`;
 

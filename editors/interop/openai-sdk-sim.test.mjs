@@ -114,8 +114,8 @@ test('openai ResponsesWS: warm-up, then a chained text turn, on the default lane
   assert.equal(types[0], 'response.created');
   assert.equal(types[1], 'response.in_progress');
   assert.equal(types.at(-1), 'response.completed', `events: ${types.join(',')}`);
-  // The sim's model reasons, like the real default models: a reasoning item opens the output
-  // (docs/responses-websocket.md §3a), then the message.
+  // The sim's model reasons, like the real default models: a reasoning item opens the output,
+  // then the message.
   for (const t of ['response.output_item.added', 'response.output_item.done']) {
     assert.equal(types.filter((x) => x === t).length, 2, `two ${t} (reasoning, message): ${types.join(',')}`);
   }

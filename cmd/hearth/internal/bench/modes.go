@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -15,107 +15,107 @@ import (
 	"github.com/hearthd/hearth/workspace"
 )
 
-// benchMode is one way of sending a turn's requests.
-type benchMode struct {
+// Mode is one way of sending a turn's requests.
+type Mode struct {
 	key, name string
 	ownClient bool // the bench's minimal HTTP client, not hearth's session
 	cfg       func(*session.Config)
 	// prepare runs before the timed turn: a warm-up, or a first turn and a
 	// drop. It may replace the rig's conversation.
-	prepare func(r *benchRig, ctx context.Context) error
+	prepare func(r *rig, ctx context.Context) error
 }
 
-func benchModes() []benchMode {
+func allModes() []Mode {
 	full := func(c *session.Config) { c.DisableIncremental = true }
-	return []benchMode{
+	return []Mode{
 		{key: "http-full", name: "HTTP, every request full (store:false)", cfg: func(c *session.Config) { c.ForceHTTP = true }},
 		{key: "http-chained", name: "HTTP, chained (store:true, previous_response_id)", ownClient: true},
 		{key: "ws-full", name: "WebSocket, every request full", cfg: full},
 		{key: "ws-incremental", name: "WebSocket, incremental", cfg: nil},
-		{key: "ws-incremental-warm", name: "WebSocket, incremental + warm-up", prepare: (*benchRig).warm},
-		{key: "ws-drop-rewarm", name: "WebSocket, after a drop, re-warmed", prepare: (*benchRig).dropRewarm},
-		{key: "ws-drop-cold", name: "WebSocket, after a drop, no re-warm", prepare: (*benchRig).dropCold},
+		{key: "ws-incremental-warm", name: "WebSocket, incremental + warm-up", prepare: (*rig).warm},
+		{key: "ws-drop-rewarm", name: "WebSocket, after a drop, re-warmed", prepare: (*rig).dropRewarm},
+		{key: "ws-drop-cold", name: "WebSocket, after a drop, no re-warm", prepare: (*rig).dropCold},
 	}
 }
 
-// bencher runs turns: one workspace (root, holding data.txt) for all of
+// runner runs turns: one workspace (root, holding data.txt) for all of
 // them, a fresh simulator and database per turn (dir/<id>).
-type bencher struct {
+type runner struct {
 	dir, root string
 	cost      sim.Cost
 	seq       int
 }
 
-func benchPrompt(steps int) string {
+func turnPrompt(steps int) string {
 	return fmt.Sprintf(`go sim:calls=%d sim:tool=read_file sim:args={"path":"data.txt"}`, steps)
 }
 
 // run times one turn of m from a cold start: a new simulator, database and
 // client, as a user's first turn in a workspace.
-func (b *bencher) run(ctx context.Context, m benchMode, steps int) (benchSample, error) {
+func (b *runner) run(ctx context.Context, m Mode, steps int) (turnSample, error) {
 	b.seq++
 	srv := sim.New(sim.Options{Cost: b.cost})
 	base, err := srv.Start()
 	if err != nil {
-		return benchSample{}, err
+		return turnSample{}, err
 	}
 	defer srv.Close()
 	root, err := workspace.Open(b.root)
 	if err != nil {
-		return benchSample{}, err
+		return turnSample{}, err
 	}
 	defer root.Close()
-	tools := benchTools{workspace.NewToolset(root)}
+	tools := readTools{workspace.NewToolset(root)}
 	readOut := tools.ts.Run(ctx, "read_file", json.RawMessage(`{"path":"data.txt"}`))
 	if readOut.IsError {
-		return benchSample{}, fmt.Errorf("read_file: %s", readOut.Output)
+		return turnSample{}, fmt.Errorf("read_file: %s", readOut.Output)
 	}
-	minimal := minimalInputs(benchPrompt(steps), readOut.Output, steps)
-	w := benchWatch{srv: srv}
+	minimal := minimalInputs(turnPrompt(steps), readOut.Output, steps)
+	w := stopwatch{srv: srv}
 	if m.ownClient {
 		c := &chainClient{base: base, tools: tools}
 		defer c.close()
 		w.mark()
-		first, err := c.turn(ctx, benchPrompt(steps))
+		first, err := c.turn(ctx, turnPrompt(steps))
 		if err != nil {
-			return benchSample{}, err
+			return turnSample{}, err
 		}
 		return w.sample(ctx, b.cost, minimal, first)
 	}
 
-	r := &benchRig{srv: srv, base: base, tools: tools, mode: m, id: fmt.Sprintf("b%d", b.seq), steps: steps}
+	r := &rig{srv: srv, base: base, tools: tools, mode: m, id: fmt.Sprintf("b%d", b.seq), steps: steps}
 	if r.db, err = store.Open(filepath.Join(b.dir, r.id, "hearth.db")); err != nil {
-		return benchSample{}, err
+		return turnSample{}, err
 	}
 	defer r.db.Close()
 	if err := r.db.CreateSession(ctx, store.Session{ID: r.id, Root: root.Path()}); err != nil {
-		return benchSample{}, err
+		return turnSample{}, err
 	}
 	if err := r.open(ctx); err != nil {
-		return benchSample{}, err
+		return turnSample{}, err
 	}
 	defer r.close()
 	if m.prepare != nil {
 		if err := m.prepare(r, ctx); err != nil {
-			return benchSample{}, err
+			return turnSample{}, err
 		}
 	}
 	w.mark()
 	first, err := r.prompt(ctx)
 	if err != nil {
-		return benchSample{}, err
+		return turnSample{}, err
 	}
 	return w.sample(ctx, b.cost, minimal, first)
 }
 
-// benchRig is one hearth conversation against one simulator, for one timed
-// turn. Created and closed by bencher.run.
-type benchRig struct {
+// rig is one hearth conversation against one simulator, for one timed
+// turn. Created and closed by runner.run.
+type rig struct {
 	srv   *sim.Server
 	base  string
 	db    *store.DB
-	tools benchTools
-	mode  benchMode
+	tools readTools
+	mode  Mode
 	id    string
 	steps int
 
@@ -123,7 +123,7 @@ type benchRig struct {
 	conv   *session.Conversation
 }
 
-func (r *benchRig) open(ctx context.Context) error {
+func (r *rig) open(ctx context.Context) error {
 	cfg := session.Config{BaseURL: r.base, Model: "sim-model", Instructions: "bench", Lanes: session.LanesOn}
 	if r.mode.cfg != nil {
 		r.mode.cfg(&cfg)
@@ -138,7 +138,7 @@ func (r *benchRig) open(ctx context.Context) error {
 	return err
 }
 
-func (r *benchRig) close() {
+func (r *rig) close() {
 	if r.conv != nil {
 		r.conv.Close()
 	}
@@ -150,9 +150,9 @@ func (r *benchRig) close() {
 
 // prompt runs one turn of r.steps calls; it returns the time to the first
 // output the sink saw.
-func (r *benchRig) prompt(ctx context.Context) (time.Duration, error) {
+func (r *rig) prompt(ctx context.Context) (time.Duration, error) {
 	sink := &firstSink{start: time.Now()}
-	if _, err := r.conv.Prompt(ctx, []json.RawMessage{session.UserMessage(benchPrompt(r.steps))}, sink); err != nil {
+	if _, err := r.conv.Prompt(ctx, []json.RawMessage{session.UserMessage(turnPrompt(r.steps))}, sink); err != nil {
 		return 0, err
 	}
 	return sink.first(), nil
@@ -160,7 +160,7 @@ func (r *benchRig) prompt(ctx context.Context) (time.Duration, error) {
 
 // warm sends the warm-up and waits for it, as session/new does before the
 // user has typed.
-func (r *benchRig) warm(context.Context) error {
+func (r *rig) warm(context.Context) error {
 	r.conv.Warm()
 	done, result := r.conv.WarmupDone()
 	<-done
@@ -173,7 +173,7 @@ func (r *benchRig) warm(context.Context) error {
 // dropRewarm: a warmed first turn, then the simulator drops the connection;
 // hearth notices and re-warms in the background on a new one. The timed turn
 // starts once that re-warm has ended.
-func (r *benchRig) dropRewarm(ctx context.Context) error {
+func (r *rig) dropRewarm(ctx context.Context) error {
 	if err := r.firstTurn(ctx); err != nil {
 		return err
 	}
@@ -203,7 +203,7 @@ func (r *benchRig) dropRewarm(ctx context.Context) error {
 // server. hearth always re-warms a dropped connection, so this is made the
 // way a daemon restart makes it: the client closes (the drop) and a new
 // client opens the stored session without a warm-up.
-func (r *benchRig) dropCold(ctx context.Context) error {
+func (r *rig) dropCold(ctx context.Context) error {
 	if err := r.firstTurn(ctx); err != nil {
 		return err
 	}
@@ -211,7 +211,7 @@ func (r *benchRig) dropCold(ctx context.Context) error {
 	return r.open(ctx)
 }
 
-func (r *benchRig) firstTurn(ctx context.Context) error {
+func (r *rig) firstTurn(ctx context.Context) error {
 	if err := r.warm(ctx); err != nil {
 		return err
 	}
@@ -237,16 +237,16 @@ func (s *firstSink) Thought(string)                                         { s.
 func (s *firstSink) ToolCall(session.ToolCall, string, *session.ToolResult) { s.mark() }
 func (s *firstSink) Notice(string)                                          {}
 
-// benchWatch measures a turn from the simulator's side: mark before the
+// stopwatch measures a turn from the simulator's side: mark before the
 // prompt, sample after it.
-type benchWatch struct {
+type stopwatch struct {
 	srv      *sim.Server
 	start    time.Time
 	recs, hs int
 	wire     int64
 }
 
-func (w *benchWatch) mark() {
+func (w *stopwatch) mark() {
 	// The garbage of what ran before (another mode's turn: a full mode's
 	// leaves megabytes) is collected now, not during this turn, as
 	// go test -bench does before each benchmark.
@@ -258,8 +258,8 @@ func (w *benchWatch) mark() {
 
 // sample ends the measure: the turn's time, then, once the simulator has
 // recorded every answer, the requests, bytes and floor.
-func (w *benchWatch) sample(ctx context.Context, cost sim.Cost, minimal []int, first time.Duration) (benchSample, error) {
-	s := benchSample{turn: time.Since(w.start), firstToken: first}
+func (w *stopwatch) sample(ctx context.Context, cost sim.Cost, minimal []int, first time.Duration) (turnSample, error) {
+	s := turnSample{turn: time.Since(w.start), firstToken: first}
 	wire, _ := w.srv.WireBytes()
 	s.wireBytes = wire - w.wire
 	s.handshakes = w.srv.Handshakes() - w.hs
@@ -287,13 +287,13 @@ func (w *benchWatch) sample(ctx context.Context, cost sim.Cost, minimal []int, f
 		generating = append(generating, rec)
 	}
 	s.server += time.Duration(s.handshakes) * cost.Handshake
-	s.floor, err = benchFloor(cost, generating, minimal)
+	s.floor, err = floorOf(cost, generating, minimal)
 	return s, err
 }
 
-type benchTools struct{ ts *workspace.Toolset }
+type readTools struct{ ts *workspace.Toolset }
 
-func (b benchTools) Specs() []json.RawMessage {
+func (b readTools) Specs() []json.RawMessage {
 	var out []json.RawMessage
 	for _, t := range b.ts.Tools() {
 		out = append(out, t.Spec())
@@ -303,14 +303,14 @@ func (b benchTools) Specs() []json.RawMessage {
 
 // Concurrent is the daemon's rule: read-only tools run side by side, and a
 // response that only calls them commits with the next request.
-func (b benchTools) Concurrent(name string) bool {
+func (b readTools) Concurrent(name string) bool {
 	t, ok := b.ts.Lookup(name)
 	return ok && t.ReadOnly
 }
 
 // Run runs the call and, as the daemon does, records what the model saw of
 // the file it read (the read set, committed with the next request).
-func (b benchTools) Run(ctx context.Context, call session.ToolCall) session.ToolResult {
+func (b readTools) Run(ctx context.Context, call session.ToolCall) session.ToolResult {
 	r := b.ts.Run(ctx, call.Name, json.RawMessage(call.Arguments))
 	res := session.ToolResult{Output: r.Output, IsError: r.IsError}
 	if r.Hash != "" && len(r.Locations) == 1 {

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"encoding/json"
@@ -9,7 +9,7 @@ import (
 	"github.com/hearthd/hearth/session/sim"
 )
 
-// floorMethod says, in the report, how benchFloor is computed.
+// floorMethod says, in the report, how floorOf is computed.
 const floorMethod = "the server's own time for the minimal requests under the cost model: for each of the turn's " +
 	"responses, per_request + per_input_kb × (the minimal input's bytes / 1024) + the output's pacing " +
 	"(first_token + one 1/tokens_per_second gap between consecutive deltas, as the simulator recorded it); " +
@@ -17,12 +17,12 @@ const floorMethod = "the server's own time for the minimal requests under the co
 	"for each next one, every request chained to the previous response; no handshake (the connection is open), " +
 	"nothing of the client's own time"
 
-// benchFloor is the floor of a turn whose generating requests are recs:
+// floorOf is the floor of a turn whose generating requests are recs:
 // each response's server time as if its request carried only the minimal
 // input (minimal[i], the size of its input field). The output's pacing is the
 // simulator's own record: it depends on the model's output, which is the
 // same in every mode.
-func benchFloor(cost sim.Cost, recs []sim.Received, minimal []int) (time.Duration, error) {
+func floorOf(cost sim.Cost, recs []sim.Received, minimal []int) (time.Duration, error) {
 	if len(recs) != len(minimal) {
 		return 0, fmt.Errorf("the turn made %d model requests, want %d (one per tool call and the answer): a retry?", len(recs), len(minimal))
 	}

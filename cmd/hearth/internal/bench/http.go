@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"bufio"
@@ -21,7 +21,7 @@ import (
 // floor is a lower bound for any client of that mode. One per timed turn.
 type chainClient struct {
 	base  string
-	tools benchTools
+	tools readTools
 	tr    *http.Transport
 }
 

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"fmt"
@@ -11,43 +11,43 @@ import (
 	"github.com/hearthd/hearth/session/sim"
 )
 
-// benchSample is what one timed turn measured. Everything but the two
+// turnSample is what one timed turn measured. Everything but the two
 // times comes from the simulator's records of the turn's requests.
-type benchSample struct {
+type turnSample struct {
 	turn       time.Duration // from the prompt to the end of the turn
 	firstToken time.Duration // from the prompt to the first streamed output the client surfaced
-	floor      time.Duration // benchFloor of the turn's responses
+	floor      time.Duration // floorOf of the turn's responses
 	server     time.Duration // the simulator's measured time on the turn's requests (arrival to answer, summed) and its handshakes
 	late       time.Duration // of server, what the cost model did not charge: the simulator's timer and scheduling lateness
-	requests   benchRequests
+	requests   requestCounts
 	handshakes int   // WebSocket upgrades during the turn
 	jsonBytes  int64 // the requests' JSON (frames or bodies)
 	wireBytes  int64 // what the server read from its sockets during the turn
 }
 
-// benchRequests counts a turn's requests by kind.
-type benchRequests struct {
+// requestCounts counts a turn's requests by kind.
+type requestCounts struct {
 	Full        int `json:"full"`        // no previous_response_id: the whole input
 	Incremental int `json:"incremental"` // previous_response_id and the new items only
 	Warmup      int `json:"warmup"`      // generate:false
 }
 
-// benchStat is one time over the repeats, in milliseconds.
-type benchStat struct {
+// timeStat is one time over the repeats, in milliseconds.
+type timeStat struct {
 	Median float64   `json:"median_ms"`
 	P90    float64   `json:"p90_ms"`
 	All    []float64 `json:"all_ms"`
 }
 
-// benchModeResult is one mode's row: hearth bench's table and --json.
-type benchModeResult struct {
-	Key        string    `json:"key"`
-	Name       string    `json:"name"`
-	Client     string    `json:"client"` // "hearth", or "bench" for the bench's own minimal client
-	Turn       benchStat `json:"turn"`
-	FirstToken benchStat `json:"first_token"`
-	FloorMS    float64   `json:"floor_ms"`
-	Overhead   float64   `json:"overhead"` // median turn / floor
+// modeResult is one mode's row: hearth bench's table and --json.
+type modeResult struct {
+	Key        string   `json:"key"`
+	Name       string   `json:"name"`
+	Client     string   `json:"client"` // "hearth", or "bench" for the bench's own minimal client
+	Turn       timeStat `json:"turn"`
+	FirstToken timeStat `json:"first_token"`
+	FloorMS    float64  `json:"floor_ms"`
+	Overhead   float64  `json:"overhead"` // median turn / floor
 	// ServerMS is the simulator's time on the median turn: its measured time
 	// on the requests plus the handshakes' cost. LateMS is the part of it the
 	// cost model did not charge (timer and scheduling lateness on this
@@ -58,21 +58,21 @@ type benchModeResult struct {
 	LateMS        float64       `json:"late_ms"`
 	OverheadExact float64       `json:"overhead_exact"`
 	ClientMS      float64       `json:"client_ms"`
-	Requests      benchRequests `json:"requests"` // of the median turn
+	Requests      requestCounts `json:"requests"` // of the median turn
 	Handshakes    int           `json:"handshakes"`
 	JSONBytes     int64         `json:"json_bytes"`
 	WireBytes     int64         `json:"wire_bytes"`
 }
 
-// benchReport is everything hearth bench --json prints.
-type benchReport struct {
-	Steps       int               `json:"steps"`
-	Runs        int               `json:"runs"`
-	FileKB      int               `json:"file_kb"`
-	Cost        map[string]any    `json:"cost"`
-	FloorMethod string            `json:"floor_method"`
-	Modes       []benchModeResult `json:"modes"`
-	Plot        *benchPlot        `json:"plot,omitempty"`
+// report is everything hearth bench --json prints.
+type report struct {
+	Steps       int            `json:"steps"`
+	Runs        int            `json:"runs"`
+	FileKB      int            `json:"file_kb"`
+	Cost        map[string]any `json:"cost"`
+	FloorMethod string         `json:"floor_method"`
+	Modes       []modeResult   `json:"modes"`
+	Plot        *sweep         `json:"plot,omitempty"`
 }
 
 func costJSON(c sim.Cost) map[string]any {
@@ -83,10 +83,10 @@ func costJSON(c sim.Cost) map[string]any {
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // stat is the median and the p90 (nearest rank: with 3 repeats, the slowest).
-func stat(ds []time.Duration) benchStat {
+func stat(ds []time.Duration) timeStat {
 	sorted := append([]time.Duration(nil), ds...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
-	s := benchStat{All: make([]float64, len(ds))}
+	s := timeStat{All: make([]float64, len(ds))}
 	for i, d := range ds {
 		s.All[i] = ms(d)
 	}
@@ -109,13 +109,13 @@ func median(sorted []time.Duration) time.Duration {
 
 // summarize folds a mode's samples into its row. Counts and bytes are the
 // median turn's (they do not vary between repeats unless something retried).
-func summarize(m benchMode, samples []benchSample) benchModeResult {
+func summarize(m Mode, samples []turnSample) modeResult {
 	turns := make([]time.Duration, len(samples))
 	firsts := make([]time.Duration, len(samples))
 	for i, s := range samples {
 		turns[i], firsts[i] = s.turn, s.firstToken
 	}
-	r := benchModeResult{Key: m.key, Name: m.name, Client: "hearth", Turn: stat(turns), FirstToken: stat(firsts)}
+	r := modeResult{Key: m.key, Name: m.name, Client: "hearth", Turn: stat(turns), FirstToken: stat(firsts)}
 	if m.ownClient {
 		r.Client = "bench"
 	}
@@ -134,8 +134,8 @@ func summarize(m benchMode, samples []benchSample) benchModeResult {
 	return r
 }
 
-// printBench prints the table, the floor's definition and the notes.
-func printBench(w io.Writer, rep benchReport) error {
+// printTable prints the table, the floor's definition and the notes.
+func printTable(w io.Writer, rep report) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "mode\tmedian\tp90\tfirst token\tfloor\t×floor\tsim late\t×floor exact\tclient\tfull/incr/warm-up\thandshakes\tJSON bytes\ton the wire\t")
 	for _, r := range rep.Modes {

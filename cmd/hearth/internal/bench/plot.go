@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"bytes"
@@ -9,9 +9,9 @@ import (
 	"os"
 )
 
-// benchPlot is the sweep behind the SVG: each mode's median end-to-end time
+// sweep is the sweep behind the SVG: each mode's median end-to-end time
 // (ms) at each number of tool calls, and the floor there.
-type benchPlot struct {
+type sweep struct {
 	File   string               `json:"file"`
 	Steps  []int                `json:"steps"`
 	Runs   int                  `json:"runs"`
@@ -21,8 +21,8 @@ type benchPlot struct {
 
 // plot runs the sweep (at each point every mode runs times, interleaved)
 // and writes the SVG to file.
-func (b *bencher) plot(ctx context.Context, modes []benchMode, steps []int, runs int, file string) (*benchPlot, error) {
-	p := &benchPlot{File: file, Steps: steps, Runs: runs, Series: make(map[string][]float64)}
+func (b *runner) plot(ctx context.Context, modes []Mode, steps []int, runs int, file string) (*sweep, error) {
+	p := &sweep{File: file, Steps: steps, Runs: runs, Series: make(map[string][]float64)}
 	for _, n := range steps {
 		res, err := b.measure(ctx, modes, n, runs)
 		if err != nil {
@@ -39,12 +39,12 @@ func (b *bencher) plot(ctx context.Context, modes []benchMode, steps []int, runs
 	return p, nil
 }
 
-// plotColors are distinguishable on white, one per mode in benchModes' order.
+// plotColors are distinguishable on white, one per mode in allModes' order.
 var plotColors = []string{"#d62728", "#ff7f0e", "#8c564b", "#1f77b4", "#2ca02c", "#9467bd", "#e377c2", "#17becf"}
 
 // plotSVG draws one line per mode and the floor (dashed) on linear axes:
 // tool calls across, seconds up.
-func plotSVG(p *benchPlot, modes []benchMode) []byte {
+func plotSVG(p *sweep, modes []Mode) []byte {
 	const w, h, left, right, top, bottom = 960.0, 560.0, 70.0, 330.0, 40.0, 50.0
 	pw, ph := w-left-right, h-top-bottom
 	maxY := 0.0
