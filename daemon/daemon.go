@@ -118,7 +118,7 @@ func New(cfg Config, log *slog.Logger) (*Daemon, error) {
 // Called before the daemon is shared, or with d.mu held.
 func (d *Daemon) startSim() error {
 	if d.sim == nil {
-		d.sim = sim.New(sim.Options{})
+		d.sim = sim.New(sim.Options{Hint: sim.NoKeyHint}) // an echo says what a newcomer can try
 		base, err := d.sim.Start()
 		if err != nil {
 			d.sim = nil
