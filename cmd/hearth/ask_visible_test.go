@@ -20,9 +20,10 @@ const (
 	disguisedAsk = `run sim:calls=1 sim:tool=shell sim:args={"command":"` + disguised + `"}`
 )
 
-// rawControls lists the control bytes in s other than newline and tab
-// (and, on a terminal, the CR the tty's output processing puts before
-// each newline): what a terminal would act on instead of showing.
+// rawControls lists what a terminal would act on instead of showing: the
+// control bytes in s other than newline and tab (and, on a terminal, the
+// CR the tty's output processing puts before each newline), C1 controls
+// and bidi overrides and isolates.
 func rawControls(s string, tty bool) []string {
 	var found []string
 	for i := 0; i < len(s); i++ {
