@@ -137,7 +137,7 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	var st rpc.Status
 	if err := client.Call(cctx, rpc.MethodHearthStatus, nil, &st); err == nil {
 		for _, line := range configNotes(shellConfig(cfg), st, *noDaemon) {
-			fmt.Fprintln(stderr, "hearth:", line)
+			fmt.Fprintln(stderr, "hearth:", visibleText(line))
 		}
 	}
 	var sess acp.NewSessionResponse

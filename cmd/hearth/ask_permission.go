@@ -61,21 +61,22 @@ func (p *permitter) onCall(ctx context.Context, method string, params json.RawMe
 	if req.ToolCall.Title != nil && *req.ToolCall.Title != "" {
 		title = *req.ToolCall.Title
 	}
-	detail := describeCall(req.ToolCall)
+	detail, warning := describeCall(req.ToolCall, title)
+	title = visibleLine(title)
 	switch {
 	case p.yes:
-		p.con.aside(func() { fmt.Fprintf(p.con.err, "hearth: allowed (--yes): %s\n", title) })
+		p.con.aside(func() { fmt.Fprintf(p.con.err, "hearth: allowed (--yes): %s\n%s", title, warning) })
 		return choose(req, acp.PermissionOptionKindAllowOnce), nil
 	case p.tty == nil:
 		p.refused.Add(1)
 		p.con.aside(func() {
-			fmt.Fprintf(p.con.err, "hearth: refused: %s\n%s", title, detail)
+			fmt.Fprintf(p.con.err, "hearth: refused: %s\n%s%s", title, detail, warning)
 			fmt.Fprintln(p.con.err, "hearth: no terminal to ask on: pass --yes to allow what the agent asks, or --mode auto-edit (edits) or --mode full-auto (edits and commands)")
 		})
 		return choose(req, acp.PermissionOptionKindRejectOnce), nil
 	}
 	p.con.aside(func() {
-		fmt.Fprintf(p.con.err, "hearth: the agent asks to run: %s\n%s", title, detail)
+		fmt.Fprintf(p.con.err, "hearth: the agent asks to run: %s\n%s%s", title, detail, warning)
 		fmt.Fprint(p.con.err, "Allow? [y]es, [a]lways in this session, [N]o: ")
 	})
 	answer, err := p.readLine(ctx)
@@ -139,9 +140,13 @@ func choose(req acp.RequestPermissionRequest, kind acp.PermissionOptionKind) acp
 const maxDetailLines = 80
 
 // describeCall is what the question shows of a pending call: the diff an
-// edit would make, or the command, indented; "" when there is neither.
-func describeCall(tc acp.ToolCallUpdate) string {
+// edit would make (each line made visible), or the command, indented, on
+// one line exactly as it runs with its controls escaped; "" when there is
+// neither. warning is the line that says so when the command or the title
+// held characters shown escaped, else "".
+func describeCall(tc acp.ToolCallUpdate, title string) (detail, warning string) {
 	var b strings.Builder
+	hidden := ""
 	for _, c := range tc.Content {
 		switch {
 		case c.Diff != nil:
@@ -149,20 +154,30 @@ func describeCall(tc acp.ToolCallUpdate) string {
 			if c.Diff.OldText != nil {
 				old = *c.Diff.OldText
 			}
-			name := filepath.Base(c.Diff.Path)
+			name := visibleLine(filepath.Base(c.Diff.Path))
 			d := udiff.Unified("a/"+name, "b/"+name, old, c.Diff.NewText)
 			if d == "" {
-				d = "(no change to " + c.Diff.Path + ")\n"
+				d = "(no change to " + visibleLine(c.Diff.Path) + ")\n"
 			}
 			b.WriteString(d)
 		case c.Content != nil && c.Content.Content.Text != nil:
-			b.WriteString(c.Content.Content.Text.Text)
+			text := c.Content.Content.Text.Text
+			if hasControls(text) {
+				hidden = "the command"
+			}
+			b.WriteString(visibleLine(text))
 			b.WriteString("\n")
 		}
 	}
+	if hidden == "" && hasControls(title) {
+		hidden = "the call's title"
+	}
+	if hidden != "" {
+		warning = "hearth: warning: " + hidden + " contains control characters, shown escaped (\\x1b is ESC, \\r a carriage return, \\n a newline)\n"
+	}
 	lines := strings.SplitAfter(strings.TrimRight(b.String(), "\n"), "\n")
 	if len(lines) == 1 && lines[0] == "" {
-		return ""
+		return "", warning
 	}
 	var out strings.Builder
 	for i, l := range lines {
@@ -170,7 +185,7 @@ func describeCall(tc acp.ToolCallUpdate) string {
 			fmt.Fprintf(&out, "    … %d more lines\n", len(lines)-i)
 			break
 		}
-		out.WriteString("    " + strings.TrimSuffix(l, "\n") + "\n")
+		out.WriteString("    " + visibleText(strings.TrimSuffix(l, "\n")) + "\n")
 	}
-	return out.String()
+	return out.String(), warning
 }

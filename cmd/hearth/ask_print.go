@@ -14,7 +14,8 @@ import (
 
 // console writes one `hearth ask` to the terminal: the answer on stdout,
 // everything else (tool activity, notices, permission questions) on
-// stderr, never mixed into the answer. It lives as long as the ask; its
+// stderr, never mixed into the answer. Every string it is given is printed
+// through visibleText or visibleLine (visible.go). It lives as long as the ask; its
 // methods are called from the client's read goroutine and from permission
 // calls, so it serialises them.
 type console struct {
@@ -39,14 +40,14 @@ func (c *console) notify(method string, params json.RawMessage) {
 		t := u.AgentMessageChunk.Content.Text.Text
 		if notice, _ := u.AgentMessageChunk.Meta[rpc.MetaNotice].(bool); notice {
 			c.endLineLocked()
-			fmt.Fprintln(c.err, strings.TrimPrefix(strings.TrimSpace(t), "> "))
+			fmt.Fprintln(c.err, visibleText(strings.TrimPrefix(strings.TrimSpace(t), "> ")))
 			return
 		}
-		fmt.Fprint(c.out, t)
+		fmt.Fprint(c.out, visibleText(t))
 		c.midLine = !strings.HasSuffix(t, "\n")
 	case u.ToolCall != nil:
 		c.endLineLocked()
-		fmt.Fprintf(c.err, "→ %s\n", u.ToolCall.Title)
+		fmt.Fprintf(c.err, "→ %s\n", visibleLine(u.ToolCall.Title))
 	case u.ToolCallUpdate != nil && u.ToolCallUpdate.Status != nil:
 		switch *u.ToolCallUpdate.Status {
 		case acp.ToolCallStatusCompleted, acp.ToolCallStatusFailed:
@@ -54,7 +55,7 @@ func (c *console) notify(method string, params json.RawMessage) {
 			if u.ToolCallUpdate.Title != nil {
 				title = *u.ToolCallUpdate.Title
 			}
-			fmt.Fprintf(c.err, "  %s: %s\n", *u.ToolCallUpdate.Status, title)
+			fmt.Fprintf(c.err, "  %s: %s\n", *u.ToolCallUpdate.Status, visibleLine(title))
 		}
 	}
 }

@@ -148,50 +148,60 @@ func TestAskMode(t *testing.T) {
 	}
 }
 
+// askOnTerminal runs `hearth ask ARGS` on a pty (its stdin, stdout, stderr
+// and controlling terminal), types answer once it asks "Allow?", and
+// returns everything the terminal received and the exit code.
+func (e *e2eEnv) askOnTerminal(t *testing.T, answer string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"ask"}, args...)...)
+	cmd.Env, cmd.Dir = e.env, e.root
+	tty, err := pty.Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tty.Close()
+	out := make(chan string, 1)
+	var seen bytes.Buffer
+	asked := make(chan struct{})
+	go func() {
+		buf := make([]byte, 4096)
+		once := false
+		for {
+			n, err := tty.Read(buf)
+			seen.Write(buf[:n])
+			if !once && strings.Contains(seen.String(), "Allow?") {
+				once = true
+				close(asked)
+			}
+			if err != nil { // EIO once the child is gone
+				out <- seen.String()
+				return
+			}
+		}
+	}()
+	select {
+	case <-asked:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("ask never asked; terminal:\n%s", <-out)
+	}
+	io.WriteString(tty, answer+"\n")
+	code := waitExit(t, cmd, 30*time.Second)
+	tty.Close()
+	return <-out, code
+}
+
 // On a terminal (a pty here) ask asks y/N on stderr, showing the diff; y
 // lets the edit land, anything else refuses it; both exit 0.
 func TestAskAsksOnTerminal(t *testing.T) {
 	e := newAskEnv(t, sim.Options{})
 	run := func(answer string) string {
 		t.Helper()
-		cmd := exec.Command(binary, "ask", editA)
-		cmd.Env, cmd.Dir = e.env, e.root
-		tty, err := pty.Start(cmd) // stdin, stdout, stderr and the controlling terminal
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tty.Close()
-		out := make(chan string, 1)
-		var seen bytes.Buffer
-		asked := make(chan struct{})
-		go func() {
-			buf := make([]byte, 4096)
-			once := false
-			for {
-				n, err := tty.Read(buf)
-				seen.Write(buf[:n])
-				if !once && strings.Contains(seen.String(), "Allow?") {
-					once = true
-					close(asked)
-				}
-				if err != nil { // EIO once the child is gone
-					out <- seen.String()
-					return
-				}
-			}
-		}()
-		select {
-		case <-asked:
-		case <-time.After(30 * time.Second):
-			cmd.Process.Kill()
-			t.Fatalf("ask never asked; terminal:\n%s", <-out)
-		}
-		io.WriteString(tty, answer+"\n")
-		if code := waitExit(t, cmd, 30*time.Second); code != 0 {
+		screen, code := e.askOnTerminal(t, answer, editA)
+		if code != 0 {
 			t.Errorf("answer %q: exit %d", answer, code)
 		}
-		tty.Close()
-		return <-out
+		return screen
 	}
 	screen := run("y")
 	if got := e.readA(t); got != "changed\n" {

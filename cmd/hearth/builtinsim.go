@@ -27,7 +27,7 @@ func (b *builtinSim) point(cfg *daemon.Config, log *slog.Logger) error {
 		return nil
 	}
 	if b.srv == nil {
-		srv := sim.New(sim.Options{})
+		srv := sim.New(sim.Options{Hint: sim.NoKeyHint}) // an echo says what a newcomer can try
 		base, err := srv.Start()
 		if err != nil {
 			return fmt.Errorf("start simulator: %w", err)

@@ -57,6 +57,6 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return fmt.Errorf("session %s was not compacted (%s)", res.SessionID, res.StopReason)
 	}
 	fmt.Fprintf(stdout, "compacted %s through item %d; the model goes on from this summary:\n\n%s\n", res.SessionID,
-		res.Compaction.ThroughSeq, res.Compaction.Summary)
+		res.Compaction.ThroughSeq, visibleText(res.Compaction.Summary))
 	return nil
 }

@@ -37,7 +37,7 @@ func commandHelp(ctx context.Context, c command, w io.Writer) {
 }
 
 // helpMore is what a command's help says after its flags.
-var helpMore = map[string]string{"ask": askExitCodes}
+var helpMore = map[string]string{"ask": askExitCodes, "sim": simWords}
 
 // usageMistake prints a command line's mistake once, then the command's
 // usage and flags, to stderr.

@@ -77,6 +77,9 @@ func reorder(args []string) []string {
 	return append(flags, rest...)
 }
 
+// printSessions and printSession show what the store holds — paths, the
+// user's words, the model's summaries, API errors — made visible
+// (visible.go): one line per cell, so a tab or newline cannot shift a column.
 func printSessions(w io.Writer, ss []rpc.SessionInfo) {
 	if len(ss) == 0 {
 		fmt.Fprintln(w, "no sessions")
@@ -85,7 +88,7 @@ func printSessions(w io.Writer, ss []rpc.SessionInfo) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SESSION\tWORKSPACE\tTITLE\tTURNS\tTOKENS IN/OUT\tCACHED\tLAST ACTIVITY")
 	for _, s := range ss {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", s.ID, s.Root, s.Title, s.Turns, tokensInOut(s.Tokens),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", s.ID, visibleLine(s.Root), visibleLine(s.Title), s.Turns, tokensInOut(s.Tokens),
 			cachedShare(s.Tokens), s.LastActivity.Local().Format(time.DateTime))
 	}
 	tw.Flush()
@@ -93,11 +96,11 @@ func printSessions(w io.Writer, ss []rpc.SessionInfo) {
 
 func printSession(w io.Writer, s *rpc.SessionDetail) {
 	fmt.Fprintf(w, "session   %s\nworkspace %s\nmodel     %s\nturns     %d\ntokens    %s (reasoning %d), %s of the input from the prompt cache\n\n",
-		s.ID, s.Root, s.Model, len(s.Turns), tokensInOut(s.Tokens), s.Tokens.Reasoning, cachedShare(s.Tokens))
+		s.ID, visibleLine(s.Root), visibleLine(s.Model), len(s.Turns), tokensInOut(s.Tokens), s.Tokens.Reasoning, cachedShare(s.Tokens))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TURN\tSTATUS\tSTOP\tSTARTED\tERROR")
 	for _, t := range s.Turns {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", t.Seq, t.Status, t.StopReason, t.Started.Local().Format(time.TimeOnly), t.Error)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", t.Seq, t.Status, t.StopReason, t.Started.Local().Format(time.TimeOnly), visibleLine(t.Error))
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
@@ -116,12 +119,12 @@ func printSession(w io.Writer, s *rpc.SessionDetail) {
 			prev = "-"
 		}
 		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%dms\t%dms\t%s\t%s\n", r.ID, r.Turn, r.Conn, r.Kind, prev,
-			r.BytesSent, r.InputItems, tokensInOut(r.Tokens), cachedShare(r.Tokens), r.FirstEventMS, r.TotalMS, r.Status, r.FullReason)
+			r.BytesSent, r.InputItems, tokensInOut(r.Tokens), cachedShare(r.Tokens), r.FirstEventMS, r.TotalMS, r.Status, visibleLine(r.FullReason))
 	}
 	tw.Flush()
 	for _, c := range s.Compactions {
 		fmt.Fprintf(w, "\ncompacted through item %d (%s), %s; the model's view went on from this summary:\n%s\n",
-			c.ThroughSeq, c.Reason, c.Created.Local().Format(time.DateTime), c.Summary)
+			c.ThroughSeq, visibleLine(c.Reason), c.Created.Local().Format(time.DateTime), visibleText(c.Summary))
 	}
 }
 

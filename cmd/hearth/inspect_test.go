@@ -54,3 +54,38 @@ func TestInspectIDPrefix(t *testing.T) {
 	serveInProcess(t)
 	check("through the daemon")
 }
+
+// A session's workspace path and title (the user's words, a directory's
+// name) are listed with their controls made visible: a title holding a
+// carriage return and an erase sequence cannot rewrite the table's line.
+func TestInspectShowsControlsEscaped(t *testing.T) {
+	isolate(t)
+	cfg, err := loadConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := store.Open(cfg.DBPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := store.Session{ID: "ses_ctl", Root: "/src/\x1b]0;pwned\x07app", Title: "fix it\r\x1b[2Kall good\u202e"}
+	if err := db.CreateSession(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	for _, args := range [][]string{{"inspect"}, {"inspect", "ses_ctl"}} {
+		code, out, errOut := runCLI(args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d, stderr %q", args, code, errOut)
+		}
+		if bad := rawControls(out, false); len(bad) > 0 {
+			t.Errorf("%v printed raw control characters %q:\n%q", args, bad, out)
+		}
+		if !strings.Contains(out, `/src/\x1b]0;pwned\x07app`) {
+			t.Errorf("%v: the workspace is not shown escaped:\n%s", args, out)
+		}
+	}
+	if _, out, _ := runCLI("inspect"); !strings.Contains(out, `fix it\r\x1b[2Kall good\u202e`) {
+		t.Errorf("inspect: the title is not shown escaped:\n%s", out)
+	}
+}

@@ -152,10 +152,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil && ee.err.Error() != "" {
-			fmt.Fprintln(stderr, "hearth:", ee.err)
+			fmt.Fprintln(stderr, "hearth:", visibleText(ee.err.Error()))
 		}
 		return ee.code
 	}
-	fmt.Fprintln(stderr, "hearth:", err)
+	fmt.Fprintln(stderr, "hearth:", visibleText(err.Error())) // it may name a file, quote the model or the API
 	return 1
 }

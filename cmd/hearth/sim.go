@@ -12,6 +12,13 @@ import (
 	"github.com/hearthd/hearth/session/sim"
 )
 
+// simWords ends `hearth sim --help`: how to drive the scripted model, which
+// also answers `hearth ask` and the editors when no API key is set.
+const simWords = `
+Without OPENAI_API_KEY, hearth ask and the editors answer from this simulator,
+run inside the daemon: try hearth ask "write notes/x.txt hi", then "run ls".
+` + sim.WordsHelp
+
 // runSim serves the built-in Responses simulator, for trying clients (and
 // hearth itself) against a server whose behaviour and costs are known.
 func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -102,18 +102,20 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
+// printStatus shows the daemon's status; paths, the model's name and the
+// API's reasons are made visible (visible.go).
 func printStatus(w io.Writer, st rpc.Status) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "daemon\thearth %s, pid %d, up %s\n", st.Version, st.PID, time.Since(st.Started).Round(time.Second))
-	fmt.Fprintf(tw, "socket\t%s\n", st.Socket)
-	fmt.Fprintf(tw, "data\t%s\n", st.DataDir)
-	api := st.BaseURL
+	fmt.Fprintf(tw, "socket\t%s\n", visibleLine(st.Socket))
+	fmt.Fprintf(tw, "data\t%s\n", visibleLine(st.DataDir))
+	api := visibleLine(st.BaseURL)
 	if st.Simulator {
 		api += " (built-in simulator)"
 	}
 	fmt.Fprintf(tw, "api\t%s\n", api)
 	fmt.Fprintf(tw, "api key\t%s\n", st.APIKey)
-	fmt.Fprintf(tw, "model\t%s\n", st.Model)
+	fmt.Fprintf(tw, "model\t%s\n", visibleLine(st.Model))
 	fmt.Fprintf(tw, "clients\t%d\n", st.Clients)
 	fmt.Fprintf(tw, "workspaces\t%s open, %d closed after being idle\n",
 		plural(len(st.Workspaces), "workspace"), st.Sessions.WorkspacesClosed)
@@ -128,7 +130,7 @@ func printStatus(w io.Writer, st rpc.Status) {
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "WORKSPACE\tMODEL\tSTATE\tTRANSPORT\tCONNS\tAGE\tSESSIONS\tHANDSHAKES\tWARM-UPS\tFULL\tINCREMENTAL\tRETRIES\tSENT\tON WIRE\tSAVED\tTOKENS IN/OUT\tCACHED")
 	for _, ws := range st.Workspaces {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", ws.Root, ws.Model, ws.State, ws.Transport, ws.Connections,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", visibleLine(ws.Root), visibleLine(ws.Model), visibleLine(ws.State), ws.Transport, ws.Connections,
 			ws.ConnAge().Round(time.Second), ws.Sessions, ws.Handshakes,
 			ws.Warmups, ws.FullRequests, ws.IncrementalRequests, ws.Retries, bytesHuman(ws.BytesSent),
 			bytesHuman(ws.WireBytesSent), bytesHuman(ws.BytesSaved), tokensInOut(ws.Tokens), cachedShare(ws.Tokens))
@@ -136,10 +138,10 @@ func printStatus(w io.Writer, st rpc.Status) {
 	tw.Flush()
 	for _, ws := range st.Workspaces {
 		if ws.Fallback != "" {
-			fmt.Fprintf(w, "%s: on HTTP because %s\n", ws.Root, ws.Fallback)
+			fmt.Fprintf(w, "%s: on HTTP because %s\n", visibleLine(ws.Root), visibleLine(ws.Fallback))
 		}
 		if why, ok := strings.CutPrefix(ws.LaneMode, "off: "); ok {
-			fmt.Fprintf(w, "%s: one WebSocket per session: %s\n", ws.Root, why)
+			fmt.Fprintf(w, "%s: one WebSocket per session: %s\n", visibleLine(ws.Root), visibleLine(why))
 		}
 	}
 }

@@ -22,7 +22,7 @@
 //
 // Options beyond auth, age and cost: Lanes (LanesOn, LanesIgnore, LanesRefuse) and the older
 // DisableLanes; Reasoning (ReasoningAuto, ReasoningAlways, ReasoningNever) and Secret;
-// ContextWindow and Models; PingInterval and IgnorePings. Each is described below.
+// ContextWindow and Models; PingInterval and IgnorePings; Hint. Each is described below.
 //
 // Routes: GET {base}/responses upgraded to WebSocket; POST {base}/responses, streaming SSE
 // when the body has stream:true (else the final response as JSON). With Options.APIKey set
@@ -128,11 +128,18 @@
 //	sim:tool=NAME  the tool to call (default: the first function tool in tools)
 //	sim:args=JSON  compact JSON object of arguments (default {"path":"."})
 //	sim:tokens=N   the text answer is "tok0 tok1 … tok(N-1)"
-//	read <path>    calls read_file {"path":<path>} if offered (no directive, no output yet)
-//	list / files   calls list_dir {"path":"."} if offered (same conditions)
 //
-// Otherwise it answers "You said: <text>", or after tool outputs "I called <name> <count>
-// time(s). Last result:\n" plus the first 20 lines of the last output. When the user's message
+// Without a directive, a text that starts with a plain word (words.go; WordsHelp lists them,
+// `hearth sim --help` prints it) makes the first response call that tool, when the request
+// offers it: "read PATH" read_file, "list [PATH]" list_dir, "grep PATTERN [PATH]" grep,
+// "write PATH TEXT" write_file with TEXT and a newline, "edit PATH OLD NEW" edit_file (OLD one
+// word, NEW the rest), "run COMMAND" shell; "slow" calls nothing and answers with about 100
+// words spaced 100 ms apart (or the cost model's gap, when longer), to try cancelling. Failing
+// that, "read <path>" anywhere calls read_file and "list" or "files" anywhere list_dir {"path":"."}.
+//
+// Otherwise it answers "You said: <text>" (followed by a blank line and Options.Hint when set:
+// the daemon's simulator names the words there, NoKeyHint), or after tool outputs "I called
+// <name> <count> time(s). Last result:\n" plus the first 20 lines of the last output. When the user's message
 // (or, after tool outputs, the last output) carries images, the answer ends with what the
 // model saw: "\n[saw 1 image: image/png 7x5 (92 bytes)]". Text streams one delta per word;
 // the deltas concatenate to the final text exactly.

@@ -47,6 +47,7 @@ type reply struct {
 	cachedBytes  int
 	cost         Cost
 	fault        *Fault
+	hint         string // Options.Hint
 	w            eventWriter
 	createdAt    int64
 	// persist, when set, keeps a completed or incomplete response (store:true over HTTP)
@@ -78,7 +79,7 @@ func newReply(req *request, streamID string, effective []json.RawMessage, effByt
 		store:    !req.storeOff(), reasons: opts.reasons(model), effort: req.reasoning.effort,
 		summary: req.reasoning.summary, encrypted: req.includes("reasoning.encrypted_content"),
 		secret: opts.secret(), effective: effective, effBytes: effBytes, pace: pace, cachedBytes: cachedBytes, cost: opts.Cost,
-		fault: fault, w: w, createdAt: time.Now().Unix(),
+		fault: fault, hint: opts.Hint, w: w, createdAt: time.Now().Unix(),
 	}
 }
 
@@ -109,6 +110,9 @@ func (r *reply) run(ctx context.Context) (replyResult, error) {
 		return replyResult{}, err
 	}
 	p := planTurn(r.effective, r.tools, r.parallel)
+	if p.echoed && r.hint != "" {
+		p.text += "\n\n" + r.hint
+	}
 	var output []json.RawMessage
 	if r.reasons {
 		item, err := r.streamReasoning(ctx, 0, reasoningSummary(p, readTurn(r.effective).text))
@@ -129,7 +133,7 @@ func (r *reply) run(ctx context.Context) (replyResult, error) {
 		}
 		item, err = r.streamCall(ctx, len(output), p.callName, p.callArgs)
 	} else {
-		item, err = r.streamText(ctx, len(output), p.text, incomplete)
+		item, err = r.streamText(ctx, len(output), p.text, p.gap, incomplete)
 	}
 	if err != nil {
 		return replyResult{}, err
@@ -141,7 +145,9 @@ func (r *reply) run(ctx context.Context) (replyResult, error) {
 	return r.terminal(ctx, status, append(output, item))
 }
 
-func (r *reply) streamText(ctx context.Context, index int, text string, incomplete bool) (json.RawMessage, error) {
+// streamText streams a message item; gap, when longer than the cost
+// model's, spaces its deltas (the slow word).
+func (r *reply) streamText(ctx context.Context, index int, text string, gap time.Duration, incomplete bool) (json.RawMessage, error) {
 	id := newID("msg")
 	deltas := splitWords(text)
 	status := "completed"
@@ -165,7 +171,7 @@ func (r *reply) streamText(ctx context.Context, index int, text string, incomple
 	}
 	for k, d := range deltas {
 		if k > 0 {
-			if err := r.pause(ctx, r.cost.tokenGap()); err != nil {
+			if err := r.pause(ctx, max(gap, r.cost.tokenGap())); err != nil {
 				return nil, err
 			}
 		}

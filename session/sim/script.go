@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 )
 
@@ -21,8 +22,10 @@ import (
 //	sim:args=JSON   their arguments, a compact JSON object (default {"path":"."})
 //	sim:tokens=N    the text answer is N words "tok0 tok1 ..."
 //
-// Without sim:calls, "read <path>" calls read_file and "list"/"files" calls list_dir, when the
-// request offers a tool of that name and the turn has no tool output yet.
+// Without sim:calls, a prompt that starts with a plain word (words.go: read, list, grep, write,
+// edit, run, slow) calls that tool; else "read <path>" anywhere calls read_file and
+// "list"/"files" calls list_dir, when the request offers a tool of that name and the turn has no
+// tool output yet.
 var (
 	callsDirective    = regexp.MustCompile(`sim:calls=(\d+)`)
 	toolDirective     = regexp.MustCompile(`sim:tool=(\S+)`)
@@ -40,6 +43,8 @@ type plan struct {
 	callArgs string
 	calls    int // how many such calls the response makes (at least 1 when callName is set)
 	text     string
+	gap      time.Duration // the least time between text deltas (the slow word)
+	echoed   bool          // text echoes the prompt: the place for Options.Hint
 }
 
 // turn is what the script reads from the effective input: the last user message and the tool
@@ -169,6 +174,9 @@ func planTurn(items []json.RawMessage, tools json.RawMessage, parallel bool) pla
 		return plan{text: answerText(t)}
 	}
 	if len(t.outputs) == 0 {
+		if p, ok := wordPlan(t.text, names); ok {
+			return p
+		}
 		if m := readRequest.FindStringSubmatch(t.text); m != nil && contains(names, "read_file") {
 			args, _ := json.Marshal(map[string]string{"path": cleanPath(m[1])})
 			return plan{callName: "read_file", callArgs: string(args), calls: 1}
@@ -178,7 +186,7 @@ func planTurn(items []json.RawMessage, tools json.RawMessage, parallel bool) pla
 			return plan{callName: "list_dir", callArgs: defaultArgs, calls: 1}
 		}
 	}
-	return plan{text: answerText(t)}
+	return plan{text: answerText(t), echoed: len(t.outputs) == 0 && !tokensDirective.MatchString(t.text)}
 }
 
 // directiveArgs returns sim:args compacted, or the default when absent or not a JSON object.

@@ -38,6 +38,11 @@ type Options struct {
 	ContextWindow int           // tokens (4 bytes each, as usage counts) an effective input may hold; 0 = unlimited
 	Models        []string      // when non-empty, the only models that exist; others get 404 model_not_found
 
+	// Hint, when set, ends every echoed answer ("You said: …") after a
+	// blank line: the daemon's simulator (no API key) says there what to try
+	// (NoKeyHint).
+	Hint string
+
 	PingInterval time.Duration // when > 0, the server pings every WebSocket connection this often
 	IgnorePings  bool          // do not answer client pings (no pong), to test a client's keepalive
 

@@ -953,6 +953,42 @@ local function main()
     eq(hearth.statusline(), 'hearth: ready')
   end)
 
+  test('a command with control characters: the question and the chat show it escaped, on one line', function()
+    vim.fn.mkdir(tmp .. '/ws/important', 'p')
+    local asked, asked_lines
+    select_handler = function(items, opts, on_choice)
+      asked, asked_lines = opts.prompt, chat_lines()
+      for _, o in ipairs(items) do
+        if o.kind == 'reject_once' then
+          return on_choice(o)
+        end
+      end
+    end
+    -- issue 21's command: printed raw, "\r ESC[2K" would leave "$ ls -la" shown.
+    local s = run([[run sim:calls=1 sim:tool=shell sim:args={"command":"rm\u0020-rf\u0020important\u0020#\r\u001b[2K\u0020\u0020\u0020\u0020$\u0020ls\u0020-la\necho\u0020two\u202e"}]])
+    select_handler = nil
+    eq(s.last_stop, 'end_turn')
+    truthy(vim.loop.fs_stat(tmp .. '/ws/important'), 'important/ is still there')
+    local shown = [[rm -rf important #\r\x1b[2K    $ ls -la\necho two\u202e]]
+    truthy(asked, 'the question was asked')
+    truthy(asked:find(shown, 1, true), 'the question shows the command escaped: ' .. asked)
+    local function raw(l)
+      return l:find('[%z\1-\8\11-\31\127]') or l:find('\226\128\174', 1, true)
+    end
+    truthy(not raw(asked), 'the question holds a raw control character')
+    local header
+    for _, l in ipairs(asked_lines) do
+      truthy(not raw(l), 'a chat line holds a raw control character: ' .. vim.inspect(l))
+      if l:find('^⏺ ') and l:find(shown, 1, true) then
+        header = l
+      end
+    end
+    truthy(header, 'the tool header shows the command escaped in ' .. vim.inspect(asked_lines))
+    truthy(find_line(asked_lines, [[  │ $ rm -rf important #\r\x1b[2K    $ ls -la]], true),
+      'the command beneath it, escaped: ' .. vim.inspect(asked_lines))
+    truthy(find_line(asked_lines, [[  │ echo two\u202e]], true), 'its second line')
+  end)
+
   test(':HearthMode sends session/set_mode; current_mode_update is followed', function()
     local s = hearth.current_session()
     S.client:handle_line(rpc.json.encode({

@@ -11,6 +11,7 @@ import { EditorFiles } from "./files.js";
 import { appendToHistory } from "./history.js";
 import { mcpServersFromSetting } from "./mcp.js";
 import type { CommandInfo, HostMessage, ImageAttachment, ModeInfo, SessionSummary, ViewMessage } from "./protocol.js";
+import { visibleLine } from "./visible.js";
 
 /** The modes hearth's daemon implements, shown until the agent reports its own. */
 export const HEARTH_MODES: ModeInfo[] = [
@@ -401,7 +402,7 @@ export class Controller implements vscode.Disposable {
       this.view?.reveal();
       if (!this.view?.visible) {
         void vscode.window
-          .showInformationMessage(`hearth asks: allow ${tc.title ?? "a tool call"}?`, "Show")
+          .showInformationMessage(`hearth asks: allow ${visibleLine(tc.title ?? "a tool call")}?`, "Show")
           .then((pick) => pick && this.view?.reveal());
       }
     });

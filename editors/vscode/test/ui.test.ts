@@ -516,6 +516,53 @@ describe("chat webview in headless Chromium", () => {
     assert.deepEqual(pageErrors, [], "no errors in the page");
   });
 
+  test("control characters in tool titles, commands, paths and output show escaped; markup stays text", async () => {
+    const options = FIXTURE.part1.flatMap((m) => (m.type === "permission" ? m.options : []));
+    // Issue 21's command: "\r ESC[2K" would hide its start; a bidi override
+    // would reorder what follows it; a newline would fake a second line.
+    const command = "rm -rf important #\r\x1b[2K    $ ls -la\necho two\u202e <img src=x onerror=\"window.__pwned=3\">";
+    const shown = 'rm -rf important #\\r\\x1b[2K    $ ls -la\\necho two\\u202e <img src=x onerror="window.__pwned=3">';
+    await feed([
+      { type: "reset", sessionId: "ses_controls", title: null },
+      { type: "turnStarted" },
+      { type: "update", update: { sessionUpdate: "tool_call", toolCallId: "call_ctl", title: `Run ${command}`, kind: "execute", status: "pending", rawInput: { command } } },
+      {
+        type: "permission", requestId: "perm-ctl", title: `Run ${command}`, toolCallId: "call_ctl", kind: "execute", options,
+        content: [{ type: "content", content: { type: "text", text: `$ ${command}` } }], rawInput: { command },
+      },
+      {
+        type: "update",
+        update: {
+          sessionUpdate: "tool_call", toolCallId: "call_path", title: "Write \x1b]0;pwned\x07notes.md", kind: "edit", status: "completed",
+          content: [
+            { type: "diff", path: "/ws/\x1b[31mnotes.md", oldText: null, newText: "plain\n\x1b[2Jcleared\r\n" },
+            { type: "content", content: { type: "text", text: "wrote\tit\n\x1b[31mred\u0085" } },
+          ],
+        },
+      },
+    ]);
+    const card = page.locator('.permission[data-request-id="perm-ctl"]');
+    await card.waitFor({ state: "visible", timeout: 5_000 });
+    const tool = page.locator('.tool[data-tool-call-id="call_ctl"]');
+    assert.equal(await tool.locator(".tool-title").textContent(), `Run ${shown}`);
+    assert.equal(await card.locator(".permission-title span").textContent(), `Run ${shown}`);
+    assert.deepEqual(await card.locator(".permission-command").allTextContents(), [`$ ${shown}`]);
+    assert.match((await card.locator(".permission-warning").textContent()) ?? "", /control characters/);
+    const written = page.locator('.tool[data-tool-call-id="call_path"]');
+    await written.waitFor({ timeout: 5_000 });
+    assert.equal(await written.locator(".tool-title").textContent(), "Write \\x1b]0;pwned\\x07notes.md");
+    assert.equal(await written.locator(".diff-path").textContent(), "/ws/\\x1b[31mnotes.md");
+    assert.deepEqual(await written.locator(".diff-add").allTextContents(), ["+plain", "+\\x1b[2Jcleared\\r"]);
+    assert.equal(await written.locator(".tool-output").textContent(), "wrote\tit\n\\x1b[31mred\\u0085");
+    // Nothing raw is left anywhere in the transcript, and no markup came alive.
+    const text = (await page.locator("#transcript").textContent()) ?? "";
+    assert.doesNotMatch(text, /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/);
+    assert.equal(await page.locator("#transcript img[src=x]").count(), 0);
+    assert.equal(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined);
+    await feed([{ type: "permissionResolved", requestId: "perm-ctl", outcome: "You chose: Reject" }, { type: "turnEnded", stopReason: "end_turn" }]);
+    assert.deepEqual(pageErrors, [], "no errors in the page");
+  });
+
   test("the prompt box suggests the agent's slash commands: / lists them, Tab completes, Enter sends", async () => {
     await feed([{ type: "reset", sessionId: "ses_commands" }]);
     await page.evaluate(() => (window.__posted = []));

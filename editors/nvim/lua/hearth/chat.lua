@@ -348,6 +348,35 @@ function Chat:note(text)
   self.open = false
 end
 
+-- visible makes s safe to show as it is: control characters, C1 controls
+-- and the Unicode bidi controls become escapes, as hearth's CLI prints them
+-- (\r, \x1b, \u202e). keep_lines keeps newlines and tabs (an output's
+-- lines); without it s is one line (a header, a question), where a newline
+-- shows as \n — it cannot start a line of its own, and a buffer line cannot
+-- hold one anyway.
+function M.visible(s, keep_lines)
+  s = (tostring(s):gsub('[%z\1-\31\127]', function(c)
+    if keep_lines and (c == '\n' or c == '\t') then
+      return c
+    end
+    local short = { ['\r'] = '\\r', ['\n'] = '\\n', ['\t'] = '\\t' }
+    return short[c] or string.format('\\x%02x', c:byte())
+  end))
+  -- U+0080–U+009F are \194\128–\194\159 in UTF-8.
+  s = s:gsub('\194([\128-\159])', function(c)
+    return string.format('\\u%04x', c:byte())
+  end)
+  -- Bidi controls: U+061C; U+200E, U+200F, U+202A–U+202E; U+2066–U+2069.
+  s = s:gsub('\216\156', '\\u061c')
+  s = s:gsub('\226\128([\142\143\170-\174])', function(c)
+    return string.format('\\u20%02x', c:byte() - 128)
+  end)
+  s = s:gsub('\226\129([\166-\169])', function(c)
+    return string.format('\\u20%02x', c:byte() - 64)
+  end)
+  return s
+end
+
 -- content_text renders one ACP content block as text.
 function M.content_text(c)
   c = nn(c)
@@ -406,7 +435,7 @@ local function out_lines(t)
       table.remove(pieces)
     end
     for _, p in ipairs(pieces) do
-      table.insert(lines, M.OUT .. p)
+      table.insert(lines, M.OUT .. M.visible(p, true))
     end
   end
   for _, c in ipairs(t.content or {}) do
@@ -429,17 +458,18 @@ local function out_lines(t)
 end
 
 -- label is what the header says about the call: the tool's name and its
--- main argument ("read_file a.txt"), else the agent's latest title.
+-- main argument ("read_file a.txt"), else the agent's latest title; one
+-- line, its controls made visible.
 function M.label(t)
   local name = t.name or t.title or 'tool'
   if t.args then
-    return name .. ' ' .. t.args
+    return M.visible(name .. ' ' .. t.args)
   end
-  return t.title or name
+  return M.visible(t.title or name)
 end
 
 function M.header(t)
-  return '⏺ ' .. M.label(t) .. ' [' .. (t.status or 'pending') .. ']'
+  return '⏺ ' .. M.label(t) .. ' [' .. M.visible(t.status or 'pending') .. ']'
 end
 
 -- tool applies a tool_call (start = true) or tool_call_update; the

@@ -205,7 +205,7 @@ local function ask_permission(params, respond)
     if t then
       label = chat.label(t)
     elseif nn(tc.title) then
-      label = tc.title
+      label = chat.visible(tc.title)
     end
   end
   s.chat:flush()
@@ -669,7 +669,7 @@ end
 local function format_session(item)
   local title = nn(item.title)
   local when = nn(item.updatedAt) or ''
-  return string.format('%s  %s  %s', when, title or item.sessionId, nn(item.cwd) or '')
+  return chat.visible(string.format('%s  %s  %s', when, title or item.sessionId, nn(item.cwd) or ''))
 end
 
 local function load(item, cb)

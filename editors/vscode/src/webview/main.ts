@@ -6,6 +6,7 @@ import MarkdownIt from "markdown-it";
 import type { AcpUpdate, CommandInfo, HostMessage, ImageAttachment, ModeInfo, PermissionOptionInfo, SessionSummary, ViewMessage } from "../protocol.js";
 import { diffLines, diffStats, withContext } from "./diff.js";
 import { thoughtPreview } from "./thought.js";
+import { hasControls, visibleLine, visibleText } from "../visible.js";
 
 interface VsCodeApi {
   postMessage(msg: unknown): void;
@@ -312,7 +313,7 @@ function renderTool(t: ToolState): void {
     "div",
     { class: "tool-head" },
     h("span", { class: "tool-icon", text: STATUS_ICON[status] ?? "•", attrs: { "aria-hidden": "true" } }),
-    h("span", { class: "tool-title", text: d.title ?? "tool call" }),
+    h("span", { class: "tool-title", text: visibleLine(d.title ?? "tool call") }),
     d.kind ? h("span", { class: "tool-kind", text: d.kind }) : null,
     h("span", { class: "tool-status", text: status.replace("_", " ") }),
   );
@@ -321,7 +322,7 @@ function renderTool(t: ToolState): void {
   if (locs.length) {
     const row = h("div", { class: "tool-locations" });
     for (const l of locs) {
-      const a = h("a", { class: "file-link", text: l.line ? `${l.path}:${l.line}` : l.path, attrs: { href: "#" } });
+      const a = h("a", { class: "file-link", text: visibleLine(l.line ? `${l.path}:${l.line}` : l.path), attrs: { href: "#" } });
       a.addEventListener("click", (e) => {
         e.preventDefault();
         post({ type: "openFile", path: l.path, line: l.line ?? null });
@@ -332,14 +333,14 @@ function renderTool(t: ToolState): void {
   }
   const content = Array.isArray(d.content) && !shownByCard ? d.content : [];
   if (content.length === 0 && !shownByCard && d.rawInput !== undefined && status !== "completed") {
-    t.el.append(h("div", { class: "tool-input muted", text: compact(d.rawInput) }));
+    t.el.append(h("div", { class: "tool-input muted", text: visibleLine(compact(d.rawInput)) }));
   }
   for (const c of content) {
     const item = c as { type?: string; content?: { type?: string; text?: string }; path?: string; oldText?: string | null; newText?: string; terminalId?: string };
     if (item.type === "diff" && typeof item.path === "string" && typeof item.newText === "string") {
       t.el.append(renderDiff(item.path, item.oldText ?? null, item.newText));
     } else if (item.type === "content" && item.content?.type === "text") {
-      const text = item.content.text ?? "";
+      const text = visibleText(item.content.text ?? "");
       const lines = text.split("\n");
       const pre = h("pre", { class: "tool-output", text: lines.length > 12 ? lines.slice(0, 12).join("\n") : text });
       if (lines.length > 12) {
@@ -371,12 +372,13 @@ function compact(v: unknown): string {
 function renderDiff(path: string, oldText: string | null, newText: string): HTMLElement {
   const lines = diffLines(oldText, newText);
   const { added, removed } = diffStats(lines);
-  const open = h("button", { class: "link-button open-diff", text: "Open diff", title: `Compare ${path} in the diff editor` });
+  const shownPath = visibleLine(path);
+  const open = h("button", { class: "link-button open-diff", text: "Open diff", title: `Compare ${shownPath} in the diff editor` });
   open.addEventListener("click", () => post({ type: "openDiff", path, oldText, newText }));
   const head = h(
     "div",
     { class: "diff-head" },
-    h("span", { class: "diff-path", text: path, title: path }),
+    h("span", { class: "diff-path", text: shownPath, title: shownPath }),
     h("span", { class: "diff-added", text: `+${added}` }),
     h("span", { class: "diff-removed", text: `−${removed}` }),
     oldText === null ? h("span", { class: "tool-kind", text: "new file" }) : null,
@@ -394,7 +396,7 @@ function renderDiff(path: string, oldText: string | null, newText: string): HTML
       body.append(h("div", { class: "diff-line diff-skip", text: `⋯ ${l.count} unchanged line${l.count === 1 ? "" : "s"}` }));
     } else {
       const cls = l.op === "+" ? "diff-line diff-add" : l.op === "-" ? "diff-line diff-del" : "diff-line";
-      body.append(h("div", { class: cls }, h("span", { class: "diff-op", text: l.op }), h("span", { text: l.text })));
+      body.append(h("div", { class: cls }, h("span", { class: "diff-op", text: l.op }), h("span", { text: visibleText(l.text) })));
     }
   }
   return h("div", { class: "diff", attrs: { "data-path": path } }, head, body);
@@ -413,7 +415,7 @@ function renderPlan(update: AcpUpdate): void {
   const ul = h("ul");
   for (const e of entries) {
     const mark = e.status === "completed" ? "✓" : e.status === "in_progress" ? "◐" : "○";
-    ul.append(h("li", { class: `plan-${e.status}`, text: `${mark} ${e.content}` }));
+    ul.append(h("li", { class: `plan-${e.status}`, text: `${mark} ${visibleLine(String(e.content))}` }));
   }
   el.append(ul);
   endBlock();
@@ -432,20 +434,30 @@ const OPTION_CLASS: Record<string, string> = {
  * What a permission request asks about, from its tool call: each diff (old
  * and new text) and each command, or for a command with no content its
  * rawInput.command. Null when the request says nothing more than its title.
+ * A command is one line, exactly as it runs, its control characters
+ * escaped, and a line under it says so when it holds any.
  */
 function permissionSubject(m: Extract<HostMessage, { type: "permission" }>): HTMLElement | null {
   const subject = h("div", { class: "permission-subject" });
+  let hidden = false;
+  const command = (text: string) => {
+    hidden ||= hasControls(text);
+    subject.append(h("pre", { class: "permission-command", text: visibleLine(text) }));
+  };
   for (const c of Array.isArray(m.content) ? m.content : []) {
     const item = c as { type?: string; content?: { type?: string; text?: string }; path?: string; oldText?: string | null; newText?: string };
     if (item.type === "diff" && typeof item.path === "string" && typeof item.newText === "string") {
       subject.append(renderDiff(item.path, item.oldText ?? null, item.newText));
     } else if (item.type === "content" && item.content?.type === "text" && item.content.text) {
-      subject.append(h("pre", { class: "permission-command", text: item.content.text }));
+      command(item.content.text);
     }
   }
-  const command = (m.rawInput as { command?: unknown } | null | undefined)?.command;
-  if (!subject.hasChildNodes() && m.kind === "execute" && typeof command === "string") {
-    subject.append(h("pre", { class: "permission-command", text: `$ ${command}` }));
+  const raw = (m.rawInput as { command?: unknown } | null | undefined)?.command;
+  if (!subject.hasChildNodes() && m.kind === "execute" && typeof raw === "string") {
+    command(`$ ${raw}`);
+  }
+  if (hidden) {
+    subject.append(h("div", { class: "permission-warning", text: "The command contains control characters, shown escaped (\\x1b is ESC, \\r a carriage return, \\n a newline)." }));
   }
   return subject.hasChildNodes() ? subject : null;
 }
@@ -457,7 +469,7 @@ function showPermission(m: Extract<HostMessage, { type: "permission" }>): void {
   const card = h(
     "div",
     { class: "permission", attrs },
-    h("div", { class: "permission-title" }, h("strong", { text: "Allow " }), h("span", { text: m.title }), h("strong", { text: "?" })),
+    h("div", { class: "permission-title" }, h("strong", { text: "Allow " }), h("span", { text: visibleLine(m.title) }), h("strong", { text: "?" })),
     permissionSubject(m),
     buttons,
   );
