@@ -127,11 +127,11 @@ type Toolset struct {
 	ed   Editor  // the editor of the one call a copy made by via runs; zero on the shared Toolset
 	net  Network // the network of the one call a copy made by WithNetwork runs; zero (on) on the shared Toolset
 
-	// OnWrite, if set, is called just before each write_file,
-	// edit_file or apply_patch write with the file's workspace-relative path and its new content
-	// (which the callee must not modify), on the goroutine running the call,
-	// so a watcher can tell hearth's own writes from the user's. Set it
-	// before the first Run; it must not block.
+	// OnWrite, if set, is called just before each write of write_file,
+	// edit_file or apply_patch with the file's workspace-relative path and
+	// its new content (which the callee must not modify), on the goroutine
+	// running the call, so a watcher can tell hearth's own writes from the
+	// user's. Set it before the first Run; it must not block.
 	OnWrite func(rel string, content []byte)
 }
 
