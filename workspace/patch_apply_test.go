@@ -38,6 +38,7 @@ func TestApplyPatchMatching(t *testing.T) {
 		{"exact wins over a looser match earlier", "b \nb\n", []string{"-b", "+B"}, "b \nB\n"},
 		{"CRLF file keeps CRLF", "a\r\nb\r\nc\r\n", []string{" a", "-b", "+B", "+B2", " c"}, "a\r\nB\r\nB2\r\nc\r\n"},
 		{"no final newline kept", "a\nb", []string{" a", "-b", "+B"}, "a\nB"},
+		{"an empty line added after a last line without newline", "a", []string{" a", "+"}, "a\n\n"},
 		{"added lines only, at the end", "a\n", []string{"+b"}, "a\nb\n"},
 		{"empty file", "", []string{"+first"}, "first\n"},
 		{"an empty line as a bare blank", "a\n\nb\n", []string{" a", "", "-b", "+c"}, "a\n\nc\n"},

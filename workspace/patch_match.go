@@ -52,7 +52,7 @@ func (t fileText) String() string {
 // each is looked for after the previous one. Context lines keep the file's
 // text (a match that ignored whitespace changes none), removed lines go,
 // added lines come in. The file keeps its line ends and its final newline,
-// or lack of one. The error names the hunk (1-based, with its first line)
+// or lack of one unless its last line is now empty. The error names the hunk (1-based, with its first line)
 // and why it does not apply.
 func applyHunks(rel, old string, hunks []hunk) (string, error) {
 	t := splitText(old)
@@ -81,6 +81,9 @@ func applyHunks(rel, old string, hunks []hunk) (string, error) {
 		pos = k
 	}
 	t.lines = append(out, t.lines[pos:]...)
+	if n := len(t.lines); n > 0 && t.lines[n-1] == "" {
+		t.final = true // else the empty last line would vanish into the line end before it
+	}
 	return t.String(), nil
 }
 

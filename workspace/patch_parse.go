@@ -273,9 +273,10 @@ func bareBlank(l string) bool {
 }
 
 // isOpLine reports whether l starts an operation, ends the patch or marks
-// the end of the file: a line no hunk holds.
+// the end of the file: a line no hunk holds. A line starting with a space
+// is not one, whatever follows: it is a context line.
 func isOpLine(l string) bool {
-	return strings.HasPrefix(strings.TrimSpace(l), "*** ")
+	return strings.HasPrefix(l, "*** ")
 }
 
 func (p *patchParser) done() bool   { return p.i >= len(p.lines) }

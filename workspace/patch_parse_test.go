@@ -24,6 +24,11 @@ func TestParsePatch(t *testing.T) {
 				{line: 4, headers: []string{"type T struct", "func (T) M() {"}, lines: []hunkLine{{'-', "x"}, {'+', "y"}}},
 				{line: 8, lines: []hunkLine{{' ', "z"}, {'+', "w"}}, eof: true},
 			}}}},
+		{"lines that look like markers", "*** Begin Patch\n*** Update File: notes.org\n *** End Patch\n-*** Delete File: x\n+*** Add File: y\n*** Add File: z\n+*** End Patch\n*** End Patch\n",
+			[]patchOp{
+				{kind: opUpdate, path: "notes.org", line: 2, hunks: []hunk{{line: 3, lines: []hunkLine{{' ', "*** End Patch"}, {'-', "*** Delete File: x"}, {'+', "*** Add File: y"}}}}},
+				{kind: opAdd, path: "z", lines: []string{"*** End Patch"}, line: 6},
+			}},
 		{"pure move", "*** Begin Patch\n*** Update File: a\n*** Move to: b\n*** End Patch\n",
 			[]patchOp{{kind: opUpdate, path: "a", moveTo: "b", line: 2}}},
 		{"blank lines: inside a hunk context, at its end spacing", "*** Begin Patch\n*** Update File: m\n@@\n a\n\n-b\n\n\n*** Delete File: d\n\n*** End Patch\n\n\n",
