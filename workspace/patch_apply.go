@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strings"
 )
@@ -70,6 +71,9 @@ func (ts *Toolset) planOp(ctx context.Context, dir string, op *patchOp) (patchFi
 		if !c.existed {
 			return f, fmt.Sprintf("%s %s: there is no such file", patchDelete, c.rel)
 		}
+		if ts.isLink(inDir(dir, op.path)) {
+			return f, fmt.Sprintf("%s %s: the path is a symlink to %s; apply_patch does not remove links (nor the files they lead to): use shell to remove it", patchDelete, op.path, c.rel)
+		}
 		f.gone = c
 		return f, ""
 	}
@@ -92,6 +96,8 @@ func (ts *Toolset) planOp(ctx context.Context, dir string, op *patchOp) (patchFi
 	switch {
 	case msg != "":
 		return f, msg
+	case ts.isLink(inDir(dir, op.path)):
+		return f, fmt.Sprintf("%s %s: the path is a symlink to %s; apply_patch does not move links: update %s itself, or use shell to move the link", patchMove, op.moveTo, c.rel, c.rel)
 	case dest.abs == c.abs:
 		return f, "" // moved onto itself: an update
 	case dest.existed:
@@ -100,6 +106,19 @@ func (ts *Toolset) planOp(ctx context.Context, dir string, op *patchOp) (patchFi
 	dest.new = newText
 	f.put, f.gone = dest, c
 	return f, ""
+}
+
+// isLink reports whether p, a path loadTarget accepted, is itself a
+// symlink (its last component; links to directories on the way are the
+// path's). Removing or moving what Resolve gives for it would remove the
+// file the link leads to, which the model did not name.
+func (ts *Toolset) isLink(p string) bool {
+	name := filepath.Clean(p)
+	if filepath.IsAbs(p) {
+		name = ts.root.name(name)
+	}
+	fi, err := ts.root.handle().Lstat(name)
+	return err == nil && fi.Mode()&fs.ModeSymlink != 0
 }
 
 // inDir is p, a path from the patch, relative to dir.

@@ -174,6 +174,8 @@ func TestApplyPatchAllOrNothing(t *testing.T) {
 		{"a file twice", []string{"*** Update File: a.go", "-one", "+1", "*** Delete File: ./a.go"}, "a.go is changed twice, at lines 4 and 7 of the patch"},
 		{"binary", []string{"*** Update File: bin.dat", "-x", "+y"}, "it is a binary file"},
 		{"directory", []string{"*** Delete File: dir"}, `"dir" is a directory, not a file`},
+		{"delete a link", []string{"*** Delete File: link.txt"}, "*** Delete File: link.txt: the path is a symlink to b.txt; apply_patch does not remove links"},
+		{"move a link", []string{"*** Update File: link.txt", "*** Move to: c.txt", "-b", "+c"}, "*** Move to: c.txt: the path is a symlink to b.txt"},
 		{"parse error", []string{"*** Update File: a.go", "one"}, "invalid patch: line 5: expected a hunk line starting with ' ', '-' or '+', got \"one\""},
 	}
 	for _, tt := range tests {
@@ -183,6 +185,7 @@ func TestApplyPatchAllOrNothing(t *testing.T) {
 			writeFile(t, filepath.Join(root, "b.txt"), "b\n")
 			writeFile(t, filepath.Join(root, "bin.dat"), "x\x00y\n")
 			mkdir(t, filepath.Join(root, "dir"))
+			symlink(t, "b.txt", filepath.Join(root, "link.txt"))
 			before := treeState(t, root)
 			// A change that would apply comes first: it must not happen either.
 			lines := append([]string{"*** Begin Patch", "*** Add File: first.txt", "+x"}, tt.patch...)

@@ -13,7 +13,8 @@ var matchLevels = []func(string) string{
 	strings.TrimSpace,
 }
 
-// fileText is a text file as lines, with what joining them back needs.
+// fileText is a text file as lines, with what joining them back needs. A
+// plain value for one applyHunks.
 type fileText struct {
 	lines []string
 	eol   string // "\r\n" when every line ends so, else "\n"
@@ -52,8 +53,8 @@ func (t fileText) String() string {
 // each is looked for after the previous one. Context lines keep the file's
 // text (a match that ignored whitespace changes none), removed lines go,
 // added lines come in. The file keeps its line ends and its final newline,
-// or lack of one unless its last line is now empty. The error names the hunk (1-based, with its first line)
-// and why it does not apply.
+// or lack of one unless its last line is now empty. The error names the
+// hunk (1-based, with its first line) and why it does not apply.
 func applyHunks(rel, old string, hunks []hunk) (string, error) {
 	t := splitText(old)
 	var out []string

@@ -32,7 +32,7 @@ const (
 	opUpdate
 )
 
-// patchOp is one file's part of a patch.
+// patchOp is one file's part of a patch; it lives as long as its patch.
 type patchOp struct {
 	kind   opKind
 	path   string   // as the patch gives it, trimmed
@@ -43,7 +43,7 @@ type patchOp struct {
 }
 
 // hunk is one change in an updated file: its lines, located in the file by
-// the context and removed ones.
+// the context and removed ones. It lives as long as its patch.
 type hunk struct {
 	headers []string   // texts of its "@@ text" lines: each narrows the search to after a line matching it
 	lines   []hunkLine // in order

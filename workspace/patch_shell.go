@@ -17,6 +17,7 @@ import (
 // the text is taken as written, which is what the model means.
 
 // shellInvocation is an apply_patch invocation read from a shell command.
+// A plain value for one call.
 type shellInvocation struct {
 	dir  string // the directory a leading `cd DIR &&` moves to; "" for none
 	text string // the patch
