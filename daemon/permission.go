@@ -109,6 +109,9 @@ func permissionToolCall(s *openSession, call session.ToolCall, tool workspace.To
 	if pv.Diff != nil {
 		u.Content = append(u.Content, diffContent(s, pv.Diff.Path, pv.Diff.Old, pv.Diff.New))
 	}
+	for _, f := range pv.Files { // apply_patch: every file it changes
+		u.Content = append(u.Content, diffContent(s, f.Path, f.Old, f.New))
+	}
 	if pv.Command != "" {
 		u.Content = append(u.Content, acp.ToolContent(acp.TextBlock("$ "+pv.Command)))
 	}

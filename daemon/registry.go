@@ -427,6 +427,9 @@ func (t *sessionTools) Run(ctx context.Context, call session.ToolCall) session.T
 			// An invalid call is answered without bothering the user.
 			return session.ToolResult{Output: err.Error(), IsError: true, Kind: tool.Kind}
 		}
+		if as, ok := ws.tools.Lookup(pv.As); ok {
+			tool = as // a shell command that is an apply_patch: asked about, and run, as one
+		}
 		// Every attached editor shows what the call will do (the diff, the
 		// command) before anyone is asked about it.
 		t.s.broadcast(previewUpdate(t.s, call, tool, pv), nil)
@@ -450,6 +453,9 @@ func (t *sessionTools) Run(ctx context.Context, call session.ToolCall) session.T
 	}
 	if !r.IsError && r.Hash != "" && len(r.Locations) == 1 {
 		out.Seen = t.seen(r.Locations[0], r)
+	}
+	if len(r.Files) > 0 {
+		t.patchResult(ctx, &out, r.Files) // patch_result.go
 	}
 	return out
 }
