@@ -3,47 +3,19 @@ package workspace
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/hearthd/hearth/internal/apischema"
 )
 
-// responsesSchema finds the official Responses API schema, in the project's
-// shared/schemas beside the repository (or beside a directory above it: a
-// worktree), and returns it compiled to validate one of its $defs.
+// responsesSchema returns the official Responses API schema's def,
+// resolved (internal/apischema holds the schema).
 func responsesSchema(t *testing.T, def string) *jsonschema.Resolved {
 	t.Helper()
-	dir, err := filepath.Abs(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b []byte
-	for {
-		b, err = os.ReadFile(filepath.Join(dir, "shared", "schemas", "openai-responses.json"))
-		if err == nil || filepath.Dir(dir) == dir {
-			break
-		}
-		dir = filepath.Dir(dir)
-	}
-	if err != nil {
-		t.Fatalf("shared/schemas/openai-responses.json not found beside the repository or above it: %v", err)
-	}
-	var doc map[string]any
-	if err := json.Unmarshal(b, &doc); err != nil {
-		t.Fatal(err)
-	}
-	doc["$ref"] = "#/$defs/" + def
-	if b, err = json.Marshal(doc); err != nil {
-		t.Fatal(err)
-	}
-	var s jsonschema.Schema
-	if err := json.Unmarshal(b, &s); err != nil {
-		t.Fatal(err)
-	}
-	rs, err := s.Resolve(nil)
+	rs, err := apischema.Responses(def)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,11 +24,7 @@ func responsesSchema(t *testing.T, def string) *jsonschema.Resolved {
 
 func validate(t *testing.T, rs *jsonschema.Resolved, doc []byte) error {
 	t.Helper()
-	var v any
-	if err := json.Unmarshal(doc, &v); err != nil {
-		t.Fatal(err)
-	}
-	return rs.Validate(v)
+	return apischema.Validate(rs, doc)
 }
 
 // A request carrying every workspace tool as a function, and apply_patch as

@@ -30,6 +30,8 @@ var allowed = map[string][]string{
 	"cmd/hearth/internal/bench": {"session", "session/sim", "store", "workspace"},
 	// Imported by tests only: isolates them from the user's environment.
 	"internal/testenv": {},
+	// Imported by tests only: the official Responses API request schema.
+	"internal/apischema": {},
 }
 
 // TestLayering fails when a package imports a hearth package it may not:
