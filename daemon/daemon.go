@@ -49,6 +49,7 @@ type Daemon struct {
 	lastBusy atomic.Int64 // unix nanos when the daemon last had a client or a turn
 
 	closedSessions, closedWorkspaces atomic.Int64 // closed by the reaper since start
+	refusedCalls                     atomic.Int64 // connections refused as (maybe) a tool call's (socket_call.go)
 
 	left    chan struct{}            // guarded by mu; closed and replaced each time an editor's connection ends (tests wait on it)
 	opening map[string]chan struct{} // guarded by mu: opens in progress (workspace roots, "session:"+id), closed when done
@@ -159,8 +160,7 @@ func (d *Daemon) Serve(ln net.Listener) error {
 			}
 			return fmt.Errorf("accept: %w", err)
 		}
-		if err := checkPeer(c); err != nil {
-			d.log.Warn("refused connection", "err", err)
+		if !d.admit(c) {
 			c.Close()
 			continue
 		}

@@ -72,22 +72,55 @@ func TestIdleSessionsAndWorkspacesClose(t *testing.T) {
 	}
 }
 
-// / and the home directory are refused as workspaces, with the reason.
+// / and the home directory are refused as workspaces, and so are hearth's
+// own directories (configuration, data, socket), the user's credential
+// directories and the system's, with what is inside them where that holds
+// secrets, and any directory that holds one: each with the reason. A
+// project beside them, and one in the temp dir, open.
 func TestTooBroadWorkspacesRefused(t *testing.T) {
 	td := startDaemon(t, sim.Options{}, "")
 	ed := td.connect()
 	ed.initialize()
-	dirs := []string{"/"}
-	if home, err := os.UserHomeDir(); err == nil {
-		dirs = append(dirs, home)
+	home, err := os.UserHomeDir()
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, dir := range dirs {
+	mk := func(p string) string {
+		if err := os.MkdirAll(p, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	base := filepath.Dir(td.cfg.DataDir) // holds the data, the socket's directory and the workspace
+	refused := map[string]string{
+		"/":  "it is the filesystem root",
+		home: "it is your home directory",
+		mk(filepath.Join(home, ".config", "hearth")): "it is hearth's configuration directory",
+		filepath.Join(home, ".config"):               "it holds hearth's configuration directory",
+		td.cfg.DataDir:                               "it is hearth's data directory",
+		mk(filepath.Join(td.cfg.DataDir, "x")):       "it is inside hearth's data directory",
+		base:                                         "it holds hearth's data directory",
+		filepath.Dir(td.cfg.Socket):                  "it is the directory of hearth's socket",
+		mk(filepath.Join(home, ".ssh", "keys")):      "it is inside your credentials (",
+		filepath.Join(home, ".ssh"):                  "it is your credentials (",
+		mk(filepath.Join(home, ".aws")):              "it is your credentials (",
+		"/etc":                                       "it is a system directory",
+		"/proc":                                      "it is a system directory",
+		"/proc/self":                                 "it is inside a system directory",
+		"/dev":                                       "it is a system directory",
+		"/tmp":                                       "it is the temp directory",
+	}
+	for dir, why := range refused {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		err := ed.c.Call(ctx, rpc.MethodSessionNew, acp.NewSessionRequest{Cwd: dir, McpServers: []acp.McpServer{}}, &acp.NewSessionResponse{})
 		cancel()
-		if err == nil || !strings.Contains(err.Error(), "refusing to open") {
-			t.Errorf("session/new in %s: %v", dir, err)
+		if err == nil || !strings.Contains(err.Error(), "refusing to open") || !strings.Contains(err.Error(), why) ||
+			!strings.Contains(err.Error(), "open a project directory") {
+			t.Errorf("session/new in %s: %v; want it refused: %s", dir, err, why)
 		}
+	}
+	for _, dir := range []string{td.root, mk(filepath.Join(t.TempDir(), "project")), mk(filepath.Join(home, "src", "project"))} {
+		ed.newSession(dir)
 	}
 }
 

@@ -82,7 +82,7 @@ func (d *Daemon) workspaceFor(ctx context.Context, dir string) (*openWorkspace, 
 			root.Close() // the workspace was open already, or opening it failed
 		}
 	}()
-	if why := tooBroad(path); why != "" {
+	if why := refusedWorkspace(path, d.Config()); why != "" {
 		return nil, rpc.InvalidParams("cwd", "refusing to open %s as a workspace: %s; open a project directory instead", path, why)
 	}
 	var w *openWorkspace

@@ -67,8 +67,8 @@ const startWait = 15 * time.Second
 // errDaemonExited: the started daemon exited before it was ready.
 var errDaemonExited = errors.New("the daemon exited before it listened")
 
-// dialOrStart connects to the daemon, starting `hearth serve` detached in
-// its own session when no daemon answers. It waits for the daemon's own
+// dialOrStart connects to the daemon, starting `hearth serve` detached
+// (startDaemon) when no daemon answers. It waits for the daemon's own
 // word that it listens (startedDaemon.wait), then dials once. A socket that
 // is not safely the user's own (daemon.ErrUnsafeSocket) is refused, and no
 // daemon is started in its place.
@@ -127,10 +127,10 @@ func autoIdleExit() string {
 	return "10m"
 }
 
-// startDaemon starts `hearth serve` detached in its own session, with a
-// way to learn when it is ready (ready_unix.go, ready_windows.go). The
-// process is not waited for: it outlives this one, and is reparented when
-// this one exits.
+// startDaemon starts `hearth serve` through `hearth __spawn` (spawn.go):
+// detached in its own session, and no descendant of this process, so
+// nothing that ends this process or its tree ends it; with a way to learn
+// when it is ready (ready_unix.go, ready_windows.go).
 func startDaemon(cfg daemon.Config) (*startedDaemon, error) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -144,9 +144,8 @@ func startDaemon(cfg daemon.Config) (*startedDaemon, error) {
 		return nil, err
 	}
 	defer logf.Close()
-	cmd := exec.Command(exe, "serve", "--socket", cfg.Socket, "--idle-exit", autoIdleExit())
+	cmd := exec.Command(exe, spawnCommand, "serve", "--socket", cfg.Socket, "--idle-exit", autoIdleExit())
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Dir = "/"
-	detach(cmd)
 	return startReady(cmd)
 }
