@@ -36,6 +36,7 @@ type Daemon struct {
 	cfg     Config
 	log     *slog.Logger
 	db      *store.DB
+	lock    *dataDirLock // the data directory's, held until the database closed
 	sim     *sim.Server // non-nil once running on the built-in simulator
 	simBase string
 	started time.Time
@@ -62,9 +63,10 @@ type Daemon struct {
 	nextClient int
 }
 
-// New opens the database (marking turns that were running when a previous
-// daemon died as interrupted) and, in simulator mode, starts the built-in
-// Responses simulator.
+// New takes the data directory's lock (one daemon per directory: a second
+// is refused, ErrDataDirInUse), opens the database (marking turns that were
+// running when a previous daemon died as interrupted) and, in simulator
+// mode, starts the built-in Responses simulator.
 func New(cfg Config, log *slog.Logger) (*Daemon, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -72,13 +74,18 @@ func New(cfg Config, log *slog.Logger) (*Daemon, error) {
 	if err := cfg.Check(); err != nil {
 		return nil, err
 	}
+	lock, err := lockDataDir(cfg)
+	if err != nil {
+		return nil, err
+	}
 	db, err := store.Open(cfg.DBPath())
 	if err != nil {
+		lock.release()
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	d := &Daemon{
-		cfg: cfg, log: log, db: db, started: time.Now(), ctx: ctx, cancel: cancel,
+		cfg: cfg, log: log, db: db, lock: lock, started: time.Now(), ctx: ctx, cancel: cancel,
 		workspaces: map[string]*openWorkspace{}, sessions: map[string]*openSession{},
 		clients: map[*clientConn]struct{}{}, left: make(chan struct{}),
 		opening: map[string]chan struct{}{},
@@ -287,7 +294,9 @@ func (d *Daemon) Close() error {
 	if d.sim != nil {
 		d.sim.Close()
 	}
-	return d.db.Close()
+	err := d.db.Close()
+	d.lock.release()
+	return err
 }
 
 // pid is split out for tests of status.

@@ -89,7 +89,7 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	var rw io.ReadWriteCloser
 	if *noDaemon {
 		configureSandbox(cfg) // the in-process daemon's shell commands are confined as serve's are
-		c, stop, err := daemonInProcess(cfg)
+		c, stop, err := daemonInProcess(cfg, "hearth ask --no-daemon")
 		if err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -95,8 +96,23 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if dumpErr != nil {
 		log.Warn("cannot mark the daemon not dumpable: processes of your user may read its memory", "err", dumpErr)
 	}
+	if *stdio {
+		cfg.NoSocket = "hearth serve --stdio"
+	}
+	// The socket first: of daemons started together on one socket, the one
+	// that listens is the one that opens the database; the others exit at
+	// once and their starters' connections queue on its socket meanwhile.
+	var ln net.Listener
+	if !*stdio {
+		if ln, err = daemon.Listen(cfg.Socket); err != nil {
+			return err
+		}
+	}
 	d, err := daemon.New(cfg, log)
 	if err != nil {
+		if ln != nil {
+			ln.Close()
+		}
 		return err
 	}
 	defer d.Close()
@@ -116,10 +132,6 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return nil
 	}
 
-	ln, err := daemon.Listen(cfg.Socket)
-	if err != nil {
-		return err
-	}
 	log.Info("hearth listening", "socket", cfg.Socket, "data", cfg.DataDir, "simulator", cfg.Simulator, "version", version)
 	if ready != nil {
 		// Connections queue on the listening socket until Serve accepts them.
