@@ -37,7 +37,7 @@ type Daemon struct {
 	log     *slog.Logger
 	db      *store.DB
 	lock    *dataDirLock // the data directory's, held until the database closed
-	sim     *sim.Server // non-nil once running on the built-in simulator
+	sim     *sim.Server  // non-nil once running on the built-in simulator
 	simBase string
 	started time.Time
 
@@ -91,6 +91,10 @@ func New(cfg Config, log *slog.Logger) (*Daemon, error) {
 		opening: map[string]chan struct{}{},
 	}
 	d.lastBusy.Store(time.Now().UnixNano())
+	if err := d.checkDB(); err != nil {
+		d.Close()
+		return nil, err
+	}
 	if n, err := db.InterruptRunning(ctx); err != nil {
 		d.Close()
 		return nil, fmt.Errorf("mark interrupted turns: %w", err)
@@ -119,6 +123,31 @@ func New(cfg Config, log *slog.Logger) (*Daemon, error) {
 	d.wg.Add(1)
 	go d.reapLoop(min(cfg.sessionIdle(), cfg.workspaceIdle()) / 4)
 	return d, nil
+}
+
+// startCheck bounds the database check at start: quick_check reads the
+// whole file (docs/RELIABILITY.md has its time on a large database), and a
+// start that waits longer than this is worse than one not checked.
+const startCheck = 5 * time.Second
+
+// checkDB runs the store's quick check at start, so that a damaged database
+// is refused here, with the file and the fix named, rather than failing
+// turns at random later. A check that takes over startCheck is cut short
+// and logged: the daemon starts unchecked. Nothing is moved or deleted.
+func (d *Daemon) checkDB() error {
+	ctx, cancel := context.WithTimeout(d.ctx, startCheck)
+	defer cancel()
+	start := time.Now()
+	err := d.db.QuickCheck(ctx)
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		d.log.Warn("database not checked: quick_check took over "+startCheck.String()+"; `hearth doctor` runs the full check", "db", d.db.Path())
+		return nil
+	case err != nil:
+		return fmt.Errorf("check database: %w", err)
+	}
+	d.log.Info("database checked", "db", d.db.Path(), "took", time.Since(start).Round(time.Millisecond))
+	return nil
 }
 
 // startSim runs the built-in simulator and points the API base at it.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -323,8 +324,10 @@ func checkDatabase(ctx context.Context, path string) (string, string, string) {
 		return "fail", name, fmt.Sprintf("%v; move the file aside (hearth starts a new one) or restore a backup", err)
 	}
 	defer db.Close()
-	if err := db.IntegrityCheck(ctx); err != nil {
-		return "fail", name, fmt.Sprintf("%v; move %s aside or restore a backup", err, path)
+	if err := db.IntegrityCheck(ctx); errors.Is(err, store.ErrCorrupt) {
+		return "fail", name, err.Error() // it says how to move the file aside
+	} else if err != nil {
+		return "fail", name, fmt.Sprintf("%v; %s", err, cmp.Or(store.Advice(path, err), "move the file aside or restore a backup"))
 	}
 	return "ok", name, path + ": integrity ok"
 }
