@@ -101,7 +101,10 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			if ctx.Err() != nil {
 				return &exitError{exitAskCancelled, errors.New("cancelled")}
 			}
-			return fmt.Errorf("%w (or run with --no-daemon)", err)
+			if noDaemonHelps(err) {
+				return fmt.Errorf("%w (or run with --no-daemon)", err)
+			}
+			return err
 		}
 		rw = c
 	}

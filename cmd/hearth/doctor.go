@@ -175,11 +175,15 @@ func checkBaseURL(ctx context.Context, base string) (string, string, string) {
 	return "ok", name, fmt.Sprintf("%s (%s resolves to %s)", shown, u.Hostname(), addrs[0])
 }
 
-// checkSocketDir applies the daemon's own rules (daemon.CheckSocketDir) to
-// the socket's directory, then looks at the socket.
+// checkSocketDir applies the daemon's own rules to the socket's path
+// (daemon.CanListen: its length, a directory it can write) and directory
+// (daemon.CheckSocketDir), then looks at the socket.
 func checkSocketDir(socket string) (string, string, string) {
 	const name = "socket"
 	dir := filepath.Dir(socket)
+	if err := daemon.CanListen(socket); err != nil {
+		return "fail", name, err.Error()
+	}
 	info, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -274,7 +278,7 @@ func daemonChecks(ctx context.Context, cfg daemon.Config) []check {
 	if err := c.Call(pctx, rpc.MethodHearthProbe, nil, &pr); err != nil {
 		return append(out, check{"warn", "model api", fmt.Sprintf("the daemon cannot probe its model API (%v); it may be older than this hearth: restart it", err)})
 	}
-	return append(out, check{pr.Status, "model api", "the daemon reaches " + rpc.RedactURLs(pr.Detail)})
+	return append(out, check{pr.Status, "model api", "from the daemon: " + rpc.RedactURLs(pr.Detail)})
 }
 
 // probeHere probes the model API a daemon started from this shell would

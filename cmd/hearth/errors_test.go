@@ -64,8 +64,10 @@ func TestAskMissingCwdSaysWhatToDo(t *testing.T) {
 }
 
 // A database damaged in its pages but still opening: serve refuses to
-// start saying which file and the fix; inspect without a daemon and doctor
-// say the same; the file stays where it is.
+// start saying which file and the fix; `hearth ask` shows that, the
+// daemon's own error, without suggesting --no-daemon (which would meet the
+// same database); inspect without a daemon and doctor say the same; the
+// file stays where it is.
 func TestDamagedDatabaseSaysWhatToDo(t *testing.T) {
 	dir := isolate(t)
 	path := filepath.Join(dir, "data", "hearth.db")
@@ -85,6 +87,14 @@ func TestDamagedDatabaseSaysWhatToDo(t *testing.T) {
 	out, err := serve.CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), path+" is damaged") || !strings.Contains(string(out), fix) {
 		t.Errorf("serve with a damaged database: %v\n%s", err, out)
+	}
+
+	ask := exec.Command(binary, "ask", "--cwd", dir, "hello")
+	ask.Env = os.Environ()
+	out, err = ask.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.HasPrefix(string(out), "hearth: the daemon could not start: check database: store: "+path+" is damaged") ||
+		!strings.Contains(string(out), fix) || strings.Contains(string(out), "--no-daemon") {
+		t.Errorf("ask with a damaged database: %v\n%s", err, out)
 	}
 
 	code, stdout, stderr := runCLI("inspect")

@@ -24,7 +24,7 @@ func loadConfig() (daemon.Config, error) {
 	return cfg, err
 }
 
-func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	// A re-executed image (see below) gets the key on the pipe --key-fd
 	// names, its first argument.
 	args, startKey, reexeced, err := takeKeyFD(args)
@@ -52,9 +52,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return &exitError{2, err}
 	}
-	// On a failure before listening the descriptor stays open until the
-	// process exits, after main has printed the error: the starter's EOF
-	// comes when the start log is complete.
+	// A failure before the daemon is ready is told to the starter on the
+	// same descriptor, in the daemon's own words (tellStarter); it closes
+	// when the process exits.
+	defer func() { tellStarter(ready, err) }()
 	fromFile := map[string]bool{}
 	if err := applyEnvFile(fromFile); err != nil {
 		return err
@@ -105,7 +106,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var ln net.Listener
 	if !*stdio {
 		if ln, err = daemon.Listen(cfg.Socket); err != nil {
-			return err
+			return socketFailure{err}
 		}
 	}
 	d, err := daemon.New(cfg, log)
@@ -139,6 +140,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			log.Warn("could not tell the starter the daemon is ready", "err", err)
 		}
 		ready.Close()
+		ready = nil
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- d.Serve(ln) }()
