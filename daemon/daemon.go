@@ -246,6 +246,7 @@ var errClosed = rpc.ErrShuttingDown
 // drain, then interrupts the rest (they are stored as interrupted) and
 // closes everything (Close).
 func (d *Daemon) Shutdown(drain time.Duration) error {
+	d.lock.closing()
 	d.mu.Lock()
 	lns := d.listeners
 	d.draining = true // after this no turn starts (turns.Add), so Wait is not racing one
@@ -294,6 +295,7 @@ func (d *Daemon) Close() error {
 		return nil
 	}
 	d.closed = true
+	d.lock.closing()
 	lns := d.listeners
 	clients := make([]*clientConn, 0, len(d.clients))
 	for c := range d.clients {

@@ -4,10 +4,10 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // dataDirLockName is the lock file in the data directory (0600). The daemon
@@ -21,14 +21,24 @@ const dataDirLockName = "daemon.lock"
 // on one database would each take its sessions for their own.
 var ErrDataDirInUse = errors.New("the data directory is in use")
 
+// closingWait bounds how long a daemon waits for one that holds the data
+// directory and said it is shutting down: its drain (10 s by default) and a
+// margin, as `hearth stop` waits.
+const closingWait = 20 * time.Second
+
 // dataDirLock is the held lock of a data directory, from lockDataDir until
 // release (Daemon.Close, after the database closed). The process's exit
 // releases it too, however it ends.
-type dataDirLock struct{ f *os.File }
+type dataDirLock struct {
+	f      *os.File
+	record string // what lockDataDir wrote: pid, socket or command
+}
 
-// lockDataDir takes cfg.DataDir's lock without waiting, creating the
-// directory 0700 when missing, and records who holds it. Held by another
-// process: an error wrapping ErrDataDirInUse that names that process.
+// lockDataDir takes cfg.DataDir's lock, creating the directory 0700 when
+// missing, and records who holds it. Held by another process: an error
+// wrapping ErrDataDirInUse that names that process — unless its record says
+// it is shutting down (closing), when it waits for it to let go, for at
+// most closingWait.
 func lockDataDir(cfg Config) (*dataDirLock, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
@@ -39,14 +49,17 @@ func lockDataDir(cfg Config) (*dataDirLock, error) {
 		return nil, fmt.Errorf("data directory lock: %w", err)
 	}
 	held, err := flockNB(f)
+	if err == nil && !held {
+		held, err = waitClosing(f)
+	}
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("data directory lock %s: %w", path, err)
 	}
 	if !held {
-		b, _ := io.ReadAll(io.LimitReader(f, 4<<10))
+		rec := readRecord(f)
 		f.Close()
-		return nil, inUseError(cfg.DataDir, string(b))
+		return nil, inUseError(cfg.DataDir, rec)
 	}
 	record := fmt.Sprintf("pid=%d\nsocket=%s\n", os.Getpid(), cfg.Socket)
 	if cfg.NoSocket != "" {
@@ -59,7 +72,41 @@ func lockDataDir(cfg Config) (*dataDirLock, error) {
 		f.Close()
 		return nil, fmt.Errorf("data directory lock %s: %w", path, err)
 	}
-	return &dataDirLock{f: f}, nil
+	return &dataDirLock{f: f, record: record}, nil
+}
+
+// waitClosing takes f's lock once its holder, which said it is shutting
+// down, has let go: a doubling wait from 1 to 100 ms between tries (flock
+// has no wait with a bound), at most closingWait. False at once when the
+// holder is not closing, or when another has taken the lock meanwhile.
+func waitClosing(f *os.File) (bool, error) {
+	deadline := time.Now().Add(closingWait)
+	for wait := time.Millisecond; time.Now().Before(deadline); wait = min(2*wait, 100*time.Millisecond) {
+		if !strings.Contains(readRecord(f), "\nstate=closing\n") {
+			return false, nil
+		}
+		time.Sleep(wait)
+		if held, err := flockNB(f); held || err != nil {
+			return held, err
+		}
+	}
+	return false, nil
+}
+
+// readRecord is the lock file's record, as its holder last wrote it.
+func readRecord(f *os.File) string {
+	b := make([]byte, 4<<10)
+	n, _ := f.ReadAt(b, 0)
+	return string(b[:n])
+}
+
+// closing marks the record: the holder is shutting down, so that a daemon
+// started now waits for it rather than being refused (Shutdown and Close
+// call it first).
+func (l *dataDirLock) closing() {
+	if l != nil {
+		l.f.WriteAt([]byte(l.record+"state=closing\n"), 0)
+	}
 }
 
 func (l *dataDirLock) release() {

@@ -7,7 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/coder/acp-go-sdk"
+
+	"github.com/hearthd/hearth/rpc"
 	"github.com/hearthd/hearth/session/sim"
 )
 
@@ -65,4 +69,61 @@ func TestDataDirHeldByInProcessDaemon(t *testing.T) {
 	if fi, err := os.Stat(filepath.Join(cfg.DataDir, dataDirLockName)); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("lock file: %v, mode %v; want 0600", err, fi.Mode().Perm())
 	}
+}
+
+// A daemon started while the one holding the data directory shuts down
+// (hearth stop, an idle exit, then an editor's hearth acp at once) waits
+// for it to let go instead of being refused; it starts once the first has
+// closed, not before.
+func TestNewWaitsForAClosingDaemon(t *testing.T) {
+	td := startDaemon(t, sim.Options{Cost: sim.Cost{TokensPerSecond: 100}}, "")
+	e := td.connect()
+	e.initialize()
+	id := e.newSession(td.root)
+	turn := make(chan error, 1)
+	go func() {
+		turn <- e.call(rpc.MethodSessionPrompt, acp.PromptRequest{SessionId: id, Prompt: []acp.ContentBlock{acp.TextBlock("sim:tokens=300")}}, nil)
+	}()
+	e.waitFor("the answer streaming", func(ups []acp.SessionUpdate) bool {
+		for _, u := range ups {
+			if u.AgentMessageChunk != nil {
+				return true
+			}
+		}
+		return false
+	})
+	shut := make(chan error, 1)
+	go func() { shut <- td.d.Shutdown(time.Minute) }() // waits for the turn
+	lock := filepath.Join(td.cfg.DataDir, dataDirLockName)
+	for deadline := time.Now().Add(10 * time.Second); ; { // no event says the record changed
+		if b, _ := os.ReadFile(lock); strings.Contains(string(b), "state=closing") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the shutting-down daemon never marked its data directory closing")
+		}
+		time.Sleep(time.Millisecond)
+	}
+
+	cfg := td.cfg
+	cfg.Socket = filepath.Join(filepath.Dir(td.cfg.Socket), "next.sock")
+	started := make(chan error, 1)
+	var d2 *Daemon
+	go func() {
+		var err error
+		d2, err = New(cfg, nil)
+		started <- err
+	}()
+	select {
+	case err := <-started:
+		t.Fatalf("a new daemon did not wait for the closing one (its turn still running): %v", err)
+	case <-turn: // its answer; or, when Shutdown's Close beats the reply, EOF
+	}
+	if err := <-shut; err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+	if err := <-started; err != nil {
+		t.Fatalf("New after the first daemon closed: %v", err)
+	}
+	d2.Close()
 }
