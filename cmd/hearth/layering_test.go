@@ -16,19 +16,20 @@ const module = "github.com/hearthd/hearth"
 // allowed is the import graph of docs/ARCHITECTURE.md: each package may
 // import only the hearth packages listed (non-test files).
 var allowed = map[string][]string{
-	"store":           {},
-	"store/storetest": {}, // imported by tests only: damages a database
-	"rpc":             {},
-	"session/sim":     {},
-	"mcp":             {},
-	"mcp/mcptest":     {}, // imported by tests only: a tiny MCP server
-	"workspace":       {"store"},
-	"session":         {"store"},
-	"daemon":          {"rpc", "workspace", "session", "session/sim", "store", "mcp"},
-	"installer":       {"daemon", "rpc"},
-	"cmd/hearth":      {"daemon", "rpc", "workspace", "session", "session/sim", "store", "installer", "mcp"},
+	"store":       {},
+	"rpc":         {},
+	"session/sim": {},
+	"mcp":         {},
+	"mcp/mcptest": {}, // imported by tests only: a tiny MCP server
+	"workspace":   {"store"},
+	"session":     {"store"},
+	"daemon":      {"rpc", "workspace", "session", "session/sim", "store", "mcp"},
+	"installer":   {"daemon", "rpc"},
+	"cmd/hearth":  {"daemon", "rpc", "workspace", "session", "session/sim", "store", "installer", "mcp"},
 	// Imported by tests only: isolates them from the user's environment.
 	"internal/testenv": {},
+	// Imported by tests only: damages a database as a failing disk does.
+	"store/storetest": {},
 }
 
 // TestLayering fails when a package imports a hearth package it may not:
