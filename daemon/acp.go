@@ -29,23 +29,25 @@ func (d *Daemon) mux(c *clientConn) *rpc.Mux {
 	m.Handle(rpc.MethodInitialize, detached(c.initialize))
 	m.Notification(rpc.MethodSessionCancel, c.cancel)
 	m.Handle(rpc.MethodSessionList, c.gated(c.list))
-	m.HandleStaged(rpc.MethodSessionLoad, c.prepareLoad)
-	m.HandleStaged(rpc.MethodSessionNew, c.prepareNew)
-	m.HandleStaged(rpc.MethodSessionPrompt, c.preparePrompt)
+	m.HandleStaged(rpc.MethodSessionLoad, c.storeErrors(c.prepareLoad))
+	m.HandleStaged(rpc.MethodSessionNew, c.storeErrors(c.prepareNew))
+	m.HandleStaged(rpc.MethodSessionPrompt, c.storeErrors(c.preparePrompt))
 	m.Handle(rpc.MethodSessionSetMode, c.gated(c.setMode))
 	return m
 }
 
 type handler = func(ctx context.Context, params json.RawMessage) (any, error)
 
-// gated refuses every method but initialize until initialize succeeded.
+// gated refuses every method but initialize until initialize succeeded;
+// the database's failures are store errors (storeError).
 func (c *clientConn) gated(h handler) handler {
 	h = detached(h)
 	return func(ctx context.Context, params json.RawMessage) (any, error) {
 		if !c.initialized.Load() {
 			return nil, rpc.ErrNotInitialized
 		}
-		return h(ctx, params)
+		res, err := h(ctx, params)
+		return res, c.d.storeError(err)
 	}
 }
 

@@ -20,6 +20,10 @@ import (
 type Config struct {
 	Socket  string // unix socket path ($HEARTH_SOCKET)
 	DataDir string // database directory ($HEARTH_DATA_DIR)
+	// NoSocket is set by the CLI for a daemon that serves no socket: the
+	// command it runs for ("hearth serve --stdio", "hearth ask --no-daemon"),
+	// which the data directory's lock names instead of Socket.
+	NoSocket string
 
 	BaseURL string // Responses API base ($OPENAI_BASE_URL); in simulator mode the simulator's
 	APIKey  string // $OPENAI_API_KEY; never logged, stored or shown unmasked

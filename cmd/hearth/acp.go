@@ -89,15 +89,18 @@ func dialOrStart(ctx context.Context, cfg daemon.Config, stderr io.Writer) (net.
 	if c, err := daemon.DialSocket(ctx, cfg.Socket); err == nil || errors.Is(err, daemon.ErrUnsafeSocket) {
 		return c, err
 	}
+	var sf *startFailure
 	switch {
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
+	case errors.As(werr, &sf):
+		return nil, sf // its own words
 	case errors.Is(werr, errDaemonExited):
 		return nil, fmt.Errorf("the daemon could not start: %s(full output in %s)", startLogTail(cfg), startLog(cfg))
 	case werr != nil && wctx.Err() != nil:
-		return nil, fmt.Errorf("the daemon did not come up on %s within %s (see %s)", cfg.Socket, startWait, startLog(cfg))
+		return nil, fmt.Errorf("%w on %s within %s (see %s)", errNotUp, cfg.Socket, startWait, startLog(cfg))
 	}
-	return nil, fmt.Errorf("the daemon said it listens on %s but does not answer (see %s): %v", cfg.Socket, startLog(cfg), werr)
+	return nil, fmt.Errorf("%w: it said it listens on %s but does not answer (see %s): %v", errNotUp, cfg.Socket, startLog(cfg), werr)
 }
 
 // startLogTail is the end of what a daemon that failed to start printed:

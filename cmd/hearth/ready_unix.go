@@ -42,8 +42,9 @@ func startReady(cmd *exec.Cmd) (*startedDaemon, error) {
 	return &startedDaemon{r: r}, nil
 }
 
-// wait returns nil once the daemon says it listens, errDaemonExited when it
-// exited without saying so, or ctx's error. It closes the pipe; the reading
+// wait returns nil once the daemon says it listens, a *startFailure with
+// its own error when it says it failed (tellStarter), errDaemonExited when
+// it exited without a word, or ctx's error. It closes the pipe; the reading
 // goroutine ends before it returns (closing an os.Pipe end unblocks a read).
 func (s *startedDaemon) wait(ctx context.Context, _ string) error {
 	done := make(chan error, 1)
@@ -51,8 +52,10 @@ func (s *startedDaemon) wait(ctx context.Context, _ string) error {
 		var b [1]byte
 		n, err := s.r.Read(b[:])
 		switch {
-		case n == 1:
+		case n == 1 && b[0] == '\n':
 			done <- nil
+		case n == 1:
+			done <- readFailure(b[0], s.r)
 		case errors.Is(err, io.EOF):
 			done <- errDaemonExited
 		default:
