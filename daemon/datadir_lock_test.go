@@ -49,7 +49,7 @@ func TestSecondDaemonOnOneDataDirRefused(t *testing.T) {
 // is named by its command.
 func TestDataDirHeldByInProcessDaemon(t *testing.T) {
 	dir := shortDir(t)
-	cfg := Config{Socket: filepath.Join(dir, "run", "hearth.sock"), DataDir: filepath.Join(dir, "data"), Simulator: true,
+	cfg := Config{Socket: filepath.Join(dir, "run", "hearth.sock"), DataDir: filepath.Join(dir, "data"), Simulator: true, BaseURL: "http://127.0.0.1:9/v1",
 		NoSocket: "hearth ask --no-daemon", Version: "test"}
 	d, err := New(cfg, nil)
 	if err != nil {

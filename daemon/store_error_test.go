@@ -22,7 +22,7 @@ import (
 // nothing itself.
 func TestDamagedDatabaseRefusedAtStart(t *testing.T) {
 	dir := shortDir(t)
-	cfg := Config{Socket: filepath.Join(dir, "run", "hearth.sock"), DataDir: filepath.Join(dir, "data"), Simulator: true, Version: "test"}
+	cfg := Config{Socket: filepath.Join(dir, "run", "hearth.sock"), DataDir: filepath.Join(dir, "data"), Simulator: true, BaseURL: "http://127.0.0.1:9/v1", Version: "test"}
 	db, err := store.Open(cfg.DBPath())
 	if err != nil {
 		t.Fatal(err)

@@ -93,6 +93,8 @@ func dialOrStart(ctx context.Context, cfg daemon.Config, stderr io.Writer) (net.
 	switch {
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
+	case errors.As(werr, &sf) && sf.taken:
+		return dialWinner(wctx, cfg.Socket, sf)
 	case errors.As(werr, &sf):
 		return nil, sf // its own words
 	case errors.Is(werr, errDaemonExited):
@@ -101,6 +103,24 @@ func dialOrStart(ctx context.Context, cfg daemon.Config, stderr io.Writer) (net.
 		return nil, fmt.Errorf("%w on %s within %s (see %s)", errNotUp, cfg.Socket, startWait, startLog(cfg))
 	}
 	return nil, fmt.Errorf("%w: it said it listens on %s but does not answer (see %s): %v", errNotUp, cfg.Socket, startLog(cfg), werr)
+}
+
+// dialWinner dials the daemon that won a race to start on socket: it holds
+// the socket's lock from before it binds, so a loser can hear of it before
+// it listens. Nothing tells when it does, so dial with a doubling backoff
+// (5 ms up to 100 ms) until it answers or ctx ends.
+func dialWinner(ctx context.Context, socket string, lost *startFailure) (net.Conn, error) {
+	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
+		c, err := daemon.DialSocket(ctx, socket)
+		if err == nil || errors.Is(err, daemon.ErrUnsafeSocket) {
+			return c, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w: %s, and it did not answer on %s (%v)", errNotUp, lost.msg, socket, err)
+		case <-time.After(wait):
+		}
+	}
 }
 
 // startLogTail is the end of what a daemon that failed to start printed:

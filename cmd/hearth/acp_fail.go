@@ -10,6 +10,7 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 
+	"github.com/hearthd/hearth/daemon"
 	"github.com/hearthd/hearth/rpc"
 )
 
@@ -58,6 +59,7 @@ func failFirstCall(in io.Reader, out io.Writer, why error) {
 // then its error's text. A ready daemon writes '\n' instead.
 const (
 	kindSocket = 'S'
+	kindTaken  = 'T' // another daemon holds the socket: it is starting or serving, and answers there
 	kindOther  = 'E'
 )
 
@@ -73,7 +75,10 @@ func tellStarter(ready *os.File, err error) {
 		return
 	}
 	kind := byte(kindOther)
-	if errors.As(err, new(socketFailure)) {
+	switch {
+	case errors.Is(err, daemon.ErrAlreadyRunning):
+		kind = kindTaken
+	case errors.As(err, new(socketFailure)):
 		kind = kindSocket
 	}
 	ready.Write(append([]byte{kind}, err.Error()...))
@@ -84,6 +89,7 @@ func tellStarter(ready *os.File, err error) {
 type startFailure struct {
 	msg    string
 	socket bool // it failed at its socket
+	taken  bool // another daemon holds the socket (it lost a race to start)
 }
 
 func (e *startFailure) Error() string { return "the daemon could not start: " + e.msg }
@@ -92,7 +98,7 @@ func (e *startFailure) Error() string { return "the daemon could not start: " + 
 // byte, up to its exit.
 func readFailure(kind byte, r io.Reader) *startFailure {
 	b, _ := io.ReadAll(io.LimitReader(r, 64<<10))
-	return &startFailure{msg: strings.TrimSpace(string(b)), socket: kind == kindSocket}
+	return &startFailure{msg: strings.TrimSpace(string(b)), socket: kind == kindSocket || kind == kindTaken, taken: kind == kindTaken}
 }
 
 // errNotUp is wrapped when a started daemon neither said it failed nor
