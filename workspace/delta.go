@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -40,7 +41,8 @@ type Delta struct {
 	Forget []string
 }
 
-// deltaMaxFile is the largest file a Delta diffs.
+// deltaMaxFile is the largest file a Delta diffs (and so holds in memory);
+// a larger one is hashed as it streams, up to readWholeMax.
 const deltaMaxFile = 1 << 20
 
 // Delta waits for the journal to hold every change made so far (Sync), then
@@ -84,38 +86,41 @@ func buildDelta(root *Root, changes []Change, overflow bool, seen map[string]See
 	check := func(c Change, from string) {
 		covered[from] = true
 		base := seen[from]
-		content, err := readDeltaFile(root, c.Path)
-		switch {
-		case err == errDeltaGone:
+		f, err := readDeltaFile(root, c.Path)
+		if err == errDeltaGone {
 			d.Forget = append(d.Forget, from)
 			l.deleted = append(l.deleted, Change{Path: from})
 			return
-		case err != nil || isBinary(content[:min(len(content), sniffLen)], len(content) <= sniffLen):
-			if c.Op == Renamed {
-				l.renamed = append(l.renamed, c) // else the model never hears from is gone
-			}
-			l.modified = append(l.modified, c)
-			l.binary[c.Path] = err == nil
-			d.Forget = append(d.Forget, from)
-			return
 		}
-		now := Seen{Hash: seenHash(content), Content: content}
 		if c.Op == Renamed {
-			l.renamed = append(l.renamed, c)
+			l.renamed = append(l.renamed, c) // else the model never hears from is gone
 			d.Forget = append(d.Forget, from)
 		}
 		switch {
-		case now.Hash == base.Hash && from == c.Path:
-			// What the model saw: its own write echoed, or changed back.
-		case now.Hash == base.Hash:
-			d.Updated[c.Path] = base
+		case err == nil && f.hash != "" && f.hash == base.Hash:
+			// What the model saw: its own write echoed, a touch, a change
+			// undone, or a rename.
+			if from != c.Path {
+				d.Updated[c.Path] = base
+			}
+		case err != nil || f.binary || f.content == nil:
+			// Unreadable, binary, or too large to diff: named.
+			l.modified = append(l.modified, c)
+			l.binary[c.Path] = err == nil && f.binary
+			if c.Op != Renamed {
+				d.Forget = append(d.Forget, from)
+			}
 		case base.Content == nil || isBinary(base.Content, true):
 			if c.Op != Renamed {
 				l.modified = append(l.modified, c)
 			}
 			d.Forget = append(d.Forget, c.Path)
 		default:
-			diffs = append(diffs, fileDiff{path: c.Path, from: from, text: deltaDiff(from, c.Path, base.Content, content), now: now})
+			now := Seen{Hash: f.hash}
+			if len(f.content) <= MaxContent { // the read set keeps no more
+				now.Content = f.content
+			}
+			diffs = append(diffs, fileDiff{path: c.Path, from: from, text: deltaDiff(from, c.Path, base.Content, f.content), now: now})
 		}
 	}
 	for _, c := range changes {
@@ -334,31 +339,54 @@ func deltaDiff(from, path string, old, now []byte) string {
 
 var errDeltaGone = errors.New("gone")
 
-// readDeltaFile reads a read-set file through the root's handle;
-// errDeltaGone when it no longer exists as a regular file.
-func readDeltaFile(root *Root, rel string) ([]byte, error) {
-	_, name, err := root.resolveName(rel)
-	if err != nil {
-		return nil, err
-	}
-	f, _, err := root.openRegular(name)
-	if err != nil {
-		if vanished(err) || errors.Is(err, errNotRegular) {
-			return nil, errDeltaGone
-		}
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, deltaMaxFile+1))
-	if err == nil && len(b) > deltaMaxFile {
-		return nil, fmt.Errorf("larger than %d bytes", deltaMaxFile)
-	}
-	return b, err
+// deltaFile is a read-set file as a delta finds it on disk.
+type deltaFile struct {
+	content []byte // the whole file, when at most deltaMaxFile bytes
+	hash    string // of the whole file; "" when over readWholeMax: not read
+	binary  bool
 }
 
-func seenHash(b []byte) string {
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+// readDeltaFile reads a read-set file through the root's handle: whole
+// when it is small enough to diff, else hashed as it streams (so a touch
+// is told from a change), and not at all past readWholeMax (read_file did
+// not hash it either). errDeltaGone when it no longer exists as a regular
+// file.
+func readDeltaFile(root *Root, rel string) (deltaFile, error) {
+	_, name, err := root.resolveName(rel)
+	if err != nil {
+		return deltaFile{}, err
+	}
+	f, fi, err := root.openRegular(name)
+	if err != nil {
+		if vanished(err) || errors.Is(err, errNotRegular) {
+			return deltaFile{}, errDeltaGone
+		}
+		return deltaFile{}, err
+	}
+	defer f.Close()
+	if fi.Size() > readWholeMax {
+		return deltaFile{}, nil
+	}
+	h := sha256.New()
+	buf := bytes.NewBuffer(make([]byte, 0, min(fi.Size(), deltaMaxFile)+bytes.MinRead))
+	if _, err := buf.ReadFrom(io.LimitReader(io.TeeReader(f, h), deltaMaxFile+1)); err != nil {
+		return deltaFile{}, err
+	}
+	b := buf.Bytes()
+	df := deltaFile{binary: isBinary(b[:min(len(b), sniffLen)], len(b) <= sniffLen)}
+	if len(b) <= deltaMaxFile {
+		df.content = b
+	} else {
+		n, err := io.Copy(h, io.LimitReader(f, readWholeMax+1-int64(len(b))))
+		if err != nil {
+			return deltaFile{}, err
+		}
+		if int64(len(b))+n > readWholeMax { // it grew past while being read
+			return deltaFile{binary: df.binary}, nil
+		}
+	}
+	df.hash = hex.EncodeToString(h.Sum(nil))
+	return df, nil
 }
 
 func seenPaths(m map[string]Seen) []string {
