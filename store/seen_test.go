@@ -34,6 +34,11 @@ func TestSeenAndPermissions(t *testing.T) {
 	if rs, _ := db.ReadSet(ctx, "s1"); rs["a.txt"] != "h2" {
 		t.Fatalf("ReadSet disagrees: %+v", rs)
 	}
+	for path, want := range map[string][]byte{"a.txt": []byte("two\n"), "big.bin": nil, "absent": nil} {
+		if got, err := db.SeenContent(ctx, "s1", path); err != nil || string(got) != string(want) || (got == nil) != (want == nil) {
+			t.Errorf("SeenContent %s = %q, %v; want %q", path, got, err, want)
+		}
+	}
 	if err := db.ForgetSeen(ctx, "s1", "big.bin"); err != nil {
 		t.Fatal(err)
 	}

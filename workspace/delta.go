@@ -19,6 +19,18 @@ import (
 type Seen struct {
 	Hash    string // sha256 hex of the whole file, as read_file reports it
 	Content []byte // nil when not kept: a change is then named, not diffed
+	// Load, when set, gives Content instead (nil when none is kept): a
+	// delta calls it only for a file that changed, so a read set of many
+	// files is not loaded whole for every delta.
+	Load func() []byte
+}
+
+// content is what the model saw of the file, nil when not kept.
+func (s Seen) content() []byte {
+	if s.Content == nil && s.Load != nil {
+		return s.Load()
+	}
+	return s.Content
 }
 
 // DeltaCaps bound a Delta's Text; zero fields take the defaults.
@@ -67,6 +79,7 @@ type fileDiff struct {
 	path, from string
 	text       string
 	now        Seen
+	oversize   bool // the diff is longer than a whole Text: named, and neither it nor now is kept
 }
 
 // buildDelta describes changes (collapsed, sorted) for a model whose read
@@ -101,8 +114,9 @@ func buildDelta(root *Root, changes []Change, overflow bool, seen map[string]See
 			// What the model saw: its own write echoed, a touch, a change
 			// undone, or a rename.
 			if from != c.Path {
-				d.Updated[c.Path] = base
+				d.Updated[c.Path] = Seen{Hash: base.Hash, Content: base.content()}
 			}
+			return
 		case err != nil || f.binary || f.content == nil:
 			// Unreadable, binary, or too large to diff: named.
 			l.modified = append(l.modified, c)
@@ -110,18 +124,24 @@ func buildDelta(root *Root, changes []Change, overflow bool, seen map[string]See
 			if c.Op != Renamed {
 				d.Forget = append(d.Forget, from)
 			}
-		case base.Content == nil || isBinary(base.Content, true):
-			if c.Op != Renamed {
-				l.modified = append(l.modified, c)
-			}
-			d.Forget = append(d.Forget, c.Path)
-		default:
+			return
+		}
+		if old := base.content(); old != nil && !isBinary(old, true) {
 			now := Seen{Hash: f.hash}
 			if len(f.content) <= MaxContent { // the read set keeps no more
 				now.Content = f.content
 			}
-			diffs = append(diffs, fileDiff{path: c.Path, from: from, text: deltaDiff(from, c.Path, base.Content, f.content), now: now})
+			fd := fileDiff{path: c.Path, from: from, text: deltaDiff(from, c.Path, old, f.content), now: now}
+			if len(fd.text) > caps.MaxBytes {
+				fd = fileDiff{path: c.Path, from: from, oversize: true}
+			}
+			diffs = append(diffs, fd)
+			return
 		}
+		if c.Op != Renamed {
+			l.modified = append(l.modified, c)
+		}
+		d.Forget = append(d.Forget, c.Path)
 	}
 	for _, c := range changes {
 		_, known := seen[c.Path]
@@ -198,7 +218,7 @@ func renderDelta(d *Delta, diffs []fileDiff, l deltaLists, overflow bool, caps D
 	var elided []Change
 	sort.Slice(diffs, func(i, k int) bool { return diffs[i].path < diffs[k].path })
 	for _, fd := range diffs {
-		if entries < caps.MaxEntries && b.Len()+len(fd.text) <= diffBudget {
+		if !fd.oversize && entries < caps.MaxEntries && b.Len()+len(fd.text) <= diffBudget {
 			b.WriteString(fd.text)
 			d.Updated[fd.path] = fd.now
 			entries++

@@ -61,3 +61,35 @@ func TestStaleFilesBig(t *testing.T) {
 		t.Fatalf("stale = %v, want [huge.txt]", got)
 	}
 }
+
+// The read set's texts are loaded (Seen.Load) only for files that changed:
+// a session that read many files does not load them all for every delta.
+// A diff longer than a whole delta is named, and not kept.
+func TestDeltaLoadsOnlyChangedTexts(t *testing.T) {
+	r, root, _ := newTree(t)
+	var loaded []string
+	seen := map[string]Seen{}
+	for _, name := range []string{"a.txt", "b.txt", "c.txt", "long.txt"} {
+		writeFile(t, filepath.Join(root, name), "before\n")
+		seen[name] = Seen{Hash: seenHash([]byte("before\n")), Load: func() []byte {
+			loaded = append(loaded, name)
+			return []byte("before\n")
+		}}
+	}
+	w := watchRoot(t, r, WatchOptions{})
+	cur := w.Cursor()
+	writeFile(t, filepath.Join(root, "b.txt"), "after\n")
+	writeFile(t, filepath.Join(root, "long.txt"), strings.Repeat("a long line\n", 3000))
+	d := delta(t, w, cur, seen, DeltaCaps{})
+	if !slices.Equal(loaded, []string{"b.txt", "long.txt"}) {
+		t.Errorf("loaded %q, want only the changed b.txt and long.txt", loaded)
+	}
+	want := "Files changed on disk since your last request:\n--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-before\n+after\n" +
+		"Modified: long.txt\nUse read_file to see the current contents of files named without a diff.\n"
+	if d.Text != want {
+		t.Errorf("Text:\n%s\nwant:\n%s", d.Text, want)
+	}
+	if string(d.Updated["b.txt"].Content) != "after\n" || !slices.Equal(d.Forget, []string{"long.txt"}) {
+		t.Errorf("Updated %v, Forget %q", d.Updated, d.Forget)
+	}
+}
