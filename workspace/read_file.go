@@ -118,8 +118,9 @@ func (ts *Toolset) readFileAt(ctx context.Context, name, rel string, offset, lim
 
 // readFromEditor reads rel through the editor: its buffer, unsaved changes
 // included. A directory or special file is refused as on disk, without
-// asking; a file on disk over readWholeMax is read from the disk. When the editor fails, the disk answers, with a note saying so;
-// a file on neither gets the disk's message.
+// asking; a file on disk over readWholeMax is read from the disk. When the
+// editor fails, the disk answers, with a note saying so; a file on neither
+// gets the disk's message.
 func (ts *Toolset) readFromEditor(ctx context.Context, abs, name, rel string, offset, limit int) Result {
 	fi, err := ts.root.handle().Stat(name)
 	switch {
