@@ -17,14 +17,22 @@ func (d *Daemon) contextDelta(ctx context.Context, s *openSession) string {
 	if w == nil {
 		return ""
 	}
-	stored, err := d.db.SeenFiles(ctx, s.id)
+	// The hashes of the read set; a text is read from the store only for a
+	// file that changed.
+	hashes, err := d.db.ReadSet(ctx, s.id)
 	if err != nil {
 		d.log.Warn("context delta: read set", "err", err)
 		return ""
 	}
-	seen := make(map[string]workspace.Seen, len(stored))
-	for p, v := range stored {
-		seen[p] = workspace.Seen{Hash: v.Hash, Content: v.Content}
+	seen := make(map[string]workspace.Seen, len(hashes))
+	for p, h := range hashes {
+		seen[p] = workspace.Seen{Hash: h, Load: func() []byte {
+			b, err := d.db.SeenContent(ctx, s.id, p)
+			if err != nil {
+				d.log.Warn("context delta: read set", "err", err)
+			}
+			return b
+		}}
 	}
 	var stale []string
 	if !s.staleChecked {

@@ -468,27 +468,35 @@ const maxSeenContent = workspace.MaxContent
 // so the next context delta shows only what changed since. The session
 // commits it with the tool's output. Text read from or written to the
 // editor's buffer is recorded as such: when the user saves it, the disk
-// matches the read set and the delta stays quiet.
+// matches the read set and the delta stays quiet. Only what the tool kept
+// is recorded: the file is never read again here (a binary file, or text
+// over maxSeenContent, is known by its hash alone).
 func (t *sessionTools) seen(rel string, r workspace.Result) *store.SeenWrite {
 	seen := store.Seen{Hash: r.Hash}
 	switch {
 	case r.Image != nil:
 		// An image is never diffed: the delta names it when it changes.
 	case r.Diff != nil:
-		seen.Content = []byte(r.Diff.New)
-	case r.Buffer || r.Content != "":
-		// The text the tool read and hashed: no second read of the file.
-		seen.Content = []byte(r.Content)
-	default:
-		if b, err := t.s.ws.root.ReadFile(rel); err == nil && hashOf(b) == r.Hash {
-			seen.Content = b
-		}
-	}
-	if len(seen.Content) > maxSeenContent {
-		seen.Content = nil
+		seen.Content = keptContent(r.Diff.New)
+	case r.Content != "":
+		seen.Content = keptContent(r.Content)
+	case r.Hash == emptyHash:
+		seen.Content = []byte{} // an empty file: diffed from nothing
 	}
 	return &store.SeenWrite{Path: rel, Seen: seen}
 }
+
+// keptContent is text as the read set keeps it: nil when over
+// maxSeenContent.
+func keptContent(s string) []byte {
+	if len(s) > maxSeenContent {
+		return nil
+	}
+	return []byte(s)
+}
+
+// emptyHash is the hash read_file gives an empty file.
+var emptyHash = hashOf(nil)
 
 func hashOf(b []byte) string {
 	h := sha256.Sum256(b)

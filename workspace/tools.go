@@ -99,8 +99,8 @@ type Result struct {
 	Buffer bool
 	// Content is, for a read_file of text, the whole text read (its hash
 	// is Hash) when it is at most MaxContent bytes, for the read set to diff
-	// against without reading the file again. With Buffer set it is always
-	// there, since the disk's may differ.
+	// against without reading the file again ("" with the hash of nothing
+	// is an empty file). Nothing else keeps a copy of the file.
 	Content string
 	// Image is, for a read_file of a PNG, JPEG, GIF or WebP file, the image
 	// itself, for the model to see; Output then describes it.

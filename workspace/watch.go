@@ -1,7 +1,6 @@
 package workspace
 
 import (
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -118,8 +117,8 @@ type Watcher struct {
 	maxDirs int  // the first walk's limit (0 afterwards: directories created later are always watched)
 	tooMany bool // the first walk met maxDirs
 
-	selfMu sync.Mutex                   // guards self
-	self   map[string][sha256.Size]byte // path → hash of what hearth is writing there
+	selfMu sync.Mutex          // guards self
+	self   map[string]selfNote // path → what hearth is writing there
 
 	fenceMu  sync.Mutex               // guards the fields below it, and mode transitions as Sync sees them
 	fenceSeq uint64                   // last marker number handed out
@@ -153,7 +152,7 @@ func NewWatcher(root *Root, opts WatchOptions) (*Watcher, error) {
 		pend:    newPendingEvents(o.MaxPending),
 		timer:   stoppedTimer(),
 		journal: newJournal(o.JournalSize),
-		self:    make(map[string][sha256.Size]byte),
+		self:    make(map[string]selfNote),
 		fences:  make(map[uint64]chan struct{}),
 		mode:    watchMode,
 		syncReq: make(chan syncRequest),

@@ -212,6 +212,27 @@ created user.go`)
 	wantChanges(t, got, `modified a.go`)
 }
 
+// A file hearth wrote that then grows to a GiB is news, told by its size:
+// the watcher does not read it to compare hashes.
+func TestWatchSelfWriteGrownHuge(t *testing.T) {
+	r, root, _ := newTree(t)
+	w := watchRoot(t, r, WatchOptions{})
+	cur := w.Cursor()
+	mine := []byte("written by hearth\n")
+	w.NoteSelfWrite("big.txt", mine)
+	writeFile(t, filepath.Join(root, "big.txt"), string(mine))
+	got, cur := changesSince(t, w, cur)
+	wantChanges(t, got, ``)
+	if err := os.Truncate(filepath.Join(root, "big.txt"), 1<<30); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = changesSince(t, w, cur)
+	wantChanges(t, got, `modified big.txt`)
+	if _, err := fileSum(r, "big.txt", int64(len(mine))); err != errSizeDiffers {
+		t.Errorf("fileSum of a file of another size: %v, want errSizeDiffers", err)
+	}
+}
+
 func TestWatchDebounceFlushesOnItsOwn(t *testing.T) {
 	w, root := startWatcher(t, WatchOptions{Quiet: 20 * time.Millisecond, MaxWait: 200 * time.Millisecond})
 	cur := w.Cursor()
