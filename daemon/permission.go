@@ -139,12 +139,14 @@ func diffContent(s *openSession, rel, old, new string) acp.ToolCallContent {
 	return diffBlock(s.ws.root.Path(), rel, old, new)
 }
 
-// diffBlock is an ACP diff block for rel under root; oldText is absent for
-// a new file.
+// diffBlock is an ACP diff block for rel under root, bounded for the editor
+// (boundDiff); oldText is absent for a new file.
 func diffBlock(root, rel, old, new string) acp.ToolCallContent {
 	abs := root + "/" + rel
 	if old == "" {
+		_, new = boundDiff("", new)
 		return acp.ToolDiffContent(abs, new)
 	}
+	old, new = boundDiff(old, new)
 	return acp.ToolDiffContent(abs, new, old)
 }
