@@ -40,6 +40,7 @@ type Daemon struct {
 	log     *slog.Logger
 	db      *store.DB
 	started time.Time
+	watches *workspace.WatchHub // the workspaces' shared inotify instance; closed by Close after them
 
 	ctx    context.Context // cancelled by Close (cause session.ErrShutdown): ends turns and connections
 	cancel context.CancelCauseFunc
@@ -79,7 +80,7 @@ func New(cfg Config, log *slog.Logger) (*Daemon, error) {
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	d := &Daemon{
-		cfg: cfg, log: log, db: db, started: time.Now(), ctx: ctx, cancel: cancel,
+		cfg: cfg, log: log, db: db, started: time.Now(), ctx: ctx, cancel: cancel, watches: workspace.NewWatchHub(log),
 		workspaces: map[string]*openWorkspace{}, sessions: map[string]*openSession{},
 		clients: map[*clientConn]struct{}{}, left: make(chan struct{}),
 		opening: map[string]chan struct{}{},
@@ -258,6 +259,7 @@ func (d *Daemon) Close() error {
 	for _, w := range workspaces {
 		d.closeWorkspace(w)
 	}
+	d.watches.Close()
 	return d.db.Close()
 }
 
