@@ -203,9 +203,9 @@ func (c *clientConn) preparePrompt(ctx context.Context, params json.RawMessage) 
 			return acp.PromptResponse{StopReason: acp.StopReason(stop)}, nil
 		}
 		var input []json.RawMessage
-		if s.ws.watcher == nil && !s.toldWatch {
+		if note := s.ws.watchNotice(); note != "" && !s.toldWatch {
 			s.toldWatch = true
-			updates{s}.Notice("hearth: file watching is " + s.ws.watch)
+			updates{s}.Notice(note)
 		}
 		s.tellMCP(updates{s})
 		if delta := d.contextDelta(tctx, s); delta != "" {

@@ -56,7 +56,7 @@ type Config struct {
 	ContextWindow     int           // $HEARTH_CONTEXT_WINDOW: the model's input window in tokens; 0 = known default of the model family
 	MCPCallTimeout    time.Duration // $HEARTH_MCP_TIMEOUT: one call of an MCP server's tool; 0 = default 60s
 	NoSpare           bool          // $HEARTH_SPARE=off: no session warmed ahead of time per workspace
-	WatchMaxDirs      int           // $HEARTH_WATCH_MAX_DIRS: a workspace with more directories (outside ignored ones) is not watched; 0 = default 20000, -1 = no limit
+	WatchMaxDirs      int           // $HEARTH_WATCH_MAX_DIRS: a workspace with more directories (outside ignored ones) is watched in part; 0 = default 20000, -1 = no limit
 	ShellNetwork      string        // $HEARTH_SHELL_NETWORK: on, off or mode (by the session's mode, modeNetwork); "" = mode
 	Version           string
 }

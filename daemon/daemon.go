@@ -41,6 +41,7 @@ type Daemon struct {
 	db      *store.DB
 	lock    *dataDirLock // the data directory's, held until the database closed
 	started time.Time
+	watches *workspace.WatchHub // the workspaces' shared inotify instance; closed by Close after them
 
 	ctx    context.Context // cancelled by Close (cause session.ErrShutdown): ends turns and connections
 	cancel context.CancelCauseFunc
@@ -87,7 +88,7 @@ func New(cfg Config, log *slog.Logger) (*Daemon, error) {
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	d := &Daemon{
-		cfg: cfg, log: log, db: db, lock: lock, started: time.Now(), ctx: ctx, cancel: cancel,
+		cfg: cfg, log: log, db: db, lock: lock, started: time.Now(), ctx: ctx, cancel: cancel, watches: workspace.NewWatchHub(log),
 		workspaces: map[string]*openWorkspace{}, sessions: map[string]*openSession{},
 		clients: map[*clientConn]struct{}{}, left: make(chan struct{}),
 		opening: map[string]chan struct{}{},
@@ -296,6 +297,7 @@ func (d *Daemon) Close() error {
 	for _, w := range workspaces {
 		d.closeWorkspace(w)
 	}
+	d.watches.Close()
 	err := d.db.Close()
 	d.lock.release()
 	return err

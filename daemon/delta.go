@@ -2,6 +2,9 @@ package daemon
 
 import (
 	"context"
+	"maps"
+	"slices"
+	"time"
 
 	"github.com/hearthd/hearth/store"
 	"github.com/hearthd/hearth/workspace"
@@ -36,6 +39,9 @@ func (d *Daemon) contextDelta(ctx context.Context, s *openSession) string {
 	}
 	var stale []string
 	if !s.staleChecked {
+		// A tree watched in part watches what the model has seen (a no-op
+		// otherwise).
+		w.Touch(time.Now(), slices.Collect(maps.Keys(seen))...)
 		// The first delta of a session reopened from the store also covers
 		// files that changed while no watcher ran (the daemon was down).
 		stale = workspace.StaleFiles(s.ws.root, seen)
@@ -60,6 +66,14 @@ func (d *Daemon) contextDelta(ctx context.Context, s *openSession) string {
 		if err := d.db.ForgetSeen(bg, s.id, p); err != nil {
 			d.log.Warn("context delta: update read set", "err", err)
 		}
+	}
+	if note := w.ScopeNote(); note != "" && !s.toldScope {
+		// Once per session: the item stays in its transcript.
+		s.toldScope = true
+		if delta.Text == "" {
+			return note
+		}
+		return note + "\n\n" + delta.Text
 	}
 	return delta.Text
 }

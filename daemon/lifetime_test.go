@@ -236,34 +236,6 @@ func TestFiftyIdleSessions(t *testing.T) {
 	}
 }
 
-// A workspace with more directories than HEARTH_WATCH_MAX_DIRS opens
-// without a watcher: status says why, and each session's first answer
-// tells the user once.
-func TestWorkspacePastTheWatchBudget(t *testing.T) {
-	td := startDaemon(t, sim.Options{}, "")
-	td.d.mu.Lock()
-	td.d.cfg.WatchMaxDirs = 1 // the workspace has two: the root and src
-	td.d.mu.Unlock()
-	ed := td.connect()
-	ed.initialize()
-	id := ed.newSession(td.root)
-	var st rpc.Status
-	ed.must(rpc.MethodHearthStatus, nil, &st)
-	if len(st.Workspaces) != 1 || !strings.HasPrefix(st.Workspaces[0].Watch, "off: ") ||
-		!strings.Contains(st.Workspaces[0].Watch, "HEARTH_WATCH_MAX_DIRS") {
-		t.Fatalf("status: %+v, want watch off naming HEARTH_WATCH_MAX_DIRS", st.Workspaces)
-	}
-	ed.prompt(id, "hi")
-	if got := agentText(ed.updates()); !strings.Contains(got, "file watching is off") {
-		t.Errorf("first answer %q does not say the workspace is not watched", got)
-	}
-	ed.forget()
-	ed.prompt(id, "hi again")
-	if got := agentText(ed.updates()); strings.Contains(got, "file watching") {
-		t.Errorf("the notice was repeated: %q", got)
-	}
-}
-
 // A prompt that arrives while the daemon drains is refused with its own
 // code, not as an internal error: nothing was started, the editor may send
 // it again once a daemon is back.

@@ -34,7 +34,7 @@ type openWorkspace struct {
 	specs    []json.RawMessage // tool specs, built once: byte-identical on every request
 	client   *session.Client
 	watcher  *workspace.Watcher // nil when the workspace could not be watched
-	watch    string             // the watcher's mode, or why there is none (status, and a notice at each session's first prompt)
+	watch    string             // why there is no watcher (status, and a notice at each session's first prompt); see watchState
 	lastUsed time.Time          // guarded by Daemon.mu: opened, or its last session closed
 
 	spare     *spareSession // guarded by Daemon.mu: a session warmed ahead of time (spare.go)
@@ -52,7 +52,8 @@ type openSession struct {
 
 	since        uint64 // the watcher's journal cursor at this session's last prompt; used by the turn only
 	staleChecked bool   // the read set was compared with the disk once; used by the turn only
-	toldWatch    bool   // the editor was told the workspace is not watched; used by the turn only
+	toldWatch    bool   // the editor was told the workspace is not watched (or not all of it); used by the turn only
+	toldScope    bool   // the model was told which part of a big tree is watched; used by the turn only
 
 	lastUsed atomic.Int64 // unix nanos of the last lookup, attach or detach: the start of its idle time
 
@@ -106,19 +107,16 @@ func (d *Daemon) workspaceFor(ctx context.Context, dir string) (*openWorkspace, 
 	}
 	ts := workspace.NewToolset(root)
 	w = &openWorkspace{root: root, tools: ts, lastUsed: time.Now()}
-	if wt, err := workspace.NewWatcher(root, workspace.WatchOptions{Logger: d.log.With("workspace", path), MaxDirs: maxDirs}); err != nil {
-		w.watch = "off: " + err.Error()
-		var tm *workspace.TooManyDirsError
-		if errors.As(err, &tm) {
-			w.watch += "; open a project directory, or raise HEARTH_WATCH_MAX_DIRS"
-		}
-		w.watch += ". The model is not told what changes on disk"
+	if wt, err := workspace.NewWatcher(root, workspace.WatchOptions{Logger: d.log.With("workspace", path), MaxDirs: maxDirs, Hub: d.watches}); err != nil {
+		w.watch = "off: " + err.Error() + ". The model is not told what changes on disk"
 		d.log.Warn("workspace not watched: the model will not hear of changes on disk", "root", path, "err", err)
 	} else {
 		w.watcher = wt
-		w.watch = wt.Mode()
 		if p := wt.Problem(); p != "" {
 			d.log.Warn("file watching degraded", "root", path, "problem", p)
+		}
+		if partial, _ := wt.Partial(); partial {
+			d.log.Warn("workspace watched in part: more directories than HEARTH_WATCH_MAX_DIRS", "root", path, "max", maxDirs)
 		}
 		// hearth's own writes are not reported back as the user's.
 		ts.OnWrite = wt.NoteSelfWrite
@@ -443,7 +441,11 @@ func (t *sessionTools) Run(ctx context.Context, call session.ToolCall) session.T
 	t.s.mu.Lock()
 	mode := t.s.mode
 	t.s.mu.Unlock()
+	start := time.Now()
 	r := ws.tools.WithNetwork(shellNetwork(t.d.cfg.ShellNetwork, mode)).RunVia(ctx, ed, call.Name, args)
+	if ws.watcher != nil {
+		ws.watcher.Touch(start, r.Locations...) // a tree too big to watch whole is watched where the tools go
+	}
 	out := session.ToolResult{Output: r.Output, IsError: r.IsError, Title: r.Title, Kind: tool.Kind, Locations: r.Locations}
 	if r.Diff != nil {
 		out.Diff = &session.Diff{Path: r.Diff.Path, Old: r.Diff.Old, New: r.Diff.New}
