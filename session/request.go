@@ -118,9 +118,8 @@ func (c *Conversation) send(ctx context.Context, turnID int64, generate bool, si
 	sent := time.Now()
 	// What the request carries that the store does not hold yet (the
 	// turn's staged response and outputs) is committed with its row, before
-	// it is sent: written to the store's journal, and applied to SQLite
-	// (Flush) once the server has answered with its first event.
-	reqID, err := c.db.JournalRequest(ctx, store.Request{
+	// it is sent, in one transaction.
+	reqID, _, err := c.db.InsertRequestAfter(ctx, store.Request{
 		SessionID: c.id, TurnID: turnID, Conn: conn.name(), Kind: kind, FullReason: reason,
 		PreviousResponseID: prev, BytesSent: int64(len(frame)), InputItems: len(items),
 		Status: "sent", Sent: sent,
@@ -294,14 +293,6 @@ func (c *Conversation) read(ctx context.Context, st *stream, sink Sink) (r *repl
 		}
 		if first.IsZero() {
 			first = time.Now()
-			// The request's record goes from the store's journal into
-			// SQLite now, while the model works: not between the send
-			// and the server reading it, where it would compete with
-			// both for the CPU.
-			if ferr := c.db.Flush(ctx); ferr != nil {
-				// It stays in the journal; the next write applies it or fails.
-				c.log.Warn("apply the request's record", "err", ferr)
-			}
 		}
 		switch e.Type {
 		case "response.output_text.delta":

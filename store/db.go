@@ -8,9 +8,7 @@
 // BEGIN IMMEDIATE transactions taken one at a time, so concurrent writers
 // queue inside the process instead of failing with "database is locked";
 // reads use a separate pool of query-only connections that WAL mode lets run
-// alongside the writer. The one commit on a model round trip's path is a
-// record in a journal instead (journal.go), applied to SQLite once the model
-// API has answered; every other write and read applies it first.
+// alongside the writer.
 package store
 
 import (
@@ -46,7 +44,7 @@ type DB struct {
 	path   string
 	writer *sql.DB    // one connection, wconn: SQLite allows one writer anyway
 	wconn  *sql.Conn  // writer's only connection, held from Open to Close
-	wmu    sync.Mutex // held by a write transaction on wconn; guards stmts and jr
+	wmu    sync.Mutex // held by a write transaction on wconn; guards stmts
 	reader *sql.DB    // query-only pool
 
 	// mu guards closed and the Add side of calls, so that Close can wait
@@ -55,11 +53,9 @@ type DB struct {
 	closed bool
 	calls  sync.WaitGroup
 
-	commits  atomic.Int64 // write transactions committed
-	stmts    statements   // wconn's prepared statements
-	ckpt     *checkpointer
-	jr       *journal    // nil: writes commit directly; guarded by wmu
-	jpending atomic.Bool // jr holds a record not yet applied (read without wmu)
+	commits atomic.Int64 // write transactions committed
+	stmts   statements   // wconn's prepared statements
+	ckpt    *checkpointer
 }
 
 // Commits is the number of write transactions committed since Open: each
@@ -156,12 +152,7 @@ func Open(path string) (*DB, error) {
 		writer.Close()
 		return nil, fmt.Errorf("store: open %s: writer: %w", abs, err)
 	}
-	db := &DB{path: abs, writer: writer, wconn: wconn, reader: reader, ckpt: newCheckpointer(ckpt)}
-	if err := db.openJournal(ctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("store: open %s: %w", abs, err)
-	}
-	return db, nil
+	return &DB{path: abs, writer: writer, wconn: wconn, reader: reader, ckpt: newCheckpointer(ckpt)}, nil
 }
 
 // dsn builds a go-sqlite3 URI DSN. The path is escaped because SQLite
@@ -186,16 +177,13 @@ func (db *DB) Close() error {
 	db.mu.Unlock()
 	db.calls.Wait()
 
-	db.wmu.Lock()
-	jerr := db.closeJournal(context.Background())
-	db.wmu.Unlock()
 	cerr := db.ckpt.close()
 	db.closeStatements()
 	rerr := db.reader.Close()
 	// The writer goes last: closing the last connection checkpoints the WAL.
 	cwerr := db.wconn.Close()
 	werr := db.writer.Close()
-	if err := errors.Join(jerr, cerr, rerr, cwerr, werr); err != nil {
+	if err := errors.Join(cerr, rerr, cwerr, werr); err != nil {
 		return fmt.Errorf("store: close %s: %w", db.path, err)
 	}
 	return nil
@@ -231,13 +219,6 @@ func (db *DB) write(ctx context.Context, fn func(tx *wtx) error) (err error) {
 		return err
 	}
 	ctx = context.WithoutCancel(ctx)
-	return db.withWriter(ctx, func() error { return db.txLocked(ctx, fn) })
-}
-
-// withWriter runs fn holding the writer (wmu), counted as a call for Close,
-// once the journal's pending record is applied: whatever fn writes may
-// depend on it. A nil fn only applies the record (Flush).
-func (db *DB) withWriter(ctx context.Context, fn func() error) error {
 	done, err := db.enter()
 	if err != nil {
 		return err
@@ -245,18 +226,6 @@ func (db *DB) withWriter(ctx context.Context, fn func() error) error {
 	defer done()
 	db.wmu.Lock()
 	defer db.wmu.Unlock()
-	if err := db.applyLocked(ctx); err != nil {
-		return fmt.Errorf("flush the journal: %w", err)
-	}
-	if fn == nil {
-		return nil
-	}
-	return fn()
-}
-
-// txLocked is write's transaction, with wmu held.
-func (db *DB) txLocked(ctx context.Context, fn func(tx *wtx) error) (err error) {
-	ctx = context.WithoutCancel(ctx)
 	if _, err := db.wconn.ExecContext(ctx, `BEGIN IMMEDIATE`); err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
@@ -284,12 +253,6 @@ func (db *DB) txLocked(ctx context.Context, fn func(tx *wtx) error) (err error) 
 
 // read runs fn with the reader pool, counted as a call for Close.
 func (db *DB) read(fn func(r *sql.DB) error) error {
-	if db.jpending.Load() {
-		// What the journal holds is the store's: reads see it.
-		if err := db.withWriter(context.Background(), nil); err != nil {
-			return err
-		}
-	}
 	done, err := db.enter()
 	if err != nil {
 		return err
