@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 
 	"github.com/hearthd/hearth/store"
@@ -227,75 +226,6 @@ func (c *Conversation) Transcript() []json.RawMessage {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]json.RawMessage(nil), c.transcript...)
-}
-
-// settingsFrom is what a conversation's settings are built from; the
-// settings and their encoding are kept until it changes (settingsCache).
-type settingsFrom struct {
-	model, instructions, effort, summary string
-	specs                                []json.RawMessage
-}
-
-func (a settingsFrom) same(b settingsFrom) bool {
-	return a.model == b.model && a.instructions == b.instructions && a.effort == b.effort &&
-		a.summary == b.summary && slices.EqualFunc(a.specs, b.specs, func(x, y json.RawMessage) bool { return bytes.Equal(x, y) })
-}
-
-// settingsCache holds a conversation's last settings and their encoding:
-// encoding the tools and instructions (kilobytes) on every request cost
-// each round trip tens of microseconds. It lives as long as its
-// Conversation.
-type settingsCache struct {
-	mu   sync.Mutex
-	from settingsFrom
-	set  settings
-	key  []byte // set.key(); nil until the first request
-}
-
-// settings are this conversation's non-input request fields, with their
-// encoding (settings.key), rebuilt only when the configuration or the
-// tools change.
-func (c *Conversation) settings() (settings, []byte) {
-	cfg := c.client.Config()
-	from := settingsFrom{model: cfg.Model, instructions: cfg.Instructions, effort: cfg.ReasoningEffort, summary: cfg.ReasoningSummary}
-	if c.tools != nil {
-		from.specs = c.tools.Specs()
-	}
-	k := &c.setCache
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.key == nil || !k.from.same(from) {
-		k.from, k.set = from, buildSettings(cfg, from.specs, c.id)
-		k.key = k.set.key()
-	}
-	return k.set, k.key
-}
-
-// buildSettings makes the settings of a conversation.
-func buildSettings(cfg Config, specs []json.RawMessage, id string) settings {
-	var tools json.RawMessage
-	if len(specs) > 0 {
-		tools, _ = json.Marshal(specs)
-	}
-	s := settings{
-		Model:          cfg.Model,
-		Instructions:   cfg.Instructions,
-		Tools:          tools,
-		Store:          false,
-		PromptCacheKey: id,
-	}
-	if cfg.ReasoningEffort != "" && cfg.ReasoningEffort != "none" {
-		s.Reasoning = &reasoning{Effort: cfg.ReasoningEffort}
-		if cfg.ReasoningSummary != "none" {
-			s.Reasoning.Summary = cfg.ReasoningSummary
-		}
-		s.Include = []string{"reasoning.encrypted_content"}
-	}
-	if tools != nil {
-		s.ToolChoice = "auto"
-		s.ParallelToolCalls = true
-	}
-	return s
 }
 
 // commit writes items to the store, then appends them to the transcript:

@@ -81,7 +81,11 @@ func (c *Conversation) send(ctx context.Context, turnID int64, generate bool, si
 	}
 	full = append(full, aside...)
 	c.mu.Unlock()
-	set, key := c.settings()
+	set, key, err := c.settings()
+	if err != nil {
+		conn.release(lane)
+		return nil, err
+	}
 	items, prev, reason := plan(base, conn, lane, key, full, c.client.Config().DisableIncremental)
 
 	ev := createEvent{Type: "response.create", settings: set, encoded: key, StreamID: lane, PreviousResponseID: prev, Input: items}
