@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -166,17 +165,12 @@ func (c *Client) link(ctx context.Context, key, lane string) (link, error) {
 		if err == nil {
 			return ws, nil
 		}
-		var he *HandshakeError
-		switch {
-		case errors.Is(err, ErrClosed) || ctx.Err() != nil:
+		switch dialRule(err, ctx.Err() != nil, attempt, time.Since(start), c.Config()) {
+		case dialFail:
 			return nil, err
-		case errors.As(err, &he) && he.StatusCode == 426:
-			// This endpoint does not do WebSocket: switch at once, for good.
+		case dialHTTPForGood:
 			return c.fallBack(time.Time{}, "the API answered the WebSocket upgrade with HTTP 426"), nil
-		case errors.As(err, &he) && (he.StatusCode == 401 || he.StatusCode == 403 || he.StatusCode == 404):
-			return nil, err
-		}
-		if attempt+1 >= c.Config().DialAttempts || time.Since(start) > c.Config().DialBudget {
+		case dialFallBack:
 			c.log.Warn("WebSocket unavailable; falling back to HTTP", "err", err)
 			return c.fallBack(time.Now().Add(c.probeAfter()), fmt.Sprintf("the WebSocket could not be opened (%v)", err)), nil
 		}

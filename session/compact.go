@@ -122,7 +122,7 @@ func (c *Conversation) compact(ctx context.Context, turnID int64, sink Sink, why
 	}
 	ask := []json.RawMessage{UserMessage(compactionPrompt)}
 	r, err := c.exchangeAside(ctx, turnID, nil, ask)
-	if errors.Is(err, ErrContextLength) {
+	if err != nil && Classify(err) == KindContextLength {
 		// The view is past the window already: summarize its newer half
 		// (with the initial items), in full.
 		r, err = c.exchangeAside(ctx, turnID, c.newerHalf(), ask)
@@ -161,7 +161,7 @@ func (c *Conversation) compact(ctx context.Context, turnID int64, sink Sink, why
 
 	if _, err := c.db.AddCompaction(context.WithoutCancel(ctx), store.Compaction{SessionID: c.id, ThroughSeq: through,
 		Summary: summary, ResponseID: r.id, Reason: why}); err != nil {
-		return fmt.Errorf("compact: %w", err)
+		return storeErr(fmt.Errorf("compact: %w", err))
 	}
 	c.mu.Lock()
 	c.transcript = append(append(initial, summaryItem(summary)), tail...)

@@ -150,7 +150,7 @@ func Open(ctx context.Context, o Options) (*Conversation, error) {
 	if items == nil {
 		var err error
 		if items, err = o.DB.Items(ctx, o.ID); err != nil {
-			return nil, fmt.Errorf("load transcript of %s: %w", o.ID, err)
+			return nil, storeErr(fmt.Errorf("load transcript of %s: %w", o.ID, err))
 		}
 	}
 	log := o.Log
@@ -179,7 +179,7 @@ func Open(ctx context.Context, o Options) (*Conversation, error) {
 		}
 	default:
 		c.Close()
-		return nil, fmt.Errorf("load transcript of %s: %w", o.ID, err)
+		return nil, storeErr(fmt.Errorf("load transcript of %s: %w", o.ID, err))
 	}
 	if len(c.transcript) == 0 && len(o.Initial) > 0 {
 		var init []store.NewItem
@@ -235,7 +235,7 @@ func (c *Conversation) commit(ctx context.Context, turnID int64, items []store.N
 		return nil
 	}
 	if _, err := c.db.AppendItems(ctx, c.id, turnID, items); err != nil {
-		return fmt.Errorf("commit %d item(s): %w", len(items), err)
+		return storeErr(fmt.Errorf("commit %d item(s): %w", len(items), err))
 	}
 	c.mu.Lock()
 	for _, it := range items {
@@ -318,7 +318,7 @@ func (c *Conversation) flushPending(ctx context.Context, turnID int64) error {
 	for _, f := range done {
 		f(false)
 	}
-	return fmt.Errorf("commit %d item(s): %w", len(items), err)
+	return storeErr(fmt.Errorf("commit %d item(s): %w", len(items), err))
 }
 
 // convert brings the replay forms up to date outside the lock, so that a

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -81,16 +82,29 @@ func (r *refusal) Unwrap() []error { return []error{r.kind, r.err} }
 
 // explain wraps the model API's final refusals with what the user can do.
 func explain(err error, size func() string) error {
-	for _, kind := range []error{ErrAuth, ErrQuota, ErrContextLength, ErrModelNotFound} {
-		if errors.Is(err, kind) {
-			r := &refusal{kind: kind, err: err}
-			if kind == ErrContextLength {
-				r.size = size()
-			}
-			return r
-		}
+	r := &refusal{err: err}
+	switch Classify(err) {
+	case KindAuth:
+		r.kind = ErrAuth
+	case KindQuota:
+		r.kind = ErrQuota
+	case KindContextLength:
+		r.kind, r.size = ErrContextLength, size()
+	case KindModelNotFound:
+		r.kind = ErrModelNotFound
+	default:
+		return err
 	}
-	return err
+	return r
+}
+
+// storeErr marks a failure of the store as KindStore; one that is a
+// cancelled context stays a cancellation.
+func storeErr(err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return WithKind(KindStore, err)
 }
 
 // ResponseError is a response that ended in response.failed or

@@ -8,44 +8,55 @@ import (
 	"time"
 )
 
-// Every failure a model request can meet, and what it leads to: the
-// stream's fate and the retry. One table, so that a new failure gets a row
-// and a decision instead of a branch somewhere.
+// Every failure a model request can meet, its kind, and what it leads to:
+// the stream's fate and the retry. One table, so that a new failure gets a
+// row and a decision instead of a branch somewhere; every kind has a row.
 func TestJudgeTable(t *testing.T) {
 	cfg := Config{}.WithDefaults()
 	cases := []struct {
 		name   string
 		err    error
+		kind   Kind
 		stream streamAction
 		retry  bool
 		once   string
 	}{
-		{"cancelled by the user", context.Canceled, walkAway, false, ""},
-		{"turn deadline", context.DeadlineExceeded, walkAway, false, ""},
-		{"silence", fmt.Errorf("no event for 5m: %w", ErrSilence), walkAway, true, ""},
-		{"connection lost", fmt.Errorf("%w: EOF", ErrConnectionLost), leave, true, ""},
-		{"sibling aborted on the socket", errAborted, leave, true, ""},
-		{"connection rotated under the request", errRotated, leave, true, ""},
-		{"no lanes, switched", &NoLanesError{Why: "ignores", Switched: true}, leave, true, "lanes"},
-		{"no lanes, HEARTH_LANES=on", &NoLanesError{Why: "ignores"}, leave, false, "lanes"},
-		{"cache miss", &APIError{Status: 400, Code: "previous_response_not_found"}, leave, true, "cache"},
-		{"connection limit", &APIError{Status: 400, Code: "websocket_connection_limit_reached"}, dropConn, true, ""},
-		{"rate limit", &APIError{Status: 429, Code: "rate_limit_exceeded", Message: "try again in 20ms"}, leave, true, ""},
-		{"server error event", &APIError{Status: 500, Code: "server_error"}, leave, true, ""},
-		{"server error type", &APIError{Type: "server_error"}, leave, true, ""},
-		{"response failed on the server", &ResponseError{Status: "failed", Code: "server_error"}, leave, true, ""},
-		{"response failed otherwise", &ResponseError{Status: "failed", Code: "invalid_prompt"}, leave, false, ""},
-		{"invalid api key", &APIError{Status: 401, Code: "invalid_api_key"}, leave, false, ""},
-		{"handshake 401", &HandshakeError{StatusCode: 401}, leave, false, ""},
-		{"quota (a 429 that is not a rate limit)", &APIError{Status: 429, Type: "insufficient_quota", Code: "insufficient_quota"}, leave, false, ""},
-		{"context length", &APIError{Status: 400, Code: "context_length_exceeded"}, leave, false, ""},
-		{"unknown model", &APIError{Status: 404, Code: "model_not_found"}, leave, false, ""},
-		{"bad request", &APIError{Status: 400, Code: "invalid_value"}, leave, false, ""},
-		{"item not found (store:false id)", &APIError{Status: 404, Message: "Item with id 'rs_1' not found."}, leave, false, ""},
-		{"anything else", fmt.Errorf("commit the response: disk full"), leave, false, ""},
+		{"cancelled by the user", context.Canceled, KindCancelled, walkAway, false, ""},
+		{"turn deadline", context.DeadlineExceeded, KindCancelled, walkAway, false, ""},
+		{"silence", fmt.Errorf("no event for 5m: %w", ErrSilence), KindTransient, walkAway, true, ""},
+		{"connection lost", fmt.Errorf("%w: EOF", ErrConnectionLost), KindTransient, leave, true, ""},
+		{"sibling aborted on the socket", errAborted, KindTransient, leave, true, ""},
+		{"connection rotated under the request", errRotated, KindTransient, leave, true, ""},
+		{"no lanes, switched", &NoLanesError{Why: "ignores", Switched: true}, KindTransient, leave, true, onceLanes},
+		{"no lanes, HEARTH_LANES=on", &NoLanesError{Why: "ignores"}, KindModelAPI, leave, false, ""},
+		{"cache miss", &APIError{Status: 400, Code: "previous_response_not_found"}, KindTransient, leave, true, onceCache},
+		{"connection limit", &APIError{Status: 400, Code: "websocket_connection_limit_reached"}, KindTransient, dropConn, true, ""},
+		{"rate limit", &APIError{Status: 429, Code: "rate_limit_exceeded", Message: "try again in 20ms"}, KindTransient, leave, true, ""},
+		{"server error event", &APIError{Status: 500, Code: "server_error"}, KindTransient, leave, true, ""},
+		{"server error type", &APIError{Type: "server_error"}, KindTransient, leave, true, ""},
+		{"response failed on the server", &ResponseError{Status: "failed", Code: "server_error"}, KindTransient, leave, true, ""},
+		{"response rate limited", &ResponseError{Status: "failed", Code: "rate_limit_exceeded"}, KindTransient, leave, true, ""},
+		{"response failed otherwise", &ResponseError{Status: "failed", Code: "invalid_prompt"}, KindModelAPI, leave, false, ""},
+		{"invalid api key", &APIError{Status: 401, Code: "invalid_api_key"}, KindAuth, leave, false, ""},
+		{"handshake 401", &HandshakeError{StatusCode: 401}, KindAuth, leave, false, ""},
+		{"handshake 403", &HandshakeError{StatusCode: 403}, KindModelAPI, leave, false, ""},
+		{"quota (a 429 that is not a rate limit)", &APIError{Status: 429, Type: "insufficient_quota", Code: "insufficient_quota"}, KindQuota, leave, false, ""},
+		{"context length", &APIError{Status: 400, Code: "context_length_exceeded"}, KindContextLength, leave, false, ""},
+		{"context length, explained", explain(&APIError{Status: 400, Code: "context_length_exceeded"}, func() string { return "big" }), KindContextLength, leave, false, ""},
+		{"unknown model", &APIError{Status: 404, Code: "model_not_found"}, KindModelNotFound, leave, false, ""},
+		{"bad request", &APIError{Status: 400, Code: "invalid_value"}, KindModelAPI, leave, false, ""},
+		{"item not found (store:false id)", &APIError{Status: 404, Message: "Item with id 'rs_1' not found."}, KindModelAPI, leave, false, ""},
+		{"the store failed", storeErr(fmt.Errorf("commit the response: disk full")), KindStore, leave, false, ""},
+		{"the store failed under a cancelled turn", storeErr(fmt.Errorf("record request: %w", context.Canceled)), KindCancelled, walkAway, false, ""},
+		{"client closed", ErrClosed, KindInternal, leave, false, ""},
+		{"anything else", fmt.Errorf("no tool named x"), KindInternal, leave, false, ""},
 	}
+	covered := make([]bool, NumKinds)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			if k := Classify(tc.err); k != tc.kind {
+				t.Errorf("Classify(%v) = %v, want %v", tc.err, k, tc.kind)
+			}
 			v := judge(tc.err, 0, cfg)
 			if v.stream != tc.stream || v.retry != tc.retry || v.once != tc.once {
 				t.Errorf("judge(%v) = %+v; want stream %d retry %v once %q", tc.err, v, tc.stream, tc.retry, tc.once)
@@ -54,6 +65,45 @@ func TestJudgeTable(t *testing.T) {
 				t.Errorf("a retry with no reason to tell the user")
 			}
 		})
+		covered[tc.kind] = true
+	}
+	for k := range Kind(NumKinds) {
+		if !covered[k] {
+			t.Errorf("no case of kind %v: add one", k)
+		}
+		if k.String() == "" || strings.HasPrefix(k.String(), "Kind(") {
+			t.Errorf("kind %d has no name", k)
+		}
+	}
+}
+
+// What a failed WebSocket handshake leads to.
+func TestDialRule(t *testing.T) {
+	cfg := Config{}.WithDefaults() // 5 attempts within 20 s
+	lost := fmt.Errorf("dial ws://h/v1/responses: connection refused")
+	cases := []struct {
+		name    string
+		err     error
+		ctxDone bool
+		attempt int
+		elapsed time.Duration
+		want    dialAction
+	}{
+		{"refused, first attempt", lost, false, 0, 0, dialRetry},
+		{"refused, upgrade 503", &HandshakeError{StatusCode: 503}, false, 1, time.Second, dialRetry},
+		{"refused, last attempt", lost, false, cfg.DialAttempts - 1, time.Second, dialFallBack},
+		{"refused, past the budget", lost, false, 1, cfg.DialBudget + time.Second, dialFallBack},
+		{"no WebSocket (426)", &HandshakeError{StatusCode: 426}, false, 0, 0, dialHTTPForGood},
+		{"key refused (401)", &HandshakeError{StatusCode: 401}, false, 0, 0, dialFail},
+		{"forbidden (403)", &HandshakeError{StatusCode: 403}, false, 0, 0, dialFail},
+		{"no such endpoint (404)", &HandshakeError{StatusCode: 404}, false, 0, 0, dialFail},
+		{"the caller gave up", context.Canceled, true, 0, 0, dialFail},
+		{"the client closed", ErrClosed, false, 0, 0, dialFail},
+	}
+	for _, tc := range cases {
+		if got := dialRule(tc.err, tc.ctxDone, tc.attempt, tc.elapsed, cfg); got != tc.want {
+			t.Errorf("%s: dialRule = %d, want %d", tc.name, got, tc.want)
+		}
 	}
 }
 

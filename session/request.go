@@ -130,7 +130,7 @@ func (c *Conversation) send(ctx context.Context, turnID int64, generate bool, si
 	}, store.Staged{End: pendingEnd, Items: pending, Seen: pendingSeen})
 	if err != nil {
 		conn.release(lane)
-		return nil, fmt.Errorf("record request: %w", err)
+		return nil, storeErr(fmt.Errorf("record request: %w", err))
 	}
 	tell := c.committed(len(pending), len(pendingSeen))
 	c.count(kind, len(frame))
@@ -189,7 +189,7 @@ func (c *Conversation) send(ctx context.Context, turnID int64, generate bool, si
 		if _, err := c.db.CommitStaged(context.WithoutCancel(ctx), c.id, turnID, store.Staged{End: end, Items: out}); err != nil {
 			c.forgetBaseline()
 			r.early.stop()
-			return nil, fmt.Errorf("commit the response: %w", err)
+			return nil, storeErr(fmt.Errorf("commit the response: %w", err))
 		}
 	}
 	c.client.counters.addUsage(r.usage)

@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -33,7 +32,7 @@ func (c *Conversation) request(ctx context.Context, turnID int64, sink Sink) (*r
 		if ctx.Err() != nil {
 			return nil, err
 		}
-		if errors.Is(err, ErrContextLength) && !spent["compact"] {
+		if Classify(err) == KindContextLength && !spent["compact"] {
 			// Once: go on from a summary, then send again.
 			spent["compact"] = true
 			if cerr := c.compact(ctx, turnID, sink, CompactRefused); cerr == nil {

@@ -66,7 +66,7 @@ func (c *Conversation) asTurn(ctx context.Context, body func(turnID int64) (Stop
 	// still a turn the user asked for.
 	turn, err := c.db.BeginTurn(context.WithoutCancel(ctx), c.id)
 	if err != nil {
-		return "", fmt.Errorf("begin turn: %w", err)
+		return "", storeErr(fmt.Errorf("begin turn: %w", err))
 	}
 	c.client.streaming.Add(1)
 	stop, err := body(turn.ID)
@@ -90,7 +90,7 @@ func (c *Conversation) asTurn(ctx context.Context, body func(turnID int64) (Stop
 	// (hundreds of turns at once) must not turn an answered turn into a
 	// failed one and leave it running in the store.
 	if eerr := c.db.EndTurn(context.WithoutCancel(ctx), turn.ID, status, string(stop), msg); eerr != nil && err == nil {
-		err = fmt.Errorf("end turn: %w", eerr)
+		err = storeErr(fmt.Errorf("end turn: %w", eerr))
 	}
 	return stop, err
 }

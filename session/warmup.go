@@ -77,8 +77,10 @@ func (c *Conversation) warmUp(again bool) {
 		}
 		gauge.Add(1)
 		_, err := c.exchange(ctx, 0, false, nil)
-		if nl := (*NoLanesError)(nil); errors.As(err, &nl) && nl.Switched {
-			_, err = c.exchange(ctx, 0, false, nil) // once more, on a connection of its own
+		if err != nil {
+			if v := judge(err, 0, c.client.Config()); v.retry && v.once == onceLanes {
+				_, err = c.exchange(ctx, 0, false, nil) // once more, on a connection of its own
+			}
 		}
 		gauge.Add(-1)
 		if err != nil && !errors.Is(err, errNoWarmupOverHTTP) {
