@@ -12,6 +12,7 @@ import (
 
 	"github.com/hearthd/hearth/rpc"
 	"github.com/hearthd/hearth/session"
+	"github.com/hearthd/hearth/session/responses"
 )
 
 // Config is what a daemon runs with, read from the environment by
@@ -32,7 +33,7 @@ type Config struct {
 	// Lanes ($HEARTH_LANES: auto, on, off) puts each session of a
 	// workspace on its own stream_id lane of one WebSocket; auto switches
 	// an endpoint to one WebSocket per session when it has no lanes.
-	Lanes session.LaneMode
+	Lanes responses.LaneMode
 
 	// Reasoning ($HEARTH_REASONING_EFFORT, $HEARTH_REASONING_SUMMARY):
 	// "none" leaves the field out.
@@ -73,7 +74,7 @@ func FromEnv() (Config, error) {
 		ReasoningSummary: strings.TrimSpace(os.Getenv("HEARTH_REASONING_SUMMARY")),
 	}
 	var err error
-	if c.Lanes, err = session.ParseLaneMode(os.Getenv("HEARTH_LANES")); err != nil {
+	if c.Lanes, err = responses.ParseLaneMode(os.Getenv("HEARTH_LANES")); err != nil {
 		return c, err
 	}
 	if c.ReasoningEffort != "" && !slices.Contains(session.ReasoningEfforts, c.ReasoningEffort) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/hearthd/hearth/session/responses"
 	"github.com/hearthd/hearth/store"
 )
 
@@ -122,7 +123,7 @@ func (c *Conversation) compact(ctx context.Context, turnID int64, sink Sink, why
 	}
 	ask := []json.RawMessage{UserMessage(compactionPrompt)}
 	r, err := c.exchangeAside(ctx, turnID, nil, ask)
-	if err != nil && Classify(err) == KindContextLength {
+	if err != nil && responses.Classify(err) == responses.KindContextLength {
 		// The view is past the window already: summarize its newer half
 		// (with the initial items), in full.
 		r, err = c.exchangeAside(ctx, turnID, c.newerHalf(), ask)

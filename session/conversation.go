@@ -160,7 +160,7 @@ func Open(ctx context.Context, o Options) (*Conversation, error) {
 	cctx, cancel := context.WithCancel(context.Background())
 	c := &Conversation{
 		id: o.ID, client: o.Client, db: o.DB, tools: o.Tools, log: log.With("session", o.ID),
-		turn: make(chan struct{}, 1), lane: o.Client.newLane(), ctx: cctx, cancel: cancel,
+		turn: make(chan struct{}, 1), lane: o.Client.api.NewLane(), ctx: cctx, cancel: cancel,
 	}
 	o.Client.register(c)
 	for _, it := range items {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hearthd/hearth/session/responses"
 	"github.com/hearthd/hearth/store"
 )
 
@@ -48,23 +49,23 @@ func (c *Conversation) send(ctx context.Context, turnID int64, generate bool, si
 	c.mu.Lock()
 	lane := c.lane
 	c.mu.Unlock()
-	if !c.client.lanes() {
+	if !c.client.api.Lanes() {
 		lane = ""
 	}
-	conn, err := c.client.link(ctx, c.client.keyFor(c), lane)
+	conn, err := c.client.api.Link(ctx, c.client.keyFor(c), lane)
 	if err != nil {
 		return nil, err
 	}
 	if sink != nil {
-		if n := c.client.takeNotice(); n != "" {
+		if n := c.client.api.TakeNotice(); n != "" {
 			sink.Notice(n)
 		}
 	}
-	if !generate && conn.transport() == "http" {
+	if !generate && conn.Transport() == "http" {
 		// Over HTTP with store:false there is nothing to warm.
 		return nil, errNoWarmupOverHTTP
 	}
-	if err := conn.acquire(ctx, lane); err != nil {
+	if err := conn.Acquire(ctx, lane); err != nil {
 		return nil, err
 	}
 
@@ -83,12 +84,12 @@ func (c *Conversation) send(ctx context.Context, turnID int64, generate bool, si
 	c.mu.Unlock()
 	set, key, err := c.settings()
 	if err != nil {
-		conn.release(lane)
+		conn.Release(lane)
 		return nil, err
 	}
 	items, prev, reason := plan(base, conn, lane, key, full, c.client.Config().DisableIncremental)
 
-	ev := createEvent{Type: "response.create", settings: set, encoded: key, StreamID: lane, PreviousResponseID: prev, Input: items}
+	ev := responses.Create{Type: "response.create", Settings: set, Encoded: key, StreamID: lane, PreviousResponseID: prev, Input: items}
 	kind := store.KindIncremental
 	switch {
 	case !generate:
@@ -98,9 +99,9 @@ func (c *Conversation) send(ctx context.Context, turnID int64, generate bool, si
 	case prev == "":
 		kind = store.KindFull
 	}
-	frame, err := marshalFrame(ev)
+	frame, err := ev.Frame()
 	if err != nil {
-		conn.release(lane)
+		conn.Release(lane)
 		return nil, err
 	}
 	if prev != "" {
@@ -124,18 +125,18 @@ func (c *Conversation) send(ctx context.Context, turnID int64, generate bool, si
 	// turn's staged response and outputs) is committed with its row, before
 	// it is sent, in one transaction.
 	reqID, _, err := c.db.InsertRequestAfter(ctx, store.Request{
-		SessionID: c.id, TurnID: turnID, Conn: conn.name(), Kind: kind, FullReason: reason,
+		SessionID: c.id, TurnID: turnID, Conn: conn.Name(), Kind: kind, FullReason: reason,
 		PreviousResponseID: prev, BytesSent: int64(len(frame)), InputItems: len(items),
 		Status: "sent", Sent: sent,
 	}, store.Staged{End: pendingEnd, Items: pending, Seen: pendingSeen})
 	if err != nil {
-		conn.release(lane)
+		conn.Release(lane)
 		return nil, storeErr(fmt.Errorf("record request: %w", err))
 	}
 	tell := c.committed(len(pending), len(pendingSeen))
 	c.count(kind, len(frame))
 
-	st, err := conn.send(ctx, lane, frame)
+	st, err := conn.Send(ctx, lane, frame)
 	tell()
 	if err != nil {
 		c.finish(reqID, "", "failed", err, time.Time{})
@@ -148,14 +149,14 @@ func (c *Conversation) send(ctx context.Context, turnID int64, generate bool, si
 		if ctx.Err() != nil {
 			status = "cancelled"
 		}
-		switch judge(err, 0, c.client.Config()).stream {
-		case walkAway:
+		switch responses.Judge(err, 0, 0).Stream {
+		case responses.WalkAway:
 			c.abort(conn, st)
-		case dropConn:
-			conn.abort(st, false)
+		case responses.DropConn:
+			conn.Abort(st, false)
 		}
 		id := ""
-		var re *ResponseError
+		var re *responses.ResponseError
 		if errors.As(err, &re) {
 			id = re.ResponseID
 		}
@@ -270,11 +271,11 @@ func (c *Conversation) forgetBaseline() {
 // from its lane instead (discarding what still arrives) so that siblings'
 // turns survive, and continues on a fresh lane. Over HTTP only the
 // request is cancelled.
-func (c *Conversation) abort(conn link, st *stream) {
-	conn.abort(st, c.client.lanes())
-	if st.wasAbandoned() {
+func (c *Conversation) abort(conn responses.Link, st *responses.Stream) {
+	conn.Abort(st, c.client.api.Lanes())
+	if st.Abandoned() {
 		c.mu.Lock()
-		c.lane = c.client.newLane()
+		c.lane = c.client.api.NewLane()
 		c.base = nil
 		c.mu.Unlock()
 	}
@@ -282,7 +283,7 @@ func (c *Conversation) abort(conn link, st *stream) {
 
 // read consumes a response's events to its terminal event, relaying text
 // and function-call progress to sink.
-func (c *Conversation) read(ctx context.Context, st *stream, sink Sink) (r *reply, first time.Time, err error) {
+func (c *Conversation) read(ctx context.Context, st *responses.Stream, sink Sink) (r *reply, first time.Time, err error) {
 	cfg := c.client.Config()
 	var early *earlyReads
 	defer func() {
@@ -291,7 +292,7 @@ func (c *Conversation) read(ctx context.Context, st *stream, sink Sink) (r *repl
 		}
 	}()
 	for {
-		e, err := st.next(ctx, first.IsZero(), cfg.FirstEventTimeout, cfg.IdleTimeout)
+		e, err := st.Next(ctx, first.IsZero(), cfg.FirstEventTimeout, cfg.IdleTimeout)
 		if err != nil {
 			return nil, first, err
 		}
@@ -326,35 +327,15 @@ func (c *Conversation) read(ctx context.Context, st *stream, sink Sink) (r *repl
 					early = c.startEarly(ctx, early, ToolCall{CallID: h.CallID, Name: h.Name, Arguments: h.Arguments})
 				}
 			}
-		case "response.completed", "response.incomplete":
-			if e.Response == nil {
-				return nil, first, fmt.Errorf("%s without a response", e.Type)
+		}
+		if e.Terminal() {
+			res, err := st.End(e)
+			if err != nil {
+				return nil, first, err
 			}
-			r = &reply{id: e.Response.ID, output: e.Response.Output, usage: e.Response.Usage.usage(), early: early}
-			if e.Type == "response.incomplete" {
-				r.incomplete = "incomplete"
-				if d := e.Response.IncompleteDetails; d != nil && d.Reason != "" {
-					r.incomplete = d.Reason
-				}
-			}
-			return r, first, nil
-		case "response.failed":
-			re := &ResponseError{Status: "failed"}
-			if e.Response != nil {
-				re.ResponseID = e.Response.ID
-				if e.Response.Error != nil {
-					re.Code, re.Reason = e.Response.Error.Code, e.Response.Error.Message
-				}
-			}
-			return nil, first, re
-		case "error":
-			ae := e.apiError()
-			if refusesLanes(ae) && st.lane != "" {
-				// A server that echoes the lane while refusing it.
-				why := fmt.Sprintf("the server refuses stream_id (%s)", ae.Message)
-				return nil, first, &NoLanesError{Why: why, Switched: c.client.disableLanes(nil, why)}
-			}
-			return nil, first, ae
+			u := res.Usage
+			return &reply{id: res.ID, incomplete: res.Incomplete, output: res.Output, early: early,
+				usage: store.Usage{Input: u.Input, Cached: u.Cached, Output: u.Output, Reasoning: u.Reasoning}}, first, nil
 		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+
+	"github.com/hearthd/hearth/session/responses"
 )
 
 // settingsFrom is what a conversation's settings are built from; the
@@ -27,14 +29,14 @@ func (a settingsFrom) same(b settingsFrom) bool {
 type settingsCache struct {
 	mu   sync.Mutex
 	from settingsFrom
-	set  settings
+	set  responses.Settings
 	key  []byte // set.key(); nil until the first request
 }
 
 // settings are this conversation's non-input request fields, with their
-// encoding (settings.key), rebuilt only when the configuration or the
+// encoding (Settings.Key), rebuilt only when the configuration or the
 // tools change. A tool whose schema does not encode fails it.
-func (c *Conversation) settings() (settings, []byte, error) {
+func (c *Conversation) settings() (responses.Settings, []byte, error) {
 	cfg := c.client.Config()
 	from := settingsFrom{model: cfg.Model, instructions: cfg.Instructions, effort: cfg.ReasoningEffort, summary: cfg.ReasoningSummary}
 	if c.tools != nil {
@@ -46,24 +48,24 @@ func (c *Conversation) settings() (settings, []byte, error) {
 	if k.key == nil || !k.from.same(from) {
 		set, err := buildSettings(cfg, from.specs, c.id)
 		if err != nil {
-			return settings{}, nil, err
+			return responses.Settings{}, nil, err
 		}
 		k.from, k.set = from, set
-		k.key = k.set.key()
+		k.key = k.set.Key()
 	}
 	return k.set, k.key, nil
 }
 
 // buildSettings makes the settings of a conversation.
-func buildSettings(cfg Config, specs []json.RawMessage, id string) (settings, error) {
+func buildSettings(cfg Config, specs []json.RawMessage, id string) (responses.Settings, error) {
 	var tools json.RawMessage
 	if len(specs) > 0 {
 		var err error
 		if tools, err = encodeTools(specs); err != nil {
-			return settings{}, err
+			return responses.Settings{}, err
 		}
 	}
-	s := settings{
+	s := responses.Settings{
 		Model:          cfg.Model,
 		Instructions:   cfg.Instructions,
 		Tools:          tools,
@@ -71,7 +73,7 @@ func buildSettings(cfg Config, specs []json.RawMessage, id string) (settings, er
 		PromptCacheKey: id,
 	}
 	if cfg.ReasoningEffort != "" && cfg.ReasoningEffort != "none" {
-		s.Reasoning = &reasoning{Effort: cfg.ReasoningEffort}
+		s.Reasoning = &responses.Reasoning{Effort: cfg.ReasoningEffort}
 		if cfg.ReasoningSummary != "none" {
 			s.Reasoning.Summary = cfg.ReasoningSummary
 		}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hearthd/hearth/session/responses"
 	"github.com/hearthd/hearth/store"
 )
 
@@ -58,7 +59,7 @@ func (c *Conversation) asTurn(ctx context.Context, body func(turnID int64) (Stop
 	closed := c.closed
 	c.mu.Unlock()
 	if closed {
-		return "", ErrClosed
+		return "", responses.ErrClosed
 	}
 
 	started := time.Now()

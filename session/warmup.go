@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/hearthd/hearth/session/responses"
 )
 
 // warmup is a generate:false request in flight or done. Created by Warm,
@@ -44,11 +46,11 @@ func (c *Conversation) rewarm() {
 func (c *Conversation) baselineLost() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return !c.closed && (c.base == nil || !c.base.conn.alive())
+	return !c.closed && (c.base == nil || !c.base.conn.Alive())
 }
 
 func (c *Conversation) warmUp(again bool) {
-	if c.client.httpMode() {
+	if c.client.api.HTTPMode() {
 		return // nothing to warm when every request is full
 	}
 	c.mu.Lock()
@@ -78,7 +80,7 @@ func (c *Conversation) warmUp(again bool) {
 		gauge.Add(1)
 		_, err := c.exchange(ctx, 0, false, nil)
 		if err != nil {
-			if v := judge(err, 0, c.client.Config()); v.retry && v.once == onceLanes {
+			if v := responses.Judge(err, 0, 0); v.Retry && v.Once == responses.OnceLanes {
 				_, err = c.exchange(ctx, 0, false, nil) // once more, on a connection of its own
 			}
 		}

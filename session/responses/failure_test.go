@@ -1,4 +1,4 @@
-package session
+package responses
 
 import (
 	"context"
@@ -12,44 +12,42 @@ import (
 // the stream's fate and the retry. One table, so that a new failure gets a
 // row and a decision instead of a branch somewhere; every kind has a row.
 func TestJudgeTable(t *testing.T) {
-	cfg := Config{}.WithDefaults()
 	cases := []struct {
 		name   string
 		err    error
 		kind   Kind
-		stream streamAction
+		stream StreamAction
 		retry  bool
 		once   string
 	}{
-		{"cancelled by the user", context.Canceled, KindCancelled, walkAway, false, ""},
-		{"turn deadline", context.DeadlineExceeded, KindCancelled, walkAway, false, ""},
-		{"silence", fmt.Errorf("no event for 5m: %w", ErrSilence), KindTransient, walkAway, true, ""},
-		{"connection lost", fmt.Errorf("%w: EOF", ErrConnectionLost), KindTransient, leave, true, ""},
-		{"sibling aborted on the socket", errAborted, KindTransient, leave, true, ""},
-		{"connection rotated under the request", errRotated, KindTransient, leave, true, ""},
-		{"no lanes, switched", &NoLanesError{Why: "ignores", Switched: true}, KindTransient, leave, true, onceLanes},
-		{"no lanes, HEARTH_LANES=on", &NoLanesError{Why: "ignores"}, KindModelAPI, leave, false, ""},
-		{"cache miss", &APIError{Status: 400, Code: "previous_response_not_found"}, KindTransient, leave, true, onceCache},
-		{"connection limit", &APIError{Status: 400, Code: "websocket_connection_limit_reached"}, KindTransient, dropConn, true, ""},
-		{"rate limit", &APIError{Status: 429, Code: "rate_limit_exceeded", Message: "try again in 20ms"}, KindTransient, leave, true, ""},
-		{"server error event", &APIError{Status: 500, Code: "server_error"}, KindTransient, leave, true, ""},
-		{"server error type", &APIError{Type: "server_error"}, KindTransient, leave, true, ""},
-		{"response failed on the server", &ResponseError{Status: "failed", Code: "server_error"}, KindTransient, leave, true, ""},
-		{"response rate limited", &ResponseError{Status: "failed", Code: "rate_limit_exceeded"}, KindTransient, leave, true, ""},
-		{"response failed otherwise", &ResponseError{Status: "failed", Code: "invalid_prompt"}, KindModelAPI, leave, false, ""},
-		{"invalid api key", &APIError{Status: 401, Code: "invalid_api_key"}, KindAuth, leave, false, ""},
-		{"handshake 401", &HandshakeError{StatusCode: 401}, KindAuth, leave, false, ""},
-		{"handshake 403", &HandshakeError{StatusCode: 403}, KindModelAPI, leave, false, ""},
-		{"quota (a 429 that is not a rate limit)", &APIError{Status: 429, Type: "insufficient_quota", Code: "insufficient_quota"}, KindQuota, leave, false, ""},
-		{"context length", &APIError{Status: 400, Code: "context_length_exceeded"}, KindContextLength, leave, false, ""},
-		{"context length, explained", explain(&APIError{Status: 400, Code: "context_length_exceeded"}, func() string { return "big" }), KindContextLength, leave, false, ""},
-		{"unknown model", &APIError{Status: 404, Code: "model_not_found"}, KindModelNotFound, leave, false, ""},
-		{"bad request", &APIError{Status: 400, Code: "invalid_value"}, KindModelAPI, leave, false, ""},
-		{"item not found (store:false id)", &APIError{Status: 404, Message: "Item with id 'rs_1' not found."}, KindModelAPI, leave, false, ""},
-		{"the store failed", storeErr(fmt.Errorf("commit the response: disk full")), KindStore, leave, false, ""},
-		{"the store failed under a cancelled turn", storeErr(fmt.Errorf("record request: %w", context.Canceled)), KindCancelled, walkAway, false, ""},
-		{"client closed", ErrClosed, KindInternal, leave, false, ""},
-		{"anything else", fmt.Errorf("no tool named x"), KindInternal, leave, false, ""},
+		{"cancelled by the user", context.Canceled, KindCancelled, WalkAway, false, ""},
+		{"turn deadline", context.DeadlineExceeded, KindCancelled, WalkAway, false, ""},
+		{"silence", fmt.Errorf("no event for 5m: %w", ErrSilence), KindTransient, WalkAway, true, ""},
+		{"connection lost", fmt.Errorf("%w: EOF", ErrConnectionLost), KindTransient, Leave, true, ""},
+		{"sibling aborted on the socket", errAborted, KindTransient, Leave, true, ""},
+		{"connection rotated under the request", errRotated, KindTransient, Leave, true, ""},
+		{"no lanes, switched", &NoLanesError{Why: "ignores", Switched: true}, KindTransient, Leave, true, OnceLanes},
+		{"no lanes, HEARTH_LANES=on", &NoLanesError{Why: "ignores"}, KindModelAPI, Leave, false, ""},
+		{"cache miss", &APIError{Status: 400, Code: "previous_response_not_found"}, KindTransient, Leave, true, OnceCache},
+		{"connection limit", &APIError{Status: 400, Code: "websocket_connection_limit_reached"}, KindTransient, DropConn, true, ""},
+		{"rate limit", &APIError{Status: 429, Code: "rate_limit_exceeded", Message: "try again in 20ms"}, KindTransient, Leave, true, ""},
+		{"server error event", &APIError{Status: 500, Code: "server_error"}, KindTransient, Leave, true, ""},
+		{"server error type", &APIError{Type: "server_error"}, KindTransient, Leave, true, ""},
+		{"response failed on the server", &ResponseError{Status: "failed", Code: "server_error"}, KindTransient, Leave, true, ""},
+		{"response rate limited", &ResponseError{Status: "failed", Code: "rate_limit_exceeded"}, KindTransient, Leave, true, ""},
+		{"response failed otherwise", &ResponseError{Status: "failed", Code: "invalid_prompt"}, KindModelAPI, Leave, false, ""},
+		{"invalid api key", &APIError{Status: 401, Code: "invalid_api_key"}, KindAuth, Leave, false, ""},
+		{"handshake 401", &HandshakeError{StatusCode: 401}, KindAuth, Leave, false, ""},
+		{"handshake 403", &HandshakeError{StatusCode: 403}, KindModelAPI, Leave, false, ""},
+		{"quota (a 429 that is not a rate limit)", &APIError{Status: 429, Type: "insufficient_quota", Code: "insufficient_quota"}, KindQuota, Leave, false, ""},
+		{"context length", &APIError{Status: 400, Code: "context_length_exceeded"}, KindContextLength, Leave, false, ""},
+		{"context length, with advice", fmt.Errorf("%w: %w", ErrContextLength, &APIError{Status: 400, Code: "context_length_exceeded"}), KindContextLength, Leave, false, ""},
+		{"unknown model", &APIError{Status: 404, Code: "model_not_found"}, KindModelNotFound, Leave, false, ""},
+		{"bad request", &APIError{Status: 400, Code: "invalid_value"}, KindModelAPI, Leave, false, ""},
+		{"item not found (store:false id)", &APIError{Status: 404, Message: "Item with id 'rs_1' not found."}, KindModelAPI, Leave, false, ""},
+		{"the store failed", WithKind(KindStore, fmt.Errorf("commit the response: disk full")), KindStore, Leave, false, ""},
+		{"client closed", ErrClosed, KindInternal, Leave, false, ""},
+		{"anything else", fmt.Errorf("no tool named x"), KindInternal, Leave, false, ""},
 	}
 	covered := make([]bool, NumKinds)
 	for _, tc := range cases {
@@ -57,11 +55,11 @@ func TestJudgeTable(t *testing.T) {
 			if k := Classify(tc.err); k != tc.kind {
 				t.Errorf("Classify(%v) = %v, want %v", tc.err, k, tc.kind)
 			}
-			v := judge(tc.err, 0, cfg)
-			if v.stream != tc.stream || v.retry != tc.retry || v.once != tc.once {
-				t.Errorf("judge(%v) = %+v; want stream %d retry %v once %q", tc.err, v, tc.stream, tc.retry, tc.once)
+			v := Judge(tc.err, 0, time.Minute)
+			if v.Stream != tc.stream || v.Retry != tc.retry || v.Once != tc.once {
+				t.Errorf("Judge(%v) = %+v; want stream %d retry %v once %q", tc.err, v, tc.stream, tc.retry, tc.once)
 			}
-			if v.retry && v.why == "" {
+			if v.Retry && v.Why == "" {
 				t.Errorf("a retry with no reason to tell the user")
 			}
 		})
@@ -111,7 +109,7 @@ func TestDialRule(t *testing.T) {
 // then less often while it keeps failing, and the count starts over when
 // it opens.
 func TestProbeAfterBacksOff(t *testing.T) {
-	c := NewClient(Config{}, nil)
+	c := NewClient(Config{}, nil, nil)
 	defer c.Close()
 	var got []time.Duration
 	for range 6 {

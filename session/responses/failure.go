@@ -1,17 +1,21 @@
-package session
+package responses
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
 	"time"
 )
 
 // The one place that decides what a failure leads to. Classify names its
-// kind, for everyone who acts on one: the retry loop and compaction
-// (session), the daemon's error codes (daemon/turn_error.go). Judge decides
-// what a failed model request does to its stream and connection and
-// whether it is retried; dialRule what a failed WebSocket handshake does.
+// kind, for everyone who acts on one: the retry loop, compaction and the
+// warm-up (session), the daemon's error codes (daemon/turn_error.go). Judge
+// decides what a failed model request does to its stream and connection
+// and whether it is retried; dialRule what a failed WebSocket handshake
+// does.
 // A failure belongs to the stream that failed: a sibling that loses its
 // connection because of it sees a lost connection and is retried, never
 // "aborted". failure_test.go lists every case.
@@ -135,85 +139,102 @@ func transientAPI(ae *APIError) bool {
 	return false
 }
 
-// streamAction is what a failed exchange does to its stream.
-type streamAction int
+// StreamAction is what a failed exchange does to its stream.
+type StreamAction int
 
 const (
-	// leave: the stream already ended (its terminal error, or the
+	// Leave: the stream already ended (its terminal error, or the
 	// connection's failure); nothing more to do.
-	leave streamAction = iota
-	// walkAway: the response may still be streaming (cancelled, or silent).
+	Leave StreamAction = iota
+	// WalkAway: the response may still be streaming (cancelled, or silent).
 	// With siblings on the socket the conversation abandons its lane and
 	// moves to a new one; alone, it drops the socket (there is no cancel
-	// event).
-	walkAway
-	// dropConn: the connection itself is done (its time limit): drop it;
+	// event): Link.Abort.
+	WalkAway
+	// DropConn: the connection itself is done (its time limit): drop it;
 	// siblings on it are retried on a new one.
-	dropConn
+	DropConn
 )
 
-// Reasons a retry may be taken at most once per request (verdict.once).
+// Reasons a retry may be taken at most once per request (Verdict.Once).
 const (
-	onceLanes = "lanes" // retried without stream_id, on a connection of its own
-	onceCache = "cache" // retried in full after the server evicted the previous response
+	OnceLanes = "lanes" // retried without stream_id, on a connection of its own
+	OnceCache = "cache" // retried in full after the server evicted the previous response
 )
 
-// verdict is judge's decision for one failed attempt.
-type verdict struct {
-	stream streamAction
-	retry  bool
-	once   string // non-empty: retried at most once per request for this reason
-	wait   time.Duration
-	why    string // said to the user and the log when retried
+// Verdict is Judge's decision for one failed attempt.
+type Verdict struct {
+	Stream StreamAction
+	Retry  bool
+	Once   string // non-empty: retried at most once per request for this reason
+	Wait   time.Duration
+	Why    string // said to the user and the log when retried
 }
 
 var errPreviousNotFound = errors.New("previous_response_not_found")
 
-// judge decides what err — the failure of attempt (0-based) of one model
-// request — leads to. Only a transient failure is retried; a cancelled one
-// walks away from its stream; any other would be refused (and billed) the
-// same way again.
-func judge(err error, attempt int, cfg Config) verdict {
+// Judge decides what err — the failure of attempt (0-based) of one model
+// request — leads to; no wait is longer than maxWait. Only a transient
+// failure is retried; a cancelled one walks away from its stream; any
+// other would be refused (and billed) the same way again.
+func Judge(err error, attempt int, maxWait time.Duration) Verdict {
 	switch Classify(err) {
 	case KindCancelled:
-		return verdict{stream: walkAway}
+		return Verdict{Stream: WalkAway}
 	case KindTransient:
-		return transient(err, attempt, cfg)
+		return transient(err, attempt, maxWait)
 	}
-	return verdict{}
+	return Verdict{}
 }
 
-// transient is judge's decision for a transient failure.
-func transient(err error, attempt int, cfg Config) verdict {
+// transient is Judge's decision for a transient failure.
+func transient(err error, attempt int, maxWait time.Duration) Verdict {
 	var ae *APIError
 	var nl *NoLanesError
 	switch {
 	case errors.Is(err, ErrSilence):
 		// The stream is out of step; the retry goes on a new lane or a new
 		// connection, so a late answer is never taken for the retry's.
-		return verdict{stream: walkAway, retry: true, why: "the model API went silent"}
+		return Verdict{Stream: WalkAway, Retry: true, Why: "the model API went silent"}
 	case errors.As(err, &nl):
 		// Once: the retry goes out without stream_id on a connection of its
 		// own, which cannot fail this way again.
-		return verdict{retry: true, once: onceLanes, why: "the server has no stream_id lanes"}
+		return Verdict{Retry: true, Once: OnceLanes, Why: "the server has no stream_id lanes"}
 	case errors.Is(err, ErrConnectionLost):
 		// The first retry goes at once (a new connection is dialed); later
 		// ones back off.
 		wait := backoff(attempt, 100*time.Millisecond, 2*time.Second) * time.Duration(min(attempt, 1))
-		return verdict{retry: true, wait: wait, why: "the connection was lost"}
+		return Verdict{Retry: true, Wait: wait, Why: "the connection was lost"}
 	case errors.As(err, &ae):
 		switch {
 		case ae.Code == "previous_response_not_found":
-			return verdict{retry: true, once: onceCache, why: "the server no longer had the previous response"}
+			return Verdict{Retry: true, Once: OnceCache, Why: "the server no longer had the previous response"}
 		case ae.Code == "websocket_connection_limit_reached":
-			return verdict{stream: dropConn, retry: true, why: "the connection reached its time limit"}
+			return Verdict{Stream: DropConn, Retry: true, Why: "the connection reached its time limit"}
 		case ae.Code == "rate_limit_exceeded" || ae.Status == 429:
-			return verdict{retry: true, wait: hinted(ae.Message, attempt, cfg), why: "rate limited"}
+			return Verdict{Retry: true, Wait: hinted(ae.Message, attempt, maxWait), Why: "rate limited"}
 		}
-		return verdict{retry: true, wait: backoff(attempt, 500*time.Millisecond, cfg.MaxRetryWait), why: "the server failed"}
+		return Verdict{Retry: true, Wait: backoff(attempt, 500*time.Millisecond, maxWait), Why: "the server failed"}
 	}
 	// A response that failed on the server.
-	return verdict{retry: true, wait: backoff(attempt, 500*time.Millisecond, cfg.MaxRetryWait), why: "the response failed on the server"}
+	return Verdict{Retry: true, Wait: backoff(attempt, 500*time.Millisecond, maxWait), Why: "the response failed on the server"}
+}
+
+var tryAgain = regexp.MustCompile(`(?i)try again in ([0-9.]+)\s*(ms|s)`)
+
+// hinted honours a "try again in 1.5s" hint, else backs off.
+func hinted(msg string, attempt int, maxWait time.Duration) time.Duration {
+	d := backoff(attempt, time.Second, maxWait)
+	if m := tryAgain.FindStringSubmatch(msg); m != nil {
+		if v, err := strconv.ParseFloat(m[1], 64); err == nil {
+			unit := time.Second
+			if strings.EqualFold(m[2], "ms") {
+				unit = time.Millisecond
+			}
+			d = time.Duration(v * float64(unit))
+		}
+	}
+	return min(d, maxWait)
 }
 
 // dialAction is what a failed WebSocket handshake leads to.
