@@ -79,11 +79,10 @@ func TestBytesSavedMatchesFullEncoding(t *testing.T) {
 	inc, _ := ev.Frame()
 	ev.PreviousResponseID, ev.Input = "", full
 	whole, _ := ev.Frame()
-	saved := -len(`,"previous_response_id":""`) - len("resp_abc")
-	for _, it := range full[:2] {
-		saved += len(it) + 1
-	}
-	if saved != len(whole)-len(inc) {
+	if saved := savedBytes("resp_abc", full[:2]); saved != len(whole)-len(inc) {
 		t.Fatalf("computed %d bytes saved, encoding says %d", saved, len(whole)-len(inc))
+	}
+	if saved := savedBytes("resp_abc", nil); saved != 0 {
+		t.Fatalf("nothing left out saved %d bytes", saved)
 	}
 }

@@ -143,7 +143,7 @@ const warmupBytesPerSecond = 32 << 10
 // transcript's size. Called with c.mu held.
 func (c *Conversation) warmupDeadlineLocked() time.Duration {
 	n := 0
-	for _, it := range c.transcript { // the items as stored: close enough to their replay forms
+	for _, it := range c.ledger.committed { // the items as stored: close enough to their replay forms
 		n += len(it)
 	}
 	return c.client.Config().WarmupTimeout + time.Duration(n)*time.Second/warmupBytesPerSecond

@@ -72,60 +72,19 @@ func Open(path string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
-		return nil, fmt.Errorf("store: open %s: create directory: %w", abs, err)
-	}
-	// Create the file ourselves so SQLite never creates it with umask
-	// permissions, and tighten a file someone else created.
-	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
+	if err := createFile(abs); err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", abs, err)
 	}
-	f.Close()
-	if err := os.Chmod(abs, 0o600); err != nil {
-		return nil, fmt.Errorf("store: open %s: %w", abs, err)
-	}
-
-	writer, err := sql.Open(writerDriver, dsn(abs,
-		"_journal_mode=WAL&_busy_timeout=5000&_txlock=immediate&_foreign_keys=on&_synchronous=NORMAL"))
-	if err != nil {
-		return nil, fmt.Errorf("store: open %s: %w", abs, err)
-	}
-	writer.SetMaxOpenConns(1)
-	writer.SetMaxIdleConns(1)
-	writer.SetConnMaxLifetime(0)
-	writer.SetConnMaxIdleTime(0)
-
 	ctx := context.Background()
-	if err := migrate(ctx, writer, migrations); err != nil {
-		writer.Close()
-		if ce := corrupt(abs, err); ce != nil {
-			return nil, ce
-		}
-		return nil, fmt.Errorf("store: open %s: %w", abs, err)
+	writer, err := openWriter(ctx, abs)
+	if err != nil {
+		return nil, err
 	}
-
-	// Readers are opened after the writer has switched the file to WAL
-	// (a persistent setting), so they never need to write to set it. They
-	// use _query_only rather than mode=ro: a read-only open of a WAL
-	// database fails when it would have to create the -shm file.
-	reader, err := sql.Open("sqlite3", dsn(abs,
-		"_busy_timeout=5000&_foreign_keys=on&_query_only=1"))
+	reader, err := openReaders(ctx, abs)
 	if err != nil {
 		writer.Close()
-		return nil, fmt.Errorf("store: open %s: readers: %w", abs, err)
+		return nil, err
 	}
-	reader.SetMaxOpenConns(readers)
-	reader.SetMaxIdleConns(readers)
-	if err := reader.PingContext(ctx); err != nil {
-		reader.Close()
-		writer.Close()
-		if ce := corrupt(abs, err); ce != nil {
-			return nil, ce
-		}
-		return nil, fmt.Errorf("store: open %s: readers: %w", abs, err)
-	}
-
 	for _, companion := range []string{abs + "-wal", abs + "-shm"} {
 		if err := os.Chmod(companion, 0o600); err != nil && !errors.Is(err, os.ErrNotExist) {
 			reader.Close()
@@ -153,6 +112,64 @@ func Open(path string) (*DB, error) {
 		return nil, fmt.Errorf("store: open %s: writer: %w", abs, err)
 	}
 	return &DB{path: abs, writer: writer, wconn: wconn, reader: reader, ckpt: newCheckpointer(ckpt)}, nil
+}
+
+// createFile creates the database file and its directory (0700) ourselves,
+// so SQLite never creates it with umask permissions, and tightens a file
+// someone else created to 0600.
+func createFile(abs string) error {
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return fmt.Errorf("create directory: %w", err)
+	}
+	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Chmod(abs, 0o600)
+}
+
+// openWriter opens the writer's pool of one connection and brings the
+// schema up to date.
+func openWriter(ctx context.Context, abs string) (*sql.DB, error) {
+	writer, err := sql.Open(writerDriver, dsn(abs,
+		"_journal_mode=WAL&_busy_timeout=5000&_txlock=immediate&_foreign_keys=on&_synchronous=NORMAL"))
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", abs, err)
+	}
+	writer.SetMaxOpenConns(1)
+	writer.SetMaxIdleConns(1)
+	writer.SetConnMaxLifetime(0)
+	writer.SetConnMaxIdleTime(0)
+	if err := migrate(ctx, writer, migrations); err != nil {
+		writer.Close()
+		if ce := corrupt(abs, err); ce != nil {
+			return nil, ce
+		}
+		return nil, fmt.Errorf("store: open %s: %w", abs, err)
+	}
+	return writer, nil
+}
+
+// openReaders opens the reader pool. Readers are opened after the writer
+// has switched the file to WAL (a persistent setting), so they never need
+// to write to set it. They use _query_only rather than mode=ro: a read-only
+// open of a WAL database fails when it would have to create the -shm file.
+func openReaders(ctx context.Context, abs string) (*sql.DB, error) {
+	reader, err := sql.Open("sqlite3", dsn(abs, "_busy_timeout=5000&_foreign_keys=on&_query_only=1"))
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: readers: %w", abs, err)
+	}
+	reader.SetMaxOpenConns(readers)
+	reader.SetMaxIdleConns(readers)
+	if err := reader.PingContext(ctx); err != nil {
+		reader.Close()
+		if ce := corrupt(abs, err); ce != nil {
+			return nil, ce
+		}
+		return nil, fmt.Errorf("store: open %s: readers: %w", abs, err)
+	}
+	return reader, nil
 }
 
 // dsn builds a go-sqlite3 URI DSN. The path is escaped because SQLite

@@ -20,8 +20,6 @@ import (
 // is; Close closes every connection and waits for their readers.
 //
 // Lock order: Client.mu before wsConn.mu; the dial token before Client.mu.
-// No socket is closed or written while Client.mu is held: what must close
-// is collected under it and closed after.
 type Client struct {
 	cfg atomic.Pointer[Config] // replaced whole by Reconfigure; read with Config()
 	log *slog.Logger
