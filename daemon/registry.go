@@ -229,6 +229,7 @@ func (d *Daemon) sessionConfig() session.Config {
 		IdleTimeout:       d.cfg.IdleTimeout,
 		MaxConnAge:        d.cfg.MaxConnAge,
 		ContextWindow:     d.cfg.ContextWindow,
+		Dial:              d.netDial,
 	}
 }
 

@@ -1,6 +1,8 @@
 package session
 
 import (
+	"context"
+	"net"
 	"time"
 
 	"github.com/hearthd/hearth/session/responses"
@@ -42,6 +44,7 @@ type Config struct {
 	DialAttempts       int
 	DialBudget         time.Duration
 	FallbackRetry      time.Duration
+	Dial               func(ctx context.Context, network, addr string) (net.Conn, error)
 
 	Model string
 	// Instructions are sent, byte-identical, on every request.
@@ -78,7 +81,7 @@ func (c Config) Transport() responses.Config {
 		KeepaliveInterval: c.KeepaliveInterval, KeepaliveTimeout: c.KeepaliveTimeout,
 		DisableCompression: c.DisableCompression, HandshakeTimeout: c.HandshakeTimeout, MaxMessage: c.MaxMessage,
 		ForceHTTP: c.ForceHTTP, MaxConnAge: c.MaxConnAge, DialAttempts: c.DialAttempts, DialBudget: c.DialBudget,
-		FallbackRetry: c.FallbackRetry}
+		FallbackRetry: c.FallbackRetry, Dial: c.Dial}
 }
 
 // WithDefaults fills the zero fields with hearth's defaults: the

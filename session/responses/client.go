@@ -20,6 +20,9 @@ import (
 // is; Close closes every connection and waits for their readers.
 //
 // Lock order: Client.mu before wsConn.mu; the dial token before Client.mu.
+// No socket is closed or written while Client.mu is held (a TLS close
+// waits up to 5 s for a peer that stopped reading): what must close is
+// collected under it and closed after.
 type Client struct {
 	cfg atomic.Pointer[Config] // replaced whole by Reconfigure; read with Config()
 	log *slog.Logger
@@ -102,19 +105,35 @@ func (c *Client) Reconfigure(cfg Config) {
 		return
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if old.BaseURL != cfg.BaseURL || old.Lanes != cfg.Lanes {
 		c.noLanes.Store(false) // a new endpoint (or mode) is tried afresh
 		c.noLanesWhy = ""
 	}
+	var live []*wsConn
 	for key, pool := range c.conns {
-		for _, ws := range pool {
-			c.retired[ws] = struct{}{}
-			ws.retire()
-		}
+		live = append(live, pool...)
 		delete(c.conns, key)
 	}
+	c.retireLocked(live)
 	c.useHTTP = false
+	c.mu.Unlock()
+	retire(live)
+}
+
+// retireLocked moves conns from the pools to the retired, which close once
+// their responses have ended; the caller calls retire(conns) once it has
+// released c.mu.
+func (c *Client) retireLocked(conns []*wsConn) {
+	for _, ws := range conns {
+		c.retired[ws] = struct{}{}
+	}
+}
+
+// retire rotates conns out; an idle one closes now. Called without c.mu.
+func retire(conns []*wsConn) {
+	for _, ws := range conns {
+		ws.retire()
+	}
 }
 
 // Link returns what a request of the conversation keyed key, on lane, goes
@@ -166,13 +185,21 @@ func (c *Client) Link(ctx context.Context, key, lane string) (Link, error) {
 }
 
 // current returns a usable link without dialing, retiring a WebSocket that
-// is too old or has no lane name left for lane.
+// is too old.
 func (c *Client) current(key, lane string) Link {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	l, old := c.currentLocked(key, lane)
+	c.mu.Unlock()
+	retire(old)
+	return l
+}
+
+// currentLocked is current with c.mu held; it returns the connections to
+// retire once it is released.
+func (c *Client) currentLocked(key, lane string) (l Link, old []*wsConn) {
 	if c.useHTTP {
 		if c.fallbackUntil.IsZero() || time.Now().Before(c.fallbackUntil) {
-			return c.http
+			return c.http, nil
 		}
 		c.useHTTP = false // time to try the WebSocket again
 	}
@@ -183,26 +210,26 @@ func (c *Client) current(key, lane string) Link {
 		case ws.age() > c.Config().MaxConnAge:
 			// Rotate before the server's limit: new requests go to a new
 			// connection; this one closes once its responses have ended.
-			c.retired[ws] = struct{}{}
-			ws.retire()
+			old = append(old, ws)
 		default:
 			pool = append(pool, ws)
 		}
 	}
 	c.conns[key] = pool
+	c.retireLocked(old)
 	// The connection that knows the lane keeps it (its baseline is there);
 	// a new lane goes to the first with a name left.
 	for _, ws := range pool {
 		if ws.knows(lane) {
-			return ws
+			return ws, old
 		}
 	}
 	for _, ws := range pool {
 		if ws.reserve(lane) {
-			return ws
+			return ws, old
 		}
 	}
-	return nil
+	return nil, old
 }
 
 func (c *Client) dialOnce(ctx context.Context, key string) (*wsConn, error) {
@@ -335,18 +362,20 @@ func (c *Client) disableLanes(from *wsConn, why string) bool {
 		return false
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.noLanes.CompareAndSwap(false, true) {
 		c.noLanesWhy = why
 		c.log.Warn("the model API has no stream_id lanes; one WebSocket per session from now on", "why", why)
 	}
+	var old []*wsConn
 	for _, ws := range c.conns[""] {
 		if ws != from {
-			c.retired[ws] = struct{}{}
-			ws.retire()
+			old = append(old, ws)
 		}
 	}
+	c.retireLocked(old)
 	delete(c.conns, "")
+	c.mu.Unlock()
+	retire(old)
 	return true
 }
 

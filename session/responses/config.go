@@ -1,7 +1,9 @@
 package responses
 
 import (
+	"context"
 	"fmt"
+	"net"
 	"net/url"
 	"strings"
 	"time"
@@ -62,6 +64,10 @@ type Config struct {
 	DialAttempts  int           // WebSocket handshakes tried (with backoff) before falling back to HTTP
 	DialBudget    time.Duration // total time those attempts may take
 	FallbackRetry time.Duration // after a fallback for any reason but HTTP 426, try the WebSocket again after this (doubling per fallback, at most 5 min)
+
+	// Dial makes the WebSockets' TCP connections; nil is a net.Dialer.
+	// Tests give one whose connections stall.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // WithDefaults fills the zero fields with hearth's defaults.

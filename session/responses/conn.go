@@ -67,7 +67,7 @@ func dial(ctx context.Context, cfg Config, id string, log *slog.Logger, k *count
 	}
 	d := websocket.Dialer{HandshakeTimeout: cfg.HandshakeTimeout, Proxy: http.ProxyFromEnvironment,
 		EnableCompression: !cfg.DisableCompression,
-		NetDialContext:    countingDialer(&k.wireSent, &k.wireReceived)}
+		NetDialContext:    countingDialer(cfg.Dial, &k.wireSent, &k.wireReceived)}
 	h := http.Header{}
 	if cfg.APIKey != "" {
 		h.Set("Authorization", "Bearer "+cfg.APIKey)
