@@ -32,8 +32,6 @@ var ErrNotFound = errors.New("store: not found")
 // ErrClosed is returned by calls made after Close has begun.
 var ErrClosed = errors.New("store: database closed")
 
-var heapOnce sync.Once
-
 // readers is the size of the reader pool: enough for the handful of
 // sessions a daemon serves at once without holding many file descriptors.
 const readers = 4
@@ -67,7 +65,6 @@ func (db *DB) Commits() int64 { return db.commits.Load() }
 // the database file (with its -wal and -shm companions) is kept 0600: the
 // transcript holds the user's code.
 func Open(path string) (*DB, error) {
-	heapOnce.Do(keepHeap)
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)

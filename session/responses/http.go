@@ -150,8 +150,8 @@ func (h *httpLink) read(req *http.Request, st *Stream) {
 	}
 }
 
-// httpErrorEvent turns an HTTP error response into the error event the
-// agent loop understands.
+// httpErrorEvent turns an HTTP error response into the error event a
+// WebSocket would have sent.
 func httpErrorEvent(resp *http.Response) *Event {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	var body struct {
