@@ -13,6 +13,7 @@ import (
 
 	"github.com/hearthd/hearth/rpc"
 	"github.com/hearthd/hearth/session"
+	"github.com/hearthd/hearth/session/responses"
 )
 
 // Config is what a daemon runs with, read from the environment by
@@ -39,7 +40,7 @@ type Config struct {
 	// Lanes ($HEARTH_LANES: auto, on, off) puts each session of a
 	// workspace on its own stream_id lane of one WebSocket; auto switches
 	// an endpoint to one WebSocket per session when it has no lanes.
-	Lanes session.LaneMode
+	Lanes responses.LaneMode
 
 	// Reasoning ($HEARTH_REASONING_EFFORT, $HEARTH_REASONING_SUMMARY):
 	// "none" leaves the field out.
@@ -79,32 +80,10 @@ func FromEnv() (Config, error) {
 		ReasoningEffort:  strings.TrimSpace(os.Getenv("HEARTH_REASONING_EFFORT")),
 		ReasoningSummary: strings.TrimSpace(os.Getenv("HEARTH_REASONING_SUMMARY")),
 	}
-	var err error
-	if c.Lanes, err = session.ParseLaneMode(os.Getenv("HEARTH_LANES")); err != nil {
+	if err := c.modelFromEnv(); err != nil {
 		return c, err
 	}
-	if c.ReasoningEffort != "" && !slices.Contains(session.ReasoningEfforts, c.ReasoningEffort) {
-		return c, fmt.Errorf("HEARTH_REASONING_EFFORT=%q: want one of %s", c.ReasoningEffort, strings.Join(session.ReasoningEfforts, ", "))
-	}
-	if c.ReasoningSummary != "" && !slices.Contains(session.ReasoningSummaries, c.ReasoningSummary) {
-		return c, fmt.Errorf("HEARTH_REASONING_SUMMARY=%q: want one of %s", c.ReasoningSummary, strings.Join(session.ReasoningSummaries, ", "))
-	}
-	if v := strings.TrimSpace(os.Getenv("HEARTH_KEEPALIVE")); v == "off" {
-		c.Keepalive = -1
-	} else if v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return c, fmt.Errorf("HEARTH_KEEPALIVE=%q: want a positive duration such as 30s, or off", v)
-		}
-		c.Keepalive = d
-	}
-	if v := strings.TrimSpace(os.Getenv("HEARTH_CONTEXT_WINDOW")); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1000 {
-			return c, fmt.Errorf("HEARTH_CONTEXT_WINDOW=%q: want the model's input window in tokens (at least 1000)", v)
-		}
-		c.ContextWindow = n
-	}
+	var err error
 	switch v := strings.TrimSpace(os.Getenv("HEARTH_SPARE")); v {
 	case "", "on":
 	case "off":
@@ -135,6 +114,43 @@ func FromEnv() (Config, error) {
 	if c.APIKey == "" && c.BaseURL == "" {
 		c.Simulator = true
 	}
+	return c, c.durationsFromEnv()
+}
+
+// modelFromEnv reads how the daemon talks to the model API: lanes,
+// reasoning, keepalive and the context window.
+func (c *Config) modelFromEnv() error {
+	var err error
+	if c.Lanes, err = responses.ParseLaneMode(os.Getenv("HEARTH_LANES")); err != nil {
+		return err
+	}
+	if c.ReasoningEffort != "" && !slices.Contains(session.ReasoningEfforts, c.ReasoningEffort) {
+		return fmt.Errorf("HEARTH_REASONING_EFFORT=%q: want one of %s", c.ReasoningEffort, strings.Join(session.ReasoningEfforts, ", "))
+	}
+	if c.ReasoningSummary != "" && !slices.Contains(session.ReasoningSummaries, c.ReasoningSummary) {
+		return fmt.Errorf("HEARTH_REASONING_SUMMARY=%q: want one of %s", c.ReasoningSummary, strings.Join(session.ReasoningSummaries, ", "))
+	}
+	if v := strings.TrimSpace(os.Getenv("HEARTH_KEEPALIVE")); v == "off" {
+		c.Keepalive = -1
+	} else if v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("HEARTH_KEEPALIVE=%q: want a positive duration such as 30s, or off", v)
+		}
+		c.Keepalive = d
+	}
+	if v := strings.TrimSpace(os.Getenv("HEARTH_CONTEXT_WINDOW")); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1000 {
+			return fmt.Errorf("HEARTH_CONTEXT_WINDOW=%q: want the model's input window in tokens (at least 1000)", v)
+		}
+		c.ContextWindow = n
+	}
+	return nil
+}
+
+// durationsFromEnv reads the timeouts and idle times.
+func (c *Config) durationsFromEnv() error {
 	for _, d := range []struct {
 		env string
 		dst *time.Duration
@@ -153,11 +169,11 @@ func FromEnv() (Config, error) {
 		}
 		dur, err := time.ParseDuration(v)
 		if err != nil || dur <= 0 {
-			return c, fmt.Errorf("%s=%q: want a positive duration such as 90s or 5m", d.env, v)
+			return fmt.Errorf("%s=%q: want a positive duration such as 90s or 5m", d.env, v)
 		}
 		*d.dst = dur
 	}
-	return c, nil
+	return nil
 }
 
 // Check reports a configuration the daemon cannot run with, naming the

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hearthd/hearth/session"
+	"github.com/hearthd/hearth/session/responses"
 )
 
 // The reasoning, lane and keepalive variables: defaults, accepted values,
@@ -18,11 +19,11 @@ func TestConfigFromEnv(t *testing.T) {
 		t.Setenv(v, "")
 	}
 	c, err := FromEnv()
-	if err != nil || c.Lanes != session.LanesAuto || c.ReasoningEffort != "" || c.Keepalive != 0 || c.ShellNetwork != NetworkMode {
+	if err != nil || c.Lanes != responses.LanesAuto || c.ReasoningEffort != "" || c.Keepalive != 0 || c.ShellNetwork != NetworkMode {
 		t.Fatalf("defaults: %+v %v", c, err)
 	}
 	cfg := session.Config{ReasoningEffort: c.ReasoningEffort, ReasoningSummary: c.ReasoningSummary}.WithDefaults()
-	if cfg.ReasoningEffort != "medium" || cfg.ReasoningSummary != "auto" || cfg.Lanes != session.LanesAuto || cfg.KeepaliveInterval != 30*time.Second {
+	if cfg.ReasoningEffort != "medium" || cfg.ReasoningSummary != "auto" || cfg.Lanes != responses.LanesAuto || cfg.KeepaliveInterval != 30*time.Second {
 		t.Errorf("session defaults: %+v", cfg)
 	}
 
@@ -32,7 +33,7 @@ func TestConfigFromEnv(t *testing.T) {
 	t.Setenv("HEARTH_KEEPALIVE", "off")
 	t.Setenv("HEARTH_WATCH_MAX_DIRS", "-1")
 	t.Setenv("HEARTH_SHELL_NETWORK", "off")
-	if c, err = FromEnv(); err != nil || c.ReasoningEffort != "none" || c.ReasoningSummary != "detailed" || c.Lanes != session.LanesOff || c.Keepalive >= 0 || c.WatchMaxDirs != -1 || c.ShellNetwork != NetworkOff {
+	if c, err = FromEnv(); err != nil || c.ReasoningEffort != "none" || c.ReasoningSummary != "detailed" || c.Lanes != responses.LanesOff || c.Keepalive >= 0 || c.WatchMaxDirs != -1 || c.ShellNetwork != NetworkOff {
 		t.Fatalf("set: %+v %v", c, err)
 	}
 

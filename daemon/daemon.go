@@ -64,6 +64,9 @@ type Daemon struct {
 	closed     bool
 	draining   bool // Shutdown waits for the running turns: no new one starts
 	nextClient int
+	netDial    func(ctx context.Context, network, addr string) (net.Conn, error) // tests: dials the model API; nil: the network
+
+	reloading sync.Mutex // held by Reload, before mu: reloads reach the workspaces' clients in order
 }
 
 // New takes the data directory's lock (one daemon per directory: a second
@@ -155,16 +158,34 @@ func (d *Daemon) Reload(cfg Config) error {
 	if err := cfg.checkRunnable(); err != nil {
 		return err
 	}
+	d.reloading.Lock()
+	defer d.reloading.Unlock()
+	sc, clients, err := d.swapConfig(cfg)
+	if err != nil {
+		return err
+	}
+	// Outside d.mu: a client retires its connections, and closing one may
+	// wait on the network (a TLS close waits up to 5 s for a peer that
+	// stopped reading).
+	for _, c := range clients {
+		c.Reconfigure(sc)
+	}
+	return nil
+}
+
+// swapConfig puts cfg in effect and returns the open workspaces' clients
+// and the configuration they are to take.
+func (d *Daemon) swapConfig(cfg Config) (session.Config, []*session.Client, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	cfg.Socket, cfg.DataDir, cfg.Version = d.cfg.Socket, d.cfg.DataDir, d.cfg.Version
 	d.cfg = cfg
-	sc := d.sessionConfig()
+	var clients []*session.Client
 	for _, w := range d.workspaces {
-		w.client.Reconfigure(sc)
+		clients = append(clients, w.client)
 	}
 	d.log.Info("configuration reloaded", "base", rpc.RedactURL(d.cfg.BaseURL), "model", d.cfg.Model, "simulator", d.cfg.Simulator)
-	return nil
+	return d.sessionConfig(), clients, nil
 }
 
 // Config returns the configuration in effect.

@@ -15,7 +15,7 @@ import (
 	"github.com/coder/acp-go-sdk"
 
 	"github.com/hearthd/hearth/rpc"
-	"github.com/hearthd/hearth/session"
+	"github.com/hearthd/hearth/session/responses"
 	"github.com/hearthd/hearth/session/sim"
 )
 
@@ -61,7 +61,7 @@ func startDaemonWith(t *testing.T, simOpts sim.Options, apiKey string, configure
 	root, _ = filepath.EvalSymlinks(root)
 	cfg := Config{
 		Socket: filepath.Join(dir, "run", "hearth.sock"), DataDir: filepath.Join(dir, "data"),
-		BaseURL: base, APIKey: apiKey, Model: "sim-model", Lanes: session.LanesOn, Version: "test",
+		BaseURL: base, APIKey: apiKey, Model: "sim-model", Lanes: responses.LanesOn, Version: "test",
 		// Tests count and fault a session's own requests; the spare's
 		// warm-ups would interleave. spare_test.go turns it on.
 		NoSpare: spareInTests,

@@ -227,6 +227,7 @@ func (d *Daemon) sessionConfig() session.Config {
 		IdleTimeout:       d.cfg.IdleTimeout,
 		MaxConnAge:        d.cfg.MaxConnAge,
 		ContextWindow:     d.cfg.ContextWindow,
+		Dial:              d.netDial,
 	}
 }
 
@@ -307,15 +308,28 @@ func (d *Daemon) lookup(ctx context.Context, id string) (*openSession, error) {
 	if s != nil {
 		return s, nil
 	}
-	row, err := d.db.Session(ctx, id)
+	row, err := d.storedSession(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s", rpc.ErrUnknownSession, id)
+		return nil, err
 	}
 	w, err := d.workspaceFor(ctx, row.Root)
 	if err != nil {
 		return nil, err
 	}
 	return d.openConversation(ctx, id, w, nil, nil, nil)
+}
+
+// storedSession reads session id's row: a session the store does not hold
+// is an unknown session (-32002); a store that fails to answer is not.
+func (d *Daemon) storedSession(ctx context.Context, id string) (store.Session, error) {
+	row, err := d.db.Session(ctx, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return row, fmt.Errorf("%w: %s", rpc.ErrUnknownSession, id)
+	case err != nil:
+		return row, fmt.Errorf("read session %s: %w", id, err)
+	}
+	return row, nil
 }
 
 // attach subscribes c to s's updates.
@@ -528,9 +542,9 @@ func (d *Daemon) loadStreaming(ctx context.Context, id string, servers []mcp.Ser
 	if s != nil {
 		w = s.ws
 	} else {
-		row, err := d.db.Session(ctx, id)
+		row, err := d.storedSession(ctx, id)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s", rpc.ErrUnknownSession, id)
+			return nil, err
 		}
 		if w, err = d.workspaceFor(ctx, row.Root); err != nil {
 			return nil, err

@@ -128,13 +128,11 @@ func TestRoundTripCommits(t *testing.T) {
 	}
 }
 
-// The round trip's commit is off its path: a request of a read round trip
-// reaches the model API before its row is in SQLite. Its row and what it
-// carries went to the store's journal, one write, and the transaction
-// follows once the server has answered (store.JournalRequest, DB.Flush).
-// Seen from a connection of the test's own at each arrival: the rows of
-// the requests before it, not its own.
-func TestRoundTripCommitOffPath(t *testing.T) {
+// A request of a read round trip reaches the model API after its row, and
+// what it carries, are in SQLite (store.InsertRequestAfter, one
+// transaction before the send). Seen from a connection of the test's own at
+// each arrival: the rows of the requests before it and its own.
+func TestRoundTripCommitBeforeSend(t *testing.T) {
 	var (
 		mu      sync.Mutex
 		raw     *sql.DB // the test's own connection, set once the first turn is over
@@ -181,12 +179,9 @@ func TestRoundTripCommitOffPath(t *testing.T) {
 	if len(rows) != 7 {
 		t.Fatalf("%d requests, want 7", len(rows))
 	}
-	// The turn's first request commits in a transaction (its session and
-	// turn are checked there); each next one follows a response that
-	// called a read.
-	for k := 1; k < 7; k++ {
-		if want := len(before) + k; rows[k] != want {
-			t.Errorf("request %d of the turn arrived with %d request rows in SQLite, want %d (its own not yet): %v", k+1, rows[k], want, rows)
+	for k := range 7 {
+		if want := len(before) + k + 1; rows[k] != want {
+			t.Errorf("request %d of the turn arrived with %d request rows in SQLite, want %d (its own too): %v", k+1, rows[k], want, rows)
 		}
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/hearthd/hearth/rpc"
-	"github.com/hearthd/hearth/session"
+	"github.com/hearthd/hearth/session/responses"
 	"github.com/hearthd/hearth/store"
 )
 
@@ -103,7 +103,7 @@ func (d *Daemon) Probe(ctx context.Context) rpc.ProbeResult {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	sc.HandshakeTimeout = probeTimeout
-	r := session.Probe(ctx, sc)
+	r := responses.Probe(ctx, sc.Transport())
 	return rpc.ProbeResult{Status: r.Status, BaseURL: rpc.RedactURL(sc.WithDefaults().BaseURL), Simulator: simulator,
 		Detail: rpc.RedactURLs(r.Detail), ElapsedMS: r.Elapsed.Milliseconds()}
 }

@@ -7,30 +7,40 @@ import (
 	"fmt"
 
 	"github.com/hearthd/hearth/rpc"
-	"github.com/hearthd/hearth/session"
+	"github.com/hearthd/hearth/session/responses"
 	"github.com/hearthd/hearth/store"
 )
 
-// turnError maps why a turn failed to the error class the editor gets
-// (rpc's table turns the class into a code): a rejected API key is ACP's
-// auth error, anything the model API refused or could not deliver is a
-// model API error, and only hearth's own failures stay internal.
+// turnClasses maps each kind of failure (responses.Classify) to the error
+// class the editor gets when a turn fails; rpc's table turns the class into
+// a code. A rejected API key is ACP's auth error, anything the model API
+// refused or could not deliver is a model API error, the database failing
+// is a store error; nil leaves the error
+// as it is, so rpc's table finds what it recognises (a cancelled context)
+// and only hearth's own failures are internal. Every kind has a row
+// (TestEveryFailureKindHasAClass).
+var turnClasses = map[responses.Kind]error{
+	responses.KindInternal:      nil,
+	responses.KindCancelled:     nil,
+	responses.KindStore:         rpc.ErrStore, // storeError adds what to do
+	responses.KindAuth:          rpc.ErrAuthRequired,
+	responses.KindQuota:         rpc.ErrModelAPI,
+	responses.KindContextLength: rpc.ErrModelAPI,
+	responses.KindModelNotFound: rpc.ErrModelAPI,
+	responses.KindModelAPI:      rpc.ErrModelAPI,
+	responses.KindTransient:     rpc.ErrModelAPI,
+}
+
+// turnError maps why a turn failed to the error the editor gets.
 func turnError(err error) error {
-	var (
-		ae *session.APIError
-		re *session.ResponseError
-		he *session.HandshakeError
-		nl *session.NoLanesError
-	)
-	switch {
-	case errors.Is(err, session.ErrAuth):
-		return fmt.Errorf("%w: %w", rpc.ErrAuthRequired, err)
-	case errors.Is(err, session.ErrQuota), errors.Is(err, session.ErrContextLength),
-		errors.Is(err, session.ErrModelNotFound), errors.Is(err, session.ErrConnectionLost), errors.Is(err, session.ErrSilence),
-		errors.As(err, &ae), errors.As(err, &re), errors.As(err, &he), errors.As(err, &nl):
-		return fmt.Errorf("%w: turn failed: %w", rpc.ErrModelAPI, err)
+	switch class := turnClasses[responses.Classify(err)]; class {
+	case nil:
+		return fmt.Errorf("turn failed: %w", err)
+	case rpc.ErrAuthRequired:
+		return fmt.Errorf("%w: %w", class, err)
+	default:
+		return fmt.Errorf("%w: turn failed: %w", class, err)
 	}
-	return fmt.Errorf("turn failed: %w", err)
 }
 
 // storeError marks err as the database failing (rpc.ErrStore, -32012) when

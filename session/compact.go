@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/hearthd/hearth/session/responses"
 	"github.com/hearthd/hearth/store"
 )
 
@@ -56,13 +57,13 @@ func ContextWindowOf(model string) int {
 // Called by Open before the conversation is shared.
 func (c *Conversation) viewAfter(items []store.Item, last store.Compaction) {
 	for _, it := range items[:c.initialN] {
-		c.transcript = append(c.transcript, it.Data)
+		c.ledger.committed = append(c.ledger.committed, it.Data)
 	}
-	c.transcript = append(c.transcript, summaryItem(last.Summary))
-	c.prefix, c.through = len(c.transcript), last.ThroughSeq
+	c.ledger.committed = append(c.ledger.committed, summaryItem(last.Summary))
+	c.prefix, c.through = len(c.ledger.committed), last.ThroughSeq
 	for _, it := range items {
 		if it.Seq > last.ThroughSeq {
-			c.transcript = append(c.transcript, it.Data)
+			c.ledger.committed = append(c.ledger.committed, it.Data)
 		}
 	}
 }
@@ -90,7 +91,7 @@ func (c *Conversation) overWindow() bool {
 	}
 	c.mu.Lock()
 	tokens := c.lastInput
-	for _, it := range c.pending {
+	for _, it := range c.ledger.staged {
 		tokens += len(it.Data) / 4
 	}
 	c.mu.Unlock()
@@ -102,7 +103,7 @@ func (c *Conversation) overWindow() bool {
 func (c *Conversation) Compact(ctx context.Context, sink Sink) (StopReason, error) {
 	return c.asTurn(ctx, func(turnID int64) (StopReason, error) {
 		c.mu.Lock()
-		c.turnStart = len(c.transcript)
+		c.turnStart = len(c.ledger.committed)
 		c.mu.Unlock()
 		if err := c.compact(ctx, turnID, sink, CompactUser); err != nil {
 			if ctx.Err() != nil {
@@ -117,60 +118,45 @@ func (c *Conversation) Compact(ctx context.Context, sink Sink) (StopReason, erro
 // compact replaces the model's view by [initial items, summary, the running
 // turn's items when they are small] and warms it. The turn owns c.
 func (c *Conversation) compact(ctx context.Context, turnID int64, sink Sink, why string) error {
-	if err := c.flushPending(context.WithoutCancel(ctx), turnID); err != nil {
+	if err := c.flush(context.WithoutCancel(ctx), turnID); err != nil {
 		return err
 	}
-	ask := []json.RawMessage{UserMessage(compactionPrompt)}
-	r, err := c.exchangeAside(ctx, turnID, nil, ask)
-	if errors.Is(err, ErrContextLength) {
-		// The view is past the window already: summarize its newer half
-		// (with the initial items), in full.
-		r, err = c.exchangeAside(ctx, turnID, c.newerHalf(), ask)
-	}
+	summary, respID, err := c.summarize(ctx, turnID)
 	if err != nil {
-		return fmt.Errorf("compact: the summary request: %w", err)
-	}
-	summary := ""
-	for _, it := range r.output {
-		if h := readItem(it); h.Type == "message" {
-			summary += outputText(it)
-		}
-	}
-	if strings.TrimSpace(summary) == "" {
-		return errors.New("compact: the model wrote no summary")
+		return err
 	}
 
 	cfg := c.client.Config()
 	c.mu.Lock()
-	n := len(c.transcript)
+	n := len(c.ledger.committed)
 	// Keep the running turn's items if they are small (a quarter of the
 	// window); the summary covers them too.
 	keep := max(c.turnStart, c.prefix, c.initialN)
 	size := 0
-	for _, it := range c.transcript[keep:] {
+	for _, it := range c.ledger.committed[keep:] {
 		size += len(it) / 4
 	}
 	if cfg.ContextWindow > 0 && size > cfg.ContextWindow/4 || keep > n {
 		keep = n
 	}
 	through := c.seqOfLocked(keep) - 1
-	initial := append([]json.RawMessage(nil), c.transcript[:c.initialN]...)
-	tail := append([]json.RawMessage(nil), c.transcript[keep:]...)
+	initial := append([]json.RawMessage(nil), c.ledger.committed[:c.initialN]...)
+	tail := append([]json.RawMessage(nil), c.ledger.committed[keep:]...)
 	before := n
 	c.mu.Unlock()
 
 	if _, err := c.db.AddCompaction(context.WithoutCancel(ctx), store.Compaction{SessionID: c.id, ThroughSeq: through,
-		Summary: summary, ResponseID: r.id, Reason: why}); err != nil {
-		return fmt.Errorf("compact: %w", err)
+		Summary: summary, ResponseID: respID, Reason: why}); err != nil {
+		return storeErr(fmt.Errorf("compact: %w", err))
 	}
 	c.mu.Lock()
-	c.transcript = append(append(initial, summaryItem(summary)), tail...)
+	c.ledger.committed = append(append(initial, summaryItem(summary)), tail...)
 	c.prefix, c.through = len(initial)+1, through
 	c.turnStart = c.prefix
 	c.input, c.converted = nil, 0
 	c.base = nil
 	c.lastInput = 0
-	after := len(c.transcript)
+	after := len(c.ledger.committed)
 	c.mu.Unlock()
 	if sink != nil {
 		sink.Notice(fmt.Sprintf("hearth: compacted this session (%s): %d items are now a summary and %d items; "+
@@ -182,6 +168,31 @@ func (c *Conversation) compact(ctx context.Context, turnID int64, sink Sink, why
 		c.log.Info("warm-up of the compacted view failed; the next request is full", "err", err)
 	}
 	return nil
+}
+
+// summarize asks the model for the hand-off summary of the view, aside
+// from the transcript; a view past the window already is summarized from
+// its newer half.
+func (c *Conversation) summarize(ctx context.Context, turnID int64) (summary, respID string, err error) {
+	ask := []json.RawMessage{UserMessage(compactionPrompt)}
+	r, err := c.exchangeAside(ctx, turnID, nil, ask)
+	if err != nil && responses.Classify(err) == responses.KindContextLength {
+		// The view is past the window already: summarize its newer half
+		// (with the initial items), in full.
+		r, err = c.exchangeAside(ctx, turnID, c.newerHalf(), ask)
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("compact: the summary request: %w", err)
+	}
+	for _, it := range r.output {
+		if h := readItem(it); h.Type == "message" {
+			summary += outputText(it)
+		}
+	}
+	if strings.TrimSpace(summary) == "" {
+		return "", "", errors.New("compact: the model wrote no summary")
+	}
+	return summary, r.id, nil
 }
 
 // newerHalf is the view's initial items and the newer half of the rest, as

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/hearthd/hearth/session"
+	"github.com/hearthd/hearth/session/responses"
 	"github.com/hearthd/hearth/session/sim"
 )
 
@@ -17,7 +18,7 @@ import (
 // view, not the whole history.
 func TestCompactionPastTheWindow(t *testing.T) {
 	const window = 8000 // tokens of 4 bytes, as the simulator counts
-	e := newEnv(t, sim.Options{ContextWindow: window}, session.Config{Lanes: session.LanesOn, ContextWindow: window})
+	e := newEnv(t, sim.Options{ContextWindow: window}, session.Config{Lanes: responses.LanesOn, ContextWindow: window})
 	c := e.open("long")
 	warm(t, c)
 	rec := newRecorder()
@@ -74,7 +75,7 @@ func TestCompactionPastTheWindow(t *testing.T) {
 // A server that refuses a request for its length (hearth did not know the
 // window) gets a compaction and one retry instead of a failed turn.
 func TestContextLengthRefusalCompacts(t *testing.T) {
-	e := newEnv(t, sim.Options{ContextWindow: 6000}, session.Config{Lanes: session.LanesOn})
+	e := newEnv(t, sim.Options{ContextWindow: 6000}, session.Config{Lanes: responses.LanesOn})
 	c := e.open("refused")
 	warm(t, c)
 	for i := range 12 {
@@ -91,7 +92,7 @@ func TestContextLengthRefusalCompacts(t *testing.T) {
 
 // /compact, asked by the user, compacts at once as a turn of its own.
 func TestCompactNow(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: session.LanesOn})
+	e := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn})
 	c := e.open("manual")
 	warm(t, c)
 	prompt(t, c, "remember the word walrus", nil)

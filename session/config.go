@@ -1,14 +1,12 @@
 package session
 
 import (
-	"fmt"
-	"net/url"
-	"strings"
+	"context"
+	"net"
 	"time"
-)
 
-// DefaultBaseURL is the OpenAI API base used when OPENAI_BASE_URL is unset.
-const DefaultBaseURL = "https://api.openai.com/v1"
+	"github.com/hearthd/hearth/session/responses"
+)
 
 // DefaultModel is the model used when HEARTH_MODEL is unset.
 const DefaultModel = "gpt-5.3-codex"
@@ -26,33 +24,29 @@ var (
 	ReasoningSummaries = []string{"none", "auto", "concise", "detailed"}
 )
 
-// LaneMode is HEARTH_LANES: auto, on or off.
-type LaneMode string
-
-const (
-	LanesAuto LaneMode = "auto" // lanes, until the server ignores or refuses stream_id
-	LanesOn   LaneMode = "on"   // lanes, whatever the server does
-	LanesOff  LaneMode = "off"  // one WebSocket per conversation, no stream_id
-)
-
-// ParseLaneMode reads HEARTH_LANES; "" is auto.
-func ParseLaneMode(s string) (LaneMode, error) {
-	switch m := LaneMode(strings.TrimSpace(s)); m {
-	case "":
-		return LanesAuto, nil
-	case LanesAuto, LanesOn, LanesOff:
-		return m, nil
-	}
-	return "", fmt.Errorf("HEARTH_LANES=%q: want auto, on or off", s)
-}
-
-// Config is the model-API configuration of a Client. It is copied at
-// NewClient and never changed afterwards.
+// Config is the model-API configuration of a Client: what the agent loop
+// asks of the model and, passed on to its transport (Transport), how the
+// API is reached. A plain value; a Client holds a copy, replaced whole by
+// Reconfigure.
 type Config struct {
-	BaseURL string // https://host/v1; the WebSocket is the same base with ws(s) + /responses
-	APIKey  string // sent only in the Authorization header; never logged or stored
-	Model   string
+	// How the API is reached: passed to the transport as they are
+	// (Transport); responses.Config says what each does.
+	BaseURL            string
+	APIKey             string // never logged or stored
+	Lanes              responses.LaneMode
+	KeepaliveInterval  time.Duration
+	KeepaliveTimeout   time.Duration
+	DisableCompression bool
+	HandshakeTimeout   time.Duration
+	MaxMessage         int64
+	ForceHTTP          bool
+	MaxConnAge         time.Duration
+	DialAttempts       int
+	DialBudget         time.Duration
+	FallbackRetry      time.Duration
+	Dial               func(ctx context.Context, network, addr string) (net.Conn, error)
 
+	Model string
 	// Instructions are sent, byte-identical, on every request.
 	Instructions string
 
@@ -63,37 +57,15 @@ type Config struct {
 	ReasoningEffort  string
 	ReasoningSummary string
 
-	// Lanes says whether each conversation gets its own stream_id lane on
-	// the workspace's shared WebSocket (LanesOn), each its own WebSocket
-	// (LanesOff), or lanes until the server shows it has none (LanesAuto,
-	// the default).
-	Lanes LaneMode
-
-	// KeepaliveInterval: a WebSocket quiet this long is pinged; no frame
-	// within KeepaliveTimeout after the ping means it is dead (laptop
-	// sleep, NAT drop). Negative disables the pings.
-	KeepaliveInterval time.Duration
-	KeepaliveTimeout  time.Duration
-
-	// DisableCompression turns permessage-deflate off (benchmarks compare).
-	DisableCompression bool
-
-	HandshakeTimeout  time.Duration // WebSocket upgrade
 	WarmupTimeout     time.Duration // total deadline of a warm-up, shared with the first turn's wait
 	FirstEventTimeout time.Duration // send → first event of a response
-	IdleTimeout       time.Duration // silence between two frames of a response (pings count)
-	MaxMessage        int64         // read limit of one server frame
+	IdleTimeout       time.Duration // silence between two events of a response (only its own count)
 
 	// DisableIncremental sends every request in full (benchmarks compare).
 	DisableIncremental bool
-	// ForceHTTP uses HTTP+SSE from the start, as after a fallback.
-	ForceHTTP bool
 
-	MaxConnAge    time.Duration // rotate a WebSocket between requests after this (the server's limit is 60 min)
-	DialAttempts  int           // WebSocket handshakes tried (with backoff) before falling back to HTTP
-	DialBudget    time.Duration // total time those attempts may take
-	FallbackRetry time.Duration // after a fallback for any reason but HTTP 426, try the WebSocket again after this (doubling per fallback, at most 5 min)
-	MaxAttempts   int           // attempts of one model request (retries of what is safe to retry)
+	MaxAttempts  int           // attempts of one model request (retries of what is safe to retry)
+	MaxRetryWait time.Duration // longest single wait before a retry, server hints included
 
 	// ContextWindow is the model's input window in tokens; 0 = the known
 	// window of the model's family (ContextWindowOf), none if unknown.
@@ -101,26 +73,27 @@ type Config struct {
 	// its next request; a context_length_exceeded refusal compacts too.
 	ContextWindow int
 	CompactAt     float64
-	MaxRetryWait  time.Duration // longest single wait before a retry, server hints included
 }
 
-// WithDefaults fills the zero fields with hearth's defaults. The silence
-// timeouts are generous: reasoning models can think for minutes.
+// Transport is the part of c the Responses transport reads.
+func (c Config) Transport() responses.Config {
+	return responses.Config{BaseURL: c.BaseURL, APIKey: c.APIKey, Lanes: c.Lanes,
+		KeepaliveInterval: c.KeepaliveInterval, KeepaliveTimeout: c.KeepaliveTimeout,
+		DisableCompression: c.DisableCompression, HandshakeTimeout: c.HandshakeTimeout, MaxMessage: c.MaxMessage,
+		ForceHTTP: c.ForceHTTP, MaxConnAge: c.MaxConnAge, DialAttempts: c.DialAttempts, DialBudget: c.DialBudget,
+		FallbackRetry: c.FallbackRetry, Dial: c.Dial}
+}
+
+// WithDefaults fills the zero fields with hearth's defaults: the
+// transport's (responses.Config.WithDefaults) and the agent loop's. The
+// silence timeouts are generous: reasoning models can think for minutes.
 func (c Config) WithDefaults() Config {
-	if c.BaseURL == "" {
-		c.BaseURL = DefaultBaseURL
-	}
+	t := c.Transport().WithDefaults()
+	c.BaseURL, c.Lanes, c.KeepaliveInterval, c.KeepaliveTimeout = t.BaseURL, t.Lanes, t.KeepaliveInterval, t.KeepaliveTimeout
+	c.HandshakeTimeout, c.MaxMessage, c.MaxConnAge = t.HandshakeTimeout, t.MaxMessage, t.MaxConnAge
+	c.DialAttempts, c.DialBudget, c.FallbackRetry = t.DialAttempts, t.DialBudget, t.FallbackRetry
 	if c.Model == "" {
 		c.Model = DefaultModel
-	}
-	if c.Lanes == "" {
-		c.Lanes = LanesAuto
-	}
-	if c.KeepaliveInterval == 0 {
-		c.KeepaliveInterval = 30 * time.Second
-	}
-	if c.KeepaliveTimeout == 0 {
-		c.KeepaliveTimeout = 20 * time.Second
 	}
 	if c.ReasoningEffort == "" {
 		c.ReasoningEffort = DefaultReasoningEffort
@@ -134,9 +107,6 @@ func (c Config) WithDefaults() Config {
 	if c.CompactAt <= 0 || c.CompactAt >= 1 {
 		c.CompactAt = 0.8
 	}
-	if c.HandshakeTimeout == 0 {
-		c.HandshakeTimeout = 15 * time.Second
-	}
 	if c.WarmupTimeout == 0 {
 		c.WarmupTimeout = 15 * time.Second
 	}
@@ -146,21 +116,6 @@ func (c Config) WithDefaults() Config {
 	if c.IdleTimeout == 0 {
 		c.IdleTimeout = 5 * time.Minute
 	}
-	if c.MaxMessage == 0 {
-		c.MaxMessage = 64 << 20
-	}
-	if c.MaxConnAge == 0 {
-		c.MaxConnAge = 55 * time.Minute
-	}
-	if c.DialAttempts == 0 {
-		c.DialAttempts = 5 // with backoff: ~3 s of a server's blip before any fallback
-	}
-	if c.DialBudget == 0 {
-		c.DialBudget = 20 * time.Second
-	}
-	if c.FallbackRetry == 0 {
-		c.FallbackRetry = 30 * time.Second
-	}
 	if c.MaxAttempts == 0 {
 		c.MaxAttempts = 4
 	}
@@ -168,23 +123,4 @@ func (c Config) WithDefaults() Config {
 		c.MaxRetryWait = time.Minute
 	}
 	return c
-}
-
-// websocketURL maps the HTTP base to the WebSocket endpoint: https → wss,
-// http → ws, then /responses.
-func (c Config) websocketURL() (string, error) {
-	u, err := url.Parse(c.BaseURL)
-	if err != nil {
-		return "", fmt.Errorf("OPENAI_BASE_URL %q is not a URL", safeURL(c.BaseURL))
-	}
-	switch u.Scheme {
-	case "https", "wss":
-		u.Scheme = "wss"
-	case "http", "ws":
-		u.Scheme = "ws"
-	default:
-		return "", fmt.Errorf("OPENAI_BASE_URL %q: scheme must be http or https", safeURL(c.BaseURL))
-	}
-	u.Path = strings.TrimSuffix(u.Path, "/") + "/responses"
-	return u.String(), nil
 }

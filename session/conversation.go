@@ -7,60 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 
 	"github.com/hearthd/hearth/store"
 )
-
-// Tools is what a conversation's model may call. The daemon implements it
-// on the workspace's toolset and the editor's permission prompts. Run never
-// fails: a bad call is a ToolResult with IsError and an explanation.
-type Tools interface {
-	Specs() []json.RawMessage
-	Run(ctx context.Context, call ToolCall) ToolResult
-}
-
-// ConcurrentTools is implemented by Tools whose calls of some tools (those
-// that only read, and never ask the user) may run side by side: the calls
-// of one response to such tools run concurrently, their outputs still
-// committed in call order.
-type ConcurrentTools interface {
-	Concurrent(name string) bool
-}
-
-// ToolCall is one function call the model made.
-type ToolCall struct {
-	CallID    string
-	Name      string
-	Arguments string // JSON text as the model wrote it; may be invalid
-}
-
-// ToolResult is a tool's answer, sent back as function_call_output.
-type ToolResult struct {
-	Output  string
-	IsError bool
-	// Images go to the model after Output, as input_image parts of the
-	// function_call_output (read_file of an image).
-	Images []Image
-
-	// For the editor only, never sent to the model.
-	Title     string
-	Kind      string   // ACP tool kind: read, search, edit, execute
-	Locations []string // workspace-relative paths the call touched
-	Diff      *Diff    // what an edit changed
-
-	// Seen is what the model now knows of a file (the read set), committed
-	// with the output.
-	Seen *store.SeenWrite
-}
-
-// Diff is a file's content before and after an edit, for the editor.
-type Diff struct {
-	Path string `json:"path"`          // workspace-relative
-	Old  string `json:"old,omitempty"` // "" for a new file
-	New  string `json:"new"`
-}
 
 // Sink receives a turn's progress in order, from the goroutine running
 // Prompt. The daemon turns it into ACP session/update notifications.
@@ -109,24 +59,16 @@ type Conversation struct {
 
 	turn chan struct{} // token held by the running Prompt: one turn at a time
 
-	mu         sync.Mutex // guards the fields from lane to lastInput
-	lane       string
-	transcript []json.RawMessage // the model's view, in order: the committed items (after a compaction, see prefix)
-	input      []json.RawMessage // the replay forms of transcript[:converted]: what a full request sends
-	converted  int               // transcript items whose replay form is in input (converted lazily: Open stays fast)
-	base       *baseline
-	warm       *warmup
-	closed     bool
-	unanswered bool // a tool's output failed to commit: calls without output to repair before the next request
-
-	// Staged by the turn: reads' outputs and what the model saw of files,
-	// committed with the next request's row in one transaction (send) or
-	// at the end of the turn (flushPending); what else is staged (the
-	// user's message, a write's output) is flushed at once.
-	pending     []store.NewItem
-	pendingSeen []store.SeenWrite
-	pendingEnd  *store.Completion   // a staged response's end (its output leads pending)
-	pendingDone []func(stored bool) // told once the staged items are in the store (or lost)
+	mu     sync.Mutex // guards the fields from lane to lastInput
+	lane   string
+	ledger ledger            // the transcript and what is staged for the next commit (commit.go)
+	input  []json.RawMessage // the replay forms of ledger.committed[:converted]: what a full request sends
+	// converted is how many committed items have their replay form in
+	// input (converted lazily: Open stays fast).
+	converted int
+	base      *baseline
+	warm      *warmup
+	closed    bool
 
 	// The model's view after a compaction: the transcript is the session's
 	// initial items, the summary, then the items after through (compact.go).
@@ -151,7 +93,7 @@ func Open(ctx context.Context, o Options) (*Conversation, error) {
 	if items == nil {
 		var err error
 		if items, err = o.DB.Items(ctx, o.ID); err != nil {
-			return nil, fmt.Errorf("load transcript of %s: %w", o.ID, err)
+			return nil, storeErr(fmt.Errorf("load transcript of %s: %w", o.ID, err))
 		}
 	}
 	log := o.Log
@@ -161,7 +103,7 @@ func Open(ctx context.Context, o Options) (*Conversation, error) {
 	cctx, cancel := context.WithCancel(context.Background())
 	c := &Conversation{
 		id: o.ID, client: o.Client, db: o.DB, tools: o.Tools, log: log.With("session", o.ID),
-		turn: make(chan struct{}, 1), lane: o.Client.newLane(), ctx: cctx, cancel: cancel,
+		turn: make(chan struct{}, 1), lane: o.Client.api.NewLane(), ctx: cctx, cancel: cancel,
 	}
 	o.Client.register(c)
 	for _, it := range items {
@@ -176,13 +118,13 @@ func Open(ctx context.Context, o Options) (*Conversation, error) {
 		c.viewAfter(items, last)
 	case errors.Is(err, store.ErrNotFound):
 		for _, it := range items {
-			c.transcript = append(c.transcript, it.Data)
+			c.ledger.committed = append(c.ledger.committed, it.Data)
 		}
 	default:
 		c.Close()
-		return nil, fmt.Errorf("load transcript of %s: %w", o.ID, err)
+		return nil, storeErr(fmt.Errorf("load transcript of %s: %w", o.ID, err))
 	}
-	if len(c.transcript) == 0 && len(o.Initial) > 0 {
+	if len(c.ledger.committed) == 0 && len(o.Initial) > 0 {
 		var init []store.NewItem
 		for _, it := range o.Initial {
 			init = append(init, store.NewItem{Origin: store.OriginInput, Data: it})
@@ -205,7 +147,7 @@ func Open(ctx context.Context, o Options) (*Conversation, error) {
 // request is valid. The tool is never run again.
 func (c *Conversation) repair(ctx context.Context, turnID int64) error {
 	c.mu.Lock()
-	missing := unansweredCalls(c.transcript)
+	missing := unansweredCalls(c.ledger.committed)
 	c.mu.Unlock()
 	if len(missing) == 0 {
 		return nil
@@ -221,182 +163,12 @@ func (c *Conversation) repair(ctx context.Context, turnID int64) error {
 // ID returns the session id.
 func (c *Conversation) ID() string { return c.id }
 
-// Transcript returns a copy of the model's view: the committed items, or
-// after a compaction the initial items, the summary and the items since.
-func (c *Conversation) Transcript() []json.RawMessage {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]json.RawMessage(nil), c.transcript...)
-}
-
-// settingsFrom is what a conversation's settings are built from; the
-// settings and their encoding are kept until it changes (settingsCache).
-type settingsFrom struct {
-	model, instructions, effort, summary string
-	specs                                []json.RawMessage
-}
-
-func (a settingsFrom) same(b settingsFrom) bool {
-	return a.model == b.model && a.instructions == b.instructions && a.effort == b.effort &&
-		a.summary == b.summary && slices.EqualFunc(a.specs, b.specs, func(x, y json.RawMessage) bool { return bytes.Equal(x, y) })
-}
-
-// settingsCache holds a conversation's last settings and their encoding:
-// encoding the tools and instructions (kilobytes) on every request cost
-// each round trip tens of microseconds. It lives as long as its
-// Conversation.
-type settingsCache struct {
-	mu   sync.Mutex
-	from settingsFrom
-	set  settings
-	key  []byte // set.key(); nil until the first request
-}
-
-// settings are this conversation's non-input request fields, with their
-// encoding (settings.key), rebuilt only when the configuration or the
-// tools change.
-func (c *Conversation) settings() (settings, []byte) {
-	cfg := c.client.Config()
-	from := settingsFrom{model: cfg.Model, instructions: cfg.Instructions, effort: cfg.ReasoningEffort, summary: cfg.ReasoningSummary}
-	if c.tools != nil {
-		from.specs = c.tools.Specs()
-	}
-	k := &c.setCache
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.key == nil || !k.from.same(from) {
-		k.from, k.set = from, buildSettings(cfg, from.specs, c.id)
-		k.key = k.set.key()
-	}
-	return k.set, k.key
-}
-
-// buildSettings makes the settings of a conversation.
-func buildSettings(cfg Config, specs []json.RawMessage, id string) settings {
-	var tools json.RawMessage
-	if len(specs) > 0 {
-		tools, _ = json.Marshal(specs)
-	}
-	s := settings{
-		Model:          cfg.Model,
-		Instructions:   cfg.Instructions,
-		Tools:          tools,
-		Store:          false,
-		PromptCacheKey: id,
-	}
-	if cfg.ReasoningEffort != "" && cfg.ReasoningEffort != "none" {
-		s.Reasoning = &reasoning{Effort: cfg.ReasoningEffort}
-		if cfg.ReasoningSummary != "none" {
-			s.Reasoning.Summary = cfg.ReasoningSummary
-		}
-		s.Include = []string{"reasoning.encrypted_content"}
-	}
-	if tools != nil {
-		s.ToolChoice = "auto"
-		s.ParallelToolCalls = true
-	}
-	return s
-}
-
-// commit writes items to the store, then appends them to the transcript:
-// an item is never sent before it is durable.
-func (c *Conversation) commit(ctx context.Context, turnID int64, items []store.NewItem) error {
-	if len(items) == 0 {
-		return nil
-	}
-	if _, err := c.db.AppendItems(ctx, c.id, turnID, items); err != nil {
-		return fmt.Errorf("commit %d item(s): %w", len(items), err)
-	}
-	c.mu.Lock()
-	for _, it := range items {
-		c.transcript = append(c.transcript, it.Data)
-	}
-	c.mu.Unlock()
-	return nil
-}
-
-// stage queues items, and read-set updates, for the next request of the
-// turn: exchange commits them with the request's row (after a staged
-// response's end and output: pendingEnd), before the request is sent;
-// flushPending commits what no request took.
-func (c *Conversation) stage(items []store.NewItem, seen ...store.SeenWrite) {
-	c.stageThen(items, seen, nil)
-}
-
-// stageThen is stage, with done called once the items are in the store
-// (true) or lost (false): what the editor is told of a staged output waits
-// for it, so it never hears of an output a crash could lose.
-func (c *Conversation) stageThen(items []store.NewItem, seen []store.SeenWrite, done func(stored bool)) {
-	c.mu.Lock()
-	c.pending = append(c.pending, items...)
-	c.pendingSeen = append(c.pendingSeen, seen...)
-	if done != nil {
-		c.pendingDone = append(c.pendingDone, done)
-	}
-	c.mu.Unlock()
-}
-
-// committed moves the first n staged items, now in the store, to the
-// transcript, drops the first m staged read-set updates, and returns a
-// function that calls what waited for them: exchange calls it once the
-// request is on its way, so that telling the editor is not on the path
-// between a response and the next request. Callers commit everything
-// staged at once.
-func (c *Conversation) committed(n, m int) (tell func()) {
-	c.mu.Lock()
-	for _, it := range c.pending[:n] {
-		c.transcript = append(c.transcript, it.Data)
-	}
-	c.pending = c.pending[n:]
-	c.pendingSeen = c.pendingSeen[m:]
-	c.pendingEnd = nil
-	done := c.pendingDone
-	c.pendingDone = nil
-	c.mu.Unlock()
-	return func() {
-		for _, f := range done {
-			f(true)
-		}
-	}
-}
-
-// flushPending commits what is staged when no request will take it (the
-// turn ended, was cancelled or failed). If that fails too the staged
-// outputs are dropped, and the calls they answered are repaired before the
-// next request.
-func (c *Conversation) flushPending(ctx context.Context, turnID int64) error {
-	c.mu.Lock()
-	items, seen, end := c.pending, c.pendingSeen, c.pendingEnd
-	c.mu.Unlock()
-	if len(items) == 0 && len(seen) == 0 && end == nil {
-		return nil
-	}
-	_, err := c.db.CommitStaged(ctx, c.id, turnID, store.Staged{End: end, Items: items, Seen: seen})
-	if err == nil {
-		c.committed(len(items), len(seen))()
-		return nil
-	}
-	c.mu.Lock()
-	c.pending, c.pendingSeen, c.pendingEnd = nil, nil, nil
-	c.unanswered = true
-	if end != nil {
-		c.base = nil // the server holds a response the store lost
-	}
-	done := c.pendingDone
-	c.pendingDone = nil
-	c.mu.Unlock()
-	for _, f := range done {
-		f(false)
-	}
-	return fmt.Errorf("commit %d item(s): %w", len(items), err)
-}
-
 // convert brings the replay forms up to date outside the lock, so that a
 // long transcript's first conversion never holds up the session's other
 // users (a session/load replay reading the transcript).
 func (c *Conversation) convert() {
 	c.mu.Lock()
-	from, todo := c.converted, c.transcript[c.converted:]
+	from, todo := c.converted, c.ledger.committed[c.converted:]
 	c.mu.Unlock()
 	if len(todo) < 64 {
 		return // cheap enough under the lock
@@ -415,8 +187,8 @@ func (c *Conversation) convert() {
 // transcript converts it on its first request (the warm-up, in the
 // background), not while session/load waits. Called with mu held.
 func (c *Conversation) inputLocked() []json.RawMessage {
-	c.input = replayForms(c.input, c.transcript[c.converted:])
-	c.converted = len(c.transcript)
+	c.input = replayForms(c.input, c.ledger.committed[c.converted:])
+	c.converted = len(c.ledger.committed)
 	return c.input
 }
 

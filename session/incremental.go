@@ -5,11 +5,19 @@ import (
 	"encoding/json"
 )
 
+// linkView is what the incremental rule needs of the responses.Link a
+// request goes out on.
+type linkView interface {
+	Transport() string
+	Cached(lane string) string // the response the server holds for lane there
+	Alive() bool
+}
+
 // baseline is what the server holds for a conversation: the last request in
 // full (never the delta) and its response, on one connection and lane. It
 // is replaced after every completed response and forgotten on any failure.
 type baseline struct {
-	conn       link
+	conn       linkView
 	lane       string
 	settings   []byte
 	input      []json.RawMessage // the last request's full input
@@ -30,12 +38,16 @@ const (
 	reasonHTTP          = "HTTP fallback: with store:false every request carries the whole conversation"
 )
 
-// plan decides between an incremental and a full request (responses-
-// websocket.md §4.3). It returns the items to send, the previous response id
-// ("" for a full request) and, for a full request, why.
-func plan(b *baseline, conn link, lane string, set []byte, full []json.RawMessage, disabled bool) (send []json.RawMessage, prev string, reason string) {
+// plan decides between an incremental and a full request. A request is
+// incremental — previous_response_id and only the new items — when it goes
+// on the connection and lane that hold the baseline's response, with the
+// same settings byte for byte, and its input starts with the baseline's
+// input and output; anything else is full. It returns the items to send,
+// the previous response id ("" for a full request) and, for a full
+// request, why.
+func plan(b *baseline, conn linkView, lane string, set []byte, full []json.RawMessage, disabled bool) (send []json.RawMessage, prev string, reason string) {
 	switch {
-	case conn.transport() == "http":
+	case conn.Transport() == "http":
 		return full, "", reasonHTTP
 	case disabled:
 		return full, "", reasonDisabled
@@ -43,7 +55,7 @@ func plan(b *baseline, conn link, lane string, set []byte, full []json.RawMessag
 		return full, "", reasonNoBaseline
 	case b.conn != conn || b.lane != lane:
 		return full, "", reasonNewConnection
-	case conn.cached(lane) != b.responseID:
+	case conn.Cached(lane) != b.responseID:
 		return full, "", reasonNotCached
 	case !bytes.Equal(b.settings, set):
 		return full, "", reasonSettings

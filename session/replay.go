@@ -6,7 +6,7 @@ import (
 )
 
 // The replay form of an item is what goes back to the model as input
-// (responses-websocket.md §3a). Under store:false the server refuses any
+// (docs/ARCHITECTURE.md, "The flow of a turn"). Under store:false the server refuses any
 // input item that carries the id of an earlier output item — it looks the
 // id up and finds nothing — so every item drops its top-level "id" and
 // "status". A reasoning item keeps its summary and encrypted_content (the

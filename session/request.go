@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hearthd/hearth/session/responses"
 	"github.com/hearthd/hearth/store"
 )
 
@@ -44,153 +45,216 @@ func (c *Conversation) exchangeAside(ctx context.Context, turnID int64, view, as
 	return c.send(ctx, turnID, true, nil, view, aside)
 }
 
+// send is exchange and exchangeAside: one request, in steps — connect,
+// prepare (the incremental rule's plan), commit what the request carries
+// with its row, transmit, read the response, settle it.
 func (c *Conversation) send(ctx context.Context, turnID int64, generate bool, sink Sink, view, aside []json.RawMessage) (*reply, error) {
-	c.mu.Lock()
-	lane := c.lane
-	c.mu.Unlock()
-	if !c.client.lanes() {
-		lane = ""
-	}
-	conn, err := c.client.link(ctx, c.client.keyFor(c), lane)
+	conn, lane, err := c.connect(ctx, generate, sink)
 	if err != nil {
 		return nil, err
 	}
-	if sink != nil {
-		if n := c.client.takeNotice(); n != "" {
-			sink.Notice(n)
-		}
-	}
-	if !generate && conn.transport() == "http" {
-		// Over HTTP with store:false there is nothing to warm.
-		return nil, errNoWarmupOverHTTP
-	}
-	if err := conn.acquire(ctx, lane); err != nil {
+	o, err := c.prepare(conn, lane, generate, view, aside)
+	if err != nil {
+		conn.Release(lane)
 		return nil, err
 	}
-
-	c.convert()
-	c.mu.Lock()
-	full := append([]json.RawMessage(nil), c.inputLocked()...)
-	pending, pendingSeen, pendingEnd := c.pending, c.pendingSeen, c.pendingEnd
-	for _, it := range pending {
-		full = replayForms(full, []json.RawMessage{it.Data})
-	}
-	base := c.base
-	if view != nil {
-		full, base = append([]json.RawMessage(nil), view...), nil
-	}
-	full = append(full, aside...)
-	c.mu.Unlock()
-	set, key := c.settings()
-	items, prev, reason := plan(base, conn, lane, key, full, c.client.Config().DisableIncremental)
-
-	ev := createEvent{Type: "response.create", settings: set, encoded: key, StreamID: lane, PreviousResponseID: prev, Input: items}
-	kind := store.KindIncremental
-	switch {
-	case !generate:
-		f := false
-		ev.Generate = &f
-		kind = store.KindWarmup
-	case prev == "":
-		kind = store.KindFull
-	}
-	frame, err := marshalFrame(ev)
+	reqID, tell, err := c.commitRequest(ctx, turnID, conn, o)
 	if err != nil {
-		conn.release(lane)
+		conn.Release(lane)
 		return nil, err
 	}
-	if prev != "" {
-		// What the full request would have cost more: the items left out
-		// (each with its comma) less the previous_response_id member. The
-		// first request after an empty warm-up leaves nothing out: it saved
-		// nothing, rather than a few bytes less than nothing.
-		saved := -len(`,"previous_response_id":""`) - len(prev)
-		for _, it := range full[:len(full)-len(items)] {
-			saved += len(it) + 1
-		}
-		if saved > 0 {
-			c.client.counters.bytesSaved.Add(int64(saved))
-		}
-	}
-	if kind == store.KindWarmup && reason == "" {
-		reason = reasonWarmup
-	}
-	sent := time.Now()
-	// What the request carries that the store does not hold yet (the
-	// turn's staged response and outputs) is committed with its row, before
-	// it is sent: written to the store's journal, and applied to SQLite
-	// (Flush) once the server has answered with its first event.
-	reqID, err := c.db.JournalRequest(ctx, store.Request{
-		SessionID: c.id, TurnID: turnID, Conn: conn.name(), Kind: kind, FullReason: reason,
-		PreviousResponseID: prev, BytesSent: int64(len(frame)), InputItems: len(items),
-		Status: "sent", Sent: sent,
-	}, store.Staged{End: pendingEnd, Items: pending, Seen: pendingSeen})
-	if err != nil {
-		conn.release(lane)
-		return nil, fmt.Errorf("record request: %w", err)
-	}
-	tell := c.committed(len(pending), len(pendingSeen))
-	c.count(kind, len(frame))
-
-	st, err := conn.send(ctx, lane, frame)
-	tell()
+	st, err := conn.Send(ctx, lane, o.frame)
+	tell() // the editor hears of what the commit stored once the request is on its way
 	if err != nil {
 		c.finish(reqID, "", "failed", err, time.Time{})
 		return nil, err
 	}
 	r, first, err := c.read(ctx, st, sink)
 	if err != nil {
-		c.forgetBaseline()
-		status := "failed"
-		if ctx.Err() != nil {
-			status = "cancelled"
-		}
-		switch judge(err, 0, c.client.Config()).stream {
-		case walkAway:
-			c.abort(conn, st)
-		case dropConn:
-			conn.abort(st, false)
-		}
-		id := ""
-		var re *ResponseError
-		if errors.As(err, &re) {
-			id = re.ResponseID
-		}
-		c.finish(reqID, id, status, err, first)
+		c.failed(ctx, conn, st, reqID, err, first)
 		return nil, err
 	}
+	return c.settle(ctx, turnID, conn, o, reqID, r, first, sink != nil)
+}
+
+// outgoing is one request, prepared: what it sends and what the store and
+// the baseline are told of it.
+type outgoing struct {
+	lane   string
+	full   []json.RawMessage // the whole input, as replay forms: the next baseline's
+	items  []json.RawMessage // what goes out: full, or only its new items
+	prev   string            // previous_response_id; "" for a full request
+	reason string            // why it is full
+	kind   store.RequestKind
+	key    []byte       // the settings' encoding
+	frame  []byte       // the response.create frame
+	batch  store.Staged // what the ledger had staged: committed with the request's row
+	aside  bool         // its answer is the caller's, not the transcript's
+}
+
+// connect returns the link and lane the conversation's next request goes
+// out on, which it owns until the terminal event (or Release).
+func (c *Conversation) connect(ctx context.Context, generate bool, sink Sink) (responses.Link, string, error) {
+	c.mu.Lock()
+	lane := c.lane
+	c.mu.Unlock()
+	if !c.client.api.Lanes() {
+		lane = ""
+	}
+	conn, err := c.client.api.Link(ctx, c.client.keyFor(c), lane)
+	if err != nil {
+		return nil, "", err
+	}
+	if sink != nil {
+		if n := c.client.api.TakeNotice(); n != "" {
+			sink.Notice(n)
+		}
+	}
+	if !generate && conn.Transport() == "http" {
+		// Over HTTP with store:false there is nothing to warm.
+		return nil, "", errNoWarmupOverHTTP
+	}
+	if err := conn.Acquire(ctx, lane); err != nil {
+		return nil, "", err
+	}
+	return conn, lane, nil
+}
+
+// prepare builds the request for the transcript and what is staged (or for
+// view, replay forms sent in full instead), plus aside, and plans it
+// against the baseline.
+func (c *Conversation) prepare(conn responses.Link, lane string, generate bool, view, aside []json.RawMessage) (*outgoing, error) {
+	c.convert()
+	c.mu.Lock()
+	o := &outgoing{lane: lane, full: append([]json.RawMessage(nil), c.inputLocked()...), batch: c.ledger.batch(), aside: aside != nil}
+	for _, it := range o.batch.Items {
+		o.full = replayForms(o.full, []json.RawMessage{it.Data})
+	}
+	base := c.base
+	if view != nil {
+		o.full, base = append([]json.RawMessage(nil), view...), nil
+	}
+	o.full = append(o.full, aside...)
+	c.mu.Unlock()
+	set, key, err := c.settings()
+	if err != nil {
+		return nil, err
+	}
+	o.key = key
+	o.items, o.prev, o.reason = plan(base, conn, lane, key, o.full, c.client.Config().DisableIncremental)
+	ev := responses.Create{Type: "response.create", Settings: set, Encoded: key, StreamID: lane, PreviousResponseID: o.prev, Input: o.items}
+	o.kind = store.KindIncremental
+	switch {
+	case !generate:
+		f := false
+		ev.Generate = &f
+		o.kind = store.KindWarmup
+		if o.reason == "" {
+			o.reason = reasonWarmup
+		}
+	case o.prev == "":
+		o.kind = store.KindFull
+	}
+	if o.frame, err = ev.Frame(); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// commitRequest commits what the request carries that the store does not
+// hold yet (the ledger's batch: a staged response and outputs) with the
+// request's row, in one transaction, before it is sent. tell tells what
+// waited for the batch; the caller calls it once the request is on its way.
+func (c *Conversation) commitRequest(ctx context.Context, turnID int64, conn responses.Link, o *outgoing) (reqID int64, tell func(), err error) {
+	reqID, _, err = c.db.InsertRequestAfter(ctx, store.Request{
+		SessionID: c.id, TurnID: turnID, Conn: conn.Name(), Kind: o.kind, FullReason: o.reason,
+		PreviousResponseID: o.prev, BytesSent: int64(len(o.frame)), InputItems: len(o.items),
+		Status: "sent", Sent: time.Now(),
+	}, o.batch)
+	if err != nil {
+		return 0, nil, storeErr(fmt.Errorf("record request: %w", err))
+	}
+	c.mu.Lock()
+	tell = c.ledger.stored(o.batch)
+	c.mu.Unlock()
+	c.count(o.kind, len(o.frame))
+	if o.prev != "" {
+		c.client.counters.bytesSaved.Add(int64(savedBytes(o.prev, o.full[:len(o.full)-len(o.items)])))
+	}
+	return reqID, tell, nil
+}
+
+// savedBytes is what the full request would have cost more than an
+// incremental one chained on prev: the items left out (each with its comma)
+// less the previous_response_id member. The first request after an empty
+// warm-up leaves nothing out: it saved nothing, rather than a few bytes
+// less than nothing.
+func savedBytes(prev string, left []json.RawMessage) int {
+	saved := -len(`,"previous_response_id":""`) - len(prev)
+	for _, it := range left {
+		saved += len(it) + 1
+	}
+	return max(saved, 0)
+}
+
+// failed ends a request whose response failed: the baseline is gone, the
+// stream is left or walked away from as Judge says, and the request's row
+// records the outcome.
+func (c *Conversation) failed(ctx context.Context, conn responses.Link, st *responses.Stream, reqID int64, err error, first time.Time) {
+	c.forgetBaseline()
+	status := "failed"
+	if ctx.Err() != nil {
+		status = "cancelled"
+	}
+	switch responses.Judge(err, 0, 0).Stream {
+	case responses.WalkAway:
+		c.abort(conn, st)
+	case responses.DropConn:
+		conn.Abort(st, false)
+	}
+	id := ""
+	var re *responses.ResponseError
+	if errors.As(err, &re) {
+		id = re.ResponseID
+	}
+	c.finish(reqID, id, status, err, first)
+}
+
+// settle stores a response with its request's end, in one transaction,
+// before anything acts on it: a tool never runs for an item the store does
+// not hold. Reads are the exception: they change nothing, so a response
+// that only calls reads is staged instead, with its end, and committed with
+// the reads' outputs and the next request's row: a read round trip commits
+// once. The editor hears of those calls once they are stored (runTools).
+// An answer aside is the caller's: only the request's end is stored.
+// The response becomes the baseline.
+func (c *Conversation) settle(ctx context.Context, turnID int64, conn responses.Link, o *outgoing, reqID int64, r *reply, first time.Time, turn bool) (*reply, error) {
 	status := store.RequestCompleted
 	if r.incomplete != "" {
 		status = store.RequestIncomplete
 	}
-	out := make([]store.NewItem, len(r.output))
-	for i, it := range r.output {
-		out[i] = store.NewItem{Origin: store.OriginOutput, Data: it}
-	}
-	if aside != nil {
-		out = nil // an answer aside is the caller's, not the transcript's
-	}
-	// The output is committed with the request's end, in one transaction,
-	// before anything acts on it: a tool never runs for an item the store
-	// does not hold. Reads are the exception: they change nothing, so a
-	// response that only calls reads is staged instead, with its end, and
-	// committed with the reads' outputs and the next request's row: a read
-	// round trip commits once. The editor hears of those calls once they
-	// are stored (runTools).
 	end := &store.Completion{ID: reqID, ResponseID: r.id, Status: status, FirstEvent: first, Finished: time.Now(), Usage: r.usage}
-	stage := aside == nil && sink != nil && c.onlyReads(r.output)
-	c.mu.Lock()
-	stage = stage && len(c.pending) == 0 && c.pendingEnd == nil // nothing may come before the response
-	c.mu.Unlock()
-	if !stage {
+	var out []store.NewItem
+	if !o.aside {
+		out = make([]store.NewItem, len(r.output))
+		for i, it := range r.output {
+			out[i] = store.NewItem{Origin: store.OriginOutput, Data: it}
+		}
+	}
+	if !o.aside && turn && c.onlyReads(r.output) {
+		c.mu.Lock()
+		r.staged = c.ledger.stageResponse(end, out) // nothing may come before the response
+		c.mu.Unlock()
+	}
+	if !r.staged {
 		if _, err := c.db.CommitStaged(context.WithoutCancel(ctx), c.id, turnID, store.Staged{End: end, Items: out}); err != nil {
 			c.forgetBaseline()
 			r.early.stop()
-			return nil, fmt.Errorf("commit the response: %w", err)
+			return nil, storeErr(fmt.Errorf("commit the response: %w", err))
 		}
 	}
 	c.client.counters.addUsage(r.usage)
-	if aside != nil {
+	if o.aside {
 		return r, nil
 	}
 	c.mu.Lock()
@@ -198,15 +262,16 @@ func (c *Conversation) send(ctx context.Context, turnID int64, generate bool, si
 	if r.usage.Input > 0 {
 		c.lastInput = int(r.usage.Input)
 	}
-	if stage {
-		c.pending, c.pendingEnd, r.staged = out, end, true
-		c.base = &baseline{conn: conn, lane: lane, settings: key, input: full, output: replayForms(nil, r.output), responseID: r.id}
-		return r, nil
+	b := &baseline{conn: conn, lane: o.lane, settings: o.key, input: o.full, responseID: r.id}
+	if r.staged {
+		b.output = replayForms(nil, r.output)
+	} else {
+		n := len(c.inputLocked())
+		c.ledger.committed = append(c.ledger.committed, r.output...)
+		in := c.inputLocked()
+		b.output = in[n:len(in):len(in)]
 	}
-	n := len(c.inputLocked())
-	c.transcript = append(c.transcript, r.output...)
-	in := c.inputLocked()
-	c.base = &baseline{conn: conn, lane: lane, settings: key, input: full, output: in[n:len(in):len(in)], responseID: r.id}
+	c.base = b
 	return r, nil
 }
 
@@ -267,99 +332,12 @@ func (c *Conversation) forgetBaseline() {
 // from its lane instead (discarding what still arrives) so that siblings'
 // turns survive, and continues on a fresh lane. Over HTTP only the
 // request is cancelled.
-func (c *Conversation) abort(conn link, st *stream) {
-	conn.abort(st, c.client.lanes())
-	if st.wasAbandoned() {
+func (c *Conversation) abort(conn responses.Link, st *responses.Stream) {
+	conn.Abort(st, c.client.api.Lanes())
+	if st.Abandoned() {
 		c.mu.Lock()
-		c.lane = c.client.newLane()
+		c.lane = c.client.api.NewLane()
 		c.base = nil
 		c.mu.Unlock()
-	}
-}
-
-// read consumes a response's events to its terminal event, relaying text
-// and function-call progress to sink.
-func (c *Conversation) read(ctx context.Context, st *stream, sink Sink) (r *reply, first time.Time, err error) {
-	cfg := c.client.Config()
-	var early *earlyReads
-	defer func() {
-		if err != nil {
-			early.stop()
-		}
-	}()
-	for {
-		e, err := st.next(ctx, first.IsZero(), cfg.FirstEventTimeout, cfg.IdleTimeout)
-		if err != nil {
-			return nil, first, err
-		}
-		if first.IsZero() {
-			first = time.Now()
-			// The request's record goes from the store's journal into
-			// SQLite now, while the model works: not between the send
-			// and the server reading it, where it would compete with
-			// both for the CPU.
-			if ferr := c.db.Flush(ctx); ferr != nil {
-				// It stays in the journal; the next write applies it or fails.
-				c.log.Warn("apply the request's record", "err", ferr)
-			}
-		}
-		switch e.Type {
-		case "response.output_text.delta":
-			if sink != nil && e.Delta != "" {
-				sink.Text(e.Delta)
-			}
-		case "response.reasoning_summary_text.delta":
-			if sink != nil && e.Delta != "" {
-				sink.Thought(e.Delta)
-			}
-		case "response.reasoning_summary_part.added":
-			// Parts of one summary are paragraphs: keep them apart.
-			if sink != nil && e.SummaryIndex > 0 {
-				sink.Thought("\n\n")
-			}
-		case "response.output_item.added":
-			if sink != nil {
-				if h := readItem(e.Item); h.Type == "function_call" {
-					sink.ToolCall(ToolCall{CallID: h.CallID, Name: h.Name}, "pending", nil)
-				}
-			}
-		case "response.output_item.done":
-			// A read the model has finished calling starts now, while
-			// the rest of the response arrives (earlyReads).
-			if sink != nil {
-				if h := readItem(e.Item); h.Type == "function_call" {
-					early = c.startEarly(ctx, early, ToolCall{CallID: h.CallID, Name: h.Name, Arguments: h.Arguments})
-				}
-			}
-		case "response.completed", "response.incomplete":
-			if e.Response == nil {
-				return nil, first, fmt.Errorf("%s without a response", e.Type)
-			}
-			r = &reply{id: e.Response.ID, output: e.Response.Output, usage: e.Response.Usage.usage(), early: early}
-			if e.Type == "response.incomplete" {
-				r.incomplete = "incomplete"
-				if d := e.Response.IncompleteDetails; d != nil && d.Reason != "" {
-					r.incomplete = d.Reason
-				}
-			}
-			return r, first, nil
-		case "response.failed":
-			re := &ResponseError{Status: "failed"}
-			if e.Response != nil {
-				re.ResponseID = e.Response.ID
-				if e.Response.Error != nil {
-					re.Code, re.Reason = e.Response.Error.Code, e.Response.Error.Message
-				}
-			}
-			return nil, first, re
-		case "error":
-			ae := e.apiError()
-			if refusesLanes(ae) && st.lane != "" {
-				// A server that echoes the lane while refusing it.
-				why := fmt.Sprintf("the server refuses stream_id (%s)", ae.Message)
-				return nil, first, &NoLanesError{Why: why, Switched: c.client.disableLanes(nil, why)}
-			}
-			return nil, first, ae
-		}
 	}
 }

@@ -2,15 +2,13 @@ package session
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"regexp"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/hearthd/hearth/session/responses"
 )
 
-// request sends one model request of a turn and retries what judge says
+// request sends one model request of a turn and retries what Judge says
 // is safe to retry. Nothing of a failed response was applied — output items
 // are committed and tools run only after response.completed — so a retry
 // can never run a tool twice or write an item twice.
@@ -33,7 +31,7 @@ func (c *Conversation) request(ctx context.Context, turnID int64, sink Sink) (*r
 		if ctx.Err() != nil {
 			return nil, err
 		}
-		if errors.Is(err, ErrContextLength) && !spent["compact"] {
+		if responses.Classify(err) == responses.KindContextLength && !spent["compact"] {
 			// Once: go on from a summary, then send again.
 			spent["compact"] = true
 			if cerr := c.compact(ctx, turnID, sink, CompactRefused); cerr == nil {
@@ -42,18 +40,18 @@ func (c *Conversation) request(ctx context.Context, turnID int64, sink Sink) (*r
 				c.log.Info("compaction after a context_length_exceeded refusal failed", "err", cerr)
 			}
 		}
-		v := judge(err, tries[judge(err, 0, cfg).why], cfg)
-		tries[v.why]++
-		if !v.retry || (v.once != "" && spent[v.once]) || tries[v.why] >= cfg.MaxAttempts || attempt+1 == 2*cfg.MaxAttempts {
+		v := responses.Judge(err, tries[responses.Judge(err, 0, cfg.MaxRetryWait).Why], cfg.MaxRetryWait)
+		tries[v.Why]++
+		if !v.Retry || (v.Once != "" && spent[v.Once]) || tries[v.Why] >= cfg.MaxAttempts || attempt+1 == 2*cfg.MaxAttempts {
 			break
 		}
-		if v.once != "" {
-			spent[v.once] = true
+		if v.Once != "" {
+			spent[v.Once] = true
 		}
 		c.client.counters.retries.Add(1)
-		c.log.Info("retrying model request", "why", v.why, "wait", v.wait, "attempt", attempt+2, "of_this_cause", tries[v.why], "err", err)
-		att.interrupted(v.why)
-		if err := sleep(ctx, v.wait); err != nil {
+		c.log.Info("retrying model request", "why", v.Why, "wait", v.Wait, "attempt", attempt+2, "of_this_cause", tries[v.Why], "err", err)
+		att.interrupted(v.Why)
+		if err := sleep(ctx, v.Wait); err != nil {
 			return nil, err
 		}
 	}
@@ -73,21 +71,19 @@ func (c *Conversation) size() string {
 	return fmt.Sprintf("the session holds %d items, %d KiB, about %d tokens", n, bytes>>10, bytes/4)
 }
 
-var tryAgain = regexp.MustCompile(`(?i)try again in ([0-9.]+)\s*(ms|s)`)
-
-// hinted honours a "try again in 1.5s" hint, else backs off.
-func hinted(msg string, attempt int, cfg Config) time.Duration {
-	d := backoff(attempt, time.Second, cfg.MaxRetryWait)
-	if m := tryAgain.FindStringSubmatch(msg); m != nil {
-		if v, err := strconv.ParseFloat(m[1], 64); err == nil {
-			unit := time.Second
-			if strings.EqualFold(m[2], "ms") {
-				unit = time.Millisecond
-			}
-			d = time.Duration(v * float64(unit))
-		}
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
 	}
-	return min(d, cfg.MaxRetryWait)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // attemptSink relays one attempt's progress and remembers what the editor

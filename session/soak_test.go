@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hearthd/hearth/session"
+	"github.com/hearthd/hearth/session/responses"
 	"github.com/hearthd/hearth/session/sim"
 	"github.com/hearthd/hearth/store"
 )
@@ -22,7 +23,7 @@ import (
 // twice, every function call answered exactly once, memory equal to the
 // store.
 func TestSoak200TurnsWithRandomFaults(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: session.LanesOn, FirstEventTimeout: 500 * time.Millisecond,
+	e := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn, FirstEventTimeout: 500 * time.Millisecond,
 		MaxRetryWait: 50 * time.Millisecond})
 	faults := []sim.Fault{
 		{Kind: sim.FaultCloseMidResponse, CloseCode: 1011, AfterEvents: 4},
@@ -156,7 +157,7 @@ func TestSoak200TurnsWithRandomFaults(t *testing.T) {
 func TestSoakFaultsOnOneLaneOnly(t *testing.T) {
 	// A first-event timeout a loaded machine under -race never reaches by
 	// itself, short enough that the silences cost little.
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: session.LanesOn, FirstEventTimeout: time.Second})
+	e := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn, FirstEventTimeout: time.Second})
 	// By session, not by lane: a conversation that walks away from a silent
 	// lane goes on on another one.
 	faulty := func(r sim.Received) bool { return r.PromptCacheKey == "lane-a" }
@@ -219,12 +220,12 @@ func explains(fault sim.FaultKind, err error) bool {
 	}
 	switch fault {
 	case sim.FaultResponseFailed:
-		var re *session.ResponseError
+		var re *responses.ResponseError
 		return errors.As(err, &re) && re.Code == "server_error"
 	case sim.FaultSilence:
-		return errors.Is(err, session.ErrConnectionLost) || strings.Contains(msg, "no event")
+		return errors.Is(err, responses.ErrConnectionLost) || strings.Contains(msg, "no event")
 	default: // the transport faults end in a lost connection once retries are spent
-		return errors.Is(err, session.ErrConnectionLost)
+		return errors.Is(err, responses.ErrConnectionLost)
 	}
 }
 
@@ -232,11 +233,11 @@ func explains(fault sim.FaultKind, err error) bool {
 // server error", for the transport fault it is, and still refuses
 // hearth's own internal errors.
 func TestExplainsClose1011(t *testing.T) {
-	lost := fmt.Errorf("%w: websocket: close 1011 (internal server error): simulated fault", session.ErrConnectionLost)
+	lost := fmt.Errorf("%w: websocket: close 1011 (internal server error): simulated fault", responses.ErrConnectionLost)
 	if !explains(sim.FaultCloseMidResponse, lost) {
 		t.Errorf("a close 1011 after retries is not explained by close_mid_response: %v", lost)
 	}
-	if own := fmt.Errorf("%w: internal error", session.ErrConnectionLost); explains(sim.FaultCloseMidResponse, own) {
+	if own := fmt.Errorf("%w: internal error", responses.ErrConnectionLost); explains(sim.FaultCloseMidResponse, own) {
 		t.Errorf("hearth's own internal error was taken for the fault: %v", own)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/hearthd/hearth/session/responses"
 )
 
 // warmup is a generate:false request in flight or done. Created by Warm,
@@ -44,11 +46,11 @@ func (c *Conversation) rewarm() {
 func (c *Conversation) baselineLost() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return !c.closed && (c.base == nil || !c.base.conn.alive())
+	return !c.closed && (c.base == nil || !c.base.conn.Alive())
 }
 
 func (c *Conversation) warmUp(again bool) {
-	if c.client.httpMode() {
+	if c.client.api.HTTPMode() {
 		return // nothing to warm when every request is full
 	}
 	c.mu.Lock()
@@ -77,8 +79,10 @@ func (c *Conversation) warmUp(again bool) {
 		}
 		gauge.Add(1)
 		_, err := c.exchange(ctx, 0, false, nil)
-		if nl := (*NoLanesError)(nil); errors.As(err, &nl) && nl.Switched {
-			_, err = c.exchange(ctx, 0, false, nil) // once more, on a connection of its own
+		if err != nil {
+			if v := responses.Judge(err, 0, 0); v.Retry && v.Once == responses.OnceLanes {
+				_, err = c.exchange(ctx, 0, false, nil) // once more, on a connection of its own
+			}
 		}
 		gauge.Add(-1)
 		if err != nil && !errors.Is(err, errNoWarmupOverHTTP) {
@@ -139,7 +143,7 @@ const warmupBytesPerSecond = 32 << 10
 // transcript's size. Called with c.mu held.
 func (c *Conversation) warmupDeadlineLocked() time.Duration {
 	n := 0
-	for _, it := range c.transcript { // the items as stored: close enough to their replay forms
+	for _, it := range c.ledger.committed { // the items as stored: close enough to their replay forms
 		n += len(it)
 	}
 	return c.client.Config().WarmupTimeout + time.Duration(n)*time.Second/warmupBytesPerSecond

@@ -34,6 +34,7 @@ type checkpointer struct {
 	done    chan struct{}
 	pending atomic.Int64 // commits since the last checkpoint began
 	runs    atomic.Int64 // checkpoints run
+	forced  atomic.Int64 // of them, those checkpointForce commits forced without a quiet moment
 
 	mu  sync.Mutex    // guards ran
 	ran chan struct{} // closed and replaced after each checkpoint (tests wait on it)
@@ -79,6 +80,7 @@ func (c *checkpointer) loop() {
 				continue
 			}
 			quiet.Stop()
+			c.forced.Add(1)
 		case <-quiet.C:
 		}
 		c.pending.Store(0)

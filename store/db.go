@@ -8,9 +8,7 @@
 // BEGIN IMMEDIATE transactions taken one at a time, so concurrent writers
 // queue inside the process instead of failing with "database is locked";
 // reads use a separate pool of query-only connections that WAL mode lets run
-// alongside the writer. The one commit on a model round trip's path is a
-// record in a journal instead (journal.go), applied to SQLite once the model
-// API has answered; every other write and read applies it first.
+// alongside the writer.
 package store
 
 import (
@@ -34,8 +32,6 @@ var ErrNotFound = errors.New("store: not found")
 // ErrClosed is returned by calls made after Close has begun.
 var ErrClosed = errors.New("store: database closed")
 
-var heapOnce sync.Once
-
 // readers is the size of the reader pool: enough for the handful of
 // sessions a daemon serves at once without holding many file descriptors.
 const readers = 4
@@ -46,7 +42,7 @@ type DB struct {
 	path   string
 	writer *sql.DB    // one connection, wconn: SQLite allows one writer anyway
 	wconn  *sql.Conn  // writer's only connection, held from Open to Close
-	wmu    sync.Mutex // held by a write transaction on wconn; guards stmts and jr
+	wmu    sync.Mutex // held by a write transaction on wconn; guards stmts
 	reader *sql.DB    // query-only pool
 
 	// mu guards closed and the Add side of calls, so that Close can wait
@@ -55,11 +51,9 @@ type DB struct {
 	closed bool
 	calls  sync.WaitGroup
 
-	commits  atomic.Int64 // write transactions committed
-	stmts    statements   // wconn's prepared statements
-	ckpt     *checkpointer
-	jr       *journal    // nil: writes commit directly; guarded by wmu
-	jpending atomic.Bool // jr holds a record not yet applied (read without wmu)
+	commits atomic.Int64 // write transactions committed
+	stmts   statements   // wconn's prepared statements
+	ckpt    *checkpointer
 }
 
 // Commits is the number of write transactions committed since Open: each
@@ -71,65 +65,23 @@ func (db *DB) Commits() int64 { return db.commits.Load() }
 // the database file (with its -wal and -shm companions) is kept 0600: the
 // transcript holds the user's code.
 func Open(path string) (*DB, error) {
-	heapOnce.Do(keepHeap)
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
-		return nil, fmt.Errorf("store: open %s: create directory: %w", abs, err)
-	}
-	// Create the file ourselves so SQLite never creates it with umask
-	// permissions, and tighten a file someone else created.
-	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
+	if err := createFile(abs); err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", abs, err)
 	}
-	f.Close()
-	if err := os.Chmod(abs, 0o600); err != nil {
-		return nil, fmt.Errorf("store: open %s: %w", abs, err)
-	}
-
-	writer, err := sql.Open(writerDriver, dsn(abs,
-		"_journal_mode=WAL&_busy_timeout=5000&_txlock=immediate&_foreign_keys=on&_synchronous=NORMAL"))
-	if err != nil {
-		return nil, fmt.Errorf("store: open %s: %w", abs, err)
-	}
-	writer.SetMaxOpenConns(1)
-	writer.SetMaxIdleConns(1)
-	writer.SetConnMaxLifetime(0)
-	writer.SetConnMaxIdleTime(0)
-
 	ctx := context.Background()
-	if err := migrate(ctx, writer, migrations); err != nil {
-		writer.Close()
-		if ce := corrupt(abs, err); ce != nil {
-			return nil, ce
-		}
-		return nil, fmt.Errorf("store: open %s: %w", abs, err)
+	writer, err := openWriter(ctx, abs)
+	if err != nil {
+		return nil, err
 	}
-
-	// Readers are opened after the writer has switched the file to WAL
-	// (a persistent setting), so they never need to write to set it. They
-	// use _query_only rather than mode=ro: a read-only open of a WAL
-	// database fails when it would have to create the -shm file.
-	reader, err := sql.Open("sqlite3", dsn(abs,
-		"_busy_timeout=5000&_foreign_keys=on&_query_only=1"))
+	reader, err := openReaders(ctx, abs)
 	if err != nil {
 		writer.Close()
-		return nil, fmt.Errorf("store: open %s: readers: %w", abs, err)
+		return nil, err
 	}
-	reader.SetMaxOpenConns(readers)
-	reader.SetMaxIdleConns(readers)
-	if err := reader.PingContext(ctx); err != nil {
-		reader.Close()
-		writer.Close()
-		if ce := corrupt(abs, err); ce != nil {
-			return nil, ce
-		}
-		return nil, fmt.Errorf("store: open %s: readers: %w", abs, err)
-	}
-
 	for _, companion := range []string{abs + "-wal", abs + "-shm"} {
 		if err := os.Chmod(companion, 0o600); err != nil && !errors.Is(err, os.ErrNotExist) {
 			reader.Close()
@@ -156,12 +108,65 @@ func Open(path string) (*DB, error) {
 		writer.Close()
 		return nil, fmt.Errorf("store: open %s: writer: %w", abs, err)
 	}
-	db := &DB{path: abs, writer: writer, wconn: wconn, reader: reader, ckpt: newCheckpointer(ckpt)}
-	if err := db.openJournal(ctx); err != nil {
-		db.Close()
+	return &DB{path: abs, writer: writer, wconn: wconn, reader: reader, ckpt: newCheckpointer(ckpt)}, nil
+}
+
+// createFile creates the database file and its directory (0700) ourselves,
+// so SQLite never creates it with umask permissions, and tightens a file
+// someone else created to 0600.
+func createFile(abs string) error {
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return fmt.Errorf("create directory: %w", err)
+	}
+	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Chmod(abs, 0o600)
+}
+
+// openWriter opens the writer's pool of one connection and brings the
+// schema up to date.
+func openWriter(ctx context.Context, abs string) (*sql.DB, error) {
+	writer, err := sql.Open(writerDriver, dsn(abs,
+		"_journal_mode=WAL&_busy_timeout=5000&_txlock=immediate&_foreign_keys=on&_synchronous=NORMAL"))
+	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", abs, err)
 	}
-	return db, nil
+	writer.SetMaxOpenConns(1)
+	writer.SetMaxIdleConns(1)
+	writer.SetConnMaxLifetime(0)
+	writer.SetConnMaxIdleTime(0)
+	if err := migrate(ctx, writer, migrations); err != nil {
+		writer.Close()
+		if ce := corrupt(abs, err); ce != nil {
+			return nil, ce
+		}
+		return nil, fmt.Errorf("store: open %s: %w", abs, err)
+	}
+	return writer, nil
+}
+
+// openReaders opens the reader pool. Readers are opened after the writer
+// has switched the file to WAL (a persistent setting), so they never need
+// to write to set it. They use _query_only rather than mode=ro: a read-only
+// open of a WAL database fails when it would have to create the -shm file.
+func openReaders(ctx context.Context, abs string) (*sql.DB, error) {
+	reader, err := sql.Open("sqlite3", dsn(abs, "_busy_timeout=5000&_foreign_keys=on&_query_only=1"))
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: readers: %w", abs, err)
+	}
+	reader.SetMaxOpenConns(readers)
+	reader.SetMaxIdleConns(readers)
+	if err := reader.PingContext(ctx); err != nil {
+		reader.Close()
+		if ce := corrupt(abs, err); ce != nil {
+			return nil, ce
+		}
+		return nil, fmt.Errorf("store: open %s: readers: %w", abs, err)
+	}
+	return reader, nil
 }
 
 // dsn builds a go-sqlite3 URI DSN. The path is escaped because SQLite
@@ -186,16 +191,13 @@ func (db *DB) Close() error {
 	db.mu.Unlock()
 	db.calls.Wait()
 
-	db.wmu.Lock()
-	jerr := db.closeJournal(context.Background())
-	db.wmu.Unlock()
 	cerr := db.ckpt.close()
 	db.closeStatements()
 	rerr := db.reader.Close()
 	// The writer goes last: closing the last connection checkpoints the WAL.
 	cwerr := db.wconn.Close()
 	werr := db.writer.Close()
-	if err := errors.Join(jerr, cerr, rerr, cwerr, werr); err != nil {
+	if err := errors.Join(cerr, rerr, cwerr, werr); err != nil {
 		return fmt.Errorf("store: close %s: %w", db.path, err)
 	}
 	return nil
@@ -231,13 +233,6 @@ func (db *DB) write(ctx context.Context, fn func(tx *wtx) error) (err error) {
 		return err
 	}
 	ctx = context.WithoutCancel(ctx)
-	return db.withWriter(ctx, func() error { return db.txLocked(ctx, fn) })
-}
-
-// withWriter runs fn holding the writer (wmu), counted as a call for Close,
-// once the journal's pending record is applied: whatever fn writes may
-// depend on it. A nil fn only applies the record (Flush).
-func (db *DB) withWriter(ctx context.Context, fn func() error) error {
 	done, err := db.enter()
 	if err != nil {
 		return err
@@ -245,18 +240,6 @@ func (db *DB) withWriter(ctx context.Context, fn func() error) error {
 	defer done()
 	db.wmu.Lock()
 	defer db.wmu.Unlock()
-	if err := db.applyLocked(ctx); err != nil {
-		return fmt.Errorf("flush the journal: %w", err)
-	}
-	if fn == nil {
-		return nil
-	}
-	return fn()
-}
-
-// txLocked is write's transaction, with wmu held.
-func (db *DB) txLocked(ctx context.Context, fn func(tx *wtx) error) (err error) {
-	ctx = context.WithoutCancel(ctx)
 	if _, err := db.wconn.ExecContext(ctx, `BEGIN IMMEDIATE`); err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
@@ -284,12 +267,6 @@ func (db *DB) txLocked(ctx context.Context, fn func(tx *wtx) error) (err error) 
 
 // read runs fn with the reader pool, counted as a call for Close.
 func (db *DB) read(fn func(r *sql.DB) error) error {
-	if db.jpending.Load() {
-		// What the journal holds is the store's: reads see it.
-		if err := db.withWriter(context.Background(), nil); err != nil {
-			return err
-		}
-	}
 	done, err := db.enter()
 	if err != nil {
 		return err

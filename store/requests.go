@@ -167,14 +167,8 @@ func (db *DB) InsertRequestAfter(ctx context.Context, r Request, s Staged) (int6
 		if err != nil {
 			return err
 		}
-		if id, err = res.LastInsertId(); err != nil {
-			return err
-		}
-		if jr := tx.db.jr; jr != nil {
-			jr.lastReq = max(jr.lastReq, id)
-			jr.checkedTurn(r.SessionID, r.TurnID) // stagedTx checked it
-		}
-		return nil
+		id, err = res.LastInsertId()
+		return err
 	})
 	if err != nil {
 		return 0, nil, fmt.Errorf("store: insert request in session %s: %w", r.SessionID, err)
@@ -232,7 +226,7 @@ func finishRequestTx(ctx context.Context, tx *wtx, id int64, responseID, status,
 			first_event = coalesce(?4, first_event),
 			finished = ?5
 		WHERE id = ?6`,
-		responseID, status, errMsg, nullNanos(firstEvent), nanos(finished), tx.db.jr.id(id))
+		responseID, status, errMsg, nullNanos(firstEvent), nanos(finished), id)
 	if err != nil {
 		return err
 	}
@@ -263,7 +257,7 @@ func completeTx(ctx context.Context, tx *wtx, sessionID string, e Completion) er
 			input_tokens = ?5, cached_tokens = ?6, output_tokens = ?7, reasoning_tokens = ?8
 		WHERE id = ?9 AND session_id = ?10`,
 		e.ResponseID, e.Status, nullNanos(e.FirstEvent), nanos(e.Finished),
-		e.Usage.Input, e.Usage.Cached, e.Usage.Output, e.Usage.Reasoning, tx.db.jr.id(e.ID), sessionID)
+		e.Usage.Input, e.Usage.Cached, e.Usage.Output, e.Usage.Reasoning, e.ID, sessionID)
 	if err != nil {
 		return err
 	}

@@ -203,24 +203,3 @@ func requestBench(b *testing.B) (context.Context, *DB, Request, Staged) {
 	seen := []SeenWrite{{Path: "a.txt", Seen: Seen{Hash: "h", Content: []byte("alpha")}}}
 	return ctx, db, Request{SessionID: "s1", TurnID: turn.ID, Kind: KindIncremental, BytesSent: 100}, Staged{Items: out, Seen: seen}
 }
-
-// BenchmarkJournalRequest is BenchmarkInsertRequestAfter through the
-// journal: the part on a round trip's path (JournalRequest) and, timed
-// apart, the Flush that follows the send.
-func BenchmarkJournalRequest(b *testing.B) {
-	ctx, db, req, staged := requestBench(b)
-	if _, err := db.JournalRequest(ctx, req, Staged{}); err != nil { // checks the turn
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if _, err := db.JournalRequest(ctx, req, staged); err != nil {
-			b.Fatal(err)
-		}
-		b.StopTimer()
-		if err := db.Flush(ctx); err != nil {
-			b.Fatal(err)
-		}
-		b.StartTimer()
-	}
-}

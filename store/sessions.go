@@ -230,7 +230,6 @@ func (db *DB) TakeSpare(ctx context.Context, id string) error {
 func (db *DB) DeleteSpares(ctx context.Context) (int64, error) {
 	var n int64
 	err := db.write(ctx, func(tx *wtx) error {
-		tx.db.jr.forgetTurns()
 		res, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE spare = 1`)
 		if err != nil {
 			return err
@@ -248,7 +247,6 @@ func (db *DB) DeleteSpares(ctx context.Context) (int64, error) {
 // set.
 func (db *DB) DeleteSession(ctx context.Context, id string) error {
 	err := db.write(ctx, func(tx *wtx) error {
-		tx.db.jr.forgetTurns()
 		res, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id)
 		if err != nil {
 			return err

@@ -74,7 +74,6 @@ func (db *DB) EndTurn(ctx context.Context, turnID int64, status TurnStatus, stop
 		return fmt.Errorf("store: end turn %d: invalid end status %q", turnID, status)
 	}
 	err := db.write(ctx, func(tx *wtx) error {
-		tx.db.jr.forgetTurn(turnID)
 		res, err := tx.ExecContext(ctx, `
 			UPDATE turns SET status = ?, stop_reason = ?, error = ?, ended = ?
 			WHERE id = ? AND status = 'running'`,
@@ -137,7 +136,6 @@ func (db *DB) Turns(ctx context.Context, sessionID string) ([]Turn, error) {
 func (db *DB) InterruptRunning(ctx context.Context) (int64, error) {
 	var n int64
 	err := db.write(ctx, func(tx *wtx) error {
-		tx.db.jr.forgetTurns()
 		res, err := tx.ExecContext(ctx, `
 			UPDATE turns SET status = 'interrupted', ended = ?,
 				error = CASE error WHEN '' THEN 'daemon stopped during the turn' ELSE error END

@@ -110,33 +110,7 @@ func (ts *Toolset) grep(ctx context.Context, d *toolDef, raw json.RawMessage) Re
 		return Result{IsError: true, Title: title, Output: fmt.Sprintf("%q is not a regular file (%v); give a directory or a text file", rel, fi.Mode().Type())}
 	}
 	g.br = bufio.NewReaderSize(nil, 64<<10)
-	if fi.IsDir() {
-		g.start = rel
-		g.ignore = newIgnorer(ts.root, SearchIgnore)
-		// The rules of the start directory's ancestors apply too.
-		dir := ""
-		g.ignore.load(dir)
-		if rel != "." {
-			for _, part := range strings.Split(rel, "/") {
-				dir = path.Join(dir, part)
-				g.ignore.load(dir)
-			}
-		}
-		var top *os.Root
-		if top, err = openDir(ts.root.handle(), name); err == nil {
-			err = g.walk(top, rel, true)
-			top.Close()
-		}
-	} else {
-		// An explicitly named file is searched whatever the glob says.
-		var f *os.File
-		if f, _, err = ts.root.openRegular(name); err == nil {
-			err = g.file(f, rel)
-			f.Close()
-		} else if !escaped(err) {
-			err = nil // as any file that cannot be opened: skipped
-		}
-	}
+	err = g.search(name, rel, fi.IsDir())
 	if ctx.Err() != nil {
 		return Result{IsError: true, Title: title, Output: cancelledResult("grep").Output}
 	}
@@ -153,6 +127,39 @@ func (ts *Toolset) grep(ctx context.Context, d *toolDef, raw json.RawMessage) Re
 		fmt.Fprintf(&g.out, "[and %d more matches; narrow the pattern, path or glob]\n", more)
 	}
 	return Result{Title: title, Output: g.out.String(), Locations: g.files}
+}
+
+// search runs g over what name (rel, as the model named it) is: the tree
+// below a directory, with the ignore rules of the directory and its
+// ancestors, or one file, whatever the glob says.
+func (g *grepRun) search(name, rel string, dir bool) error {
+	if !dir {
+		f, _, err := g.root.openRegular(name)
+		if err != nil {
+			if escaped(err) {
+				return err
+			}
+			return nil // as any file that cannot be opened: skipped
+		}
+		defer f.Close()
+		return g.file(f, rel)
+	}
+	g.start = rel
+	g.ignore = newIgnorer(g.root, SearchIgnore)
+	d := ""
+	g.ignore.load(d)
+	if rel != "." {
+		for _, part := range strings.Split(rel, "/") {
+			d = path.Join(d, part)
+			g.ignore.load(d)
+		}
+	}
+	top, err := openDir(g.root.handle(), name)
+	if err != nil {
+		return err
+	}
+	defer top.Close()
+	return g.walk(top, rel, true)
 }
 
 // walk searches dir, an open handle on the directory rel (relative to the

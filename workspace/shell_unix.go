@@ -83,28 +83,7 @@ func runCommand(ctx context.Context, dir string, argv []string, helper bool, env
 		}
 	}
 
-	// Nothing in the group outlives the call. While the shell is unreaped
-	// its pid, which is the group's id, cannot be reused, so the signals
-	// reach only the command's processes.
-	syscall.Kill(-pgid, syscall.SIGTERM)
-	wait := killGrace
-	if helper {
-		wait += helperSlack
-	}
-	grace := time.NewTimer(wait)
-	defer grace.Stop()
-	exitedC, readC := exited, read
-	for exitedC != nil || readC != nil {
-		select {
-		case <-exitedC:
-			exitedC = nil
-		case <-readC:
-			readC = nil
-		case <-grace.C:
-			exitedC, readC = nil, nil
-		}
-	}
-	syscall.Kill(-pgid, syscall.SIGKILL)
+	stopGroup(pgid, helper, exited, read) // nothing in the group outlives the call
 	<-exited
 	exitErr = reap(cmd, exitErr)
 	release()
@@ -129,4 +108,30 @@ func runCommand(ctx context.Context, dir string, argv []string, helper bool, env
 		run.err = exitErr
 	}
 	return run
+}
+
+// stopGroup ends the command's process group: SIGTERM, then SIGKILL once
+// the shell has exited and its output closed, or after the grace (longer
+// for the sandbox helper, which reaps its own descendants first). While the
+// shell is unreaped its pid, which is the group's id, cannot be reused, so
+// the signals reach only the command's processes.
+func stopGroup(pgid int, helper bool, exited, read <-chan struct{}) {
+	syscall.Kill(-pgid, syscall.SIGTERM)
+	wait := killGrace
+	if helper {
+		wait += helperSlack
+	}
+	grace := time.NewTimer(wait)
+	defer grace.Stop()
+	for exited != nil || read != nil {
+		select {
+		case <-exited:
+			exited = nil
+		case <-read:
+			read = nil
+		case <-grace.C:
+			exited, read = nil, nil
+		}
+	}
+	syscall.Kill(-pgid, syscall.SIGKILL)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/hearthd/hearth/installer"
 	"github.com/hearthd/hearth/rpc"
 	"github.com/hearthd/hearth/session"
+	"github.com/hearthd/hearth/session/responses"
 )
 
 // modelSettings is what decides which model API a daemon talks to: what
@@ -92,7 +93,7 @@ func configDiffs(shell modelSettings, st rpc.Status) []string {
 
 func baseOrDefault(u string) string {
 	if u == "" {
-		u = session.DefaultBaseURL
+		u = responses.DefaultBaseURL
 	}
 	return strings.TrimSuffix(u, "/")
 }

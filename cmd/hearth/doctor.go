@@ -22,7 +22,7 @@ import (
 	"github.com/hearthd/hearth/daemon"
 	"github.com/hearthd/hearth/installer"
 	"github.com/hearthd/hearth/rpc"
-	"github.com/hearthd/hearth/session"
+	"github.com/hearthd/hearth/session/responses"
 	"github.com/hearthd/hearth/store"
 	"github.com/hearthd/hearth/workspace"
 )
@@ -294,7 +294,7 @@ func probeHere(ctx context.Context, shell modelSettings) check {
 	}
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	r := session.Probe(pctx, session.Config{BaseURL: shell.BaseURL, APIKey: shell.Key, HandshakeTimeout: 10 * time.Second})
+	r := responses.Probe(pctx, responses.Config{BaseURL: shell.BaseURL, APIKey: shell.Key, HandshakeTimeout: 10 * time.Second})
 	return check{r.Status, name, rpc.RedactURLs(r.Detail)}
 }
 

@@ -16,24 +16,32 @@ const module = "github.com/hearthd/hearth"
 // allowed is the import graph of docs/ARCHITECTURE.md: each package may
 // import only the hearth packages listed (non-test files).
 var allowed = map[string][]string{
-	"store":       {},
-	"rpc":         {},
-	"session/sim": {},
-	"mcp":         {},
-	"mcp/mcptest": {}, // imported by tests only: a tiny MCP server
-	"workspace":   {"store"},
-	"session":     {"store"},
-	"daemon":      {"rpc", "workspace", "session", "store", "mcp"},
-	"installer":   {"daemon", "rpc"},
-	"cmd/hearth":  {"daemon", "rpc", "workspace", "session", "session/sim", "store", "installer", "mcp", "cmd/hearth/internal/bench"},
+	"store":             {},
+	"rpc":               {},
+	"session/sim":       {},
+	"session/responses": {},
+	"mcp":               {},
+	"mcp/mcptest":       {}, // imported by tests only: a tiny MCP server
+	"workspace":         {"store"},
+	"session":           {"store", "session/responses"},
+	"daemon":            {"rpc", "workspace", "session", "session/responses", "store", "mcp"},
+	"installer":         {"daemon", "rpc"},
+	"cmd/hearth":        {"daemon", "rpc", "workspace", "session", "session/responses", "session/sim", "store", "installer", "mcp", "cmd/hearth/internal/bench"},
 	// hearth bench: the request modes against the simulator.
-	"cmd/hearth/internal/bench": {"session", "session/sim", "store", "workspace"},
+	"cmd/hearth/internal/bench": {"session", "session/responses", "session/sim", "store", "workspace"},
 	// Imported by tests only: isolates them from the user's environment.
 	"internal/testenv": {},
 	// Imported by tests only: the official Responses API request schema.
 	"internal/apischema": {},
 	// Imported by tests only: damages a database as a failing disk does.
 	"store/storetest": {},
+}
+
+// wire is the one package (the simulator aside) that speaks the Responses
+// API's WebSocket: the agent loop in session knows requests and responses
+// through session/responses, never the socket.
+var wire = map[string][]string{
+	"github.com/gorilla/websocket": {"session/responses", "session/sim"},
 }
 
 // TestLayering fails when a package imports a hearth package it may not:
@@ -119,6 +127,9 @@ func importGraph(t *testing.T) map[string]map[string]bool {
 		}
 		for _, imp := range f.Imports {
 			p, _ := strconv.Unquote(imp.Path.Value)
+			if ok, known := wire[p]; known && !contains(ok, pkg) {
+				t.Errorf("%s imports %s: only %s may", pkg, p, strings.Join(ok, ", "))
+			}
 			if p == module || strings.HasPrefix(p, module+"/") {
 				if got[pkg] == nil {
 					got[pkg] = map[string]bool{}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hearthd/hearth/session"
+	"github.com/hearthd/hearth/session/responses"
 	"github.com/hearthd/hearth/session/sim"
 	"github.com/hearthd/hearth/store"
 	"github.com/hearthd/hearth/workspace"
@@ -124,7 +125,7 @@ type rig struct {
 }
 
 func (r *rig) open(ctx context.Context) error {
-	cfg := session.Config{BaseURL: r.base, Model: "sim-model", Instructions: "bench", Lanes: session.LanesOn}
+	cfg := session.Config{BaseURL: r.base, Model: "sim-model", Instructions: "bench", Lanes: responses.LanesOn}
 	if r.mode.cfg != nil {
 		r.mode.cfg(&cfg)
 	}

@@ -1,4 +1,4 @@
-package session
+package responses
 
 import (
 	"bytes"
@@ -62,7 +62,7 @@ func FuzzSSEStream(f *testing.F) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), sseFuzzWait)
 		defer cancel()
-		st, err := link.send(ctx, "", frame)
+		st, err := link.Send(ctx, "", frame)
 		if err != nil {
 			t.Fatalf("send: %v", err)
 		}
@@ -72,7 +72,7 @@ func FuzzSSEStream(f *testing.F) {
 			endErr   error
 		)
 		for {
-			e, err := st.next(ctx, len(got) == 0, sseFuzzWait, sseFuzzWait)
+			e, err := st.Next(ctx, len(got) == 0, sseFuzzWait, sseFuzzWait)
 			if err != nil {
 				endErr = err
 				break

@@ -1,4 +1,4 @@
-package session
+package responses
 
 import (
 	"context"
@@ -15,13 +15,14 @@ import (
 	"github.com/gorilla/websocket"
 )
 
-// The server's per-connection limits (responses-websocket.md §2).
+// The server's per-connection limits: 16 responses in flight at once (it
+// queues the rest) and 32 lane names over the connection's life.
 const (
 	maxActive    = 16
 	maxLaneNames = 32
 )
 
-// wsConn is one Responses WebSocket. Created by dial (from Client.conn);
+// wsConn is one Responses WebSocket. Created by dial (from Client.Link);
 // lives until the server closes it, it falls out of step, or its owner
 // Client drops or closes it. close waits for the reader goroutine.
 type wsConn struct {
@@ -33,7 +34,7 @@ type wsConn struct {
 	writeMu sync.Mutex // serializes writes: gorilla allows one concurrent writer
 
 	mu     sync.Mutex               // guards routes, owners, cache, err, names
-	routes map[string]*stream       // lane → the stream that owns it now
+	routes map[string]*Stream       // lane → the stream that owns it now
 	owners map[string]chan struct{} // lane → ownership token (cap 1): serial ownership per lane
 	cache  map[string]string        // lane → latest completed response: the server's connection-local cache as we know it
 	err    error                    // why the connection is dead; nil while alive
@@ -66,7 +67,7 @@ func dial(ctx context.Context, cfg Config, id string, log *slog.Logger, k *count
 	}
 	d := websocket.Dialer{HandshakeTimeout: cfg.HandshakeTimeout, Proxy: http.ProxyFromEnvironment,
 		EnableCompression: !cfg.DisableCompression,
-		NetDialContext:    countingDialer(&k.wireSent, &k.wireReceived)}
+		NetDialContext:    countingDialer(cfg.Dial, &k.wireSent, &k.wireReceived)}
 	h := http.Header{}
 	if cfg.APIKey != "" {
 		h.Set("Authorization", "Bearer "+cfg.APIKey)
@@ -86,7 +87,7 @@ func dial(ctx context.Context, cfg Config, id string, log *slog.Logger, k *count
 	ws.SetReadLimit(cfg.MaxMessage)
 	c := &wsConn{
 		id: id, ws: ws, created: time.Now(), log: log.With("conn", id),
-		routes: map[string]*stream{}, owners: map[string]chan struct{}{}, cache: map[string]string{},
+		routes: map[string]*Stream{}, owners: map[string]chan struct{}{}, cache: map[string]string{},
 		names: map[string]bool{}, slots: make(chan struct{}, maxActive),
 		dead: make(chan struct{}), keepalive: make(chan struct{}), hooks: hooks,
 	}
@@ -184,7 +185,7 @@ func (c *wsConn) read() {
 	}
 }
 
-func (c *wsConn) route(e *event) {
+func (c *wsConn) route(e *Event) {
 	c.mu.Lock()
 	st := c.routes[e.StreamID]
 	if isTerminal(e.Type) {
@@ -219,7 +220,7 @@ func (c *wsConn) route(e *event) {
 	}
 	st.push(e)
 	if isTerminal(e.Type) {
-		c.release(e.StreamID)
+		c.Release(e.StreamID)
 		if c.draining.Load() && c.active() == 0 {
 			c.drop(errRotated)
 		}
@@ -230,7 +231,7 @@ func (c *wsConn) route(e *event) {
 // stream_id lanes: it refuses the field, or it answers a lane's request
 // without tagging the events (only lane requests are in flight, so an
 // untagged event cannot be for the default lane). "" when it does not.
-func laneless(e *event, tagged bool) string {
+func laneless(e *Event, tagged bool) string {
 	if e.Type == "error" {
 		if ae := e.apiError(); refusesLanes(ae) {
 			return fmt.Sprintf("the server refuses stream_id (%s)", ae.Message)
@@ -261,24 +262,24 @@ func (c *wsConn) fail(err error) {
 		c.err = err
 	}
 	routes := c.routes
-	c.routes = map[string]*stream{}
+	c.routes = map[string]*Stream{}
 	c.cache = map[string]string{}
 	c.mu.Unlock()
 	for lane, st := range routes {
 		st.fail(err)
-		c.release(lane)
+		c.Release(lane)
 	}
 }
 
 // alive reports whether the connection can take a new request.
-func (c *wsConn) alive() bool {
+func (c *wsConn) Alive() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.err == nil
 }
 
 // cached is the response id the server holds for lane on this connection.
-func (c *wsConn) cached(lane string) string {
+func (c *wsConn) Cached(lane string) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.cache[lane]
@@ -293,7 +294,7 @@ func (c *wsConn) active() int {
 // acquire takes ownership of lane: serial ownership from send to the
 // terminal event. It is given back by the reader at the terminal event, or
 // by fail.
-func (c *wsConn) acquire(ctx context.Context, lane string) error {
+func (c *wsConn) Acquire(ctx context.Context, lane string) error {
 	c.mu.Lock()
 	tok, ok := c.owners[lane]
 	if !ok {
@@ -309,7 +310,7 @@ func (c *wsConn) acquire(ctx context.Context, lane string) error {
 	case <-c.dead:
 		return c.deadErr()
 	}
-	if !c.alive() { // failed while waiting: never send on a dead socket
+	if !c.Alive() { // failed while waiting: never send on a dead socket
 		<-tok
 		return c.deadErr()
 	}
@@ -358,7 +359,7 @@ func (c *wsConn) retire() {
 	}
 }
 
-func (c *wsConn) release(lane string) {
+func (c *wsConn) Release(lane string) {
 	c.mu.Lock()
 	tok := c.owners[lane]
 	c.mu.Unlock()
@@ -382,12 +383,12 @@ func (c *wsConn) deadErr() error {
 
 // send writes one response.create on lane, which the caller owns (acquire),
 // and returns the stream its events arrive on. It returns the frame size.
-func (c *wsConn) send(ctx context.Context, lane string, frame []byte) (*stream, error) {
+func (c *wsConn) Send(ctx context.Context, lane string, frame []byte) (*Stream, error) {
 	st := newStream(c, lane)
 	c.mu.Lock()
 	if c.err != nil {
 		c.mu.Unlock()
-		c.release(lane)
+		c.Release(lane)
 		return nil, c.err
 	}
 	c.routes[lane] = st

@@ -1,4 +1,4 @@
-package session
+package responses
 
 import (
 	"context"
@@ -26,13 +26,16 @@ func (c countingConn) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// countingDialer returns a NetDialContext for websocket.Dialer that counts
-// into sent and received. gorilla runs TLS over the returned conn, so wss
-// counts encrypted bytes.
-func countingDialer(sent, received *atomic.Int64) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	var d net.Dialer
+// countingDialer returns a NetDialContext for websocket.Dialer that dials
+// with dial (nil: a net.Dialer) and counts into sent and received. gorilla
+// runs TLS over the returned conn, so wss counts encrypted bytes.
+func countingDialer(dial func(ctx context.Context, network, addr string) (net.Conn, error), sent, received *atomic.Int64) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	if dial == nil {
+		var d net.Dialer
+		dial = d.DialContext
+	}
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		conn, err := d.DialContext(ctx, network, addr)
+		conn, err := dial(ctx, network, addr)
 		if err != nil {
 			return nil, err
 		}

@@ -1,4 +1,4 @@
-package session
+package responses
 
 import (
 	"context"
@@ -7,17 +7,17 @@ import (
 	"time"
 )
 
-// stream is the client side of one response: the queue of its events from
-// the connection's reader. Created by wsConn.send; ends at its terminal
+// Stream is the client side of one response: the queue of its events from
+// the connection's reader. Created by Link.Send; ends at its terminal
 // event or when the connection fails. The reader never blocks on it: the
 // queue is unbounded so a slow editor cannot stall other lanes.
-type stream struct {
-	conn link
+type Stream struct {
+	conn Link
 	lane string
 	sent time.Time
 
 	mu        sync.Mutex // guards q, err, ended, abandoned, last
-	q         []*event
+	q         []*Event
 	err       error // connection failure that ended the stream
 	ended     bool  // terminal event queued or failure set
 	abandoned bool  // the owner walked away; events are discarded
@@ -26,12 +26,12 @@ type stream struct {
 	last      time.Time // when this stream's last event arrived (sent until then); guarded by mu
 }
 
-func newStream(c link, lane string) *stream {
+func newStream(c Link, lane string) *Stream {
 	now := time.Now()
-	return &stream{conn: c, lane: lane, sent: now, last: now, signal: make(chan struct{}, 1)}
+	return &Stream{conn: c, lane: lane, sent: now, last: now, signal: make(chan struct{}, 1)}
 }
 
-func (s *stream) notify() {
+func (s *Stream) notify() {
 	select {
 	case s.signal <- struct{}{}:
 	default:
@@ -39,7 +39,7 @@ func (s *stream) notify() {
 }
 
 // push queues an event; it reports whether the event was terminal.
-func (s *stream) push(e *event) {
+func (s *Stream) push(e *Event) {
 	s.mu.Lock()
 	s.last = time.Now()
 	if !s.abandoned && !s.ended {
@@ -52,7 +52,7 @@ func (s *stream) push(e *event) {
 	s.notify()
 }
 
-func (s *stream) fail(err error) {
+func (s *Stream) fail(err error) {
 	s.mu.Lock()
 	if !s.ended {
 		s.ended, s.err = true, err
@@ -61,24 +61,26 @@ func (s *stream) fail(err error) {
 	s.notify()
 }
 
-func (s *stream) abandon() {
+func (s *Stream) abandon() {
 	s.mu.Lock()
 	s.abandoned, s.q = true, nil
 	s.mu.Unlock()
 }
 
-// wasAbandoned reports whether the owner walked away from the stream.
-func (s *stream) wasAbandoned() bool {
+// Abandoned reports whether the owner walked away from the stream
+// (Link.Abort with siblings on the socket): its lane is not to be used
+// again.
+func (s *Stream) Abandoned() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.abandoned
 }
 
-// next returns the next event. Before the first event the wait is bounded by
+// Next returns the next event. Before the first event the wait is bounded by
 // firstEvent, afterwards by idle. Only this stream's own events count as
 // liveness: pings and other lanes' events keep the connection alive, not a
 // wedged response on it.
-func (s *stream) next(ctx context.Context, first bool, firstEvent, idle time.Duration) (*event, error) {
+func (s *Stream) Next(ctx context.Context, first bool, firstEvent, idle time.Duration) (*Event, error) {
 	limit := idle
 	if first {
 		limit = firstEvent

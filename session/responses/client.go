@@ -1,4 +1,4 @@
-package session
+package responses
 
 import (
 	"context"
@@ -9,8 +9,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/hearthd/hearth/store"
 )
 
 // Client is one workspace's link to the Responses API. With lanes on it
@@ -19,10 +17,13 @@ import (
 // per connection); with lanes off, one WebSocket per conversation (so that
 // sessions never evict each other's baseline from the server's
 // one-response default-lane cache). When the WebSocket is refused it falls
-// back to HTTP+SSE. Created by NewClient when the daemon opens the
-// workspace; Close closes every connection and waits for their readers.
+// back to HTTP+SSE. Created by NewClient when its owner (session.Client)
+// is; Close closes every connection and waits for their readers.
 //
 // Lock order: Client.mu before wsConn.mu; the dial token before Client.mu.
+// No socket is closed or written while Client.mu is held (a TLS close
+// waits up to 5 s for a peer that stopped reading): what must close is
+// collected under it and closed after.
 type Client struct {
 	cfg atomic.Pointer[Config] // replaced whole by Reconfigure; read with Config()
 	log *slog.Logger
@@ -39,68 +40,52 @@ type Client struct {
 	fallbacks     int    // fallbacks since the WebSocket last opened: each one waits twice as long before the next probe
 	notice        string // said once to the editor by the next turn
 	noLanesWhy    string // why the endpoint has no stream_id lanes; "" while it has them (or was never tried)
-	convs         map[*Conversation]struct{}
 	closed        bool
 	connSeq       int
 	laneSeq       int
 	freeLanes     []string
 
-	noLanes   atomic.Bool // HEARTH_LANES=auto found the endpoint without lanes: one connection per conversation
-	dialing   atomic.Int32
-	warming   atomic.Int32
-	rewarming atomic.Int32
-	streaming atomic.Int32
-	lastTurn  atomic.Int64 // nanoseconds of the last completed turn
-	counters  counters
+	noLanes  atomic.Bool // HEARTH_LANES=auto found the endpoint without lanes: one connection per conversation
+	dialing  atomic.Int32
+	counters counters
+	lost     func(key string) // NewClient's: a connection that served responses was lost
 }
 
-// counters are the workspace's request statistics, shown by status.
+// counters are the transport's statistics, shown by status.
 type counters struct {
-	handshakes, warmups, full, incremental, retries, fallbacks atomic.Int64
-	bytesSent, bytesSaved, wireSent, wireReceived              atomic.Int64
-	inTokens, cachedTokens, outTokens, reasoningTokens         atomic.Int64
+	handshakes, retries, fallbacks, wireSent, wireReceived atomic.Int64
 }
 
-func (k *counters) addUsage(u store.Usage) {
-	k.inTokens.Add(u.Input)
-	k.cachedTokens.Add(u.Cached)
-	k.outTokens.Add(u.Output)
-	k.reasoningTokens.Add(u.Reasoning)
-}
-
-// Stats is a snapshot of a Client for status.
+// Stats is a snapshot of a Client's transport for status.
 type Stats struct {
-	State       string // connecting | warming | ready | streaming | re-warming | http-fallback | closed
-	Transport   string // ws | http
-	ConnID      string
-	ConnAge     time.Duration
-	Conns       int
-	Handshakes  int64
-	Warmups     int64
-	Full        int64
-	Incremental int64
-	Retries     int64
-	Fallbacks   int64
-	BytesSent   int64
-	BytesSaved  int64 // what sending full requests instead of increments would have cost extra
+	Transport  string // ws | http
+	HTTP       bool   // requests go over HTTP now
+	Dialing    bool   // a handshake is under way
+	Closed     bool
+	ConnID     string // the oldest live WebSocket
+	ConnAge    time.Duration
+	Conns      int
+	Handshakes int64
+	Retries    int64 // handshakes retried
+	Fallbacks  int64
 	// WireSent and WireReceived are the bytes that crossed the WebSocket's
 	// TCP connections, after permessage-deflate (and TLS).
 	WireSent     int64
 	WireReceived int64
-	Usage        store.Usage // tokens of every response since the workspace opened
-	LastTurn     time.Duration
 	Fallback     string // why the workspace is on HTTP
 	Lanes        string // "on", "off", or "off: " and why the endpoint was found without lanes
 }
 
 // NewClient returns a Client for cfg. It does not connect: the first
-// warm-up or request does.
-func NewClient(cfg Config, log *slog.Logger) *Client {
+// request does. lost (may be nil) is called, outside the Client's locks,
+// with the key of a connection that served responses and was lost rather
+// than closed: the conversations on it re-warm.
+func NewClient(cfg Config, log *slog.Logger, lost func(key string)) *Client {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	c := &Client{log: log, conns: map[string][]*wsConn{}, dialing1: make(chan struct{}, 1),
-		retired: map[*wsConn]struct{}{}, convs: map[*Conversation]struct{}{}}
+		retired: map[*wsConn]struct{}{}, lost: lost}
 	cfg = cfg.WithDefaults()
 	c.cfg.Store(&cfg)
 	return c
@@ -121,24 +106,42 @@ func (c *Client) Reconfigure(cfg Config) {
 		return
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if old.BaseURL != cfg.BaseURL || old.Lanes != cfg.Lanes {
 		c.noLanes.Store(false) // a new endpoint (or mode) is tried afresh
 		c.noLanesWhy = ""
 	}
+	var live []*wsConn
 	for key, pool := range c.conns {
-		for _, ws := range pool {
-			c.retired[ws] = struct{}{}
-			ws.retire()
-		}
+		live = append(live, pool...)
 		delete(c.conns, key)
 	}
+	c.retireLocked(live)
 	c.useHTTP = false
+	c.mu.Unlock()
+	retire(live)
 }
 
-// link returns what a request of the conversation keyed key, on lane, goes
-// out on: the live WebSocket for key, a new one, or the HTTP fallback.
-func (c *Client) link(ctx context.Context, key, lane string) (link, error) {
+// retireLocked moves conns from the pools to the retired, which close once
+// their responses have ended; the caller calls retire(conns) once it has
+// released c.mu.
+func (c *Client) retireLocked(conns []*wsConn) {
+	for _, ws := range conns {
+		c.retired[ws] = struct{}{}
+	}
+}
+
+// retire rotates conns out; an idle one closes now. Called without c.mu.
+func retire(conns []*wsConn) {
+	for _, ws := range conns {
+		ws.retire()
+	}
+}
+
+// Link returns what a request of the conversation keyed key, on lane, goes
+// out on: the live WebSocket for key, a new one, or the HTTP fallback. The
+// key is "" for the workspace's shared connection (lanes), the
+// conversation's own otherwise.
+func (c *Client) Link(ctx context.Context, key, lane string) (Link, error) {
 	if c.Config().ForceHTTP {
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -166,21 +169,16 @@ func (c *Client) link(ctx context.Context, key, lane string) (link, error) {
 		if err == nil {
 			return ws, nil
 		}
-		var he *HandshakeError
-		switch {
-		case errors.Is(err, ErrClosed) || ctx.Err() != nil:
+		switch dialRule(err, ctx.Err() != nil, attempt, time.Since(start), c.Config()) {
+		case dialFail:
 			return nil, err
-		case errors.As(err, &he) && he.StatusCode == 426:
-			// This endpoint does not do WebSocket: switch at once, for good.
+		case dialHTTPForGood:
 			return c.fallBack(time.Time{}, "the API answered the WebSocket upgrade with HTTP 426"), nil
-		case errors.As(err, &he) && (he.StatusCode == 401 || he.StatusCode == 403 || he.StatusCode == 404):
-			return nil, err
-		}
-		if attempt+1 >= c.Config().DialAttempts || time.Since(start) > c.Config().DialBudget {
+		case dialFallBack:
 			c.log.Warn("WebSocket unavailable; falling back to HTTP", "err", err)
 			l := c.fallBack(time.Now().Add(c.probeAfter()), fmt.Sprintf("the WebSocket could not be opened (%v)", err))
 			if errors.As(err, new(*unreachableError)) {
-				c.takeNotice() // nothing answered: HTTP meets the same address, and its error says so
+				c.TakeNotice() // nothing answered: HTTP meets the same address, and its error says so
 			}
 			return l, nil
 		}
@@ -192,43 +190,51 @@ func (c *Client) link(ctx context.Context, key, lane string) (link, error) {
 }
 
 // current returns a usable link without dialing, retiring a WebSocket that
-// is too old or has no lane name left for lane.
-func (c *Client) current(key, lane string) link {
+// is too old.
+func (c *Client) current(key, lane string) Link {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	l, old := c.currentLocked(key, lane)
+	c.mu.Unlock()
+	retire(old)
+	return l
+}
+
+// currentLocked is current with c.mu held; it returns the connections to
+// retire once it is released.
+func (c *Client) currentLocked(key, lane string) (l Link, old []*wsConn) {
 	if c.useHTTP {
 		if c.fallbackUntil.IsZero() || time.Now().Before(c.fallbackUntil) {
-			return c.http
+			return c.http, nil
 		}
 		c.useHTTP = false // time to try the WebSocket again
 	}
 	pool := c.conns[key][:0]
 	for _, ws := range c.conns[key] {
 		switch {
-		case !ws.alive():
+		case !ws.Alive():
 		case ws.age() > c.Config().MaxConnAge:
 			// Rotate before the server's limit: new requests go to a new
 			// connection; this one closes once its responses have ended.
-			c.retired[ws] = struct{}{}
-			ws.retire()
+			old = append(old, ws)
 		default:
 			pool = append(pool, ws)
 		}
 	}
 	c.conns[key] = pool
+	c.retireLocked(old)
 	// The connection that knows the lane keeps it (its baseline is there);
 	// a new lane goes to the first with a name left.
 	for _, ws := range pool {
 		if ws.knows(lane) {
-			return ws
+			return ws, old
 		}
 	}
 	for _, ws := range pool {
 		if ws.reserve(lane) {
-			return ws
+			return ws, old
 		}
 	}
-	return nil
+	return nil, old
 }
 
 func (c *Client) dialOnce(ctx context.Context, key string) (*wsConn, error) {
@@ -275,7 +281,7 @@ func (c *Client) probeAfter() time.Duration {
 }
 
 // fallBack switches the workspace to HTTP until until (zero: for good).
-func (c *Client) fallBack(until time.Time, why string) link {
+func (c *Client) fallBack(until time.Time, why string) Link {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.http == nil {
@@ -291,9 +297,9 @@ func (c *Client) fallBack(until time.Time, why string) link {
 	return c.http
 }
 
-// takeNotice returns, once, what the editor should be told about the
+// TakeNotice returns, once, what the editor should be told about the
 // transport.
-func (c *Client) takeNotice() string {
+func (c *Client) TakeNotice() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n := c.notice
@@ -302,9 +308,9 @@ func (c *Client) takeNotice() string {
 }
 
 // forget is called by a connection's reader when it exits. A connection
-// that served responses and was lost (not closed by Close) makes the idle
-// conversations that used it re-warm on a new one, so their next prompt is
-// incremental again.
+// that served responses and was lost (not closed by Close) is reported to
+// lost, so the idle conversations that used it re-warm on a new one and
+// their next prompt is incremental again.
 func (c *Client) forget(ws *wsConn) {
 	c.mu.Lock()
 	delete(c.retired, ws)
@@ -319,52 +325,29 @@ func (c *Client) forget(ws *wsConn) {
 			}
 		}
 	}
-	closed := c.closed
-	var again []*Conversation
-	if !closed && ws.completed.Load() > 0 && found {
-		for conv := range c.convs {
-			if key != "" && conv.id != key {
-				continue
-			}
-			again = append(again, conv)
-		}
-	}
+	lost := !c.closed && ws.completed.Load() > 0 && found
 	c.mu.Unlock()
 	c.log.Info("connection ended", "conn", ws.id, "err", ws.deadErr())
-	for _, conv := range again {
-		conv.rewarm()
+	if lost && c.lost != nil {
+		c.lost(key)
 	}
 }
 
-// register and unregister track the conversations to re-warm.
-func (c *Client) register(conv *Conversation) {
+// FreeLane gives back the lane of a conversation that closed, for a new
+// one to reuse.
+func (c *Client) FreeLane(lane string) {
+	if lane == "" {
+		return
+	}
 	c.mu.Lock()
-	c.convs[conv] = struct{}{}
+	c.freeLanes = append(c.freeLanes, lane)
 	c.mu.Unlock()
 }
 
-func (c *Client) unregister(conv *Conversation, lane string) {
-	c.mu.Lock()
-	delete(c.convs, conv)
-	if lane != "" {
-		c.freeLanes = append(c.freeLanes, lane)
-	}
-	c.mu.Unlock()
-}
-
-// keyFor is the connection key of a conversation: one shared socket with
-// lanes, one socket each without.
-func (c *Client) keyFor(conv *Conversation) string {
-	if c.lanes() {
-		return ""
-	}
-	return conv.id
-}
-
-// lanes reports whether conversations go on stream_id lanes of a shared
+// Lanes reports whether conversations go on stream_id lanes of a shared
 // connection: HEARTH_LANES on, or auto until the endpoint showed it has
 // none.
-func (c *Client) lanes() bool {
+func (c *Client) Lanes() bool {
 	switch c.Config().Lanes {
 	case LanesOff:
 		return false
@@ -384,24 +367,26 @@ func (c *Client) disableLanes(from *wsConn, why string) bool {
 		return false
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.noLanes.CompareAndSwap(false, true) {
 		c.noLanesWhy = why
 		c.log.Warn("the model API has no stream_id lanes; one WebSocket per session from now on", "why", why)
 	}
+	var old []*wsConn
 	for _, ws := range c.conns[""] {
 		if ws != from {
-			c.retired[ws] = struct{}{}
-			ws.retire()
+			old = append(old, ws)
 		}
 	}
+	c.retireLocked(old)
 	delete(c.conns, "")
+	c.mu.Unlock()
+	retire(old)
 	return true
 }
 
-// newLane returns a lane name, reusing those of closed conversations so a
+// NewLane returns a lane name, reusing those of closed conversations so a
 // connection's 32 names last.
-func (c *Client) newLane() string {
+func (c *Client) NewLane() string {
 	if c.Config().Lanes == LanesOff {
 		return ""
 	}
@@ -416,8 +401,8 @@ func (c *Client) newLane() string {
 	return fmt.Sprintf("hearth-%d", c.laneSeq)
 }
 
-// httpMode reports whether requests currently go over HTTP.
-func (c *Client) httpMode() bool {
+// HTTPMode reports whether requests currently go over HTTP.
+func (c *Client) HTTPMode() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.useHTTP && (c.fallbackUntil.IsZero() || time.Now().Before(c.fallbackUntil))
@@ -427,23 +412,19 @@ func (c *Client) httpMode() bool {
 func (c *Client) Stats() Stats {
 	s := Stats{
 		Transport:    "ws",
+		Dialing:      c.dialing.Load() > 0,
 		Handshakes:   c.counters.handshakes.Load(),
-		Warmups:      c.counters.warmups.Load(),
-		Full:         c.counters.full.Load(),
-		Incremental:  c.counters.incremental.Load(),
 		Retries:      c.counters.retries.Load(),
 		Fallbacks:    c.counters.fallbacks.Load(),
-		BytesSent:    c.counters.bytesSent.Load(),
-		BytesSaved:   c.counters.bytesSaved.Load(),
 		WireSent:     c.counters.wireSent.Load(),
 		WireReceived: c.counters.wireReceived.Load(),
-		Usage: store.Usage{Input: c.counters.inTokens.Load(), Cached: c.counters.cachedTokens.Load(),
-			Output: c.counters.outTokens.Load(), Reasoning: c.counters.reasoningTokens.Load()},
-		LastTurn: time.Duration(c.lastTurn.Load()),
 	}
-	httpMode := c.httpMode()
+	s.HTTP = c.HTTPMode()
+	if s.HTTP {
+		s.Transport = "http"
+	}
 	c.mu.Lock()
-	closed := c.closed
+	s.Closed = c.closed
 	switch {
 	case c.Config().Lanes == LanesOff:
 		s.Lanes = "off"
@@ -452,13 +433,13 @@ func (c *Client) Stats() Stats {
 	default:
 		s.Lanes = "on"
 	}
-	if httpMode {
+	if s.HTTP {
 		s.Fallback = c.fallbackWhy
 	}
 	var oldest *wsConn
 	for _, pool := range c.conns {
 		for _, ws := range pool {
-			if ws.alive() {
+			if ws.Alive() {
 				s.Conns++
 				if oldest == nil || ws.created.Before(oldest.created) {
 					oldest = ws
@@ -469,27 +450,6 @@ func (c *Client) Stats() Stats {
 	c.mu.Unlock()
 	if oldest != nil {
 		s.ConnID, s.ConnAge = oldest.id, oldest.age()
-	}
-	switch {
-	case closed:
-		s.State = "closed"
-	case httpMode:
-		s.State, s.Transport = "http-fallback", "http"
-		if c.streaming.Load() > 0 {
-			s.State = "streaming"
-		}
-	case c.dialing.Load() > 0:
-		s.State = "connecting"
-	case c.streaming.Load() > 0:
-		s.State = "streaming"
-	case c.rewarming.Load() > 0:
-		s.State = "re-warming"
-	case c.warming.Load() > 0:
-		s.State = "warming"
-	case oldest != nil:
-		s.State = "ready"
-	default:
-		s.State = "closed"
 	}
 	return s
 }

@@ -1,4 +1,4 @@
-package session
+package responses
 
 import (
 	"bufio"
@@ -37,15 +37,15 @@ func newHTTPLink(cfg func() Config) *httpLink {
 	return h
 }
 
-func (h *httpLink) name() string                          { return "http" }
-func (h *httpLink) transport() string                     { return "http" }
-func (h *httpLink) acquire(context.Context, string) error { return nil } // turns are serial per conversation
-func (h *httpLink) release(string)                        {}
-func (h *httpLink) cached(string) string                  { return "" }
+func (h *httpLink) Name() string                          { return "http" }
+func (h *httpLink) Transport() string                     { return "http" }
+func (h *httpLink) Acquire(context.Context, string) error { return nil } // turns are serial per conversation
+func (h *httpLink) Release(string)                        {}
+func (h *httpLink) Cached(string) string                  { return "" }
 func (h *httpLink) active() int                           { return int(h.inflight.Load()) }
-func (h *httpLink) alive() bool                           { return h.ctx.Err() == nil }
-func (h *httpLink) age() time.Duration                    { return time.Since(h.created) }
-func (h *httpLink) abort(st *stream, _ bool) {
+func (h *httpLink) Alive() bool                           { return h.ctx.Err() == nil }
+func (h *httpLink) refusedLanes(string) bool              { return false } // no stream_id over HTTP
+func (h *httpLink) Abort(st *Stream, _ bool) {
 	if st.cancel != nil {
 		st.cancel()
 	}
@@ -70,7 +70,7 @@ func httpBody(frame []byte) ([]byte, error) {
 	return json.Marshal(m)
 }
 
-func (h *httpLink) send(ctx context.Context, lane string, frame []byte) (*stream, error) {
+func (h *httpLink) Send(ctx context.Context, lane string, frame []byte) (*Stream, error) {
 	body, err := httpBody(frame)
 	if err != nil {
 		return nil, err
@@ -102,7 +102,7 @@ func (h *httpLink) send(ctx context.Context, lane string, frame []byte) (*stream
 
 // read performs the request and feeds its events to st until the terminal
 // event, an error status, or the end of the body.
-func (h *httpLink) read(req *http.Request, st *stream) {
+func (h *httpLink) read(req *http.Request, st *Stream) {
 	resp, err := h.hc.Do(req)
 	if ue := unreachable(h.cfg().BaseURL, err); ue != nil {
 		st.fail(ue)
@@ -154,14 +154,14 @@ func (h *httpLink) read(req *http.Request, st *stream) {
 	}
 }
 
-// httpErrorEvent turns an HTTP error response into the error event the
-// agent loop understands.
-func httpErrorEvent(resp *http.Response) *event {
+// httpErrorEvent turns an HTTP error response into the error event a
+// WebSocket would have sent.
+func httpErrorEvent(resp *http.Response) *Event {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	var body struct {
 		Error *errorBody `json:"error"`
 	}
-	e := &event{Type: "error", Status: resp.StatusCode}
+	e := &Event{Type: "error", Status: resp.StatusCode}
 	if json.Unmarshal(b, &body) == nil && body.Error != nil {
 		e.Error = body.Error
 	} else {

@@ -1,4 +1,4 @@
-package session
+package responses
 
 import (
 	"errors"
@@ -45,8 +45,8 @@ func (e *APIError) Is(target error) bool {
 	return false
 }
 
-// The model API's refusals that no retry can fix. The daemon maps them to
-// JSON-RPC codes; their messages say what to do.
+// The model API's refusals that no retry can fix (Classify gives each its
+// kind); their messages say what to do.
 var (
 	ErrAuth          = errors.New("the model API rejected the API key: set a valid OPENAI_API_KEY (hearth doctor checks it), then restart the daemon or send it SIGHUP")
 	ErrQuota         = errors.New("the API key has no quota left: check the plan and billing of its account")
@@ -86,40 +86,9 @@ func unreachable(base string, err error) error {
 	return nil
 }
 
-// ErrClosed is returned by a Client or Conversation used after Close.
+// ErrClosed is returned by a Client used after Close (the agent loop's
+// conversations return it too: their workspace or session is closing).
 var ErrClosed = errors.New("session closed")
-
-// refusal is what a turn fails with when the model API refused a request
-// for a reason no retry fixes: the sentinel's advice, and the API's own
-// words. errors.Is finds both.
-type refusal struct {
-	kind error // ErrAuth, ErrQuota, ErrContextLength, ErrModelNotFound
-	err  error
-	size string // ErrContextLength: how large the session is
-}
-
-func (r *refusal) Error() string {
-	if r.size != "" {
-		return fmt.Sprintf("%v (%s): %v", r.kind, r.size, r.err)
-	}
-	return fmt.Sprintf("%v: %v", r.kind, r.err)
-}
-
-func (r *refusal) Unwrap() []error { return []error{r.kind, r.err} }
-
-// explain wraps the model API's final refusals with what the user can do.
-func explain(err error, size func() string) error {
-	for _, kind := range []error{ErrAuth, ErrQuota, ErrContextLength, ErrModelNotFound} {
-		if errors.Is(err, kind) {
-			r := &refusal{kind: kind, err: err}
-			if kind == ErrContextLength {
-				r.size = size()
-			}
-			return r
-		}
-	}
-	return err
-}
 
 // ResponseError is a response that ended in response.failed or
 // response.incomplete.
@@ -167,13 +136,6 @@ var errAborted = fmt.Errorf("%w: another response on it was aborted", ErrConnect
 // errRotated is why a connection closed after being rotated out. A request
 // that took the connection just before it closed retries on a new one.
 var errRotated = fmt.Errorf("%w: the connection was rotated out", ErrConnectionLost)
-
-// errNoWarmupOverHTTP: a warm-up is pointless when every request is full.
-var errNoWarmupOverHTTP = errors.New("no warm-up over HTTP")
-
-// ErrShutdown is the cause a daemon cancels turns with when it stops: such
-// a turn ends as interrupted, not cancelled (the user did not ask).
-var ErrShutdown = errors.New("hearth is shutting down")
 
 // NoLanesError fails the requests of a connection whose server showed it
 // has no stream_id lanes (it ignored or refused the field). Switched: the

@@ -1,0 +1,98 @@
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// itemHeader reads the fields of an output item the agent loop needs.
+type itemHeader struct {
+	Type      string `json:"type"`
+	ID        string `json:"id"`
+	CallID    string `json:"call_id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+	Role      string `json:"role"`
+	Content   []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+}
+
+func readItem(raw json.RawMessage) itemHeader {
+	var h itemHeader
+	_ = json.Unmarshal(raw, &h) // unknown shapes read as an empty header
+	return h
+}
+
+// UserMessage is the input item of a user's prompt: its text, then its
+// images (input_image parts), if any.
+func UserMessage(text string, images ...Image) json.RawMessage {
+	if len(images) == 0 {
+		return inputMessage("user", text)
+	}
+	b, _ := json.Marshal(struct {
+		Type    string        `json:"type"`
+		Role    string        `json:"role"`
+		Content []contentPart `json:"content"`
+	}{"message", "user", contentParts(text, images)})
+	return b
+}
+
+// contentParts is text (when not empty) as an input_text part, then the
+// images as input_image parts.
+func contentParts(text string, images []Image) []contentPart {
+	parts := make([]contentPart, 0, 1+len(images))
+	if text != "" {
+		parts = append(parts, contentPart{Type: "input_text", Text: text})
+	}
+	for _, im := range images {
+		parts = append(parts, im.part())
+	}
+	return parts
+}
+
+func inputMessage(role, text string) json.RawMessage {
+	b, _ := json.Marshal(struct {
+		Type    string `json:"type"`
+		Role    string `json:"role"`
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+	}{Type: "message", Role: role, Content: []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}{{Type: "input_text", Text: text}}})
+	return b
+}
+
+// functionCallOutput is the input item that answers a function call: its
+// output is the text, or, when the tool returned images, a list of an
+// input_text part and the input_image parts (the Responses API takes
+// either form).
+func functionCallOutput(callID, output string, images ...Image) json.RawMessage {
+	if len(images) == 0 {
+		b, _ := json.Marshal(struct {
+			Type   string `json:"type"`
+			CallID string `json:"call_id"`
+			Output string `json:"output"`
+		}{"function_call_output", callID, output})
+		return b
+	}
+	b, _ := json.Marshal(struct {
+		Type   string        `json:"type"`
+		CallID string        `json:"call_id"`
+		Output []contentPart `json:"output"`
+	}{"function_call_output", callID, contentParts(output, images)})
+	return b
+}
+
+func itemsEqual(a, b json.RawMessage) bool { return bytes.Equal(a, b) }
+
+// DeveloperMessage is an input item of context hearth adds (AGENTS.md):
+// it goes in the input, not the instructions, so editing it does not break
+// incremental requests of other sessions.
+func DeveloperMessage(text string) json.RawMessage {
+	return inputMessage("developer", text)
+}

@@ -1,0 +1,240 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/hearthd/hearth/store"
+)
+
+// Tools is what a conversation's model may call. The daemon implements it
+// on the workspace's toolset and the editor's permission prompts. Run never
+// fails: a bad call is a ToolResult with IsError and an explanation.
+type Tools interface {
+	Specs() []json.RawMessage
+	Run(ctx context.Context, call ToolCall) ToolResult
+}
+
+// ConcurrentTools is implemented by Tools whose calls of some tools (those
+// that only read, and never ask the user) may run side by side: the calls
+// of one response to such tools run concurrently, their outputs still
+// committed in call order.
+type ConcurrentTools interface {
+	Concurrent(name string) bool
+}
+
+// ToolCall is one function call the model made.
+type ToolCall struct {
+	CallID    string
+	Name      string
+	Arguments string // JSON text as the model wrote it; may be invalid
+}
+
+// ToolResult is a tool's answer, sent back as function_call_output.
+type ToolResult struct {
+	Output  string
+	IsError bool
+	// Images go to the model after Output, as input_image parts of the
+	// function_call_output (read_file of an image).
+	Images []Image
+
+	// For the editor only, never sent to the model.
+	Title     string
+	Kind      string   // ACP tool kind: read, search, edit, execute
+	Locations []string // workspace-relative paths the call touched
+	Diff      *Diff    // what an edit changed
+
+	// Seen is what the model now knows of a file (the read set), committed
+	// with the output.
+	Seen *store.SeenWrite
+}
+
+// Diff is a file's content before and after an edit, for the editor.
+type Diff struct {
+	Path string `json:"path"`          // workspace-relative
+	Old  string `json:"old,omitempty"` // "" for a new file
+	New  string `json:"new"`
+}
+
+// maxConcurrentTools bounds the read-only calls of one response that run
+// at once.
+const maxConcurrentTools = 8
+
+// slowReads is how long reads whose calls are only staged run before the
+// calls are stored anyway, so that the editor can show them running.
+const slowReads = 50 * time.Millisecond
+
+// runTools runs the calls of one response and stages each output, in call
+// order: a read's for the next request (or the end of the turn), to be
+// committed with its row; any other call's is committed at once.
+// Consecutive calls to tools that may run concurrently (ConcurrentTools:
+// reads) run side by side; the others run one at a time, in order, with
+// their permission flow. After cancellation the remaining calls are
+// answered as cancelled (not run), so the transcript stays valid for the
+// next turn. staged says the calls themselves are staged, not stored
+// (reply.staged: they are all reads): the editor then hears they ran, and
+// finished, once the next request has stored them. early holds the reads
+// that started while the response arrived: their results are used rather
+// than running them again.
+func (c *Conversation) runTools(ctx context.Context, turnID int64, calls []ToolCall, sink Sink, staged bool, early *earlyReads) (StopReason, error) {
+	conc, _ := c.tools.(ConcurrentTools)
+	for i := 0; i < len(calls); {
+		group := nextGroup(ctx, calls[i:], conc)
+		reads := conc != nil && conc.Concurrent(group[0].Name)
+		results, err := c.runGroup(ctx, turnID, group, sink, &staged, early)
+		if err != nil {
+			return "", err
+		}
+		if err := c.stageOutputs(ctx, turnID, group, results, sink, staged, reads); err != nil {
+			return "", err
+		}
+		i += len(group)
+	}
+	if ctx.Err() != nil {
+		return StopCancelled, nil
+	}
+	return "", nil
+}
+
+// nextGroup is the calls at the start of calls that run together: the
+// consecutive calls to tools that may run concurrently (at most
+// maxConcurrentTools), or the first call alone.
+func nextGroup(ctx context.Context, calls []ToolCall, conc ConcurrentTools) []ToolCall {
+	j := 1
+	if conc != nil && ctx.Err() == nil && conc.Concurrent(calls[0].Name) {
+		for j < len(calls) && j < maxConcurrentTools && conc.Concurrent(calls[j].Name) {
+			j++
+		}
+	}
+	return calls[:j]
+}
+
+// runGroup runs one group of calls and returns their results in call
+// order; after cancellation they are answered as cancelled, not run. The
+// editor hears a call runs once the call is stored: now, unless *staged.
+func (c *Conversation) runGroup(ctx context.Context, turnID int64, group []ToolCall, sink Sink, staged *bool, early *earlyReads) ([]ToolResult, error) {
+	results := make([]ToolResult, len(group))
+	if ctx.Err() != nil {
+		for k := range group {
+			results[k] = ToolResult{Output: "error: cancelled by the user before this tool ran", IsError: true}
+		}
+		return results, nil
+	}
+	if sink != nil && !*staged {
+		for _, call := range group {
+			sink.ToolCall(call, "in_progress", nil)
+		}
+	}
+	run := func(call ToolCall) ToolResult {
+		if r := early.take(call); r != nil {
+			<-r.done
+			return r.res
+		}
+		return c.runTool(ctx, call)
+	}
+	switch {
+	case early.finished(group):
+		for k, call := range group {
+			results[k] = run(call)
+		}
+	case len(group) == 1 && !*staged:
+		results[0] = run(group[0])
+	default:
+		return results, c.runConcurrent(ctx, turnID, group, results, run, sink, staged)
+	}
+	return results, nil
+}
+
+// runConcurrent runs group side by side, each call's result into results.
+// Reads whose calls are only staged (*staged) and that take long (a grep of
+// a large tree) are shown running: after slowReads what is staged is stored
+// at once, at the cost of a commit more in this round trip, and *staged is
+// cleared.
+func (c *Conversation) runConcurrent(ctx context.Context, turnID int64, group []ToolCall, results []ToolResult, run func(ToolCall) ToolResult, sink Sink, staged *bool) error {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for k, call := range group {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[k] = run(call)
+		}()
+	}
+	go func() { // ends with the calls; awaited below
+		wg.Wait()
+		close(done)
+	}()
+	if *staged {
+		t := time.NewTimer(slowReads)
+		defer t.Stop()
+		select {
+		case <-done:
+		case <-t.C:
+			if err := c.flush(context.WithoutCancel(ctx), turnID); err != nil {
+				<-done
+				return err
+			}
+			*staged = false
+			for _, call := range group {
+				if sink != nil {
+					sink.ToolCall(call, "in_progress", nil)
+				}
+			}
+		}
+	}
+	<-done
+	return nil
+}
+
+// stageOutputs stages each call's output, in call order, with what the
+// editor is told once it is stored: a read's goes with the next request;
+// any other call's is committed at once.
+func (c *Conversation) stageOutputs(ctx context.Context, turnID int64, group []ToolCall, results []ToolResult, sink Sink, staged, reads bool) error {
+	for k, call := range group {
+		res := &results[k]
+		item := store.NewItem{Origin: store.OriginInput, Data: functionCallOutput(call.CallID, res.Output, res.Images...), View: res.view()}
+		var seen []store.SeenWrite
+		if res.Seen != nil {
+			seen = append(seen, *res.Seen)
+		}
+		c.stageThen([]store.NewItem{item}, seen, told(sink, call, res, staged))
+		if !reads {
+			// A call that may have changed something is committed at
+			// once: a daemon killed before the next request must not
+			// forget that it ran.
+			if err := c.flush(context.WithoutCancel(ctx), turnID); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// told is what the editor hears once a call's output is stored, or lost:
+// that the call finished, and first that it ran if the call itself was
+// staged (stored only now, with its output).
+func told(sink Sink, call ToolCall, res *ToolResult, staged bool) func(stored bool) {
+	return func(stored bool) {
+		if sink == nil {
+			return
+		}
+		status := "completed"
+		if res.IsError || !stored {
+			status = "failed"
+		}
+		if staged && stored {
+			sink.ToolCall(call, "in_progress", nil)
+		}
+		sink.ToolCall(call, status, res)
+	}
+}
+
+func (c *Conversation) runTool(ctx context.Context, call ToolCall) ToolResult {
+	if c.tools == nil {
+		return ToolResult{Output: fmt.Sprintf("error: no tool named %q is available", call.Name), IsError: true}
+	}
+	return c.tools.Run(ctx, call)
+}
