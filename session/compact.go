@@ -36,23 +36,6 @@ const (
 	CompactUser    = "asked by the user"
 )
 
-// ContextWindowOf is the input window, in tokens, of the model's family;
-// 0 when unknown (no compaction before the server refuses a request).
-func ContextWindowOf(model string) int {
-	for _, f := range []struct {
-		prefix string
-		tokens int
-	}{
-		{"gpt-5", 272_000}, {"gpt-4.1", 1_000_000}, {"o3", 200_000}, {"o4", 200_000},
-		{"o1", 200_000}, {"codex", 272_000}, {"gpt-4o", 128_000},
-	} {
-		if strings.HasPrefix(model, f.prefix) {
-			return f.tokens
-		}
-	}
-	return 0
-}
-
 // viewAfter makes the transcript the compacted view of items under c.
 // Called by Open before the conversation is shared.
 func (c *Conversation) viewAfter(items []store.Item, last store.Compaction) {
