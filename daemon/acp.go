@@ -80,17 +80,17 @@ func (c *clientConn) initialize(ctx context.Context, params json.RawMessage) (an
 	}, nil
 }
 
-func (c *clientConn) newSession(ctx context.Context, params json.RawMessage) (any, error) {
+func (c *clientConn) newSession(ctx context.Context, params json.RawMessage) (acp.NewSessionResponse, error) {
 	var req acp.NewSessionRequest
 	if err := rpc.DecodeParams(params, &req); err != nil {
-		return nil, err
+		return acp.NewSessionResponse{}, err
 	}
 	if !filepath.IsAbs(req.Cwd) {
-		return nil, rpc.InvalidParams("cwd", "must be an absolute path, got %q", req.Cwd)
+		return acp.NewSessionResponse{}, rpc.InvalidParams("cwd", "must be an absolute path, got %q", req.Cwd)
 	}
 	servers, err := mcpServers(params)
 	if err != nil {
-		return nil, err
+		return acp.NewSessionResponse{}, err
 	}
 	d := c.d
 	// Before the session opens: its warm-up goes out as it opens, and the
@@ -98,7 +98,7 @@ func (c *clientConn) newSession(ctx context.Context, params json.RawMessage) (an
 	modes := d.modeState(ModeAsk)
 	w, err := d.workspaceFor(ctx, req.Cwd)
 	if err != nil {
-		return nil, err
+		return acp.NewSessionResponse{}, err
 	}
 	initial := agentsContext(w.root.Path())
 	// The workspace's spare, warm already (its tools are the workspace's:
@@ -112,10 +112,10 @@ func (c *clientConn) newSession(ctx context.Context, params json.RawMessage) (an
 	if s == nil {
 		id := newSessionID()
 		if err := d.db.CreateSession(ctx, store.Session{ID: id, Root: w.root.Path(), Mode: ModeAsk, Model: w.client.Config().Model}); err != nil {
-			return nil, fmt.Errorf("create session: %w", err)
+			return acp.NewSessionResponse{}, fmt.Errorf("create session: %w", err)
 		}
 		if s, err = d.openConversation(ctx, id, w, initial, nil, d.startMCP(d.ctx, w, servers)); err != nil {
-			return nil, err
+			return acp.NewSessionResponse{}, err
 		}
 	}
 	s.attach(c)
@@ -321,13 +321,13 @@ func (c *clientConn) prepareLoad(ctx context.Context, params json.RawMessage) (f
 			return nil, err
 		}
 		s.attach(c)
-		s.offerCommands()
 		if err := c.flush(ctx); err != nil {
 			return nil, err
 		}
 		s.mu.Lock()
 		mode := s.mode
 		s.mu.Unlock()
+		c.offerAfterReply(rctx, s.id, true)
 		return acp.LoadSessionResponse{Modes: c.d.modeState(mode)}, nil
 	}, nil
 }
