@@ -7,9 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"sync"
-	"time"
 
 	"github.com/coder/acp-go-sdk"
 	"go.lsp.dev/jsonrpc2"
@@ -193,6 +191,7 @@ func (c *clientConn) preparePrompt(ctx context.Context, params json.RawMessage) 
 		}
 		if len(content.images) == 0 && isCompactCommand(content.text) {
 			stop, err := s.conv.Compact(tctx, updates{s})
+			d.turnEnded(context.WithoutCancel(tctx), s, "")
 			release()
 			c.flush(jsonrpc2.DetachContext(rctx))
 			if err != nil {
@@ -211,12 +210,7 @@ func (c *clientConn) preparePrompt(ctx context.Context, params json.RawMessage) 
 		}
 		input = append(input, session.UserMessage(content.text, content.images...))
 		stop, err := s.conv.Prompt(tctx, input, updates{s})
-		if err == nil {
-			bg := context.WithoutCancel(tctx)
-			if row, err := d.db.Session(bg, s.id); err == nil && row.Title == "" {
-				d.db.SetSessionTitle(bg, s.id, content.title())
-			}
-		}
+		d.turnEnded(context.WithoutCancel(tctx), s, content.title())
 		// The session is free before this editor's answer waits for its
 		// updates: an editor that stopped reading holds only its own reply.
 		release()
@@ -228,15 +222,6 @@ func (c *clientConn) preparePrompt(ctx context.Context, params json.RawMessage) 
 		}
 		return acp.PromptResponse{StopReason: acp.StopReason(stop)}, nil
 	}, nil
-}
-
-// title is a session's title: the start of its first prompt.
-func title(prompt string) string {
-	t := strings.Join(strings.Fields(prompt), " ")
-	if r := []rune(t); len(r) > 60 {
-		t = string(r[:60]) + "…"
-	}
-	return t
 }
 
 func (c *clientConn) cancel(ctx context.Context, params json.RawMessage) {
@@ -256,39 +241,6 @@ func (c *clientConn) cancel(ctx context.Context, params json.RawMessage) {
 		s.cancel()
 	}
 	s.mu.Unlock()
-}
-
-func (c *clientConn) list(ctx context.Context, params json.RawMessage) (any, error) {
-	var req acp.ListSessionsRequest
-	if len(params) > 0 && string(params) != "null" {
-		if err := rpc.DecodeParams(params, &req); err != nil {
-			return nil, err
-		}
-	}
-	root := ""
-	if req.Cwd != nil && *req.Cwd != "" {
-		if r, err := filepath.EvalSymlinks(*req.Cwd); err == nil {
-			root = r
-		} else {
-			root = filepath.Clean(*req.Cwd)
-		}
-	}
-	rows, err := c.d.db.Sessions(ctx, root, 200)
-	if err != nil {
-		return nil, err
-	}
-	out := acp.ListSessionsResponse{Sessions: []acp.SessionInfo{}}
-	for _, r := range rows {
-		info := acp.SessionInfo{SessionId: acp.SessionId(r.ID), Cwd: r.Root}
-		if r.Title != "" {
-			t := r.Title
-			info.Title = &t
-		}
-		u := r.LastActivity.UTC().Format(time.RFC3339)
-		info.UpdatedAt = &u
-		out.Sessions = append(out.Sessions, info)
-	}
-	return out, nil
 }
 
 // prepareLoad is session/load's first stage, on the read loop: it checks
