@@ -26,10 +26,13 @@ func (d *Daemon) mux(c *clientConn) *rpc.Mux {
 	m.Handle(rpc.MethodHearthStatus, c.gated(c.status))
 	m.Handle(rpc.MethodInitialize, detached(c.initialize))
 	m.Notification(rpc.MethodSessionCancel, c.cancel)
+	m.HandleStaged(rpc.MethodSessionClose, c.prepareClose)
+	m.HandleStaged(rpc.MethodSessionDelete, c.prepareDelete)
 	m.Handle(rpc.MethodSessionList, c.gated(c.list))
 	m.HandleStaged(rpc.MethodSessionLoad, c.prepareLoad)
 	m.HandleStaged(rpc.MethodSessionNew, c.prepareNew)
 	m.HandleStaged(rpc.MethodSessionPrompt, c.preparePrompt)
+	m.HandleStaged(rpc.MethodSessionResume, c.prepareResume)
 	m.Handle(rpc.MethodSessionSetMode, c.gated(c.setMode))
 	return m
 }
@@ -69,7 +72,9 @@ func (c *clientConn) initialize(ctx context.Context, params json.RawMessage) (an
 		ProtocolVersion: acp.ProtocolVersionNumber,
 		AgentCapabilities: acp.AgentCapabilities{
 			LoadSession:         true,
-			SessionCapabilities: acp.SessionCapabilities{List: &acp.SessionListCapabilities{}},
+			SessionCapabilities: acp.SessionCapabilities{List: &acp.SessionListCapabilities{},
+				Resume: &acp.SessionResumeCapabilities{}, Close: &acp.SessionCloseCapabilities{},
+				Delete: &acp.SessionDeleteCapabilities{}},
 			PromptCapabilities:  acp.PromptCapabilities{EmbeddedContext: true, Image: true},
 			McpCapabilities:     acp.McpCapabilities{Http: true, Sse: true},
 		},
@@ -158,6 +163,14 @@ func (c *clientConn) preparePrompt(ctx context.Context, params json.RawMessage) 
 	d.mu.Unlock()
 	tctx, cancel := context.WithCancel(d.ctx)
 	s.mu.Lock()
+	if s.closed {
+		// Closed (session/close, the reaper) since the lookup: the next
+		// lookup opens it again.
+		s.mu.Unlock()
+		cancel()
+		d.turns.Done()
+		return c.preparePrompt(ctx, params)
+	}
 	if s.cancel != nil {
 		s.mu.Unlock()
 		cancel()
@@ -165,6 +178,7 @@ func (c *clientConn) preparePrompt(ctx context.Context, params json.RawMessage) 
 		return nil, rpc.InvalidParams("sessionId", "a turn is already running in session %s; wait for it or send session/cancel", s.id)
 	}
 	s.cancel, s.prompter = cancel, c
+	s.turnDone = make(chan struct{})
 	s.mu.Unlock()
 	s.attach(c)
 	// release ends the turn for the session: another prompt (from any
@@ -175,6 +189,8 @@ func (c *clientConn) preparePrompt(ctx context.Context, params json.RawMessage) 
 			cancel()
 			s.mu.Lock()
 			s.cancel, s.prompter = nil, nil
+			close(s.turnDone)
+			s.turnDone = nil
 			s.mu.Unlock()
 			s.touch() // its idle time starts when the turn ends
 			d.turns.Done()

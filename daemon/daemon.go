@@ -48,7 +48,7 @@ type Daemon struct {
 
 	lastBusy atomic.Int64 // unix nanos when the daemon last had a client or a turn
 
-	closedSessions, closedWorkspaces atomic.Int64 // closed by the reaper since start
+	closedSessions, closedWorkspaces atomic.Int64 // closed since start: by the reaper, or (sessions) session/close
 
 	left    chan struct{}            // guarded by mu; closed and replaced each time an editor's connection ends (tests wait on it)
 	opening map[string]chan struct{} // guarded by mu: opens in progress (workspace roots, "session:"+id), closed when done

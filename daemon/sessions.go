@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -12,7 +13,9 @@ import (
 	"unicode"
 
 	"github.com/coder/acp-go-sdk"
+	"go.lsp.dev/jsonrpc2"
 
+	"github.com/hearthd/hearth/mcp"
 	"github.com/hearthd/hearth/rpc"
 	"github.com/hearthd/hearth/store"
 )
@@ -153,4 +156,204 @@ func title(prompt string) string {
 		}
 	}
 	return strings.TrimRight(string(r[:cut]), " .,;:") + "…"
+}
+
+// prepareResume is session/resume: session/load without the replay. The
+// session opens (its warm-up starts in the background) if it is not open,
+// with the editor's MCP servers; the editor is attached and answered with
+// the session's modes, then offered its commands.
+func (c *clientConn) prepareResume(ctx context.Context, params json.RawMessage) (func(context.Context) (any, error), error) {
+	if !c.initialized.Load() {
+		return nil, rpc.ErrNotInitialized
+	}
+	var req acp.ResumeSessionRequest
+	if err := rpc.DecodeParams(params, &req); err != nil {
+		return nil, err
+	}
+	servers, err := mcpServers(params)
+	if err != nil {
+		return nil, err
+	}
+	id := string(req.SessionId)
+	return func(rctx context.Context) (any, error) {
+		s, err := c.d.resume(jsonrpc2.DetachContext(rctx), id, servers)
+		if err != nil {
+			return nil, err
+		}
+		s.attach(c)
+		s.mu.Lock()
+		mode := s.mode
+		s.mu.Unlock()
+		c.offerAfterReply(rctx, s.id, true)
+		return acp.ResumeSessionResponse{Modes: c.d.modeState(mode)}, nil
+	}, nil
+}
+
+// resume returns the open session id with the MCP servers given, opening
+// it from the store when it is not open.
+func (d *Daemon) resume(ctx context.Context, id string, servers []mcp.Server) (*openSession, error) {
+	d.mu.Lock()
+	s := d.sessions[id]
+	if s != nil {
+		s.touch()
+	}
+	d.mu.Unlock()
+	if s != nil {
+		d.refreshMCP(s, servers)
+		return s, nil
+	}
+	row, err := d.db.Session(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s", rpc.ErrUnknownSession, id)
+	}
+	w, err := d.workspaceFor(ctx, row.Root)
+	if err != nil {
+		return nil, err
+	}
+	return d.openConversation(ctx, id, w, nil, nil, d.startMCP(d.ctx, w, servers))
+}
+
+// prepareClose is session/close: the editor is done with the session. On
+// the read loop, in wire order as session/cancel is: the editor is
+// detached, and the running turn cancelled when it is this editor's (or
+// no editor is left to see it). Then, once that turn has ended, the
+// session closes — its conversation and MCP servers freed, as the reaper
+// frees an idle one — unless another editor is still attached to it. The
+// store keeps it: session/list shows it, a prompt or session/load opens
+// it again.
+func (c *clientConn) prepareClose(ctx context.Context, params json.RawMessage) (func(context.Context) (any, error), error) {
+	if !c.initialized.Load() {
+		return nil, rpc.ErrNotInitialized
+	}
+	var req acp.CloseSessionRequest
+	if err := rpc.DecodeParams(params, &req); err != nil {
+		return nil, err
+	}
+	id := string(req.SessionId)
+	s, done, err := c.leave(jsonrpc2.DetachContext(ctx), id)
+	if err != nil {
+		return nil, err
+	}
+	return func(rctx context.Context) (any, error) {
+		if err := c.d.closeWhenDone(jsonrpc2.DetachContext(rctx), s, done); err != nil {
+			return nil, err
+		}
+		return acp.CloseSessionResponse{}, nil
+	}, nil
+}
+
+// leave detaches c from session id and cancels its running turn when it
+// is c's or no editor is left attached. It returns the open session (nil:
+// it is not open) and, when a turn was cancelled, a channel closed when it
+// has ended.
+func (c *clientConn) leave(ctx context.Context, id string) (*openSession, <-chan struct{}, error) {
+	c.d.mu.Lock()
+	s := c.d.sessions[id]
+	c.d.mu.Unlock()
+	if s == nil {
+		if _, err := c.d.db.Session(ctx, id); err != nil {
+			return nil, nil, fmt.Errorf("%w: %s", rpc.ErrUnknownSession, id)
+		}
+		return nil, nil, nil // stored, not open: nothing to free
+	}
+	s.mu.Lock()
+	delete(s.subs, c)
+	delete(s.offered, c)
+	var done <-chan struct{}
+	if s.cancel != nil && (s.prompter == c || len(s.subs) == 0) {
+		s.cancel()
+		done = s.turnDone
+	}
+	s.mu.Unlock()
+	s.touch()
+	return s, done, nil
+}
+
+// closeWhenDone waits for done (a cancelled turn's end; nil: none), then
+// closes s if no editor is attached and no turn runs. s may be nil.
+func (d *Daemon) closeWhenDone(ctx context.Context, s *openSession, done <-chan struct{}) error {
+	if s == nil {
+		return nil
+	}
+	if done != nil {
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	d.mu.Lock()
+	s.mu.Lock()
+	free := d.sessions[s.id] == s && len(s.subs) == 0 && s.cancel == nil
+	s.closed = s.closed || free
+	s.mu.Unlock()
+	if free {
+		delete(d.sessions, s.id)
+		s.ws.lastUsed = time.Now() // the workspace's idle time starts with its last session's close
+	}
+	d.mu.Unlock()
+	if free {
+		s.close()
+		d.closedSessions.Add(1)
+		d.log.Info("session closed by its editor", "session", s.id)
+	}
+	return nil
+}
+
+// prepareDelete is session/delete: the session is closed as session/close
+// closes it, then removed from the store with its turns, items, requests,
+// read set, permissions and compactions (one transaction). A session
+// another editor is attached to is refused: it would vanish under it.
+func (c *clientConn) prepareDelete(ctx context.Context, params json.RawMessage) (func(context.Context) (any, error), error) {
+	if !c.initialized.Load() {
+		return nil, rpc.ErrNotInitialized
+	}
+	var req acp.UnstableDeleteSessionRequest
+	if err := rpc.DecodeParams(params, &req); err != nil {
+		return nil, err
+	}
+	id := string(req.SessionId)
+	d := c.d
+	d.mu.Lock()
+	s := d.sessions[id]
+	d.mu.Unlock()
+	if s != nil {
+		s.mu.Lock()
+		others := len(s.subs)
+		if _, mine := s.subs[c]; mine {
+			others--
+		}
+		s.mu.Unlock()
+		if others > 0 {
+			return nil, rpc.InvalidParams("sessionId", "session %s is open in %d other editor(s); close it there first", id, others)
+		}
+	}
+	s, done, err := c.leave(jsonrpc2.DetachContext(ctx), id)
+	if err != nil {
+		return nil, err
+	}
+	return func(rctx context.Context) (any, error) {
+		ctx := jsonrpc2.DetachContext(rctx)
+		if err := d.closeWhenDone(ctx, s, done); err != nil {
+			return nil, err
+		}
+		// No open of it may start while its rows go.
+		key := "session:" + id
+		mine, err := d.beginOpen(ctx, key, func() bool { return d.sessions[id] != nil })
+		if err != nil {
+			return nil, err
+		}
+		if !mine {
+			return nil, rpc.InvalidParams("sessionId", "session %s was opened again meanwhile; close it there first", id)
+		}
+		defer d.opened(key)
+		if err := d.db.DeleteSession(ctx, id); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				return nil, fmt.Errorf("%w: %s", rpc.ErrUnknownSession, id)
+			}
+			return nil, err
+		}
+		d.log.Info("session deleted", "session", id)
+		return acp.UnstableDeleteSessionResponse{}, nil
+	}, nil
 }

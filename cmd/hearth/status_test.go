@@ -64,7 +64,7 @@ func TestStatusAfterOneTurn(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("status: exit %d, %s", code, errOut)
 	}
-	for _, want := range []string{`model +` + session.DefaultModel, `clients +1`, `workspaces +1 workspace open, 0 closed after being idle`, `sessions +1 session open \(0 idle\), 0 closed after being idle`} {
+	for _, want := range []string{`model +` + session.DefaultModel, `clients +1`, `workspaces +1 workspace open, 0 closed after being idle`, `sessions +1 session open \(0 idle\), 0 closed \(idle, or by their editors\)`} {
 		if !regexp.MustCompile(`(?m)^` + want + `$`).MatchString(out) {
 			t.Errorf("status lacks a line %s:\n%s", want, out)
 		}
