@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -234,5 +236,37 @@ func TestWriteViaEditorWithoutReads(t *testing.T) {
 	}
 	if got := ed.calls(); !slices.Equal(got, []string{"write " + abs}) {
 		t.Errorf("editor asked %v", got)
+	}
+}
+
+// With Creates, a new file goes to the editor too, which creates it: hearth
+// creates nothing on disk, not even its directory. edit_file still refuses
+// a file that does not exist.
+func TestWriteViaEditorCreatesNewFilesInTheEditor(t *testing.T) {
+	r, root, _ := newTree(t)
+	ed := &fakeEditor{buffers: map[string]string{}}
+	ts := NewToolset(r)
+	via := ed.both()
+	via.Creates = true
+	abs := filepath.Join(root, "sub", "new.txt")
+	res := runVia(t, ts, via, "write_file", `{"path":"sub/new.txt","content":"new\n"}`)
+	if res.IsError || !res.Buffer || !strings.Contains(res.Output, "Created sub/new.txt") || !strings.Contains(res.Output, "editor, which creates it") {
+		t.Fatalf("create = %+v", res)
+	}
+	if got := ed.buffers[abs]; got != "new\n" {
+		t.Errorf("the editor got %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(root, "sub")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("hearth created the directory on disk: %v", err)
+	}
+	if res.Diff == nil || res.Diff.Old != "" || res.Diff.New != "new\n" {
+		t.Errorf("diff %+v", res.Diff)
+	}
+	res = runVia(t, ts, via, "edit_file", `{"path":"other.txt","old_string":"a","new_string":"b"}`)
+	if !res.IsError {
+		t.Errorf("edit_file of a missing file = %+v", res)
+	}
+	if got := ed.calls(); !slices.Equal(got, []string{"write " + abs}) {
+		t.Errorf("the editor was asked %v", got)
 	}
 }
