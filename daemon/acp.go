@@ -24,7 +24,9 @@ func (d *Daemon) mux(c *clientConn) *rpc.Mux {
 	m.Handle(rpc.MethodHearthInspect, c.gated(c.inspect))
 	m.Handle(rpc.MethodHearthProbe, c.gated(detached(c.probe)))
 	m.Handle(rpc.MethodHearthStatus, c.gated(c.status))
+	m.Handle(rpc.MethodAuthenticate, c.gated(c.authenticate))
 	m.Handle(rpc.MethodInitialize, detached(c.initialize))
+	m.Handle(rpc.MethodLogout, c.gated(c.logout))
 	m.Notification(rpc.MethodSessionCancel, c.cancel)
 	m.HandleStaged(rpc.MethodSessionClose, c.prepareClose)
 	m.HandleStaged(rpc.MethodSessionDelete, c.prepareDelete)
@@ -68,18 +70,24 @@ func (c *clientConn) initialize(ctx context.Context, params json.RawMessage) (an
 	c.fsRead.Store(req.ClientCapabilities.Fs.ReadTextFile)
 	c.fsWrite.Store(req.ClientCapabilities.Fs.WriteTextFile)
 	c.initialized.Store(true)
+	cfg := c.d.Config()
+	var auth acp.AgentAuthCapabilities
+	if cfg.Credentials != nil {
+		auth.Logout = &acp.LogoutCapabilities{}
+	}
+	sessions := acp.SessionCapabilities{List: &acp.SessionListCapabilities{}, Resume: &acp.SessionResumeCapabilities{},
+		Close: &acp.SessionCloseCapabilities{}, Delete: &acp.SessionDeleteCapabilities{}}
 	return acp.InitializeResponse{
 		ProtocolVersion: acp.ProtocolVersionNumber,
 		AgentCapabilities: acp.AgentCapabilities{
+			Auth:                auth,
 			LoadSession:         true,
-			SessionCapabilities: acp.SessionCapabilities{List: &acp.SessionListCapabilities{},
-				Resume: &acp.SessionResumeCapabilities{}, Close: &acp.SessionCloseCapabilities{},
-				Delete: &acp.SessionDeleteCapabilities{}},
+			SessionCapabilities: sessions,
 			PromptCapabilities:  acp.PromptCapabilities{EmbeddedContext: true, Image: true},
 			McpCapabilities:     acp.McpCapabilities{Http: true, Sse: true},
 		},
-		AgentInfo:   &acp.Implementation{Name: "hearth", Version: c.d.Config().Version},
-		AuthMethods: []acp.AuthMethod{},
+		AgentInfo:   &acp.Implementation{Name: "hearth", Version: cfg.Version},
+		AuthMethods: authMethods(req.ClientCapabilities.Auth.Terminal),
 	}, nil
 }
 
@@ -90,6 +98,9 @@ func (c *clientConn) newSession(ctx context.Context, params json.RawMessage) (ac
 	}
 	if !filepath.IsAbs(req.Cwd) {
 		return acp.NewSessionResponse{}, rpc.InvalidParams("cwd", "must be an absolute path, got %q", req.Cwd)
+	}
+	if err := c.d.needLogin(); err != nil {
+		return acp.NewSessionResponse{}, err
 	}
 	servers, err := mcpServers(params)
 	if err != nil {
@@ -148,6 +159,9 @@ func (c *clientConn) preparePrompt(ctx context.Context, params json.RawMessage) 
 		return nil, err
 	}
 	d := c.d
+	if err := d.needLogin(); err != nil {
+		return nil, err
+	}
 	s, err := d.lookup(ctx, string(req.SessionId))
 	if err != nil {
 		return nil, err
@@ -269,6 +283,9 @@ func (c *clientConn) prepareLoad(ctx context.Context, params json.RawMessage) (f
 	}
 	var req acp.LoadSessionRequest
 	if err := rpc.DecodeParams(params, &req); err != nil {
+		return nil, err
+	}
+	if err := c.d.needLogin(); err != nil {
 		return nil, err
 	}
 	id := string(req.SessionId)

@@ -31,6 +31,14 @@ type Config struct {
 	// BaseURL before New or Reload, and closes it after Close; the daemon
 	// only reports the mode (status, probe, logs).
 	Simulator bool
+	// NoSimulator ($HEARTH_SIMULATOR=off): without a key or a base URL the
+	// daemon does not fall back to the simulator; sessions are refused
+	// with ACP's auth_required until a key is stored (LoginNeeded).
+	NoSimulator bool
+	// Credentials is where the API key is kept between runs (hearth serve:
+	// the env file), for ACP's authenticate and logout; nil: authenticate
+	// looks at APIKey only, and logout is not offered. Kept across Reload.
+	Credentials Credentials
 
 	// Lanes ($HEARTH_LANES: auto, on, off) puts each session of a
 	// workspace on its own stream_id lane of one WebSocket; auto switches
@@ -101,6 +109,13 @@ func FromEnv() (Config, error) {
 		}
 		c.ContextWindow = n
 	}
+	switch v := strings.TrimSpace(os.Getenv("HEARTH_SIMULATOR")); v {
+	case "", "on":
+	case "off":
+		c.NoSimulator = true
+	default:
+		return c, fmt.Errorf("HEARTH_SIMULATOR=%q: want on (the simulator answers when no API key is set) or off", v)
+	}
 	switch v := strings.TrimSpace(os.Getenv("HEARTH_SPARE")); v {
 	case "", "on":
 	case "off":
@@ -129,7 +144,7 @@ func FromEnv() (Config, error) {
 		c.DataDir = d
 	}
 	if c.APIKey == "" && c.BaseURL == "" {
-		c.Simulator = true
+		c.Simulator = !c.NoSimulator
 	}
 	for _, d := range []struct {
 		env string

@@ -119,7 +119,7 @@ func (d *Daemon) Reload(cfg Config) error {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	cfg.Socket, cfg.DataDir, cfg.Version = d.cfg.Socket, d.cfg.DataDir, d.cfg.Version
+	cfg.Socket, cfg.DataDir, cfg.Version, cfg.Credentials = d.cfg.Socket, d.cfg.DataDir, d.cfg.Version, d.cfg.Credentials
 	d.cfg = cfg
 	sc := d.sessionConfig()
 	for _, w := range d.workspaces {

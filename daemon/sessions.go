@@ -170,6 +170,9 @@ func (c *clientConn) prepareResume(ctx context.Context, params json.RawMessage) 
 	if err := rpc.DecodeParams(params, &req); err != nil {
 		return nil, err
 	}
+	if err := c.d.needLogin(); err != nil {
+		return nil, err
+	}
 	servers, err := mcpServers(params)
 	if err != nil {
 		return nil, err

@@ -18,7 +18,9 @@ const (
 	// No params; result Status.
 	MethodHearthStatus = "_hearth/status"
 
-	// MethodAuthenticate (authenticate, call): ACP authentication.
+	// MethodAuthenticate (authenticate, call): ACP authentication: the
+	// daemon reads its stored API key again (after `hearth login`) and says
+	// whether it has one.
 	MethodAuthenticate = "authenticate"
 	// MethodFsReadTextFile (fs/read_text_file, agent → client call): a
 	// file's text as the editor has it, unsaved changes included; sent only
@@ -32,6 +34,8 @@ const (
 	// MethodInitialize (initialize, call): ACP version and capability
 	// negotiation; must come first.
 	MethodInitialize = "initialize"
+	// MethodLogout (logout, call): remove the stored API key.
+	MethodLogout = "logout"
 
 	// MethodSessionCancel (session/cancel, notification): cancel the
 	// session's running prompt turn.

@@ -58,6 +58,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := applyEnvFile(fromFile); err != nil {
 		return err
 	}
+	if startKey != "" && startKey == envFileKey() {
+		// The service manager passed the env file's key (systemd's
+		// EnvironmentFile=): the file governs it, so `hearth login` and
+		// logout take effect at the next reload.
+		startKey = ""
+	}
 	// The key the process was started with wins over the env file's, as
 	// when it was still in the environment; a reload keeps it.
 	serveConfig := func() (daemon.Config, error) {
@@ -100,11 +106,25 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := simulator.point(&cfg, log); err != nil {
 		return err
 	}
+	creds := &envCredentials{reload: func() (daemon.Config, error) {
+		// The environment file and the environment again, as at start.
+		if err := applyEnvFile(fromFile); err != nil {
+			return daemon.Config{}, err
+		}
+		next, err := serveConfig()
+		if err == nil {
+			next.Socket = cfg.Socket
+			err = simulator.point(&next, log)
+		}
+		return next, err
+	}}
+	cfg.Credentials = creds
 	d, err := daemon.New(cfg, log)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
+	creds.d = d
 
 	if *stdio {
 		// Non-blocking stdin so closing it ends a pending read at shutdown.
@@ -156,19 +176,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return nil
 		case <-hup:
 			// SIGHUP: read the environment file and the environment again.
-			if err := applyEnvFile(fromFile); err != nil {
-				log.Warn("reload: keeping the configuration", "err", err)
-				continue
-			}
-			next, err := serveConfig()
-			if err == nil {
-				next.Socket = cfg.Socket
-				err = simulator.point(&next, log)
-			}
-			if err == nil {
-				err = d.Reload(next)
-			}
-			if err != nil {
+			if err := creds.Reload(); err != nil {
 				log.Warn("reload: keeping the configuration", "err", err)
 			}
 		case <-idle:
