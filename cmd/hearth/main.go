@@ -2,7 +2,7 @@
 //
 //	hearth serve [--socket P] [--stdio]   run the daemon
 //	hearth acp                            stdio ACP relay to the daemon (starts it when needed)
-//	hearth ask [flags] [PROMPT | -]       one prompt (or stdin), answer streamed; through the daemon
+//	hearth ask [flags] [PROMPT | -]       one prompt (or stdin), answer streamed; through the daemon; --continue, --session ID
 //	hearth status [--json]                the daemon and its workspaces
 //	hearth inspect [SESSION] [--json]     sessions, or one session's turns and requests
 //	hearth compact SESSION [--json]       compact a session now (as /compact)
@@ -26,8 +26,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"text/tabwriter"
+
+	"go.lsp.dev/jsonrpc2"
 
 	"github.com/hearthd/hearth/workspace"
 )
@@ -155,10 +158,26 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil && ee.err.Error() != "" {
-			fmt.Fprintln(stderr, "hearth:", visibleText(ee.err.Error()))
+			fmt.Fprintln(stderr, "hearth:", visibleText(cliText(ee.err)))
 		}
 		return ee.code
 	}
-	fmt.Fprintln(stderr, "hearth:", visibleText(err.Error())) // it may name a file, quote the model or the API
+	fmt.Fprintln(stderr, "hearth:", visibleText(cliText(err))) // it may name a file, quote the model or the API
 	return 1
+}
+
+// cliText is err as the CLI says it: a daemon's JSON-RPC error without the
+// protocol's words ("invalid params: "), which mean nothing on a command
+// line. The one place the CLI prints errors.
+func cliText(err error) string {
+	msg := err.Error()
+	var wire *jsonrpc2.Error
+	if errors.As(err, &wire) {
+		plain := wire.Message
+		for _, framing := range []string{"invalid params: ", "invalid request: "} {
+			plain = strings.TrimPrefix(plain, framing)
+		}
+		msg = strings.Replace(msg, wire.Message, plain, 1)
+	}
+	return msg
 }
