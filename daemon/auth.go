@@ -27,10 +27,10 @@ type Credentials interface {
 const loginMethod = "login"
 
 // LoginNeeded reports a configuration that cannot answer a prompt until
-// the user logs in: no API key, no base URL of its own, and the simulator
-// not wanted (HEARTH_SIMULATOR=off).
+// the user logs in: the simulator not wanted (HEARTH_SIMULATOR=off, which
+// asks for a key) and no API key.
 func (c Config) LoginNeeded() bool {
-	return c.APIKey == "" && c.BaseURL == "" && !c.Simulator
+	return c.NoSimulator && c.APIKey == ""
 }
 
 // errLogin is what a session method answers while LoginNeeded: ACP's
@@ -82,7 +82,7 @@ func (c *clientConn) authenticate(ctx context.Context, params json.RawMessage) (
 		}
 	}
 	cfg := d.Config()
-	if cfg.APIKey == "" && (cfg.Simulator || cfg.BaseURL == "") {
+	if cfg.APIKey == "" && (cfg.Simulator || cfg.BaseURL == "" || cfg.NoSimulator) {
 		return nil, fmt.Errorf("%w: no OpenAI API key is stored: run `hearth login` in a terminal, then try again", rpc.ErrAuthRequired)
 	}
 	return acp.AuthenticateResponse{}, nil

@@ -12,14 +12,12 @@ import (
 )
 
 // storedKey is a Credentials keeping the key in memory, as hearth serve's
-// keeps it in the env file: Reload puts the stored key (and the model API
-// it goes with) in the daemon's configuration.
+// keeps it in the env file: Reload puts the stored key in the daemon's
+// configuration.
 type storedKey struct {
-	mu   sync.Mutex
-	td   *testDaemon
-	base string
-	key  string // "" = none stored
-	n    int    // Reload calls
+	mu  sync.Mutex
+	td  *testDaemon
+	key string // "" = none stored
 }
 
 func (s *storedKey) store(key string) {
@@ -31,12 +29,8 @@ func (s *storedKey) store(key string) {
 func (s *storedKey) Reload() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.n++
 	cfg := s.td.d.Config()
-	cfg.APIKey, cfg.BaseURL = s.key, ""
-	if s.key != "" {
-		cfg.BaseURL = s.base
-	}
+	cfg.APIKey = s.key
 	return s.td.d.Reload(cfg)
 }
 
@@ -54,8 +48,7 @@ func TestLoginAuthenticateLogout(t *testing.T) {
 	const key = "sk-test-login"
 	creds := &storedKey{}
 	td := startDaemonWith(t, sim.Options{APIKey: key}, "", func(c *Config) {
-		creds.base = c.BaseURL
-		c.BaseURL, c.NoSimulator, c.Credentials = "", true, creds
+		c.NoSimulator, c.Credentials = true, creds
 	})
 	creds.td = td
 

@@ -31,7 +31,7 @@ type Config struct {
 	// BaseURL before New or Reload, and closes it after Close; the daemon
 	// only reports the mode (status, probe, logs).
 	Simulator bool
-	// NoSimulator ($HEARTH_SIMULATOR=off): without a key or a base URL the
+	// NoSimulator ($HEARTH_SIMULATOR=off): a key is wanted. Without one the
 	// daemon does not fall back to the simulator; sessions are refused
 	// with ACP's auth_required until a key is stored (LoginNeeded).
 	NoSimulator bool

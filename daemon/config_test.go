@@ -133,7 +133,7 @@ func TestSimulatorModeNeedsTheCallersURL(t *testing.T) {
 }
 
 // HEARTH_SIMULATOR=off: no key and no base URL is no simulator but a
-// configuration that needs a login; a key, or a base URL, needs none.
+// configuration that needs a login; with a key it needs none.
 func TestConfigSimulatorOff(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("HEARTH_DATA_DIR", dir)
