@@ -176,24 +176,14 @@ func (c *clientConn) preparePrompt(ctx context.Context, params json.RawMessage) 
 	d.turns.Add(1)
 	d.mu.Unlock()
 	tctx, cancel := context.WithCancel(d.ctx)
-	s.mu.Lock()
-	if s.closed {
-		// Closed (session/close, the reaper) since the lookup: the next
-		// lookup opens it again.
-		s.mu.Unlock()
+	if closed, err := s.claim(c, cancel); closed || err != nil {
 		cancel()
 		d.turns.Done()
-		return c.preparePrompt(ctx, params)
+		if closed {
+			return c.preparePrompt(ctx, params) // the next lookup opens it again
+		}
+		return nil, err
 	}
-	if s.cancel != nil {
-		s.mu.Unlock()
-		cancel()
-		d.turns.Done()
-		return nil, rpc.InvalidParams("sessionId", "a turn is already running in session %s; wait for it or send session/cancel", s.id)
-	}
-	s.cancel, s.prompter = cancel, c
-	s.turnDone = make(chan struct{})
-	s.mu.Unlock()
 	s.attach(c)
 	// release ends the turn for the session: another prompt (from any
 	// editor) may start, and a cancel no longer reaches this one.
@@ -201,11 +191,7 @@ func (c *clientConn) preparePrompt(ctx context.Context, params json.RawMessage) 
 	release := func() {
 		releaseOnce.Do(func() {
 			cancel()
-			s.mu.Lock()
-			s.cancel, s.prompter = nil, nil
-			close(s.turnDone)
-			s.turnDone = nil
-			s.mu.Unlock()
+			s.unclaim()
 			s.touch() // its idle time starts when the turn ends
 			d.turns.Done()
 		})
@@ -252,6 +238,33 @@ func (c *clientConn) preparePrompt(ctx context.Context, params json.RawMessage) 
 		}
 		return acp.PromptResponse{StopReason: acp.StopReason(stop)}, nil
 	}, nil
+}
+
+// claim makes the prompt of c, which cancel cancels, s's running turn. It
+// reports closed when s was closed (session/close, the reaper) since it was
+// looked up, and an error when a turn already runs.
+func (s *openSession) claim(c *clientConn, cancel context.CancelFunc) (closed bool, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closed:
+		return true, nil
+	case s.cancel != nil:
+		return false, rpc.InvalidParams("sessionId", "a turn is already running in session %s; wait for it or send session/cancel", s.id)
+	}
+	s.cancel, s.prompter = cancel, c
+	s.turnDone = make(chan struct{})
+	return false, nil
+}
+
+// unclaim ends s's running turn: another prompt may start, and what waits
+// for its end (session/close) goes on.
+func (s *openSession) unclaim() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cancel, s.prompter = nil, nil
+	close(s.turnDone)
+	s.turnDone = nil
 }
 
 func (c *clientConn) cancel(ctx context.Context, params json.RawMessage) {

@@ -58,11 +58,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := applyEnvFile(fromFile); err != nil {
 		return err
 	}
-	if startKey != "" && startKey == envFileKey() {
-		// The service manager passed the env file's key (systemd's
-		// EnvironmentFile=): the file governs it, so `hearth login` and
-		// logout take effect at the next reload.
-		startKey = ""
+	if startKey == envFileKey() {
+		startKey = "" // the service manager's, from the env file (systemd): the file governs it, so login and logout apply
 	}
 	// The key the process was started with wins over the env file's, as
 	// when it was still in the environment; a reload keeps it.
