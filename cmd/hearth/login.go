@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -171,7 +172,11 @@ func checkKey(ctx context.Context, base, key string) error {
 	req.Header.Set("Authorization", "Bearer "+key)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("cannot reach %s to check the key (%s); nothing was stored", shown, rpc.RedactURLs(errors.Unwrap(err).Error()))
+		var ue *url.Error // names the URL, which the message names already
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return fmt.Errorf("cannot reach %s to check the key (%s); nothing was stored", shown, rpc.RedactURLs(err.Error()))
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
