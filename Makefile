@@ -46,12 +46,13 @@ bench:
 
 # The long campaigns of docs/RELIABILITY.md (their short versions run in
 # `unit`): crash (200 SIGKILLs), faults (500 prompts), load (20 editors × 5
-# sessions × 10 workspaces), the symlink swap (20×).
+# sessions × 10 workspaces), the symlink swap (20×), big files (10 GiB).
 campaigns:
 	$(GO) test -count=1 -timeout 60m -run '^TestCrashCampaign$$' -v ./cmd/hearth -crash-kills=200
 	$(GO) test -count=1 -timeout 60m -run '^TestFaultCampaign$$' -v ./cmd/hearth -fault-prompts=500
 	$(GO) test -count=1 -timeout 60m -run '^TestLoadCampaign$$' -v ./cmd/hearth -load-editors=20 -load-sessions=5 -load-workspaces=10
 	$(GO) test -count=1 -timeout 60m -run SymlinkSwapCampaign -v ./workspace -campaign=20
+	$(GO) test -count=1 -timeout 60m -run '^TestBigFileMemory$$' -v ./cmd/hearth -bigfile-gib=10 -bigtext-mib=300
 
 # The request modes against the floor, and the plot (bin/bench.svg); CI runs a short one
 # (cmd/hearth/internal/bench: TestRunShort). Then hearth next to Codex CLI (installs @openai/codex in a scratch dir).

@@ -28,27 +28,29 @@ func (d *Daemon) mux(c *clientConn) *rpc.Mux {
 	m.Handle(rpc.MethodInitialize, detached(c.initialize))
 	m.Handle(rpc.MethodLogout, c.gated(c.logout))
 	m.Notification(rpc.MethodSessionCancel, c.cancel)
-	m.HandleStaged(rpc.MethodSessionClose, c.prepareClose)
-	m.HandleStaged(rpc.MethodSessionDelete, c.prepareDelete)
+	m.HandleStaged(rpc.MethodSessionClose, c.storeErrors(c.prepareClose))
+	m.HandleStaged(rpc.MethodSessionDelete, c.storeErrors(c.prepareDelete))
 	m.Handle(rpc.MethodSessionList, c.gated(c.list))
-	m.HandleStaged(rpc.MethodSessionLoad, c.prepareLoad)
-	m.HandleStaged(rpc.MethodSessionNew, c.prepareNew)
-	m.HandleStaged(rpc.MethodSessionPrompt, c.preparePrompt)
-	m.HandleStaged(rpc.MethodSessionResume, c.prepareResume)
+	m.HandleStaged(rpc.MethodSessionLoad, c.storeErrors(c.prepareLoad))
+	m.HandleStaged(rpc.MethodSessionNew, c.storeErrors(c.prepareNew))
+	m.HandleStaged(rpc.MethodSessionPrompt, c.storeErrors(c.preparePrompt))
+	m.HandleStaged(rpc.MethodSessionResume, c.storeErrors(c.prepareResume))
 	m.Handle(rpc.MethodSessionSetMode, c.gated(c.setMode))
 	return m
 }
 
 type handler = func(ctx context.Context, params json.RawMessage) (any, error)
 
-// gated refuses every method but initialize until initialize succeeded.
+// gated refuses every method but initialize until initialize succeeded;
+// the database's failures are store errors (storeError).
 func (c *clientConn) gated(h handler) handler {
 	h = detached(h)
 	return func(ctx context.Context, params json.RawMessage) (any, error) {
 		if !c.initialized.Load() {
 			return nil, rpc.ErrNotInitialized
 		}
-		return h(ctx, params)
+		res, err := h(ctx, params)
+		return res, c.d.storeError(err)
 	}
 }
 
@@ -216,9 +218,9 @@ func (c *clientConn) preparePrompt(ctx context.Context, params json.RawMessage) 
 			return acp.PromptResponse{StopReason: acp.StopReason(stop)}, nil
 		}
 		var input []json.RawMessage
-		if s.ws.watcher == nil && !s.toldWatch {
+		if note := s.ws.watchNotice(); note != "" && !s.toldWatch {
 			s.toldWatch = true
-			updates{s}.Notice("hearth: file watching is " + s.ws.watch)
+			updates{s}.Notice(note)
 		}
 		s.tellMCP(updates{s})
 		if delta := d.contextDelta(tctx, s); delta != "" {

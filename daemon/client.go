@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"go.lsp.dev/jsonrpc2"
 
@@ -27,14 +28,29 @@ const outboxLimit = 1 << 14
 // disconnected; nothing else waits for it.
 var (
 	// outboxMaxBytes bounds the payload queued for one editor, merged text
-	// chunks counted by their bytes. One message is always accepted into an
-	// empty outbox, however large.
+	// chunks counted by their bytes. A message counts by its size up to a
+	// quarter of the bound (messageCost), so one larger than that — a model
+	// delta of megabytes, an edit's diff — is queued beside a backlog rather
+	// than taken for an editor that does not read; an editor that does not
+	// read fills the bound all the same, with at most four of them. One
+	// message is always accepted into an empty outbox, however large.
 	outboxMaxBytes = 8 << 20
 	// writeTimeout bounds one write to the editor, and a reply's wait for
 	// the notifications queued before it: an editor that reads nothing for
 	// that long is disconnected.
 	writeTimeout = 30 * time.Second
 )
+
+// textPiece bounds the text of one agent_message_chunk or
+// agent_thought_chunk sent to an editor: a longer text (one huge model
+// delta, or many merged while the editor was behind) goes out as several
+// notifications, cut between characters. Editors take frames of a few MiB
+// (hearth's own clients: rpc.DefaultMaxMessage).
+const textPiece = 256 << 10
+
+// messageCost is what a message (or a text delta) of size bytes counts
+// against the outbox's byte bound.
+func (c *clientConn) messageCost(size int) int { return min(size, c.maxBytes/4) }
 
 // replayBudget is how much of the outbox a session/load replay fills before
 // it waits for the editor to read: the rest is left to live updates.
@@ -60,7 +76,7 @@ type clientConn struct {
 
 	mu     sync.Mutex     // guards outbox, queued, peak, space
 	outbox []notification // waiting for the writer, in order
-	queued int            // payload bytes in outbox
+	queued int            // what the outbox counts against maxBytes: the sum of its entries' cost
 	peak   int            // the most queued was ever (tests read it)
 	space  chan struct{}  // non-nil: closed when the writer takes a message (replay waits on it)
 	wake   chan struct{}  // signals the writer (cap 1)
@@ -81,6 +97,8 @@ type notification struct {
 	chunkSession string
 	chunk        []byte
 	thought      bool // the chunk is of the model's thoughts, not its answer
+
+	cost int // what it counts against the outbox's bound, set by enqueue
 }
 
 // size is what n counts against the outbox's byte bound: its payload.
@@ -91,15 +109,38 @@ func (n notification) size() int {
 	return len(n.method) + len(n.params)
 }
 
-func (n notification) encode() (string, json.RawMessage) {
+// send writes n to the editor: a text chunk as pieces of at most
+// textPiece bytes, each cut before a character starts.
+func (c *clientConn) send(n notification) error {
 	if n.chunkSession == "" {
-		return n.method, n.params
+		return c.conn.Notify(c.d.ctx, n.method, n.params)
 	}
 	kind := "agent_message_chunk"
 	if n.thought {
 		kind = "agent_thought_chunk"
 	}
-	return rpc.MethodSessionUpdate, textNotification(n.chunkSession, kind, string(n.chunk))
+	for rest := n.chunk; len(rest) > 0; {
+		piece := rest[:pieceEnd(rest, textPiece)]
+		rest = rest[len(piece):]
+		if err := c.conn.Notify(c.d.ctx, rpc.MethodSessionUpdate, textNotification(n.chunkSession, kind, string(piece))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pieceEnd is where the first piece of text ends: at most max bytes, and
+// not inside a UTF-8 sequence (text that is not UTF-8 is cut at max).
+func pieceEnd(text []byte, max int) int {
+	if len(text) <= max {
+		return len(text)
+	}
+	for i := max; i > max-utf8.UTFMax && i > 0; i-- {
+		if utf8.RuneStart(text[i]) {
+			return i
+		}
+	}
+	return max
 }
 
 // ServeConn serves one editor connection until it ends (Close ends it and
@@ -190,7 +231,7 @@ func (c *clientConn) write() {
 		n := c.outbox[0]
 		c.outbox[0] = notification{}
 		c.outbox = c.outbox[1:]
-		c.queued -= n.size()
+		c.queued -= n.cost
 		if c.space != nil {
 			close(c.space)
 			c.space = nil
@@ -200,8 +241,7 @@ func (c *clientConn) write() {
 			close(n.flushed)
 			continue
 		}
-		method, params := n.encode()
-		if err := c.conn.Notify(c.d.ctx, method, params); err != nil {
+		if err := c.send(n); err != nil {
 			c.shutdown()
 			return
 		}
@@ -210,8 +250,8 @@ func (c *clientConn) write() {
 
 // enqueue adds n to the outbox without blocking the caller; a text chunk
 // joins the chunk before it when that one is of the same session and still
-// waiting. An editor whose outbox would outgrow its bounds is disconnected
-// instead (and n dropped).
+// waiting. An editor whose outbox would outgrow its bounds (n counted by
+// messageCost) is disconnected instead (and n dropped).
 func (c *clientConn) enqueue(n notification) {
 	select {
 	case <-c.quit:
@@ -222,9 +262,9 @@ func (c *clientConn) enqueue(n notification) {
 	k := len(c.outbox)
 	merge := n.chunkSession != "" && k > 0 && c.outbox[k-1].chunkSession == n.chunkSession &&
 		c.outbox[k-1].thought == n.thought
-	grow := n.size()
+	grow := c.messageCost(n.size())
 	if merge {
-		grow = len(n.chunk)
+		grow = c.messageCost(len(n.chunk))
 	}
 	if c.queued > 0 && c.queued+grow > c.maxBytes {
 		c.mu.Unlock()
@@ -240,9 +280,11 @@ func (c *clientConn) enqueue(n notification) {
 	c.peak = max(c.peak, c.queued)
 	if merge {
 		c.outbox[k-1].chunk = append(c.outbox[k-1].chunk, n.chunk...)
+		c.outbox[k-1].cost += grow
 		c.mu.Unlock()
 		return
 	}
+	n.cost = grow
 	c.outbox = append(c.outbox, n)
 	c.mu.Unlock()
 	select {
@@ -257,7 +299,7 @@ func (c *clientConn) enqueue(n notification) {
 func (c *clientConn) enqueueWithin(ctx context.Context, n notification, budget int) error {
 	for {
 		c.mu.Lock()
-		if c.queued == 0 || c.queued+n.size() <= budget {
+		if c.queued == 0 || c.queued+c.messageCost(n.size()) <= budget {
 			c.mu.Unlock()
 			c.enqueue(n)
 			return nil

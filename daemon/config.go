@@ -20,6 +20,10 @@ import (
 type Config struct {
 	Socket  string // unix socket path ($HEARTH_SOCKET)
 	DataDir string // database directory ($HEARTH_DATA_DIR)
+	// NoSocket is set by the CLI for a daemon that serves no socket: the
+	// command it runs for ("hearth serve --stdio", "hearth ask --no-daemon"),
+	// which the data directory's lock names instead of Socket.
+	NoSocket string
 
 	BaseURL string // Responses API base ($OPENAI_BASE_URL); in simulator mode the simulator's
 	APIKey  string // $OPENAI_API_KEY; never logged, stored or shown unmasked
@@ -60,7 +64,7 @@ type Config struct {
 	ContextWindow     int           // $HEARTH_CONTEXT_WINDOW: the model's input window in tokens; 0 = known default of the model family
 	MCPCallTimeout    time.Duration // $HEARTH_MCP_TIMEOUT: one call of an MCP server's tool; 0 = default 60s
 	NoSpare           bool          // $HEARTH_SPARE=off: no session warmed ahead of time per workspace
-	WatchMaxDirs      int           // $HEARTH_WATCH_MAX_DIRS: a workspace with more directories (outside ignored ones) is not watched; 0 = default 20000, -1 = no limit
+	WatchMaxDirs      int           // $HEARTH_WATCH_MAX_DIRS: a workspace with more directories (outside ignored ones) is watched in part; 0 = default 20000, -1 = no limit
 	ShellNetwork      string        // $HEARTH_SHELL_NETWORK: on, off or mode (by the session's mode, modeNetwork); "" = mode
 	Version           string
 }

@@ -39,7 +39,9 @@ type Daemon struct {
 	cfg     Config
 	log     *slog.Logger
 	db      *store.DB
+	lock    *dataDirLock // the data directory's, held until the database closed
 	started time.Time
+	watches *workspace.WatchHub // the workspaces' shared inotify instance; closed by Close after them
 
 	ctx    context.Context // cancelled by Close (cause session.ErrShutdown): ends turns and connections
 	cancel context.CancelCauseFunc
@@ -49,6 +51,7 @@ type Daemon struct {
 	lastBusy atomic.Int64 // unix nanos when the daemon last had a client or a turn
 
 	closedSessions, closedWorkspaces atomic.Int64 // closed since start: by the reaper, or (sessions) session/close
+	refusedCalls                     atomic.Int64 // connections refused as (maybe) a tool call's (socket_call.go)
 
 	left    chan struct{}            // guarded by mu; closed and replaced each time an editor's connection ends (tests wait on it)
 	opening map[string]chan struct{} // guarded by mu: opens in progress (workspace roots, "session:"+id), closed when done
@@ -63,9 +66,10 @@ type Daemon struct {
 	nextClient int
 }
 
-// New opens the database, marking turns that were running when a previous
-// daemon died as interrupted. In simulator mode cfg.BaseURL must be the
-// simulator's, which the caller started.
+// New takes the data directory's lock (one daemon per directory: a second
+// is refused, ErrDataDirInUse) and opens the database, marking turns that
+// were running when a previous daemon died as interrupted. In simulator
+// mode cfg.BaseURL must be the simulator's, which the caller started.
 func New(cfg Config, log *slog.Logger) (*Daemon, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -73,18 +77,27 @@ func New(cfg Config, log *slog.Logger) (*Daemon, error) {
 	if err := cfg.checkRunnable(); err != nil {
 		return nil, err
 	}
+	lock, err := lockDataDir(cfg)
+	if err != nil {
+		return nil, err
+	}
 	db, err := store.Open(cfg.DBPath())
 	if err != nil {
+		lock.release()
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	d := &Daemon{
-		cfg: cfg, log: log, db: db, started: time.Now(), ctx: ctx, cancel: cancel,
+		cfg: cfg, log: log, db: db, lock: lock, started: time.Now(), ctx: ctx, cancel: cancel, watches: workspace.NewWatchHub(log),
 		workspaces: map[string]*openWorkspace{}, sessions: map[string]*openSession{},
 		clients: map[*clientConn]struct{}{}, left: make(chan struct{}),
 		opening: map[string]chan struct{}{},
 	}
 	d.lastBusy.Store(time.Now().UnixNano())
+	if err := d.checkDB(); err != nil {
+		d.Close()
+		return nil, err
+	}
 	if n, err := db.InterruptRunning(ctx); err != nil {
 		d.Close()
 		return nil, fmt.Errorf("mark interrupted turns: %w", err)
@@ -107,6 +120,31 @@ func New(cfg Config, log *slog.Logger) (*Daemon, error) {
 	d.wg.Add(1)
 	go d.reapLoop(min(cfg.sessionIdle(), cfg.workspaceIdle()) / 4)
 	return d, nil
+}
+
+// startCheck bounds the database check at start: quick_check reads the
+// whole file (docs/RELIABILITY.md has its time on a large database), and a
+// start that waits longer than this is worse than one not checked.
+const startCheck = 5 * time.Second
+
+// checkDB runs the store's quick check at start, so that a damaged database
+// is refused here, with the file and the fix named, rather than failing
+// turns at random later. A check that takes over startCheck is cut short
+// and logged: the daemon starts unchecked. Nothing is moved or deleted.
+func (d *Daemon) checkDB() error {
+	ctx, cancel := context.WithTimeout(d.ctx, startCheck)
+	defer cancel()
+	start := time.Now()
+	err := d.db.QuickCheck(ctx)
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		d.log.Warn("database not checked: quick_check took over "+startCheck.String()+"; `hearth doctor` runs the full check", "db", d.db.Path())
+		return nil
+	case err != nil:
+		return fmt.Errorf("check database: %w", err)
+	}
+	d.log.Info("database checked", "db", d.db.Path(), "took", time.Since(start).Round(time.Millisecond))
+	return nil
 }
 
 // Reload applies a new configuration (SIGHUP): the API key, base URL,
@@ -159,8 +197,7 @@ func (d *Daemon) Serve(ln net.Listener) error {
 			}
 			return fmt.Errorf("accept: %w", err)
 		}
-		if err := checkPeer(c); err != nil {
-			d.log.Warn("refused connection", "err", err)
+		if !d.admit(c) {
 			c.Close()
 			continue
 		}
@@ -184,6 +221,7 @@ var errClosed = rpc.ErrShuttingDown
 // drain, then interrupts the rest (they are stored as interrupted) and
 // closes everything (Close).
 func (d *Daemon) Shutdown(drain time.Duration) error {
+	d.lock.closing()
 	d.mu.Lock()
 	lns := d.listeners
 	d.draining = true // after this no turn starts (turns.Add), so Wait is not racing one
@@ -232,6 +270,7 @@ func (d *Daemon) Close() error {
 		return nil
 	}
 	d.closed = true
+	d.lock.closing()
 	lns := d.listeners
 	clients := make([]*clientConn, 0, len(d.clients))
 	for c := range d.clients {
@@ -258,7 +297,10 @@ func (d *Daemon) Close() error {
 	for _, w := range workspaces {
 		d.closeWorkspace(w)
 	}
-	return d.db.Close()
+	d.watches.Close()
+	err := d.db.Close()
+	d.lock.release()
+	return err
 }
 
 // pid is split out for tests of status.

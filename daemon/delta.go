@@ -2,6 +2,9 @@ package daemon
 
 import (
 	"context"
+	"maps"
+	"slices"
+	"time"
 
 	"github.com/hearthd/hearth/store"
 	"github.com/hearthd/hearth/workspace"
@@ -17,17 +20,28 @@ func (d *Daemon) contextDelta(ctx context.Context, s *openSession) string {
 	if w == nil {
 		return ""
 	}
-	stored, err := d.db.SeenFiles(ctx, s.id)
+	// The hashes of the read set; a text is read from the store only for a
+	// file that changed.
+	hashes, err := d.db.ReadSet(ctx, s.id)
 	if err != nil {
 		d.log.Warn("context delta: read set", "err", err)
 		return ""
 	}
-	seen := make(map[string]workspace.Seen, len(stored))
-	for p, v := range stored {
-		seen[p] = workspace.Seen{Hash: v.Hash, Content: v.Content}
+	seen := make(map[string]workspace.Seen, len(hashes))
+	for p, h := range hashes {
+		seen[p] = workspace.Seen{Hash: h, Load: func() []byte {
+			b, err := d.db.SeenContent(ctx, s.id, p)
+			if err != nil {
+				d.log.Warn("context delta: read set", "err", err)
+			}
+			return b
+		}}
 	}
 	var stale []string
 	if !s.staleChecked {
+		// A tree watched in part watches what the model has seen (a no-op
+		// otherwise).
+		w.Touch(time.Now(), slices.Collect(maps.Keys(seen))...)
 		// The first delta of a session reopened from the store also covers
 		// files that changed while no watcher ran (the daemon was down).
 		stale = workspace.StaleFiles(s.ws.root, seen)
@@ -52,6 +66,14 @@ func (d *Daemon) contextDelta(ctx context.Context, s *openSession) string {
 		if err := d.db.ForgetSeen(bg, s.id, p); err != nil {
 			d.log.Warn("context delta: update read set", "err", err)
 		}
+	}
+	if note := w.ScopeNote(); note != "" && !s.toldScope {
+		// Once per session: the item stays in its transcript.
+		s.toldScope = true
+		if delta.Text == "" {
+			return note
+		}
+		return note + "\n\n" + delta.Text
 	}
 	return delta.Text
 }

@@ -1,10 +1,6 @@
 package daemon
 
-import (
-	"os"
-	"path/filepath"
-	"time"
-)
+import "time"
 
 // Sessions and workspaces have lifetimes. A session with no attached editor
 // and no running turn closes after Config.SessionIdle: its conversation
@@ -120,19 +116,4 @@ func (w *openWorkspace) close() {
 		w.watcher.Close()
 	}
 	w.root.Close()
-}
-
-// tooBroad says why dir cannot be a workspace: the filesystem root or the
-// home directory would put everything the user has under the model's tools
-// and the watcher (measured: / took 19 s, 109 MB and ~30k watches).
-func tooBroad(dir string) string {
-	if dir == string(filepath.Separator) {
-		return "it is the filesystem root"
-	}
-	if home, err := os.UserHomeDir(); err == nil {
-		if h, err := filepath.EvalSymlinks(home); err == nil && h == dir {
-			return "it is your home directory"
-		}
-	}
-	return ""
 }

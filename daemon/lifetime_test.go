@@ -72,22 +72,55 @@ func TestIdleSessionsAndWorkspacesClose(t *testing.T) {
 	}
 }
 
-// / and the home directory are refused as workspaces, with the reason.
+// / and the home directory are refused as workspaces, and so are hearth's
+// own directories (configuration, data, socket), the user's credential
+// directories and the system's, with what is inside them where that holds
+// secrets, and any directory that holds one: each with the reason. A
+// project beside them, and one in the temp dir, open.
 func TestTooBroadWorkspacesRefused(t *testing.T) {
 	td := startDaemon(t, sim.Options{}, "")
 	ed := td.connect()
 	ed.initialize()
-	dirs := []string{"/"}
-	if home, err := os.UserHomeDir(); err == nil {
-		dirs = append(dirs, home)
+	home, err := os.UserHomeDir()
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, dir := range dirs {
+	mk := func(p string) string {
+		if err := os.MkdirAll(p, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	base := filepath.Dir(td.cfg.DataDir) // holds the data, the socket's directory and the workspace
+	refused := map[string]string{
+		"/":  "it is the filesystem root",
+		home: "it is your home directory",
+		mk(filepath.Join(home, ".config", "hearth")): "it is hearth's configuration directory",
+		filepath.Join(home, ".config"):               "it holds hearth's configuration directory",
+		td.cfg.DataDir:                               "it is hearth's data directory",
+		mk(filepath.Join(td.cfg.DataDir, "x")):       "it is inside hearth's data directory",
+		base:                                         "it holds hearth's data directory",
+		filepath.Dir(td.cfg.Socket):                  "it is the directory of hearth's socket",
+		mk(filepath.Join(home, ".ssh", "keys")):      "it is inside your credentials (",
+		filepath.Join(home, ".ssh"):                  "it is your credentials (",
+		mk(filepath.Join(home, ".aws")):              "it is your credentials (",
+		"/etc":                                       "it is a system directory",
+		"/proc":                                      "it is a system directory",
+		"/proc/self":                                 "it is inside a system directory",
+		"/dev":                                       "it is a system directory",
+		"/tmp":                                       "it is the temp directory",
+	}
+	for dir, why := range refused {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		err := ed.c.Call(ctx, rpc.MethodSessionNew, acp.NewSessionRequest{Cwd: dir, McpServers: []acp.McpServer{}}, &acp.NewSessionResponse{})
 		cancel()
-		if err == nil || !strings.Contains(err.Error(), "refusing to open") {
-			t.Errorf("session/new in %s: %v", dir, err)
+		if err == nil || !strings.Contains(err.Error(), "refusing to open") || !strings.Contains(err.Error(), why) ||
+			!strings.Contains(err.Error(), "open a project directory") {
+			t.Errorf("session/new in %s: %v; want it refused: %s", dir, err, why)
 		}
+	}
+	for _, dir := range []string{td.root, mk(filepath.Join(t.TempDir(), "project")), mk(filepath.Join(home, "src", "project"))} {
+		ed.newSession(dir)
 	}
 }
 
@@ -200,34 +233,6 @@ func TestFiftyIdleSessions(t *testing.T) {
 	}
 	if got := len(td.sim.Received()); got != n {
 		t.Errorf("%d model requests after the sessions closed: closed sessions were re-warmed", got-n)
-	}
-}
-
-// A workspace with more directories than HEARTH_WATCH_MAX_DIRS opens
-// without a watcher: status says why, and each session's first answer
-// tells the user once.
-func TestWorkspacePastTheWatchBudget(t *testing.T) {
-	td := startDaemon(t, sim.Options{}, "")
-	td.d.mu.Lock()
-	td.d.cfg.WatchMaxDirs = 1 // the workspace has two: the root and src
-	td.d.mu.Unlock()
-	ed := td.connect()
-	ed.initialize()
-	id := ed.newSession(td.root)
-	var st rpc.Status
-	ed.must(rpc.MethodHearthStatus, nil, &st)
-	if len(st.Workspaces) != 1 || !strings.HasPrefix(st.Workspaces[0].Watch, "off: ") ||
-		!strings.Contains(st.Workspaces[0].Watch, "HEARTH_WATCH_MAX_DIRS") {
-		t.Fatalf("status: %+v, want watch off naming HEARTH_WATCH_MAX_DIRS", st.Workspaces)
-	}
-	ed.prompt(id, "hi")
-	if got := agentText(ed.updates()); !strings.Contains(got, "file watching is off") {
-		t.Errorf("first answer %q does not say the workspace is not watched", got)
-	}
-	ed.forget()
-	ed.prompt(id, "hi again")
-	if got := agentText(ed.updates()); strings.Contains(got, "file watching") {
-		t.Errorf("the notice was repeated: %q", got)
 	}
 }
 

@@ -53,6 +53,13 @@ func (t *sessionTools) authorize(ctx context.Context, call session.ToolCall, too
 	if asker == nil {
 		return refused("no editor is attached to approve %s", tool.Name), false
 	}
+	// A permission request never goes to a connection a tool call made: a
+	// command would approve its own next step. admit refuses those at
+	// accept; this holds the rule where the request is sent.
+	if why := asker.callConn(); why != "" {
+		t.d.log.Info("permission not asked of a tool call's connection", "client", asker.id, "why", why)
+		return refused("the prompt's connection may belong to a running command, which cannot approve %s; %s did not run", tool.Name, tool.Name), false
+	}
 	req := acp.RequestPermissionRequest{
 		SessionId: acp.SessionId(s.id),
 		ToolCall:  permissionToolCall(s, call, tool, pv),
@@ -109,6 +116,9 @@ func permissionToolCall(s *openSession, call session.ToolCall, tool workspace.To
 	if pv.Diff != nil {
 		u.Content = append(u.Content, diffContent(s, pv.Diff.Path, pv.Diff.Old, pv.Diff.New))
 	}
+	for _, f := range pv.Files { // apply_patch: every file it changes
+		u.Content = append(u.Content, diffContent(s, f.Path, f.Old, f.New))
+	}
 	if pv.Command != "" {
 		u.Content = append(u.Content, acp.ToolContent(acp.TextBlock("$ "+pv.Command)))
 	}
@@ -129,12 +139,14 @@ func diffContent(s *openSession, rel, old, new string) acp.ToolCallContent {
 	return diffBlock(s.ws.root.Path(), rel, old, new)
 }
 
-// diffBlock is an ACP diff block for rel under root; oldText is absent for
-// a new file.
+// diffBlock is an ACP diff block for rel under root, bounded for the editor
+// (boundDiff); oldText is absent for a new file.
 func diffBlock(root, rel, old, new string) acp.ToolCallContent {
 	abs := root + "/" + rel
 	if old == "" {
+		_, new = boundDiff("", new)
 		return acp.ToolDiffContent(abs, new)
 	}
+	old, new = boundDiff(old, new)
 	return acp.ToolDiffContent(abs, new, old)
 }

@@ -34,7 +34,7 @@ type openWorkspace struct {
 	specs    []json.RawMessage // tool specs, built once: byte-identical on every request
 	client   *session.Client
 	watcher  *workspace.Watcher // nil when the workspace could not be watched
-	watch    string             // the watcher's mode, or why there is none (status, and a notice at each session's first prompt)
+	watch    string             // why there is no watcher (status, and a notice at each session's first prompt); see watchState
 	lastUsed time.Time          // guarded by Daemon.mu: opened, or its last session closed
 
 	spare     *spareSession // guarded by Daemon.mu: a session warmed ahead of time (spare.go)
@@ -52,7 +52,8 @@ type openSession struct {
 
 	since        uint64 // the watcher's journal cursor at this session's last prompt; used by the turn only
 	staleChecked bool   // the read set was compared with the disk once; used by the turn only
-	toldWatch    bool   // the editor was told the workspace is not watched; used by the turn only
+	toldWatch    bool   // the editor was told the workspace is not watched (or not all of it); used by the turn only
+	toldScope    bool   // the model was told which part of a big tree is watched; used by the turn only
 
 	lastUsed atomic.Int64 // unix nanos of the last lookup, attach or detach: the start of its idle time
 
@@ -84,7 +85,7 @@ func (d *Daemon) workspaceFor(ctx context.Context, dir string) (*openWorkspace, 
 			root.Close() // the workspace was open already, or opening it failed
 		}
 	}()
-	if why := tooBroad(path); why != "" {
+	if why := refusedWorkspace(path, d.Config()); why != "" {
 		return nil, rpc.InvalidParams("cwd", "refusing to open %s as a workspace: %s; open a project directory instead", path, why)
 	}
 	var w *openWorkspace
@@ -108,19 +109,16 @@ func (d *Daemon) workspaceFor(ctx context.Context, dir string) (*openWorkspace, 
 	}
 	ts := workspace.NewToolset(root)
 	w = &openWorkspace{root: root, tools: ts, lastUsed: time.Now()}
-	if wt, err := workspace.NewWatcher(root, workspace.WatchOptions{Logger: d.log.With("workspace", path), MaxDirs: maxDirs}); err != nil {
-		w.watch = "off: " + err.Error()
-		var tm *workspace.TooManyDirsError
-		if errors.As(err, &tm) {
-			w.watch += "; open a project directory, or raise HEARTH_WATCH_MAX_DIRS"
-		}
-		w.watch += ". The model is not told what changes on disk"
+	if wt, err := workspace.NewWatcher(root, workspace.WatchOptions{Logger: d.log.With("workspace", path), MaxDirs: maxDirs, Hub: d.watches}); err != nil {
+		w.watch = "off: " + err.Error() + ". The model is not told what changes on disk"
 		d.log.Warn("workspace not watched: the model will not hear of changes on disk", "root", path, "err", err)
 	} else {
 		w.watcher = wt
-		w.watch = wt.Mode()
 		if p := wt.Problem(); p != "" {
 			d.log.Warn("file watching degraded", "root", path, "problem", p)
+		}
+		if partial, _ := wt.Partial(); partial {
+			d.log.Warn("workspace watched in part: more directories than HEARTH_WATCH_MAX_DIRS", "root", path, "max", maxDirs)
 		}
 		// hearth's own writes are not reported back as the user's.
 		ts.OnWrite = wt.NoteSelfWrite
@@ -432,6 +430,9 @@ func (t *sessionTools) Run(ctx context.Context, call session.ToolCall) session.T
 			// An invalid call is answered without bothering the user.
 			return session.ToolResult{Output: err.Error(), IsError: true, Kind: tool.Kind}
 		}
+		if as, ok := ws.tools.Lookup(pv.As); ok {
+			tool = as // a shell command that is an apply_patch: asked about, and run, as one
+		}
 		// Every attached editor shows what the call will do (the diff, the
 		// command) before anyone is asked about it.
 		t.s.broadcast(previewUpdate(t.s, call, tool, pv), nil)
@@ -445,7 +446,11 @@ func (t *sessionTools) Run(ctx context.Context, call session.ToolCall) session.T
 	t.s.mu.Lock()
 	mode := t.s.mode
 	t.s.mu.Unlock()
+	start := time.Now()
 	r := ws.tools.WithNetwork(shellNetwork(t.d.cfg.ShellNetwork, mode)).RunVia(ctx, ed, call.Name, args)
+	if ws.watcher != nil {
+		ws.watcher.Touch(start, r.Locations...) // a tree too big to watch whole is watched where the tools go
+	}
 	out := session.ToolResult{Output: r.Output, IsError: r.IsError, Title: r.Title, Kind: tool.Kind, Locations: r.Locations}
 	if r.Diff != nil {
 		out.Diff = &session.Diff{Path: r.Diff.Path, Old: r.Diff.Old, New: r.Diff.New}
@@ -455,6 +460,9 @@ func (t *sessionTools) Run(ctx context.Context, call session.ToolCall) session.T
 	}
 	if !r.IsError && r.Hash != "" && len(r.Locations) == 1 {
 		out.Seen = t.seen(r.Locations[0], r)
+	}
+	if len(r.Files) > 0 {
+		t.patchResult(ctx, &out, r.Files) // patch_result.go
 	}
 	return out
 }
@@ -467,27 +475,35 @@ const maxSeenContent = workspace.MaxContent
 // so the next context delta shows only what changed since. The session
 // commits it with the tool's output. Text read from or written to the
 // editor's buffer is recorded as such: when the user saves it, the disk
-// matches the read set and the delta stays quiet.
+// matches the read set and the delta stays quiet. Only what the tool kept
+// is recorded: the file is never read again here (a binary file, or text
+// over maxSeenContent, is known by its hash alone).
 func (t *sessionTools) seen(rel string, r workspace.Result) *store.SeenWrite {
 	seen := store.Seen{Hash: r.Hash}
 	switch {
 	case r.Image != nil:
 		// An image is never diffed: the delta names it when it changes.
 	case r.Diff != nil:
-		seen.Content = []byte(r.Diff.New)
-	case r.Buffer || r.Content != "":
-		// The text the tool read and hashed: no second read of the file.
-		seen.Content = []byte(r.Content)
-	default:
-		if b, err := t.s.ws.root.ReadFile(rel); err == nil && hashOf(b) == r.Hash {
-			seen.Content = b
-		}
-	}
-	if len(seen.Content) > maxSeenContent {
-		seen.Content = nil
+		seen.Content = keptContent(r.Diff.New)
+	case r.Content != "":
+		seen.Content = keptContent(r.Content)
+	case r.Hash == emptyHash:
+		seen.Content = []byte{} // an empty file: diffed from nothing
 	}
 	return &store.SeenWrite{Path: rel, Seen: seen}
 }
+
+// keptContent is text as the read set keeps it: nil when over
+// maxSeenContent.
+func keptContent(s string) []byte {
+	if len(s) > maxSeenContent {
+		return nil
+	}
+	return []byte(s)
+}
+
+// emptyHash is the hash read_file gives an empty file.
+var emptyHash = hashOf(nil)
 
 func hashOf(b []byte) string {
 	h := sha256.Sum256(b)

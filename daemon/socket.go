@@ -20,8 +20,12 @@ var ErrAlreadyRunning = errors.New("another hearth daemon is already running")
 // (CheckSocketDir). A path that is not a socket, or a socket another user
 // owns, is refused; a socket that still answers means a second daemon and
 // is refused; a stale one (nobody answers) is removed. The new socket is
-// 0600.
+// 0600. A path the system cannot take, or a directory this user cannot
+// write, is refused first, with the fix (CanListen).
 func Listen(path string) (net.Listener, error) {
+	if err := CanListen(path); err != nil {
+		return nil, err
+	}
 	if err := prepareSocketDir(filepath.Dir(path)); err != nil {
 		return nil, err
 	}
@@ -71,7 +75,7 @@ func listenLocked(path string) (net.Listener, error) {
 			return nil, fmt.Errorf("remove stale socket: %w", err)
 		}
 	}
-	ln, err := net.Listen("unix", path)
+	ln, err := listenPrivate(path)
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", path, err)
 	}

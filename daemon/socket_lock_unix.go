@@ -5,7 +5,9 @@ package daemon
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -28,4 +30,21 @@ func lockSocket(path string) (*os.File, error) {
 		return nil, fmt.Errorf("socket lock %s.lock: %w", path, err)
 	}
 	return f, nil
+}
+
+// umaskMu serialises listenPrivate's umask changes with each other.
+var umaskMu sync.Mutex
+
+// listenPrivate binds path with no permission for group or others from the
+// moment it exists: a client checking the socket between bind and a chmod
+// would otherwise find it 0755 (the umask's) and refuse it. The umask is
+// process-wide; while it is narrowed, a file created elsewhere can only come
+// out more private than asked, never less.
+func listenPrivate(path string) (net.Listener, error) {
+	umaskMu.Lock()
+	old := unix.Umask(0o077)
+	ln, err := net.Listen("unix", path)
+	unix.Umask(old)
+	umaskMu.Unlock()
+	return ln, err
 }

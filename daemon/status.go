@@ -56,12 +56,34 @@ func (d *Daemon) status(asker *clientConn) rpc.Status {
 			BytesSent: s.BytesSent, BytesSaved: s.BytesSaved, LastTurnMS: s.LastTurn.Milliseconds(),
 			Connections: s.Conns, Fallback: rpc.RedactURLs(s.Fallback), LaneMode: rpc.RedactURLs(s.Lanes),
 			WireBytesSent: s.WireSent, WireBytesReceived: s.WireReceived,
-			Tokens: tokens(s.Usage), Watch: w.watch, Spare: w.spare != nil,
+			Tokens: tokens(s.Usage), Watch: w.watchState(), Spare: w.spare != nil,
 		})
 	}
 	d.mu.Unlock()
 	sort.Slice(st.Workspaces, func(i, j int) bool { return st.Workspaces[i].Root < st.Workspaces[j].Root })
 	return st
+}
+
+// watchState is the status' watch field: how the workspace is watched
+// now ("inotify"), or how it is degraded ("polling: …" with the fix,
+// "partial: …", "off: …").
+func (w *openWorkspace) watchState() string {
+	if w.watcher == nil {
+		return w.watch
+	}
+	return w.watcher.State()
+}
+
+// watchNotice is what a session's first prompt tells the editor about the
+// watcher when it is degraded (not watching, scanning, watching a part);
+// "" when all is well.
+func (w *openWorkspace) watchNotice() string {
+	if w.watcher != nil {
+		if partial, _ := w.watcher.Partial(); !partial && w.watcher.Problem() == "" {
+			return ""
+		}
+	}
+	return "hearth: file watching is " + w.watchState()
 }
 
 // probeTimeout bounds _hearth/probe; it holds only the asking client's

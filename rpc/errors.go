@@ -29,6 +29,9 @@ const (
 	// the request; send it again once a daemon answers (hearth acp starts
 	// one).
 	CodeShuttingDown jsonrpc2.Code = -32011
+	// CodeStore (hearth's): the database failed — damaged, an I/O error, the
+	// disk full, read-only. The message names the file and what to do.
+	CodeStore jsonrpc2.Code = -32012
 )
 
 // Application errors the daemon returns from handlers. Wrap them with %w to
@@ -53,6 +56,8 @@ var (
 	// ErrShuttingDown: the daemon is stopping and did not start the request
 	// (-32011).
 	ErrShuttingDown = errors.New("the daemon is shutting down: nothing was started; send it again once it is back")
+	// ErrStore: the daemon's database failed (-32012).
+	ErrStore = errors.New("store error")
 	// ErrInternal: a bug or an unexpected failure (-32603). Any error WireError
 	// does not recognise gets this code too.
 	ErrInternal = errors.New("internal error")
@@ -72,6 +77,7 @@ var codeTable = []struct {
 	{ErrAuthRequired, CodeAuthRequired},
 	{ErrModelAPI, CodeModelAPI},
 	{ErrShuttingDown, CodeShuttingDown},
+	{ErrStore, CodeStore},
 	{ErrInternal, jsonrpc2.InternalError},
 }
 
@@ -171,6 +177,8 @@ func defaultMessage(code jsonrpc2.Code) string {
 		return "resource not found"
 	case CodeRequestCancelled:
 		return "request cancelled"
+	case CodeStore:
+		return "store error"
 	default:
 		return "internal error"
 	}

@@ -25,6 +25,7 @@ func TestWireError(t *testing.T) {
 		{"cancelled", ErrCancelled, CodeRequestCancelled, "request cancelled"},
 		{"context cancelled", fmt.Errorf("turn: %w", context.Canceled), CodeRequestCancelled, "turn: context canceled"},
 		{"auth", ErrAuthRequired, CodeAuthRequired, "authentication required"},
+		{"store", fmt.Errorf("%w: commit: database disk image is malformed", ErrStore), CodeStore, "store error: commit: database disk image is malformed"},
 		{"internal sentinel", fmt.Errorf("%w: store broke", ErrInternal), jsonrpc2.InternalError, "internal error: store broke"},
 		{"plain error", errors.New("disk full"), jsonrpc2.InternalError, "internal error: disk full"},
 		{"jsonrpc error kept", jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "no such method"), jsonrpc2.MethodNotFound, "no such method"},

@@ -94,8 +94,9 @@ type WorkspaceStatus struct {
 	// LaneMode is "on", "off" (HEARTH_LANES=off), or "off: " and why the
 	// endpoint was found to have no stream_id lanes.
 	LaneMode string `json:"laneMode"`
-	// Watch is the file watcher's mode ("inotify", "fsnotify", "polling"),
-	// or "off: " and why the workspace is not watched.
+	// Watch is how the workspace is watched: "inotify" ("fsnotify" off
+	// Linux); "polling: " and why, with the fix; "partial: " and how much of
+	// a tree past HEARTH_WATCH_MAX_DIRS; or "off: " and why not at all.
 	Watch string `json:"watch,omitempty"`
 	// Spare says a session is warmed ahead of time for the next session/new
 	// here (HEARTH_SPARE).

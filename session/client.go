@@ -178,7 +178,11 @@ func (c *Client) link(ctx context.Context, key, lane string) (link, error) {
 		}
 		if attempt+1 >= c.Config().DialAttempts || time.Since(start) > c.Config().DialBudget {
 			c.log.Warn("WebSocket unavailable; falling back to HTTP", "err", err)
-			return c.fallBack(time.Now().Add(c.probeAfter()), fmt.Sprintf("the WebSocket could not be opened (%v)", err)), nil
+			l := c.fallBack(time.Now().Add(c.probeAfter()), fmt.Sprintf("the WebSocket could not be opened (%v)", err))
+			if errors.As(err, new(*unreachableError)) {
+				c.takeNotice() // nothing answered: HTTP meets the same address, and its error says so
+			}
+			return l, nil
 		}
 		c.counters.retries.Add(1)
 		if err := sleep(ctx, backoff(attempt, 250*time.Millisecond, 5*time.Second)); err != nil {

@@ -78,6 +78,9 @@ func dial(ctx context.Context, cfg Config, id string, log *slog.Logger, k *count
 			resp.Body.Close()
 			return nil, &HandshakeError{StatusCode: resp.StatusCode, Body: string(body)}
 		}
+		if ue := unreachable(cfg.BaseURL, err); ue != nil {
+			return nil, ue
+		}
 		return nil, fmt.Errorf("dial %s: %s", safeURL(u), strings.ReplaceAll(err.Error(), u, safeURL(u)))
 	}
 	ws.SetReadLimit(cfg.MaxMessage)

@@ -3,6 +3,7 @@ package session
 import (
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 )
 
@@ -57,6 +58,33 @@ var (
 // before the response reached a terminal event. The response failed; the
 // connection is gone.
 var ErrConnectionLost = errors.New("connection to the model API lost")
+
+// unreachableError is a request's or a handshake's error when the model API
+// could not be reached at all (refused, unknown host, no route, no answer
+// to the connect): nothing was connected, so nothing was lost. It is
+// ErrConnectionLost to the failure table, retried the same way; the cause
+// is kept as text, as for a loss. Created per failure.
+type unreachableError struct{ base, cause string }
+
+func (e *unreachableError) Error() string {
+	return fmt.Sprintf("could not reach the model API at %s: %s; check OPENAI_BASE_URL and your network", e.base, e.cause)
+}
+
+func (e *unreachableError) Is(target error) bool { return target == ErrConnectionLost }
+
+// unreachable returns err as an *unreachableError when it says no
+// connection to base was made (a dial's error, DNS's), else nil.
+func unreachable(base string, err error) error {
+	var op *net.OpError
+	var dns *net.DNSError
+	switch {
+	case errors.As(err, &dns):
+		return &unreachableError{base: safeURL(base), cause: dns.Error()}
+	case errors.As(err, &op) && op.Op == "dial":
+		return &unreachableError{base: safeURL(base), cause: op.Error()}
+	}
+	return nil
+}
 
 // ErrClosed is returned by a Client or Conversation used after Close.
 var ErrClosed = errors.New("session closed")

@@ -104,6 +104,10 @@ func (h *httpLink) send(ctx context.Context, lane string, frame []byte) (*stream
 // event, an error status, or the end of the body.
 func (h *httpLink) read(req *http.Request, st *stream) {
 	resp, err := h.hc.Do(req)
+	if ue := unreachable(h.cfg().BaseURL, err); ue != nil {
+		st.fail(ue)
+		return
+	}
 	if err != nil {
 		st.fail(fmt.Errorf("%w: POST %s: %s", ErrConnectionLost, safeURL(req.URL.String()), strings.ReplaceAll(err.Error(), req.URL.String(), safeURL(req.URL.String()))))
 		return

@@ -28,6 +28,21 @@ func corruption(err error) (string, bool) {
 	return "", false
 }
 
+// failure finds in err an SQLite error that is the database failing
+// rather than the statement (see IsFailure), and returns SQLite's words.
+func failure(err error) (string, bool) {
+	var se sqlite3.Error
+	if !errors.As(err, &se) {
+		return "", false
+	}
+	switch se.Code {
+	case sqlite3.ErrCorrupt, sqlite3.ErrNotADB, sqlite3.ErrIoErr, sqlite3.ErrFull, sqlite3.ErrCantOpen,
+		sqlite3.ErrReadonly, sqlite3.ErrPerm, sqlite3.ErrBusy, sqlite3.ErrLocked, sqlite3.ErrNoLFS, sqlite3.ErrProtocol:
+		return se.Error(), true
+	}
+	return "", false
+}
+
 // writerDriver opens the writer's connections: like "sqlite3", but with
 // SQLite's automatic checkpoint off, because the checkpointer does it off
 // the write path (checkpoint.go).

@@ -8,6 +8,7 @@ package store
 func isForeignKey(error) bool         { return false }
 func isPrimaryKey(error) bool         { return false }
 func corruption(error) (string, bool) { return "", false }
+func failure(error) (string, bool)    { return "", false }
 
 // writerDriver is go-sqlite3's own: without cgo it refuses to open.
 const writerDriver = "sqlite3"

@@ -2,12 +2,16 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/hearthd/hearth/store/storetest"
 )
 
 // A file that is not a database: Open says so, names the file and gives
@@ -67,5 +71,57 @@ func TestShellQuote(t *testing.T) {
 		if got := shellQuote(in); got != want {
 			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
 		}
+	}
+}
+
+// A database damaged in a table's pages still opens; QuickCheck finds it
+// and says which file and how to move it aside, and a read that meets the
+// damage is a store failure with the same advice.
+func TestQuickCheckFindsDamage(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "hearth.db")
+	db := mustOpen(t, path)
+	if err := db.QuickCheck(ctx); err != nil {
+		t.Fatalf("QuickCheck of a sound database: %v", err)
+	}
+	newSession(t, db, "/src/app", "s1")
+	if _, err := db.AppendItems(ctx, "s1", 0, []NewItem{{Origin: OriginInput, Data: []byte(`{"type":"message"}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	storetest.Damage(t, path, "items")
+
+	db, err := Open(path)
+	if err != nil {
+		t.Fatalf("Open of a database damaged in one table: %v (want it to open)", err)
+	}
+	defer db.Close()
+	err = db.QuickCheck(ctx)
+	var ce *CorruptError
+	if !errors.As(err, &ce) || !errors.Is(err, ErrCorrupt) || ce.Path != path || !strings.Contains(err.Error(), "move it aside: mv "+path+" "+path+".corrupt") {
+		t.Fatalf("QuickCheck of a damaged database: %v; want a *CorruptError naming %s and the fix", err, path)
+	}
+
+	_, err = db.Items(ctx, "s1")
+	if err == nil || !IsFailure(err) {
+		t.Fatalf("reading the damaged table: %v; want a store failure", err)
+	}
+	if a := Advice(path, err); !strings.Contains(a, path+" is damaged") || !strings.Contains(a, "mv "+path+" "+path+".corrupt") {
+		t.Errorf("Advice = %q", a)
+	}
+	if IsFailure(ErrNotFound) || IsFailure(context.Canceled) {
+		t.Error("a caller's mistake or a cancel taken for the database failing")
+	}
+}
+
+// QuickCheck stops when its context ends: a check cut short says so and
+// is not taken for damage.
+func TestQuickCheckBounded(t *testing.T) {
+	db := openTest(t)
+	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	err := db.QuickCheck(ctx)
+	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrCorrupt) {
+		t.Fatalf("QuickCheck past its deadline: %v; want it cut short, not damage", err)
 	}
 }

@@ -299,7 +299,8 @@ func (db *DB) read(fn func(r *sql.DB) error) error {
 }
 
 // IntegrityCheck runs SQLite's integrity and foreign-key checks and returns
-// an error listing every problem found, or nil when the database is sound.
+// a *CorruptError listing every problem found (or SQLite's words when the
+// check itself met the damage), or nil when the database is sound.
 func (db *DB) IntegrityCheck(ctx context.Context) error {
 	var problems []string
 	err := db.read(func(r *sql.DB) error {
@@ -341,11 +342,14 @@ func (db *DB) IntegrityCheck(ctx context.Context) error {
 		}
 		return fk.Err()
 	})
+	if ce := corrupt(db.path, err); ce != nil {
+		return ce
+	}
 	if err != nil {
 		return fmt.Errorf("store: integrity check: %w", err)
 	}
-	if len(problems) > 0 {
-		return fmt.Errorf("store: integrity check failed: %s", strings.Join(problems, "; "))
+	if problems = tidyProblems(problems); len(problems) > 0 {
+		return damaged(db.path, "integrity check: "+strings.Join(problems, "; "), ErrCorrupt)
 	}
 	return nil
 }

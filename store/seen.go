@@ -77,6 +77,50 @@ func (db *DB) SeenFiles(ctx context.Context, sessionID string) (map[string]Seen,
 	return out, nil
 }
 
+// ReadSet returns the hashes of a session's read set, path → content hash,
+// without the stored texts: the context delta fetches a text (SeenContent)
+// only for a file that changed. An unknown session has an empty read set.
+func (db *DB) ReadSet(ctx context.Context, sessionID string) (map[string]string, error) {
+	out := make(map[string]string)
+	err := db.read(func(r *sql.DB) error {
+		rows, err := r.QueryContext(ctx, `SELECT path, hash FROM read_set WHERE session_id = ?`, sessionID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var path, hash string
+			if err := rows.Scan(&path, &hash); err != nil {
+				return err
+			}
+			out[path] = hash
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: read set of session %s: %w", sessionID, err)
+	}
+	return out, nil
+}
+
+// SeenContent returns the content kept for path in the read set: nil when
+// none is (or path is not in it). With ReadSet (the hashes), it lets the
+// context delta load only the texts of the files that changed.
+func (db *DB) SeenContent(ctx context.Context, sessionID, path string) ([]byte, error) {
+	var content []byte
+	err := db.read(func(r *sql.DB) error {
+		err := r.QueryRowContext(ctx, `SELECT content FROM read_set WHERE session_id = ? AND path = ?`, sessionID, path).Scan(&content)
+		if err == sql.ErrNoRows {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: seen content of %s in session %s: %w", path, sessionID, err)
+	}
+	return content, nil
+}
+
 // ForgetSeen drops path from the read set: the model no longer knows it.
 func (db *DB) ForgetSeen(ctx context.Context, sessionID, path string) error {
 	err := db.write(ctx, func(tx *wtx) error {

@@ -31,6 +31,14 @@ func TestSeenAndPermissions(t *testing.T) {
 	if other, _ := db.SeenFiles(ctx, "s2"); len(other) != 0 {
 		t.Fatalf("s2 sees s1's files: %+v", other)
 	}
+	if rs, _ := db.ReadSet(ctx, "s1"); rs["a.txt"] != "h2" {
+		t.Fatalf("ReadSet disagrees: %+v", rs)
+	}
+	for path, want := range map[string][]byte{"a.txt": []byte("two\n"), "big.bin": nil, "absent": nil} {
+		if got, err := db.SeenContent(ctx, "s1", path); err != nil || string(got) != string(want) || (got == nil) != (want == nil) {
+			t.Errorf("SeenContent %s = %q, %v; want %q", path, got, err, want)
+		}
+	}
 	if err := db.ForgetSeen(ctx, "s1", "big.bin"); err != nil {
 		t.Fatal(err)
 	}

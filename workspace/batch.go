@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"crypto/sha256"
+	"errors"
 	"io"
 	"path"
 	"path/filepath"
@@ -147,7 +148,7 @@ func (w *Watcher) NoteSelfWrite(rel string, content []byte) {
 	if rel == "" {
 		return
 	}
-	sum := sha256.Sum256(content)
+	note := selfNote{sum: sha256.Sum256(content), size: int64(len(content))}
 	w.selfMu.Lock()
 	defer w.selfMu.Unlock()
 	if _, ok := w.self[rel]; !ok && len(w.self) >= maxSelfWrites {
@@ -156,7 +157,14 @@ func (w *Watcher) NoteSelfWrite(rel string, content []byte) {
 			break
 		}
 	}
-	w.self[rel] = sum
+	w.self[rel] = note
+}
+
+// selfNote is what NoteSelfWrite remembers of a write: the content's hash
+// and size (a file of another size is told apart without reading it).
+type selfNote struct {
+	sum  [sha256.Size]byte
+	size int64
 }
 
 // cleanRel turns a caller's path into the journal's form: relative to the
@@ -184,8 +192,8 @@ func (w *Watcher) selfWritten(rel string) bool {
 	if !ok {
 		return false
 	}
-	got, err := fileSum(w.root, rel)
-	if err == nil && got == want {
+	got, err := fileSum(w.root, rel, want.size)
+	if err == nil && got == want.sum {
 		return true
 	}
 	w.selfMu.Lock()
@@ -202,14 +210,18 @@ func (w *Watcher) forgetSelfWrite(rel string) {
 	w.selfMu.Unlock()
 }
 
-// fileSum hashes the regular file rel, read through the root's handle.
-func fileSum(root *Root, rel string) ([sha256.Size]byte, error) {
+// fileSum hashes the regular file rel, read through the root's handle,
+// when it is size bytes long (errSizeDiffers, unread, otherwise).
+func fileSum(root *Root, rel string, size int64) ([sha256.Size]byte, error) {
 	var sum [sha256.Size]byte
-	f, _, err := root.openRegular(filepath.FromSlash(rel))
+	f, fi, err := root.openRegular(filepath.FromSlash(rel))
 	if err != nil {
 		return sum, err
 	}
 	defer f.Close()
+	if fi.Size() != size {
+		return sum, errSizeDiffers
+	}
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
 		return sum, err
@@ -217,3 +229,5 @@ func fileSum(root *Root, rel string) ([sha256.Size]byte, error) {
 	h.Sum(sum[:0])
 	return sum, nil
 }
+
+var errSizeDiffers = errors.New("size differs")

@@ -89,6 +89,7 @@ func (p *pendingEvents) due(quiet, maxWait time.Duration) time.Time {
 // phases (see snapshot.go), journals the differences and empties pending.
 // A watch limit met on the way turns the Watcher to polling.
 func (w *Watcher) flush() {
+	w.applyTouches() // a Sync after Touch sees the paths watched
 	p := &w.pend
 	p.first, p.last = time.Time{}, time.Time{}
 	if p.empty() {

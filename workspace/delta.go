@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -18,6 +19,18 @@ import (
 type Seen struct {
 	Hash    string // sha256 hex of the whole file, as read_file reports it
 	Content []byte // nil when not kept: a change is then named, not diffed
+	// Load, when set, gives Content instead (nil when none is kept): a
+	// delta calls it only for a file that changed, so a read set of many
+	// files is not loaded whole for every delta.
+	Load func() []byte
+}
+
+// content is what the model saw of the file, nil when not kept.
+func (s Seen) content() []byte {
+	if s.Content == nil && s.Load != nil {
+		return s.Load()
+	}
+	return s.Content
 }
 
 // DeltaCaps bound a Delta's Text; zero fields take the defaults.
@@ -40,7 +53,8 @@ type Delta struct {
 	Forget []string
 }
 
-// deltaMaxFile is the largest file a Delta diffs.
+// deltaMaxFile is the largest file a Delta diffs (and so holds in memory);
+// a larger one is hashed as it streams, up to readWholeMax.
 const deltaMaxFile = 1 << 20
 
 // Delta waits for the journal to hold every change made so far (Sync), then
@@ -65,6 +79,7 @@ type fileDiff struct {
 	path, from string
 	text       string
 	now        Seen
+	oversize   bool // the diff is longer than a whole Text: named, and neither it nor now is kept
 }
 
 // buildDelta describes changes (collapsed, sorted) for a model whose read
@@ -84,39 +99,49 @@ func buildDelta(root *Root, changes []Change, overflow bool, seen map[string]See
 	check := func(c Change, from string) {
 		covered[from] = true
 		base := seen[from]
-		content, err := readDeltaFile(root, c.Path)
-		switch {
-		case err == errDeltaGone:
+		f, err := readDeltaFile(root, c.Path)
+		if err == errDeltaGone {
 			d.Forget = append(d.Forget, from)
 			l.deleted = append(l.deleted, Change{Path: from})
 			return
-		case err != nil || isBinary(content[:min(len(content), sniffLen)], len(content) <= sniffLen):
-			if c.Op == Renamed {
-				l.renamed = append(l.renamed, c) // else the model never hears from is gone
-			}
-			l.modified = append(l.modified, c)
-			l.binary[c.Path] = err == nil
-			d.Forget = append(d.Forget, from)
-			return
 		}
-		now := Seen{Hash: seenHash(content), Content: content}
 		if c.Op == Renamed {
-			l.renamed = append(l.renamed, c)
+			l.renamed = append(l.renamed, c) // else the model never hears from is gone
 			d.Forget = append(d.Forget, from)
 		}
 		switch {
-		case now.Hash == base.Hash && from == c.Path:
-			// What the model saw: its own write echoed, or changed back.
-		case now.Hash == base.Hash:
-			d.Updated[c.Path] = base
-		case base.Content == nil || isBinary(base.Content, true):
-			if c.Op != Renamed {
-				l.modified = append(l.modified, c)
+		case err == nil && f.hash != "" && f.hash == base.Hash:
+			// What the model saw: its own write echoed, a touch, a change
+			// undone, or a rename.
+			if from != c.Path {
+				d.Updated[c.Path] = Seen{Hash: base.Hash, Content: base.content()}
 			}
-			d.Forget = append(d.Forget, c.Path)
-		default:
-			diffs = append(diffs, fileDiff{path: c.Path, from: from, text: deltaDiff(from, c.Path, base.Content, content), now: now})
+			return
+		case err != nil || f.binary || f.content == nil:
+			// Unreadable, binary, or too large to diff: named.
+			l.modified = append(l.modified, c)
+			l.binary[c.Path] = err == nil && f.binary
+			if c.Op != Renamed {
+				d.Forget = append(d.Forget, from)
+			}
+			return
 		}
+		if old := base.content(); old != nil && !isBinary(old, true) {
+			now := Seen{Hash: f.hash}
+			if len(f.content) <= MaxContent { // the read set keeps no more
+				now.Content = f.content
+			}
+			fd := fileDiff{path: c.Path, from: from, text: deltaDiff(from, c.Path, old, f.content), now: now}
+			if len(fd.text) > caps.MaxBytes {
+				fd = fileDiff{path: c.Path, from: from, oversize: true}
+			}
+			diffs = append(diffs, fd)
+			return
+		}
+		if c.Op != Renamed {
+			l.modified = append(l.modified, c)
+		}
+		d.Forget = append(d.Forget, c.Path)
 	}
 	for _, c := range changes {
 		_, known := seen[c.Path]
@@ -193,7 +218,7 @@ func renderDelta(d *Delta, diffs []fileDiff, l deltaLists, overflow bool, caps D
 	var elided []Change
 	sort.Slice(diffs, func(i, k int) bool { return diffs[i].path < diffs[k].path })
 	for _, fd := range diffs {
-		if entries < caps.MaxEntries && b.Len()+len(fd.text) <= diffBudget {
+		if !fd.oversize && entries < caps.MaxEntries && b.Len()+len(fd.text) <= diffBudget {
 			b.WriteString(fd.text)
 			d.Updated[fd.path] = fd.now
 			entries++
@@ -334,31 +359,54 @@ func deltaDiff(from, path string, old, now []byte) string {
 
 var errDeltaGone = errors.New("gone")
 
-// readDeltaFile reads a read-set file through the root's handle;
-// errDeltaGone when it no longer exists as a regular file.
-func readDeltaFile(root *Root, rel string) ([]byte, error) {
-	_, name, err := root.resolveName(rel)
-	if err != nil {
-		return nil, err
-	}
-	f, _, err := root.openRegular(name)
-	if err != nil {
-		if vanished(err) || errors.Is(err, errNotRegular) {
-			return nil, errDeltaGone
-		}
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, deltaMaxFile+1))
-	if err == nil && len(b) > deltaMaxFile {
-		return nil, fmt.Errorf("larger than %d bytes", deltaMaxFile)
-	}
-	return b, err
+// deltaFile is a read-set file as a delta finds it on disk.
+type deltaFile struct {
+	content []byte // the whole file, when at most deltaMaxFile bytes
+	hash    string // of the whole file; "" when over readWholeMax: not read
+	binary  bool
 }
 
-func seenHash(b []byte) string {
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+// readDeltaFile reads a read-set file through the root's handle: whole
+// when it is small enough to diff, else hashed as it streams (so a touch
+// is told from a change), and not at all past readWholeMax (read_file did
+// not hash it either). errDeltaGone when it no longer exists as a regular
+// file.
+func readDeltaFile(root *Root, rel string) (deltaFile, error) {
+	_, name, err := root.resolveName(rel)
+	if err != nil {
+		return deltaFile{}, err
+	}
+	f, fi, err := root.openRegular(name)
+	if err != nil {
+		if vanished(err) || errors.Is(err, errNotRegular) {
+			return deltaFile{}, errDeltaGone
+		}
+		return deltaFile{}, err
+	}
+	defer f.Close()
+	if fi.Size() > readWholeMax {
+		return deltaFile{}, nil
+	}
+	h := sha256.New()
+	buf := bytes.NewBuffer(make([]byte, 0, min(fi.Size(), deltaMaxFile)+bytes.MinRead))
+	if _, err := buf.ReadFrom(io.LimitReader(io.TeeReader(f, h), deltaMaxFile+1)); err != nil {
+		return deltaFile{}, err
+	}
+	b := buf.Bytes()
+	df := deltaFile{binary: isBinary(b[:min(len(b), sniffLen)], len(b) <= sniffLen)}
+	if len(b) <= deltaMaxFile {
+		df.content = b
+	} else {
+		n, err := io.Copy(h, io.LimitReader(f, readWholeMax+1-int64(len(b))))
+		if err != nil {
+			return deltaFile{}, err
+		}
+		if int64(len(b))+n > readWholeMax { // it grew past while being read
+			return deltaFile{binary: df.binary}, nil
+		}
+	}
+	df.hash = hex.EncodeToString(h.Sum(nil))
+	return df, nil
 }
 
 func seenPaths(m map[string]Seen) []string {

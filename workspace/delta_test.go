@@ -9,6 +9,8 @@ import (
 	"testing"
 )
 
+func seenHash(b []byte) string { return contentHash(string(b)) }
+
 func seenOf(content string) Seen {
 	return Seen{Hash: seenHash([]byte(content)), Content: []byte(content)}
 }

@@ -1,8 +1,9 @@
 // Package workspace is one open workspace directory as the model sees it:
 // the Root every model-supplied path is confined to, and the tools the model
 // may call on it: read_file, list_dir and grep, which only read, and
-// write_file, edit_file and shell, which need the user's permission; Preview
-// shows what one of those calls would do before it is allowed.
+// write_file, edit_file, apply_patch and shell, which need the user's
+// permission; Preview shows what one of those calls would do before it is
+// allowed.
 //
 // The rules it follows:
 //
@@ -28,6 +29,13 @@
 //   - RunVia and PreviewVia take an Editor: read_file, write_file and
 //     edit_file then read and change the editor's buffers (unsaved changes
 //     included) instead of the disk, after the same confinement checks.
+//   - apply_patch takes the patch format models are trained on (Add File,
+//     Update File with @@ hunks, Move to, Delete File) and applies it all or
+//     not at all: every file's new content is computed, from the editor's
+//     buffers when it offers them, before anything is written. A shell call
+//     whose command is exactly an apply_patch invocation (a heredoc or one
+//     quoted argument, after an optional `cd DIR &&`) is applied as
+//     apply_patch instead of being run; its Preview says so (As).
 //   - A shell command runs in its own process group, with the environment
 //     scrubbed of credentials; nothing it starts outlives the call.
 //

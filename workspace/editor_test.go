@@ -270,3 +270,32 @@ func TestWriteViaEditorCreatesNewFilesInTheEditor(t *testing.T) {
 		t.Errorf("the editor was asked %v", got)
 	}
 }
+
+// A file on disk too large to read whole is read from the disk, as far as
+// it is shown: the editor, which would send all of it in one message, is
+// not asked. A buffer the editor does give is kept for the read set only
+// while it is small.
+func TestReadFileViaEditorBigFile(t *testing.T) {
+	r, root, _ := newTree(t)
+	abs := filepath.Join(root, "big.txt")
+	writeFile(t, abs, strings.Repeat("a line on disk\n", 1000))
+	if err := os.Truncate(abs, readWholeMax+1); err != nil {
+		t.Fatal(err)
+	}
+	mid := filepath.Join(root, "mid.txt")
+	writeFile(t, mid, "on disk\n")
+	ed := &fakeEditor{buffers: map[string]string{abs: "unsaved\n", mid: strings.Repeat("unsaved\n", MaxContent/8+1)}}
+	ts := NewToolset(r)
+	res := runVia(t, ts, ed.both(), "read_file", `{"path":"big.txt","limit":1}`)
+	if res.IsError || !strings.HasPrefix(res.Output, "     1\ta line on disk\n[truncated: showing lines 1-1 of a file of ") || res.Buffer {
+		t.Errorf("read_file of a huge file via the editor = %+v", res)
+	}
+	res = runVia(t, ts, ed.both(), "read_file", `{"path":"mid.txt","limit":1}`)
+	if res.IsError || res.Output == "" || !res.Buffer || res.Content != "" || res.Hash != contentHash(ed.buffers[mid]) {
+		t.Errorf("read_file of a buffer over MaxContent: error %v, Buffer %v, %d bytes kept, hash ok %v",
+			res.IsError, res.Buffer, len(res.Content), res.Hash == contentHash(ed.buffers[mid]))
+	}
+	if got := ed.calls(); !slices.Equal(got, []string{"read " + mid}) {
+		t.Errorf("editor asked %v, want only mid.txt", got)
+	}
+}

@@ -44,3 +44,18 @@ func TestFIFONeverBlocks(t *testing.T) {
 		t.Fatal("a tool blocked on the FIFO")
 	}
 }
+
+// A FIFO where the global excludes file should be neither blocks the
+// ignorer nor adds rules.
+func TestIgnorerGlobalExcludesFIFO(t *testing.T) {
+	r, _, _ := newTree(t)
+	xdg := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", xdg)
+	mkdir(t, filepath.Join(xdg, "git"))
+	if err := syscall.Mkfifo(filepath.Join(xdg, "git", "ignore"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if newIgnorer(r, DefaultIgnore).ignored("x.bak", false) {
+		t.Error("a FIFO's rules applied")
+	}
+}

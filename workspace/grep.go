@@ -112,7 +112,7 @@ func (ts *Toolset) grep(ctx context.Context, d *toolDef, raw json.RawMessage) Re
 	g.br = bufio.NewReaderSize(nil, 64<<10)
 	if fi.IsDir() {
 		g.start = rel
-		g.ignore = newIgnorer(ts.root, DefaultIgnore)
+		g.ignore = newIgnorer(ts.root, SearchIgnore)
 		// The rules of the start directory's ancestors apply too.
 		dir := ""
 		g.ignore.load(dir)

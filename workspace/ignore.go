@@ -11,11 +11,20 @@ import (
 )
 
 // DefaultIgnore is the ignore list a Watcher uses when WatchOptions.Ignore
-// is nil: dependency trees, build outputs, caches and editor droppings that
-// no model needs to hear about. The patterns use .gitignore syntax and apply
-// in every directory, below every .gitignore in the tree, so a project can
-// re-include one with a "!" rule (e.g. "!build/").
-var DefaultIgnore = []string{
+// is nil: files no repository tracks and no model needs to hear about —
+// editors' swap and backup files, the OS's droppings. It names no
+// directory: whether build/, dist/ or node_modules/ is an output to ignore
+// or source to watch is the repository's to say (its .gitignore files,
+// .git/info/exclude, the user's global excludes file), and kubernetes'
+// build/, for one, is source. The patterns use .gitignore syntax and apply
+// in every directory, below every rule of the repository's.
+var DefaultIgnore = []string{"*.swp", "*.swx", "*~", ".#*", "4913", ".DS_Store"}
+
+// SearchIgnore is what grep skips besides what the repository ignores:
+// dependency trees, build outputs and caches, where a search of the
+// project's own text rarely wants to look (a model that does names the
+// directory). A project re-includes one with a "!" rule (e.g. "!build/").
+var SearchIgnore = []string{
 	// dependencies and virtual environments
 	"node_modules/", "bower_components/", ".venv/", "venv/", ".tox/", ".terraform/",
 	// build outputs
@@ -41,23 +50,27 @@ type ignoreRule struct {
 	base  bool              // no slash but a trailing one: git matches the name alone
 }
 
-func newIgnoreRule(line, dir string) ignoreRule {
-	var domain []string
-	if dir != "" {
-		domain = strings.Split(dir, "/")
-	}
+// newIgnoreRule parses line for a .gitignore in domain: its directory's
+// path components below the repository's top.
+func newIgnoreRule(line string, domain []string) ignoreRule {
 	body := strings.TrimSuffix(strings.TrimPrefix(line, "!"), "/")
 	return ignoreRule{p: gitignore.ParsePattern(line, domain), depth: len(domain), base: !strings.Contains(body, "/")}
 }
 
-// ignorer decides which paths of one workspace a Watcher ignores: the
-// built-in names, every .gitignore in the tree (each applying below its own
-// directory, deeper ones and later lines first, with go-git's matcher), then
-// the default list. Created by newIgnorer; owned by the watcher's loop
-// goroutine, not safe for concurrent use.
+// ignorer decides which paths of one workspace a Watcher (or grep) ignores,
+// as git would: the built-in names, every .gitignore in the tree (each
+// applying below its own directory, deeper ones and later lines first, with
+// go-git's matcher), then the repository's rules from outside the tree
+// (loadRepoRules: the .gitignore files above a root that is a subdirectory,
+// .git/info/exclude, the global excludes file), then the default list.
+// Paths are matched relative to the repository's top. Created by
+// newIgnorer; owned by the watcher's loop goroutine (or one grep), not safe
+// for concurrent use.
 type ignorer struct {
 	root     *Root                   // the workspace; .gitignore files are read through its handle
 	skip     string                  // a path always ignored (the Watcher's marker directory, if inside the root)
+	prefix   []string                // the root's path below the repository's top; nil at the top or outside a repository
+	outer    []ignoreRule            // the repository's rules from outside the tree, lowest priority first
 	names    map[string]bool         // default rules that are plain names (no glob, no "!"): name → directories only
 	defaults []ignoreRule            // the other default rules, lowest priority, in order
 	rules    map[string][]ignoreRule // directory (slash-separated, "" for the root) → its .gitignore, in file order
@@ -66,8 +79,13 @@ type ignorer struct {
 	scratch  [2][]string             // reused by ignored: the path's components, a shortened path
 }
 
+// newIgnorer reads the repository's rules from outside the tree (the
+// user's git configuration among them: $HOME and $XDG_CONFIG_HOME as they
+// are now); the tree's .gitignore files are read by load as the walk
+// enters their directories.
 func newIgnorer(root *Root, defaults []string) *ignorer {
 	ig := &ignorer{root: root, names: map[string]bool{}, rules: map[string][]ignoreRule{}, raw: map[string]string{}, chain: map[string][]ignoreRule{}}
+	ig.prefix, ig.outer = loadRepoRules(root.Path())
 	for _, p := range defaults {
 		p = strings.TrimSpace(p)
 		name := strings.TrimSuffix(p, "/")
@@ -76,7 +94,7 @@ func newIgnorer(root *Root, defaults []string) *ignorer {
 		case !strings.ContainsAny(name, `*?[\/!`):
 			ig.names[name] = strings.HasSuffix(p, "/")
 		default:
-			ig.defaults = append(ig.defaults, newIgnoreRule(p, ""))
+			ig.defaults = append(ig.defaults, newIgnoreRule(p, ig.prefix))
 		}
 	}
 	return ig
@@ -93,7 +111,11 @@ func (ig *ignorer) load(dir string) bool {
 	if old, had := ig.raw[dir]; had == (len(data) > 0) && old == string(data) {
 		return false
 	}
-	if rs := parseGitignore(data, dir); len(rs) > 0 {
+	domain := ig.prefix[:len(ig.prefix):len(ig.prefix)]
+	if dir != "" {
+		domain = append(domain, strings.Split(dir, "/")...)
+	}
+	if rs := parseGitignore(data, domain); len(rs) > 0 {
 		ig.rules[dir], ig.raw[dir] = rs, string(data)
 	} else if len(data) > 0 {
 		delete(ig.rules, dir)
@@ -127,9 +149,10 @@ func (r *Root) readGitignore(name string) ([]byte, error) {
 	return io.ReadAll(f)
 }
 
-// parseGitignore parses a .gitignore's lines for the directory dir, the way
-// git reads them: blank lines and # comments skipped, CRLF tolerated.
-func parseGitignore(data []byte, dir string) []ignoreRule {
+// parseGitignore parses a .gitignore's lines for the directory domain (see
+// newIgnoreRule), the way git reads them: blank lines and # comments
+// skipped, CRLF tolerated.
+func parseGitignore(data []byte, domain []string) []ignoreRule {
 	var rs []ignoreRule
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
@@ -137,7 +160,7 @@ func parseGitignore(data []byte, dir string) []ignoreRule {
 		if strings.HasPrefix(line, "#") || strings.TrimSpace(line) == "" {
 			continue
 		}
-		rs = append(rs, newIgnoreRule(line, dir))
+		rs = append(rs, newIgnoreRule(line, domain))
 	}
 	return rs
 }
@@ -157,7 +180,7 @@ func (ig *ignorer) ignored(rel string, isDir bool) bool {
 		dirOnly, ok := ig.names[name]
 		return ok && (isDir || !dirOnly)
 	}
-	path := splitInto(ig.scratch[0][:0], rel)
+	path := splitInto(append(ig.scratch[0][:0], ig.prefix...), rel)
 	ig.scratch[0] = path
 	match := func(r ignoreRule) gitignore.MatchResult {
 		if !r.base || r.depth == len(path)-1 {
@@ -181,17 +204,18 @@ func (ig *ignorer) ignored(rel string, isDir bool) bool {
 	return ok && (isDir || !dirOnly)
 }
 
-// rulesFor returns the .gitignore rules that apply to the entries of dir:
-// its own and its ancestors', the root's first and dir's last (highest
-// priority). The result is cached until a .gitignore changes.
+// rulesFor returns the repository's rules that apply to the entries of
+// dir: those from outside the tree, then the .gitignore files of dir and
+// its ancestors, the root's first and dir's last (highest priority). The
+// result is cached until a .gitignore changes.
 func (ig *ignorer) rulesFor(dir string) []ignoreRule {
 	if len(ig.rules) == 0 {
-		return nil
+		return ig.outer
 	}
 	if rs, ok := ig.chain[dir]; ok {
 		return rs
 	}
-	var rs []ignoreRule
+	rs := ig.outer[:len(ig.outer):len(ig.outer)]
 	if dir != "" {
 		parent, _ := splitRel(dir)
 		rs = ig.rulesFor(parent)

@@ -10,7 +10,7 @@ func TestIgnorer(t *testing.T) {
 	writeFile(t, filepath.Join(root, ".gitignore"), "*.log\r\n/only-top.txt\nbuild-out/\n!dist/\n")
 	writeFile(t, filepath.Join(root, "a", ".gitignore"), "!keep.log\nlocal/\n")
 	writeFile(t, filepath.Join(root, "a", "b", ".gitignore"), "*.tmp\n")
-	ig := newIgnorer(r, DefaultIgnore)
+	ig := newIgnorer(r, SearchIgnore)
 	for _, d := range []string{"", "a", "a/b"} {
 		ig.load(d)
 	}
@@ -32,10 +32,10 @@ func TestIgnorer(t *testing.T) {
 		{"a/local", true, true, "a's directory rule"},
 		{"a/b/x.tmp", false, true, "deepest rule"},
 		{"a/x.tmp", false, false, "deepest rule, not above"},
-		{"node_modules", true, true, "default"},
-		{"a/b/__pycache__", true, true, "default, nested"},
-		{"dist", true, false, "default re-included by the project"},
-		{"target", true, true, "default"},
+		{"node_modules", true, true, "grep's default"},
+		{"a/b/__pycache__", true, true, "grep's default, nested"},
+		{"dist", true, false, "grep's default re-included by the project"},
+		{"target", true, true, "grep's default"},
 		{"src/main.go", false, false, "ordinary"},
 		{".git", true, true, "always"},
 		{"a/.git", false, true, "always, even a worktree's .git file"},

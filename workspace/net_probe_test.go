@@ -29,6 +29,17 @@ var netProbes = map[string]func(args []string) int{
 		fmt.Println("connected")
 		return 0
 	},
+	// __dial-unix PATH: connect to a unix socket.
+	"__dial-unix": func(args []string) int {
+		c, err := net.Dial("unix", args[0])
+		if err != nil {
+			fmt.Println("dial:", err)
+			return 1
+		}
+		c.Close()
+		fmt.Println("connected")
+		return 0
+	},
 	// __udp ADDR: send one datagram.
 	"__udp": func(args []string) int {
 		c, err := net.Dial("udp", args[0])

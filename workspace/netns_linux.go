@@ -22,14 +22,20 @@ import (
 // themselves, so `id` and file ownership look as before; root maps every
 // id, keeping its access to other users' files. Where user namespaces are
 // refused (a sysctl, AppArmor, a container's seccomp), starting fails and
-// the helper falls back to Landlock's TCP rules alone.
-func emptyNetwork() *syscall.SysProcAttr {
+// the helper falls back to Landlock's TCP rules alone. With mounts set, the
+// command gets a mount namespace of its own too, where the second stage
+// hides the daemon's socket (hideSocket).
+func emptyNetwork(mounts bool) *syscall.SysProcAttr {
 	uid, gid, size := os.Getuid(), os.Getgid(), 1
 	if uid == 0 {
 		uid, gid, size = 0, 0, math.MaxInt32
 	}
+	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET)
+	if mounts {
+		flags |= syscall.CLONE_NEWNS
+	}
 	return &syscall.SysProcAttr{
-		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET,
+		Cloneflags:  flags,
 		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: size}},
 		GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: size}},
 		// An unprivileged process may map its gid only with setgroups
@@ -45,7 +51,7 @@ const checkNetworkFlag = "--check-network"
 // tryEmptyNetwork starts /bin/sh -c true in an empty network namespace.
 func tryEmptyNetwork() error {
 	cmd := exec.Command("/bin/sh", "-c", "true")
-	cmd.SysProcAttr = emptyNetwork()
+	cmd.SysProcAttr = emptyNetwork(false)
 	return cmd.Run()
 }
 

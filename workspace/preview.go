@@ -14,11 +14,17 @@ import (
 // daemon can show the user before asking permission. Created by
 // Toolset.Preview; a plain value the caller owns.
 type Preview struct {
-	Title     string    // as Result.Title, e.g. "Edit main.go"
-	Kind      string    // the tool's Kind
-	Locations []string  // workspace-relative paths the call would touch
-	Diff      *FileDiff // write_file, edit_file: the change to the file
-	Command   string    // shell: the command line, as given
+	Title     string     // as Result.Title, e.g. "Edit main.go"
+	Kind      string     // the tool's Kind; "edit" for a shell call that is an apply_patch
+	Locations []string   // workspace-relative paths the call would touch
+	Diff      *FileDiff  // write_file, edit_file: the change to the file
+	Files     []FileDiff // apply_patch: the change to each file, in the patch's order
+	Command   string     // shell: the command line, as given
+	// As names the tool the call runs as when that is not the one called:
+	// "apply_patch" for a shell command that is an apply_patch invocation,
+	// which the shell tool applies as apply_patch would, never running it.
+	// Permission and mode rules are then apply_patch's.
+	As string
 }
 
 // FileDiff is the change one call makes (Result) or would make (Preview) to
@@ -26,8 +32,14 @@ type Preview struct {
 type FileDiff struct {
 	Path    string // workspace-relative, slash-separated
 	Old     string // the whole old text; "" for a file being created
-	New     string // the whole new text
+	New     string // the whole new text; "" for a file deleted
 	Unified string // unified diff of Old to New with 3 lines of context; "" if they are equal
+
+	// apply_patch only:
+	From    string // the file's path before a move to Path; "" when it stays
+	Deleted bool   // the file is removed
+	Hash    string // sha256 hex of New, for the read set; "" for a file deleted
+	Buffer  bool   // New goes to the editor's buffer, not the disk
 }
 
 // maxDiffBytes bounds the text the unified diff is computed over; past it
@@ -40,11 +52,21 @@ func unifiedDiff(rel, old, new string, existed bool) string {
 	if old == new {
 		return ""
 	}
-	from, to := "a/"+rel, "b/"+rel
+	from := "a/" + rel
 	if !existed {
 		from = "/dev/null"
 	}
+	return diffLabelled(from, "b/"+rel, old, new)
+}
+
+// diffLabelled is the unified diff from old, labelled from, to new,
+// labelled to; a rename with no change in the text says so.
+func diffLabelled(from, to, old, new string) string {
 	switch {
+	case old == new && from != "/dev/null" && to != "/dev/null":
+		return fmt.Sprintf("rename from %s\nrename to %s\n", strings.TrimPrefix(from, "a/"), strings.TrimPrefix(to, "b/"))
+	case old == new:
+		return ""
 	case isBinary([]byte(old), true) || isBinary([]byte(new), true):
 		return fmt.Sprintf("Binary files %s and %s differ\n", from, to)
 	case len(old)+len(new) > maxDiffBytes:
@@ -88,7 +110,9 @@ func (ts *Toolset) Preview(ctx context.Context, name string, args json.RawMessag
 	if msg != "" {
 		return Preview{}, errors.New(msg)
 	}
-	p.Kind = d.Kind
+	if p.Kind == "" {
+		p.Kind = d.Kind
+	}
 	return p, nil
 }
 

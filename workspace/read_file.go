@@ -118,8 +118,9 @@ func (ts *Toolset) readFileAt(ctx context.Context, name, rel string, offset, lim
 
 // readFromEditor reads rel through the editor: its buffer, unsaved changes
 // included. A directory or special file is refused as on disk, without
-// asking. When the editor fails, the disk answers, with a note saying so;
-// a file on neither gets the disk's message.
+// asking; a file on disk over readWholeMax is read from the disk. When the
+// editor fails, the disk answers, with a note saying so; a file on neither
+// gets the disk's message.
 func (ts *Toolset) readFromEditor(ctx context.Context, abs, name, rel string, offset, limit int) Result {
 	fi, err := ts.root.handle().Stat(name)
 	switch {
@@ -127,8 +128,11 @@ func (ts *Toolset) readFromEditor(ctx context.Context, abs, name, rel string, of
 		return errorResult(fmt.Sprintf("%q is a directory, not a file; use list_dir to see its entries", rel))
 	case err == nil && !fi.Mode().IsRegular():
 		return errorResult(fmt.Sprintf("%q is not a regular file (%v); only regular files can be read", rel, fi.Mode().Type()))
-	case err == nil && ts.isImage(name):
-		// An editor has no text for an image: its bytes are the disk's.
+	case err == nil && fi.Size() > readWholeMax, err == nil && ts.isImage(name):
+		// An editor would send a file this large whole (what it holds
+		// open, or reads from disk, in one message): the disk's pages are
+		// read instead, as far as they are shown. An editor has no text
+		// for an image: its bytes are the disk's.
 		return ts.readFileAt(ctx, name, rel, offset, limit)
 	}
 	text, err := ts.ed.Reader.ReadText(ctx, abs)
@@ -144,7 +148,12 @@ func (ts *Toolset) readFromEditor(ctx context.Context, abs, name, rel string, of
 	}
 	res := numberedText(ctx, strings.NewReader(text), rel, offset, limit, int64(len(text)))
 	if !res.IsError {
-		res.Buffer, res.Content = true, text
+		// The read set keeps what the model saw of the buffer, as of a file
+		// on disk: the text itself only while it is small.
+		res.Buffer = true
+		if len(text) <= MaxContent {
+			res.Content = text
+		}
 	}
 	return res
 }
@@ -170,79 +179,139 @@ func (k *keeper) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// readWholeMax is the largest file read_file reads to its end whatever
+// part it shows: it counts the lines and hashes the whole text for the read
+// set (the context delta then tells a change from a touch). A larger file
+// is read only as far as the lines shown, so a read of three lines of a
+// file of gigabytes costs three lines: its output gives the file's size
+// instead of its line count, and it has no Hash (the read set cannot follow
+// it; the delta names it when it changes).
+const readWholeMax = 16 << 20
+
 // numberedText is read_file's answer for the text r yields (about size
 // bytes): its lines numbered, from offset, at most limit of them and
-// maxReadOutput bytes, with the hash of all of it and, when small enough,
-// all of it (Result.Content).
+// maxReadOutput bytes. A file of at most readWholeMax bytes is read whole,
+// for the hash of all of it and, when small enough, all of it
+// (Result.Content); a larger one only as far as what is shown.
 func numberedText(ctx context.Context, r io.Reader, rel string, offset, limit int, size int64) Result {
-	// Every byte passes through the hash, shown or not: the read set needs
-	// the hash of the whole file.
-	h := sha256.New()
-	kept := &keeper{over: size > MaxContent}
-	if !kept.over {
-		kept.b = make([]byte, 0, max(size, 0))
+	whole := size <= readWholeMax
+	src := io.Reader(ctxReader{ctx, r})
+	var h hash.Hash
+	var kept *keeper
+	if whole {
+		// Every byte passes through the hash, shown or not: the read set
+		// needs the hash of the whole file.
+		h = sha256.New()
+		kept = &keeper{over: size > MaxContent}
+		if !kept.over {
+			kept.b = make([]byte, 0, max(size, 0))
+		}
+		src = io.TeeReader(src, io.MultiWriter(h, kept))
 	}
 	// The buffer holds the sniffed head, and the whole of a small file.
 	bufSize := 64 << 10
 	if size >= 0 && size < int64(bufSize) {
 		bufSize = max(int(size)+1, sniffLen)
 	}
-	br := bufio.NewReaderSize(io.TeeReader(ctxReader{ctx, r}, io.MultiWriter(h, kept)), bufSize)
+	br := bufio.NewReaderSize(src, bufSize)
 	head, _ := br.Peek(sniffLen)
 	if isBinary(head, len(head) < sniffLen) {
+		if !whole {
+			return Result{Output: binaryNote(rel, size)}
+		}
 		n, err := io.Copy(io.Discard, br)
 		if err != nil {
 			return readFailed(ctx, rel, err)
 		}
-		return Result{
-			Output: fmt.Sprintf("%s is a binary file of %d bytes; its content is not shown.", rel, n),
-			Hash:   hashHex(h),
+		return Result{Output: binaryNote(rel, n), Hash: hashHex(h)}
+	}
+	p, err := pageLines(br, offset, limit, !whole)
+	if err != nil {
+		return readFailed(ctx, rel, err)
+	}
+	out := &p.out
+	switch {
+	case p.lines == 0:
+		out.WriteString("(empty file)")
+	case offset > p.lines:
+		return errorResult(fmt.Sprintf("offset %d is past the end of %s, which has %d lines", offset, rel, p.lines))
+	case p.more:
+		fmt.Fprintf(out, "[truncated: showing lines %d-%d of a file of %s, too large to count its lines; use offset/limit to read more]",
+			offset, offset+p.shown-1, FormatBytes(size))
+	case offset+p.shown-1 < p.lines:
+		fmt.Fprintf(out, "[truncated: showing lines %d-%d; file has %d lines; use offset/limit to read more]", offset, offset+p.shown-1, p.lines)
+	}
+	res := Result{Output: out.String()}
+	if whole {
+		res.Hash = hashHex(h)
+		if !kept.over {
+			res.Content = string(kept.b)
 		}
 	}
+	return res
+}
 
-	var out strings.Builder
+func binaryNote(rel string, size int64) string {
+	return fmt.Sprintf("%s is a binary file of %d bytes; its content is not shown.", rel, size)
+}
+
+// page is what pageLines read: the numbered lines shown, how many lines it
+// read and showed, and whether it stopped before the end.
+type page struct {
+	out          strings.Builder
+	lines, shown int
+	more         bool // stopped after the lines shown, with more to read
+}
+
+// pageLines numbers the lines of br from offset, at most limit of them and
+// maxReadOutput bytes, reading to the end to count them all, or, with
+// stop, no further than the last line shown (or the first one left out).
+// A line costs at most 4*maxReadLineRunes bytes of memory, however long.
+func pageLines(br *bufio.Reader, offset, limit int, stop bool) (*page, error) {
+	p := &page{}
 	buf := make([]byte, 0, 4*maxReadLineRunes)
 	var entry []byte // one numbered line, reused
-	lines, shown, capped := 0, 0, false
+	capped := false
 	for {
+		if stop && capped {
+			p.more = true
+			return p, nil
+		}
+		if stop && p.shown == limit {
+			_, err := br.Peek(1)
+			if err == nil {
+				p.more = true
+				return p, nil
+			}
+			if err != io.EOF {
+				return nil, err
+			}
+		}
 		line, n, err := readLine(br, buf, 4*maxReadLineRunes)
 		buf = line[:0]
 		if n == 0 && err == io.EOF {
-			break
+			return p, nil
 		}
 		if err != nil && err != io.EOF {
-			return readFailed(ctx, rel, err)
+			return nil, err
 		}
-		lines++
-		if lines >= offset && shown < limit && !capped {
-			entry = appendLineNumber(entry[:0], lines)
+		p.lines++
+		if p.lines >= offset && p.shown < limit && !capped {
+			entry = appendLineNumber(entry[:0], p.lines)
 			entry = append(entry, '\t')
 			entry = appendDisplayLine(entry, trimEOL(line), maxReadLineRunes, n > len(line))
 			entry = append(entry, '\n')
-			if out.Len()+len(entry) > maxReadOutput {
+			if p.out.Len()+len(entry) > maxReadOutput {
 				capped = true
 			} else {
-				out.Write(entry)
-				shown++
+				p.out.Write(entry)
+				p.shown++
 			}
 		}
 		if err == io.EOF {
-			break
+			return p, nil
 		}
 	}
-	switch {
-	case lines == 0:
-		out.WriteString("(empty file)")
-	case offset > lines:
-		return errorResult(fmt.Sprintf("offset %d is past the end of %s, which has %d lines", offset, rel, lines))
-	case offset+shown-1 < lines:
-		fmt.Fprintf(&out, "[truncated: showing lines %d-%d; file has %d lines; use offset/limit to read more]", offset, offset+shown-1, lines)
-	}
-	res := Result{Output: out.String(), Hash: hashHex(h)}
-	if !kept.over {
-		res.Content = string(kept.b)
-	}
-	return res
 }
 
 func readFailed(ctx context.Context, rel string, err error) Result {

@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -198,5 +200,88 @@ func TestReadFileKeepsContent(t *testing.T) {
 	res = call(t, ts, "read_file", `{"path":"big.txt"}`)
 	if res.IsError || res.Content != "" || res.Hash != sha(big) {
 		t.Fatalf("read_file of a file over MaxContent: error %v, %d bytes kept, hash ok %v", res.IsError, len(res.Content), res.Hash == sha(big))
+	}
+}
+
+// lineSource yields 64 MiB of numbered lines, counting the bytes read from
+// it.
+type lineSource struct {
+	next  int
+	buf   []byte
+	count int64
+}
+
+func (s *lineSource) Read(p []byte) (int, error) {
+	if s.count >= 64<<20 {
+		return 0, io.EOF
+	}
+	for len(s.buf) < len(p) {
+		s.next++
+		s.buf = fmt.Appendf(s.buf, "line %d\n", s.next)
+	}
+	n := copy(p, s.buf)
+	s.buf = s.buf[n:]
+	s.count += int64(n)
+	return n, nil
+}
+
+// A file over readWholeMax is read only as far as the lines shown: a page
+// of three lines of a file of gigabytes reads one buffer, not the file.
+func TestReadFileBigReadsOnlyThePage(t *testing.T) {
+	for _, tc := range []struct {
+		offset, limit int
+		want          string
+	}{
+		{1, 3, "     1\tline 1\n     2\tline 2\n     3\tline 3\n[truncated: showing lines 1-3 of a file of 10240 MiB, too large to count its lines; use offset/limit to read more]"},
+		{100000, 1, "100000\tline 100000\n[truncated: showing lines 100000-100000 of a file of 10240 MiB, too large to count its lines; use offset/limit to read more]"},
+	} {
+		src := &lineSource{}
+		res := numberedText(t.Context(), src, "big.txt", tc.offset, tc.limit, 10<<30)
+		if res.IsError || res.Output != tc.want || res.Hash != "" || res.Content != "" {
+			t.Errorf("offset %d limit %d: %+v, want output %q and no hash", tc.offset, tc.limit, res, tc.want)
+		}
+		// What was needed (about 14 bytes a line up to the last shown),
+		// plus at most one buffer fill.
+		if need := int64(tc.offset+tc.limit)*14 + 64<<10; src.count > need {
+			t.Errorf("offset %d limit %d: read %d bytes, want at most %d", tc.offset, tc.limit, src.count, need)
+		}
+	}
+	// The output's cap stops it too.
+	src := &lineSource{}
+	res := numberedText(t.Context(), src, "big.txt", 1, 1<<30, 10<<30)
+	if res.IsError || len(res.Output) > maxReadOutput+200 || !strings.Contains(res.Output, "too large to count its lines") {
+		t.Errorf("a read to the output cap: error %v, %d bytes, ends %q", res.IsError, len(res.Output), res.Output[max(0, len(res.Output)-150):])
+	}
+	if src.count > maxReadOutput+128<<10 {
+		t.Errorf("a read to the output cap read %d bytes", src.count)
+	}
+}
+
+// The same through the tool, on a sparse file of a GiB whose head is text:
+// what is asked for comes back at once, and a read that runs into the end
+// still counts the lines it saw. A binary file that large is described
+// from its stat.
+func TestReadFileBigSparse(t *testing.T) {
+	r, root, _ := newTree(t)
+	var head strings.Builder
+	for i := 1; i <= 3000; i++ { // more than the sniffed head
+		fmt.Fprintf(&head, "row %d\n", i)
+	}
+	writeFile(t, filepath.Join(root, "big.txt"), head.String())
+	writeFile(t, filepath.Join(root, "big.bin"), "")
+	for _, name := range []string{"big.txt", "big.bin"} {
+		if err := os.Truncate(filepath.Join(root, name), 1<<30); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ts := NewToolset(r)
+	res := call(t, ts, "read_file", `{"path":"big.txt","offset":999,"limit":2}`)
+	want := "   999\trow 999\n  1000\trow 1000\n[truncated: showing lines 999-1000 of a file of 1024 MiB, too large to count its lines; use offset/limit to read more]"
+	if res.IsError || res.Output != want || res.Hash != "" {
+		t.Errorf("read_file of a page of a GiB file = %+v, want %q", res, want)
+	}
+	res = call(t, ts, "read_file", `{"path":"big.bin"}`)
+	if res.IsError || res.Output != "big.bin is a binary file of 1073741824 bytes; its content is not shown." || res.Hash != "" {
+		t.Errorf("read_file of a GiB of zeros = %+v", res)
 	}
 }

@@ -109,14 +109,15 @@ func TestReadFileImageNotSent(t *testing.T) {
 	r, root, _ := newTree(t)
 	ts := NewToolset(r)
 
-	// Over the cap: described, not read into memory, not an error.
+	// Over the cap: described, not read at all (so not hashed: it is past
+	// readWholeMax too), not an error.
 	big := filepath.Join(root, "huge.png")
 	writeFile(t, big, string(testPNG(t, 2, 2)))
 	if err := os.Truncate(big, MaxImageBytes+1); err != nil {
 		t.Fatal(err)
 	}
 	res := call(t, ts, "read_file", `{"path":"huge.png"}`)
-	if res.IsError || res.Image != nil || !strings.Contains(res.Output, "larger than the 20 MiB hearth sends to the model") || res.Hash == "" {
+	if res.IsError || res.Image != nil || !strings.Contains(res.Output, "larger than the 20 MiB hearth sends to the model") || res.Hash != "" {
 		t.Errorf("read_file of an image over the cap = %+v", res)
 	}
 

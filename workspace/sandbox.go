@@ -34,6 +34,13 @@ type Sandbox struct {
 	// commands may write: the user's caches (go build, npm, pip), so that
 	// the model's `go test` or `npm install` works as the user's would.
 	Write []string
+	// Socket is the daemon's socket. Where a command runs in namespaces of
+	// its own (the network off, and user namespaces allowed) no path leads
+	// to it there: its directory is covered with an empty tmpfs, or, when
+	// that directory holds one commands may write, the socket alone
+	// (hideSocket). Elsewhere the daemon's check of each connection's
+	// process (daemon/socket_call.go) is the wall.
+	Socket string
 }
 
 var sandboxConfig atomic.Pointer[Sandbox]
@@ -59,9 +66,14 @@ func sandboxTempDir() string { return os.TempDir() }
 // noNetworkFlag asks the helper to cut the command off the network.
 const noNetworkFlag = "--no-network"
 
+// hideSocketFlag names the daemon's socket, which the helper hides from a
+// command it runs in namespaces of its own.
+const hideSocketFlag = "--hide-socket"
+
 // helperArgs is the helper's argument list after Helper for one command:
 // --write for each directory commands may write, --deny for each denied
-// one, --no-network when net is off, then -- and the command line.
+// one, --no-network and --hide-socket when net is off, then -- and the
+// command line.
 func (s Sandbox) helperArgs(root, command string, net Network) []string {
 	args := slices.Clone(s.Helper)
 	args = append(args, "--write", root, "--write", sandboxTempDir())
@@ -73,6 +85,9 @@ func (s Sandbox) helperArgs(root, command string, net Network) []string {
 	}
 	if net.Off {
 		args = append(args, noNetworkFlag)
+		if s.Socket != "" {
+			args = append(args, hideSocketFlag, s.Socket)
+		}
 	}
 	return append(args, "--", command)
 }

@@ -80,9 +80,9 @@ func networkStatus(abi int, why string, nsErr error) string {
 	if ok, why := netStatus(abi, why, nsErr); !ok {
 		return "cannot restrict the network: " + why + "; commands have the network in every mode"
 	}
-	const unix = "unix sockets (a path's, such as hearth's or docker's), and sockets a command did not open itself"
+	const unix = "unix sockets with a path (such as docker's; hearth's own is refused by the daemon), and sockets a command did not open itself"
 	if nsErr == nil {
-		s := "where the network is off, commands run in an empty network namespace: no address is reachable, localhost included (TCP, UDP and DNS, Multipath TCP)"
+		s := "where the network is off, commands run in an empty network namespace, hearth's socket hidden: no address is reachable, localhost included (TCP, UDP and DNS, Multipath TCP)"
 		if abi >= landlockNetABI {
 			s += fmt.Sprintf(", and Landlock ABI %d refuses TCP connect and bind too", abi)
 		}
@@ -135,7 +135,8 @@ func SandboxStatus() string {
 // helperPolicy is what SandboxExec was asked for.
 type helperPolicy struct {
 	write, deny []string
-	noNet       bool // --no-network: an empty network namespace, and Landlock refuses TCP
+	noNet       bool   // --no-network: an empty network namespace, and Landlock refuses TCP
+	socket      string // --hide-socket: hidden in the command's own mount namespace
 	command     string
 }
 
@@ -143,15 +144,18 @@ func parseHelperArgs(args []string) (helperPolicy, error) {
 	var p helperPolicy
 	for i := 0; i < len(args); i++ {
 		switch a := args[i]; a {
-		case "--write", "--deny":
+		case "--write", "--deny", hideSocketFlag:
 			if i+1 >= len(args) {
-				return p, fmt.Errorf("%s needs a directory", a)
+				return p, fmt.Errorf("%s needs a path", a)
 			}
 			i++
-			if a == "--write" {
+			switch a {
+			case "--write":
 				p.write = append(p.write, args[i])
-			} else {
+			case "--deny":
 				p.deny = append(p.deny, args[i])
+			default:
+				p.socket = args[i]
 			}
 		case noNetworkFlag:
 			p.noNet = true
@@ -284,22 +288,27 @@ func SandboxExec(args []string) int {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGCHLD, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 
-	// The same subcommand again, with --confine first.
+	// The same subcommand again, with --confine first (and --own-mounts
+	// when it starts in a mount namespace of its own).
 	sub := os.Args[1 : len(os.Args)-len(args)]
-	start := func(attr *syscall.SysProcAttr) (*exec.Cmd, error) {
-		sh := exec.Command("/proc/self/exe", append(append(slices.Clone(sub), confineFlag), args...)...)
+	start := func(attr *syscall.SysProcAttr, flags ...string) (*exec.Cmd, error) {
+		sh := exec.Command("/proc/self/exe", slices.Concat(sub, flags, args)...)
 		sh.Stdin, sh.Stdout, sh.Stderr = os.Stdin, os.Stdout, os.Stderr
 		sh.SysProcAttr = attr
 		return sh, sh.Start()
 	}
 	var sh *exec.Cmd
-	if p.noNet {
+	if p.noNet && p.socket != "" {
+		// In a mount namespace of its own too, to hide the daemon's socket.
+		sh, err = start(emptyNetwork(true), confineFlag, mountsFlag)
+	}
+	if p.noNet && (sh == nil || err != nil) {
 		// In an empty network namespace when user namespaces allow it;
 		// else Landlock alone refuses TCP (NetworkStatus says which holds).
-		sh, err = start(emptyNetwork())
+		sh, err = start(emptyNetwork(false), confineFlag)
 	}
 	if sh == nil || err != nil {
-		sh, err = start(nil)
+		sh, err = start(nil, confineFlag)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "hearth sandbox:", err)
@@ -317,13 +326,28 @@ func SandboxExec(args []string) int {
 	return c.exit()
 }
 
-// confineAndExec is the second stage: Landlock, then /bin/sh -c COMMAND in
-// place of this process.
+// mountsFlag, after confineFlag, tells the second stage it runs in a mount
+// namespace of its own (emptyNetwork(true)), where its mounts stay.
+const mountsFlag = "--own-mounts"
+
+// confineAndExec is the second stage: in a mount namespace of its own, the
+// daemon's socket hidden (hideSocket); then Landlock, then /bin/sh -c
+// COMMAND in place of this process.
 func confineAndExec(args []string) int {
+	ownMounts := len(args) > 0 && args[0] == mountsFlag
+	if ownMounts {
+		args = args[1:]
+	}
 	p, err := parseHelperArgs(args)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "hearth sandbox:", err)
 		return 2
+	}
+	if ownMounts && p.socket != "" {
+		if err := hideSocket(p.socket, p.write); err != nil {
+			fmt.Fprintln(os.Stderr, "hearth sandbox: cannot hide the daemon's socket:", err)
+			return 126
+		}
 	}
 	abi, _ := landlockABI()
 	if err := landlockConfig(p.noNet).Restrict(sandboxRules(p, abi)...); err != nil {

@@ -73,7 +73,10 @@ func planShell(d *toolDef, raw json.RawMessage) (command string, timeoutMS int, 
 	return *a.Command, timeoutMS, ""
 }
 
-func (ts *Toolset) previewShell(_ context.Context, d *toolDef, raw json.RawMessage) (Preview, string) {
+func (ts *Toolset) previewShell(ctx context.Context, d *toolDef, raw json.RawMessage) (Preview, string) {
+	if p, msg, ok := ts.previewShellPatch(ctx, raw); ok {
+		return p, msg
+	}
 	command, _, msg := planShell(d, raw)
 	if msg != "" {
 		return Preview{}, msg
@@ -92,6 +95,9 @@ func shellArgv(root, command string, net Network) (argv []string, helper bool) {
 }
 
 func (ts *Toolset) shell(ctx context.Context, d *toolDef, raw json.RawMessage) Result {
+	if res, ok := ts.shellAsPatch(ctx, raw); ok {
+		return res // patch_shell.go: applied as apply_patch, nothing run
+	}
 	command, timeoutMS, msg := planShell(d, raw)
 	if msg != "" {
 		return errorResult(msg)

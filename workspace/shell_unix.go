@@ -45,8 +45,8 @@ func runCommand(ctx context.Context, dir string, argv []string, helper bool, env
 	cmd.Dir, cmd.Env = dir, env
 	cmd.Stdout, cmd.Stderr = pw, pw // *os.File: the child gets the fd itself, exec starts no copier
 	cmd.SysProcAttr = shellProcAttr(helper)
-	err = cmd.Start()
-	pw.Close() // the children hold the write end now; EOF comes when they are all gone
+	release, err := startCall(cmd) // the daemon refuses its processes' connections until release
+	pw.Close()                     // the children hold the write end now; EOF comes when they are all gone
 	if err != nil {
 		return commandRun{err: err}
 	}
@@ -107,6 +107,7 @@ func runCommand(ctx context.Context, dir string, argv []string, helper bool, env
 	syscall.Kill(-pgid, syscall.SIGKILL)
 	<-exited
 	exitErr = reap(cmd, exitErr)
+	release()
 
 	drain := time.NewTimer(drainWait)
 	defer drain.Stop()

@@ -210,11 +210,8 @@ func (w *Watcher) watchNewDirs(b *flushBatch) {
 // that whatever is created after the watch raises an event and whatever was
 // created before is listed. report records every entry found as created.
 func (w *Watcher) watchDir(dir string, b *flushBatch, report bool) {
-	if w.maxDirs > 0 {
-		if len(w.tree) >= w.maxDirs {
-			w.tooMany = true // the walk stops here: NewWatcher gives up
-			return
-		}
+	if !w.mayWatch(dir) {
+		return // past the first walk's limit, or outside a partial tree's scope (watch_scope.go)
 	}
 	abs := w.abs(dir)
 	if w.src != nil && w.limitErr == nil {

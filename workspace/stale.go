@@ -2,25 +2,18 @@ package workspace
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"sort"
 )
 
 // StaleFiles returns the read-set files whose content on disk is no longer
 // what the model saw (or that are gone): changes made while no Watcher ran,
-// such as while the daemon was stopped. Files too large for a delta count
-// as stale when they cannot be read back.
+// such as while the daemon was stopped. A file is hashed as it streams;
+// one over readWholeMax, which read_file does not hash, counts as stale.
 func StaleFiles(root *Root, seen map[string]Seen) []string {
 	var out []string
 	for p, s := range seen {
-		b, err := readDeltaFile(root, p)
-		if err != nil {
-			out = append(out, p)
-			continue
-		}
-		sum := sha256.Sum256(b)
-		if hex.EncodeToString(sum[:]) != s.Hash {
+		f, err := readDeltaFile(root, p)
+		if err != nil || f.hash == "" || f.hash != s.Hash {
 			out = append(out, p)
 		}
 	}

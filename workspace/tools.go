@@ -20,6 +20,11 @@ type Tool struct {
 	Parameters  json.RawMessage // JSON Schema object; additionalProperties false; required fields listed
 	Kind        string          // ACP tool kind: "read", "search", "edit", "execute"
 	ReadOnly    bool            // false for tools that need the user's permission
+	// Grammar is, for a tool that may be offered as a custom tool with
+	// freeform input (apply_patch), the Lark grammar of that input; the
+	// input is then what the function form takes as its one argument,
+	// "input". "" for the other tools.
+	Grammar string
 }
 
 // Spec returns the Responses API function-tool JSON for t. Its bytes are the
@@ -45,6 +50,36 @@ func (t Tool) Spec() json.RawMessage {
 	return bytes.TrimRight(buf.Bytes(), "\n")
 }
 
+// CustomSpec returns the Responses API custom-tool JSON for t, for the
+// model families trained to write its input freeform: {type: "custom",
+// name, description, format: {type: "grammar", syntax: "lark",
+// definition}}. The model's custom_tool_call carries the input as text; run
+// it as the function form, with {"input": text}. Nil for a tool without a
+// Grammar. Its bytes are the same on every call, as Spec's.
+func (t Tool) CustomSpec() json.RawMessage {
+	if t.Grammar == "" {
+		return nil
+	}
+	type format struct {
+		Type       string `json:"type"`
+		Syntax     string `json:"syntax"`
+		Definition string `json:"definition"`
+	}
+	spec := struct {
+		Type        string `json:"type"`
+		Name        string `json:"name"`
+		Description string `json:"description"`
+		Format      format `json:"format"`
+	}{"custom", t.Name, t.Description, format{"grammar", "lark", t.Grammar}}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(spec); err != nil {
+		return nil // strings always encode
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n")
+}
+
 // Result is the outcome of one tool call. Created by Toolset.Run; a plain
 // value the caller owns.
 type Result struct {
@@ -54,14 +89,18 @@ type Result struct {
 	Title     string    // short human title for the editor, e.g. "Read README.md"
 	Hash      string    // read_file: sha256 hex of the whole file, for the session's read set; write_file, edit_file: of the new content
 	Diff      *FileDiff // write_file, edit_file: what changed
+	// Files is, for apply_patch, what changed in each file, in the patch's
+	// order (Diff and Hash stay empty): each file's new content and its
+	// hash, for the read set, a deleted file or a move's source to forget.
+	Files []FileDiff
 	// Buffer is set when the text came from the editor (read_file) or went
 	// to it (write_file, edit_file): the model knows the buffer, which the
 	// disk may not hold until the user saves.
 	Buffer bool
 	// Content is, for a read_file of text, the whole text read (its hash
 	// is Hash) when it is at most MaxContent bytes, for the read set to diff
-	// against without reading the file again. With Buffer set it is always
-	// there, since the disk's may differ.
+	// against without reading the file again ("" with the hash of nothing
+	// is an empty file). Nothing else keeps a copy of the file.
 	Content string
 	// Image is, for a read_file of a PNG, JPEG, GIF or WebP file, the image
 	// itself, for the model to see; Output then describes it.
@@ -78,7 +117,7 @@ type toolDef struct {
 }
 
 // toolDefs lists the tools in the order they are offered to the model.
-var toolDefs = []toolDef{readFileDef, listDirDef, grepDef, writeFileDef, editFileDef, shellDef}
+var toolDefs = []toolDef{readFileDef, listDirDef, grepDef, writeFileDef, editFileDef, applyPatchDef, shellDef}
 
 // Toolset is the set of tools of one workspace. Created by NewToolset; safe
 // for concurrent use once OnWrite is set; it starts no goroutine that
@@ -88,11 +127,11 @@ type Toolset struct {
 	ed   Editor  // the editor of the one call a copy made by via runs; zero on the shared Toolset
 	net  Network // the network of the one call a copy made by WithNetwork runs; zero (on) on the shared Toolset
 
-	// OnWrite, if set, is called just before each write_file or
-	// edit_file with the file's workspace-relative path and its new content
-	// (which the callee must not modify), on the goroutine running the call,
-	// so a watcher can tell hearth's own writes from the user's. Set it
-	// before the first Run; it must not block.
+	// OnWrite, if set, is called just before each write of write_file,
+	// edit_file or apply_patch with the file's workspace-relative path and
+	// its new content (which the callee must not modify), on the goroutine
+	// running the call, so a watcher can tell hearth's own writes from the
+	// user's. Set it before the first Run; it must not block.
 	OnWrite func(rel string, content []byte)
 }
 

@@ -26,6 +26,7 @@ type toolFuzzArgs struct {
 	Command   *string `json:"command"`
 	Pattern   *string `json:"pattern"`
 	Glob      *string `json:"glob"`
+	Input     *string `json:"input"`
 }
 
 // FuzzToolArguments sends arbitrary argument bytes to every tool: Preview
@@ -94,6 +95,8 @@ func FuzzToolArguments(f *testing.F) {
 		`{"command":"rm -rf /","timeout_ms":1000}`,
 		`{"pattern":"alpha","path":".","glob":"*.txt"}`,
 		`{"path":"out/secret.txt","content":"x","pattern":"FUZZ"}`,
+		`{"input":"*** Begin Patch\n*** Update File: a.txt\n@@\n-beta\n+gamma\n*** Add File: sub/new.txt\n+n\n*** Delete File: empty.txt\n*** End Patch"}`,
+		`{"command":"apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: out/secret.txt\n-x\n+y\n*** End Patch\nEOF"}`,
 		`{"path":1}`,
 		``,
 		`[]`,
@@ -126,7 +129,7 @@ func FuzzToolArguments(f *testing.F) {
 // checkPreview checks a Preview a tool accepted.
 func checkPreview(t *testing.T, r *Root, d *toolDef, a *toolFuzzArgs, p Preview) {
 	t.Helper()
-	if p.Kind != d.Kind || p.Title == "" {
+	if (p.Kind != d.Kind && p.As == "") || p.Title == "" {
 		t.Fatalf("%s: Preview kind %q title %q, want kind %q and a title", d.Name, p.Kind, p.Title, d.Kind)
 	}
 	checkLocations(t, d, p.Locations)
@@ -149,7 +152,17 @@ func checkPreview(t *testing.T, r *Root, d *toolDef, a *toolFuzzArgs, p Preview)
 			t.Fatalf("%s: old and new equal %v but unified diff %q", d.Name, p.Diff.Old == p.Diff.New, p.Diff.Unified)
 		}
 		checkNoSecret(t, d, a, p.Diff.Old)
+	case "apply_patch":
+		if len(p.Files) == 0 || p.Diff != nil {
+			t.Fatalf("apply_patch: Preview files %+v, diff %+v", p.Files, p.Diff)
+		}
+		for _, f := range p.Files {
+			checkNoSecret(t, d, a, f.Old)
+		}
 	case "shell":
+		if p.As == "apply_patch" {
+			break // a patch: the apply_patch tests check what it does
+		}
 		if a.Command == nil || p.Command != *a.Command || strings.TrimSpace(p.Command) == "" {
 			t.Fatalf("shell: Preview command %q, the arguments give %v", p.Command, a.Command)
 		}
@@ -178,6 +191,9 @@ func checkToolMessage(t *testing.T, r *Root, d *toolDef, a *toolFuzzArgs, what, 
 	}
 	checkNoSecret(t, d, a, msg)
 	names := append([]string{d.Name}, d.fields...)
+	if d.Name == "shell" {
+		names = append(names, "apply_patch") // a command that is an apply_patch invocation
+	}
 	for _, s := range []*string{a.Path, a.Pattern, a.Glob} {
 		if s != nil {
 			names = append(names, strconv.Quote(*s))
@@ -214,7 +230,7 @@ func checkNoSecret(t *testing.T, d *toolDef, a *toolFuzzArgs, out string) {
 	if !strings.Contains(out, fuzzSecret) {
 		return
 	}
-	for _, s := range []*string{a.Path, a.Content, a.OldString, a.NewString, a.Command, a.Pattern, a.Glob} {
+	for _, s := range []*string{a.Path, a.Content, a.OldString, a.NewString, a.Command, a.Pattern, a.Glob, a.Input} {
 		if s != nil && strings.Contains(*s, fuzzSecret) {
 			return
 		}

@@ -1,7 +1,6 @@
 package workspace
 
 import (
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -29,11 +29,12 @@ type WatchOptions struct {
 	PollInterval time.Duration // polling mode: least time between scans (at most 5% of the time is spent scanning); default 5s
 	RetryInotify time.Duration // polling mode: first retry of the watcher, doubling up to an hour; default 1m
 	FenceDir     string        // where Sync creates its marker files; default os.TempDir()
-	MaxDirs      int           // directories (outside ignored paths) the first walk may find; past it NewWatcher fails with *TooManyDirsError; default 20,000, <0 = no limit
+	MaxDirs      int           // directories (outside ignored paths) watched whole; past it only the directories Touch names and their parents are; default 20,000, <0 = no limit
+	Hub          *WatchHub     // the process's shared inotify instance; nil = an fsnotify watcher of the Watcher's own
 	Logger       *slog.Logger  // default slog.Default()
 
 	// Tests only.
-	newSource func() (eventSource, error) // default newFsnotifySource
+	newSource func() (eventSource, error) // default Hub.subscribe, or newFsnotifySource without a Hub
 	onMode    func(mode string)           // called by the loop after each switch of mode
 }
 
@@ -62,6 +63,9 @@ func (o WatchOptions) withDefaults() WatchOptions {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.newSource == nil && o.Hub != nil {
+		o.newSource = o.Hub.subscribe
+	}
 	if o.newSource == nil {
 		o.newSource = newFsnotifySource
 	}
@@ -69,20 +73,9 @@ func (o WatchOptions) withDefaults() WatchOptions {
 }
 
 // DefaultMaxDirs is WatchOptions.MaxDirs by default: far more directories
-// than a project has outside its ignored ones (node_modules, .git, build
-// outputs), far fewer than a home directory or a disk.
+// than a project has outside its ignored ones, far fewer than a home
+// directory or a disk.
 const DefaultMaxDirs = 20_000
-
-// TooManyDirsError is NewWatcher's error for a tree past
-// WatchOptions.MaxDirs.
-type TooManyDirsError struct {
-	Root string
-	Max  int
-}
-
-func (e *TooManyDirsError) Error() string {
-	return fmt.Sprintf("%s has more than %d directories outside ignored paths: too many to watch for changes", e.Root, e.Max)
-}
 
 // watchMode is what Mode says while events come from the OS.
 var watchMode = func() string {
@@ -115,11 +108,18 @@ type Watcher struct {
 	fenceDir   string // Sync's markers; "" if it could not be made or watched
 
 	journal *journal
-	maxDirs int  // the first walk's limit (0 afterwards: directories created later are always watched)
-	tooMany bool // the first walk met maxDirs
+	maxDirs int             // the first walk's limit (0 afterwards: directories created later are always watched)
+	tooMany bool            // the first walk met maxDirs
+	scope   map[string]bool // a partial tree's directories to watch (watch_scope.go); nil: all of them
 
-	selfMu sync.Mutex                   // guards self
-	self   map[string][sha256.Size]byte // path → hash of what hearth is writing there
+	partial   atomic.Bool   // the tree is watched in part (set before the loop starts)
+	scopeDirs int           // guarded by fenceMu: a partial tree's directories watched
+	touchMu   sync.Mutex    // guards touched
+	touched   []touch       // Touch's paths, for the loop
+	touchWake chan struct{} // Touch → the loop; capacity 1
+
+	selfMu sync.Mutex          // guards self
+	self   map[string]selfNote // path → what hearth is writing there
 
 	fenceMu  sync.Mutex               // guards the fields below it, and mode transitions as Sync sees them
 	fenceSeq uint64                   // last marker number handed out
@@ -135,7 +135,8 @@ type Watcher struct {
 }
 
 // NewWatcher watches the workspace at root: it walks the tree (skipping
-// ignored paths), watches every directory and starts the loop. When the OS
+// ignored paths), watches every directory and starts the loop. A tree of
+// more than MaxDirs directories is watched in part (see Touch). When the OS
 // refuses the watches (the inotify limits) it scans periodically instead
 // and Problem says why and how to fix it; it fails only if the root cannot
 // be read at all.
@@ -153,7 +154,7 @@ func NewWatcher(root *Root, opts WatchOptions) (*Watcher, error) {
 		pend:    newPendingEvents(o.MaxPending),
 		timer:   stoppedTimer(),
 		journal: newJournal(o.JournalSize),
-		self:    make(map[string][sha256.Size]byte),
+		self:    make(map[string]selfNote),
 		fences:  make(map[uint64]chan struct{}),
 		mode:    watchMode,
 		syncReq: make(chan syncRequest),
@@ -161,6 +162,7 @@ func NewWatcher(root *Root, opts WatchOptions) (*Watcher, error) {
 		done:    make(chan struct{}),
 	}
 	w.pollTimer, w.retryTimer = stoppedTimer(), stoppedTimer()
+	w.touchWake = make(chan struct{}, 1)
 	if dir, err := os.MkdirTemp(o.FenceDir, "hearth-watch-"); err != nil {
 		w.log.Warn("workspace: no marker directory; Sync will rescan", "err", err)
 	} else {
@@ -185,18 +187,13 @@ func NewWatcher(root *Root, opts WatchOptions) (*Watcher, error) {
 	}
 	var b flushBatch
 	w.maxDirs = max(o.MaxDirs, 0)
+	fenceErr := w.limitErr
 	w.watchDir("", &b, false)
 	w.maxDirs = 0
 	if w.tooMany {
-		// Too broad to keep a snapshot of: a home or a disk, not a
-		// project. The walk stopped at the limit; nothing is kept.
-		if w.src != nil {
-			w.src.Close()
-		}
-		if w.fenceDir != "" {
-			os.RemoveAll(w.fenceDir)
-		}
-		return nil, &TooManyDirsError{Root: root.Path(), Max: o.MaxDirs}
+		// A home or a disk rather than a project, or a monorepo: watch
+		// what the sessions use of it.
+		w.narrow(fenceErr)
 	}
 	switch {
 	case srcErr != nil && isWatchLimit(srcErr):
@@ -297,6 +294,8 @@ func (w *Watcher) run() {
 			}
 			w.flush()
 			close(req.done)
+		case <-w.touchWake:
+			w.applyTouches()
 		case <-w.pollTimer.C:
 			w.poll()
 		case <-w.retryTimer.C:

@@ -40,6 +40,12 @@ func watchRoot(t testing.TB, r *Root, opts WatchOptions) *Watcher {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(testLogWriter{t}, nil))
 	}
+	if opts.newSource == nil && opts.Hub == nil {
+		// What the daemon does: a hub of the test's own, closed after the
+		// Watcher (cleanups run last-registered first).
+		opts.Hub = NewWatchHub(opts.Logger)
+		t.Cleanup(func() { opts.Hub.Close() })
+	}
 	w, err := NewWatcher(r, opts)
 	if err != nil {
 		t.Fatal(err)

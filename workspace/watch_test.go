@@ -2,8 +2,6 @@ package workspace
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -51,19 +49,26 @@ func TestWatchNestedGitignore(t *testing.T) {
 		"a.log", "sub/x.log", "sub/deeper/y.log", // *.log from the root
 		"secret.txt",                          // anchored to the root
 		"sub/tmp/a.txt", "sub/tmp/more/b.txt", // a directory ignored by a nested rule
-		"sub/deeper/z.gen.go",                                                   // the deepest .gitignore
-		"node_modules/pkg/index.js", "sub/dist/app.js", "sub/__pycache__/m.pyc", // the default list
+		"sub/deeper/z.gen.go",            // the deepest .gitignore
+		"sub/.main.go.swp", "notes.txt~", // the default list
 		".git/HEAD", ".git/objects/ab/cdef", // the repository
 	} {
 		writeFile(t, filepath.Join(root, filepath.FromSlash(p)), "ignored\n")
 	}
-	for _, p := range []string{"sub/keep.log", "sub/deeper/keep.log", "sub/secret.txt", "sub/deeper/z.go"} {
+	for _, p := range []string{"sub/keep.log", "sub/deeper/keep.log", "sub/secret.txt", "sub/deeper/z.go",
+		"node_modules/pkg/index.js", "sub/dist/app.js", // no rule of the repository's names them
+	} {
 		writeFile(t, filepath.Join(root, filepath.FromSlash(p)), "reported\n")
 	}
 	got, cur := changesSince(t, w, cur)
 	wantChanges(t, got, `
+created node_modules/
+created node_modules/pkg/
+created node_modules/pkg/index.js
 created sub/deeper/keep.log
 created sub/deeper/z.go
+created sub/dist/
+created sub/dist/app.js
 created sub/keep.log
 created sub/secret.txt`)
 
@@ -212,6 +217,27 @@ created user.go`)
 	wantChanges(t, got, `modified a.go`)
 }
 
+// A file hearth wrote that then grows to a GiB is news, told by its size:
+// the watcher does not read it to compare hashes.
+func TestWatchSelfWriteGrownHuge(t *testing.T) {
+	r, root, _ := newTree(t)
+	w := watchRoot(t, r, WatchOptions{})
+	cur := w.Cursor()
+	mine := []byte("written by hearth\n")
+	w.NoteSelfWrite("big.txt", mine)
+	writeFile(t, filepath.Join(root, "big.txt"), string(mine))
+	got, cur := changesSince(t, w, cur)
+	wantChanges(t, got, ``)
+	if err := os.Truncate(filepath.Join(root, "big.txt"), 1<<30); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = changesSince(t, w, cur)
+	wantChanges(t, got, `modified big.txt`)
+	if _, err := fileSum(r, "big.txt", int64(len(mine))); err != errSizeDiffers {
+		t.Errorf("fileSum of a file of another size: %v, want errSizeDiffers", err)
+	}
+}
+
 func TestWatchDebounceFlushesOnItsOwn(t *testing.T) {
 	w, root := startWatcher(t, WatchOptions{Quiet: 20 * time.Millisecond, MaxWait: 200 * time.Millisecond})
 	cur := w.Cursor()
@@ -265,47 +291,5 @@ func TestWatchCloseStopsAndWaits(t *testing.T) {
 	if n := runtime.NumGoroutine(); n > before {
 		buf := make([]byte, 1<<16)
 		t.Errorf("%d goroutines after Close, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
-	}
-}
-
-// A tree with more directories than MaxDirs (ignored ones not counted) is
-// refused with TooManyDirsError, leaving nothing behind; one at the limit is
-// watched, and directories created later are watched whatever the count.
-func TestWatchMaxDirs(t *testing.T) {
-	r, root, _ := newTree(t)
-	for i := range 9 {
-		writeFile(t, filepath.Join(root, fmt.Sprintf("d%d", i), "f.txt"), "f")
-	}
-	for i := range 30 { // ignored: not counted
-		writeFile(t, filepath.Join(root, "node_modules", fmt.Sprintf("m%d", i), "f.txt"), "f")
-	}
-	dirs := 0
-	entries, _ := os.ReadDir(root)
-	for _, e := range entries {
-		if e.IsDir() && e.Name() != "node_modules" {
-			dirs++
-		}
-	}
-	dirs++ // the root
-	fences := t.TempDir()
-	_, err := NewWatcher(r, WatchOptions{FenceDir: fences, MaxDirs: dirs - 1})
-	var tm *TooManyDirsError
-	if !errors.As(err, &tm) || tm.Max != dirs-1 || !strings.Contains(err.Error(), "too many to watch") {
-		t.Fatalf("NewWatcher past the limit: %v, want TooManyDirsError", err)
-	}
-	if left, _ := os.ReadDir(fences); len(left) != 0 {
-		t.Errorf("marker directories left behind: %v", left)
-	}
-	w, err := NewWatcher(r, WatchOptions{FenceDir: fences, MaxDirs: dirs})
-	if err != nil {
-		t.Fatalf("NewWatcher at the limit: %v", err)
-	}
-	defer w.Close()
-	cur := w.Cursor()
-	writeFile(t, filepath.Join(root, "late", "deeper", "g.txt"), "g")
-	syncWatcher(t, w)
-	got, _ := changesSince(t, w, cur)
-	if !strings.Contains(got, "late/deeper/g.txt") {
-		t.Errorf("a directory made past the limit after the first walk is not watched: %q", got)
 	}
 }

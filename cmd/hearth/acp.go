@@ -72,8 +72,8 @@ const startWait = 15 * time.Second
 // errDaemonExited: the started daemon exited before it was ready.
 var errDaemonExited = errors.New("the daemon exited before it listened")
 
-// dialOrStart connects to the daemon, starting `hearth serve` detached in
-// its own session when no daemon answers. It waits for the daemon's own
+// dialOrStart connects to the daemon, starting `hearth serve` detached
+// (startDaemon) when no daemon answers. It waits for the daemon's own
 // word that it listens (startedDaemon.wait), then dials once. A socket that
 // is not safely the user's own (daemon.ErrUnsafeSocket) is refused, and no
 // daemon is started in its place.
@@ -94,15 +94,38 @@ func dialOrStart(ctx context.Context, cfg daemon.Config, stderr io.Writer) (net.
 	if c, err := daemon.DialSocket(ctx, cfg.Socket); err == nil || errors.Is(err, daemon.ErrUnsafeSocket) {
 		return c, err
 	}
+	var sf *startFailure
 	switch {
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
+	case errors.As(werr, &sf) && sf.taken:
+		return dialWinner(wctx, cfg.Socket, sf)
+	case errors.As(werr, &sf):
+		return nil, sf // its own words
 	case errors.Is(werr, errDaemonExited):
 		return nil, fmt.Errorf("the daemon could not start: %s(full output in %s)", startLogTail(cfg), startLog(cfg))
 	case werr != nil && wctx.Err() != nil:
-		return nil, fmt.Errorf("the daemon did not come up on %s within %s (see %s)", cfg.Socket, startWait, startLog(cfg))
+		return nil, fmt.Errorf("%w on %s within %s (see %s)", errNotUp, cfg.Socket, startWait, startLog(cfg))
 	}
-	return nil, fmt.Errorf("the daemon said it listens on %s but does not answer (see %s): %v", cfg.Socket, startLog(cfg), werr)
+	return nil, fmt.Errorf("%w: it said it listens on %s but does not answer (see %s): %v", errNotUp, cfg.Socket, startLog(cfg), werr)
+}
+
+// dialWinner dials the daemon that won a race to start on socket: it holds
+// the socket's lock from before it binds, so a loser can hear of it before
+// it listens. Nothing tells when it does, so dial with a doubling backoff
+// (5 ms up to 100 ms) until it answers or ctx ends.
+func dialWinner(ctx context.Context, socket string, lost *startFailure) (net.Conn, error) {
+	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
+		c, err := daemon.DialSocket(ctx, socket)
+		if err == nil || errors.Is(err, daemon.ErrUnsafeSocket) {
+			return c, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w: %s, and it did not answer on %s (%v)", errNotUp, lost.msg, socket, err)
+		case <-time.After(wait):
+		}
+	}
 }
 
 // startLogTail is the end of what a daemon that failed to start printed:
@@ -132,10 +155,10 @@ func autoIdleExit() string {
 	return "10m"
 }
 
-// startDaemon starts `hearth serve` detached in its own session, with a
-// way to learn when it is ready (ready_unix.go, ready_windows.go). The
-// process is not waited for: it outlives this one, and is reparented when
-// this one exits.
+// startDaemon starts `hearth serve` through `hearth __spawn` (spawn.go):
+// detached in its own session, and no descendant of this process, so
+// nothing that ends this process or its tree ends it; with a way to learn
+// when it is ready (ready_unix.go, ready_windows.go).
 func startDaemon(cfg daemon.Config) (*startedDaemon, error) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -149,9 +172,8 @@ func startDaemon(cfg daemon.Config) (*startedDaemon, error) {
 		return nil, err
 	}
 	defer logf.Close()
-	cmd := exec.Command(exe, "serve", "--socket", cfg.Socket, "--idle-exit", autoIdleExit())
+	cmd := exec.Command(exe, spawnCommand, "serve", "--socket", cfg.Socket, "--idle-exit", autoIdleExit())
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Dir = "/"
-	detach(cmd)
 	return startReady(cmd)
 }

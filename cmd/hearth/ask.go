@@ -99,7 +99,7 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	var rw io.ReadWriteCloser
 	if *noDaemon {
 		configureSandbox(cfg) // the in-process daemon's shell commands are confined as serve's are
-		c, stop, err := daemonInProcess(cfg)
+		c, stop, err := daemonInProcess(cfg, "hearth ask --no-daemon")
 		if err != nil {
 			return err
 		}
@@ -111,7 +111,10 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			if ctx.Err() != nil {
 				return &exitError{exitAskCancelled, errors.New("cancelled")}
 			}
-			return fmt.Errorf("%w (or run with --no-daemon)", err)
+			if noDaemonHelps(err) {
+				return fmt.Errorf("%w (or run with --no-daemon)", err)
+			}
+			return err
 		}
 		rw = c
 	}

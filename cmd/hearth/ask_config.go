@@ -53,7 +53,7 @@ func configNotes(shell modelSettings, st rpc.Status, inProcess bool) []string {
 	}
 	if diffs := configDiffs(shell, st); len(diffs) > 0 {
 		notes = append(notes, fmt.Sprintf("the running daemon (pid %d) was started with other settings than this shell's: %s. "+
-			"`hearth stop` stops it (the next ask starts one with this shell's settings), or pass --no-daemon",
+			"`hearth stop` stops it (the next ask starts one with this shell's settings)",
 			st.PID, strings.Join(diffs, "; ")))
 	}
 	return notes

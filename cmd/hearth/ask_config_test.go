@@ -22,7 +22,7 @@ func TestConfigNotes(t *testing.T) {
 		"same":                {shell, real, false, nil},
 		"default model named": {shell, func() rpc.Status { s := real; s.Model = "(default)"; return s }(), false, nil},
 		"base url": {modelSettings{Key: key, BaseURL: "http://localhost:9/v1"}, real, false,
-			[]string{"pid 42", "https://api.openai.com/v1", "http://localhost:9/v1", "hearth stop", "--no-daemon"}},
+			[]string{"pid 42", "https://api.openai.com/v1", "http://localhost:9/v1", "hearth stop"}},
 		"key unset in shell": {modelSettings{BaseURL: "https://api.openai.com/v1"}, real, false, []string{"sets no OPENAI_API_KEY"}},
 		"another key":        {shell, func() rpc.Status { s := real; s.APIKey = rpc.MaskSecret(other); return s }(), false, []string{"not this shell's OPENAI_API_KEY"}},
 		"daemon without key": {shell, func() rpc.Status { s := real; s.APIKey = rpc.MaskSecret(""); return s }(), false, []string{"it has no API key"}},

@@ -338,7 +338,8 @@ func TestAskIsWarmTheSecondTime(t *testing.T) {
 }
 
 // ask says when the running daemon's settings differ from the shell's
-// (model, key) without printing either key.
+// (model, key) without printing either key, and how to start one with the
+// shell's.
 func TestAskSaysWhenTheDaemonDiffers(t *testing.T) {
 	e := newAskEnv(t, sim.Options{})
 	if r := e.ask(t, nil, "", "one"); r.code != 0 || strings.Contains(r.stderr, "other settings") {
@@ -348,10 +349,14 @@ func TestAskSaysWhenTheDaemonDiffers(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	for _, want := range []string{"other settings", "other-model", "OPENAI_API_KEY", "hearth stop", "--no-daemon"} {
+	for _, want := range []string{"other settings", "other-model", "OPENAI_API_KEY", "hearth stop"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
 		}
+	}
+	// Not --no-daemon: beside the daemon, on its data directory, it is refused.
+	if strings.Contains(r.stderr, "--no-daemon") {
+		t.Errorf("ask suggests --no-daemon beside the running daemon:\n%s", r.stderr)
 	}
 	if strings.Contains(r.stderr, "sk-another-key-0000") || strings.Contains(r.stderr, "sk-e2e") {
 		t.Errorf("a key was printed:\n%s", r.stderr)

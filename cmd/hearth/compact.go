@@ -34,7 +34,7 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return err // an unsafe socket: say so, do not go around it
 		}
 		// No sandbox to configure: a compaction runs no tool.
-		c, stop, err := daemonInProcess(cfg)
+		c, stop, err := daemonInProcess(cfg, "hearth compact")
 		if err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -180,11 +181,15 @@ func checkBaseURL(ctx context.Context, base string) (string, string, string) {
 	return "ok", name, fmt.Sprintf("%s (%s resolves to %s)", shown, u.Hostname(), addrs[0])
 }
 
-// checkSocketDir applies the daemon's own rules (daemon.CheckSocketDir) to
-// the socket's directory, then looks at the socket.
+// checkSocketDir applies the daemon's own rules to the socket's path
+// (daemon.CanListen: its length, a directory it can write) and directory
+// (daemon.CheckSocketDir), then looks at the socket.
 func checkSocketDir(socket string) (string, string, string) {
 	const name = "socket"
 	dir := filepath.Dir(socket)
+	if err := daemon.CanListen(socket); err != nil {
+		return "fail", name, err.Error()
+	}
 	info, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -279,7 +284,7 @@ func daemonChecks(ctx context.Context, cfg daemon.Config) []check {
 	if err := c.Call(pctx, rpc.MethodHearthProbe, nil, &pr); err != nil {
 		return append(out, check{"warn", "model api", fmt.Sprintf("the daemon cannot probe its model API (%v); it may be older than this hearth: restart it", err)})
 	}
-	return append(out, check{pr.Status, "model api", "the daemon reaches " + rpc.RedactURLs(pr.Detail)})
+	return append(out, check{pr.Status, "model api", "from the daemon: " + rpc.RedactURLs(pr.Detail)})
 }
 
 // probeHere probes the model API a daemon started from this shell would
@@ -329,8 +334,10 @@ func checkDatabase(ctx context.Context, path string) (string, string, string) {
 		return "fail", name, fmt.Sprintf("%v; move the file aside (hearth starts a new one) or restore a backup", err)
 	}
 	defer db.Close()
-	if err := db.IntegrityCheck(ctx); err != nil {
-		return "fail", name, fmt.Sprintf("%v; move %s aside or restore a backup", err, path)
+	if err := db.IntegrityCheck(ctx); errors.Is(err, store.ErrCorrupt) {
+		return "fail", name, err.Error() // it says how to move the file aside
+	} else if err != nil {
+		return "fail", name, fmt.Sprintf("%v; %s", err, cmp.Or(store.Advice(path, err), "move the file aside or restore a backup"))
 	}
 	return "ok", name, path + ": integrity ok"
 }

@@ -174,7 +174,7 @@ func TestDoctorAsksTheRunningDaemon(t *testing.T) {
 	e := newE2E(t)
 	e.serve()
 	code, out := doctorRun(t, e)
-	if !hasLine(out, "ok", "daemon config", "uses http://127.0.0.1:") || !hasLine(out, "ok", "model api", "the daemon reaches ws://127.0.0.1:") ||
+	if !hasLine(out, "ok", "daemon config", "uses http://127.0.0.1:") || !hasLine(out, "ok", "model api", "from the daemon: ws://127.0.0.1:") ||
 		!strings.Contains(out, "key accepted") {
 		t.Errorf("exit %d:\n%s", code, out)
 	}

@@ -97,7 +97,13 @@ func newE2EWith(t testing.TB, opts sim.Options) *e2eEnv {
 // serve starts `hearth serve` and waits for its socket to answer.
 func (e *e2eEnv) serve(args ...string) *exec.Cmd {
 	e.t.Helper()
-	cmd := exec.Command(binary, append([]string{"serve"}, args...)...)
+	return e.serveBinary(binary, args...)
+}
+
+// serveBinary is serve with another build of hearth.
+func (e *e2eEnv) serveBinary(bin string, args ...string) *exec.Cmd {
+	e.t.Helper()
+	cmd := exec.Command(bin, append([]string{"serve"}, args...)...)
 	cmd.Env = e.env
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {

@@ -2,13 +2,18 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/hearthd/hearth/store"
+	"github.com/hearthd/hearth/store/storetest"
 )
 
 // A corrupt database: serve, and inspect without a daemon, fail at once
@@ -55,5 +60,52 @@ func TestAskMissingCwdSaysWhatToDo(t *testing.T) {
 	// Refused before a daemon was started for it: none is left running.
 	if _, err := os.Stat(os.Getenv("HEARTH_SOCKET")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("a daemon was started for an ask that could not succeed (socket: %v)", err)
+	}
+}
+
+// A database damaged in its pages but still opening: serve refuses to
+// start saying which file and the fix; `hearth ask` shows that, the
+// daemon's own error, without suggesting --no-daemon (which would meet the
+// same database); inspect without a daemon and doctor say the same; the
+// file stays where it is.
+func TestDamagedDatabaseSaysWhatToDo(t *testing.T) {
+	dir := isolate(t)
+	path := filepath.Join(dir, "data", "hearth.db")
+	db, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.CreateSession(context.Background(), store.Session{ID: "s1", Root: dir, Mode: "ask", Model: "m"}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	storetest.Damage(t, path, "sessions")
+	fix := "mv " + path + " " + path + ".corrupt"
+
+	serve := exec.Command(binary, "serve")
+	serve.Env = os.Environ()
+	out, err := serve.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), path+" is damaged") || !strings.Contains(string(out), fix) {
+		t.Errorf("serve with a damaged database: %v\n%s", err, out)
+	}
+
+	ask := exec.Command(binary, "ask", "--cwd", dir, "hello")
+	ask.Env = os.Environ()
+	out, err = ask.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.HasPrefix(string(out), "hearth: the daemon could not start: check database: store: "+path+" is damaged") ||
+		!strings.Contains(string(out), fix) || strings.Contains(string(out), "--no-daemon") {
+		t.Errorf("ask with a damaged database: %v\n%s", err, out)
+	}
+
+	code, stdout, stderr := runCLI("inspect")
+	if code != 1 || stdout != "" || !strings.Contains(stderr, path+" is damaged") || !strings.Contains(stderr, fix) || strings.Contains(stderr, "internal error") {
+		t.Errorf("inspect with a damaged database: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	code, stdout, _ = runCLI("doctor")
+	if code != 1 || !regexp.MustCompile(`fail +database +.*`+regexp.QuoteMeta(path+" is damaged")+`.*`+regexp.QuoteMeta(fix)).MatchString(stdout) {
+		t.Errorf("doctor with a damaged database: exit %d\n%s", code, stdout)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Errorf("the damaged database was moved or deleted: %v", err)
 	}
 }

@@ -12,8 +12,10 @@ import (
 // not leave one running (ask --no-daemon, compact with no daemon), with the
 // built-in simulator in simulator mode, and returns the client end of a
 // pipe to it; stop closes the daemon, which waits for the pipe's serving
-// goroutine, then the simulator.
-func daemonInProcess(cfg daemon.Config) (conn io.ReadWriteCloser, stop func(), err error) {
+// goroutine, then the simulator. command names it in the data directory's
+// lock, for a daemon refused beside it.
+func daemonInProcess(cfg daemon.Config, command string) (conn io.ReadWriteCloser, stop func(), err error) {
+	cfg.NoSocket = command
 	simulator := &builtinSim{}
 	if err := simulator.point(&cfg, nil); err != nil {
 		return nil, nil, err

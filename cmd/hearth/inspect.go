@@ -49,6 +49,9 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		defer db.Close()
 		if res, err = daemon.Inspect(cctx, db, p); err != nil {
+			if advice := store.Advice(db.Path(), err); advice != "" {
+				return fmt.Errorf("%w; %s", err, advice)
+			}
 			return err
 		}
 	}

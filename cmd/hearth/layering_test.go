@@ -30,6 +30,10 @@ var allowed = map[string][]string{
 	"cmd/hearth/internal/bench": {"session", "session/sim", "store", "workspace"},
 	// Imported by tests only: isolates them from the user's environment.
 	"internal/testenv": {},
+	// Imported by tests only: the official Responses API request schema.
+	"internal/apischema": {},
+	// Imported by tests only: damages a database as a failing disk does.
+	"store/storetest": {},
 }
 
 // TestLayering fails when a package imports a hearth package it may not:

@@ -120,6 +120,9 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == sandboxCommand {
 		os.Exit(workspace.SandboxExec(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == spawnCommand {
+		os.Exit(runSpawn(os.Args[2:]))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))

@@ -15,11 +15,13 @@ import (
 // descriptors to a child, so readiness is learnt by dialling the socket.
 type startedDaemon struct{}
 
+// startReady runs cmd (`hearth __spawn serve …`), which starts the daemon
+// and exits at once.
 func startReady(cmd *exec.Cmd) (*startedDaemon, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	cmd.Process.Release()
+	cmd.Wait() // a failure is in the start log; wait times out on the socket
 	return &startedDaemon{}, nil
 }
 

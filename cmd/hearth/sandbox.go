@@ -21,7 +21,10 @@ const sandboxCommand = "__sandbox-exec"
 // directory is left out when it lies inside the temp dir (the default
 // /tmp/hearth-$UID without XDG_RUNTIME_DIR): denying it would split the
 // temp dir's grant, and commands could then create nothing directly in
-// /tmp. Landlock before ABI 9 cannot refuse connect(2) to the socket anyway.
+// /tmp. Landlock before ABI 9 cannot refuse connect(2) to the socket anyway:
+// where the network is off the helper hides the socket in a mount namespace
+// (workspace.Sandbox.Socket), and the daemon refuses every connection a
+// command makes (daemon/socket_call.go).
 func configureSandbox(cfg daemon.Config) {
 	exe, err := helperExe()
 	if err != nil {
@@ -35,7 +38,7 @@ func configureSandbox(cfg daemon.Config) {
 	if sockDir != tmp && !strings.HasPrefix(sockDir, tmp+string(filepath.Separator)) {
 		deny = append(deny, sockDir)
 	}
-	workspace.SetSandbox(workspace.Sandbox{Helper: []string{exe, sandboxCommand}, Deny: deny, Write: cacheDirs()})
+	workspace.SetSandbox(workspace.Sandbox{Helper: []string{exe, sandboxCommand}, Deny: deny, Write: cacheDirs(), Socket: cfg.Socket})
 }
 
 // toolEnvNames are the variables HEARTH_TOOL_ENV names: kept when the daemon

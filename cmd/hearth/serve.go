@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -23,7 +24,7 @@ func loadConfig() (daemon.Config, error) {
 	return cfg, err
 }
 
-func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	// A re-executed image (see below) gets the key on the pipe --key-fd
 	// names, its first argument.
 	args, startKey, reexeced, err := takeKeyFD(args)
@@ -51,9 +52,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return &exitError{2, err}
 	}
-	// On a failure before listening the descriptor stays open until the
-	// process exits, after main has printed the error: the starter's EOF
-	// comes when the start log is complete.
+	// A failure before the daemon is ready is told to the starter on the
+	// same descriptor, in the daemon's own words (tellStarter); it closes
+	// when the process exits.
+	defer func() { tellStarter(ready, err) }()
 	fromFile := map[string]bool{}
 	if err := applyEnvFile(fromFile); err != nil {
 		return err
@@ -98,9 +100,24 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if dumpErr != nil {
 		log.Warn("cannot mark the daemon not dumpable: processes of your user may read its memory", "err", dumpErr)
 	}
+	if *stdio {
+		cfg.NoSocket = "hearth serve --stdio"
+	}
+	// The socket first: of daemons started together on one socket, the one
+	// that listens is the one that opens the database; the others exit at
+	// once and their starters' connections queue on its socket meanwhile.
+	var ln net.Listener
+	if !*stdio {
+		if ln, err = daemon.Listen(cfg.Socket); err != nil {
+			return socketFailure{err}
+		}
+	}
 	var simulator builtinSim // closed after the daemon (defers run last first)
 	defer simulator.Close()
 	if err := simulator.point(&cfg, log); err != nil {
+		if ln != nil {
+			ln.Close()
+		}
 		return err
 	}
 	creds := &envCredentials{reload: func() (daemon.Config, error) {
@@ -118,6 +135,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	cfg.Credentials = creds
 	d, err := daemon.New(cfg, log)
 	if err != nil {
+		if ln != nil {
+			ln.Close()
+		}
 		return err
 	}
 	defer d.Close()
@@ -138,10 +158,6 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return nil
 	}
 
-	ln, err := daemon.Listen(cfg.Socket)
-	if err != nil {
-		return err
-	}
 	log.Info("hearth listening", "socket", cfg.Socket, "data", cfg.DataDir, "simulator", cfg.Simulator, "version", version)
 	if ready != nil {
 		// Connections queue on the listening socket until Serve accepts them.
@@ -149,6 +165,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			log.Warn("could not tell the starter the daemon is ready", "err", err)
 		}
 		ready.Close()
+		ready = nil
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- d.Serve(ln) }()

@@ -143,6 +143,9 @@ func printStatus(w io.Writer, st rpc.Status) {
 		if why, ok := strings.CutPrefix(ws.LaneMode, "off: "); ok {
 			fmt.Fprintf(w, "%s: one WebSocket per session: %s\n", visibleLine(ws.Root), visibleLine(why))
 		}
+		if ws.Watch != "" && ws.Watch != "inotify" && ws.Watch != "fsnotify" {
+			fmt.Fprintf(w, "%s: file watching is %s\n", ws.Root, ws.Watch)
+		}
 	}
 }
 

@@ -80,6 +80,21 @@ func TestStatusAfterOneTurn(t *testing.T) {
 }
 
 // plural counts with the right noun.
+// The table names a workspace whose watching is degraded, with the why and
+// the fix the daemon gives, and says nothing of one watched as it should be.
+func TestPrintStatusWatch(t *testing.T) {
+	polling := "polling: cannot watch /p for changes: the inotify watch limit is reached; run `sudo sysctl fs.inotify.max_user_watches=524288`"
+	st := rpc.Status{Workspaces: []rpc.WorkspaceStatus{{Root: "/p", Watch: polling}, {Root: "/q", Watch: "inotify"}}}
+	var b strings.Builder
+	printStatus(&b, st)
+	if !strings.Contains(b.String(), "/p: file watching is "+polling+"\n") {
+		t.Errorf("the degraded workspace is not named:\n%s", b.String())
+	}
+	if strings.Contains(b.String(), "/q: file watching") {
+		t.Errorf("a workspace watched by inotify is reported:\n%s", b.String())
+	}
+}
+
 func TestPlural(t *testing.T) {
 	for n, want := range map[int]string{0: "0 workspaces", 1: "1 workspace", 2: "2 workspaces"} {
 		if got := plural(n, "workspace"); got != want {

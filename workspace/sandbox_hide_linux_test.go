@@ -1,0 +1,73 @@
+package workspace
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestSandboxHidesSocket: with the network off, where the command runs in
+// namespaces of its own, it cannot reach the daemon's socket — the
+// socket's directory is covered, or the socket alone when that directory
+// holds the workspace, whose files stay — and the daemon's directory looks
+// empty. With the network on (no namespace) the socket is reached: there
+// the daemon's check of each connection is the wall. Where user namespaces
+// are refused, nothing is hidden, as the docs say.
+func TestSandboxHidesSocket(t *testing.T) {
+	r, rootDir, _ := newTree(t)
+	writeFile(t, filepath.Join(rootDir, "a.txt"), "kept\n")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	nsErr := helperNetnsErr([]string{exe, sandboxSubcommand})
+	t.Logf("network namespace: %v", nsErr)
+	for _, c := range []struct {
+		name, sock string
+		dirCovered bool
+	}{
+		{"a directory of its own", filepath.Join(t.TempDir(), "run", "h.sock"), true},
+		{"in the workspace", filepath.Join(rootDir, "h.sock"), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if err := os.MkdirAll(filepath.Dir(c.sock), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			l, err := net.Listen("unix", c.sock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			os.WriteFile(filepath.Join(filepath.Dir(c.sock), "lock"), nil, 0o600)
+			SetSandbox(Sandbox{Helper: []string{exe, sandboxSubcommand}, Socket: c.sock})
+			defer SetSandbox(Sandbox{})
+			ts := NewToolset(r)
+			dial := probeCommand(t, "__dial-unix", c.sock)
+			look := dial + "; ls -A " + filepath.Dir(c.sock) + "; cat a.txt"
+
+			on := runShell(t, ts.WithNetwork(Network{}), look, 0).Output
+			if !strings.HasPrefix(on, "connected\n") || !strings.Contains(on, "lock\n") {
+				t.Errorf("with the network on: %q", on)
+			}
+			off := runShell(t, ts.WithNetwork(Network{Off: true, Why: "full-auto mode"}), look, 0).Output
+			t.Logf("off: %q", off)
+			if nsErr != nil {
+				if !strings.HasPrefix(off, "connected\n") {
+					t.Errorf("without namespaces nothing hides the socket, yet: %q", off)
+				}
+				return
+			}
+			if !strings.HasPrefix(off, "dial: ") {
+				t.Errorf("with the network off, the command reached the socket: %q", off)
+			}
+			if got := strings.Contains(off, "lock\n"); got == c.dirCovered {
+				t.Errorf("the socket's directory covered: %v, want %v: %q", !got, c.dirCovered, off)
+			}
+			if !strings.Contains(off, "kept\n") {
+				t.Errorf("the workspace is not as it was: %q", off)
+			}
+		})
+	}
+}
