@@ -299,3 +299,35 @@ func TestReadFileViaEditorBigFile(t *testing.T) {
 		t.Errorf("editor asked %v, want only mid.txt", got)
 	}
 }
+
+// With Creates, apply_patch's added file goes to the editor too, which
+// creates it; a move's destination still goes to disk, since its source is
+// then removed from disk.
+func TestApplyPatchViaEditorCreates(t *testing.T) {
+	r, root, _ := newTree(t)
+	m := filepath.Join(root, "m.txt")
+	writeFile(t, m, "move me\n")
+	ed := &fakeEditor{buffers: map[string]string{m: "move me\n"}}
+	via := ed.both()
+	via.Creates = true
+	res := runVia(t, NewToolset(r), via, "apply_patch", mustJSON(t, map[string]string{"input": "*** Begin Patch\n" +
+		"*** Add File: sub/n.txt\n+new\n" +
+		"*** Update File: m.txt\n*** Move to: moved.txt\n-move me\n+moved\n" +
+		"*** End Patch\n"}))
+	if res.IsError {
+		t.Fatal(res.Output)
+	}
+	n := filepath.Join(root, "sub", "n.txt")
+	if ed.buffers[n] != "new\n" || !res.Files[0].Buffer || !strings.Contains(res.Output, "editor, which creates them") {
+		t.Errorf("the added file: editor %q, result %+v", ed.buffers[n], res)
+	}
+	if _, err := os.Stat(filepath.Dir(n)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("hearth created sub/ on disk: %v", err)
+	}
+	if readBack(t, filepath.Join(root, "moved.txt")) != "moved\n" || res.Files[1].Buffer {
+		t.Error("the move's destination is not on disk")
+	}
+	if _, err := os.Stat(m); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the move's source is still there: %v", err)
+	}
+}
