@@ -184,7 +184,8 @@ func TestApplyPatchThroughShell(t *testing.T) {
 }
 
 // Through an editor that offers fs, a patched file that exists changes in
-// its buffer, computed from the buffer; the disk is left alone.
+// its buffer, computed from the buffer, and an added file goes to the editor
+// too (it creates it); hearth leaves the disk alone.
 func TestApplyPatchViaEditorBuffers(t *testing.T) {
 	td := startDaemon(t, sim.Options{}, "")
 	ed := td.connectBuffers(true, true)
@@ -198,11 +199,15 @@ func TestApplyPatchViaEditorBuffers(t *testing.T) {
 	if got := readA(t, td); got != "alpha\nbeta\n" {
 		t.Errorf("the disk changed to %q", got)
 	}
-	if b, err := os.ReadFile(filepath.Join(td.root, "new", "b.txt")); err != nil || string(b) != "b\n" {
-		t.Errorf("the added file is not on disk: %q, %v", b, err)
+	added := filepath.Join(td.root, "new", "b.txt")
+	if got, _ := ed.buffer(added); got != "b\n" {
+		t.Errorf("the added file's text in the editor = %q", got)
 	}
-	if out := lastToolOutput(t, td); !strings.Contains(out, "unsaved") {
-		t.Errorf("the model was not told the change is unsaved: %q", out)
+	if _, err := os.Stat(filepath.Dir(added)); err == nil {
+		t.Error("hearth created new/ on disk")
+	}
+	if out := lastToolOutput(t, td); !strings.Contains(out, "unsaved") || !strings.Contains(out, "editor, which creates them") {
+		t.Errorf("the model was not told where the changes are: %q", out)
 	}
 	if got := ed.asked(); !slices.Contains(got, "fs/write_text_file "+a) {
 		t.Errorf("editor asked %q", got)

@@ -57,11 +57,13 @@ type openSession struct {
 
 	lastUsed atomic.Int64 // unix nanos of the last lookup, attach or detach: the start of its idle time
 
-	mu       sync.Mutex // guards subs, offered, cancel, prompter, mode, mcp, specs, mcpNotes
+	mu       sync.Mutex // guards subs, offered, cancel, turnDone, prompter, closed, mode, mcp, specs, mcpNotes
 	subs     map[*clientConn]struct{}
 	offered  map[*clientConn]bool // told the session's slash commands (commands.go)
 	cancel   context.CancelFunc   // cancels the running turn; nil when idle
+	turnDone chan struct{}        // closed when the running turn ends; nil when idle
 	prompter *clientConn          // the editor that sent the running prompt: it is asked for permissions
+	closed   bool                 // taken out of Daemon.sessions to be closed: a prompt must look it up again
 	mode     string               // read-only | ask | auto-edit | full-auto
 	mcp      *mcp.Set             // the editor's MCP servers (mcp.go); nil without
 	specs    []json.RawMessage    // the workspace's tool specs, then the MCP tools': what every request carries
@@ -274,6 +276,9 @@ func (d *Daemon) openConversation(ctx context.Context, id string, w *openWorkspa
 // warmed. The caller keeps set when it fails.
 func (d *Daemon) newOpenSession(ctx context.Context, id string, w *openWorkspace, initial []json.RawMessage, items []store.Item, set *mcp.Set) (*openSession, error) {
 	row, err := d.db.Session(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("%w: %s", rpc.ErrUnknownSession, id) // deleted meanwhile
+	}
 	if err != nil {
 		return nil, err
 	}

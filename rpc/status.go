@@ -30,8 +30,9 @@ type Status struct {
 	Clients    int               `json:"clients"`
 	Workspaces []WorkspaceStatus `json:"workspaces"`
 	// Sessions counts the sessions in memory (open; of which idle: no
-	// editor attached and no turn running) and those closed after being
-	// idle since the daemon started (HEARTH_SESSION_IDLE).
+	// editor attached and no turn running) and those closed since the
+	// daemon started: after being idle (HEARTH_SESSION_IDLE), or by their
+	// last editor's session/close.
 	Sessions SessionCounts `json:"sessions"`
 }
 

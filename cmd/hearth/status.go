@@ -121,7 +121,7 @@ func printStatus(w io.Writer, st rpc.Status) {
 	fmt.Fprintf(tw, "clients\t%d\n", st.Clients)
 	fmt.Fprintf(tw, "workspaces\t%s open, %d closed after being idle\n",
 		plural(len(st.Workspaces), "workspace"), st.Sessions.WorkspacesClosed)
-	fmt.Fprintf(tw, "sessions\t%s open (%d idle), %d closed after being idle\n",
+	fmt.Fprintf(tw, "sessions\t%s open (%d idle), %d closed (idle, or by their editors)\n",
 		plural(st.Sessions.Open, "session"), st.Sessions.Idle, st.Sessions.Closed)
 	tw.Flush()
 	if len(st.Workspaces) == 0 {

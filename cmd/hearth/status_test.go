@@ -66,7 +66,7 @@ func TestStatusAfterOneTurn(t *testing.T) {
 	}
 	for _, want := range []string{`model +` + session.DefaultModel,
 		`profile +gpt-5\.x-codex: window 272,000 tokens, reasoning medium \(of low, medium, high, xhigh\), images, parallel tool calls, tool output up to 10,000 tokens, apply_patch \(freeform\)`,
-		`clients +1`, `workspaces +1 workspace open, 0 closed after being idle`, `sessions +1 session open \(0 idle\), 0 closed after being idle`} {
+		`clients +1`, `workspaces +1 workspace open, 0 closed after being idle`, `sessions +1 session open \(0 idle\), 0 closed \(idle, or by their editors\)`} {
 		if !regexp.MustCompile(`(?m)^` + want + `$`).MatchString(out) {
 			t.Errorf("status lacks a line %s:\n%s", want, out)
 		}

@@ -25,8 +25,10 @@
 // ContextWindow and Models; PingInterval and IgnorePings; Hint. Each is described below.
 //
 // Routes: GET {base}/responses upgraded to WebSocket; POST {base}/responses, streaming SSE
-// when the body has stream:true (else the final response as JSON). With Options.APIKey set
-// both require "Authorization: Bearer <key>" (401 JSON error otherwise); empty accepts all.
+// when the body has stream:true (else the final response as JSON); GET {base}/models, the
+// model list (Options.Models, else the default model), which checks a key for free. With
+// Options.APIKey set all require "Authorization: Bearer <key>" (401 JSON error otherwise);
+// empty accepts all.
 //
 // # WebSocket protocol
 //

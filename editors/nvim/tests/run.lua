@@ -682,6 +682,29 @@ local function main()
     select_handler = nil
   end)
 
+  test('a new file is created by the editor, with its directories, and its buffer loaded', function()
+    local path = ws .. '/made/by/hearth.txt'
+    eq(vim.fn.isdirectory(ws .. '/made'), 0, 'made/ does not exist yet')
+    select_handler = function(items, opts, on_choice)
+      for _, o in ipairs(items) do
+        if o.kind == 'allow_once' then
+          return on_choice(o)
+        end
+      end
+    end
+    local from = #sent + 1
+    run('w sim:calls=1 sim:tool=write_file sim:args={"path":"made/by/hearth.txt","content":"new\\nfile\\n"}')
+    select_handler = nil
+    eq(read(path), 'new\nfile\n', 'the file on disk')
+    local b = vim.fn.bufnr(path)
+    truthy(b > 0 and vim.api.nvim_buf_is_loaded(b), 'its buffer is loaded')
+    eq(table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), '|'), 'new|file', 'its lines')
+    eq(vim.bo[b].modified, false, 'it is saved as written')
+    eq(vim.bo[b].buflisted, true, 'it is listed')
+    local replies = fs_replies(from)
+    truthy(#replies >= 1 and replies[#replies].error == nil, 'fs/write_text_file answered: ' .. vim.inspect(replies))
+  end)
+
   test('fs requests: line and limit, text without a final newline, bad params', function()
     local files = require('hearth.files')
     write(ws .. '/noeol.txt', 'x\n')
