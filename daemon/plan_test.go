@@ -139,3 +139,41 @@ func TestParsePlan(t *testing.T) {
 		t.Error("the spec is not JSON")
 	}
 }
+
+// Whatever the model sends, parsePlan never panics, accepts only plans of
+// known statuses with text and at most one step in progress, and the update
+// it makes is valid JSON.
+func FuzzParsePlan(f *testing.F) {
+	f.Add(`{"plan":[{"step":"a","status":"in_progress"},{"step":"b","status":"pending"}]}`)
+	f.Add(`{"explanation":"x","plan":[]}`)
+	f.Add(`{"plan":[{"step":"a","status":"in_progress"},{"step":"b","status":"in_progress"}]}`)
+	f.Add(`{"plan":null}`)
+	f.Fuzz(func(t *testing.T, args string) {
+		steps, msg := parsePlan(args)
+		if msg != "" {
+			if steps != nil {
+				t.Fatalf("refused with steps %v", steps)
+			}
+			return
+		}
+		running := 0
+		for _, s := range steps {
+			switch s.Status {
+			case "in_progress":
+				running++
+			case "pending", "completed":
+			default:
+				t.Fatalf("accepted status %q", s.Status)
+			}
+			if strings.TrimSpace(s.Step) == "" {
+				t.Fatal("accepted a step without text")
+			}
+		}
+		if running > 1 {
+			t.Fatalf("accepted %d steps in progress", running)
+		}
+		if b, err := json.Marshal(planUpdate(steps)); err != nil || !json.Valid(b) {
+			t.Fatalf("update %s: %v", b, err)
+		}
+	})
+}
