@@ -30,8 +30,16 @@ func simCall(t *testing.T, tool string, args any) string {
 
 const testPatch = "*** Begin Patch\n*** Update File: a.txt\n@@\n alpha\n-beta\n+gamma\n*** Add File: new/b.txt\n+b\n*** End Patch\n"
 
-// toolOutputFor is the function_call_output the model got for callID.
+// toolOutputFor is the tool output (function_call_output or
+// custom_tool_call_output) the model got for callID.
 func toolOutputFor(t *testing.T, td *testDaemon, callID string) string {
+	t.Helper()
+	_, out := sentOutput(t, td, callID)
+	return out
+}
+
+// sentOutput is the type and text of the first output sent for callID.
+func sentOutput(t *testing.T, td *testDaemon, callID string) (typ, output string) {
 	t.Helper()
 	for _, rec := range td.sim.Received() {
 		for _, it := range rec.Input {
@@ -40,13 +48,13 @@ func toolOutputFor(t *testing.T, td *testDaemon, callID string) string {
 				CallID string `json:"call_id"`
 				Output string `json:"output"`
 			}
-			if json.Unmarshal(it, &o) == nil && o.Type == "function_call_output" && o.CallID == callID {
-				return o.Output
+			if json.Unmarshal(it, &o) == nil && strings.HasSuffix(o.Type, "_output") && o.CallID == callID {
+				return o.Type, o.Output
 			}
 		}
 	}
-	t.Fatalf("no function_call_output for %s was sent", callID)
-	return ""
+	t.Fatalf("no output for %s was sent", callID)
+	return "", ""
 }
 
 // toolCallID is the id of the one tool call the editor was told of.

@@ -188,7 +188,7 @@ func (c *Conversation) newerHalf() []json.RawMessage {
 	initial := min(c.initialN, len(view))
 	c.mu.Unlock()
 	cut := initial + (len(view)-initial)/2
-	for cut < len(view) && readItem(view[cut]).Type == "function_call_output" {
+	for cut < len(view) && isOutput(readItem(view[cut]).Type) {
 		cut++ // an output whose call was cut away would be refused
 	}
 	return append(view[:initial:initial], view[cut:]...)

@@ -1328,6 +1328,53 @@ local function main()
     eq(fold_of(h), h, 'the replayed thought is folded')
   end)
 
+  test('the plan: one checklist, replaced whole on each update, live and on resume', function()
+    local s = hearth.current_session()
+    -- plans returns how many plan headers the chat holds and the first one's line.
+    local function plans()
+      local lines, n, at = chat_lines(), 0, nil
+      for i, l in ipairs(lines) do
+        if l:find('☰ Plan', 1, true) == 1 then
+          n, at = n + 1, at or i
+        end
+      end
+      return n, at, lines
+    end
+    run('plan read the code; fix the bug')
+    local n, at, lines = plans()
+    eq(n, 1, 'one plan in ' .. vim.inspect(lines))
+    eq(vim.inspect({ lines[at], lines[at + 1], lines[at + 2] }), vim.inspect({ '☰ Plan (0/2 done)', '  [~] read the code', '  [ ] fix the bug' }))
+    eq(find_line(lines, 'update_plan [', true), nil, 'update_plan is not shown as a tool call')
+    run('plan read the code; fix the bug; run the tests')
+    n, at, lines = plans()
+    eq(n, 1, 'still one plan in ' .. vim.inspect(lines))
+    eq(vim.inspect({ lines[at], lines[at + 3] }), vim.inspect({ '☰ Plan (0/3 done)', '  [ ] run the tests' }))
+    truthy(at > find_line(lines, 'plan read the code; fix the bug; run the tests', true), 'the plan moved to the latest turn')
+    -- An update while the plan ends the buffer replaces it in place.
+    local entry = function(content, status)
+      return { content = content, status = status, priority = 'medium' }
+    end
+    local before = #chat_lines()
+    feed_updates(s.id, { { sessionUpdate = 'plan', entries = { entry('read the code', 'completed'), entry('fix the bug', 'in_progress') } } })
+    wait('the plan fed', function()
+      return has_line('☰ Plan (1/2 done)')
+    end)
+    n, at, lines = plans()
+    eq(vim.inspect({ n, lines[at + 1], lines[at + 2] }), vim.inspect({ 1, '  [x] read the code', '  [~] fix the bug' }))
+    truthy(#lines <= before, 'replaced, not appended')
+    -- A resumed session shows the last plan the agent made.
+    local done
+    hearth.resume(s.id, function()
+      done = true
+    end)
+    wait('the replay', function()
+      return done
+    end)
+    n, at, lines = plans()
+    eq(n, 1, 'one plan after resume in ' .. vim.inspect(lines))
+    eq(vim.inspect({ lines[at], lines[at + 1], lines[at + 3] }), vim.inspect({ '☰ Plan (0/3 done)', '  [~] read the code', '  [ ] run the tests' }))
+  end)
+
   test('the daemon killed mid-turn: a clear error, and the next :Hearth works', function()
     local pid = status().pid
     truthy(alive(pid), 'daemon pid ' .. tostring(pid))
@@ -1435,7 +1482,7 @@ local function main()
 
   test(':help hearth opens the documentation', function()
     vim.cmd('helptags ' .. vim.fn.fnameescape(root .. '/doc'))
-    for _, tag in ipairs({ 'hearth', ':Hearth', 'hearth-slash-commands', ':HearthResume', ':HearthMode', ':HearthImage', 'hearth-images', 'hearth-statusline',
+    for _, tag in ipairs({ 'hearth', ':Hearth', 'hearth-slash-commands', ':HearthResume', ':HearthMode', ':HearthImage', 'hearth-images', 'hearth-plan', 'hearth-statusline',
       'hearth-permissions', 'hearth-buffers', 'hearth.setup()', 'hearth-thoughts', 'hl-hearthThought', 'hearth-mcp' }) do
       vim.cmd('help ' .. tag)
       eq(vim.fn.fnamemodify(vim.api.nvim_buf_get_name(0), ':t'), 'hearth.txt', 'help file for ' .. tag)

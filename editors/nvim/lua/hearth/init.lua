@@ -157,14 +157,7 @@ local function on_update(params)
   elseif kind == 'available_commands_update' then
     set_commands(s, u.availableCommands)
   elseif kind == 'plan' then
-    local lines = {}
-    for _, e in ipairs(nn(u.entries) or {}) do
-      local mark = ({ completed = '[x]', in_progress = '[~]' })[nn(e.status)] or '[ ]'
-      table.insert(lines, mark .. ' ' .. tostring(nn(e.content) or ''))
-    end
-    if #lines > 0 then
-      s.chat:note('Plan: ' .. table.concat(lines, ' · '))
-    end
+    require('hearth.plan').show(s.chat, nn(u.entries))
   end
   -- future kinds are not shown.
 end
