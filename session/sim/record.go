@@ -31,6 +31,7 @@ type Received struct {
 	Compressed         bool              // WebSocket: the connection negotiated permessage-deflate
 
 	InputBytes   int           // size of the input field: what the cost model charges for
+	InputTokens  int           // the effective input (cached items, new input, instructions, tools) in tokens, as usage and the window count it; 0 until resolved
 	ProcessDelay time.Duration // Cost.ProcessDelay(InputBytes), set when processing starts
 	OutputDelay  time.Duration // the output's pacing: FirstToken plus one token gap between consecutive deltas of an item
 	Fault        FaultKind     // the injected fault this request consumed, if any

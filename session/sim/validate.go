@@ -90,9 +90,13 @@ func inputTokens(req *request, effBytes int) int {
 	return (effBytes + len(req.fields["instructions"]) + len(req.tools) + 3) / 4
 }
 
-// checkContext refuses an effective input larger than Options.ContextWindow.
-func (s *Server) checkContext(req *request, effBytes int) *apiError {
-	if s.opts.ContextWindow <= 0 || inputTokens(req, effBytes) <= s.opts.ContextWindow {
+// checkContext records the effective input's tokens in record i and refuses an input larger
+// than the model's window (Options.Windows, else Options.ContextWindow).
+func (s *Server) checkContext(i int, req *request, effBytes int) *apiError {
+	n := inputTokens(req, effBytes)
+	s.update(i, func(r *Received) { r.InputTokens = n })
+	w := s.opts.window(modelOr(req.model, s.opts.model()))
+	if w <= 0 || n <= w {
 		return nil
 	}
 	e := contextLengthExceeded()
