@@ -111,3 +111,46 @@ func TestCompactNow(t *testing.T) {
 	}
 	prompt(t, c, "and now?", nil)
 }
+
+// A threshold that trips late: one answer takes the view from below the
+// threshold to past the window, so the summary request chained on it would
+// be refused for its length. The oldest part that fits is summarized first,
+// in a request of its own (in full, not chained), then the rest with that
+// part's summary: no request is refused, none holds more than the window,
+// and the session goes on.
+func TestCompactionPastTheWindowInParts(t *testing.T) {
+	const window = 12_000
+	e := newEnv(t, sim.Options{Windows: map[string]int{"sim-model": window}}, session.Config{Lanes: responses.LanesOn, ContextWindow: window})
+	c := e.open("late")
+	warm(t, c)
+	for _, p := range []string{"one sim:tokens=1500", "two sim:tokens=1500", "three sim:tokens=3000", "four", "five"} {
+		prompt(t, c, p, nil)
+	}
+	recs := e.wait(len(e.sim.Received()))
+	var asks []sim.Received
+	for i, r := range recs {
+		if r.Outcome == "context_length_exceeded" || r.InputTokens > window {
+			t.Fatalf("request %d holds %d tokens: %s", i, r.InputTokens, r.Outcome)
+		}
+		if n := len(r.Input); n > 0 && strings.Contains(string(r.Input[n-1]), "Your context window is nearly full") {
+			asks = append(asks, r)
+		}
+	}
+	if len(asks) != 2 {
+		t.Fatalf("%d summary requests; want two: the oldest part, then the rest", len(asks))
+	}
+	first, last := string(asks[0].Raw), string(asks[1].Raw)
+	if asks[0].PreviousResponseID != "" || asks[1].PreviousResponseID != "" {
+		t.Errorf("a summary request of a view past the window was chained on it")
+	}
+	if !strings.Contains(first, "one sim:") || strings.Contains(first, "three sim:") || strings.Contains(first, "Summary of the conversation") {
+		t.Errorf("the first part is not the oldest turns alone")
+	}
+	if strings.Contains(last, "one sim:") || !strings.Contains(last, "three sim:") || !strings.Contains(last, "Summary of the conversation so far") {
+		t.Errorf("the last part does not carry the first part's summary and the newer turns")
+	}
+	comps, err := e.db.Compactions(context.Background(), "late")
+	if err != nil || len(comps) != 1 || comps[0].ResponseID != asks[1].ResponseID {
+		t.Fatalf("compactions %+v (%v); want one, from the last summary request", comps, err)
+	}
+}
