@@ -242,5 +242,5 @@ func profileStatus(sc session.Config) rpc.Profile {
 	p := sc.Profile
 	return rpc.Profile{Family: p.Family, ContextWindow: sc.ContextWindow, ReasoningLevels: p.ReasoningLevels,
 		Reasoning: sc.ReasoningEffort, Images: p.Images, ParallelTools: p.ParallelToolCalls,
-		ToolOutputTokens: p.ToolOutputTokens, PatchStyle: p.PatchStyle, ShellStyle: p.ShellStyle}
+		ToolOutputTokens: sc.ToolOutputBudget(), PatchStyle: p.PatchStyle, ShellStyle: p.ShellStyle}
 }
