@@ -25,7 +25,13 @@
 // ContextWindow, Windows and Models; PingInterval and IgnorePings; Hint. Each is described below.
 //
 // Routes: GET {base}/responses upgraded to WebSocket; POST {base}/responses, streaming SSE
-// when the body has stream:true (else the final response as JSON). With Options.APIKey set
+// when the body has stream:true (else the final response as JSON); POST
+// {base}/responses/compact, the API's own compaction (compact.go says what follows OpenAI's
+// reference and what is assumed): {id, object: "response.compaction", output, usage}, the
+// output the input's user messages and one sealed compaction item ({type: "compaction", id,
+// encrypted_content}) that a later request may carry instead of what it replaced; its record
+// has Endpoint EndpointCompact. context_management on a create is not modelled: the field is
+// ignored like any unknown one. With Options.APIKey set
 // both require "Authorization: Bearer <key>" (401 JSON error otherwise); empty accepts all.
 //
 // # WebSocket protocol

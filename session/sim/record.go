@@ -12,6 +12,7 @@ import (
 type Received struct {
 	Conn      int       // WebSocket connection number, 1-based in upgrade order; 0 for HTTP
 	Transport string    // "ws" or "http"
+	Endpoint  string    // EndpointCompact for POST …/responses/compact; "" for a create, on either transport
 	At        time.Time // when the frame's first bytes were read (WebSocket) or the handler began, before reading the body (HTTP): the response's schedule begins here unless it waited for its lane
 
 	Type               string            // the frame's type ("response.create"); "" for a protocol error

@@ -270,6 +270,15 @@ func (s *Server) Handshakes() int {
 
 // ServeHTTP routes GET …/responses (WebSocket) and POST …/responses (HTTP, SSE when stream:true).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasSuffix(r.URL.Path, "/responses/compact") && r.Method == http.MethodPost {
+		if !s.enter() {
+			apiError{Status: 503, Type: "server_error", Code: "server_closed", Message: "The simulator is shutting down."}.writeHTTP(w)
+			return
+		}
+		defer s.handlers.Done()
+		s.serveCompact(w, r)
+		return
+	}
 	if !strings.HasSuffix(r.URL.Path, "/responses") {
 		apiError{Status: 404, Type: "invalid_request_error", Code: "not_found",
 			Message: "Unknown path " + r.URL.Path}.writeHTTP(w)

@@ -66,14 +66,18 @@ func itemID(item json.RawMessage) string {
 	return id
 }
 
-// verifyReasoningItem checks a reasoning input item's encrypted_content, if it has one: the
-// content must be one this server's secret sealed. Other items always pass.
+// verifyReasoningItem checks a reasoning input item's encrypted_content, if it has one, and a
+// compaction item's, which it must have: the content must be one this server's secret sealed.
+// Other items always pass.
 func (s *Server) verifyReasoningItem(item json.RawMessage) bool {
 	var v struct {
 		Type             string          `json:"type"`
 		EncryptedContent json.RawMessage `json:"encrypted_content"`
 	}
-	if json.Unmarshal(item, &v) != nil || v.Type != "reasoning" || len(v.EncryptedContent) == 0 || isNull(v.EncryptedContent) {
+	if json.Unmarshal(item, &v) != nil || (v.Type != "reasoning" && v.Type != "compaction") {
+		return true
+	}
+	if v.Type == "reasoning" && (len(v.EncryptedContent) == 0 || isNull(v.EncryptedContent)) {
 		return true
 	}
 	var sealed string
