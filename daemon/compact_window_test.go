@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/coder/acp-go-sdk"
+
 	"github.com/hearthd/hearth/internal/apischema"
+	"github.com/hearthd/hearth/rpc"
 	"github.com/hearthd/hearth/session/sim"
 )
 
@@ -17,10 +20,21 @@ import (
 // threshold counts the last response's output and what is about to be
 // sent, and a summary request never carries more than the window holds),
 // and every request the server received is valid under the official
-// schema.
+// schema. So with the API's own compaction (HEARTH_COMPACTION=server),
+// whose requests are valid bodies of a create too; and a session/load
+// after it shows each prompt once.
 func TestTenPromptsOutgrowAKnownWindow(t *testing.T) {
+	for _, mode := range []string{"local", "server"} {
+		t.Run(mode, func(t *testing.T) { tenPrompts(t, mode) })
+	}
+}
+
+func tenPrompts(t *testing.T, mode string) {
 	const window = 12_000
-	td := startDaemonWith(t, sim.Options{Windows: map[string]int{"sim-model": window}}, "", func(c *Config) { c.ContextWindow = window })
+	td := startDaemonWith(t, sim.Options{Windows: map[string]int{"sim-model": window}}, "", func(c *Config) {
+		c.ContextWindow = window
+		c.Compaction = mode
+	})
 	e := td.connect()
 	e.initialize()
 	id := e.newSession(td.root)
@@ -31,10 +45,13 @@ func TestTenPromptsOutgrowAKnownWindow(t *testing.T) {
 		}
 	}
 	recs := td.waitRequests(len(td.sim.Received()))
-	refused, biggest := 0, 0
+	refused, biggest, compacts := 0, 0, 0
 	for _, r := range recs {
 		if r.Outcome == "context_length_exceeded" {
 			refused++
+		}
+		if r.Endpoint == sim.EndpointCompact {
+			compacts++
 		}
 		biggest = max(biggest, r.InputTokens)
 	}
@@ -48,7 +65,25 @@ func TestTenPromptsOutgrowAKnownWindow(t *testing.T) {
 	if err != nil || len(comps) < 2 {
 		t.Fatalf("compactions %d (%v); want the session compacted more than once", len(comps), err)
 	}
+	if server := mode == "server"; (compacts >= len(comps)) != server || (comps[0].Summary == "") != server {
+		t.Errorf("%s: %d requests to the API's compaction for %d compactions, the first's summary %.40q", mode, compacts, len(comps), comps[0].Summary)
+	}
 	checkSchema(t, recs)
+
+	other := td.connect()
+	other.initialize()
+	other.must(rpc.MethodSessionLoad, acp.LoadSessionRequest{SessionId: id, Cwd: td.root, McpServers: []acp.McpServer{}}, nil)
+	shown := map[string]int{}
+	for _, u := range other.updates() {
+		if m := u.UserMessageChunk; m != nil && m.Content.Text != nil {
+			shown[m.Content.Text.Text]++
+		}
+	}
+	for i := range 10 {
+		if p := fmt.Sprintf("question %d sim:tokens=1500", i); shown[p] != 1 {
+			t.Errorf("session/load showed %q %d times", p, shown[p])
+		}
+	}
 }
 
 // checkSchema validates every request the simulator received against the

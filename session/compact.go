@@ -42,7 +42,9 @@ func (c *Conversation) viewAfter(items []store.Item, last store.Compaction) {
 	for _, it := range items[:c.initialN] {
 		c.ledger.committed = append(c.ledger.committed, it.Data)
 	}
-	c.ledger.committed = append(c.ledger.committed, summaryItem(last.Summary))
+	if last.Summary != "" { // else the API compacted: its output is stored after ThroughSeq
+		c.ledger.committed = append(c.ledger.committed, summaryItem(last.Summary))
+	}
 	c.prefix, c.through = len(c.ledger.committed), last.ThroughSeq
 	for _, it := range items {
 		if it.Seq > last.ThroughSeq {
@@ -151,17 +153,56 @@ func (c *Conversation) Compact(ctx context.Context, sink Sink) (StopReason, erro
 	})
 }
 
-// compact replaces the model's view by [initial items, summary, the running
-// turn's items when they are small] and warms it. The turn owns c.
+// compact replaces the model's view by a shorter one and warms it: with
+// the API's compaction when Config.Compaction asks for it
+// (compactOnServer), else, or when that fails, with a summary the model
+// writes (compactLocally). The turn owns c.
 func (c *Conversation) compact(ctx context.Context, turnID int64, sink Sink, why string) error {
 	if err := c.flush(context.WithoutCancel(ctx), turnID); err != nil {
 		return err
 	}
+	c.mu.Lock()
+	before := len(c.ledger.committed)
+	c.mu.Unlock()
+	how := "the API's compaction"
+	err := errors.New("not asked for")
+	if c.client.Config().Compaction == CompactServer {
+		if err = c.compactOnServer(ctx, turnID, why); err != nil && ctx.Err() == nil {
+			c.log.Info("the API's compaction failed; compacting with a summary", "err", err)
+		}
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		if err := c.compactLocally(ctx, turnID, why); err != nil {
+			return err
+		}
+		how = "a summary"
+	}
+	c.mu.Lock()
+	after := len(c.ledger.committed)
+	c.mu.Unlock()
+	if sink != nil {
+		sink.Notice(fmt.Sprintf("hearth: compacted this session (%s) with %s: %d items are now %d; "+
+			"the whole history stays in `hearth inspect %s`.", why, how, before, after, c.id))
+	}
+	c.log.Info("compacted", "why", why, "how", how, "items_before", before, "items_after", after)
+	// The next request chains on the compacted view.
+	if _, err := c.exchange(ctx, turnID, false, nil); err != nil && !errors.Is(err, errNoWarmupOverHTTP) {
+		c.log.Info("warm-up of the compacted view failed; the next request is full", "err", err)
+	}
+	return nil
+}
+
+// compactLocally makes the view [initial items, summary, the running turn's
+// items when they are small], the summary the model's (summarize), and
+// records the compaction.
+func (c *Conversation) compactLocally(ctx context.Context, turnID int64, why string) error {
 	summary, respID, err := c.summarize(ctx, turnID)
 	if err != nil {
 		return err
 	}
-
 	cfg := c.client.Config()
 	c.mu.Lock()
 	n := len(c.ledger.committed)
@@ -178,33 +219,30 @@ func (c *Conversation) compact(ctx context.Context, turnID int64, sink Sink, why
 	through := c.seqOfLocked(keep) - 1
 	initial := append([]json.RawMessage(nil), c.ledger.committed[:c.initialN]...)
 	tail := append([]json.RawMessage(nil), c.ledger.committed[keep:]...)
-	before := n
 	c.mu.Unlock()
 
 	if _, err := c.db.AddCompaction(context.WithoutCancel(ctx), store.Compaction{SessionID: c.id, ThroughSeq: through,
 		Summary: summary, ResponseID: respID, Reason: why}); err != nil {
 		return storeErr(fmt.Errorf("compact: %w", err))
 	}
+	c.adopt(append(append(initial, summaryItem(summary)), tail...), len(initial)+1, len(initial)+1, through)
+	return nil
+}
+
+// adopt makes view the model's view: its items from prefix on are the
+// stored items after through, and those from turn on the running turn's
+// (kept as they were). Nothing of the old view's counts or baseline holds
+// for it.
+func (c *Conversation) adopt(view []json.RawMessage, prefix, turn int, through int64) {
 	c.mu.Lock()
-	c.ledger.committed = append(append(initial, summaryItem(summary)), tail...)
-	c.prefix, c.through = len(initial)+1, through
-	c.turnStart = c.prefix
+	defer c.mu.Unlock()
+	c.ledger.committed = view
+	c.prefix, c.through = prefix, through
+	c.turnStart = turn
 	c.input, c.converted = nil, 0
 	c.base = nil
 	c.lastInput, c.lastOutput, c.counted = 0, 0, 0
-	after := len(c.ledger.committed)
-	c.compactedAt = after
-	c.mu.Unlock()
-	if sink != nil {
-		sink.Notice(fmt.Sprintf("hearth: compacted this session (%s): %d items are now a summary and %d items; "+
-			"the whole history stays in `hearth inspect %s`.", why, before, after, c.id))
-	}
-	c.log.Info("compacted", "why", why, "items_before", before, "items_after", after, "through", through)
-	// The next request chains on the compacted view.
-	if _, err := c.exchange(ctx, turnID, false, nil); err != nil && !errors.Is(err, errNoWarmupOverHTTP) {
-		c.log.Info("warm-up of the compacted view failed; the next request is full", "err", err)
-	}
-	return nil
+	c.compactedAt = len(view)
 }
 
 // summarize asks the model for the hand-off summary of the view, aside

@@ -154,3 +154,95 @@ func TestCompactionPastTheWindowInParts(t *testing.T) {
 		t.Fatalf("compactions %+v (%v); want one, from the last summary request", comps, err)
 	}
 }
+
+// With HEARTH_COMPACTION=server the session compacts with the API's
+// compaction: the view goes up whole, the answer (the user's messages and
+// an encrypted compaction item) becomes the view after the initial items,
+// is stored, and survives a restart; no request is refused for its length,
+// the compaction's own included (a view past the window goes up in parts).
+// When the endpoint fails, the local summary compacts instead.
+func TestServerCompaction(t *testing.T) {
+	const window = 12_000
+	e := newEnv(t, sim.Options{Windows: map[string]int{"sim-model": window}},
+		session.Config{Lanes: responses.LanesOn, ContextWindow: window, Compaction: session.CompactServer})
+	c := e.open("server")
+	warm(t, c)
+	for _, p := range []string{"one sim:tokens=1500", "two sim:tokens=1500", "three sim:tokens=3000", "four"} {
+		prompt(t, c, p, nil)
+	}
+	recs := e.wait(len(e.sim.Received()))
+	var compact *sim.Received
+	parts := 0
+	for i, r := range recs {
+		if r.Outcome == "context_length_exceeded" || r.InputTokens > window {
+			t.Fatalf("request %d holds %d tokens: %s", i, r.InputTokens, r.Outcome)
+		}
+		if r.Endpoint == sim.EndpointCompact {
+			compact = &recs[i]
+			parts++
+		}
+		if n := len(r.Input); n > 0 && strings.Contains(string(r.Input[n-1]), "Your context window is nearly full") {
+			t.Fatalf("request %d asked the model for a summary", i)
+		}
+	}
+	// The view was past the window when the threshold tripped: its oldest
+	// part went first, then the rest with that part's compaction.
+	if parts != 2 || compact.Model != "sim-model" || !strings.Contains(string(compact.Raw), `"instructions":"test instructions"`) ||
+		!strings.Contains(string(compact.Raw), `"type":"compaction"`) {
+		t.Fatalf("%d compaction requests; want two, the last with the session's settings and the first's compaction item", parts)
+	}
+	comps, err := e.db.Compactions(context.Background(), "server")
+	if err != nil || len(comps) != 1 || comps[0].Summary != "" || comps[0].ResponseID != compact.ResponseID {
+		t.Fatalf("compactions %+v (%v)", comps, err)
+	}
+	tr := c.Transcript()
+	if itemType(tr[len(tr)-1]) == "compaction" || !strings.Contains(string(tr[0]), "one sim:") {
+		t.Fatalf("the view after the turn: %d items, first %.80s", len(tr), tr[0])
+	}
+	compacted := false
+	for _, it := range tr {
+		compacted = compacted || itemType(it) == "compaction"
+		if strings.Contains(string(it), "tok1499") {
+			t.Fatalf("the view still holds an answer the compaction replaced")
+		}
+	}
+	if !compacted {
+		t.Fatal("the view holds no compaction item")
+	}
+	// Reopened: the view is rebuilt from the stored compaction items.
+	c.Close()
+	c2 := e.reopen("server")
+	warm(t, c2)
+	all := e.wait(len(e.sim.Received()))
+	rw := string(all[len(all)-1].Raw)
+	if !strings.Contains(rw, `"type":"compaction"`) || strings.Contains(rw, "tok1499") || strings.Count(rw, "one sim:tokens=1500") != 1 {
+		t.Fatalf("the re-warm after reopening is not the compacted view")
+	}
+	prompt(t, c2, "after the restart", nil)
+}
+
+// An API compaction that fails leaves the view as it was, and the local
+// summary compacts instead.
+func TestServerCompactionFallsBack(t *testing.T) {
+	e := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn, Compaction: session.CompactServer})
+	e.sim.InjectFault(sim.Fault{Kind: sim.FaultServerError, Match: func(r sim.Received) bool { return r.Endpoint == sim.EndpointCompact }})
+	c := e.open("fallback")
+	warm(t, c)
+	prompt(t, c, "remember the word walrus", nil)
+	if stop, err := c.Compact(context.Background(), nil); err != nil || stop != session.StopEndTurn {
+		t.Fatalf("Compact: %s %v", stop, err)
+	}
+	comps, _ := e.db.Compactions(context.Background(), "fallback")
+	if len(comps) != 1 || comps[0].Summary == "" {
+		t.Fatalf("compactions %+v; want the local summary", comps)
+	}
+	recs := e.wait(len(e.sim.Received()))
+	tried := false
+	for _, r := range recs {
+		tried = tried || (r.Endpoint == sim.EndpointCompact && r.Outcome == "server_error")
+	}
+	if !tried {
+		t.Fatal("the API's compaction was not tried")
+	}
+	prompt(t, c, "and now?", nil)
+}
