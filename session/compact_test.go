@@ -246,3 +246,40 @@ func TestServerCompactionFallsBack(t *testing.T) {
 	}
 	prompt(t, c, "and now?", nil)
 }
+
+// A session reopened with a window its view no longer fits (a smaller
+// model) is not warmed — the warm-up would be refused for its length — and
+// its first prompt compacts, in parts, before its request: nothing is
+// refused.
+func TestReopenedPastTheWindow(t *testing.T) {
+	e := newEnv(t, sim.Options{Windows: map[string]int{"small": 8000}}, session.Config{Lanes: responses.LanesOn})
+	c := e.open("shrunk")
+	warm(t, c)
+	for _, p := range []string{"one sim:tokens=1500", "two sim:tokens=1500", "three sim:tokens=1500"} {
+		prompt(t, c, p, nil)
+	}
+	c.Close()
+	cfg := e.client.Config()
+	small := session.NewClient(session.Config{BaseURL: cfg.BaseURL, Instructions: cfg.Instructions, Model: "small",
+		Lanes: responses.LanesOn, ContextWindow: 8000}, nil)
+	t.Cleanup(func() { small.Close() })
+	from := len(e.sim.Received())
+	c2, err := session.Open(context.Background(), session.Options{ID: "shrunk", Client: small, DB: e.db, Tools: e.tools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c2.Close() })
+	c2.Warm()
+	if done, _ := c2.WarmupDone(); done != nil {
+		t.Fatal("a view past the window was warmed")
+	}
+	prompt(t, c2, "four", nil)
+	for i, r := range e.wait(len(e.sim.Received()))[from:] {
+		if r.Outcome == "context_length_exceeded" || r.InputTokens > 8000 {
+			t.Fatalf("request %d after reopening holds %d tokens: %s", i, r.InputTokens, r.Outcome)
+		}
+	}
+	if comps, _ := e.db.Compactions(context.Background(), "shrunk"); len(comps) != 1 {
+		t.Fatalf("%d compactions; want the first prompt's", len(comps))
+	}
+}
