@@ -253,7 +253,7 @@ func (c *Conversation) summarize(ctx context.Context, turnID int64) (summary, re
 	cfg := c.client.Config()
 	ask := []json.RawMessage{UserMessage(compactionPrompt)}
 	size := c.nextInput() + tokensOf(ask...)
-	budget := int(cfg.CompactAt * float64(cfg.ContextWindow))
+	budget := int(cfg.CompactAt * float64(cfg.ContextWindow)) // 0 when the window is unknown
 	if cfg.ContextWindow <= 0 || size <= cfg.ContextWindow {
 		r, err := c.exchangeAside(ctx, turnID, nil, ask)
 		if err == nil {
@@ -262,9 +262,10 @@ func (c *Conversation) summarize(ctx context.Context, turnID int64) (summary, re
 		if responses.Classify(err) != responses.KindContextLength {
 			return "", "", fmt.Errorf("compact: the summary request: %w", err)
 		}
-		// The server's window is smaller than the view: half of it fits.
-		if budget <= 0 || budget >= size {
-			budget = size / 2
+		// The server's window is smaller than the view: half of it fits
+		// (summarizeParts halves the view's items when budget is 0).
+		if budget >= size {
+			budget = 0
 		}
 	}
 	return c.summarizeParts(ctx, turnID, budget, ask)

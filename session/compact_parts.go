@@ -19,12 +19,13 @@ import (
 // refuses for its length is tried again at half the budget.
 
 // maxPartRefusals bounds the parts refused for their length in one
-// compaction (each halves the budget).
-const maxPartRefusals = 6
+// compaction (each halves the room for items).
+const maxPartRefusals = 3
 
 // summarizeParts summarizes the view in parts of at most budget tokens
 // each (the settings, the initial items, the summary so far, the part and
-// the prompt ask).
+// the prompt ask); budget 0 (the window is unknown, and the server refused
+// the view) leaves room for half of the view's items.
 func (c *Conversation) summarizeParts(ctx context.Context, turnID int64, budget int, ask []json.RawMessage) (summary, respID string, err error) {
 	c.convert()
 	c.mu.Lock()
@@ -37,6 +38,9 @@ func (c *Conversation) summarizeParts(ctx context.Context, turnID int64, budget 
 	}
 	head, body := view[:initial:initial], view[initial:]
 	fixed := (len(key)+3)/4 + tokensOf(head...) + tokensOf(ask...)
+	if budget <= 0 {
+		budget = fixed + tokensOf(body...)/2
+	}
 	var carried []json.RawMessage // the summary of the parts before, as an item
 	refusals := 0
 	for i := 0; ; {
@@ -50,7 +54,7 @@ func (c *Conversation) summarizeParts(ctx context.Context, turnID int64, budget 
 		if err != nil {
 			if responses.Classify(err) == responses.KindContextLength && refusals < maxPartRefusals {
 				refusals++
-				budget /= 2
+				budget -= room / 2
 				continue
 			}
 			return "", "", fmt.Errorf("compact: the summary request for items %d to %d of %d: %w", i+1, next, len(body), err)
