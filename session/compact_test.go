@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hearthd/hearth/internal/apischema"
 	"github.com/hearthd/hearth/session"
 	"github.com/hearthd/hearth/session/responses"
 	"github.com/hearthd/hearth/session/sim"
@@ -153,6 +154,27 @@ func TestCompactionPastTheWindowInParts(t *testing.T) {
 	if err != nil || len(comps) != 1 || comps[0].ResponseID != asks[1].ResponseID {
 		t.Fatalf("compactions %+v (%v); want one, from the last summary request", comps, err)
 	}
+	validRequests(t, recs)
+}
+
+// validRequests checks every request against the official Responses API
+// schema: a WebSocket response.create as ResponsesClientEventResponseCreate,
+// an HTTP body (a compaction's too) as CreateResponse.
+func validRequests(t *testing.T, recs []sim.Received) {
+	t.Helper()
+	for i, r := range recs {
+		def := "CreateResponse"
+		if r.Transport == "ws" {
+			def = "ResponsesClientEventResponseCreate"
+		}
+		rs, err := apischema.Responses(def)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := apischema.Validate(rs, r.Raw); err != nil {
+			t.Errorf("request %d (%s) is not valid under the official schema: %v", i, def, err)
+		}
+	}
 }
 
 // With HEARTH_COMPACTION=server the session compacts with the API's
@@ -209,6 +231,7 @@ func TestServerCompaction(t *testing.T) {
 	if !compacted {
 		t.Fatal("the view holds no compaction item")
 	}
+	validRequests(t, recs)
 	// Reopened: the view is rebuilt from the stored compaction items.
 	c.Close()
 	c2 := e.reopen("server")
