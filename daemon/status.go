@@ -242,7 +242,7 @@ func profileStatus(sc session.Config) rpc.Profile {
 	p := sc.Profile
 	return rpc.Profile{Family: p.Family, ContextWindow: sc.ContextWindow, ReasoningLevels: p.ReasoningLevels,
 		Reasoning: sc.ReasoningEffort, Images: p.Images, ParallelTools: p.ParallelToolCalls,
-		ToolOutputTokens: p.ToolOutputTokens, PatchStyle: p.PatchStyle, ShellStyle: p.ShellStyle}
+		ToolOutputTokens: sc.ToolOutputBudget(), PatchStyle: p.PatchStyle, ShellStyle: p.ShellStyle}
 }
 
 // stateNames gives each connection state its name on the wire (status
