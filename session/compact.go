@@ -68,7 +68,7 @@ func (c *Conversation) seqOfLocked(i int) int64 {
 // overWindow says whether the view, as the last response counted it plus
 // what is staged, is past the compaction threshold.
 func (c *Conversation) overWindow() bool {
-	cfg := c.client.Config()
+	cfg := c.Config()
 	if cfg.ContextWindow <= 0 {
 		return false
 	}
@@ -109,7 +109,7 @@ func (c *Conversation) compact(ctx context.Context, turnID int64, sink Sink, why
 		return err
 	}
 
-	cfg := c.client.Config()
+	cfg := c.Config()
 	c.mu.Lock()
 	n := len(c.ledger.committed)
 	// Keep the running turn's items if they are small (a quarter of the

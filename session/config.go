@@ -76,6 +76,10 @@ type Config struct {
 	// its next request; a context_length_exceeded refusal compacts too.
 	ContextWindow int
 	CompactAt     float64
+
+	// What WithDefaults took from Profile rather than from the user, so a
+	// session's own model (Choose) brings its own instead.
+	profileWindow, profileEffort bool
 }
 
 // Transport is the part of c the Responses transport reads.
@@ -103,12 +107,14 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.ReasoningEffort == "" {
 		c.ReasoningEffort = c.Profile.DefaultReasoning
+		c.profileEffort = true
 	}
 	if c.ReasoningSummary == "" {
 		c.ReasoningSummary = DefaultReasoningSummary
 	}
 	if c.ContextWindow == 0 {
 		c.ContextWindow = c.Profile.ContextWindow
+		c.profileWindow = true
 	}
 	if c.CompactAt <= 0 || c.CompactAt >= 1 {
 		c.CompactAt = 0.8
@@ -127,6 +133,28 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.MaxRetryWait == 0 {
 		c.MaxRetryWait = time.Minute
+	}
+	return c
+}
+
+// Choose is c (with its defaults) for a session that chose its own model
+// and reasoning effort ("": the configured one). Another model brings its
+// profile, and its window unless HEARTH_CONTEXT_WINDOW set one; the effort
+// is the chosen one, else the configured one when the model takes it, else
+// the model's default. An effort the model does not take is never sent.
+func (c Config) Choose(model, effort string) Config {
+	c = c.WithDefaults()
+	if model != "" && model != c.Model {
+		c.Model, c.Profile = model, ProfileOf(model)
+		if c.profileWindow {
+			c.ContextWindow = c.Profile.ContextWindow
+		}
+		if c.profileEffort || !c.Profile.Takes(c.ReasoningEffort) {
+			c.ReasoningEffort = c.Profile.DefaultReasoning
+		}
+	}
+	if effort != "" && c.Profile.Takes(effort) {
+		c.ReasoningEffort = effort
 	}
 	return c
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hearthd/hearth/store"
 )
@@ -44,6 +45,10 @@ type Options struct {
 	// transcript is empty, before the warm-up, so they are part of the
 	// baseline.
 	Initial []json.RawMessage
+
+	// Choice is the session's own model and reasoning effort, over the
+	// Client's configuration (SetChoice).
+	Choice Choice
 }
 
 // Conversation is one ACP session's agent loop: its transcript, its lane on
@@ -59,7 +64,7 @@ type Conversation struct {
 
 	turn chan struct{} // token held by the running Prompt: one turn at a time
 
-	mu     sync.Mutex // guards the fields from lane to lastInput
+	mu     sync.Mutex // guards the fields from lane to lastUsed
 	lane   string
 	ledger ledger            // the transcript and what is staged for the next commit (commit.go)
 	input  []json.RawMessage // the replay forms of ledger.committed[:converted]: what a full request sends
@@ -77,8 +82,10 @@ type Conversation struct {
 	initialN  int   // leading items outside any turn (AGENTS.md), kept by a compaction
 	turnStart int   // transcript index of the running turn's first item
 	lastInput int   // input tokens of the last response (its usage): the view's size
+	lastUsed  int   // input and output tokens of the last response: the context's size (ContextUsage)
 
 	setCache settingsCache
+	choice   atomic.Pointer[Choice] // the session's own model and effort (choice.go)
 
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc
@@ -105,6 +112,7 @@ func Open(ctx context.Context, o Options) (*Conversation, error) {
 		id: o.ID, client: o.Client, db: o.DB, tools: o.Tools, log: log.With("session", o.ID),
 		turn: make(chan struct{}, 1), lane: o.Client.api.NewLane(), ctx: cctx, cancel: cancel,
 	}
+	c.choice.Store(&o.Choice)
 	o.Client.register(c)
 	for _, it := range items {
 		if it.TurnID != 0 {

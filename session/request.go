@@ -74,7 +74,11 @@ func (c *Conversation) send(ctx context.Context, turnID int64, generate bool, si
 		c.failed(ctx, conn, st, reqID, err, first)
 		return nil, err
 	}
-	return c.settle(ctx, turnID, conn, o, reqID, r, first, sink != nil)
+	r, err = c.settle(ctx, turnID, conn, o, reqID, r, first, sink != nil)
+	if err == nil && sink != nil {
+		c.tellUsage(sink)
+	}
+	return r, err
 }
 
 // outgoing is one request, prepared: what it sends and what the store and
@@ -261,6 +265,7 @@ func (c *Conversation) settle(ctx context.Context, turnID int64, conn responses.
 	defer c.mu.Unlock()
 	if r.usage.Input > 0 {
 		c.lastInput = int(r.usage.Input)
+		c.lastUsed = int(r.usage.Input + r.usage.Output)
 	}
 	b := &baseline{conn: conn, lane: o.lane, settings: o.key, input: o.full, responseID: r.id}
 	if r.staged {
