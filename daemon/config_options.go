@@ -59,11 +59,13 @@ func selectOption(id, name string, cat acp.SessionConfigOptionCategory, desc, cu
 		Options: acp.SessionConfigSelectOptions{Ungrouped: &values}}}
 }
 
-// modelValues are the models a session may choose: the configured one and
-// the current one, then hearth's list (session.Models), each once.
+// modelValues are the models a session may choose, each once, in an order
+// that does not change with the choice: the configured one, hearth's list
+// (session.Models), then the current one (a model chosen when it was the
+// configured one).
 func modelValues(current, configured string) acp.SessionConfigSelectOptionsUngrouped {
 	var out acp.SessionConfigSelectOptionsUngrouped
-	for _, m := range append([]string{configured, current}, session.Models...) {
+	for _, m := range append(append([]string{configured}, session.Models...), current) {
 		if slices.ContainsFunc(out, func(o acp.SessionConfigSelectOption) bool { return string(o.Value) == m }) {
 			continue
 		}
