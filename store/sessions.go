@@ -19,14 +19,15 @@ type Session struct {
 	Root        string // the workspace root; filled on read
 	Mode        string
 	Model       string // the model it was created with, or ChosenModel
-	// ChosenModel and ChosenEffort are the session's own model and
-	// reasoning effort (SetSessionChoice; "" follows the configuration).
-	// Filled by Session only.
-	ChosenModel, ChosenEffort string
 	Title       string
 	Created     time.Time
 	Updated     time.Time // metadata change or start of a turn
 	Spare       bool      // made ahead of time, nobody's yet: not listed (TakeSpare, DeleteSpares)
+
+	// ChosenModel and ChosenEffort are the session's own model and
+	// reasoning effort (SetSessionChoice; "" follows the configuration).
+	// Filled by Session only.
+	ChosenModel, ChosenEffort string
 }
 
 // SessionSummary is a Session as listed for a picker: a snapshot with its

@@ -74,7 +74,9 @@ func TestShellLiveOutputIsBounded(t *testing.T) {
 		}
 	})
 	done := make(chan Result, 1)
-	go func() { done <- runShell(t, ts, "echo start; head -c 100000 /dev/zero | tr '\\0' x; echo; echo end; read x < go-on", 0) }()
+	go func() {
+		done <- runShell(t, ts, "echo start; head -c 100000 /dev/zero | tr '\\0' x; echo; echo end; read x < go-on", 0)
+	}()
 	out := waitShown(t, shown, func(out string) bool { return strings.HasSuffix(out, "end\n") })
 	if !strings.HasPrefix(out, "start\n") || !strings.Contains(out, "bytes omitted") || len(out) > liveHeadBytes+liveTailBytes+100 {
 		t.Fatalf("shown %d bytes: %.80q … %.80q", len(out), out, out[max(0, len(out)-80):])
