@@ -35,6 +35,7 @@ func (d *Daemon) mux(c *clientConn) *rpc.Mux {
 	m.HandleStaged(rpc.MethodSessionNew, c.storeErrors(c.prepareNew))
 	m.HandleStaged(rpc.MethodSessionPrompt, c.storeErrors(c.preparePrompt))
 	m.HandleStaged(rpc.MethodSessionResume, c.storeErrors(c.prepareResume))
+	m.Handle(rpc.MethodSessionSetConfigOption, c.gated(c.setConfigOption))
 	m.Handle(rpc.MethodSessionSetMode, c.gated(c.setMode))
 	return m
 }
@@ -116,6 +117,8 @@ func (c *clientConn) newSession(ctx context.Context, params json.RawMessage) (ac
 	if err != nil {
 		return acp.NewSessionResponse{}, err
 	}
+	cfg := w.client.Config() // a new session (a spare too) has chosen nothing
+	options := d.configOptions(ModeAsk, cfg, cfg.Model)
 	initial := agentsContext(w.root.Path())
 	// The workspace's spare, warm already (its tools are the workspace's:
 	// not for a session with MCP servers); else a new session whose warm-up
@@ -135,7 +138,7 @@ func (c *clientConn) newSession(ctx context.Context, params json.RawMessage) (ac
 		}
 	}
 	s.attach(c)
-	return acp.NewSessionResponse{SessionId: acp.SessionId(s.id), Modes: modes}, nil
+	return acp.NewSessionResponse{SessionId: acp.SessionId(s.id), Modes: modes, ConfigOptions: options}, nil
 }
 
 func newSessionID() string {
@@ -328,7 +331,8 @@ func (c *clientConn) prepareLoad(ctx context.Context, params json.RawMessage) (f
 		mode := s.mode
 		s.mu.Unlock()
 		c.offerAfterReply(rctx, s.id, true)
-		return acp.LoadSessionResponse{Modes: c.d.modeState(mode)}, nil
+		c.usageAfterReply(rctx, s)
+		return acp.LoadSessionResponse{Modes: c.d.modeState(mode), ConfigOptions: c.d.sessionOptions(s)}, nil
 	}, nil
 }
 

@@ -57,6 +57,11 @@ type openSession struct {
 
 	lastUsed atomic.Int64 // unix nanos of the last lookup, attach or detach: the start of its idle time
 
+	// changing serializes changes of the mode, model and effort
+	// (config_options.go): each is stored, applied and told before the
+	// next, so every editor hears them in the order they took effect.
+	changing sync.Mutex
+
 	mu       sync.Mutex // guards subs, offered, cancel, turnDone, prompter, closed, mode, mcp, specs, patchStyle, mcpNotes
 	subs     map[*clientConn]struct{}
 	offered  map[*clientConn]bool // told the session's slash commands (commands.go)
@@ -296,7 +301,7 @@ func (d *Daemon) newOpenSession(ctx context.Context, id string, w *openWorkspace
 	}
 	conv, err := session.Open(ctx, session.Options{
 		ID: id, Client: w.client, DB: d.db, Tools: &sessionTools{d: d, s: s},
-		Log: d.log, Initial: initial, Items: items,
+		Log: d.log, Initial: initial, Items: items, Choice: session.Choice{Model: row.ChosenModel, Effort: row.ChosenEffort},
 	})
 	if err != nil {
 		return nil, err
@@ -433,7 +438,7 @@ func (t *sessionTools) Concurrent(name string) bool {
 // takes.
 func (t *sessionTools) Run(ctx context.Context, call session.ToolCall) session.ToolResult {
 	res := t.run(ctx, call)
-	res.Output = session.ClipOutput(res.Output, t.s.ws.client.Config().ToolOutputBudget())
+	res.Output = session.ClipOutput(res.Output, t.s.conv.Config().ToolOutputBudget()) // the session's model's
 	return res
 }
 
@@ -473,7 +478,7 @@ func (t *sessionTools) run(ctx context.Context, call session.ToolCall) session.T
 	mode := t.s.mode
 	t.s.mu.Unlock()
 	start := time.Now()
-	r := ws.tools.WithNetwork(shellNetwork(t.d.cfg.ShellNetwork, mode)).RunVia(ctx, ed, call.Name, args)
+	r := ws.tools.WithNetwork(shellNetwork(t.d.cfg.ShellNetwork, mode)).WithLive(t.liveOutput(call)).RunVia(ctx, ed, call.Name, args)
 	if ws.watcher != nil {
 		ws.watcher.Touch(start, r.Locations...) // a tree too big to watch whole is watched where the tools go
 	}

@@ -188,7 +188,8 @@ func (c *clientConn) prepareResume(ctx context.Context, params json.RawMessage) 
 		mode := s.mode
 		s.mu.Unlock()
 		c.offerAfterReply(rctx, s.id, true)
-		return acp.ResumeSessionResponse{Modes: c.d.modeState(mode)}, nil
+		c.usageAfterReply(rctx, s)
+		return acp.ResumeSessionResponse{Modes: c.d.modeState(mode), ConfigOptions: c.d.sessionOptions(s)}, nil
 	}, nil
 }
 

@@ -63,7 +63,12 @@ const (
 	// MethodSessionRequestPermission (session/request_permission, agent →
 	// client call): ask the user to allow a tool call, during a prompt.
 	MethodSessionRequestPermission = "session/request_permission"
-	// MethodSessionSetMode (session/set_mode, call): switch the session mode.
+	// MethodSessionSetConfigOption (session/set_config_option, call): set
+	// one of a session's config options (mode, model, thought_level);
+	// answers with all of them.
+	MethodSessionSetConfigOption = "session/set_config_option"
+	// MethodSessionSetMode (session/set_mode, call): switch the session mode
+	// (kept for clients without config options; the mode option agrees).
 	MethodSessionSetMode = "session/set_mode"
 	// MethodSessionUpdate (session/update, agent → client notification):
 	// streamed message chunks, tool calls, plans; order matters.

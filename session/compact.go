@@ -126,7 +126,7 @@ func (c *Conversation) nextInput() int {
 // initial items, the summary and the running turn's items) is not
 // compacted again until something new is added to it.
 func (c *Conversation) overWindow() bool {
-	cfg := c.client.Config()
+	cfg := c.Config()
 	if cfg.ContextWindow <= 0 {
 		return false
 	}
@@ -166,7 +166,7 @@ func (c *Conversation) compact(ctx context.Context, turnID int64, sink Sink, why
 	c.mu.Unlock()
 	how := "the API's compaction"
 	err := errors.New("not asked for")
-	if c.client.Config().Compaction == CompactServer {
+	if c.Config().Compaction == CompactServer {
 		if err = c.compactOnServer(ctx, turnID, why); err != nil && ctx.Err() == nil {
 			c.log.Info("the API's compaction failed; compacting with a summary", "err", err)
 		}
@@ -203,7 +203,8 @@ func (c *Conversation) compactLocally(ctx context.Context, turnID int64, why str
 	if err != nil {
 		return err
 	}
-	cfg := c.client.Config()
+
+	cfg := c.Config()
 	c.mu.Lock()
 	n := len(c.ledger.committed)
 	// Keep the running turn's items if they are small (a quarter of the
@@ -250,7 +251,7 @@ func (c *Conversation) adopt(view []json.RawMessage, prefix, turn int, through i
 // question fit the window, else (or when the server refuses it for its
 // length) in parts no larger than the window holds (summarizeParts).
 func (c *Conversation) summarize(ctx context.Context, turnID int64) (summary, respID string, err error) {
-	cfg := c.client.Config()
+	cfg := c.Config()
 	ask := []json.RawMessage{UserMessage(compactionPrompt)}
 	size := c.nextInput() + tokensOf(ask...)
 	budget := int(cfg.CompactAt * float64(cfg.ContextWindow)) // 0 when the window is unknown

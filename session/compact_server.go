@@ -74,7 +74,7 @@ func (c *Conversation) compactOnServer(ctx context.Context, turnID int64, why st
 // and its output less the initial items (view[:initial]) it repeats, which
 // must hold a compaction item.
 func (c *Conversation) compactParts(ctx context.Context, set responses.Settings, view []json.RawMessage, initial int) (*responses.Compacted, []json.RawMessage, error) {
-	cfg := c.client.Config()
+	cfg := c.Config()
 	head, body := view[:initial:initial], view[initial:]
 	budget := int(cfg.CompactAt * float64(cfg.ContextWindow))
 	var carried []json.RawMessage // the output so far, as replay forms

@@ -85,6 +85,10 @@ type Config struct {
 	// ToolOutputTokens bounds one tool's output as the model sees it
 	// (ClipOutput); 0 = the profile's. ToolOutputBudget is what applies.
 	ToolOutputTokens int
+
+	// What WithDefaults took from Profile rather than from the user, so a
+	// session's own model (Choose) brings its own instead.
+	profileWindow, profileEffort, profileTools bool
 }
 
 // Compaction modes (Config.Compaction, HEARTH_COMPACTION).
@@ -129,12 +133,14 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.ReasoningEffort == "" {
 		c.ReasoningEffort = c.Profile.DefaultReasoning
+		c.profileEffort = true
 	}
 	if c.ReasoningSummary == "" {
 		c.ReasoningSummary = DefaultReasoningSummary
 	}
 	if c.ContextWindow == 0 {
 		c.ContextWindow = c.Profile.ContextWindow
+		c.profileWindow = true
 	}
 	if c.CompactAt <= 0 || c.CompactAt >= 1 {
 		c.CompactAt = 0.8
@@ -144,6 +150,7 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.ToolOutputTokens == 0 {
 		c.ToolOutputTokens = c.Profile.ToolOutputTokens
+		c.profileTools = true
 	}
 	if c.WarmupTimeout == 0 {
 		c.WarmupTimeout = 15 * time.Second
@@ -159,6 +166,31 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.MaxRetryWait == 0 {
 		c.MaxRetryWait = time.Minute
+	}
+	return c
+}
+
+// Choose is c (with its defaults) for a session that chose its own model
+// and reasoning effort ("": the configured one). Another model brings its
+// profile, and its window unless HEARTH_CONTEXT_WINDOW set one; the effort
+// is the chosen one, else the configured one when the model takes it, else
+// the model's default. An effort the model does not take is never sent.
+func (c Config) Choose(model, effort string) Config {
+	c = c.WithDefaults()
+	if model != "" && model != c.Model {
+		c.Model, c.Profile = model, ProfileOf(model)
+		if c.profileWindow {
+			c.ContextWindow = c.Profile.ContextWindow
+		}
+		if c.profileTools {
+			c.ToolOutputTokens = c.Profile.ToolOutputTokens
+		}
+		if c.profileEffort || !c.Profile.Takes(c.ReasoningEffort) {
+			c.ReasoningEffort = c.Profile.DefaultReasoning
+		}
+	}
+	if effort != "" && c.Profile.Takes(effort) {
+		c.ReasoningEffort = effort
 	}
 	return c
 }

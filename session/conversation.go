@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hearthd/hearth/store"
 )
@@ -44,6 +45,10 @@ type Options struct {
 	// transcript is empty, before the warm-up, so they are part of the
 	// baseline.
 	Initial []json.RawMessage
+
+	// Choice is the session's own model and reasoning effort, over the
+	// Client's configuration (SetChoice).
+	Choice Choice
 }
 
 // Conversation is one ACP session's agent loop: its transcript, its lane on
@@ -84,6 +89,7 @@ type Conversation struct {
 	compactedAt         int // the view's length after the last compaction: compact again only once it grew
 
 	setCache settingsCache
+	choice   atomic.Pointer[Choice] // the session's own model and effort (choice.go)
 
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc
@@ -110,6 +116,7 @@ func Open(ctx context.Context, o Options) (*Conversation, error) {
 		id: o.ID, client: o.Client, db: o.DB, tools: o.Tools, log: log.With("session", o.ID),
 		turn: make(chan struct{}, 1), lane: o.Client.api.NewLane(), ctx: cctx, cancel: cancel,
 	}
+	c.choice.Store(&o.Choice)
 	o.Client.register(c)
 	for _, it := range items {
 		if it.TurnID != 0 {

@@ -77,6 +77,11 @@ var profiles = []struct {
 		Images: true, ParallelToolCalls: true, ToolOutputTokens: defaultToolOutputTokens, ShellStyle: ShellCommand}},
 }
 
+// Models are the models editors offer to choose from (the model config
+// option): one or two of each family above, newest first. Any other model
+// is still used when HEARTH_MODEL names it.
+var Models = []string{"gpt-5.3-codex", "gpt-5.2-codex", "gpt-5.4", "gpt-5.2", "gpt-4.1", "o3", "o4-mini", "gpt-4o"}
+
 // unknownProfile is what a model no row matches gets: no known window (so
 // compaction waits for the server's refusal), reasoning asked for at
 // medium with every level allowed (as before profiles: the default model
@@ -109,6 +114,10 @@ func (p Profile) clone() Profile {
 
 // Reasons reports whether the family takes a reasoning effort.
 func (p Profile) Reasons() bool { return len(p.ReasoningLevels) > 0 }
+
+// Takes reports whether the family accepts reasoning effort e: one of its
+// levels, or "none" (no reasoning object is sent).
+func (p Profile) Takes(e string) bool { return e == "none" || slices.Contains(p.ReasoningLevels, e) }
 
 // ContextWindowOf is the input window, in tokens, of the model's family;
 // 0 when it is not known.

@@ -68,3 +68,44 @@ func TestConfigDefaultsFromProfile(t *testing.T) {
 		t.Fatalf("overrides lost: effort %q, window %d", c.ReasoningEffort, c.ContextWindow)
 	}
 }
+
+// Every model editors are offered is one hearth knows the family of.
+func TestModelsHaveProfiles(t *testing.T) {
+	for _, m := range Models {
+		if p := ProfileOf(m); p.Family == "unknown" || p.ContextWindow == 0 {
+			t.Errorf("%s: profile %+v", m, p)
+		}
+	}
+}
+
+// Choose: a session's model brings its profile's window and default
+// effort, unless the user set them; an effort the model does not take is
+// never chosen.
+func TestConfigChoose(t *testing.T) {
+	base := Config{Model: "gpt-5.3-codex"}.WithDefaults()
+	for _, tc := range []struct {
+		name          string
+		cfg           Config
+		model, effort string
+		wantEffort    string
+		wantWindow    int
+	}{
+		{"nothing chosen", base, "", "", "medium", 272_000},
+		{"effort only", base, "", "xhigh", "xhigh", 272_000},
+		{"an effort the model does not take", base, "", "minimal", "medium", 272_000},
+		{"a model that does not reason", base, "gpt-4o", "", "none", 128_000},
+		{"its effort", base, "gpt-4o", "high", "none", 128_000},
+		{"o-series", base, "o3", "high", "high", 200_000},
+		{"the user's window stays", Config{Model: "gpt-5.3-codex", ContextWindow: 50_000}, "o3", "", "medium", 50_000},
+		{"the user's effort stays when taken", Config{Model: "gpt-5.3-codex", ReasoningEffort: "high"}, "o3", "", "high", 200_000},
+		{"the user's effort goes when not", Config{Model: "gpt-5.3-codex", ReasoningEffort: "xhigh"}, "o3", "", "medium", 200_000},
+	} {
+		c := tc.cfg.Choose(tc.model, tc.effort)
+		if c.ReasoningEffort != tc.wantEffort || c.ContextWindow != tc.wantWindow {
+			t.Errorf("%s: effort %q, window %d; want %q, %d", tc.name, c.ReasoningEffort, c.ContextWindow, tc.wantEffort, tc.wantWindow)
+		}
+		if tc.model != "" && (c.Model != tc.model || c.Profile.Family != ProfileOf(tc.model).Family) {
+			t.Errorf("%s: model %s, family %s", tc.name, c.Model, c.Profile.Family)
+		}
+	}
+}

@@ -74,7 +74,11 @@ func (c *Conversation) send(ctx context.Context, turnID int64, generate bool, si
 		c.failed(ctx, conn, st, reqID, err, first)
 		return nil, err
 	}
-	return c.settle(ctx, turnID, conn, o, reqID, r, first, sink != nil)
+	r, err = c.settle(ctx, turnID, conn, o, reqID, r, first, sink != nil)
+	if err == nil && sink != nil {
+		c.tellUsage(sink)
+	}
+	return r, err
 }
 
 // outgoing is one request, prepared: what it sends and what the store and

@@ -18,11 +18,16 @@ type Session struct {
 	WorkspaceID int64
 	Root        string // the workspace root; filled on read
 	Mode        string
-	Model       string
+	Model       string // the model it was created with, or ChosenModel
 	Title       string
 	Created     time.Time
 	Updated     time.Time // metadata change or start of a turn
 	Spare       bool      // made ahead of time, nobody's yet: not listed (TakeSpare, DeleteSpares)
+
+	// ChosenModel and ChosenEffort are the session's own model and
+	// reasoning effort (SetSessionChoice; "" follows the configuration).
+	// Filled by Session only.
+	ChosenModel, ChosenEffort string
 }
 
 // SessionSummary is a Session as listed for a picker: a snapshot with its
@@ -81,10 +86,10 @@ func (db *DB) Session(ctx context.Context, id string) (Session, error) {
 	err := db.read(func(r *sql.DB) error {
 		var created, updated int64
 		err := r.QueryRowContext(ctx, `
-			SELECT s.id, s.workspace_id, w.root, s.mode, s.model, s.title, s.created, s.updated
+			SELECT s.id, s.workspace_id, w.root, s.mode, s.model, s.chosen_model, s.chosen_effort, s.title, s.created, s.updated
 			FROM sessions s JOIN workspaces w ON w.id = s.workspace_id
 			WHERE s.id = ?`, id).
-			Scan(&s.ID, &s.WorkspaceID, &s.Root, &s.Mode, &s.Model, &s.Title, &created, &updated)
+			Scan(&s.ID, &s.WorkspaceID, &s.Root, &s.Mode, &s.Model, &s.ChosenModel, &s.ChosenEffort, &s.Title, &created, &updated)
 		if errors.Is(err, sql.ErrNoRows) {
 			return ErrNotFound
 		}
@@ -212,6 +217,25 @@ func (db *DB) SetSessionTitle(ctx context.Context, id, title string) error {
 func (db *DB) SetSessionMode(ctx context.Context, id, mode string) error {
 	if err := db.updateSession(ctx, id, `UPDATE sessions SET mode = ?, updated = ? WHERE id = ?`, mode); err != nil {
 		return fmt.Errorf("store: set mode of session %s: %w", id, err)
+	}
+	return nil
+}
+
+// SetSessionChoice records a session's own model and reasoning effort ("":
+// the configuration's) and bumps its Updated time. A chosen model becomes
+// the session's Model too, which inspect shows.
+func (db *DB) SetSessionChoice(ctx context.Context, id, model, effort string) error {
+	err := db.write(ctx, func(tx *wtx) error {
+		res, err := tx.ExecContext(ctx, `
+			UPDATE sessions SET chosen_model = ?1, chosen_effort = ?2, model = CASE WHEN ?1 = '' THEN model ELSE ?1 END, updated = ?3
+			WHERE id = ?4`, model, effort, nanos(now()), id)
+		if err != nil {
+			return err
+		}
+		return mustAffect(res)
+	})
+	if err != nil {
+		return fmt.Errorf("store: set model of session %s: %w", id, err)
 	}
 	return nil
 }

@@ -79,6 +79,25 @@ func TestSessionRoundTrip(t *testing.T) {
 	if s.Title != "Renamed" || s.Mode != "code" || !s.Updated.After(created) {
 		t.Errorf("after updates: %+v", s)
 	}
+
+	// A chosen model is the session's model; choosing none again keeps it.
+	if s.ChosenModel != "" || s.ChosenEffort != "" {
+		t.Errorf("nothing chosen yet: %q, %q", s.ChosenModel, s.ChosenEffort)
+	}
+	for _, ch := range []struct{ model, effort, wantModel string }{
+		{"o3", "high", "o3"},
+		{"", "low", "o3"},
+	} {
+		if err := db.SetSessionChoice(ctx, "s1", ch.model, ch.effort); err != nil {
+			t.Fatal(err)
+		}
+		if s, err = db.Session(ctx, "s1"); err != nil {
+			t.Fatal(err)
+		}
+		if s.ChosenModel != ch.model || s.ChosenEffort != ch.effort || s.Model != ch.wantModel {
+			t.Errorf("after SetSessionChoice(%q, %q): chosen %q, %q; model %q", ch.model, ch.effort, s.ChosenModel, s.ChosenEffort, s.Model)
+		}
+	}
 }
 
 func TestSessionNotFound(t *testing.T) {
@@ -88,6 +107,7 @@ func TestSessionNotFound(t *testing.T) {
 	_, checks["Session"] = db.Session(ctx, "nope")
 	checks["SetSessionTitle"] = db.SetSessionTitle(ctx, "nope", "t")
 	checks["SetSessionMode"] = db.SetSessionMode(ctx, "nope", "m")
+	checks["SetSessionChoice"] = db.SetSessionChoice(ctx, "nope", "o3", "")
 	checks["DeleteSession"] = db.DeleteSession(ctx, "nope")
 	_, checks["BeginTurn"] = db.BeginTurn(ctx, "nope")
 	checks["EndTurn"] = db.EndTurn(ctx, 42, TurnCompleted, "", "")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 )
@@ -104,7 +105,13 @@ func (ts *Toolset) shell(ctx context.Context, d *toolDef, raw json.RawMessage) R
 	}
 	title := commandTitle(command)
 	argv, helper := shellArgv(ts.root.Path(), command, ts.net)
-	run := runCommand(ctx, ts.root.Path(), argv, helper, currentToolEnv(), time.Duration(timeoutMS)*time.Millisecond)
+	var live io.Writer
+	if ts.live != nil {
+		l := startLive(ts.live)
+		defer l.stop() // before the result: the call's last update is its end
+		live = l
+	}
+	run := runCommand(ctx, ts.root.Path(), argv, helper, currentToolEnv(), time.Duration(timeoutMS)*time.Millisecond, live)
 	if run.err != nil {
 		return Result{IsError: true, Title: title, Output: fmt.Sprintf("cannot run the command: %v", run.err)}
 	}

@@ -127,6 +127,10 @@ type Toolset struct {
 	ed   Editor  // the editor of the one call a copy made by via runs; zero on the shared Toolset
 	net  Network // the network of the one call a copy made by WithNetwork runs; zero (on) on the shared Toolset
 
+	// live shows a running command's output, for the one call a copy
+	// made by WithLive runs; nil on the shared Toolset.
+	live func(output string)
+
 	// OnWrite, if set, is called just before each write of write_file,
 	// edit_file or apply_patch with the file's workspace-relative path and
 	// its new content (which the callee must not modify), on the goroutine

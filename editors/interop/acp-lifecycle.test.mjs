@@ -8,14 +8,14 @@
 
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 
 import * as acp from '@agentclientprotocol/sdk';
 
-import { daemonLog, hearthBin, removeDir, shortTempDir, startChild, startSim, stopChild, stopDaemon, tempDir, withTimeout } from './helpers.mjs';
-import { SchemaCheck } from './schema-check.mjs';
+import { assertSchema, editor, hearthEnv } from './acp-editor.mjs';
+import { daemonLog, hearthBin, removeDir, startChild, startSim, stopChild, stopDaemon, tempDir, withTimeout } from './helpers.mjs';
 
 const KEY = 'sk-interop-life-' + randomBytes(6).toString('hex');
 
@@ -31,78 +31,8 @@ after(async () => {
   await stopChild(sim);
 });
 
-/** An environment of its own: socket, data, HOME (the env file), the simulator as the model API. */
-async function hearthEnv(extra) {
-  const home = await shortTempDir('hl-');
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('OPENAI_') && !k.startsWith('HEARTH_')));
-  Object.assign(env, {
-    HOME: home,
-    HEARTH_SOCKET: path.join(home, 's'),
-    HEARTH_DATA_DIR: path.join(home, 'd'),
-    OPENAI_BASE_URL: simURL,
-    ...extra,
-  });
-  return { home, env, socket: env.HEARTH_SOCKET, dataDir: env.HEARTH_DATA_DIR };
-}
-
-/**
- * An editor: the official SDK's client on a `hearth acp` relay, every
- * message hearth sends checked against the schema. It records the updates,
- * the fs calls, and answers permission requests with allow_once; files it
- * is asked to write are written as an editor writes them (a missing one
- * created with its directories).
- */
-function editor(name, env) {
-  const relay = startChild(hearthBin(), ['acp'], { env, keepStdout: false });
-  const check = new SchemaCheck(name);
-  const ed = { relay, check, updates: [], fsCalls: [], permissions: 0, waiters: [] };
-  const notify = () => {
-    for (const w of [...ed.waiters]) if (w.pred()) w.resolve();
-  };
-  ed.waitFor = (pred, what, ms = 20_000) =>
-    pred()
-      ? Promise.resolve()
-      : withTimeout(new Promise((resolve) => ed.waiters.push({ pred, resolve })), ms, what, () => relay.out.stderr);
-  ed.app = acp
-    .client({ name })
-    .onNotification(acp.methods.client.session.update, ({ params }) => {
-      ed.updates.push(params);
-      notify();
-    })
-    .onRequest(acp.methods.client.session.requestPermission, ({ params }) => {
-      ed.permissions++;
-      const allow = params.options.find((o) => o.kind === 'allow_once');
-      return { outcome: { outcome: 'selected', optionId: allow.optionId } };
-    })
-    .onRequest(acp.methods.client.fs.readTextFile, async ({ params }) => {
-      ed.fsCalls.push({ method: 'read', path: params.path });
-      return { content: await readFile(params.path, 'utf8') };
-    })
-    .onRequest(acp.methods.client.fs.writeTextFile, async ({ params }) => {
-      ed.fsCalls.push({ method: 'write', path: params.path, content: params.content });
-      await mkdir(path.dirname(params.path), { recursive: true });
-      await writeFile(params.path, params.content);
-      return {};
-    });
-  ed.run = async (op, what, ms = 45_000) => {
-    await relay.spawned;
-    const { writable, readable } = check.streams(relay.child.stdin, relay.child.stdout);
-    return withTimeout(ed.app.connectWith(acp.ndJsonStream(writable, readable), op), ms, what, () => relay.out.stderr);
-  };
-  ed.of = (sessionId, kind) => ed.updates.filter((u) => u.sessionId === sessionId && (!kind || u.update.sessionUpdate === kind)).map((u) => u.update);
-  return ed;
-}
-
-function assertSchema(t, ...eds) {
-  for (const ed of eds) {
-    t.diagnostic(`${ed.check.name}: checked ${ed.check.summary()}`);
-    assert.deepEqual(ed.check.violations, [], `messages that break the ACP schema`);
-    assert.ok(ed.check.checked.size > 0, 'something was checked');
-  }
-}
-
 test('sessions through the official ACP SDK: commands at once, titles, a new file through the editor, resume, load, close, delete — every message valid', { timeout: 120_000 }, async (t) => {
-  const { home, env, socket, dataDir } = await hearthEnv({ OPENAI_API_KEY: KEY });
+  const { home, env, socket, dataDir } = await hearthEnv(simURL, { OPENAI_API_KEY: KEY });
   const ws = await tempDir('hearth-interop-life-');
   await writeFile(path.join(ws, 'a.txt'), 'alpha\n');
   const a = editor('editor-a', env);
@@ -166,7 +96,9 @@ test('sessions through the official ACP SDK: commands at once, titles, a new fil
       const resumed = await ctx.request(acp.methods.agent.session.resume, { sessionId, cwd: ws, mcpServers: [] });
       assert.equal(resumed.modes.currentModeId, 'auto-edit');
       await b.waitFor(() => b.of(sessionId, 'available_commands_update').length > 0, 'available_commands_update after session/resume');
-      assert.deepEqual(b.of(sessionId).filter((u) => u.sessionUpdate !== 'available_commands_update'), [], 'resume replays nothing');
+      // The commands, and how full the context is: the session's state, not its history.
+      const state = ['available_commands_update', 'usage_update'];
+      assert.deepEqual(b.of(sessionId).filter((u) => !state.includes(u.sessionUpdate)), [], 'resume replays nothing');
 
       // load: the replay (checked against the schema like everything else).
       await ctx.request(acp.methods.agent.session.load, { sessionId, cwd: ws, mcpServers: [] });
@@ -204,7 +136,7 @@ test('sessions through the official ACP SDK: commands at once, titles, a new fil
 });
 
 test('the login through the official ACP SDK: auth_required with HEARTH_SIMULATOR=off and no key, the terminal auth method run as an editor runs it, then sessions work', { timeout: 90_000 }, async (t) => {
-  const { home, env, socket } = await hearthEnv({ HEARTH_SIMULATOR: 'off' });
+  const { home, env, socket } = await hearthEnv(simURL, { HEARTH_SIMULATOR: 'off' });
   const ws = await tempDir('hearth-interop-login-');
   const ed = editor('editor-login', env);
   try {

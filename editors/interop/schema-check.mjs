@@ -114,6 +114,16 @@ export class SchemaCheck {
     }
   }
 
+  /**
+   * Checks a recorded conversation, for a client whose streams cannot be
+   * wrapped (one that starts `hearth acp` itself): `sent` is what the
+   * client wrote, `received` what hearth wrote, each newline-delimited.
+   */
+  transcript(sent, received) {
+    this.#feed('out', sent.endsWith('\n') ? sent : sent + '\n');
+    this.#feed('in', received.endsWith('\n') ? received : received + '\n');
+  }
+
   /** A line the client sent: its requests' ids name the methods hearth answers. */
   #sent(line) {
     let msg;

@@ -416,7 +416,7 @@ local function main()
   })
 
   test('commands exist after loading plugin/hearth.lua', function()
-    for _, c in ipairs({ 'Hearth', 'HearthNew', 'HearthResume', 'HearthCancel', 'HearthStatus', 'HearthMode', 'HearthImage' }) do
+    for _, c in ipairs({ 'Hearth', 'HearthNew', 'HearthResume', 'HearthCancel', 'HearthStatus', 'HearthMode', 'HearthModel', 'HearthEffort', 'HearthImage' }) do
       eq(vim.fn.exists(':' .. c), 2, ':' .. c)
     end
   end)
@@ -1207,6 +1207,98 @@ local function main()
     end
   end)
 
+  test(':HearthModel and :HearthEffort send session/set_config_option; the statusline shows model, effort and context left', function()
+    local s = run('how full are you?')
+    local model = truthy(require('hearth.options').find(s.options, 'model'), 'a model option: ' .. vim.inspect(s.options))
+    eq(model.current, 'gpt-5.3-codex', 'the configured model')
+    truthy(s.usage, 'a usage_update after the answer')
+    eq(s.usage.size, 272000, "the window of the model's profile")
+    truthy(hearth.session_line():match('^gpt%-5%.3%-codex · medium · %d+%% context left$'), 'session line: ' .. hearth.session_line())
+    local from, nfrom = #sent + 1, #notes + 1
+    vim.cmd('HearthModel o3')
+    wait('the model answer', function()
+      return noted('^hearth: model: o3$', vim.log.levels.INFO, nfrom) ~= nil
+    end)
+    local req
+    for i = from, #sent do
+      if sent[i].method == 'session/set_config_option' then
+        req = sent[i]
+      end
+    end
+    truthy(req, 'session/set_config_option was sent')
+    eq(req.params.configId, 'model')
+    eq(req.params.value, 'o3')
+    eq(table.concat(vim.fn.getcompletion('HearthEffort ', 'cmdline'), ' '), 'low medium high', "o3's efforts complete")
+    -- without an argument: pick from the efforts the agent offers
+    select_handler = function(items, opts, on_choice)
+      eq(opts.prompt, 'hearth reasoning effort')
+      for _, v in ipairs(items) do
+        if v.value == 'high' then
+          return on_choice(v)
+        end
+      end
+    end
+    vim.cmd('HearthEffort')
+    wait('the effort switch', function()
+      local e = require('hearth.options').find(s.options, 'thought_level')
+      return e and e.current == 'high'
+    end)
+    select_handler = nil
+    -- o3's window, from the usage the choice told
+    wait("o3's window", function()
+      return s.usage.size == 200000
+    end)
+    truthy(hearth.session_line():match('^o3 · high · %d+%% context left$'), 'session line: ' .. hearth.session_line())
+    -- another editor's choice reaches this one as config_option_update
+    feed_updates(s.id, { { sessionUpdate = 'config_option_update', configOptions = {
+      { id = 'model', name = 'Model', category = 'model', type = 'select', currentValue = 'gpt-4o',
+        options = { { value = 'o3', name = 'o3' }, { value = 'gpt-4o', name = 'gpt-4o' } } },
+    } } })
+    truthy(hearth.session_line():match('^gpt%-4o · %d+%% context left$'), 'after config_option_update: ' .. hearth.session_line())
+    nfrom = #notes + 1
+    vim.cmd('HearthEffort high')
+    truthy(noted('offers no reasoning effort', vim.log.levels.WARN, nfrom), 'no effort for a model that does not reason')
+    vim.cmd('HearthModel gpt-5.3-codex')
+    wait('the model back', function()
+      local m = require('hearth.options').find(s.options, 'model')
+      return m and m.current == 'gpt-5.3-codex'
+    end)
+  end)
+
+  test("a running command's output shows in the chat before it ends", function()
+    local fifo = ws .. '/go-on'
+    os.remove(fifo)
+    eq(vim.fn.system({ 'mkfifo', fifo }), '', 'mkfifo')
+    select_handler = function(items, opts, on_choice)
+      for _, o in ipairs(items) do
+        if o.kind == 'allow_once' then
+          return on_choice(o)
+        end
+      end
+    end
+    local before = turns_done
+    local cmd = 'echo first; read x < go-on; echo second'
+    vim.cmd('Hearth r sim:calls=1 sim:tool=shell sim:args=' .. rpc.json.encode({ command = cmd }):gsub(' ', '\\u0020'))
+    wait('the first line while the command runs', function()
+      return find_line(chat_lines(), require('hearth.chat').OUT .. 'first', true) ~= nil
+    end)
+    eq(turns_done, before, 'the turn is still running')
+    local lines = last_turn(chat_lines())
+    truthy(find_line(lines, '⏺ Run ' .. cmd .. ' [in_progress]', true), 'the call runs: ' .. vim.inspect(lines))
+    eq(find_line(lines, require('hearth.chat').OUT .. 'second', true), nil, 'not yet the second line')
+    vim.fn.system({ 'sh', '-c', 'echo > go-on' })
+    wait('the turn to end', function()
+      return turns_done > before
+    end)
+    select_handler = nil
+    lines = last_turn(chat_lines())
+    local i = truthy(find_line(lines, '⏺ Run ' .. cmd .. ' [completed]', true), 'completed: ' .. vim.inspect(lines))
+    eq(lines[i + 1], require('hearth.chat').OUT .. 'first')
+    eq(lines[i + 2], require('hearth.chat').OUT .. 'second')
+    eq(find_line(lines, require('hearth.chat').OUT .. 'first', true), i + 1, 'the output once, not once per update')
+    os.remove(fifo)
+  end)
+
   test('session times: local, "today 14:02", "yesterday 09:30", "Nov 28 16:40"', function()
     local when = require('hearth.when')
     local tz = vim.env.TZ
@@ -1482,7 +1574,7 @@ local function main()
 
   test(':help hearth opens the documentation', function()
     vim.cmd('helptags ' .. vim.fn.fnameescape(root .. '/doc'))
-    for _, tag in ipairs({ 'hearth', ':Hearth', 'hearth-slash-commands', ':HearthResume', ':HearthMode', ':HearthImage', 'hearth-images', 'hearth-plan', 'hearth-statusline',
+    for _, tag in ipairs({ 'hearth', ':Hearth', 'hearth-slash-commands', ':HearthResume', ':HearthMode', ':HearthModel', ':HearthEffort', 'hearth-context', ':HearthImage', 'hearth-images', 'hearth-plan', 'hearth-statusline',
       'hearth-permissions', 'hearth-buffers', 'hearth.setup()', 'hearth-thoughts', 'hl-hearthThought', 'hearth-mcp' }) do
       vim.cmd('help ' .. tag)
       eq(vim.fn.fnamemodify(vim.api.nvim_buf_get_name(0), ':t'), 'hearth.txt', 'help file for ' .. tag)

@@ -6,6 +6,7 @@ local rpc = require('hearth.rpc')
 local chat = require('hearth.chat')
 local files = require('hearth.files')
 local image = require('hearth.image')
+local options = require('hearth.options')
 local when = require('hearth.when')
 local nn = rpc.nn
 
@@ -58,6 +59,8 @@ end
 --- The statusline component: "hearth: off" (no agent job), "hearth: starting",
 --- "hearth: waiting" (a permission question is open), "hearth: streaming"
 --- (a turn or a replay is running) or "hearth: ready".
+--- Put M.session_line() beside it for the current session's model, effort
+--- and context left ("o3 · high · 62% context left").
 function M.statusline()
   if S.phase == 'off' then
     return 'hearth: off'
@@ -69,6 +72,13 @@ function M.statusline()
     return 'hearth: streaming'
   end
   return 'hearth: ready'
+end
+
+--- The statusline component of the current session: its model, its
+--- reasoning effort and how much of the model's context is left ("o3 · high ·
+--- 62% context left"); '' without a session.
+function M.session_line()
+  return options.line(S.current and S.sessions[S.current] or nil)
 end
 
 local function session(id)
@@ -154,6 +164,14 @@ local function on_update(params)
   elseif kind == 'current_mode_update' then
     s.mode = nn(u.currentModeId) or s.mode
     changed()
+  elseif kind == 'config_option_update' then
+    s.options = options.parse(u.configOptions)
+    changed()
+  elseif kind == 'usage_update' then
+    if options.context_left(u.used, u.size) then
+      s.usage = { used = u.used, size = u.size }
+      changed()
+    end
   elseif kind == 'available_commands_update' then
     set_commands(s, u.availableCommands)
   elseif kind == 'plan' then
@@ -496,6 +514,7 @@ local function new_session(cb)
     local s = session(res.sessionId)
     s.cwd = vim.fn.getcwd()
     set_modes(s, res.modes)
+    s.options = options.parse(res.configOptions)
     S.current = s.id
     changed()
     if cb then
@@ -725,6 +744,7 @@ local function load(item, cb)
       end
     else
       set_modes(s, res and res.modes)
+      s.options = options.parse(res and res.configOptions)
       s.chat.section = nil -- the next prompt starts a "## You" block
     end
     changed()
@@ -812,6 +832,31 @@ function M.set_mode(id, cb)
   end)
 end
 
+--- :HearthModel [model] and :HearthEffort [level] — choose the session's
+--- model or its reasoning effort (session/set_config_option); without an
+--- argument, pick from what the agent offers.
+local function choose(category, value, cb)
+  local s = M.current_session()
+  if not s then
+    notify('no session yet: :Hearth or :HearthNew first', vim.log.levels.WARN)
+    return
+  end
+  options.choose(M.request, notify, s, category, value, function(err, v)
+    changed()
+    if cb then
+      cb(err, v)
+    end
+  end)
+end
+
+function M.set_model(value, cb)
+  choose('model', value, cb)
+end
+
+function M.set_effort(value, cb)
+  choose('thought_level', value, cb)
+end
+
 -- wrap breaks line at spaces into lines of at most width display cells,
 -- the later ones indented; a word wider than that has a line of its own.
 local function wrap(line, width, out)
@@ -853,7 +898,8 @@ function M.status(cb)
     table.insert(lines, conn)
     local s = M.current_session()
     if s then
-      table.insert(lines, 'session ' .. s.id .. (s.mode and ('  mode ' .. s.mode) or ''))
+      local more = options.line(s)
+      table.insert(lines, 'session ' .. s.id .. (s.mode and ('  mode ' .. s.mode) or '') .. (more ~= '' and ('  ' .. more) or ''))
       for _, c in ipairs(s.commands or {}) do
         table.insert(lines, '  /' .. c.name .. (c.description ~= '' and ('  ' .. c.description) or ''))
       end
@@ -935,6 +981,24 @@ function M.create_commands()
   cmd('HearthMode', function(a)
     M.set_mode(a.args)
   end, { nargs = '?', complete = complete_modes, desc = 'hearth: switch the session mode' })
+  cmd('HearthModel', function(a)
+    M.set_model(a.args)
+  end, {
+    nargs = '?',
+    complete = function()
+      return options.values(M.current_session(), 'model')
+    end,
+    desc = "hearth: choose the session's model",
+  })
+  cmd('HearthEffort', function(a)
+    M.set_effort(a.args)
+  end, {
+    nargs = '?',
+    complete = function()
+      return options.values(M.current_session(), 'thought_level')
+    end,
+    desc = "hearth: choose the model's reasoning effort",
+  })
 end
 
 --- setup{cmd = {'hearth', 'acp'}, env = {...}, open = 'botright vsplit', mcp_servers = {...}}
