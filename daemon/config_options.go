@@ -210,17 +210,23 @@ func (d *Daemon) choose(ctx context.Context, s *openSession, ch session.Choice) 
 // usageAfterReply tells c how full s's context is, after the answer to
 // session/load or session/resume (which names the session) is written;
 // nothing when no response measured it yet or the window is not known.
+// The figure is read when it is queued, under s.mu as broadcasts queue
+// theirs: read at the call, it could be queued after a newer one a turn
+// broadcast meanwhile.
 func (c *clientConn) usageAfterReply(ctx context.Context, s *openSession) {
-	used, size := s.conv.ContextUsage()
-	if used == 0 || size == 0 {
-		return
+	tell := func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		used, size := s.conv.ContextUsage()
+		if used == 0 || size == 0 {
+			return
+		}
+		b, err := json.Marshal(acp.SessionNotification{SessionId: acp.SessionId(s.id),
+			Update: acp.SessionUpdate{UsageUpdate: &acp.SessionUsageUpdate{Used: used, Size: size}}})
+		if err == nil {
+			c.notify(rpc.MethodSessionUpdate, b)
+		}
 	}
-	b, err := json.Marshal(acp.SessionNotification{SessionId: acp.SessionId(s.id),
-		Update: acp.SessionUpdate{UsageUpdate: &acp.SessionUsageUpdate{Used: used, Size: size}}})
-	if err != nil {
-		return
-	}
-	tell := func() { c.notify(rpc.MethodSessionUpdate, b) }
 	if !rpc.AfterReply(c.stream, ctx, tell) {
 		tell()
 	}
