@@ -217,7 +217,7 @@ func (d *Daemon) sessionConfig() session.Config {
 		BaseURL:           d.cfg.BaseURL,
 		APIKey:            d.cfg.APIKey,
 		Model:             d.cfg.Model,
-		Instructions:      Instructions,
+		Instructions:      session.Guidance, // byte-identical on every request (session/guidance.go)
 		Lanes:             d.cfg.Lanes,
 		ReasoningEffort:   d.cfg.ReasoningEffort,
 		ReasoningSummary:  d.cfg.ReasoningSummary,
