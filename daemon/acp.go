@@ -98,7 +98,7 @@ func (c *clientConn) newSession(ctx context.Context, params json.RawMessage) (an
 	// Before the session opens: its warm-up goes out as it opens, and the
 	// answer must not wait behind anything after it.
 	modes := d.modeState(ModeAsk)
-	w, err := d.workspaceFor(ctx, req.Cwd)
+	w, cwd, err := d.workspaceForCwd(ctx, req.Cwd)
 	if err != nil {
 		return nil, err
 	}
@@ -109,11 +109,11 @@ func (c *clientConn) newSession(ctx context.Context, params json.RawMessage) (an
 	// servers are up.
 	var s *openSession
 	if len(servers) == 0 {
-		s = d.takeSpare(ctx, w, initial)
+		s = d.takeSpare(ctx, w, cwd, initial)
 	}
 	if s == nil {
 		id := newSessionID()
-		if err := d.db.CreateSession(ctx, store.Session{ID: id, Root: w.root.Path(), Mode: ModeAsk, Model: w.client.Config().Model}); err != nil {
+		if err := d.db.CreateSession(ctx, store.Session{ID: id, Root: w.root.Path(), Cwd: cwd, Mode: ModeAsk, Model: w.client.Config().Model}); err != nil {
 			return nil, fmt.Errorf("create session: %w", err)
 		}
 		if s, err = d.openConversation(ctx, id, w, initial, nil, d.startMCP(d.ctx, w, servers)); err != nil {
@@ -281,7 +281,7 @@ func (c *clientConn) list(ctx context.Context, params json.RawMessage) (any, err
 	}
 	out := acp.ListSessionsResponse{Sessions: []acp.SessionInfo{}}
 	for _, r := range rows {
-		info := acp.SessionInfo{SessionId: acp.SessionId(r.ID), Cwd: r.Root}
+		info := acp.SessionInfo{SessionId: acp.SessionId(r.ID), Cwd: r.Cwd}
 		if r.Title != "" {
 			t := r.Title
 			info.Title = &t

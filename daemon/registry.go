@@ -39,6 +39,7 @@ type openWorkspace struct {
 
 	spare     *spareSession // guarded by Daemon.mu: a session warmed ahead of time (spare.go)
 	spareBusy bool          // guarded by Daemon.mu: a spare is being made
+	spareCwd  string        // guarded by Daemon.mu: where the next spare works: the last session/new's cwd ("" = the root)
 }
 
 // openSession is a session with a live Conversation and the editors
@@ -49,6 +50,8 @@ type openSession struct {
 	id   string
 	ws   *openWorkspace
 	conv *session.Conversation
+	cwd  string // the working directory it was opened in: the workspace root or below (workspace_root.go)
+	dir  string // cwd relative to the workspace root; "" for the root
 
 	since        uint64 // the watcher's journal cursor at this session's last prompt; used by the turn only
 	staleChecked bool   // the read set was compared with the disk once; used by the turn only
@@ -278,6 +281,7 @@ func (d *Daemon) newOpenSession(ctx context.Context, id string, w *openWorkspace
 		return nil, err
 	}
 	s := &openSession{id: id, ws: w, subs: map[*clientConn]struct{}{}, mode: row.Mode}
+	s.cwd, s.dir = sessionDir(w.root.Path(), row.Cwd)
 	s.setMCP(set)
 	if w.watcher != nil {
 		s.since = w.watcher.Cursor()
@@ -428,13 +432,14 @@ func (t *sessionTools) Run(ctx context.Context, call session.ToolCall) session.T
 		return t.runMCP(ctx, call, tool, set)
 	}
 	ws := t.s.ws
+	tools := ws.tools.In(t.s.dir) // the model's paths start at the session's working directory
 	args := json.RawMessage(call.Arguments)
 	tool, known := ws.tools.Lookup(call.Name)
 	// Files go through the prompting editor's buffers when it offers them
 	// (editor_files.go); confinement stays the tools' own.
 	ed := t.s.toolEditor()
 	if known && !tool.ReadOnly {
-		pv, err := ws.tools.PreviewVia(ctx, ed, call.Name, args)
+		pv, err := tools.PreviewVia(ctx, ed, call.Name, args)
 		if err != nil {
 			// An invalid call is answered without bothering the user.
 			return session.ToolResult{Output: err.Error(), IsError: true, Kind: tool.Kind}
@@ -456,7 +461,7 @@ func (t *sessionTools) Run(ctx context.Context, call session.ToolCall) session.T
 	mode := t.s.mode
 	t.s.mu.Unlock()
 	start := time.Now()
-	r := ws.tools.WithNetwork(shellNetwork(t.d.cfg.ShellNetwork, mode)).RunVia(ctx, ed, call.Name, args)
+	r := tools.WithNetwork(shellNetwork(t.d.cfg.ShellNetwork, mode)).RunVia(ctx, ed, call.Name, args)
 	if ws.watcher != nil {
 		ws.watcher.Touch(start, r.Locations...) // a tree too big to watch whole is watched where the tools go
 	}

@@ -17,6 +17,7 @@ type Session struct {
 	ID          string
 	WorkspaceID int64
 	Root        string // the workspace root; filled on read
+	Cwd         string // the working directory the session was opened in: Root or a directory below it ("" on create: Root)
 	Mode        string
 	Model       string
 	Title       string
@@ -48,6 +49,9 @@ func (db *DB) CreateSession(ctx context.Context, s Session) error {
 	if s.Updated.IsZero() {
 		s.Updated = s.Created
 	}
+	if s.Cwd == "" {
+		s.Cwd = s.Root
+	}
 	err := db.write(ctx, func(tx *wtx) error {
 		if s.WorkspaceID == 0 {
 			w, err := ensureWorkspace(ctx, tx, s.Root)
@@ -57,9 +61,9 @@ func (db *DB) CreateSession(ctx context.Context, s Session) error {
 			s.WorkspaceID = w.ID
 		}
 		_, err := tx.ExecContext(ctx, `
-			INSERT INTO sessions (id, workspace_id, mode, model, title, created, updated, spare)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			s.ID, s.WorkspaceID, s.Mode, s.Model, s.Title, nanos(s.Created), nanos(s.Updated), s.Spare)
+			INSERT INTO sessions (id, workspace_id, mode, model, title, created, updated, spare, cwd)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			s.ID, s.WorkspaceID, s.Mode, s.Model, s.Title, nanos(s.Created), nanos(s.Updated), s.Spare, s.Cwd)
 		switch {
 		case isPrimaryKey(err):
 			return ErrExists
@@ -81,10 +85,10 @@ func (db *DB) Session(ctx context.Context, id string) (Session, error) {
 	err := db.read(func(r *sql.DB) error {
 		var created, updated int64
 		err := r.QueryRowContext(ctx, `
-			SELECT s.id, s.workspace_id, w.root, s.mode, s.model, s.title, s.created, s.updated
+			SELECT s.id, s.workspace_id, w.root, s.cwd, s.mode, s.model, s.title, s.created, s.updated
 			FROM sessions s JOIN workspaces w ON w.id = s.workspace_id
 			WHERE s.id = ?`, id).
-			Scan(&s.ID, &s.WorkspaceID, &s.Root, &s.Mode, &s.Model, &s.Title, &created, &updated)
+			Scan(&s.ID, &s.WorkspaceID, &s.Root, &s.Cwd, &s.Mode, &s.Model, &s.Title, &created, &updated)
 		if errors.Is(err, sql.ErrNoRows) {
 			return ErrNotFound
 		}
@@ -135,10 +139,10 @@ func (db *DB) SessionIDsWithPrefix(ctx context.Context, prefix string, limit int
 	return ids, nil
 }
 
-// Sessions lists the sessions of the workspace at root (all workspaces when
-// root is ""), most recent activity first, at most limit of them (no limit
-// when limit <= 0).
-func (db *DB) Sessions(ctx context.Context, root string, limit int) ([]SessionSummary, error) {
+// Sessions lists the sessions opened in the directory cwd (every session
+// when cwd is ""), most recent activity first, at most limit of them (no
+// limit when limit <= 0).
+func (db *DB) Sessions(ctx context.Context, cwd string, limit int) ([]SessionSummary, error) {
 	if limit <= 0 {
 		limit = -1 // SQLite: no limit
 	}
@@ -147,7 +151,7 @@ func (db *DB) Sessions(ctx context.Context, root string, limit int) ([]SessionSu
 		// Each correlated subquery is one probe of a (session_id, seq)
 		// index: the last turn and the last item are the latest ones.
 		rows, err := r.QueryContext(ctx, `
-			SELECT s.id, s.workspace_id, w.root, s.mode, s.model, s.title, s.created, s.updated,
+			SELECT s.id, s.workspace_id, w.root, s.cwd, s.mode, s.model, s.title, s.created, s.updated,
 				(SELECT count(*) FROM turns t WHERE t.session_id = s.id),
 				max(s.updated,
 					coalesce((SELECT max(t.started, coalesce(t.ended, 0)) FROM turns t
@@ -155,9 +159,9 @@ func (db *DB) Sessions(ctx context.Context, root string, limit int) ([]SessionSu
 					coalesce((SELECT i.created FROM items i
 						WHERE i.session_id = s.id ORDER BY i.seq DESC LIMIT 1), 0)) AS last
 			FROM sessions s JOIN workspaces w ON w.id = s.workspace_id
-			WHERE (? = '' OR w.root = ?) AND s.spare = 0
+			WHERE (? = '' OR s.cwd = ?) AND s.spare = 0
 			ORDER BY last DESC, s.id
-			LIMIT ?`, root, root, limit)
+			LIMIT ?`, cwd, cwd, limit)
 		if err != nil {
 			return err
 		}
@@ -165,7 +169,7 @@ func (db *DB) Sessions(ctx context.Context, root string, limit int) ([]SessionSu
 		for rows.Next() {
 			var ss SessionSummary
 			var created, updated, last int64
-			if err := rows.Scan(&ss.ID, &ss.WorkspaceID, &ss.Root, &ss.Mode, &ss.Model, &ss.Title,
+			if err := rows.Scan(&ss.ID, &ss.WorkspaceID, &ss.Root, &ss.Cwd, &ss.Mode, &ss.Model, &ss.Title,
 				&created, &updated, &ss.Turns, &last); err != nil {
 				return err
 			}
@@ -175,7 +179,7 @@ func (db *DB) Sessions(ctx context.Context, root string, limit int) ([]SessionSu
 		return rows.Err()
 	})
 	if err != nil {
-		return nil, fmt.Errorf("store: list sessions of %q: %w", root, err)
+		return nil, fmt.Errorf("store: list sessions of %q: %w", cwd, err)
 	}
 	return out, nil
 }
