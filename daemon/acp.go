@@ -102,7 +102,7 @@ func (c *clientConn) newSession(ctx context.Context, params json.RawMessage) (an
 	if err != nil {
 		return nil, err
 	}
-	initial := agentsContext(w.root.Path())
+	initial := initialContext(w, cwd)
 	// The workspace's spare, warm already (its tools are the workspace's:
 	// not for a session with MCP servers); else a new session whose warm-up
 	// starts here, in the background: session/new answers once its MCP

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -387,20 +386,6 @@ func (s *openSession) broadcastText(text string, thought bool) {
 	for c := range s.subs {
 		c.notifyText(s.id, text, thought)
 	}
-}
-
-// agentsContext returns the workspace's AGENTS.md as the session's first
-// input item, or nothing.
-func agentsContext(root string) []json.RawMessage {
-	b, err := os.ReadFile(filepath.Join(root, "AGENTS.md"))
-	if err != nil || len(b) == 0 {
-		return nil
-	}
-	const max = 64 << 10
-	if len(b) > max {
-		b = b[:max]
-	}
-	return []json.RawMessage{session.DeveloperMessage("Instructions from the workspace's AGENTS.md:\n\n" + string(b))}
 }
 
 // sessionTools is the session.Tools of one session: the workspace's tools

@@ -352,6 +352,25 @@ func (r *Root) ReadFile(p string) ([]byte, error) {
 	return io.ReadAll(f)
 }
 
+// ReadFileHead is ReadFile for at most max bytes of the file: its first
+// max bytes (all of it when smaller) and its size.
+func (r *Root) ReadFileHead(p string, max int) (head []byte, size int64, err error) {
+	_, name, err := r.resolveName(p)
+	if err != nil {
+		return nil, 0, err
+	}
+	f, fi, err := r.openRegular(name)
+	if err != nil {
+		if escaped(err) {
+			return nil, 0, movedOut(p)
+		}
+		return nil, 0, err
+	}
+	defer f.Close()
+	head, err = io.ReadAll(io.LimitReader(f, int64(max)))
+	return head, fi.Size(), err
+}
+
 // escapeMsg is the message of the error os.Root returns for a name that
 // leads out of it; the error value itself is not exported.
 const escapeMsg = "path escapes from parent"
