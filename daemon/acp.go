@@ -102,7 +102,7 @@ func (c *clientConn) newSession(ctx context.Context, params json.RawMessage) (an
 	if err != nil {
 		return nil, err
 	}
-	initial := initialContext(w, cwd)
+	initial := d.initialContext(w, cwd)
 	// The workspace's spare, warm already (its tools are the workspace's:
 	// not for a session with MCP servers); else a new session whose warm-up
 	// starts here, in the background: session/new answers once its MCP
@@ -208,6 +208,9 @@ func (c *clientConn) preparePrompt(ctx context.Context, params json.RawMessage) 
 			updates{s}.Notice(note)
 		}
 		s.tellMCP(updates{s})
+		if env := d.environmentChange(s); env != "" {
+			input = append(input, session.DeveloperMessage(env)) // environment.go
+		}
 		if delta := d.contextDelta(tctx, s); delta != "" {
 			input = append(input, session.DeveloperMessage(delta))
 		}

@@ -152,11 +152,11 @@ func TestSessionBeginsWithAgentsChain(t *testing.T) {
 	ed.newSession(filepath.Join(td.root, "src"))
 	warm := td.waitRequests(1)[0]
 	texts := developerTexts(warm.Input)
-	if len(texts) == 0 {
-		t.Fatalf("the warm-up has no developer message: %d items", len(warm.Input))
+	if len(texts) != 2 {
+		t.Fatalf("the warm-up has %d developer messages, want the environment and the AGENTS.md files", len(texts))
 	}
-	i, j := strings.Index(texts[0], "root: use tabs"), strings.Index(texts[0], "src: no globals")
+	i, j := strings.Index(texts[1], "root: use tabs"), strings.Index(texts[1], "src: no globals")
 	if i < 0 || j < i {
-		t.Errorf("the AGENTS.md files, root first:\n%s", texts[0])
+		t.Errorf("the AGENTS.md files, root first:\n%s", texts[1])
 	}
 }

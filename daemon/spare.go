@@ -73,7 +73,7 @@ func (d *Daemon) makeSpare(w *openWorkspace, cwd string) (*spareSession, error) 
 	if err := d.db.CreateSession(ctx, store.Session{ID: id, Root: w.root.Path(), Cwd: cwd, Mode: ModeAsk, Model: w.client.Config().Model, Spare: true}); err != nil {
 		return nil, fmt.Errorf("create spare session: %w", err)
 	}
-	initial := initialContext(w, cwd)
+	initial := d.initialContext(w, cwd)
 	s, err := d.newOpenSession(ctx, id, w, initial, nil, nil)
 	if err != nil {
 		d.db.DeleteSession(context.WithoutCancel(ctx), id)
