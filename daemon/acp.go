@@ -214,6 +214,9 @@ func (c *clientConn) preparePrompt(ctx context.Context, params json.RawMessage) 
 		if delta := d.contextDelta(tctx, s); delta != "" {
 			input = append(input, session.DeveloperMessage(delta))
 		}
+		if cmd := commandPrompt(content.text); cmd != "" {
+			input = append(input, session.DeveloperMessage(cmd)) // /init, /review: commands.go
+		}
 		input = append(input, session.UserMessage(content.text, content.images...))
 		stop, err := s.conv.Prompt(tctx, input, updates{s})
 		if err == nil {
