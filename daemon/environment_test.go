@@ -9,6 +9,7 @@ import (
 
 	"github.com/coder/acp-go-sdk"
 
+	"github.com/hearthd/hearth/internal/apischema"
 	"github.com/hearthd/hearth/rpc"
 	"github.com/hearthd/hearth/session/sim"
 )
@@ -122,5 +123,17 @@ func TestEnvironmentChangeIsIncremental(t *testing.T) {
 	}
 	if full == 0 || added != 0 {
 		t.Errorf("after a restart: %d full requests, %d new notes", full, added)
+	}
+
+	// Every request — the guidance as instructions, the notes as developer
+	// messages — is one the API's own schema accepts.
+	rs, err := apischema.Responses("ResponsesClientEventResponseCreate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range td.sim.Received() {
+		if err := apischema.Validate(rs, r.Raw); err != nil {
+			t.Errorf("request %d does not validate against the Responses API schema: %v", i, err)
+		}
 	}
 }
