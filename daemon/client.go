@@ -64,6 +64,7 @@ type clientConn struct {
 	d           *Daemon
 	id          int
 	rw          io.ReadWriteCloser
+	stream      jsonrpc2.Stream // under conn: what afterReply hooks into
 	conn        jsonrpc2.Conn
 	initialized atomic.Bool
 	// The editor's clientCapabilities.fs, from its initialize: it serves
@@ -176,6 +177,7 @@ func (d *Daemon) ServeConn(rw io.ReadWriteCloser) {
 		return
 	}
 	log.Debug("client connected", "framing", framing.String())
+	c.stream = stream
 	c.conn = jsonrpc2.NewConn(stream)
 	close(c.ready)
 	c.wg.Add(1)

@@ -65,10 +65,37 @@ func commandPrompt(text string) string {
 	return commandPrompts[name]
 }
 
+// offerAfterReply offers session id's slash commands to the editors
+// attached to it (c among them) once the answer to the call handled with
+// ctx — session/new, session/load, session/resume: the handler's own
+// context — is written: an editor learns a new session's id from that
+// answer, and an update naming it before would be dropped. again offers
+// them to c even if it was told before (session/load and resume: the
+// editor rebuilds its view of the session).
+func (c *clientConn) offerAfterReply(ctx context.Context, id string, again bool) {
+	offer := func() {
+		c.d.mu.Lock()
+		s := c.d.sessions[id]
+		c.d.mu.Unlock()
+		if s == nil {
+			return
+		}
+		if again {
+			s.mu.Lock()
+			delete(s.offered, c)
+			s.mu.Unlock()
+		}
+		s.offerCommands()
+	}
+	if !rpc.AfterReply(c.stream, ctx, offer) {
+		offer()
+	}
+}
+
 // offerCommands tells each attached editor not told yet which slash
 // commands s has. It is called where an editor knows the session's id for
-// sure — before session/load's answer, and at the start of a prompt —
-// never before session/new's answer, which the update could overtake.
+// sure — after the answer to session/new, load or resume, and at the start
+// of a prompt (an editor that prompts a session it never opened here).
 func (s *openSession) offerCommands() {
 	b, err := json.Marshal(acp.SessionNotification{SessionId: acp.SessionId(s.id),
 		Update: acp.SessionUpdate{AvailableCommandsUpdate: &acp.SessionAvailableCommandsUpdate{AvailableCommands: sessionCommands}}})

@@ -36,6 +36,14 @@ type Config struct {
 	// BaseURL before New or Reload, and closes it after Close; the daemon
 	// only reports the mode (status, probe, logs).
 	Simulator bool
+	// NoSimulator ($HEARTH_SIMULATOR=off): a key is wanted. Without one the
+	// daemon does not fall back to the simulator; sessions are refused
+	// with ACP's auth_required until a key is stored (LoginNeeded).
+	NoSimulator bool
+	// Credentials is where the API key is kept between runs (hearth serve:
+	// the env file), for ACP's authenticate and logout; nil: authenticate
+	// looks at APIKey only, and logout is not offered. Kept across Reload.
+	Credentials Credentials
 
 	// Lanes ($HEARTH_LANES: auto, on, off) puts each session of a
 	// workspace on its own stream_id lane of one WebSocket; auto switches
@@ -79,6 +87,13 @@ func FromEnv() (Config, error) {
 		return c, err
 	}
 	var err error
+	switch v := strings.TrimSpace(os.Getenv("HEARTH_SIMULATOR")); v {
+	case "", "on":
+	case "off":
+		c.NoSimulator = true
+	default:
+		return c, fmt.Errorf("HEARTH_SIMULATOR=%q: want on (the simulator answers when no API key is set) or off", v)
+	}
 	switch v := strings.TrimSpace(os.Getenv("HEARTH_SPARE")); v {
 	case "", "on":
 	case "off":
@@ -107,7 +122,7 @@ func FromEnv() (Config, error) {
 		c.DataDir = d
 	}
 	if c.APIKey == "" && c.BaseURL == "" {
-		c.Simulator = true
+		c.Simulator = !c.NoSimulator
 	}
 	return c, c.durationsFromEnv()
 }

@@ -132,3 +132,29 @@ func TestSimulatorModeNeedsTheCallersURL(t *testing.T) {
 		t.Error("status does not say simulator")
 	}
 }
+
+// HEARTH_SIMULATOR=off: no key and no base URL is no simulator but a
+// configuration that needs a login; with a key it needs none.
+func TestConfigSimulatorOff(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HEARTH_DATA_DIR", dir)
+	t.Setenv("HEARTH_SOCKET", dir+"/s")
+	t.Setenv("HEARTH_SIMULATOR", "off")
+	c, err := FromEnv()
+	if err != nil || c.Simulator || !c.NoSimulator || !c.LoginNeeded() {
+		t.Fatalf("off, no key: %+v %v", c, err)
+	}
+	t.Setenv("OPENAI_API_KEY", "sk-x")
+	if c, err := FromEnv(); err != nil || c.LoginNeeded() {
+		t.Errorf("off, a key: login needed %v (%v)", c.LoginNeeded(), err)
+	}
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("HEARTH_SIMULATOR", "")
+	if c, err := FromEnv(); err != nil || !c.Simulator || c.LoginNeeded() {
+		t.Errorf("default: simulator %v, login needed %v (%v)", c.Simulator, c.LoginNeeded(), err)
+	}
+	t.Setenv("HEARTH_SIMULATOR", "maybe")
+	if _, err := FromEnv(); err == nil || !strings.Contains(err.Error(), "HEARTH_SIMULATOR") {
+		t.Errorf("maybe: %v", err)
+	}
+}

@@ -30,7 +30,7 @@ import (
 type openWorkspace struct {
 	root     *workspace.Root
 	tools    *workspace.Toolset
-	specs    []json.RawMessage // tool specs, built once: byte-identical on every request
+	specs    map[string][]json.RawMessage // tool specs per patch style (workspaceSpecs), built once: byte-identical on every request
 	client   *session.Client
 	watcher  *workspace.Watcher // nil when the workspace could not be watched
 	watch    string             // why there is no watcher (status, and a notice at each session's first prompt); see watchState
@@ -59,15 +59,20 @@ type openSession struct {
 
 	lastUsed atomic.Int64 // unix nanos of the last lookup, attach or detach: the start of its idle time
 
-	mu       sync.Mutex // guards subs, offered, cancel, prompter, mode, mcp, specs, mcpNotes
+	mu       sync.Mutex // guards subs, offered, cancel, turnDone, prompter, closed, mode, mcp, specs, patchStyle, mcpNotes
 	subs     map[*clientConn]struct{}
 	offered  map[*clientConn]bool // told the session's slash commands (commands.go)
 	cancel   context.CancelFunc   // cancels the running turn; nil when idle
+	turnDone chan struct{}        // closed when the running turn ends; nil when idle
 	prompter *clientConn          // the editor that sent the running prompt: it is asked for permissions
+	closed   bool                 // taken out of Daemon.sessions to be closed: a prompt must look it up again
 	mode     string               // read-only | ask | auto-edit | full-auto
 	mcp      *mcp.Set             // the editor's MCP servers (mcp.go); nil without
 	specs    []json.RawMessage    // the workspace's tool specs, then the MCP tools': what every request carries
-	mcpNotes []string             // what went wrong with the MCP servers, for the next prompt
+	// patchStyle is the model's patch style specs were built for
+	// (tool_specs.go).
+	patchStyle string
+	mcpNotes   []string // what went wrong with the MCP servers, for the next prompt
 }
 
 // workspaceFor returns the open workspace for dir, opening it on first use.
@@ -123,9 +128,7 @@ func (d *Daemon) workspaceFor(ctx context.Context, dir string) (*openWorkspace, 
 		// hearth's own writes are not reported back as the user's.
 		ts.OnWrite = wt.NoteSelfWrite
 	}
-	for _, t := range ts.Tools() {
-		w.specs = append(w.specs, t.Spec())
-	}
+	w.specs = workspaceSpecs(ts)
 	w.client = session.NewClient(cfg, d.log.With("workspace", path))
 	d.mu.Lock()
 	if d.closed {
@@ -276,10 +279,14 @@ func (d *Daemon) openConversation(ctx context.Context, id string, w *openWorkspa
 // warmed. The caller keeps set when it fails.
 func (d *Daemon) newOpenSession(ctx context.Context, id string, w *openWorkspace, initial []json.RawMessage, items []store.Item, set *mcp.Set) (*openSession, error) {
 	row, err := d.db.Session(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("%w: %s", rpc.ErrUnknownSession, id) // deleted meanwhile
+	}
 	if err != nil {
 		return nil, err
 	}
-	s := &openSession{id: id, ws: w, subs: map[*clientConn]struct{}{}, mode: row.Mode}
+	s := &openSession{id: id, ws: w, subs: map[*clientConn]struct{}{}, mode: row.Mode,
+		patchStyle: w.client.Config().Profile.PatchStyle}
 	s.cwd, s.dir = sessionDir(w.root.Path(), row.Cwd)
 	s.setMCP(set)
 	if w.watcher != nil {
@@ -396,12 +403,6 @@ type sessionTools struct {
 	s *openSession
 }
 
-func (t *sessionTools) Specs() []json.RawMessage {
-	t.s.mu.Lock()
-	defer t.s.mu.Unlock()
-	return t.s.specs
-}
-
 // Concurrent says which calls may run side by side: the read-only tools,
 // which never ask the user.
 func (t *sessionTools) Concurrent(name string) bool {
@@ -413,6 +414,9 @@ func (t *sessionTools) Concurrent(name string) bool {
 }
 
 func (t *sessionTools) Run(ctx context.Context, call session.ToolCall) session.ToolResult {
+	if call.Name == planToolName {
+		return t.runPlan(call) // plan.go
+	}
 	if tool, set, ok := t.s.mcpTool(call.Name); ok {
 		return t.runMCP(ctx, call, tool, set)
 	}

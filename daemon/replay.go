@@ -20,6 +20,7 @@ type replayItem struct {
 	CallID    string          `json:"call_id"`
 	Name      string          `json:"name"`
 	Arguments string          `json:"arguments"`
+	Input     string          `json:"input"` // a custom tool call's
 	Output    json.RawMessage `json:"output"`
 	Content   json.RawMessage `json:"content"`
 	Summary   []struct {
@@ -57,21 +58,38 @@ func (c *clientConn) replay(ctx context.Context, r replayer, items []store.Item)
 	return nil
 }
 
-// notification is the session/update that shows it: for a tool call, its
-// kind as live; for a tool result with a stored view, the title, locations
-// and diff the live view showed.
+// notification is the session/update that shows it: for a tool call
+// (function or custom), its kind as live; for a tool result with a stored
+// view, the title, locations and diff the live view showed. An update_plan
+// call shows as the plan it set, and its result not at all, as live.
 func (r replayer) notification(it store.Item) (json.RawMessage, bool) {
 	switch it.Type {
-	case "function_call":
+	case "function_call", "custom_tool_call":
 		call, ok := scanReplayItem(it.Data)
 		if !ok && json.Unmarshal(it.Data, &call) != nil {
 			return nil, false
 		}
-		u := acp.StartToolCall(acp.ToolCallId(call.CallID), call.Name, acp.WithStartKind(r.kind(call.Name)),
-			acp.WithStartStatus(acp.ToolCallStatusPending), acp.WithStartRawInput(rawArgs(call.Arguments)))
+		var u acp.SessionUpdate
+		switch {
+		case it.Type == "custom_tool_call":
+			u = acp.StartToolCall(acp.ToolCallId(call.CallID), call.Name, acp.WithStartKind(r.kind(call.Name)),
+				acp.WithStartStatus(acp.ToolCallStatusPending), acp.WithStartRawInput(map[string]string{"input": call.Input}))
+		case call.Name == planToolName:
+			steps, msg := parsePlan(call.Arguments)
+			if msg != "" {
+				return nil, false // refused live: no plan was shown
+			}
+			u = planUpdate(steps)
+		default:
+			u = acp.StartToolCall(acp.ToolCallId(call.CallID), call.Name, acp.WithStartKind(r.kind(call.Name)),
+				acp.WithStartStatus(acp.ToolCallStatusPending), acp.WithStartRawInput(rawArgs(call.Arguments)))
+		}
 		b, err := json.Marshal(acp.SessionNotification{SessionId: acp.SessionId(r.session), Update: u})
 		return b, err == nil
-	case "function_call_output":
+	case "function_call_output", "custom_tool_call_output":
+		if isPlanOutput(it.View) {
+			return nil, false
+		}
 		var v session.ToolView
 		if it.View == nil || json.Unmarshal(it.View, &v) != nil {
 			break // older rows, and results with nothing more to show
@@ -151,7 +169,7 @@ func replayNotification(sessionID string, item json.RawMessage) (json.RawMessage
 		if len(parts) > 0 {
 			return textNotification(sessionID, "agent_thought_chunk", strings.Join(parts, "\n\n")), true
 		}
-	case r.Type == "function_call_output":
+	case r.Type == "function_call_output" || r.Type == "custom_tool_call_output":
 		if raw := r.Output; len(raw) >= 2 && raw[0] == '"' && len(raw) <= 8<<10 {
 			// Short enough that no clipping is needed: shown as stored.
 			st := acp.ToolCallStatusCompleted
@@ -199,6 +217,8 @@ func scanReplayItem(item []byte) (r replayItem, ok bool) {
 			str(value, &r.Name)
 		case "arguments":
 			str(value, &r.Arguments)
+		case "input":
+			str(value, &r.Input)
 		case "output":
 			r.Output = value
 		case "content":

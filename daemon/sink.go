@@ -22,6 +22,9 @@ func (u updates) Thought(delta string) {
 }
 
 func (u updates) ToolCall(call session.ToolCall, status string, res *session.ToolResult) {
+	if call.Name == planToolName {
+		return // shown as the plan it sets (plan.go), not as a tool call
+	}
 	id := acp.ToolCallId(call.CallID)
 	switch status {
 	case "pending":

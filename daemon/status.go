@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hearthd/hearth/rpc"
+	"github.com/hearthd/hearth/session"
 	"github.com/hearthd/hearth/session/responses"
 	"github.com/hearthd/hearth/store"
 )
@@ -24,9 +25,10 @@ func (d *Daemon) Status() rpc.Status { return d.status(nil) }
 // out (a status call is not a client worth counting).
 func (d *Daemon) status(asker *clientConn) rpc.Status {
 	d.mu.Lock()
+	sc := d.sessionConfig().WithDefaults()
 	st := rpc.Status{
 		Version: d.cfg.Version, PID: pid(), Started: d.started, Socket: d.cfg.Socket,
-		DataDir: d.cfg.DataDir, Model: d.sessionConfig().WithDefaults().Model, BaseURL: rpc.RedactURL(d.cfg.BaseURL),
+		DataDir: d.cfg.DataDir, Model: sc.Model, Profile: profileStatus(sc), BaseURL: rpc.RedactURL(d.cfg.BaseURL),
 		APIKey: rpc.MaskSecret(d.cfg.APIKey), Simulator: d.cfg.Simulator,
 		Workspaces: []rpc.WorkspaceStatus{},
 	}
@@ -232,4 +234,13 @@ func sessionByIDOrPrefix(ctx context.Context, db *store.DB, id string) (store.Se
 
 func tokens(u store.Usage) rpc.TokenUsage {
 	return rpc.NewTokenUsage(u.Input, u.Cached, u.Output, u.Reasoning)
+}
+
+// profileStatus is the model profile a configuration puts in effect, its
+// overrides applied.
+func profileStatus(sc session.Config) rpc.Profile {
+	p := sc.Profile
+	return rpc.Profile{Family: p.Family, ContextWindow: sc.ContextWindow, ReasoningLevels: p.ReasoningLevels,
+		Reasoning: sc.ReasoningEffort, Images: p.Images, ParallelTools: p.ParallelToolCalls,
+		ToolOutputTokens: p.ToolOutputTokens, PatchStyle: p.PatchStyle, ShellStyle: p.ShellStyle}
 }

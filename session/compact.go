@@ -36,23 +36,6 @@ const (
 	CompactUser    = "asked by the user"
 )
 
-// ContextWindowOf is the input window, in tokens, of the model's family;
-// 0 when unknown (no compaction before the server refuses a request).
-func ContextWindowOf(model string) int {
-	for _, f := range []struct {
-		prefix string
-		tokens int
-	}{
-		{"gpt-5", 272_000}, {"gpt-4.1", 1_000_000}, {"o3", 200_000}, {"o4", 200_000},
-		{"o1", 200_000}, {"codex", 272_000}, {"gpt-4o", 128_000},
-	} {
-		if strings.HasPrefix(model, f.prefix) {
-			return f.tokens
-		}
-	}
-	return 0
-}
-
 // viewAfter makes the transcript the compacted view of items under c.
 // Called by Open before the conversation is shared.
 func (c *Conversation) viewAfter(items []store.Item, last store.Compaction) {
@@ -205,7 +188,7 @@ func (c *Conversation) newerHalf() []json.RawMessage {
 	initial := min(c.initialN, len(view))
 	c.mu.Unlock()
 	cut := initial + (len(view)-initial)/2
-	for cut < len(view) && readItem(view[cut]).Type == "function_call_output" {
+	for cut < len(view) && isOutput(readItem(view[cut]).Type) {
 		cut++ // an output whose call was cut away would be refused
 	}
 	return append(view[:initial:initial], view[cut:]...)

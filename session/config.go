@@ -11,11 +11,10 @@ import (
 // DefaultModel is the model used when HEARTH_MODEL is unset.
 const DefaultModel = "gpt-5.3-codex"
 
-// Reasoning defaults (HEARTH_REASONING_EFFORT, HEARTH_REASONING_SUMMARY).
-const (
-	DefaultReasoningEffort  = "medium"
-	DefaultReasoningSummary = "auto"
-)
+// DefaultReasoningSummary is reasoning.summary when
+// HEARTH_REASONING_SUMMARY is unset; the effort's default is the model
+// profile's (Profile.DefaultReasoning).
+const DefaultReasoningSummary = "auto"
 
 // ReasoningEfforts and ReasoningSummaries are the values the API accepts,
 // plus "none", which leaves the field out.
@@ -47,11 +46,15 @@ type Config struct {
 	Dial               func(ctx context.Context, network, addr string) (net.Conn, error)
 
 	Model string
+	// Profile is what hearth knows of Model's family (ProfileOf, filled by
+	// WithDefaults): the defaults below come from it.
+	Profile Profile
 	// Instructions are sent, byte-identical, on every request.
 	Instructions string
 
 	// ReasoningEffort is the request's reasoning.effort; "none" sends no
-	// reasoning object (models without reasoning). ReasoningSummary is
+	// reasoning object (models without reasoning); "" is the profile's
+	// default. ReasoningSummary is
 	// reasoning.summary ("none": no summaries, so no thoughts shown).
 	// With reasoning on every request includes reasoning.encrypted_content.
 	ReasoningEffort  string
@@ -67,8 +70,8 @@ type Config struct {
 	MaxAttempts  int           // attempts of one model request (retries of what is safe to retry)
 	MaxRetryWait time.Duration // longest single wait before a retry, server hints included
 
-	// ContextWindow is the model's input window in tokens; 0 = the known
-	// window of the model's family (ContextWindowOf), none if unknown.
+	// ContextWindow is the model's input window in tokens; 0 = the
+	// profile's, none if it has none.
 	// Past CompactAt of it (default 0.8) a conversation compacts before
 	// its next request; a context_length_exceeded refusal compacts too.
 	ContextWindow int
@@ -95,14 +98,17 @@ func (c Config) WithDefaults() Config {
 	if c.Model == "" {
 		c.Model = DefaultModel
 	}
+	if c.Profile.Family == "" {
+		c.Profile = ProfileOf(c.Model)
+	}
 	if c.ReasoningEffort == "" {
-		c.ReasoningEffort = DefaultReasoningEffort
+		c.ReasoningEffort = c.Profile.DefaultReasoning
 	}
 	if c.ReasoningSummary == "" {
 		c.ReasoningSummary = DefaultReasoningSummary
 	}
 	if c.ContextWindow == 0 {
-		c.ContextWindow = ContextWindowOf(c.Model)
+		c.ContextWindow = c.Profile.ContextWindow
 	}
 	if c.CompactAt <= 0 || c.CompactAt >= 1 {
 		c.CompactAt = 0.8

@@ -142,7 +142,7 @@ func Open(ctx context.Context, o Options) (*Conversation, error) {
 	return c, nil
 }
 
-// repair answers function calls that have no output — the daemon died
+// repair answers tool calls that have no output — the daemon died
 // mid-tool, or a tool's output could not be committed — so that the next
 // request is valid. The tool is never run again.
 func (c *Conversation) repair(ctx context.Context, turnID int64) error {
@@ -153,9 +153,9 @@ func (c *Conversation) repair(ctx context.Context, turnID int64) error {
 		return nil
 	}
 	var fix []store.NewItem
-	for _, id := range missing {
+	for _, call := range missing {
 		fix = append(fix, store.NewItem{Origin: store.OriginInput,
-			Data: functionCallOutput(id, "error: interrupted — hearth stopped before this tool finished; run it again if still needed")})
+			Data: callOutput(call, "error: interrupted — hearth stopped before this tool finished; run it again if still needed")})
 	}
 	return c.commit(ctx, turnID, fix)
 }
@@ -209,12 +209,13 @@ func (c *Conversation) Close() error {
 	return nil
 }
 
-// unansweredCalls lists call ids of function calls with no output.
-func unansweredCalls(items []json.RawMessage) []string {
+// unansweredCalls lists the tool calls (function or custom) with no
+// output.
+func unansweredCalls(items []json.RawMessage) []ToolCall {
 	answered := map[string]bool{}
-	var calls []string
+	var calls []ToolCall
 	for _, it := range items {
-		if !bytes.Contains(it, []byte(`"function_call`)) {
+		if !bytes.Contains(it, []byte(`"function_call`)) && !bytes.Contains(it, []byte(`"custom_tool_call`)) {
 			continue // most items: no decode
 		}
 		var h struct {
@@ -222,17 +223,17 @@ func unansweredCalls(items []json.RawMessage) []string {
 			CallID string `json:"call_id"`
 		}
 		_ = json.Unmarshal(it, &h)
-		switch h.Type {
-		case "function_call":
-			calls = append(calls, h.CallID)
-		case "function_call_output":
+		switch {
+		case isCall(h.Type):
+			calls = append(calls, ToolCall{CallID: h.CallID, Custom: h.Type == "custom_tool_call"})
+		case isOutput(h.Type):
 			answered[h.CallID] = true
 		}
 	}
-	var missing []string
-	for _, id := range calls {
-		if !answered[id] {
-			missing = append(missing, id)
+	var missing []ToolCall
+	for _, call := range calls {
+		if !answered[call.CallID] {
+			missing = append(missing, call)
 		}
 	}
 	return missing

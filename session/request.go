@@ -284,8 +284,8 @@ func (c *Conversation) onlyReads(output []json.RawMessage) bool {
 	}
 	calls := 0
 	for _, it := range output {
-		if h := readItem(it); h.Type == "function_call" {
-			if !conc.Concurrent(h.Name) {
+		if call, ok := readItem(it).call(); ok {
+			if !conc.Concurrent(call.Name) {
 				return false
 			}
 			calls++

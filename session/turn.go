@@ -148,8 +148,8 @@ func (c *Conversation) run(ctx context.Context, turnID int64, input []json.RawMe
 func (c *Conversation) act(ctx context.Context, turnID int64, r *reply, sink Sink) (StopReason, error) {
 	var calls []ToolCall
 	for _, it := range r.output {
-		if h := readItem(it); h.Type == "function_call" {
-			calls = append(calls, ToolCall{CallID: h.CallID, Name: h.Name, Arguments: h.Arguments})
+		if call, ok := readItem(it).call(); ok {
+			calls = append(calls, call)
 		}
 	}
 	defer r.early.stop()

@@ -143,25 +143,45 @@ func (db *DB) SessionIDsWithPrefix(ctx context.Context, prefix string, limit int
 // when cwd is ""), most recent activity first, at most limit of them (no
 // limit when limit <= 0).
 func (db *DB) Sessions(ctx context.Context, cwd string, limit int) ([]SessionSummary, error) {
+	return db.SessionsAfter(ctx, cwd, nil, limit)
+}
+
+// SessionPos is a place in the order Sessions lists sessions in: the
+// latest activity and the id of the last session of a page. A value.
+type SessionPos struct {
+	LastActivity time.Time
+	ID           string
+}
+
+// SessionsAfter is Sessions resumed after pos (nil: from the start): the
+// sessions listed after one whose latest activity and id are pos's — older,
+// or as old with a greater id — so that pages do not overlap.
+func (db *DB) SessionsAfter(ctx context.Context, cwd string, pos *SessionPos, limit int) ([]SessionSummary, error) {
 	if limit <= 0 {
 		limit = -1 // SQLite: no limit
+	}
+	after, afterID := int64(0), ""
+	if pos != nil {
+		after, afterID = nanos(pos.LastActivity), pos.ID
 	}
 	var out []SessionSummary
 	err := db.read(func(r *sql.DB) error {
 		// Each correlated subquery is one probe of a (session_id, seq)
 		// index: the last turn and the last item are the latest ones.
 		rows, err := r.QueryContext(ctx, `
-			SELECT s.id, s.workspace_id, w.root, s.cwd, s.mode, s.model, s.title, s.created, s.updated,
-				(SELECT count(*) FROM turns t WHERE t.session_id = s.id),
-				max(s.updated,
-					coalesce((SELECT max(t.started, coalesce(t.ended, 0)) FROM turns t
-						WHERE t.session_id = s.id ORDER BY t.seq DESC LIMIT 1), 0),
-					coalesce((SELECT i.created FROM items i
-						WHERE i.session_id = s.id ORDER BY i.seq DESC LIMIT 1), 0)) AS last
-			FROM sessions s JOIN workspaces w ON w.id = s.workspace_id
-			WHERE (? = '' OR s.cwd = ?) AND s.spare = 0
-			ORDER BY last DESC, s.id
-			LIMIT ?`, cwd, cwd, limit)
+			SELECT * FROM (
+				SELECT s.id, s.workspace_id, w.root, s.cwd, s.mode, s.model, s.title, s.created, s.updated,
+					(SELECT count(*) FROM turns t WHERE t.session_id = s.id),
+					max(s.updated,
+						coalesce((SELECT max(t.started, coalesce(t.ended, 0)) FROM turns t
+							WHERE t.session_id = s.id ORDER BY t.seq DESC LIMIT 1), 0),
+						coalesce((SELECT i.created FROM items i
+							WHERE i.session_id = s.id ORDER BY i.seq DESC LIMIT 1), 0)) AS last
+				FROM sessions s JOIN workspaces w ON w.id = s.workspace_id
+				WHERE (?1 = '' OR s.cwd = ?1) AND s.spare = 0)
+			WHERE ?2 = 0 OR last < ?3 OR (last = ?3 AND id > ?4)
+			ORDER BY last DESC, id
+			LIMIT ?5`, cwd, pos != nil, after, afterID, limit)
 		if err != nil {
 			return err
 		}

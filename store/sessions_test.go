@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -287,5 +288,54 @@ func TestSpareSessions(t *testing.T) {
 	}
 	if items, _ := db.Items(ctx, "spare2"); len(items) != 0 {
 		t.Errorf("spare2's items survived")
+	}
+}
+
+// Pages resumed after the last entry of the previous one cover every
+// session once, in Sessions' order, ties in activity broken by id.
+func TestSessionsAfterPages(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	base := time.Now().Add(-time.Hour)
+	var want []string
+	for i := range 7 {
+		// Three share one time: the page boundary falls among them.
+		at := base.Add(time.Duration(min(i, 4)) * time.Minute)
+		id := fmt.Sprintf("s%d", i)
+		if err := db.CreateSession(ctx, Session{ID: id, Root: "/src/a", Created: at}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all, err := db.Sessions(ctx, "/src/a", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range all {
+		want = append(want, s.ID)
+	}
+	if !slices.Equal(want, []string{"s4", "s5", "s6", "s3", "s2", "s1", "s0"}) {
+		t.Fatalf("order %v", want)
+	}
+	var got []string
+	var pos *SessionPos
+	for pages := 0; ; pages++ {
+		page, err := db.SessionsAfter(ctx, "/src/a", pos, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page) == 0 {
+			break
+		}
+		if pages > 10 {
+			t.Fatal("paging does not end")
+		}
+		for _, s := range page {
+			got = append(got, s.ID)
+		}
+		last := page[len(page)-1]
+		pos = &SessionPos{LastActivity: last.LastActivity, ID: last.ID}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("pages gave %v, want %v", got, want)
 	}
 }

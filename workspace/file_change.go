@@ -49,6 +49,7 @@ func (ts *Toolset) loadTarget(ctx context.Context, tool, path string) (c *fileCh
 	fi, err := ts.root.handle().Stat(name)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
+		c.editor = ts.ed.Writer != nil && ts.ed.Creates // a new file: created by the editor, or on disk
 		return c, ""
 	case errors.Is(err, syscall.ENOTDIR):
 		return c, fmt.Sprintf("cannot %s %q: part of the path is a file, not a directory", verbOf(tool), c.shown)

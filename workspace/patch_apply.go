@@ -104,6 +104,7 @@ func (ts *Toolset) planOp(ctx context.Context, dir string, op *patchOp) (patchFi
 		return f, fmt.Sprintf("%s %s: the file already exists; move to a new path, or delete it first", patchMove, dest.shown)
 	}
 	dest.new = newText
+	dest.editor = false // a moved file is on disk before its source goes, whatever the editor creates
 	f.put, f.gone = dest, c
 	return f, ""
 }
@@ -212,11 +213,12 @@ func (ts *Toolset) commitPatch(ctx context.Context, files []patchFile) string {
 // each file.
 func patchSummary(files []patchFile) string {
 	var parts []string
-	buffer := false
+	buffer, created := false, false
 	for _, f := range files {
 		switch {
 		case f.op.kind == opAdd:
 			parts = append(parts, "added "+f.put.shown)
+			created = created || f.put.editor
 		case f.op.kind == opDelete:
 			parts = append(parts, "deleted "+f.gone.shown)
 		case f.gone != nil:
@@ -229,6 +231,9 @@ func patchSummary(files []patchFile) string {
 	out := "Applied the patch: " + strings.Join(parts, ", ") + "."
 	if buffer {
 		out += " Updated files open in the user's editor changed there, unsaved: shell commands see the files on disk, which keep their old text until the user saves."
+	}
+	if created {
+		out += " Added files were handed to the user's editor, which creates them: shell commands see them once the editor has saved them."
 	}
 	return out
 }

@@ -90,7 +90,10 @@ func (ts *Toolset) apply(ctx context.Context, d *toolDef, c *fileChange, verb, o
 	if err := ts.commit(ctx, c); err != nil {
 		return changeFailed(c, verb, err.Error())
 	}
-	if c.editor {
+	switch {
+	case c.editor && !c.existed:
+		out += " The new file was handed to the user's editor, which creates it: shell commands see it once the editor has saved it."
+	case c.editor:
 		out += " The change is in the user's editor, unsaved: shell commands see the file on disk, which keeps its old text until the user saves."
 	}
 	return Result{

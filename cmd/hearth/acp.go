@@ -19,6 +19,11 @@ import (
 // daemon detects the framing. It starts the daemon when nothing answers,
 // the way `gopls -remote=auto` does.
 func runACP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	// An editor runs ACP's terminal auth method as the agent's command with
+	// the method's args: `hearth acp login`.
+	if len(args) > 0 && args[0] == "login" {
+		return runLogin(ctx, args[1:], stdout, stderr)
+	}
 	fs := newFlags("acp", stderr)
 	if err := fs.Parse(args); err != nil {
 		return &exitError{2, err}

@@ -29,13 +29,18 @@ const (
 // askExitCodes is the end of `hearth ask --help`.
 const askExitCodes = `
 The prompt is the arguments; with none (or "-") it is read from stdin.
+Flags may follow the prompt; after -- every word is the prompt's, even one
+that begins with - (hearth ask -- -v: what does it do?). --continue and
+--session prompt an earlier session, resumed: its history is the model's,
+not printed again.
 Edits and commands ask first: y/N on the terminal; without a terminal they
 are refused unless --yes or --mode allows them.
 
 Exit codes:
   0    the answer is complete
   1    the turn failed (an error, or the model stopped short: refusal, token limit)
-  2    bad usage
+  2    bad usage: a flag, a --cwd that is no project directory, a --continue
+       or --session that names no session
   3    the answer came, but an edit or command was refused: no terminal to ask on
   130  cancelled (Ctrl-C)
 `
@@ -56,11 +61,16 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	yes := fs.Bool("yes", false, "allow every edit and command the agent asks for")
 	mode := fs.String("mode", "", "the session's mode before the prompt: read-only, ask, auto-edit (edits run) or full-auto (edits and commands run)")
 	noDaemon := fs.Bool("no-daemon", false, "run the agent in this process instead of the daemon (nothing stays warm for the next ask)")
+	cont := fs.Bool("continue", false, "prompt the most recent session of the workspace instead of a new one")
+	sessionID := fs.String("session", "", "prompt this earlier session (its id, or a unique prefix) instead of a new one")
 	if err := fs.Parse(args); err != nil {
 		return &exitError{2, err}
 	}
 	if *mode != "" && !slices.Contains(askModes, *mode) {
 		return &exitError{2, fmt.Errorf("--mode %q: want one of %s", *mode, strings.Join(askModes, ", "))}
+	}
+	if *cont && *sessionID != "" {
+		return &exitError{2, errors.New("--continue and --session both choose the session: give one")}
 	}
 	prompt, err := askPrompt(fs.Args(), os.Stdin)
 	if err != nil {
@@ -76,7 +86,7 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	if err := daemon.CheckCwd(dir); err != nil {
-		return err // before any daemon is started for it
+		return &exitError{2, err} // before any daemon is started for it
 	}
 	cfg, err := loadConfig()
 	if err == nil {
@@ -143,12 +153,12 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			fmt.Fprintln(stderr, "hearth:", visibleText(line))
 		}
 	}
-	var sess acp.NewSessionResponse
-	if err := client.Call(cctx, rpc.MethodSessionNew, acp.NewSessionRequest{Cwd: dir, McpServers: []acp.McpServer{}}, &sess); err != nil {
-		return cancelled(fmt.Errorf("new session: %w", err))
+	id, err := askSession(cctx, client, dir, *cont, *sessionID)
+	if err != nil {
+		return cancelled(err)
 	}
 	if *mode != "" {
-		if err := client.Call(cctx, rpc.MethodSessionSetMode, acp.SetSessionModeRequest{SessionId: sess.SessionId,
+		if err := client.Call(cctx, rpc.MethodSessionSetMode, acp.SetSessionModeRequest{SessionId: id,
 			ModeId: acp.SessionModeId(*mode)}, nil); err != nil {
 			return cancelled(fmt.Errorf("set mode %s: %w", *mode, err))
 		}
@@ -158,17 +168,17 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	stopWatch := context.AfterFunc(ctx, func() {
 		nctx, ncancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer ncancel()
-		client.Notify(nctx, rpc.MethodSessionCancel, acp.CancelNotification{SessionId: sess.SessionId})
+		client.Notify(nctx, rpc.MethodSessionCancel, acp.CancelNotification{SessionId: id})
 	})
 	defer stopWatch()
 	var res acp.PromptResponse
-	err = client.Call(context.Background(), rpc.MethodSessionPrompt, acp.PromptRequest{SessionId: sess.SessionId,
+	err = client.Call(context.Background(), rpc.MethodSessionPrompt, acp.PromptRequest{SessionId: id,
 		Prompt: []acp.ContentBlock{acp.TextBlock(prompt)}}, &res)
 	con.endLine()
 	if err != nil {
 		return cancelled(err)
 	}
-	fmt.Fprintf(stderr, "hearth: session %s\n", sess.SessionId)
+	fmt.Fprintf(stderr, "hearth: session %s\n", id)
 	switch {
 	case res.StopReason == acp.StopReasonCancelled || ctx.Err() != nil:
 		return &exitError{exitAskCancelled, errors.New("cancelled")}
@@ -187,7 +197,7 @@ func askPrompt(args []string, stdin *os.File) (string, error) {
 	if !fromStdin {
 		prompt := strings.TrimSpace(strings.Join(args, " "))
 		if prompt == "" {
-			return "", errors.New("usage: hearth ask [--cwd DIR] [--yes] [--mode MODE] PROMPT (or the prompt on stdin: hearth ask < task.md)")
+			return "", errors.New("usage: hearth ask [flags] PROMPT (or the prompt on stdin: hearth ask < task.md)")
 		}
 		return prompt, nil
 	}

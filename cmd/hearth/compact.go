@@ -17,7 +17,7 @@ import (
 func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("compact", stderr)
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	if err := fs.Parse(reorder(args)); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return &exitError{2, err}
 	}
 	if fs.NArg() != 1 {

@@ -58,6 +58,10 @@ func TestKill9MidTurn(t *testing.T) {
 	}()
 	<-chunk // the answer is streaming
 	daemon.Process.Signal(syscall.SIGKILL)
+	// Gone, not only disconnected: its socket closes before the kernel has
+	// finished with the process (and let go of its locks), which under load
+	// can take seconds.
+	waitExit(t, daemon, 30*time.Second)
 	if err := <-done; err == nil {
 		t.Fatal("the prompt succeeded although its daemon was killed")
 	}

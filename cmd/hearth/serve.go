@@ -60,6 +60,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if err := applyEnvFile(fromFile); err != nil {
 		return err
 	}
+	if startKey == envFileKey() {
+		startKey = "" // the service manager's, from the env file (systemd): the file governs it, so login and logout apply
+	}
 	// The key the process was started with wins over the env file's, as
 	// when it was still in the environment; a reload keeps it.
 	serveConfig := func() (daemon.Config, error) {
@@ -117,6 +120,19 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		}
 		return err
 	}
+	creds := &envCredentials{reload: func() (daemon.Config, error) {
+		// The environment file and the environment again, as at start.
+		if err := applyEnvFile(fromFile); err != nil {
+			return daemon.Config{}, err
+		}
+		next, err := serveConfig()
+		if err == nil {
+			next.Socket = cfg.Socket
+			err = simulator.point(&next, log)
+		}
+		return next, err
+	}}
+	cfg.Credentials = creds
 	d, err := daemon.New(cfg, log)
 	if err != nil {
 		if ln != nil {
@@ -125,6 +141,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		return err
 	}
 	defer d.Close()
+	creds.d = d
 
 	if *stdio {
 		// Non-blocking stdin so closing it ends a pending read at shutdown.
@@ -173,19 +190,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 			return nil
 		case <-hup:
 			// SIGHUP: read the environment file and the environment again.
-			if err := applyEnvFile(fromFile); err != nil {
-				log.Warn("reload: keeping the configuration", "err", err)
-				continue
-			}
-			next, err := serveConfig()
-			if err == nil {
-				next.Socket = cfg.Socket
-				err = simulator.point(&next, log)
-			}
-			if err == nil {
-				err = d.Reload(next)
-			}
-			if err != nil {
+			if err := creds.Reload(); err != nil {
 				log.Warn("reload: keeping the configuration", "err", err)
 			}
 		case <-idle:

@@ -12,12 +12,12 @@ import { EventEmitter, once } from 'node:events';
 import { mkdir, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
-import { Readable, Writable } from 'node:stream';
 import { after, before, test } from 'node:test';
 
 import * as acp from '@agentclientprotocol/sdk';
 import { WebSocketServer } from 'ws';
 
+import { SchemaCheck } from './schema-check.mjs';
 import {
   daemonLog,
   hearthBin,
@@ -98,7 +98,10 @@ test('the official ACP SDK runs a tool-using turn through hearth acp against a t
   const app = acp.client({ name: 'hearth-interop' }).onNotification(acp.methods.client.session.update, ({ params }) => {
     updates.push(params);
   });
-  const stream = acp.ndJsonStream(Writable.toWeb(acpProc.child.stdin), Readable.toWeb(acpProc.child.stdout));
+  // Every message hearth sends is checked against the official ACP schema.
+  const check = new SchemaCheck('hearth acp');
+  const { writable, readable } = check.streams(acpProc.child.stdin, acpProc.child.stdout);
+  const stream = acp.ndJsonStream(writable, readable);
 
   const { init, sessionId, result } = await withTimeout(
     app.connectWith(stream, async (ctx) => {
@@ -122,6 +125,8 @@ test('the official ACP SDK runs a tool-using turn through hearth acp against a t
   sessionId1 = sessionId;
   // --- what the ACP client saw
   assert.equal(init.protocolVersion, acp.PROTOCOL_VERSION);
+  t.diagnostic(`schema-checked: ${check.summary()}`);
+  assert.deepEqual(check.violations, [], 'messages that break the ACP schema');
   assert.equal(typeof sessionId, 'string');
   assert.ok(sessionId.length > 0);
   assert.equal(result.stopReason, 'end_turn', diag());
@@ -171,7 +176,8 @@ test('the official ACP SDK runs a tool-using turn through hearth acp against a t
   assert.equal(warm.model, 'interop-model-1');
   assert.ok(!('previous_response_id' in warm) || warm.previous_response_id == null);
   const toolNames = (warm.tools ?? []).map((tool) => `${tool.type}:${tool.name}`).sort();
-  assert.deepEqual(toolNames, ['function:apply_patch', 'function:edit_file', 'function:grep', 'function:list_dir', 'function:read_file', 'function:shell', 'function:write_file']);
+  // An unknown model's profile: apply_patch as a function taking {input}; update_plan is hearth's own.
+  assert.deepEqual(toolNames, ['function:apply_patch', 'function:edit_file', 'function:grep', 'function:list_dir', 'function:read_file', 'function:shell', 'function:update_plan', 'function:write_file']);
   for (const tool of warm.tools) assert.equal(tool.parameters?.type, 'object', `${tool.name} has a JSON schema`);
 
   for (const e of creates) {
@@ -241,7 +247,9 @@ test('after the server drops the connection, hearth re-warms with the whole tran
   await relay.spawned;
   try {
     const app = acp.client({ name: 'hearth-interop-2' });
-    const stream = acp.ndJsonStream(Writable.toWeb(relay.child.stdin), Readable.toWeb(relay.child.stdout));
+    const check = new SchemaCheck('hearth acp (2)');
+    const { writable, readable } = check.streams(relay.child.stdin, relay.child.stdout);
+    const stream = acp.ndJsonStream(writable, readable);
     const result = await withTimeout(
       app.connectWith(stream, async (ctx) => {
         await ctx.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
@@ -254,6 +262,7 @@ test('after the server drops the connection, hearth re-warms with the whole tran
       'the prompt after the re-warm',
     );
     assert.equal(result.stopReason, 'end_turn');
+    assert.deepEqual(check.violations, [], 'messages that break the ACP schema');
   } finally {
     await stopChild(relay);
   }
@@ -283,7 +292,9 @@ test('the official ACP SDK sees the offered /compact command and runs it: the se
     const app = acp.client({ name: 'hearth-interop-compact' }).onNotification(acp.methods.client.session.update, ({ params }) => {
       updates.push(params);
     });
-    const stream = acp.ndJsonStream(Writable.toWeb(relay.child.stdin), Readable.toWeb(relay.child.stdout));
+    const check = new SchemaCheck('hearth acp (compact)');
+    const { writable, readable } = check.streams(relay.child.stdin, relay.child.stdout);
+    const stream = acp.ndJsonStream(writable, readable);
     // The agent's text of the updates from index `from` on.
     const said = (from) =>
       updates
@@ -311,6 +322,7 @@ test('the official ACP SDK sees the offered /compact command and runs it: the se
     );
     for (const u of updates) assert.equal(u.sessionId, sessionId, 'update for another session');
     t.diagnostic(`session/update kinds: ${updates.map((u) => u.update.sessionUpdate).join(', ')}`);
+    assert.deepEqual(check.violations, [], 'messages that break the ACP schema');
 
     // The offer: ACP's available_commands_update, naming compact.
     const offers = updates.map((u) => u.update).filter((u) => u.sessionUpdate === 'available_commands_update');

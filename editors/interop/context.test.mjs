@@ -11,12 +11,12 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { mkdir, realpath, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { Readable, Writable } from 'node:stream';
 import { after, test } from 'node:test';
 
 import * as acp from '@agentclientprotocol/sdk';
 
 import { FakeResponsesServer } from './fake-responses.mjs';
+import { SchemaCheck } from './schema-check.mjs';
 import { daemonLog, hearthBin, removeDir, shortTempDir, startChild, stopChild, stopDaemon, tempDir, withTimeout } from './helpers.mjs';
 
 const API_KEY = 'sk-interop-ctx-' + randomBytes(6).toString('hex');
@@ -69,7 +69,10 @@ test('a session opened in a subdirectory of a git repository tells the model its
   const diag = () => `hearth acp stderr:\n${relay.out.stderr}\ndaemon log:\n${daemonLog(dataDir)}`;
 
   const app = acp.client({ name: 'hearth-interop-context' });
-  const stream = acp.ndJsonStream(Writable.toWeb(relay.child.stdin), Readable.toWeb(relay.child.stdout));
+  // Every message hearth sends is checked against the official ACP schema.
+  const check = new SchemaCheck('hearth acp (context)');
+  const { writable, readable } = check.streams(relay.child.stdin, relay.child.stdout);
+  const stream = acp.ndJsonStream(writable, readable);
   const before = new Date();
   const { sessionId, first, second } = await withTimeout(
     app.connectWith(stream, async (ctx) => {
@@ -87,6 +90,7 @@ test('a session opened in a subdirectory of a git repository tells the model its
   const afterAll = new Date();
   assert.equal(first.stopReason, 'end_turn', diag());
   assert.equal(second.stopReason, 'end_turn', diag());
+  assert.deepEqual(check.violations, [], 'messages that break the ACP schema');
   assert.deepEqual(server.violations, []);
   assert.equal(server.sent.filter(({ event }) => event.type === 'error').length, 0, 'no request was refused');
 

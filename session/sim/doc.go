@@ -25,8 +25,10 @@
 // ContextWindow and Models; PingInterval and IgnorePings; Hint. Each is described below.
 //
 // Routes: GET {base}/responses upgraded to WebSocket; POST {base}/responses, streaming SSE
-// when the body has stream:true (else the final response as JSON). With Options.APIKey set
-// both require "Authorization: Bearer <key>" (401 JSON error otherwise); empty accepts all.
+// when the body has stream:true (else the final response as JSON); GET {base}/models, the
+// model list (Options.Models, else the default model), which checks a key for free. With
+// Options.APIKey set all require "Authorization: Bearer <key>" (401 JSON error otherwise);
+// empty accepts all.
 //
 // # WebSocket protocol
 //
@@ -71,7 +73,8 @@
 // Each response's events carry sequence_number from 0: response.created, response.in_progress,
 // then per output item output_item.added, (content_part.added, output_text.delta*,
 // output_text.done, content_part.done) or (function_call_arguments.delta*,
-// function_call_arguments.done), output_item.done, and one terminal event (response.completed,
+// function_call_arguments.done) or, for a custom tool's call, (custom_tool_call_input.delta*,
+// custom_tool_call_input.done with the whole input), output_item.done, and one terminal event (response.completed,
 // response.incomplete or response.failed) carrying the full response with usage. Errors on
 // WebSocket are nested ({type:"error",status,error:{type,code,message,param}}), on SSE flat;
 // request errors echo the request's stream_id on a lane and leave the connection open.
@@ -120,6 +123,21 @@
 // usage counts) above it gets 400 context_length_exceeded (param input). Validation failures
 // are answered in order on the request's lane and consume no fault.
 //
+// # Custom tools (custom.go)
+//
+// A tool {type:"custom", name, description?, format?} takes freeform text: format absent, null
+// or {type:"text"}, or {type:"grammar", syntax:"lark"|"regex", definition}; a custom tool
+// without a name gets 400 missing_required_parameter (param tools[i].name), another format
+// type or syntax invalid_value, a grammar without a string definition
+// missing_required_parameter or invalid_type (param tools[i].format.definition). The grammar
+// itself is not parsed. The model's call is {type:"custom_tool_call", id:"ctc_…", call_id,
+// name, input}, and the client answers with {type:"custom_tool_call_output", call_id, output}.
+// A tool output of the request's own input pairs with a call of its own kind earlier in the
+// effective input (function_call_output with function_call, custom_tool_call_output with
+// custom_tool_call), by call_id; one that pairs with none gets 400, code null, param input,
+// "No tool call found for function call output with call_id ID." (or "custom tool call
+// output"), as the real API answers.
+//
 // # The scripted model
 //
 // The turn is everything after the last user message; the script reads that message's text:
@@ -128,12 +146,17 @@
 //	sim:tool=NAME  the tool to call (default: the first function tool in tools)
 //	sim:args=JSON  compact JSON object of arguments (default {"path":"."})
 //	sim:tokens=N   the text answer is "tok0 tok1 … tok(N-1)"
+//	sim:custom=NAME custom tool calls of NAME instead, each with sim:input=TEXT (a JSON string
+//	               without spaces) as its input; one unless sim:calls says otherwise
 //
 // Without a directive, a text that starts with a plain word (words.go; WordsHelp lists them,
 // `hearth sim --help` prints it) makes the first response call that tool, when the request
 // offers it: "read PATH" read_file, "list [PATH]" list_dir, "grep PATTERN [PATH]" grep,
 // "write PATH TEXT" write_file with TEXT and a newline, "edit PATH OLD NEW" edit_file (OLD one
-// word, NEW the rest), "run COMMAND" shell; "slow" calls nothing and answers with about 100
+// word, NEW the rest), "patch PATH OLD NEW" apply_patch with a one-hunk patch turning the line
+// OLD (one word) into NEW (a custom tool call when the request offers apply_patch as a custom
+// tool, else a function call taking {input}), "plan STEP; STEP …" update_plan (the first step
+// in_progress, the others pending), "run COMMAND" shell; "slow" calls nothing and answers with about 100
 // words spaced 100 ms apart (or the cost model's gap, when longer), to try cancelling. Failing
 // that, "read <path>" anywhere calls read_file and "list" or "files" anywhere list_dir {"path":"."}.
 //

@@ -125,13 +125,17 @@ func (r *reply) run(ctx context.Context) (replyResult, error) {
 	var item json.RawMessage
 	var err error
 	if p.callName != "" {
+		stream := r.streamCall
+		if p.custom {
+			stream = r.streamCustom
+		}
 		for range p.calls - 1 {
-			if item, err = r.streamCall(ctx, len(output), p.callName, p.callArgs); err != nil {
+			if item, err = stream(ctx, len(output), p.callName, p.callArgs); err != nil {
 				return replyResult{}, err
 			}
 			output = append(output, item)
 		}
-		item, err = r.streamCall(ctx, len(output), p.callName, p.callArgs)
+		item, err = stream(ctx, len(output), p.callName, p.callArgs)
 	} else {
 		item, err = r.streamText(ctx, len(output), p.text, p.gap, incomplete)
 	}

@@ -257,8 +257,13 @@ func (s *Server) Handshakes() int {
 	return s.handshakes
 }
 
-// ServeHTTP routes GET …/responses (WebSocket) and POST …/responses (HTTP, SSE when stream:true).
+// ServeHTTP routes GET …/responses (WebSocket), POST …/responses (HTTP, SSE when stream:true)
+// and GET …/models (models.go).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasSuffix(r.URL.Path, "/models") {
+		s.serveModels(w, r)
+		return
+	}
 	if !strings.HasSuffix(r.URL.Path, "/responses") {
 		apiError{Status: 404, Type: "invalid_request_error", Code: "not_found",
 			Message: "Unknown path " + r.URL.Path}.writeHTTP(w)

@@ -46,8 +46,8 @@ export class Controller implements vscode.Disposable {
   private busy = false;
   /**
    * The slash commands the agent offered last. Kept across sessions: hearth
-   * offers the same ones to every session, but only once a session's first
-   * prompt starts, and the prompt box should suggest them before that.
+   * offers the same ones to every session (right after session/new's and
+   * session/load's answers), and a re-created view should suggest them.
    */
   private commands: CommandInfo[] = [];
   private history: HostMessage[] = [];
@@ -99,6 +99,9 @@ export class Controller implements vscode.Disposable {
     this.unsubscribe = [
       client.on("update", (n) => {
         if (n.sessionId === this.sessionId) this.onUpdate(n.update);
+        // The offer follows session/new's answer at once, before this.sessionId
+        // is set; hearth's commands are the same for every session.
+        else if (n.update.sessionUpdate === "available_commands_update") this.setCommands(n.update);
       }),
       client.on("connected", (init) => {
         this.everConnected = true;
@@ -357,11 +360,13 @@ export class Controller implements vscode.Disposable {
       if (modes?.availableModes.length) this.postModes(modes);
     }
     if (u.sessionUpdate === "session_info_update" && typeof u.title === "string") this.sessionTitle = u.title;
-    if (u.sessionUpdate === "available_commands_update") {
-      this.commands = u.availableCommands.map((c) => ({ name: c.name, description: c.description ?? "" }));
-      this.view?.post({ type: "commands", commands: this.commands });
-    }
+    if (u.sessionUpdate === "available_commands_update") this.setCommands(u);
     this.post({ type: "update", update: u as unknown as { sessionUpdate: string } });
+  }
+
+  private setCommands(u: acp.AvailableCommandsUpdate): void {
+    this.commands = u.availableCommands.map((c) => ({ name: c.name, description: c.description ?? "" }));
+    this.view?.post({ type: "commands", commands: this.commands });
   }
 
   // ---- permissions -----------------------------------------------------------

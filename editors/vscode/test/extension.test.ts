@@ -334,6 +334,14 @@ describe("the extension, activated against a stand-in vscode API", () => {
       .find((c) => c.type === "diff") as { path: string; oldText?: string | null; newText: string } | undefined;
     assert.ok(diff, "a diff in the completed tool call");
     assert.deepEqual({ ...diff }, { type: "diff", path: aTxt, oldText: original, newText: "edited by hearth\n" });
+    // A new file, in a new directory, reaches VS Code too (fs/write_text_file): it creates it, then shows it.
+    const fresh = path.join(env.workspace, "made", "by", "hearth.txt");
+    const created = await after_({ type: "prompt", text: simCall("write_file", { path: "made/by/hearth.txt", content: "new from hearth\n" }) }, (m) => m.type === "turnEnded", "the new-file turn");
+    assert.deepEqual(created, { type: "turnEnded", stopReason: "end_turn" });
+    assert.deepEqual(stub.rec.created, [fresh]);
+    assert.equal(readFileSync(fresh, "utf8"), "new from hearth\n");
+    assert.equal(stub.rec.documents.find((d) => d.uri.fsPath === fresh)?.getText(), "new from hearth\n");
+    assert.ok(stub.rec.shown.items.some((s) => s.path === fresh), "the new file is shown");
     // Open diff on the daemon's diff: both sides in VS Code's diff editor.
     const ex = stub.rec.executed.length;
     web.send({ type: "openDiff", path: diff.path, oldText: diff.oldText ?? null, newText: diff.newText });
@@ -387,12 +395,12 @@ describe("the extension, activated against a stand-in vscode API", () => {
   });
 
   test("/compact: the offered commands reach the view; the prompt compacts the session, which answers after", async () => {
-    await after_({ type: "newSession" }, (m) => m.type === "modes", "the new session");
     let from = posted.length;
+    await after_({ type: "newSession" }, (m) => m.type === "modes", "the new session");
+    // The daemon's available_commands_update, right after session/new's answer: the view's suggestions before any prompt.
+    const offered = await posted.waitFor((m) => m.type === "commands", "the commands after session/new", 10_000, from);
+    assert.ok(offered.type === "commands");
     await after_({ type: "prompt", text: "before compacting" }, (m) => m.type === "turnEnded", "the first turn");
-    // The daemon's available_commands_update, as the view's suggestions.
-    const offered = posted.items.slice(from).find((m) => m.type === "commands");
-    assert.ok(offered && offered.type === "commands", `a commands message: ${posted.items.slice(from).map((m) => m.type).join(" ")}`);
     const compact = offered.commands.find((c) => c.name === "compact");
     assert.ok(compact && compact.description.length > 0, JSON.stringify(offered.commands));
 

@@ -672,4 +672,56 @@ describe("chat webview in headless Chromium", () => {
       env.cleanup();
     }
   });
+
+  test("the real daemon's plan (hearth sim's plan word): one checklist above the prompt, replaced whole, live and on resume", async () => {
+    const bin = hearthBinary();
+    const sim = await startSim(bin);
+    const env = isolatedEnv(sim);
+    const client = new HearthClient({ path: bin, env: env.env, cwd: env.workspace });
+    let msgs: HostMessage[] = [];
+    let sessionId = "";
+    client.on("update", (n) => {
+      if (n.sessionId === sessionId) msgs.push({ type: "update", update: n.update as unknown as AcpUpdate });
+    });
+    const plan = page.locator("#plan");
+    /** The checklist as shown: each item's status and text. */
+    const shown = async () =>
+      page.evaluate(() => [...document.querySelectorAll("#plan li")].map((li) => `${(li as HTMLElement).dataset.status} ${li.textContent}`));
+    const turn = async (text: string) => {
+      msgs = [{ type: "userPrompt", text }, { type: "turnStarted" }];
+      const res = await within(client.prompt(sessionId, text), 20_000, "the turn");
+      msgs.push({ type: "turnEnded", stopReason: res.stopReason });
+      await feed(msgs);
+      await page.waitForFunction(() => !document.body.classList.contains("busy"), null, { timeout: 5_000 });
+    };
+    try {
+      const s = await client.newSession(env.workspace);
+      sessionId = s.sessionId;
+      await feed([{ type: "reset", sessionId }]);
+      assert.equal(await plan.isHidden(), true, "no plan before the agent makes one");
+      await turn("plan read the code; fix the bug");
+      assert.deepEqual(await shown(), ["in_progress ◐ read the code", "pending ○ fix the bug"]);
+      assert.equal(await plan.locator(".who").textContent(), "Plan · 0/2 done");
+      assert.equal(await page.locator("#transcript .tool").count(), 0, "update_plan is not shown as a tool call");
+
+      await turn("plan read the code; fix the bug; run the tests");
+      assert.deepEqual(await shown(), ["in_progress ◐ read the code", "pending ○ fix the bug", "pending ○ run the tests"], "replaced whole");
+      assert.equal(await page.locator("#plan").count(), 1);
+
+      await feed([{ type: "reset", sessionId, loading: true }]);
+      assert.equal(await plan.isHidden(), true, "a reset clears the plan");
+      msgs = [];
+      await within(client.loadSession(sessionId, env.workspace), 20_000, "session/load");
+      await feed([...msgs, { type: "turnEnded", stopReason: "end_turn" }]);
+      assert.equal(await plan.isVisible(), true, "the resumed session shows its plan");
+      assert.deepEqual(await shown(), ["in_progress ◐ read the code", "pending ○ fix the bug", "pending ○ run the tests"], "its last plan");
+      assert.deepEqual(pageErrors, [], "no errors in the page");
+    } finally {
+      client.dispose();
+      await stopDaemonOf(bin, env);
+      await sim.stop();
+      env.cleanup();
+      await feed([{ type: "reset", sessionId: "" }]);
+    }
+  });
 });

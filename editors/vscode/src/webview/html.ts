@@ -71,6 +71,7 @@ export function renderChatHtml(o: ChatHtmlOptions): string {
 <main id="transcript" aria-live="polite">
   <div id="empty" class="empty">Ask hearth about this workspace. <kbd>Enter</kbd> sends, <kbd>Shift</kbd>+<kbd>Enter</kbd> adds a line.</div>
 </main>
+<section id="plan" class="plan" aria-label="Plan" hidden></section>
 <footer id="composer">
   <div id="attachments" class="attachments" aria-label="Attached images" hidden></div>
   <ul id="commands" class="commands" role="listbox" aria-label="Slash commands" hidden></ul>

@@ -54,6 +54,7 @@ const sessionsPanel = $("sessions");
 const sessionList = $("session-list");
 const attachmentsRow = $("attachments");
 const commandList = $("commands");
+const planPanel = $("plan");
 
 // ---- transcript state ------------------------------------------------------
 
@@ -97,6 +98,7 @@ function resetTranscript(): void {
   current = null;
   permissions.clear();
   renderQueued = new Set();
+  renderPlan({ sessionUpdate: "plan", entries: [] });
 }
 
 function flushRenders(): void {
@@ -404,21 +406,21 @@ function renderDiff(path: string, oldText: string | null, newText: string): HTML
 
 // ---- plan ----------------------------------------------------------------------
 
+// The agent's plan is one checklist pinned above the prompt box: each plan
+// update is the whole list (ACP), so it replaces what is shown; an empty
+// list (or a new session) hides it. A replayed session shows its last plan.
 function renderPlan(update: AcpUpdate): void {
-  const entries = (update.entries as { content: string; status: string; priority?: string }[] | undefined) ?? [];
-  let el = transcript.querySelector(":scope > .plan:last-of-type") as HTMLElement | null;
-  if (!el || el !== transcript.lastElementChild) {
-    el = h("div", { class: "plan" });
-    append(el);
-  }
-  el.replaceChildren(h("div", { class: "who", text: "Plan" }));
+  const entries = Array.isArray(update.entries) ? (update.entries as { content?: unknown; status?: unknown }[]) : [];
   const ul = h("ul");
+  let done = 0;
   for (const e of entries) {
-    const mark = e.status === "completed" ? "✓" : e.status === "in_progress" ? "◐" : "○";
-    ul.append(h("li", { class: `plan-${e.status}`, text: `${mark} ${visibleLine(String(e.content))}` }));
+    const status = e?.status === "completed" || e?.status === "in_progress" ? e.status : "pending";
+    if (status === "completed") done++;
+    const mark = status === "completed" ? "✓" : status === "in_progress" ? "◐" : "○";
+    ul.append(h("li", { class: `plan-${status}`, attrs: { "data-status": status } }, h("span", { class: "plan-mark", text: mark }), ` ${visibleLine(String(e?.content ?? ""))}`));
   }
-  el.append(ul);
-  endBlock();
+  planPanel.replaceChildren(h("div", { class: "who", text: `Plan · ${done}/${entries.length} done` }), ul);
+  planPanel.hidden = entries.length === 0;
 }
 
 // ---- permissions -------------------------------------------------------------
