@@ -57,11 +57,11 @@ var askModes = []string{daemon.ModeReadOnly, daemon.ModeAsk, daemon.ModeAutoEdit
 // this process.
 func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("ask", stderr)
-	cwd := fs.String("cwd", "", "workspace directory (default: the current directory)")
+	cwd := fs.String("cwd", "", "the session's working directory (default: the current directory); its workspace is the git repository that holds it")
 	yes := fs.Bool("yes", false, "allow every edit and command the agent asks for")
 	mode := fs.String("mode", "", "the session's mode before the prompt: read-only, ask, auto-edit (edits run) or full-auto (edits and commands run)")
 	noDaemon := fs.Bool("no-daemon", false, "run the agent in this process instead of the daemon (nothing stays warm for the next ask)")
-	cont := fs.Bool("continue", false, "prompt the most recent session of the workspace instead of a new one")
+	cont := fs.Bool("continue", false, "prompt the most recent session opened in the working directory instead of a new one")
 	sessionID := fs.String("session", "", "prompt this earlier session (its id, or a unique prefix) instead of a new one")
 	if err := fs.Parse(args); err != nil {
 		return &exitError{2, err}
