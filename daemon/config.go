@@ -63,6 +63,8 @@ type Config struct {
 	SessionIdle       time.Duration // $HEARTH_SESSION_IDLE: close a session with no editor and no turn after this (default 30m)
 	WorkspaceIdle     time.Duration // $HEARTH_WORKSPACE_IDLE: close a workspace with no open session after this (default 5m)
 	ContextWindow     int           // $HEARTH_CONTEXT_WINDOW: the model's input window in tokens; 0 = known default of the model family
+	ToolOutputTokens  int           // $HEARTH_TOOL_OUTPUT_TOKENS: what one tool's output may take in the model's view; 0 = the profile's
+	Compaction        string        // $HEARTH_COMPACTION: local (a summary the model writes) or server (the API's compaction); "" = local
 	MCPCallTimeout    time.Duration // $HEARTH_MCP_TIMEOUT: one call of an MCP server's tool; 0 = default 60s
 	NoSpare           bool          // $HEARTH_SPARE=off: no session warmed ahead of time per workspace
 	WatchMaxDirs      int           // $HEARTH_WATCH_MAX_DIRS: a workspace with more directories (outside ignored ones) is watched in part; 0 = default 20000, -1 = no limit
@@ -155,6 +157,19 @@ func (c *Config) modelFromEnv() error {
 			return fmt.Errorf("HEARTH_CONTEXT_WINDOW=%q: want the model's input window in tokens (at least 1000)", v)
 		}
 		c.ContextWindow = n
+	}
+	if v := strings.TrimSpace(os.Getenv("HEARTH_TOOL_OUTPUT_TOKENS")); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 100 {
+			return fmt.Errorf("HEARTH_TOOL_OUTPUT_TOKENS=%q: want the tokens one tool's output may take (at least 100)", v)
+		}
+		c.ToolOutputTokens = n
+	}
+	switch v := strings.TrimSpace(os.Getenv("HEARTH_COMPACTION")); v {
+	case "", session.CompactLocal, session.CompactServer:
+		c.Compaction = v
+	default:
+		return fmt.Errorf("HEARTH_COMPACTION=%q: want local (a summary the model writes) or server (the API's own compaction)", v)
 	}
 	return nil
 }

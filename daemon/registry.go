@@ -232,6 +232,8 @@ func (d *Daemon) sessionConfig() session.Config {
 		IdleTimeout:       d.cfg.IdleTimeout,
 		MaxConnAge:        d.cfg.MaxConnAge,
 		ContextWindow:     d.cfg.ContextWindow,
+		ToolOutputTokens:  d.cfg.ToolOutputTokens,
+		Compaction:        d.cfg.Compaction,
 		Dial:              d.netDial,
 	}
 }
@@ -413,7 +415,18 @@ func (t *sessionTools) Concurrent(name string) bool {
 	return ok && tool.ReadOnly
 }
 
+// Run runs a call and keeps its output within the session's tool-output
+// budget (session.ClipOutput, Config.ToolOutputBudget): one rule for what
+// every tool's and MCP server's output may take in the model's view. The
+// tools' own caps (read_file's, the shell's) only bound the memory a call
+// takes.
 func (t *sessionTools) Run(ctx context.Context, call session.ToolCall) session.ToolResult {
+	res := t.run(ctx, call)
+	res.Output = session.ClipOutput(res.Output, t.s.ws.client.Config().ToolOutputBudget())
+	return res
+}
+
+func (t *sessionTools) run(ctx context.Context, call session.ToolCall) session.ToolResult {
 	if call.Name == planToolName {
 		return t.runPlan(call) // plan.go
 	}

@@ -43,6 +43,9 @@ type replayer struct {
 // disconnected meanwhile.
 func (c *clientConn) replay(ctx context.Context, r replayer, items []store.Item) error {
 	for _, it := range items {
+		if session.FromCompaction(it.View) {
+			continue // the API's compaction: the model's view, not something that happened
+		}
 		b, ok := r.notification(it)
 		if ok {
 			if err := c.enqueueWithin(ctx, notification{method: rpc.MethodSessionUpdate, params: b}, c.replayBudget()); err != nil {

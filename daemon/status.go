@@ -51,7 +51,7 @@ func (d *Daemon) status(asker *clientConn) rpc.Status {
 	for root, w := range d.workspaces {
 		s := w.client.Stats()
 		st.Workspaces = append(st.Workspaces, rpc.WorkspaceStatus{
-			Root: root, Model: w.client.Config().Model, State: s.State, Transport: s.Transport, ConnAgeMS: s.ConnAge.Milliseconds(),
+			Root: root, Model: w.client.Config().Model, State: stateNames[s.State], Transport: s.Transport, ConnAgeMS: s.ConnAge.Milliseconds(),
 			Sessions: perWS[w], Lanes: perWS[w],
 			Handshakes: s.Handshakes, Warmups: s.Warmups, FullRequests: s.Full,
 			IncrementalRequests: s.Incremental, Retries: s.Retries, Fallbacks: s.Fallbacks,
@@ -242,5 +242,18 @@ func profileStatus(sc session.Config) rpc.Profile {
 	p := sc.Profile
 	return rpc.Profile{Family: p.Family, ContextWindow: sc.ContextWindow, ReasoningLevels: p.ReasoningLevels,
 		Reasoning: sc.ReasoningEffort, Images: p.Images, ParallelTools: p.ParallelToolCalls,
-		ToolOutputTokens: p.ToolOutputTokens, PatchStyle: p.PatchStyle, ShellStyle: p.ShellStyle}
+		ToolOutputTokens: sc.ToolOutputBudget(), PatchStyle: p.PatchStyle, ShellStyle: p.ShellStyle}
+}
+
+// stateNames gives each connection state its name on the wire (status
+// JSON, which editors and scripts read); TestStatusStateNames holds every
+// session.State to one.
+var stateNames = map[session.State]string{
+	session.StateClosed:       rpc.WorkspaceClosed,
+	session.StateConnecting:   rpc.WorkspaceConnecting,
+	session.StateWarming:      rpc.WorkspaceWarming,
+	session.StateReady:        rpc.WorkspaceReady,
+	session.StateStreaming:    rpc.WorkspaceStreaming,
+	session.StateRewarming:    rpc.WorkspaceRewarming,
+	session.StateHTTPFallback: rpc.WorkspaceHTTPFallback,
 }

@@ -76,6 +76,32 @@ type Config struct {
 	// its next request; a context_length_exceeded refusal compacts too.
 	ContextWindow int
 	CompactAt     float64
+	// Compaction is how a conversation compacts: CompactLocal (a summary
+	// the model writes, the default) or CompactServer (the API's own
+	// compaction endpoint, POST {base}/responses/compact, with the local
+	// summary as the fallback when it fails).
+	Compaction string
+
+	// ToolOutputTokens bounds one tool's output as the model sees it
+	// (ClipOutput); 0 = the profile's. ToolOutputBudget is what applies.
+	ToolOutputTokens int
+}
+
+// Compaction modes (Config.Compaction, HEARTH_COMPACTION).
+const (
+	CompactLocal  = "local"
+	CompactServer = "server"
+)
+
+// ToolOutputBudget is the tokens one tool output may take in the model's
+// view: ToolOutputTokens, and with a known window at most a quarter of it,
+// so that a compaction can always keep the running turn's outputs.
+func (c Config) ToolOutputBudget() int {
+	n := c.ToolOutputTokens
+	if c.ContextWindow > 0 && (n <= 0 || n > c.ContextWindow/4) {
+		n = c.ContextWindow / 4
+	}
+	return n
 }
 
 // Transport is the part of c the Responses transport reads.
@@ -112,6 +138,12 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.CompactAt <= 0 || c.CompactAt >= 1 {
 		c.CompactAt = 0.8
+	}
+	if c.Compaction == "" {
+		c.Compaction = CompactLocal
+	}
+	if c.ToolOutputTokens == 0 {
+		c.ToolOutputTokens = c.Profile.ToolOutputTokens
 	}
 	if c.WarmupTimeout == 0 {
 		c.WarmupTimeout = 15 * time.Second

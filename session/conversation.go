@@ -59,7 +59,7 @@ type Conversation struct {
 
 	turn chan struct{} // token held by the running Prompt: one turn at a time
 
-	mu     sync.Mutex // guards the fields from lane to lastInput
+	mu     sync.Mutex // guards the fields from lane to compactedAt
 	lane   string
 	ledger ledger            // the transcript and what is staged for the next commit (commit.go)
 	input  []json.RawMessage // the replay forms of ledger.committed[:converted]: what a full request sends
@@ -77,6 +77,11 @@ type Conversation struct {
 	initialN  int   // leading items outside any turn (AGENTS.md), kept by a compaction
 	turnStart int   // transcript index of the running turn's first item
 	lastInput int   // input tokens of the last response (its usage): the view's size
+	// What the last response's usage covers (compact.go, nextInput): its
+	// output tokens, and how many items of the view (committed, then
+	// staged) it counted, input and output.
+	lastOutput, counted int
+	compactedAt         int // the view's length after the last compaction: compact again only once it grew
 
 	setCache settingsCache
 

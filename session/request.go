@@ -259,9 +259,6 @@ func (c *Conversation) settle(ctx context.Context, turnID int64, conn responses.
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if r.usage.Input > 0 {
-		c.lastInput = int(r.usage.Input)
-	}
 	b := &baseline{conn: conn, lane: o.lane, settings: o.key, input: o.full, responseID: r.id}
 	if r.staged {
 		b.output = replayForms(nil, r.output)
@@ -272,6 +269,7 @@ func (c *Conversation) settle(ctx context.Context, turnID int64, conn responses.
 		b.output = in[n:len(in):len(in)]
 	}
 	c.base = b
+	c.countedLocked(r)
 	return r, nil
 }
 

@@ -117,10 +117,8 @@ func (c *Conversation) run(ctx context.Context, turnID int64, input []json.RawMe
 	if ctx.Err() != nil {
 		return StopCancelled, nil
 	}
-	compacted := false // at most once a turn: a view still past the threshold must not compact on every request
 	for step := 0; step < maxRequestsPerTurn; step++ {
-		if !compacted && c.overWindow() {
-			compacted = true
+		if c.overWindow() {
 			if err := c.compact(ctx, turnID, sink, CompactWindow); err != nil {
 				if ctx.Err() != nil {
 					return StopCancelled, nil

@@ -53,6 +53,11 @@ func (c *Conversation) warmUp(again bool) {
 	if c.client.api.HTTPMode() {
 		return // nothing to warm when every request is full
 	}
+	if w := c.client.Config().ContextWindow; w > 0 && c.nextInput() > w {
+		// It would be refused for its length: the next turn compacts first.
+		c.log.Info("not warming a view past the model's window", "window", w)
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {

@@ -56,6 +56,11 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if res.StopReason != string(acp.StopReasonEndTurn) || res.Compaction == nil {
 		return fmt.Errorf("session %s was not compacted (%s)", res.SessionID, res.StopReason)
 	}
+	if res.Compaction.Summary == "" {
+		fmt.Fprintf(stdout, "compacted %s through item %d with the API's compaction: the model goes on from the items it returned (an encrypted compaction item and your messages)\n",
+			res.SessionID, res.Compaction.ThroughSeq)
+		return nil
+	}
 	fmt.Fprintf(stdout, "compacted %s through item %d; the model goes on from this summary:\n\n%s\n", res.SessionID,
 		res.Compaction.ThroughSeq, visibleText(res.Compaction.Summary))
 	return nil

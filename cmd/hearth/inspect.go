@@ -112,6 +112,11 @@ func printSession(w io.Writer, s *rpc.SessionDetail) {
 	}
 	tw.Flush()
 	for _, c := range s.Compactions {
+		if c.Summary == "" { // the API compacted: its items follow ThroughSeq
+			fmt.Fprintf(w, "\ncompacted through item %d (%s), %s, by the API (%s): the model's view went on from the items after it, its compaction item encrypted\n",
+				c.ThroughSeq, visibleLine(c.Reason), c.Created.Local().Format(time.DateTime), visibleLine(c.ResponseID))
+			continue
+		}
 		fmt.Fprintf(w, "\ncompacted through item %d (%s), %s; the model's view went on from this summary:\n%s\n",
 			c.ThroughSeq, visibleLine(c.Reason), c.Created.Local().Format(time.DateTime), visibleText(c.Summary))
 	}

@@ -22,13 +22,18 @@
 //
 // Options beyond auth, age and cost: Lanes (LanesOn, LanesIgnore, LanesRefuse) and the older
 // DisableLanes; Reasoning (ReasoningAuto, ReasoningAlways, ReasoningNever) and Secret;
-// ContextWindow and Models; PingInterval and IgnorePings; Hint. Each is described below.
+// ContextWindow, Windows and Models; PingInterval and IgnorePings; Hint. Each is described below.
 //
 // Routes: GET {base}/responses upgraded to WebSocket; POST {base}/responses, streaming SSE
-// when the body has stream:true (else the final response as JSON); GET {base}/models, the
-// model list (Options.Models, else the default model), which checks a key for free. With
-// Options.APIKey set all require "Authorization: Bearer <key>" (401 JSON error otherwise);
-// empty accepts all.
+// when the body has stream:true (else the final response as JSON); POST
+// {base}/responses/compact, the API's own compaction (compact.go says what follows OpenAI's
+// reference and what is assumed): {id, object: "response.compaction", output, usage}, the
+// output the input's user messages and one sealed compaction item ({type: "compaction", id,
+// encrypted_content}) that a later request may carry instead of what it replaced; its record
+// has Endpoint EndpointCompact. context_management on a create is not modelled: the field is
+// ignored like any unknown one. GET {base}/models, the model list (Options.Models, else the
+// default model), which checks a key for free. With Options.APIKey set all require
+// "Authorization: Bearer <key>" (401 JSON error otherwise); empty accepts all.
 //
 // # WebSocket protocol
 //
@@ -118,10 +123,23 @@
 // real API, which also loads stored responses there).
 //
 // Options.Models, when set, lists the models that exist: another (or the default, when a
-// request names none) gets 404 model_not_found. Options.ContextWindow (tokens, 0 = unlimited):
-// an effective input (cached items + new input + instructions + tools, 4 bytes a token, as
-// usage counts) above it gets 400 context_length_exceeded (param input). Validation failures
-// are answered in order on the request's lane and consume no fault.
+// request names none) gets 404 model_not_found. Options.Windows (model → tokens) gives a model
+// its window, Options.ContextWindow every other model's (0 = unlimited; `hearth sim --window`):
+// an effective input above it gets the real API's refusal, 400 context_length_exceeded
+// (type invalid_request_error, param input, "Your input exceeds the context window of this
+// model. Please adjust your input and try again."). Validation failures are answered in order
+// on the request's lane and consume no fault.
+//
+// Tokens are counted one way, deterministically, everywhere (usage, the window,
+// Received.InputTokens): four bytes of JSON a token, rounded up. A request's input is its
+// effective input — the cached or stored items a previous_response_id brings, then the new
+// items, each counted by its JSON as sent — plus the bytes of the instructions and tools
+// fields; an image counts its tiles (below), not its data URL. output_tokens is what the
+// output items count for as input when they are sent back (their JSON at four bytes a token),
+// and at least the deltas streamed plus the reasoning tokens; so a response's input_tokens +
+// output_tokens is what a request chained on it holds before its new items. The real API
+// counts with the model's tokenizer (English and code average 3–4 bytes a token, JSON
+// framing far less): a client that estimates by bytes/4 is right here and close there.
 //
 // # Custom tools (custom.go)
 //

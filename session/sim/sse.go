@@ -79,7 +79,7 @@ func (s *Server) serveHTTPCreate(w http.ResponseWriter, r *http.Request) {
 	}
 	// The cached part's size is kept with it: a long conversation is not rescanned per request.
 	effBytes := parent.bytes + itemsBytes(req.input)
-	if e := s.checkContext(req, effBytes); e != nil {
+	if e := s.checkContext(i, req, effBytes); e != nil {
 		fail(*e)
 		return
 	}

@@ -59,7 +59,7 @@ func (c *wsConn) respond(j *job) (outcome, responseID string) {
 	}
 	// The cached part's size is kept with it: a long conversation is not rescanned per request.
 	effBytes := parent.bytes + itemsBytes(req.input)
-	if e := c.s.checkContext(req, effBytes); e != nil {
+	if e := c.s.checkContext(j.rec, req, effBytes); e != nil {
 		return fail(*e)
 	}
 
