@@ -137,3 +137,25 @@ func TestEnvironmentChangeIsIncremental(t *testing.T) {
 		}
 	}
 }
+
+// The note's words for a session whose repository root was passed over, in
+// read-only, on a given day and zone.
+func TestEnvironmentText(t *testing.T) {
+	t.Setenv("TZ", "Asia/Kolkata")
+	day := time.Date(2026, 3, 4, 10, 0, 0, 0, time.FixedZone("IST", 5*3600+1800))
+	text := environment{cwd: "/h/proj", root: "/h/proj", mode: ModeReadOnly, now: day,
+		passedOver: "the repository at /h is not opened whole: it is your home directory"}.text()
+	for _, want := range []string{
+		environmentHeader + "- Working directory: /h/proj.",
+		"- Workspace: the working directory; the repository at /h is not opened whole: it is your home directory. The tools reach nothing outside it.",
+		"- Date: 2026-03-04 (Wednesday); time zone Asia/Kolkata (UTC+05:30).",
+		"- Mode: read-only. Reads run; edits, commands and MCP tools that are not read-only are refused.\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the note lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "network") {
+		t.Errorf("read-only runs no command, yet the note speaks of their network:\n%s", text)
+	}
+}
