@@ -113,24 +113,24 @@ func (c *clientConn) newSession(ctx context.Context, params json.RawMessage) (ac
 	// Before the session opens: its warm-up goes out as it opens, and the
 	// answer must not wait behind anything after it.
 	modes := d.modeState(ModeAsk)
-	w, err := d.workspaceFor(ctx, req.Cwd)
+	w, cwd, err := d.workspaceForCwd(ctx, req.Cwd)
 	if err != nil {
 		return acp.NewSessionResponse{}, err
 	}
 	cfg := w.client.Config() // a new session (a spare too) has chosen nothing
 	options := d.configOptions(ModeAsk, cfg, cfg.Model)
-	initial := agentsContext(w.root.Path())
+	initial := d.initialContext(w, cwd)
 	// The workspace's spare, warm already (its tools are the workspace's:
 	// not for a session with MCP servers); else a new session whose warm-up
 	// starts here, in the background: session/new answers once its MCP
 	// servers are up.
 	var s *openSession
 	if len(servers) == 0 {
-		s = d.takeSpare(ctx, w, initial)
+		s = d.takeSpare(ctx, w, cwd, initial)
 	}
 	if s == nil {
 		id := newSessionID()
-		if err := d.db.CreateSession(ctx, store.Session{ID: id, Root: w.root.Path(), Mode: ModeAsk, Model: w.client.Config().Model}); err != nil {
+		if err := d.db.CreateSession(ctx, store.Session{ID: id, Root: w.root.Path(), Cwd: cwd, Mode: ModeAsk, Model: w.client.Config().Model}); err != nil {
 			return acp.NewSessionResponse{}, fmt.Errorf("create session: %w", err)
 		}
 		if s, err = d.openConversation(ctx, id, w, initial, nil, d.startMCP(d.ctx, w, servers)); err != nil {
@@ -226,8 +226,14 @@ func (c *clientConn) preparePrompt(ctx context.Context, params json.RawMessage) 
 			updates{s}.Notice(note)
 		}
 		s.tellMCP(updates{s})
+		if env := d.environmentChange(s); env != "" {
+			input = append(input, session.DeveloperMessage(env)) // environment.go
+		}
 		if delta := d.contextDelta(tctx, s); delta != "" {
 			input = append(input, session.DeveloperMessage(delta))
+		}
+		if cmd := commandPrompt(content.text); cmd != "" {
+			input = append(input, session.DeveloperMessage(cmd)) // /init, /review: commands.go
 		}
 		input = append(input, session.UserMessage(content.text, content.images...))
 		stop, err := s.conv.Prompt(tctx, input, updates{s})

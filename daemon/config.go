@@ -72,11 +72,6 @@ type Config struct {
 	Version           string
 }
 
-// Instructions are hearth's system instructions, identical on every request.
-const Instructions = `You are hearth, a coding agent working inside the user's workspace. ` +
-	`Use the tools to look at files before answering questions about them. ` +
-	`Paths are relative to the workspace root. Be concise.`
-
 // FromEnv reads the configuration from the environment, with the defaults
 // the README documents.
 func FromEnv() (Config, error) {

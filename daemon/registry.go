@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,6 +38,7 @@ type openWorkspace struct {
 
 	spare     *spareSession // guarded by Daemon.mu: a session warmed ahead of time (spare.go)
 	spareBusy bool          // guarded by Daemon.mu: a spare is being made
+	spareCwd  string        // guarded by Daemon.mu: where the next spare works: the last session/new's cwd ("" = the root)
 }
 
 // openSession is a session with a live Conversation and the editors
@@ -49,6 +49,8 @@ type openSession struct {
 	id   string
 	ws   *openWorkspace
 	conv *session.Conversation
+	cwd  string // the working directory it was opened in: the workspace root or below (workspace_root.go)
+	dir  string // cwd relative to the workspace root; "" for the root
 
 	since        uint64 // the watcher's journal cursor at this session's last prompt; used by the turn only
 	staleChecked bool   // the read set was compared with the disk once; used by the turn only
@@ -225,7 +227,7 @@ func (d *Daemon) sessionConfig() session.Config {
 		BaseURL:           d.cfg.BaseURL,
 		APIKey:            d.cfg.APIKey,
 		Model:             d.cfg.Model,
-		Instructions:      Instructions,
+		Instructions:      session.Guidance, // byte-identical on every request (session/guidance.go)
 		Lanes:             d.cfg.Lanes,
 		ReasoningEffort:   d.cfg.ReasoningEffort,
 		ReasoningSummary:  d.cfg.ReasoningSummary,
@@ -292,6 +294,7 @@ func (d *Daemon) newOpenSession(ctx context.Context, id string, w *openWorkspace
 	}
 	s := &openSession{id: id, ws: w, subs: map[*clientConn]struct{}{}, mode: row.Mode,
 		patchStyle: w.client.Config().Profile.PatchStyle}
+	s.cwd, s.dir = sessionDir(w.root.Path(), row.Cwd)
 	s.setMCP(set)
 	if w.watcher != nil {
 		s.since = w.watcher.Cursor()
@@ -399,20 +402,6 @@ func (s *openSession) broadcastText(text string, thought bool) {
 	}
 }
 
-// agentsContext returns the workspace's AGENTS.md as the session's first
-// input item, or nothing.
-func agentsContext(root string) []json.RawMessage {
-	b, err := os.ReadFile(filepath.Join(root, "AGENTS.md"))
-	if err != nil || len(b) == 0 {
-		return nil
-	}
-	const max = 64 << 10
-	if len(b) > max {
-		b = b[:max]
-	}
-	return []json.RawMessage{session.DeveloperMessage("Instructions from the workspace's AGENTS.md:\n\n" + string(b))}
-}
-
 // sessionTools is the session.Tools of one session: the workspace's tools
 // behind the session's mode and the user's permission, recording what the
 // model saw of each file.
@@ -450,13 +439,14 @@ func (t *sessionTools) run(ctx context.Context, call session.ToolCall) session.T
 		return t.runMCP(ctx, call, tool, set)
 	}
 	ws := t.s.ws
+	tools := ws.tools.In(t.s.dir) // the model's paths start at the session's working directory
 	args := json.RawMessage(call.Arguments)
 	tool, known := ws.tools.Lookup(call.Name)
 	// Files go through the prompting editor's buffers when it offers them
 	// (editor_files.go); confinement stays the tools' own.
 	ed := t.s.toolEditor()
 	if known && !tool.ReadOnly {
-		pv, err := ws.tools.PreviewVia(ctx, ed, call.Name, args)
+		pv, err := tools.PreviewVia(ctx, ed, call.Name, args)
 		if err != nil {
 			// An invalid call is answered without bothering the user.
 			return session.ToolResult{Output: err.Error(), IsError: true, Kind: tool.Kind}
@@ -478,7 +468,7 @@ func (t *sessionTools) run(ctx context.Context, call session.ToolCall) session.T
 	mode := t.s.mode
 	t.s.mu.Unlock()
 	start := time.Now()
-	r := ws.tools.WithNetwork(shellNetwork(t.d.cfg.ShellNetwork, mode)).WithLive(t.liveOutput(call)).RunVia(ctx, ed, call.Name, args)
+	r := tools.WithNetwork(shellNetwork(t.d.cfg.ShellNetwork, mode)).WithLive(t.liveOutput(call)).RunVia(ctx, ed, call.Name, args)
 	if ws.watcher != nil {
 		ws.watcher.Touch(start, r.Locations...) // a tree too big to watch whole is watched where the tools go
 	}

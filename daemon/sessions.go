@@ -23,7 +23,7 @@ import (
 // listPage is how many sessions one session/list answer holds.
 const listPage = 50
 
-// list is session/list: the stored sessions, of one workspace when cwd is
+// list is session/list: the stored sessions, those opened in cwd when it is
 // given, most recent first, listPage at a time. The cursor names the last
 // session of the previous page; a client only hands it back.
 func (c *clientConn) list(ctx context.Context, params json.RawMessage) (any, error) {
@@ -64,7 +64,7 @@ func (c *clientConn) list(ctx context.Context, params json.RawMessage) (any, err
 		out.NextCursor = &next
 	}
 	for _, r := range rows {
-		info := acp.SessionInfo{SessionId: acp.SessionId(r.ID), Cwd: r.Root}
+		info := acp.SessionInfo{SessionId: acp.SessionId(r.ID), Cwd: r.Cwd}
 		if r.Title != "" {
 			t := r.Title
 			info.Title = &t

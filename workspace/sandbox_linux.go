@@ -91,6 +91,13 @@ func networkStatus(abi int, why string, nsErr error) string {
 	return fmt.Sprintf("Landlock ABI %d: where the network is off, commands' TCP connect and bind are refused (localhost included); not covered, with no network namespace here (%v): UDP (DNS included), Multipath TCP, %s", abi, nsErr, unix)
 }
 
+// landlockWorks reports whether the kernel has Landlock: the helper
+// confines what commands write.
+func landlockWorks() bool {
+	abi, _ := landlockABI()
+	return abi > 0
+}
+
 // landlockABI is the kernel's Landlock ABI version, or 0 and why not.
 func landlockABI() (int, string) {
 	v, err := ll.LandlockGetABIVersion()

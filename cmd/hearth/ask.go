@@ -122,11 +122,11 @@ type askOpts struct {
 func parseAskFlags(args []string, stderr io.Writer) (askOpts, error) {
 	var o askOpts
 	fs := newFlags("ask", stderr)
-	fs.StringVar(&o.cwd, "cwd", "", "workspace directory (default: the current directory)")
+	fs.StringVar(&o.cwd, "cwd", "", "the session's working directory (default: the current directory); its workspace is the git repository that holds it")
 	fs.BoolVar(&o.yes, "yes", false, "allow every edit and command the agent asks for")
 	fs.StringVar(&o.mode, "mode", "", "the session's mode before the prompt: read-only, ask, auto-edit (edits run) or full-auto (edits and commands run)")
 	fs.BoolVar(&o.noDaemon, "no-daemon", false, "run the agent in this process instead of the daemon (nothing stays warm for the next ask)")
-	fs.BoolVar(&o.cont, "continue", false, "prompt the most recent session of the workspace instead of a new one")
+	fs.BoolVar(&o.cont, "continue", false, "prompt the most recent session opened in the working directory instead of a new one")
 	fs.StringVar(&o.sessionID, "session", "", "prompt this earlier session (its id, or a unique prefix) instead of a new one")
 	if err := fs.Parse(args); err != nil {
 		return o, err
