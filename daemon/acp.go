@@ -171,12 +171,30 @@ func (c *clientConn) preparePrompt(ctx context.Context, params json.RawMessage) 
 	if err != nil {
 		return nil, err
 	}
+	tctx, release, closed, err := d.startTurn(c, s)
+	if closed {
+		return c.preparePrompt(ctx, params) // the next lookup opens it again
+	}
+	if err != nil {
+		return nil, err
+	}
+	return func(rctx context.Context) (any, error) {
+		defer release()
+		return c.runPrompt(rctx, tctx, s, content, release)
+	}, nil
+}
+
+// startTurn counts a turn of s and claims s for it, for c. release ends the
+// turn for the session: another prompt (from any editor) may start, and a
+// cancel no longer reaches this one; it may be called more than once.
+// closed: the session closed meanwhile (look it up again).
+func (d *Daemon) startTurn(c *clientConn, s *openSession) (tctx context.Context, release func(), closed bool, err error) {
 	// Counted under d.mu, before s.mu (d.mu is never taken under s.mu):
 	// Shutdown's drain waits for exactly the turns that started before it.
 	d.mu.Lock()
 	if d.draining || d.closed {
 		d.mu.Unlock()
-		return nil, errClosed
+		return nil, nil, false, errClosed
 	}
 	d.turns.Add(1)
 	d.mu.Unlock()
@@ -184,16 +202,11 @@ func (c *clientConn) preparePrompt(ctx context.Context, params json.RawMessage) 
 	if closed, err := s.claim(c, cancel); closed || err != nil {
 		cancel()
 		d.turns.Done()
-		if closed {
-			return c.preparePrompt(ctx, params) // the next lookup opens it again
-		}
-		return nil, err
+		return nil, nil, closed, err
 	}
 	s.attach(c)
-	// release ends the turn for the session: another prompt (from any
-	// editor) may start, and a cancel no longer reaches this one.
 	var releaseOnce sync.Once
-	release := func() {
+	release = func() {
 		releaseOnce.Do(func() {
 			cancel()
 			s.unclaim()
@@ -201,54 +214,64 @@ func (c *clientConn) preparePrompt(ctx context.Context, params json.RawMessage) 
 			d.turns.Done()
 		})
 	}
-	return func(rctx context.Context) (any, error) {
-		defer release()
-		s.offerCommands()
-		if content.text != "" || len(content.images) == 0 {
-			s.broadcast(acp.UpdateUserMessageText(content.text), c)
-		}
-		for _, v := range imageViews(content.images) {
-			s.broadcast(acp.UpdateUserMessage(v), c)
-		}
-		if len(content.images) == 0 && isCompactCommand(content.text) {
-			stop, err := s.conv.Compact(tctx, updates{s})
-			d.turnEnded(context.WithoutCancel(tctx), s, "")
-			release()
-			c.flush(jsonrpc2.DetachContext(rctx))
-			if err != nil {
-				return nil, turnError(err)
-			}
-			return acp.PromptResponse{StopReason: acp.StopReason(stop)}, nil
-		}
-		var input []json.RawMessage
-		if note := s.ws.watchNotice(); note != "" && !s.toldWatch {
-			s.toldWatch = true
-			updates{s}.Notice(note)
-		}
-		s.tellMCP(updates{s})
-		if env := d.environmentChange(s); env != "" {
-			input = append(input, session.DeveloperMessage(env)) // environment.go
-		}
-		if delta := d.contextDelta(tctx, s); delta != "" {
-			input = append(input, session.DeveloperMessage(delta))
-		}
-		if cmd := commandPrompt(content.text); cmd != "" {
-			input = append(input, session.DeveloperMessage(cmd)) // /init, /review: commands.go
-		}
-		input = append(input, session.UserMessage(content.text, content.images...))
-		stop, err := s.conv.Prompt(tctx, input, updates{s})
-		d.turnEnded(context.WithoutCancel(tctx), s, content.title())
-		// The session is free before this editor's answer waits for its
-		// updates: an editor that stopped reading holds only its own reply.
-		release()
-		// The turn's updates reach this client before its answer; an editor
-		// that is disconnected meanwhile gets no answer.
-		c.flush(jsonrpc2.DetachContext(rctx))
-		if err != nil {
-			return nil, turnError(err)
-		}
-		return acp.PromptResponse{StopReason: acp.StopReason(stop)}, nil
-	}, nil
+	return tctx, release, false, nil
+}
+
+// runPrompt is a claimed turn: the user's message shown to the other
+// editors, then /compact, or the prompt with what the model must hear
+// first (turnInput). The session is released before this editor's answer
+// waits for its updates: an editor that stopped reading holds only its
+// own reply.
+func (c *clientConn) runPrompt(rctx, tctx context.Context, s *openSession, content promptContent, release func()) (any, error) {
+	d := c.d
+	s.offerCommands()
+	if content.text != "" || len(content.images) == 0 {
+		s.broadcast(acp.UpdateUserMessageText(content.text), c)
+	}
+	for _, v := range imageViews(content.images) {
+		s.broadcast(acp.UpdateUserMessage(v), c)
+	}
+	var stop session.StopReason
+	var err error
+	title := content.title()
+	if len(content.images) == 0 && isCompactCommand(content.text) {
+		stop, err = s.conv.Compact(tctx, updates{s})
+		title = ""
+	} else {
+		stop, err = s.conv.Prompt(tctx, d.turnInput(tctx, s, content), updates{s})
+	}
+	d.turnEnded(context.WithoutCancel(tctx), s, title)
+	release()
+	// The turn's updates reach this client before its answer; an editor
+	// that is disconnected meanwhile gets no answer.
+	c.flush(jsonrpc2.DetachContext(rctx))
+	if err != nil {
+		return nil, turnError(err)
+	}
+	return acp.PromptResponse{StopReason: acp.StopReason(stop)}, nil
+}
+
+// turnInput is what a prompt sends the model: notices for the editors
+// first, then the environment note when it changed (environment.go), the
+// context delta, a slash command's instructions (commands.go), and the
+// user's message.
+func (d *Daemon) turnInput(tctx context.Context, s *openSession, content promptContent) []json.RawMessage {
+	var input []json.RawMessage
+	if note := s.ws.watchNotice(); note != "" && !s.toldWatch {
+		s.toldWatch = true
+		updates{s}.Notice(note)
+	}
+	s.tellMCP(updates{s})
+	if env := d.environmentChange(s); env != "" {
+		input = append(input, session.DeveloperMessage(env))
+	}
+	if delta := d.contextDelta(tctx, s); delta != "" {
+		input = append(input, session.DeveloperMessage(delta))
+	}
+	if cmd := commandPrompt(content.text); cmd != "" {
+		input = append(input, session.DeveloperMessage(cmd))
+	}
+	return append(input, session.UserMessage(content.text, content.images...))
 }
 
 // claim makes the prompt of c, which cancel cancels, s's running turn. It
