@@ -437,11 +437,27 @@ func (c *Conversation) Close() error {
 	return nil
 }
 
+// outputCallID reads the call id of a function_call_output written by
+// functionCallOutput without decoding its output (a third of a long
+// session's items, and most of its bytes: opening it decoded them all).
+func outputCallID(it json.RawMessage) (string, bool) {
+	rest, ok := bytes.CutPrefix(it, []byte(`{"type":"function_call_output","call_id":"`))
+	end := bytes.IndexByte(rest, '"')
+	if !ok || end < 0 || bytes.IndexByte(rest[:end], '\\') >= 0 {
+		return "", false
+	}
+	return string(rest[:end]), true
+}
+
 // unansweredCalls lists call ids of function calls with no output.
 func unansweredCalls(items []json.RawMessage) []string {
 	answered := map[string]bool{}
 	var calls []string
 	for _, it := range items {
+		if id, ok := outputCallID(it); ok {
+			answered[id] = true
+			continue
+		}
 		if !bytes.Contains(it, []byte(`"function_call`)) {
 			continue // most items: no decode
 		}
