@@ -221,12 +221,32 @@ func (c *Conversation) Close() error {
 	return nil
 }
 
+// outputCallID reads the call id of an output item hearth wrote itself
+// (callOutput: a function_call_output or custom_tool_call_output, fields
+// in a fixed order) without decoding its output: a third of a long
+// session's items, and most of its bytes; opening it decoded them all.
+func outputCallID(it json.RawMessage) (string, bool) {
+	rest, ok := bytes.CutPrefix(it, []byte(`{"type":"function_call_output","call_id":"`))
+	if !ok {
+		rest, ok = bytes.CutPrefix(it, []byte(`{"type":"custom_tool_call_output","call_id":"`))
+	}
+	end := bytes.IndexByte(rest, '"')
+	if !ok || end < 0 || bytes.IndexByte(rest[:end], '\\') >= 0 {
+		return "", false
+	}
+	return string(rest[:end]), true
+}
+
 // unansweredCalls lists the tool calls (function or custom) with no
 // output.
 func unansweredCalls(items []json.RawMessage) []ToolCall {
 	answered := map[string]bool{}
 	var calls []ToolCall
 	for _, it := range items {
+		if id, ok := outputCallID(it); ok {
+			answered[id] = true
+			continue
+		}
 		if !bytes.Contains(it, []byte(`"function_call`)) && !bytes.Contains(it, []byte(`"custom_tool_call`)) {
 			continue // most items: no decode
 		}
