@@ -41,28 +41,7 @@ func runACP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		failFirstCall(os.Stdin, stdout, err)
 		return err
 	}
-	defer conn.Close()
-	up := make(chan error, 1)
-	go func() {
-		_, err := io.Copy(conn, os.Stdin)
-		if uc, ok := conn.(*net.UnixConn); ok {
-			uc.CloseWrite()
-		}
-		up <- err
-	}()
-	down := make(chan error, 1)
-	go func() {
-		_, err := io.Copy(stdout, conn)
-		down <- err
-	}()
-	select {
-	case err = <-down: // the daemon hung up
-	case <-ctx.Done():
-	}
-	if err != nil {
-		return fmt.Errorf("relay: %w", err)
-	}
-	return nil
+	return relay(ctx, conn, os.Stdin, stdout, func() (net.Conn, error) { return dialOrStart(ctx, cfg, stderr) })
 }
 
 // startWait bounds how long a client waits for a daemon it started to be
