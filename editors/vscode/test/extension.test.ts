@@ -451,7 +451,9 @@ describe("the extension, activated against a stand-in vscode API", () => {
     const last = usage.at(-1);
     assert.ok(last && last.size === 200_000, JSON.stringify(usage));
     assert.ok(usage.length < 2 || last.used! > usage[0].used!, `the answer grew the context: ${JSON.stringify(usage)}`);
-    assert.match(contextLeft(last.used, last.size), /^(99|100)% context left$/);
+    // A short session (hearth's guidance, the tools, the environment note, two prompts) uses a few
+    // thousand of o3's 200,000 tokens.
+    assert.match(contextLeft(last.used, last.size), /^9\d% context left$/);
     const before = stub.rec.opened.length;
     await stub.vscode.commands.executeCommand("hearth.inspectSession");
     const doc = await stub.rec.opened.waitFor((d) => d.uri.startsWith("hearth:/inspect/"), "the inspect document", 10_000, before);
