@@ -8,7 +8,7 @@ import (
 	"strconv"
 )
 
-// Custom tools (docs/responses-websocket.md §3a): a request's tool
+// Custom tools (docs/ARCHITECTURE.md, "The Responses protocol": tools): a request's tool
 // {type: "custom", name, description?, format?} takes freeform text rather
 // than JSON arguments; format is {type: "text"} (the default) or
 // {type: "grammar", syntax: "lark"|"regex", definition}. The model answers

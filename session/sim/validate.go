@@ -6,8 +6,8 @@ import (
 	"strconv"
 )
 
-// validate applies the server's rules that a parse cannot know (docs/responses-websocket.md
-// §3a, Options.Models, reasoning support) to a parsed request, on either transport. A problem
+// validate applies the server's rules that a parse cannot know (the store:false id rule of
+// docs/ARCHITECTURE.md's "The Responses protocol", Options.Models, reasoning support) to a parsed request, on either transport. A problem
 // is kept as the request's first validation failure, so that it is answered in order on the
 // request's lane and consumes no fault.
 func (s *Server) validate(req *request) {
