@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -25,6 +26,7 @@ type conn struct {
 	cmd    *exec.Cmd          // stdio only
 	stderr *tail              // stdio only
 	errR   *os.File           // stdio only: the read end of the stderr pipe
+	errW   *os.File           // stdio only: our copy of its write end, closed once the server started
 	wg     sync.WaitGroup     // the stderr reader
 	stop   context.CancelFunc // ends an HTTP or SSE connection's context
 }
@@ -53,7 +55,7 @@ func connect(ctx context.Context, cfg Server, o Options) (*conn, error) {
 			io.Copy(c.stderr, r)
 		}()
 		tr = &sdk.CommandTransport{Command: cmd, TerminateDuration: o.stopTimeout()}
-		defer w.Close() // the child has its copy once started
+		c.errW = w // the child has its copy once started: closed after Connect
 	case HTTP:
 		tr = &sdk.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: headerClient(cfg.Headers), DisableStandaloneSSE: true, MaxRetries: -1}
 	case SSE:
@@ -65,6 +67,9 @@ func connect(ctx context.Context, cfg Server, o Options) (*conn, error) {
 		tr = lifeTransport{tr, life}
 	}
 	cs, err := client.Connect(ctx, tr, nil)
+	if c.errW != nil {
+		c.errW.Close() // the stderr reader ends when the server's copies close
+	}
 	if err != nil {
 		c.close()
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
@@ -104,9 +109,30 @@ func (c *conn) close() {
 				c.cmd.Wait() // a failed handshake left it unreaped
 			}
 		}
-		c.errR.Close()
-		c.wg.Wait()
+		c.drainStderr()
 	}
+}
+
+// stderrGrace is how long close lets the stderr reader read what the
+// server wrote before it exited: what explain shows.
+const stderrGrace = time.Second
+
+// drainStderr waits for the stderr reader to reach the pipe's end — every
+// write end closed: the server's, once it exited, and what it started,
+// killed with its group — at most stderrGrace, then closes the read end
+// (something that left the group may still hold a write end).
+func (c *conn) drainStderr() {
+	done := make(chan struct{})
+	go func() {
+		c.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(stderrGrace):
+	}
+	c.errR.Close()
+	<-done
 }
 
 // lifeTransport connects within the handshake's context but gives the
