@@ -5,18 +5,14 @@ import (
 	"encoding/json"
 )
 
-// itemHeader reads the fields of an output item the agent loop needs.
+// itemHeader reads the fields of an output item the agent loop needs; not
+// a message's text, which can be megabytes (outputText reads it).
 type itemHeader struct {
 	Type      string `json:"type"`
 	ID        string `json:"id"`
 	CallID    string `json:"call_id"`
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
-	Role      string `json:"role"`
-	Content   []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	} `json:"content"`
 }
 
 func readItem(raw json.RawMessage) itemHeader {

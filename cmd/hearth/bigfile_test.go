@@ -102,7 +102,7 @@ func TestBigFileMemory(t *testing.T) {
 
 // plainBinary is hearth built without the race detector: the tests'
 // binary, unless they run with -race.
-func plainBinary(t *testing.T) string {
+func plainBinary(t testing.TB) string {
 	t.Helper()
 	if !raceEnabled {
 		return binary

@@ -128,6 +128,7 @@
 //	sim:tool=NAME  the tool to call (default: the first function tool in tools)
 //	sim:args=JSON  compact JSON object of arguments (default {"path":"."})
 //	sim:tokens=N   the text answer is "tok0 tok1 … tok(N-1)"
+//	sim:chunk=K    its deltas carry K words each (default one word a delta)
 //
 // Without a directive, a text that starts with a plain word (words.go; WordsHelp lists them,
 // `hearth sim --help` prints it) makes the first response call that tool, when the request

@@ -36,6 +36,7 @@ Directives, anywhere in the prompt (a prompt that holds any takes no word):
                    (write a space as \u0020); default {"path":"."}
   sim:parallel=K   up to K of those calls in one response
   sim:tokens=N     the text answer is N words: tok0 tok1 ...
+  sim:chunk=K      its deltas carry K words each (default one word a delta)
 `
 
 // NoKeyHint is the line the daemon's simulator (no API key) adds to an
@@ -50,7 +51,7 @@ const (
 )
 
 // anyDirective finds a sim: directive; a prompt with one takes no word.
-var anyDirective = regexp.MustCompile(`sim:(calls|tool|args|tokens|parallel)=`)
+var anyDirective = regexp.MustCompile(`sim:(calls|tool|args|tokens|parallel|chunk)=`)
 
 // wordPlan is the plan of a prompt that starts with a plain word, when the
 // request offers the word's tool; ok is false otherwise.
