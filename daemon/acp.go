@@ -7,9 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"sync"
-	"time"
 
 	"github.com/coder/acp-go-sdk"
 	"go.lsp.dev/jsonrpc2"
@@ -26,12 +24,18 @@ func (d *Daemon) mux(c *clientConn) *rpc.Mux {
 	m.Handle(rpc.MethodHearthInspect, c.gated(c.inspect))
 	m.Handle(rpc.MethodHearthProbe, c.gated(detached(c.probe)))
 	m.Handle(rpc.MethodHearthStatus, c.gated(c.status))
+	m.Handle(rpc.MethodAuthenticate, c.gated(c.authenticate))
 	m.Handle(rpc.MethodInitialize, detached(c.initialize))
+	m.Handle(rpc.MethodLogout, c.gated(c.logout))
 	m.Notification(rpc.MethodSessionCancel, c.cancel)
+	m.HandleStaged(rpc.MethodSessionClose, c.storeErrors(c.prepareClose))
+	m.HandleStaged(rpc.MethodSessionDelete, c.storeErrors(c.prepareDelete))
 	m.Handle(rpc.MethodSessionList, c.gated(c.list))
 	m.HandleStaged(rpc.MethodSessionLoad, c.storeErrors(c.prepareLoad))
 	m.HandleStaged(rpc.MethodSessionNew, c.storeErrors(c.prepareNew))
 	m.HandleStaged(rpc.MethodSessionPrompt, c.storeErrors(c.preparePrompt))
+	m.HandleStaged(rpc.MethodSessionResume, c.storeErrors(c.prepareResume))
+	m.Handle(rpc.MethodSessionSetConfigOption, c.gated(c.setConfigOption))
 	m.Handle(rpc.MethodSessionSetMode, c.gated(c.setMode))
 	return m
 }
@@ -69,59 +73,72 @@ func (c *clientConn) initialize(ctx context.Context, params json.RawMessage) (an
 	c.fsRead.Store(req.ClientCapabilities.Fs.ReadTextFile)
 	c.fsWrite.Store(req.ClientCapabilities.Fs.WriteTextFile)
 	c.initialized.Store(true)
+	cfg := c.d.Config()
+	var auth acp.AgentAuthCapabilities
+	if cfg.Credentials != nil {
+		auth.Logout = &acp.LogoutCapabilities{}
+	}
+	sessions := acp.SessionCapabilities{List: &acp.SessionListCapabilities{}, Resume: &acp.SessionResumeCapabilities{},
+		Close: &acp.SessionCloseCapabilities{}, Delete: &acp.SessionDeleteCapabilities{}}
 	return acp.InitializeResponse{
 		ProtocolVersion: acp.ProtocolVersionNumber,
 		AgentCapabilities: acp.AgentCapabilities{
+			Auth:                auth,
 			LoadSession:         true,
-			SessionCapabilities: acp.SessionCapabilities{List: &acp.SessionListCapabilities{}},
+			SessionCapabilities: sessions,
 			PromptCapabilities:  acp.PromptCapabilities{EmbeddedContext: true, Image: true},
 			McpCapabilities:     acp.McpCapabilities{Http: true, Sse: true},
 		},
-		AgentInfo:   &acp.Implementation{Name: "hearth", Version: c.d.Config().Version},
-		AuthMethods: []acp.AuthMethod{},
+		AgentInfo:   &acp.Implementation{Name: "hearth", Version: cfg.Version},
+		AuthMethods: authMethods(req.ClientCapabilities.Auth.Terminal),
 	}, nil
 }
 
-func (c *clientConn) newSession(ctx context.Context, params json.RawMessage) (any, error) {
+func (c *clientConn) newSession(ctx context.Context, params json.RawMessage) (acp.NewSessionResponse, error) {
 	var req acp.NewSessionRequest
 	if err := rpc.DecodeParams(params, &req); err != nil {
-		return nil, err
+		return acp.NewSessionResponse{}, err
 	}
 	if !filepath.IsAbs(req.Cwd) {
-		return nil, rpc.InvalidParams("cwd", "must be an absolute path, got %q", req.Cwd)
+		return acp.NewSessionResponse{}, rpc.InvalidParams("cwd", "must be an absolute path, got %q", req.Cwd)
+	}
+	if err := c.d.needLogin(); err != nil {
+		return acp.NewSessionResponse{}, err
 	}
 	servers, err := mcpServers(params)
 	if err != nil {
-		return nil, err
+		return acp.NewSessionResponse{}, err
 	}
 	d := c.d
 	// Before the session opens: its warm-up goes out as it opens, and the
 	// answer must not wait behind anything after it.
 	modes := d.modeState(ModeAsk)
-	w, err := d.workspaceFor(ctx, req.Cwd)
+	w, cwd, err := d.workspaceForCwd(ctx, req.Cwd)
 	if err != nil {
-		return nil, err
+		return acp.NewSessionResponse{}, err
 	}
-	initial := agentsContext(w.root.Path())
+	cfg := w.client.Config() // a new session (a spare too) has chosen nothing
+	options := d.configOptions(ModeAsk, cfg, cfg.Model)
+	initial := d.initialContext(w, cwd)
 	// The workspace's spare, warm already (its tools are the workspace's:
 	// not for a session with MCP servers); else a new session whose warm-up
 	// starts here, in the background: session/new answers once its MCP
 	// servers are up.
 	var s *openSession
 	if len(servers) == 0 {
-		s = d.takeSpare(ctx, w, initial)
+		s = d.takeSpare(ctx, w, cwd, initial)
 	}
 	if s == nil {
 		id := newSessionID()
-		if err := d.db.CreateSession(ctx, store.Session{ID: id, Root: w.root.Path(), Mode: ModeAsk, Model: w.client.Config().Model}); err != nil {
-			return nil, fmt.Errorf("create session: %w", err)
+		if err := d.db.CreateSession(ctx, store.Session{ID: id, Root: w.root.Path(), Cwd: cwd, Mode: ModeAsk, Model: w.client.Config().Model}); err != nil {
+			return acp.NewSessionResponse{}, fmt.Errorf("create session: %w", err)
 		}
 		if s, err = d.openConversation(ctx, id, w, initial, nil, d.startMCP(d.ctx, w, servers)); err != nil {
-			return nil, err
+			return acp.NewSessionResponse{}, err
 		}
 	}
 	s.attach(c)
-	return acp.NewSessionResponse{SessionId: acp.SessionId(s.id), Modes: modes}, nil
+	return acp.NewSessionResponse{SessionId: acp.SessionId(s.id), Modes: modes, ConfigOptions: options}, nil
 }
 
 func newSessionID() string {
@@ -147,98 +164,141 @@ func (c *clientConn) preparePrompt(ctx context.Context, params json.RawMessage) 
 		return nil, err
 	}
 	d := c.d
+	if err := d.needLogin(); err != nil {
+		return nil, err
+	}
 	s, err := d.lookup(ctx, string(req.SessionId))
 	if err != nil {
 		return nil, err
 	}
+	tctx, release, closed, err := d.startTurn(c, s)
+	if closed {
+		return c.preparePrompt(ctx, params) // the next lookup opens it again
+	}
+	if err != nil {
+		return nil, err
+	}
+	return func(rctx context.Context) (any, error) {
+		defer release()
+		return c.runPrompt(rctx, tctx, s, content, release)
+	}, nil
+}
+
+// startTurn counts a turn of s and claims s for it, for c. release ends the
+// turn for the session: another prompt (from any editor) may start, and a
+// cancel no longer reaches this one; it may be called more than once.
+// closed: the session closed meanwhile (look it up again).
+func (d *Daemon) startTurn(c *clientConn, s *openSession) (tctx context.Context, release func(), closed bool, err error) {
 	// Counted under d.mu, before s.mu (d.mu is never taken under s.mu):
 	// Shutdown's drain waits for exactly the turns that started before it.
 	d.mu.Lock()
 	if d.draining || d.closed {
 		d.mu.Unlock()
-		return nil, errClosed
+		return nil, nil, false, errClosed
 	}
 	d.turns.Add(1)
 	d.mu.Unlock()
 	tctx, cancel := context.WithCancel(d.ctx)
-	s.mu.Lock()
-	if s.cancel != nil {
-		s.mu.Unlock()
+	if closed, err := s.claim(c, cancel); closed || err != nil {
 		cancel()
 		d.turns.Done()
-		return nil, rpc.InvalidParams("sessionId", "a turn is already running in session %s; wait for it or send session/cancel", s.id)
+		return nil, nil, closed, err
 	}
-	s.cancel, s.prompter = cancel, c
-	s.mu.Unlock()
 	s.attach(c)
-	// release ends the turn for the session: another prompt (from any
-	// editor) may start, and a cancel no longer reaches this one.
 	var releaseOnce sync.Once
-	release := func() {
+	release = func() {
 		releaseOnce.Do(func() {
 			cancel()
-			s.mu.Lock()
-			s.cancel, s.prompter = nil, nil
-			s.mu.Unlock()
+			s.unclaim()
 			s.touch() // its idle time starts when the turn ends
 			d.turns.Done()
 		})
 	}
-	return func(rctx context.Context) (any, error) {
-		defer release()
-		s.offerCommands()
-		if content.text != "" || len(content.images) == 0 {
-			s.broadcast(acp.UpdateUserMessageText(content.text), c)
-		}
-		for _, v := range imageViews(content.images) {
-			s.broadcast(acp.UpdateUserMessage(v), c)
-		}
-		if len(content.images) == 0 && isCompactCommand(content.text) {
-			stop, err := s.conv.Compact(tctx, updates{s})
-			release()
-			c.flush(jsonrpc2.DetachContext(rctx))
-			if err != nil {
-				return nil, turnError(err)
-			}
-			return acp.PromptResponse{StopReason: acp.StopReason(stop)}, nil
-		}
-		var input []json.RawMessage
-		if note := s.ws.watchNotice(); note != "" && !s.toldWatch {
-			s.toldWatch = true
-			updates{s}.Notice(note)
-		}
-		s.tellMCP(updates{s})
-		if delta := d.contextDelta(tctx, s); delta != "" {
-			input = append(input, session.DeveloperMessage(delta))
-		}
-		input = append(input, session.UserMessage(content.text, content.images...))
-		stop, err := s.conv.Prompt(tctx, input, updates{s})
-		if err == nil {
-			bg := context.WithoutCancel(tctx)
-			if row, err := d.db.Session(bg, s.id); err == nil && row.Title == "" {
-				d.db.SetSessionTitle(bg, s.id, content.title())
-			}
-		}
-		// The session is free before this editor's answer waits for its
-		// updates: an editor that stopped reading holds only its own reply.
-		release()
-		// The turn's updates reach this client before its answer; an editor
-		// that is disconnected meanwhile gets no answer.
-		c.flush(jsonrpc2.DetachContext(rctx))
-		if err != nil {
-			return nil, turnError(err)
-		}
-		return acp.PromptResponse{StopReason: acp.StopReason(stop)}, nil
-	}, nil
+	return tctx, release, false, nil
 }
 
-// title is a session's title: the start of its first prompt.
-func title(prompt string) string {
-	t := strings.Join(strings.Fields(prompt), " ")
-	if r := []rune(t); len(r) > 60 {
-		t = string(r[:60]) + "…"
+// runPrompt is a claimed turn: the user's message shown to the other
+// editors, then /compact, or the prompt with what the model must hear
+// first (turnInput). The session is released before this editor's answer
+// waits for its updates: an editor that stopped reading holds only its
+// own reply.
+func (c *clientConn) runPrompt(rctx, tctx context.Context, s *openSession, content promptContent, release func()) (any, error) {
+	d := c.d
+	s.offerCommands()
+	if content.text != "" || len(content.images) == 0 {
+		s.broadcast(acp.UpdateUserMessageText(content.text), c)
 	}
-	return t
+	for _, v := range imageViews(content.images) {
+		s.broadcast(acp.UpdateUserMessage(v), c)
+	}
+	var stop session.StopReason
+	var err error
+	title := content.title()
+	if len(content.images) == 0 && isCompactCommand(content.text) {
+		stop, err = s.conv.Compact(tctx, updates{s})
+		title = ""
+	} else {
+		stop, err = s.conv.Prompt(tctx, d.turnInput(tctx, s, content), updates{s})
+	}
+	d.turnEnded(context.WithoutCancel(tctx), s, title)
+	release()
+	// The turn's updates reach this client before its answer; an editor
+	// that is disconnected meanwhile gets no answer.
+	c.flush(jsonrpc2.DetachContext(rctx))
+	if err != nil {
+		return nil, turnError(err)
+	}
+	return acp.PromptResponse{StopReason: acp.StopReason(stop)}, nil
+}
+
+// turnInput is what a prompt sends the model: notices for the editors
+// first, then the environment note when it changed (environment.go), the
+// context delta, a slash command's instructions (commands.go), and the
+// user's message.
+func (d *Daemon) turnInput(tctx context.Context, s *openSession, content promptContent) []json.RawMessage {
+	var input []json.RawMessage
+	if note := s.ws.watchNotice(); note != "" && !s.toldWatch {
+		s.toldWatch = true
+		updates{s}.Notice(note)
+	}
+	s.tellMCP(updates{s})
+	if env := d.environmentChange(s); env != "" {
+		input = append(input, session.DeveloperMessage(env))
+	}
+	if delta := d.contextDelta(tctx, s); delta != "" {
+		input = append(input, session.DeveloperMessage(delta))
+	}
+	if cmd := commandPrompt(content.text); cmd != "" {
+		input = append(input, session.DeveloperMessage(cmd))
+	}
+	return append(input, session.UserMessage(content.text, content.images...))
+}
+
+// claim makes the prompt of c, which cancel cancels, s's running turn. It
+// reports closed when s was closed (session/close, the reaper) since it was
+// looked up, and an error when a turn already runs.
+func (s *openSession) claim(c *clientConn, cancel context.CancelFunc) (closed bool, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closed:
+		return true, nil
+	case s.cancel != nil:
+		return false, rpc.InvalidParams("sessionId", "a turn is already running in session %s; wait for it or send session/cancel", s.id)
+	}
+	s.cancel, s.prompter = cancel, c
+	s.turnDone = make(chan struct{})
+	return false, nil
+}
+
+// unclaim ends s's running turn: another prompt may start, and what waits
+// for its end (session/close) goes on.
+func (s *openSession) unclaim() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cancel, s.prompter = nil, nil
+	close(s.turnDone)
+	s.turnDone = nil
 }
 
 func (c *clientConn) cancel(ctx context.Context, params json.RawMessage) {
@@ -260,39 +320,6 @@ func (c *clientConn) cancel(ctx context.Context, params json.RawMessage) {
 	s.mu.Unlock()
 }
 
-func (c *clientConn) list(ctx context.Context, params json.RawMessage) (any, error) {
-	var req acp.ListSessionsRequest
-	if len(params) > 0 && string(params) != "null" {
-		if err := rpc.DecodeParams(params, &req); err != nil {
-			return nil, err
-		}
-	}
-	root := ""
-	if req.Cwd != nil && *req.Cwd != "" {
-		if r, err := filepath.EvalSymlinks(*req.Cwd); err == nil {
-			root = r
-		} else {
-			root = filepath.Clean(*req.Cwd)
-		}
-	}
-	rows, err := c.d.db.Sessions(ctx, root, 200)
-	if err != nil {
-		return nil, err
-	}
-	out := acp.ListSessionsResponse{Sessions: []acp.SessionInfo{}}
-	for _, r := range rows {
-		info := acp.SessionInfo{SessionId: acp.SessionId(r.ID), Cwd: r.Root}
-		if r.Title != "" {
-			t := r.Title
-			info.Title = &t
-		}
-		u := r.LastActivity.UTC().Format(time.RFC3339)
-		info.UpdatedAt = &u
-		out.Sessions = append(out.Sessions, info)
-	}
-	return out, nil
-}
-
 // prepareLoad is session/load's first stage, on the read loop: it checks
 // the request. The replay runs in the second stage, concurrently, so the
 // connection keeps serving (status, cancel, other sessions) while a long
@@ -303,6 +330,9 @@ func (c *clientConn) prepareLoad(ctx context.Context, params json.RawMessage) (f
 	}
 	var req acp.LoadSessionRequest
 	if err := rpc.DecodeParams(params, &req); err != nil {
+		return nil, err
+	}
+	if err := c.d.needLogin(); err != nil {
 		return nil, err
 	}
 	id := string(req.SessionId)
@@ -323,14 +353,15 @@ func (c *clientConn) prepareLoad(ctx context.Context, params json.RawMessage) (f
 			return nil, err
 		}
 		s.attach(c)
-		s.offerCommands()
 		if err := c.flush(ctx); err != nil {
 			return nil, err
 		}
 		s.mu.Lock()
 		mode := s.mode
 		s.mu.Unlock()
-		return acp.LoadSessionResponse{Modes: c.d.modeState(mode)}, nil
+		c.offerAfterReply(rctx, s.id, true)
+		c.usageAfterReply(rctx, s)
+		return acp.LoadSessionResponse{Modes: c.d.modeState(mode), ConfigOptions: c.d.sessionOptions(s)}, nil
 	}, nil
 }
 

@@ -40,6 +40,7 @@ func (rc *rawConn) send(s string) {
 type wireReply struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
 	Result json.RawMessage `json:"result"`
 	Error  *struct {
 		Code    int    `json:"code"`
@@ -64,6 +65,21 @@ func (rc *rawConn) reply() wireReply {
 			return r
 		}
 	}
+}
+
+// next reads the next message, notification or response.
+func (rc *rawConn) next() wireReply {
+	rc.t.Helper()
+	rc.c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	line, err := rc.r.ReadBytes('\n')
+	if err != nil {
+		rc.t.Fatalf("reading a message: %v", err)
+	}
+	var r wireReply
+	if err := json.Unmarshal(line, &r); err != nil {
+		rc.t.Fatalf("daemon sent non-JSON: %q", line)
+	}
+	return r
 }
 
 func (rc *rawConn) expectError(what string, code int, mention string) {

@@ -63,6 +63,7 @@ type clientConn struct {
 	d           *Daemon
 	id          int
 	rw          io.ReadWriteCloser
+	stream      jsonrpc2.Stream // under conn: what afterReply hooks into, and writes at once (rpc.TryWrite)
 	conn        jsonrpc2.Conn
 	initialized atomic.Bool
 	// The editor's clientCapabilities.fs, from its initialize: it serves
@@ -72,8 +73,7 @@ type clientConn struct {
 	maxBytes     int           // outboxMaxBytes when accepted
 	writeTimeout time.Duration // writeTimeout when accepted
 
-	stream jsonrpc2.Stream // conn's, for writes at once (rpc.TryWrite)
-	raw    rawSocket       // rw's socket, when it is one: writes without waiting (deadlineWriter.TryWrite)
+	raw rawSocket // rw's socket, when it is one: writes without waiting (deadlineWriter.TryWrite)
 
 	mu     sync.Mutex     // guards outbox, queued, peak, space, writing, finish
 	outbox []notification // waiting for the writer, in order

@@ -36,6 +36,14 @@ type Config struct {
 	// BaseURL before New or Reload, and closes it after Close; the daemon
 	// only reports the mode (status, probe, logs).
 	Simulator bool
+	// NoSimulator ($HEARTH_SIMULATOR=off): a key is wanted. Without one the
+	// daemon does not fall back to the simulator; sessions are refused
+	// with ACP's auth_required until a key is stored (LoginNeeded).
+	NoSimulator bool
+	// Credentials is where the API key is kept between runs (hearth serve:
+	// the env file), for ACP's authenticate and logout; nil: authenticate
+	// looks at APIKey only, and logout is not offered. Kept across Reload.
+	Credentials Credentials
 
 	// Lanes ($HEARTH_LANES: auto, on, off) puts each session of a
 	// workspace on its own stream_id lane of one WebSocket; auto switches
@@ -55,17 +63,14 @@ type Config struct {
 	SessionIdle       time.Duration // $HEARTH_SESSION_IDLE: close a session with no editor and no turn after this (default 30m)
 	WorkspaceIdle     time.Duration // $HEARTH_WORKSPACE_IDLE: close a workspace with no open session after this (default 5m)
 	ContextWindow     int           // $HEARTH_CONTEXT_WINDOW: the model's input window in tokens; 0 = known default of the model family
+	ToolOutputTokens  int           // $HEARTH_TOOL_OUTPUT_TOKENS: what one tool's output may take in the model's view; 0 = the profile's
+	Compaction        string        // $HEARTH_COMPACTION: local (a summary the model writes) or server (the API's compaction); "" = local
 	MCPCallTimeout    time.Duration // $HEARTH_MCP_TIMEOUT: one call of an MCP server's tool; 0 = default 60s
 	NoSpare           bool          // $HEARTH_SPARE=off: no session warmed ahead of time per workspace
 	WatchMaxDirs      int           // $HEARTH_WATCH_MAX_DIRS: a workspace with more directories (outside ignored ones) is watched in part; 0 = default 20000, -1 = no limit
 	ShellNetwork      string        // $HEARTH_SHELL_NETWORK: on, off or mode (by the session's mode, modeNetwork); "" = mode
 	Version           string
 }
-
-// Instructions are hearth's system instructions, identical on every request.
-const Instructions = `You are hearth, a coding agent working inside the user's workspace. ` +
-	`Use the tools to look at files before answering questions about them. ` +
-	`Paths are relative to the workspace root. Be concise.`
 
 // FromEnv reads the configuration from the environment, with the defaults
 // the README documents.
@@ -84,6 +89,13 @@ func FromEnv() (Config, error) {
 		return c, err
 	}
 	var err error
+	switch v := strings.TrimSpace(os.Getenv("HEARTH_SIMULATOR")); v {
+	case "", "on":
+	case "off":
+		c.NoSimulator = true
+	default:
+		return c, fmt.Errorf("HEARTH_SIMULATOR=%q: want on (the simulator answers when no API key is set) or off", v)
+	}
 	switch v := strings.TrimSpace(os.Getenv("HEARTH_SPARE")); v {
 	case "", "on":
 	case "off":
@@ -112,7 +124,7 @@ func FromEnv() (Config, error) {
 		c.DataDir = d
 	}
 	if c.APIKey == "" && c.BaseURL == "" {
-		c.Simulator = true
+		c.Simulator = !c.NoSimulator
 	}
 	return c, c.durationsFromEnv()
 }
@@ -145,6 +157,19 @@ func (c *Config) modelFromEnv() error {
 			return fmt.Errorf("HEARTH_CONTEXT_WINDOW=%q: want the model's input window in tokens (at least 1000)", v)
 		}
 		c.ContextWindow = n
+	}
+	if v := strings.TrimSpace(os.Getenv("HEARTH_TOOL_OUTPUT_TOKENS")); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 100 {
+			return fmt.Errorf("HEARTH_TOOL_OUTPUT_TOKENS=%q: want the tokens one tool's output may take (at least 100)", v)
+		}
+		c.ToolOutputTokens = n
+	}
+	switch v := strings.TrimSpace(os.Getenv("HEARTH_COMPACTION")); v {
+	case "", session.CompactLocal, session.CompactServer:
+		c.Compaction = v
+	default:
+		return fmt.Errorf("HEARTH_COMPACTION=%q: want local (a summary the model writes) or server (the API's own compaction)", v)
 	}
 	return nil
 }

@@ -15,15 +15,18 @@ func TestConfigFromEnv(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("HEARTH_DATA_DIR", dir)
 	t.Setenv("HEARTH_SOCKET", dir+"/s")
-	for _, v := range []string{"HEARTH_REASONING_EFFORT", "HEARTH_REASONING_SUMMARY", "HEARTH_LANES", "HEARTH_KEEPALIVE", "HEARTH_WATCH_MAX_DIRS", "HEARTH_SHELL_NETWORK"} {
+	for _, v := range []string{"HEARTH_REASONING_EFFORT", "HEARTH_REASONING_SUMMARY", "HEARTH_LANES", "HEARTH_KEEPALIVE", "HEARTH_WATCH_MAX_DIRS", "HEARTH_SHELL_NETWORK",
+		"HEARTH_TOOL_OUTPUT_TOKENS", "HEARTH_COMPACTION"} {
 		t.Setenv(v, "")
 	}
 	c, err := FromEnv()
-	if err != nil || c.Lanes != responses.LanesAuto || c.ReasoningEffort != "" || c.Keepalive != 0 || c.ShellNetwork != NetworkMode {
+	if err != nil || c.Lanes != responses.LanesAuto || c.ReasoningEffort != "" || c.Keepalive != 0 || c.ShellNetwork != NetworkMode ||
+		c.ToolOutputTokens != 0 || c.Compaction != "" {
 		t.Fatalf("defaults: %+v %v", c, err)
 	}
 	cfg := session.Config{ReasoningEffort: c.ReasoningEffort, ReasoningSummary: c.ReasoningSummary}.WithDefaults()
-	if cfg.ReasoningEffort != "medium" || cfg.ReasoningSummary != "auto" || cfg.Lanes != responses.LanesAuto || cfg.KeepaliveInterval != 30*time.Second {
+	if cfg.ReasoningEffort != "medium" || cfg.ReasoningSummary != "auto" || cfg.Lanes != responses.LanesAuto || cfg.KeepaliveInterval != 30*time.Second ||
+		cfg.ToolOutputBudget() != 10_000 || cfg.Compaction != session.CompactLocal {
 		t.Errorf("session defaults: %+v", cfg)
 	}
 
@@ -33,12 +36,20 @@ func TestConfigFromEnv(t *testing.T) {
 	t.Setenv("HEARTH_KEEPALIVE", "off")
 	t.Setenv("HEARTH_WATCH_MAX_DIRS", "-1")
 	t.Setenv("HEARTH_SHELL_NETWORK", "off")
-	if c, err = FromEnv(); err != nil || c.ReasoningEffort != "none" || c.ReasoningSummary != "detailed" || c.Lanes != responses.LanesOff || c.Keepalive >= 0 || c.WatchMaxDirs != -1 || c.ShellNetwork != NetworkOff {
+	t.Setenv("HEARTH_TOOL_OUTPUT_TOKENS", "2500")
+	t.Setenv("HEARTH_COMPACTION", "server")
+	if c, err = FromEnv(); err != nil || c.ReasoningEffort != "none" || c.ReasoningSummary != "detailed" || c.Lanes != responses.LanesOff || c.Keepalive >= 0 || c.WatchMaxDirs != -1 || c.ShellNetwork != NetworkOff ||
+		c.ToolOutputTokens != 2500 || c.Compaction != session.CompactServer {
 		t.Fatalf("set: %+v %v", c, err)
+	}
+	// With a small window, a quarter of it bounds a tool's output.
+	if n := (session.Config{ToolOutputTokens: 2500, ContextWindow: 8000}).WithDefaults().ToolOutputBudget(); n != 2000 {
+		t.Errorf("budget in an 8,000-token window: %d", n)
 	}
 
 	for v, bad := range map[string]string{"HEARTH_REASONING_EFFORT": "extreme", "HEARTH_REASONING_SUMMARY": "verbose",
-		"HEARTH_LANES": "maybe", "HEARTH_KEEPALIVE": "soon", "HEARTH_WATCH_MAX_DIRS": "0", "HEARTH_SHELL_NETWORK": "yes"} {
+		"HEARTH_LANES": "maybe", "HEARTH_KEEPALIVE": "soon", "HEARTH_WATCH_MAX_DIRS": "0", "HEARTH_SHELL_NETWORK": "yes",
+		"HEARTH_TOOL_OUTPUT_TOKENS": "lots", "HEARTH_COMPACTION": "remote"} {
 		t.Run(v, func(t *testing.T) {
 			t.Setenv(v, bad)
 			_, err := FromEnv()
@@ -130,5 +141,31 @@ func TestSimulatorModeNeedsTheCallersURL(t *testing.T) {
 	}
 	if !d.Status().Simulator {
 		t.Error("status does not say simulator")
+	}
+}
+
+// HEARTH_SIMULATOR=off: no key and no base URL is no simulator but a
+// configuration that needs a login; with a key it needs none.
+func TestConfigSimulatorOff(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HEARTH_DATA_DIR", dir)
+	t.Setenv("HEARTH_SOCKET", dir+"/s")
+	t.Setenv("HEARTH_SIMULATOR", "off")
+	c, err := FromEnv()
+	if err != nil || c.Simulator || !c.NoSimulator || !c.LoginNeeded() {
+		t.Fatalf("off, no key: %+v %v", c, err)
+	}
+	t.Setenv("OPENAI_API_KEY", "sk-x")
+	if c, err := FromEnv(); err != nil || c.LoginNeeded() {
+		t.Errorf("off, a key: login needed %v (%v)", c.LoginNeeded(), err)
+	}
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("HEARTH_SIMULATOR", "")
+	if c, err := FromEnv(); err != nil || !c.Simulator || c.LoginNeeded() {
+		t.Errorf("default: simulator %v, login needed %v (%v)", c.Simulator, c.LoginNeeded(), err)
+	}
+	t.Setenv("HEARTH_SIMULATOR", "maybe")
+	if _, err := FromEnv(); err == nil || !strings.Contains(err.Error(), "HEARTH_SIMULATOR") {
+		t.Errorf("maybe: %v", err)
 	}
 }

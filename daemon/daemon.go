@@ -50,7 +50,7 @@ type Daemon struct {
 
 	lastBusy atomic.Int64 // unix nanos when the daemon last had a client or a turn
 
-	closedSessions, closedWorkspaces atomic.Int64 // closed by the reaper since start
+	closedSessions, closedWorkspaces atomic.Int64 // closed since start: by the reaper, or (sessions) session/close
 	refusedCalls                     atomic.Int64 // connections refused as (maybe) a tool call's (socket_call.go)
 
 	left    chan struct{}            // guarded by mu; closed and replaced each time an editor's connection ends (tests wait on it)
@@ -178,7 +178,7 @@ func (d *Daemon) Reload(cfg Config) error {
 func (d *Daemon) swapConfig(cfg Config) (session.Config, []*session.Client, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	cfg.Socket, cfg.DataDir, cfg.Version = d.cfg.Socket, d.cfg.DataDir, d.cfg.Version
+	cfg.Socket, cfg.DataDir, cfg.Version, cfg.Credentials = d.cfg.Socket, d.cfg.DataDir, d.cfg.Version, d.cfg.Credentials
 	d.cfg = cfg
 	var clients []*session.Client
 	for _, w := range d.workspaces {

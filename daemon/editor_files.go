@@ -31,6 +31,9 @@ type editorFiles struct {
 // the running prompt (it is the one the user is looking at, and the one asked
 // for permissions), with the halves it advertised at initialize. Without a
 // prompting editor, or one without the capabilities, the tools use the disk.
+// An editor that takes writes takes new files too: ACP's client creates a
+// missing file, so a file the model creates shows up in the editor with
+// its other changes, not behind the user's back on disk.
 func (s *openSession) toolEditor() workspace.Editor {
 	s.mu.Lock()
 	c := s.prompter
@@ -44,7 +47,7 @@ func (s *openSession) toolEditor() workspace.Editor {
 		ed.Reader = files
 	}
 	if c.fsWrite.Load() {
-		ed.Writer = files
+		ed.Writer, ed.Creates = files, true
 	}
 	return ed
 }

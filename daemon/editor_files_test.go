@@ -324,3 +324,26 @@ func TestEditorAskedIsThePrompter(t *testing.T) {
 		t.Errorf("the editor that did not prompt was asked %q", got)
 	}
 }
+
+// A new file the model writes goes to the editor with fs/write_text_file
+// (ACP: the client creates a missing file), so the user sees it with the
+// other changes; hearth creates nothing on disk.
+func TestNewFileViaEditor(t *testing.T) {
+	td := startDaemon(t, sim.Options{}, "")
+	ed := td.connectBuffers(true, true)
+	id := ed.newSession(td.root)
+	ed.prompt(id, `w sim:calls=1 sim:tool=write_file sim:args={"path":"notes/new.txt","content":"fresh\n"}`)
+	abs := filepath.Join(td.root, "notes", "new.txt")
+	if got, ok := ed.buffer(abs); !ok || got != "fresh\n" {
+		t.Fatalf("the editor got %q (%v)", got, ok)
+	}
+	if _, err := os.Stat(filepath.Join(td.root, "notes")); err == nil {
+		t.Error("hearth created notes/ on disk")
+	}
+	if got := ed.asked(); !slices.Contains(got, "fs/write_text_file "+abs) {
+		t.Errorf("editor asked %q", got)
+	}
+	if out := lastToolOutput(t, td); !strings.Contains(out, "Created notes/new.txt") {
+		t.Errorf("write_file returned %q", out)
+	}
+}

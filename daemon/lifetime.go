@@ -63,6 +63,7 @@ func (d *Daemon) reap(now time.Time) (sessions, workspaces int) {
 		s.mu.Lock()
 		idle := len(s.subs) == 0 && s.cancel == nil &&
 			now.Sub(time.Unix(0, s.lastUsed.Load())) >= d.cfg.sessionIdle()
+		s.closed = idle
 		s.mu.Unlock()
 		if idle {
 			delete(d.sessions, id)

@@ -95,11 +95,19 @@ func (c *clientConn) prepareNew(ctx context.Context, params json.RawMessage) (fu
 		if err != nil {
 			return nil, err
 		}
-		return func(context.Context) (any, error) { return res, nil }, nil
+		return func(rctx context.Context) (any, error) {
+			c.offerAfterReply(rctx, string(res.SessionId), false)
+			return res, nil
+		}, nil
 	}
 	params = bytes.Clone(params)
 	return func(rctx context.Context) (any, error) {
-		return c.newSession(jsonrpc2.DetachContext(rctx), params)
+		res, err := c.newSession(jsonrpc2.DetachContext(rctx), params)
+		if err != nil {
+			return nil, err
+		}
+		c.offerAfterReply(rctx, string(res.SessionId), false)
+		return res, nil
 	}, nil
 }
 
@@ -139,7 +147,7 @@ func (s *openSession) setMCP(set *mcp.Set) *mcp.Set {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old := s.mcp
-	s.mcp, s.specs = set, specsWith(s.ws.specs, set)
+	s.mcp, s.specs = set, specsWith(s.ws.specsFor(s.patchStyle), set)
 	s.mcpNotes = append(s.mcpNotes, set.Problems()...)
 	return old
 }

@@ -105,7 +105,7 @@ func TestMCPToolCalledWithPermission(t *testing.T) {
 	recs := td.sim.Received()
 	for _, r := range recs {
 		names := strings.Join(toolNames(t, r), " ")
-		if !strings.HasSuffix(names, "shell mcp__tests__crash mcp__tests__echo mcp__tests__hang mcp__tests__peek") {
+		if !strings.HasSuffix(names, "shell update_plan mcp__tests__crash mcp__tests__echo mcp__tests__hang mcp__tests__peek") {
 			t.Errorf("request tools: %s", names)
 		}
 		if !strings.Contains(string(r.Tools), `"parameters":{"additionalProperties":false,"properties":{"text":{"description":"what to echo","type":"string"}},"required":["text"],"type":"object"}`) {

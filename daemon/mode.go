@@ -70,13 +70,28 @@ func (c *clientConn) setMode(ctx context.Context, params json.RawMessage) (any, 
 	if err != nil {
 		return nil, err
 	}
-	if err := c.d.db.SetSessionMode(ctx, s.id, string(req.ModeId)); err != nil {
+	s.changing.Lock()
+	err = c.d.switchMode(ctx, s, string(req.ModeId))
+	s.changing.Unlock()
+	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	s.mode = string(req.ModeId)
-	s.mu.Unlock()
-	s.broadcast(acp.SessionUpdate{CurrentModeUpdate: &acp.SessionCurrentModeUpdate{CurrentModeId: req.ModeId}}, nil)
-	c.flush(ctx) // the update reaches this editor before the answer
+	c.flush(ctx) // the updates reach this editor before the answer
 	return acp.SetSessionModeResponse{}, nil
+}
+
+// switchMode makes mode s's mode: stored, then told to every attached
+// editor, as the current mode (current_mode_update) and in the config
+// options (config_option_update), whether session/set_mode or
+// session/set_config_option changed it. The caller holds s.changing.
+func (d *Daemon) switchMode(ctx context.Context, s *openSession, mode string) error {
+	if err := d.db.SetSessionMode(ctx, s.id, mode); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.mode = mode
+	s.mu.Unlock()
+	s.broadcast(acp.SessionUpdate{ConfigOptionUpdate: &acp.SessionConfigOptionUpdate{ConfigOptions: d.sessionOptions(s)}}, nil)
+	s.broadcast(acp.SessionUpdate{CurrentModeUpdate: &acp.SessionCurrentModeUpdate{CurrentModeId: acp.SessionModeId(mode)}}, nil)
+	return nil
 }

@@ -30,8 +30,16 @@ func simCall(t *testing.T, tool string, args any) string {
 
 const testPatch = "*** Begin Patch\n*** Update File: a.txt\n@@\n alpha\n-beta\n+gamma\n*** Add File: new/b.txt\n+b\n*** End Patch\n"
 
-// toolOutputFor is the function_call_output the model got for callID.
+// toolOutputFor is the tool output (function_call_output or
+// custom_tool_call_output) the model got for callID.
 func toolOutputFor(t *testing.T, td *testDaemon, callID string) string {
+	t.Helper()
+	_, out := sentOutput(t, td, callID)
+	return out
+}
+
+// sentOutput is the type and text of the first output sent for callID.
+func sentOutput(t *testing.T, td *testDaemon, callID string) (typ, output string) {
 	t.Helper()
 	for _, rec := range td.sim.Received() {
 		for _, it := range rec.Input {
@@ -40,13 +48,13 @@ func toolOutputFor(t *testing.T, td *testDaemon, callID string) string {
 				CallID string `json:"call_id"`
 				Output string `json:"output"`
 			}
-			if json.Unmarshal(it, &o) == nil && o.Type == "function_call_output" && o.CallID == callID {
-				return o.Output
+			if json.Unmarshal(it, &o) == nil && strings.HasSuffix(o.Type, "_output") && o.CallID == callID {
+				return o.Type, o.Output
 			}
 		}
 	}
-	t.Fatalf("no function_call_output for %s was sent", callID)
-	return ""
+	t.Fatalf("no output for %s was sent", callID)
+	return "", ""
 }
 
 // toolCallID is the id of the one tool call the editor was told of.
@@ -184,7 +192,8 @@ func TestApplyPatchThroughShell(t *testing.T) {
 }
 
 // Through an editor that offers fs, a patched file that exists changes in
-// its buffer, computed from the buffer; the disk is left alone.
+// its buffer, computed from the buffer, and an added file goes to the editor
+// too (it creates it); hearth leaves the disk alone.
 func TestApplyPatchViaEditorBuffers(t *testing.T) {
 	td := startDaemon(t, sim.Options{}, "")
 	ed := td.connectBuffers(true, true)
@@ -198,11 +207,15 @@ func TestApplyPatchViaEditorBuffers(t *testing.T) {
 	if got := readA(t, td); got != "alpha\nbeta\n" {
 		t.Errorf("the disk changed to %q", got)
 	}
-	if b, err := os.ReadFile(filepath.Join(td.root, "new", "b.txt")); err != nil || string(b) != "b\n" {
-		t.Errorf("the added file is not on disk: %q, %v", b, err)
+	added := filepath.Join(td.root, "new", "b.txt")
+	if got, _ := ed.buffer(added); got != "b\n" {
+		t.Errorf("the added file's text in the editor = %q", got)
 	}
-	if out := lastToolOutput(t, td); !strings.Contains(out, "unsaved") {
-		t.Errorf("the model was not told the change is unsaved: %q", out)
+	if _, err := os.Stat(filepath.Dir(added)); err == nil {
+		t.Error("hearth created new/ on disk")
+	}
+	if out := lastToolOutput(t, td); !strings.Contains(out, "unsaved") || !strings.Contains(out, "editor, which creates them") {
+		t.Errorf("the model was not told where the changes are: %q", out)
 	}
 	if got := ed.asked(); !slices.Contains(got, "fs/write_text_file "+a) {
 		t.Errorf("editor asked %q", got)

@@ -77,7 +77,8 @@ func TestThoughtsLiveAndReplayed(t *testing.T) {
 // The real API's refusals reach the editor as what they are, with the fix,
 // and never as an internal error: a bad key or quota after exactly one
 // request (neither is retried); a context window exceeded after the
-// compaction it calls for failed too (its two summary requests refused).
+// compaction it calls for failed too (its summary requests refused: the
+// chained one, then the view in parts, the room halved three times).
 func TestModelAPIRefusalsMapped(t *testing.T) {
 	cases := []struct {
 		fault    sim.FaultKind
@@ -87,7 +88,7 @@ func TestModelAPIRefusalsMapped(t *testing.T) {
 	}{
 		{sim.FaultInvalidAPIKey, rpc.CodeAuthRequired, "OPENAI_API_KEY", 1},
 		{sim.FaultInsufficientQuota, rpc.CodeModelAPI, "quota", 1},
-		{sim.FaultContextLength, rpc.CodeModelAPI, "the session holds", 3},
+		{sim.FaultContextLength, rpc.CodeModelAPI, "the session holds", 6},
 	}
 	for _, tc := range cases {
 		t.Run(tc.fault.String(), func(t *testing.T) {

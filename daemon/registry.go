@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,7 +30,7 @@ import (
 type openWorkspace struct {
 	root     *workspace.Root
 	tools    *workspace.Toolset
-	specs    []json.RawMessage // tool specs, built once: byte-identical on every request
+	specs    map[string][]json.RawMessage // tool specs per patch style (workspaceSpecs), built once: byte-identical on every request
 	client   *session.Client
 	watcher  *workspace.Watcher // nil when the workspace could not be watched
 	watch    string             // why there is no watcher (status, and a notice at each session's first prompt); see watchState
@@ -39,6 +38,7 @@ type openWorkspace struct {
 
 	spare     *spareSession // guarded by Daemon.mu: a session warmed ahead of time (spare.go)
 	spareBusy bool          // guarded by Daemon.mu: a spare is being made
+	spareCwd  string        // guarded by Daemon.mu: where the next spare works: the last session/new's cwd ("" = the root)
 }
 
 // openSession is a session with a live Conversation and the editors
@@ -49,6 +49,8 @@ type openSession struct {
 	id   string
 	ws   *openWorkspace
 	conv *session.Conversation
+	cwd  string // the working directory it was opened in: the workspace root or below (workspace_root.go)
+	dir  string // cwd relative to the workspace root; "" for the root
 
 	since        uint64 // the watcher's journal cursor at this session's last prompt; used by the turn only
 	staleChecked bool   // the read set was compared with the disk once; used by the turn only
@@ -57,15 +59,25 @@ type openSession struct {
 
 	lastUsed atomic.Int64 // unix nanos of the last lookup, attach or detach: the start of its idle time
 
-	mu       sync.Mutex // guards subs, offered, cancel, prompter, mode, mcp, specs, mcpNotes
+	// changing serializes changes of the mode, model and effort
+	// (config_options.go): each is stored, applied and told before the
+	// next, so every editor hears them in the order they took effect.
+	changing sync.Mutex
+
+	mu       sync.Mutex // guards subs, offered, cancel, turnDone, prompter, closed, mode, mcp, specs, patchStyle, mcpNotes
 	subs     map[*clientConn]struct{}
 	offered  map[*clientConn]bool // told the session's slash commands (commands.go)
 	cancel   context.CancelFunc   // cancels the running turn; nil when idle
+	turnDone chan struct{}        // closed when the running turn ends; nil when idle
 	prompter *clientConn          // the editor that sent the running prompt: it is asked for permissions
+	closed   bool                 // taken out of Daemon.sessions to be closed: a prompt must look it up again
 	mode     string               // read-only | ask | auto-edit | full-auto
 	mcp      *mcp.Set             // the editor's MCP servers (mcp.go); nil without
 	specs    []json.RawMessage    // the workspace's tool specs, then the MCP tools': what every request carries
-	mcpNotes []string             // what went wrong with the MCP servers, for the next prompt
+	// patchStyle is the model's patch style specs were built for
+	// (tool_specs.go).
+	patchStyle string
+	mcpNotes   []string // what went wrong with the MCP servers, for the next prompt
 }
 
 // workspaceFor returns the open workspace for dir, opening it on first use.
@@ -121,9 +133,7 @@ func (d *Daemon) workspaceFor(ctx context.Context, dir string) (*openWorkspace, 
 		// hearth's own writes are not reported back as the user's.
 		ts.OnWrite = wt.NoteSelfWrite
 	}
-	for _, t := range ts.Tools() {
-		w.specs = append(w.specs, t.Spec())
-	}
+	w.specs = workspaceSpecs(ts)
 	w.client = session.NewClient(cfg, d.log.With("workspace", path))
 	d.mu.Lock()
 	if d.closed {
@@ -217,7 +227,7 @@ func (d *Daemon) sessionConfig() session.Config {
 		BaseURL:           d.cfg.BaseURL,
 		APIKey:            d.cfg.APIKey,
 		Model:             d.cfg.Model,
-		Instructions:      Instructions,
+		Instructions:      session.Guidance, // byte-identical on every request (session/guidance.go)
 		Lanes:             d.cfg.Lanes,
 		ReasoningEffort:   d.cfg.ReasoningEffort,
 		ReasoningSummary:  d.cfg.ReasoningSummary,
@@ -227,6 +237,8 @@ func (d *Daemon) sessionConfig() session.Config {
 		IdleTimeout:       d.cfg.IdleTimeout,
 		MaxConnAge:        d.cfg.MaxConnAge,
 		ContextWindow:     d.cfg.ContextWindow,
+		ToolOutputTokens:  d.cfg.ToolOutputTokens,
+		Compaction:        d.cfg.Compaction,
 		Dial:              d.netDial,
 	}
 }
@@ -274,10 +286,15 @@ func (d *Daemon) openConversation(ctx context.Context, id string, w *openWorkspa
 // warmed. The caller keeps set when it fails.
 func (d *Daemon) newOpenSession(ctx context.Context, id string, w *openWorkspace, initial []json.RawMessage, items []store.Item, set *mcp.Set) (*openSession, error) {
 	row, err := d.db.Session(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("%w: %s", rpc.ErrUnknownSession, id) // deleted meanwhile
+	}
 	if err != nil {
 		return nil, err
 	}
-	s := &openSession{id: id, ws: w, subs: map[*clientConn]struct{}{}, mode: row.Mode}
+	s := &openSession{id: id, ws: w, subs: map[*clientConn]struct{}{}, mode: row.Mode,
+		patchStyle: w.client.Config().Profile.PatchStyle}
+	s.cwd, s.dir = sessionDir(w.root.Path(), row.Cwd)
 	s.setMCP(set)
 	if w.watcher != nil {
 		s.since = w.watcher.Cursor()
@@ -287,7 +304,7 @@ func (d *Daemon) newOpenSession(ctx context.Context, id string, w *openWorkspace
 	}
 	conv, err := session.Open(ctx, session.Options{
 		ID: id, Client: w.client, DB: d.db, Tools: &sessionTools{d: d, s: s},
-		Log: d.log, Initial: initial, Items: items,
+		Log: d.log, Initial: initial, Items: items, Choice: session.Choice{Model: row.ChosenModel, Effort: row.ChosenEffort},
 	})
 	if err != nil {
 		return nil, err
@@ -385,32 +402,12 @@ func (s *openSession) broadcastText(text string, thought bool) {
 	}
 }
 
-// agentsContext returns the workspace's AGENTS.md as the session's first
-// input item, or nothing.
-func agentsContext(root string) []json.RawMessage {
-	b, err := os.ReadFile(filepath.Join(root, "AGENTS.md"))
-	if err != nil || len(b) == 0 {
-		return nil
-	}
-	const max = 64 << 10
-	if len(b) > max {
-		b = b[:max]
-	}
-	return []json.RawMessage{session.DeveloperMessage("Instructions from the workspace's AGENTS.md:\n\n" + string(b))}
-}
-
 // sessionTools is the session.Tools of one session: the workspace's tools
 // behind the session's mode and the user's permission, recording what the
 // model saw of each file.
 type sessionTools struct {
 	d *Daemon
 	s *openSession
-}
-
-func (t *sessionTools) Specs() []json.RawMessage {
-	t.s.mu.Lock()
-	defer t.s.mu.Unlock()
-	return t.s.specs
 }
 
 // Concurrent says which calls may run side by side: the read-only tools,
@@ -423,18 +420,33 @@ func (t *sessionTools) Concurrent(name string) bool {
 	return ok && tool.ReadOnly
 }
 
+// Run runs a call and keeps its output within the session's tool-output
+// budget (session.ClipOutput, Config.ToolOutputBudget): one rule for what
+// every tool's and MCP server's output may take in the model's view. The
+// tools' own caps (read_file's, the shell's) only bound the memory a call
+// takes.
 func (t *sessionTools) Run(ctx context.Context, call session.ToolCall) session.ToolResult {
+	res := t.run(ctx, call)
+	res.Output = session.ClipOutput(res.Output, t.s.conv.Config().ToolOutputBudget()) // the session's model's
+	return res
+}
+
+func (t *sessionTools) run(ctx context.Context, call session.ToolCall) session.ToolResult {
+	if call.Name == planToolName {
+		return t.runPlan(call) // plan.go
+	}
 	if tool, set, ok := t.s.mcpTool(call.Name); ok {
 		return t.runMCP(ctx, call, tool, set)
 	}
 	ws := t.s.ws
+	tools := ws.tools.In(t.s.dir) // the model's paths start at the session's working directory
 	args := json.RawMessage(call.Arguments)
 	tool, known := ws.tools.Lookup(call.Name)
 	// Files go through the prompting editor's buffers when it offers them
 	// (editor_files.go); confinement stays the tools' own.
 	ed := t.s.toolEditor()
 	if known && !tool.ReadOnly {
-		pv, err := ws.tools.PreviewVia(ctx, ed, call.Name, args)
+		pv, err := tools.PreviewVia(ctx, ed, call.Name, args)
 		if err != nil {
 			// An invalid call is answered without bothering the user.
 			return session.ToolResult{Output: err.Error(), IsError: true, Kind: tool.Kind}
@@ -456,7 +468,7 @@ func (t *sessionTools) Run(ctx context.Context, call session.ToolCall) session.T
 	mode := t.s.mode
 	t.s.mu.Unlock()
 	start := time.Now()
-	r := ws.tools.WithNetwork(shellNetwork(t.d.cfg.ShellNetwork, mode)).RunVia(ctx, ed, call.Name, args)
+	r := tools.WithNetwork(shellNetwork(t.d.cfg.ShellNetwork, mode)).WithLive(t.liveOutput(call)).RunVia(ctx, ed, call.Name, args)
 	if ws.watcher != nil {
 		ws.watcher.Touch(start, r.Locations...) // a tree too big to watch whole is watched where the tools go
 	}

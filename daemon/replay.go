@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"strings"
 
 	"github.com/coder/acp-go-sdk"
@@ -20,6 +21,7 @@ type replayItem struct {
 	CallID    string          `json:"call_id"`
 	Name      string          `json:"name"`
 	Arguments string          `json:"arguments"`
+	Input     string          `json:"input"` // a custom tool call's
 	Output    json.RawMessage `json:"output"`
 	Content   json.RawMessage `json:"content"`
 	Summary   []struct {
@@ -42,11 +44,17 @@ type replayer struct {
 // disconnected meanwhile.
 func (c *clientConn) replay(ctx context.Context, r replayer, items []store.Item) error {
 	for _, it := range items {
+		if session.FromCompaction(it.View) {
+			continue // the API's compaction: the model's view, not something that happened
+		}
 		b, ok := r.notification(it)
 		if ok {
 			if err := c.enqueueWithin(ctx, notification{method: rpc.MethodSessionUpdate, params: b}, c.replayBudget()); err != nil {
 				return err
 			}
+		}
+		if it.Type != "message" {
+			continue // only a user's message carries images: no search of the others' bytes
 		}
 		for _, b := range userImageUpdates(r.session, it.Data) {
 			if err := c.enqueueWithin(ctx, notification{method: rpc.MethodSessionUpdate, params: b}, c.replayBudget()); err != nil {
@@ -57,27 +65,48 @@ func (c *clientConn) replay(ctx context.Context, r replayer, items []store.Item)
 	return nil
 }
 
-// notification is the session/update that shows it: for a tool call, its
-// kind as live; for a tool result with a stored view, the title, locations
-// and diff the live view showed.
+// notification is the session/update that shows it: for a tool call
+// (function or custom), its kind as live; for a tool result with a stored
+// view, the title, locations and diff the live view showed. An update_plan
+// call shows as the plan it set, and its result not at all, as live.
 func (r replayer) notification(it store.Item) (json.RawMessage, bool) {
 	switch it.Type {
-	case "function_call":
+	case "function_call", "custom_tool_call":
 		call, ok := scanReplayItem(it.Data)
 		if !ok && json.Unmarshal(it.Data, &call) != nil {
 			return nil, false
 		}
-		u := acp.StartToolCall(acp.ToolCallId(call.CallID), call.Name, acp.WithStartKind(r.kind(call.Name)),
-			acp.WithStartStatus(acp.ToolCallStatusPending), acp.WithStartRawInput(rawArgs(call.Arguments)))
-		b, err := json.Marshal(acp.SessionNotification{SessionId: acp.SessionId(r.session), Update: u})
-		return b, err == nil
-	case "function_call_output":
-		var v session.ToolView
-		if it.View == nil || json.Unmarshal(it.View, &v) != nil {
+		switch {
+		case it.Type == "custom_tool_call":
+			u := acp.StartToolCall(acp.ToolCallId(call.CallID), call.Name, acp.WithStartKind(r.kind(call.Name)),
+				acp.WithStartStatus(acp.ToolCallStatusPending), acp.WithStartRawInput(map[string]string{"input": call.Input}))
+			b, err := json.Marshal(acp.SessionNotification{SessionId: acp.SessionId(r.session), Update: u})
+			return b, err == nil
+		case call.Name == planToolName:
+			steps, msg := parsePlan(call.Arguments)
+			if msg != "" {
+				return nil, false // refused live: no plan was shown
+			}
+			b, err := json.Marshal(acp.SessionNotification{SessionId: acp.SessionId(r.session), Update: planUpdate(steps)})
+			return b, err == nil
+		}
+		return toolCallNotification(r.session, call.CallID, call.Name, r.kind(call.Name), call.Arguments), true
+	case "function_call_output", "custom_tool_call_output":
+		if isPlanOutput(it.View) {
+			return nil, false
+		}
+		if it.View == nil {
 			break // older rows, and results with nothing more to show
 		}
 		ri, ok := scanReplayItem(it.Data)
 		if !ok {
+			break
+		}
+		if b, ok := toolViewNotification(r.session, r.root, ri.CallID, ri.Output, it.View); ok {
+			return b, true
+		}
+		var v session.ToolView // a shape only the SDK shows: images, an unusual view
+		if json.Unmarshal(it.View, &v) != nil {
 			break
 		}
 		text, images := toolOutput(ri.Output)
@@ -101,7 +130,7 @@ func toolResultUpdate(root string, st acp.ToolCallStatus, output string, v sessi
 	if v.Title != "" {
 		opts = append(opts, acp.WithUpdateTitle(v.Title))
 	}
-	content := []acp.ToolCallContent{acp.ToolContent(acp.TextBlock(clip(output, 8<<10)))}
+	content := []acp.ToolCallContent{acp.ToolContent(acp.TextBlock(clip(output, maxShownOutput)))}
 	for _, im := range images {
 		content = append(content, acp.ToolContent(im))
 	}
@@ -136,7 +165,7 @@ func replayNotification(sessionID string, item json.RawMessage) (json.RawMessage
 			kind = "agent_message_chunk"
 		}
 		if raw := messageRaw(r.Content); raw != nil {
-			return rawTextNotification(sessionID, kind, raw), true
+			return rawTextNotification(sessionID, kind, raw)
 		}
 		if t := messageText(r.Content); t != "" {
 			return textNotification(sessionID, kind, t), true
@@ -151,14 +180,13 @@ func replayNotification(sessionID string, item json.RawMessage) (json.RawMessage
 		if len(parts) > 0 {
 			return textNotification(sessionID, "agent_thought_chunk", strings.Join(parts, "\n\n")), true
 		}
-	case r.Type == "function_call_output":
-		if raw := r.Output; len(raw) >= 2 && raw[0] == '"' && len(raw) <= 8<<10 {
-			// Short enough that no clipping is needed: shown as stored.
+	case r.Type == "function_call_output" || r.Type == "custom_tool_call_output":
+		if raw := r.Output; len(raw) >= 2 && raw[0] == '"' {
 			st := acp.ToolCallStatusCompleted
-			if bytes.HasPrefix(raw, []byte(`"error:`)) {
+			if textHasPrefix(raw, "error:") {
 				st = acp.ToolCallStatusFailed
 			}
-			return rawToolResultNotification(sessionID, r.CallID, string(st), raw), true
+			return rawToolResultNotification(sessionID, r.CallID, string(st), raw)
 		}
 		text, images := toolOutput(r.Output)
 		st := acp.ToolCallStatusCompleted
@@ -170,7 +198,7 @@ func replayNotification(sessionID string, item json.RawMessage) (json.RawMessage
 				Update: acp.UpdateToolCall(acp.ToolCallId(r.CallID), toolResultUpdate("", st, text, session.ToolView{}, images...)...)})
 			return b, err == nil
 		}
-		return toolResultNotification(sessionID, r.CallID, string(st), clip(text, 8<<10)), true
+		return toolResultNotification(sessionID, r.CallID, string(st), clip(text, maxShownOutput)), true
 	}
 	return nil, false
 }
@@ -199,12 +227,14 @@ func scanReplayItem(item []byte) (r replayItem, ok bool) {
 			str(value, &r.Name)
 		case "arguments":
 			str(value, &r.Arguments)
+		case "input":
+			str(value, &r.Input)
 		case "output":
 			r.Output = value
 		case "content":
 			r.Content = value
 		case "summary":
-			if json.Unmarshal(value, &r.Summary) != nil {
+			if !scanSummary(value, &r) {
 				bad = true
 			}
 		}
@@ -258,36 +288,41 @@ func toolResultNotification(sessionID, callID, status, text string) json.RawMess
 }
 
 // rawTextNotification is textNotification for text already encoded as a
-// JSON string (raw), spliced in without decoding and encoding it again.
-func rawTextNotification(sessionID, kind string, raw []byte) json.RawMessage {
+// JSON string (raw), copied when it is in encoding/json's form.
+func rawTextNotification(sessionID, kind string, raw []byte) (json.RawMessage, bool) {
 	b := make([]byte, 0, len(raw)+len(sessionID)+96)
 	b = append(b, `{"sessionId":`...)
-	b = appendJSONString(b, sessionID)
+	b = appendString(b, sessionID)
 	b = append(b, `,"update":{"content":{"text":`...)
-	b = append(b, raw...)
+	b, ok := appendText(b, raw, math.MaxInt)
 	b = append(b, `,"type":"text"},"sessionUpdate":`...)
-	b = appendJSONString(b, kind)
-	return append(b, "}}"...)
+	b = appendString(b, kind)
+	return append(b, "}}"...), ok
 }
 
 // rawToolResultNotification is toolResultNotification for text already
-// encoded as a JSON string.
-func rawToolResultNotification(sessionID, callID, status string, raw []byte) json.RawMessage {
-	b := make([]byte, 0, len(raw)+len(sessionID)+len(callID)+160)
+// encoded as a JSON string, clipped as an editor is shown it.
+func rawToolResultNotification(sessionID, callID, status string, raw []byte) (json.RawMessage, bool) {
+	b := make([]byte, 0, min(len(raw), maxShownOutput+16)+len(sessionID)+len(callID)+160)
 	b = append(b, `{"sessionId":`...)
-	b = appendJSONString(b, sessionID)
+	b = appendString(b, sessionID)
 	b = append(b, `,"update":{"content":[{"content":{"text":`...)
-	b = append(b, raw...)
+	b, ok := appendText(b, raw, maxShownOutput)
 	b = append(b, `,"type":"text"},"type":"content"}],"sessionUpdate":"tool_call_update","status":`...)
-	b = appendJSONString(b, status)
+	b = appendString(b, status)
 	b = append(b, `,"toolCallId":`...)
-	b = appendJSONString(b, callID)
-	return append(b, "}}"...)
+	b = appendString(b, callID)
+	return append(b, "}}"...), ok
 }
 
-func appendJSONString(b []byte, s string) []byte {
-	e, _ := json.Marshal(s) // a string always encodes
-	return append(b, e...)
+// textHasPrefix says whether the JSON string raw's value starts with
+// prefix (plain ASCII).
+func textHasPrefix(raw []byte, prefix string) bool {
+	if len(raw) > len(prefix) && canonicalPlain(raw[1:1+len(prefix)]) {
+		return string(raw[1:1+len(prefix)]) == prefix
+	}
+	var s string
+	return json.Unmarshal(raw, &s) == nil && strings.HasPrefix(s, prefix)
 }
 
 // messageRaw is a message's text as a JSON string, when its content is a

@@ -1,6 +1,9 @@
 package daemon
 
-import "bytes"
+import (
+	"bytes"
+	"strings"
+)
 
 // Stored items are valid JSON (the store took them from the model API or
 // built them), and a replay needs only a few small fields of each: the
@@ -126,4 +129,47 @@ func valueEnd(b []byte, i int) int {
 		}
 		return j
 	}
+}
+
+// scanSummary reads a reasoning item's summary parts (their texts) as
+// json.Unmarshal into replayItem.Summary would; false for anything it does
+// not read the same way, which the caller leaves to encoding/json.
+func scanSummary(value []byte, r *replayItem) bool {
+	if string(value) == "null" {
+		r.Summary = nil
+		return true
+	}
+	if len(value) < 2 || value[0] != '[' {
+		return false
+	}
+	r.Summary = r.Summary[:0]
+	for i := skipSpace(value, 1); i < len(value)-1; {
+		end := valueEnd(value, i)
+		if end < 0 {
+			return false
+		}
+		var text string
+		good := true
+		if !topFields(value[i:end], func(key, v []byte) {
+			switch {
+			case string(key) == "text":
+				good = good && (string(v) == "null" || decodeString(v, &text))
+			case strings.EqualFold(string(key), "text"):
+				good = false // encoding/json would take it
+			}
+		}) || !good {
+			return false
+		}
+		r.Summary = append(r.Summary, struct {
+			Text string `json:"text"`
+		}{text})
+		if i = skipSpace(value, end); value[i] == ',' {
+			if i = skipSpace(value, i+1); i >= len(value)-1 {
+				return false // a trailing comma
+			}
+		} else if i != len(value)-1 {
+			return false
+		}
+	}
+	return true
 }

@@ -57,6 +57,7 @@ func TestReplayNotificationShapes(t *testing.T) {
 		{`{"type":"function_call_output","call_id":"c1","output":[{"type":"input_text","text":"a.png: PNG image"},{"type":"input_image","image_url":"data:image/png;base64,iVBORw0KGgo=","detail":"auto"}]}`,
 			withImage(result(acp.ToolCallStatusCompleted, "a.png: PNG image"), acp.ImageBlock("iVBORw0KGgo=", "image/png"))},
 		{`{"type":"function_call_output","call_id":"c1","output":{"not":"a list"}}`, result(acp.ToolCallStatusCompleted, "")},
+		{`{"type":"custom_tool_call_output","call_id":"c1","output":` + enc(tricky) + `}`, result(acp.ToolCallStatusCompleted, tricky)},
 		{`{"type":"mystery","content":"x"}`, nil},
 		{`not json`, nil},
 		{`{"type":"message","role":"user","content":"unterminated}`, nil},

@@ -24,6 +24,9 @@ func (u updates) Thought(delta string) {
 }
 
 func (u updates) ToolCall(call session.ToolCall, status string, res *session.ToolResult) {
+	if call.Name == planToolName {
+		return // shown as the plan it sets (plan.go), not as a tool call
+	}
 	id := acp.ToolCallId(call.CallID)
 	switch status {
 	case "pending":
@@ -45,6 +48,23 @@ func (u updates) ToolCall(call session.ToolCall, status string, res *session.Too
 				session.ToolView{Title: res.Title, Locations: res.Locations, Diff: res.Diff}, imageViews(res.Images)...)
 		}
 		u.s.broadcast(acp.UpdateToolCall(id, opts...), nil)
+	}
+}
+
+// Usage tells the editors how full the model's context is (usage_update):
+// they show how much is left.
+func (u updates) Usage(used, size int) {
+	u.s.broadcast(acp.SessionUpdate{UsageUpdate: &acp.SessionUsageUpdate{Used: used, Size: size}}, nil)
+}
+
+// liveOutput shows a running command's output so far in its tool call, on
+// every attached editor: each tool_call_update's content replaces the
+// last. The workspace calls it, throttled and bounded, until the call
+// returns, so the call's final update comes after every one of these.
+func (t *sessionTools) liveOutput(call session.ToolCall) func(string) {
+	id := acp.ToolCallId(call.CallID)
+	return func(out string) {
+		t.s.broadcast(acp.UpdateToolCall(id, acp.WithUpdateContent([]acp.ToolCallContent{acp.ToolContent(acp.TextBlock(out))})), nil)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -17,19 +18,47 @@ import (
 // is held from before the stale-socket check until the listener closes, so
 // two daemons started together cannot both decide the socket is stale and
 // unlink each other's.
+//
+// A lock held by a daemon that does not answer on path is given
+// lockGrace to go: a daemon that was just killed lets go of it while the
+// kernel tears the process down, after its socket already closed (a
+// client that saw the socket close and restarted the daemon at once
+// found the lock still held). One that answers is running: refused at
+// once.
 func lockSocket(path string) (*os.File, error) {
 	f, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("socket lock: %w", err)
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, unix.EWOULDBLOCK) {
+	deadline := time.Now().Add(lockGrace)
+	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			return f, nil
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("socket lock %s.lock: %w", path, err)
+		}
+		if time.Now().After(deadline) || answers(path) {
+			f.Close()
 			return nil, fmt.Errorf("%w on %s (it holds %s.lock)", ErrAlreadyRunning, path, path)
 		}
-		return nil, fmt.Errorf("socket lock %s.lock: %w", path, err)
+		time.Sleep(wait)
 	}
-	return f, nil
+}
+
+// lockGrace is how long lockSocket waits for a holder that does not answer.
+const lockGrace = 2 * time.Second
+
+// answers reports whether something accepts a connection on the socket.
+func answers(path string) bool {
+	c, err := net.DialTimeout("unix", path, 100*time.Millisecond)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
 }
 
 // umaskMu serialises listenPrivate's umask changes with each other.

@@ -25,6 +25,7 @@ import (
 // opened with, which a taker's must equal.
 type spareSession struct {
 	s       *openSession
+	cwd     string // the working directory it was made for
 	initial []json.RawMessage
 }
 
@@ -38,11 +39,12 @@ func (d *Daemon) ensureSpare(w *openWorkspace) {
 		return
 	}
 	w.spareBusy = true
+	cwd := w.spareCwd
 	d.wg.Add(1) // under d.mu with closed checked: Close's Wait sees it
 	d.mu.Unlock()
 	go func() {
 		defer d.wg.Done()
-		sp, err := d.makeSpare(w)
+		sp, err := d.makeSpare(w, cwd)
 		d.mu.Lock()
 		w.spareBusy = false
 		keep := err == nil && !d.closed && d.workspaces[w.root.Path()] == w
@@ -59,38 +61,45 @@ func (d *Daemon) ensureSpare(w *openWorkspace) {
 	}()
 }
 
-// makeSpare creates a spare session in w and starts its warm-up.
-func (d *Daemon) makeSpare(w *openWorkspace) (*spareSession, error) {
+// makeSpare creates a spare session in w, working in cwd ("" for the
+// root), and starts its warm-up.
+func (d *Daemon) makeSpare(w *openWorkspace, cwd string) (*spareSession, error) {
 	ctx, cancel := context.WithTimeout(d.ctx, 30*time.Second)
 	defer cancel()
 	id := newSessionID()
-	if err := d.db.CreateSession(ctx, store.Session{ID: id, Root: w.root.Path(), Mode: ModeAsk, Model: w.client.Config().Model, Spare: true}); err != nil {
+	if cwd == "" {
+		cwd = w.root.Path()
+	}
+	if err := d.db.CreateSession(ctx, store.Session{ID: id, Root: w.root.Path(), Cwd: cwd, Mode: ModeAsk, Model: w.client.Config().Model, Spare: true}); err != nil {
 		return nil, fmt.Errorf("create spare session: %w", err)
 	}
-	initial := agentsContext(w.root.Path())
+	initial := d.initialContext(w, cwd)
 	s, err := d.newOpenSession(ctx, id, w, initial, nil, nil)
 	if err != nil {
 		d.db.DeleteSession(context.WithoutCancel(ctx), id)
 		return nil, err
 	}
 	s.conv.Warm()
-	return &spareSession{s: s, initial: initial}, nil
+	return &spareSession{s: s, cwd: cwd, initial: initial}, nil
 }
 
-// takeSpare hands out w's spare for a session/new whose initial context
-// is initial, and starts making the next one. It returns nil when there is
-// no spare, or one that no longer fits (the workspace's AGENTS.md changed,
-// or its warm-up was lost), which is discarded.
-func (d *Daemon) takeSpare(ctx context.Context, w *openWorkspace, initial []json.RawMessage) *openSession {
+// takeSpare hands out w's spare for a session/new in cwd whose initial
+// context is initial, and starts making the next one, in cwd: where the
+// last session/new was opened is where the next is likely to be. It
+// returns nil when there is no spare, or one that does not fit (made for
+// another directory, the AGENTS.md files or the day changed), which is
+// discarded.
+func (d *Daemon) takeSpare(ctx context.Context, w *openWorkspace, cwd string, initial []json.RawMessage) *openSession {
 	defer d.ensureSpare(w)
 	d.mu.Lock()
 	sp := w.spare
 	w.spare = nil
+	w.spareCwd = cwd
 	d.mu.Unlock()
 	if sp == nil {
 		return nil
 	}
-	if !slices.EqualFunc(sp.initial, initial, func(a, b json.RawMessage) bool { return bytes.Equal(a, b) }) {
+	if sp.cwd != cwd || !slices.EqualFunc(sp.initial, initial, func(a, b json.RawMessage) bool { return bytes.Equal(a, b) }) {
 		d.discardSpare(sp)
 		return nil
 	}

@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -147,5 +149,47 @@ func BenchmarkFirstPrompt(b *testing.B) {
 			b.ReportMetric(float64(wait.Microseconds())/float64(b.N), "µs-prompt-to-request")
 			b.ReportMetric(float64(ownWarmups)/float64(b.N), "warmups-after-new")
 		})
+	}
+}
+
+// A spare works where the last session/new was opened: one made at the
+// root does not go to a session/new in a subdirectory (its environment and
+// AGENTS.md files are another directory's), and the next is made there,
+// so the next session/new in that directory takes it.
+func TestSpareFollowsWorkingDirectory(t *testing.T) {
+	td := startDaemonWithSpare(t)
+	os.Mkdir(filepath.Join(td.root, ".git"), 0o755)
+	sub := filepath.Join(td.root, "src")
+	ed := td.connect()
+	ed.initialize()
+	ed.newSession(td.root)
+	atRoot := td.waitSpare(t)
+	first := ed.newSession(sub)
+	if string(first) == atRoot {
+		t.Fatal("the root's spare went to a session in src")
+	}
+	inSub := td.waitSpare(t)
+	td.d.mu.Lock()
+	cwd := td.d.workspaces[td.root].spare.cwd
+	td.d.mu.Unlock()
+	if cwd != sub {
+		t.Fatalf("the next spare works in %s, want %s", cwd, sub)
+	}
+	second := ed.newSession(sub)
+	if string(second) != inSub {
+		t.Fatalf("session/new in src gave %s, want the spare %s", second, inSub)
+	}
+	ed.prompt(second, "list")
+	if got := agentText(ed.updates()); !strings.Contains(got, "main.go") {
+		t.Errorf("list in the spare taken in src answered %q", got)
+	}
+	var own []sim.Received
+	for _, r := range td.sim.Received() {
+		if r.PromptCacheKey == inSub {
+			own = append(own, r)
+		}
+	}
+	if len(own) < 2 || own[1].PreviousResponseID != own[0].ResponseID || len(environmentNotes(own[1])) != 0 {
+		t.Errorf("the taken spare's first prompt did not chain on its warm-up with nothing to add: %d requests", len(own))
 	}
 }

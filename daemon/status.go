@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hearthd/hearth/rpc"
+	"github.com/hearthd/hearth/session"
 	"github.com/hearthd/hearth/session/responses"
 	"github.com/hearthd/hearth/store"
 )
@@ -24,9 +25,10 @@ func (d *Daemon) Status() rpc.Status { return d.status(nil) }
 // out (a status call is not a client worth counting).
 func (d *Daemon) status(asker *clientConn) rpc.Status {
 	d.mu.Lock()
+	sc := d.sessionConfig().WithDefaults()
 	st := rpc.Status{
 		Version: d.cfg.Version, PID: pid(), Started: d.started, Socket: d.cfg.Socket,
-		DataDir: d.cfg.DataDir, Model: d.sessionConfig().WithDefaults().Model, BaseURL: rpc.RedactURL(d.cfg.BaseURL),
+		DataDir: d.cfg.DataDir, Model: sc.Model, Profile: profileStatus(sc), BaseURL: rpc.RedactURL(d.cfg.BaseURL),
 		APIKey: rpc.MaskSecret(d.cfg.APIKey), Simulator: d.cfg.Simulator,
 		Workspaces: []rpc.WorkspaceStatus{},
 	}
@@ -49,7 +51,7 @@ func (d *Daemon) status(asker *clientConn) rpc.Status {
 	for root, w := range d.workspaces {
 		s := w.client.Stats()
 		st.Workspaces = append(st.Workspaces, rpc.WorkspaceStatus{
-			Root: root, Model: w.client.Config().Model, State: s.State, Transport: s.Transport, ConnAgeMS: s.ConnAge.Milliseconds(),
+			Root: root, Model: w.client.Config().Model, State: stateNames[s.State], Transport: s.Transport, ConnAgeMS: s.ConnAge.Milliseconds(),
 			Sessions: perWS[w], Lanes: perWS[w],
 			Handshakes: s.Handshakes, Warmups: s.Warmups, FullRequests: s.Full,
 			IncrementalRequests: s.Incremental, Retries: s.Retries, Fallbacks: s.Fallbacks,
@@ -232,4 +234,26 @@ func sessionByIDOrPrefix(ctx context.Context, db *store.DB, id string) (store.Se
 
 func tokens(u store.Usage) rpc.TokenUsage {
 	return rpc.NewTokenUsage(u.Input, u.Cached, u.Output, u.Reasoning)
+}
+
+// profileStatus is the model profile a configuration puts in effect, its
+// overrides applied.
+func profileStatus(sc session.Config) rpc.Profile {
+	p := sc.Profile
+	return rpc.Profile{Family: p.Family, ContextWindow: sc.ContextWindow, ReasoningLevels: p.ReasoningLevels,
+		Reasoning: sc.ReasoningEffort, Images: p.Images, ParallelTools: p.ParallelToolCalls,
+		ToolOutputTokens: sc.ToolOutputBudget(), PatchStyle: p.PatchStyle, ShellStyle: p.ShellStyle}
+}
+
+// stateNames gives each connection state its name on the wire (status
+// JSON, which editors and scripts read); TestStatusStateNames holds every
+// session.State to one.
+var stateNames = map[session.State]string{
+	session.StateClosed:       rpc.WorkspaceClosed,
+	session.StateConnecting:   rpc.WorkspaceConnecting,
+	session.StateWarming:      rpc.WorkspaceWarming,
+	session.StateReady:        rpc.WorkspaceReady,
+	session.StateStreaming:    rpc.WorkspaceStreaming,
+	session.StateRewarming:    rpc.WorkspaceRewarming,
+	session.StateHTTPFallback: rpc.WorkspaceHTTPFallback,
 }

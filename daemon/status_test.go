@@ -1,11 +1,31 @@
 package daemon
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/hearthd/hearth/rpc"
+	"github.com/hearthd/hearth/session"
 	"github.com/hearthd/hearth/session/sim"
 )
+
+// Every state the session client reports has its own wire name, and every
+// wire name stands for a state.
+func TestEveryStateHasAName(t *testing.T) {
+	names := []string{rpc.WorkspaceConnecting, rpc.WorkspaceWarming, rpc.WorkspaceReady, rpc.WorkspaceStreaming,
+		rpc.WorkspaceRewarming, rpc.WorkspaceHTTPFallback, rpc.WorkspaceClosed}
+	seen := map[string]bool{}
+	for _, st := range session.States {
+		name, ok := stateNames[st]
+		if !ok || !slices.Contains(names, name) || seen[name] {
+			t.Errorf("state %d: name %q (known %v, taken already %v)", st, name, ok, seen[name])
+		}
+		seen[name] = true
+	}
+	if len(seen) != len(names) || len(stateNames) != len(session.States) {
+		t.Errorf("%d states named, %d names, %d in the table", len(seen), len(names), len(stateNames))
+	}
+}
 
 // A workspace's state and transport in status are the names rpc gives the
 // status JSON (editors and scripts read them): on a WebSocket, and after

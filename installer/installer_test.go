@@ -368,3 +368,56 @@ func TestUnitPathFollowsXDGConfigHome(t *testing.T) {
 		}
 	}
 }
+
+// SetEnvVar replaces the key's line (dropping repeats) and keeps the rest;
+// it creates a missing file from the template, 0600 in a 0700 directory,
+// and makes an existing file 0600. UnsetEnvVar removes the key's lines.
+func TestSetAndUnsetEnvVar(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "conf", "hearth", "env")
+	if err := SetEnvVar(path, "OPENAI_API_KEY", "sk-one"); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]os.FileMode{path: 0o600, filepath.Dir(path): 0o700} {
+		if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != want {
+			t.Errorf("%s: mode %v (%v), want %v", p, fi.Mode().Perm(), err, want)
+		}
+	}
+	if env, err := LoadEnvFile(path); err != nil || env["OPENAI_API_KEY"] != "sk-one" || len(env) != 1 {
+		t.Fatalf("after set: %v %v", env, err)
+	}
+	if b, _ := os.ReadFile(path); !strings.HasPrefix(string(b), EnvTemplate) {
+		t.Errorf("a new file does not start with the template:\n%s", b)
+	}
+
+	os.WriteFile(path, []byte("# mine\nOPENAI_BASE_URL=http://x/v1\nOPENAI_API_KEY=old\nHEARTH_MODEL=m\n OPENAI_API_KEY = older\nlast=1"), 0o644)
+	if err := SetEnvVar(path, "OPENAI_API_KEY", "sk-two"); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	if want := "# mine\nOPENAI_BASE_URL=http://x/v1\nOPENAI_API_KEY=sk-two\nHEARTH_MODEL=m\nlast=1\n"; string(b) != want {
+		t.Errorf("after replace:\n%s\nwant:\n%s", b, want)
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v after replace", fi.Mode().Perm())
+	}
+	for _, bad := range []string{"", "two words", "sk\nX=1", `"q"`} {
+		if err := SetEnvVar(path, "OPENAI_API_KEY", bad); err == nil {
+			t.Errorf("value %q accepted", bad)
+		}
+	}
+
+	if removed, err := UnsetEnvVar(path, "OPENAI_API_KEY"); err != nil || !removed {
+		t.Fatalf("unset: %v %v", removed, err)
+	}
+	b, _ = os.ReadFile(path)
+	if want := "# mine\nOPENAI_BASE_URL=http://x/v1\nHEARTH_MODEL=m\nlast=1\n"; string(b) != want {
+		t.Errorf("after unset:\n%s\nwant:\n%s", b, want)
+	}
+	if removed, err := UnsetEnvVar(path, "OPENAI_API_KEY"); err != nil || removed {
+		t.Errorf("second unset: %v %v", removed, err)
+	}
+	if removed, err := UnsetEnvVar(filepath.Join(dir, "none"), "OPENAI_API_KEY"); err != nil || removed {
+		t.Errorf("unset in a missing file: %v %v", removed, err)
+	}
+}

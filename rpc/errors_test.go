@@ -125,6 +125,10 @@ func TestMethodNamesMatchACP(t *testing.T) {
 		MethodSessionSetMode:           acp.AgentMethodSessionSetMode,
 		MethodSessionUpdate:            acp.ClientMethodSessionUpdate,
 		MethodSessionRequestPermission: acp.ClientMethodSessionRequestPermission,
+		MethodSessionResume:            acp.AgentMethodSessionResume,
+		MethodSessionClose:             acp.AgentMethodSessionClose,
+		MethodSessionDelete:            acp.AgentMethodSessionDelete,
+		MethodLogout:                   acp.AgentMethodLogout,
 	}
 	for ours, theirs := range pairs {
 		if ours != theirs {

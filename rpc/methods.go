@@ -18,7 +18,9 @@ const (
 	// No params; result Status.
 	MethodHearthStatus = "_hearth/status"
 
-	// MethodAuthenticate (authenticate, call): ACP authentication.
+	// MethodAuthenticate (authenticate, call): ACP authentication: the
+	// daemon reads its stored API key again (after `hearth login`) and says
+	// whether it has one.
 	MethodAuthenticate = "authenticate"
 	// MethodFsReadTextFile (fs/read_text_file, agent → client call): a
 	// file's text as the editor has it, unsaved changes included; sent only
@@ -32,10 +34,19 @@ const (
 	// MethodInitialize (initialize, call): ACP version and capability
 	// negotiation; must come first.
 	MethodInitialize = "initialize"
+	// MethodLogout (logout, call): remove the stored API key.
+	MethodLogout = "logout"
 
 	// MethodSessionCancel (session/cancel, notification): cancel the
 	// session's running prompt turn.
 	MethodSessionCancel = "session/cancel"
+	// MethodSessionClose (session/close, call): the editor is done with a
+	// session: its turn is cancelled, and the session closes once no editor
+	// is attached (the store keeps it).
+	MethodSessionClose = "session/close"
+	// MethodSessionDelete (session/delete, call): remove a session and
+	// everything stored of it.
+	MethodSessionDelete = "session/delete"
 	// MethodSessionList (session/list, call): list stored sessions.
 	MethodSessionList = "session/list"
 	// MethodSessionLoad (session/load, call): reopen a session, replaying its
@@ -46,10 +57,18 @@ const (
 	// MethodSessionPrompt (session/prompt, call): run one prompt turn; long
 	// running, so it is served asynchronously.
 	MethodSessionPrompt = "session/prompt"
+	// MethodSessionResume (session/resume, call): reattach to a session
+	// without a replay of its history.
+	MethodSessionResume = "session/resume"
 	// MethodSessionRequestPermission (session/request_permission, agent →
 	// client call): ask the user to allow a tool call, during a prompt.
 	MethodSessionRequestPermission = "session/request_permission"
-	// MethodSessionSetMode (session/set_mode, call): switch the session mode.
+	// MethodSessionSetConfigOption (session/set_config_option, call): set
+	// one of a session's config options (mode, model, thought_level);
+	// answers with all of them.
+	MethodSessionSetConfigOption = "session/set_config_option"
+	// MethodSessionSetMode (session/set_mode, call): switch the session mode
+	// (kept for clients without config options; the mode option agrees).
 	MethodSessionSetMode = "session/set_mode"
 	// MethodSessionUpdate (session/update, agent → client notification):
 	// streamed message chunks, tool calls, plans; order matters.

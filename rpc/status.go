@@ -16,8 +16,11 @@ type Status struct {
 	DataDir string    `json:"dataDir"`
 	// Model is the model requests name: HEARTH_MODEL, else hearth's
 	// default (each workspace's own is in WorkspaceStatus.Model).
-	Model   string `json:"model"`
-	BaseURL string `json:"baseUrl"`
+	Model string `json:"model"`
+	// Profile is what hearth knows of Model's family, with the
+	// configuration's overrides applied.
+	Profile Profile `json:"profile"`
+	BaseURL string  `json:"baseUrl"`
 	// APIKey is always masked with MaskSecret ("sk-...abcd", "(not set)");
 	// the daemon never sends the key itself.
 	APIKey    string `json:"apiKey"`
@@ -27,9 +30,26 @@ type Status struct {
 	Clients    int               `json:"clients"`
 	Workspaces []WorkspaceStatus `json:"workspaces"`
 	// Sessions counts the sessions in memory (open; of which idle: no
-	// editor attached and no turn running) and those closed after being
-	// idle since the daemon started (HEARTH_SESSION_IDLE).
+	// editor attached and no turn running) and those closed since the
+	// daemon started: after being idle (HEARTH_SESSION_IDLE), or by their
+	// last editor's session/close.
 	Sessions SessionCounts `json:"sessions"`
+}
+
+// Profile is the model profile in effect (session.Profile, with
+// HEARTH_CONTEXT_WINDOW and HEARTH_REASONING_EFFORT applied).
+type Profile struct {
+	Family string `json:"family"`
+	// ContextWindow is the input window in tokens compaction works with; 0
+	// when unknown.
+	ContextWindow    int      `json:"contextWindow"`
+	ReasoningLevels  []string `json:"reasoningLevels,omitzero"`
+	Reasoning        string   `json:"reasoning"` // the effort requests ask for; "none" for none
+	Images           bool     `json:"images"`
+	ParallelTools    bool     `json:"parallelToolCalls"`
+	ToolOutputTokens int      `json:"toolOutputTokens"`
+	PatchStyle       string   `json:"patchStyle,omitzero"` // freeform, function; "" when apply_patch is not offered
+	ShellStyle       string   `json:"shellStyle"`
 }
 
 // SessionCounts is the lifetime picture of a Status snapshot.

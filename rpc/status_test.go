@@ -27,6 +27,8 @@ func TestStatusJSONStable(t *testing.T) {
 	st := Status{
 		Version: "v1", PID: 7, Started: time.Unix(0, 0).UTC(), Socket: "/s", DataDir: "/d",
 		Model: "m", BaseURL: "u", APIKey: "(not set)", Simulator: true, Clients: 2,
+		Profile: Profile{Family: "f", ContextWindow: 1000, ReasoningLevels: []string{"low", "high"}, Reasoning: "low",
+			Images: true, ParallelTools: true, ToolOutputTokens: 99, PatchStyle: "freeform", ShellStyle: "command"},
 		Workspaces: []WorkspaceStatus{{
 			Root: "/w", Model: "m2", State: WorkspaceStreaming, Transport: TransportWebSocket,
 			ConnAgeMS: 1500, Sessions: 1, Lanes: 2,
@@ -41,7 +43,9 @@ func TestStatusJSONStable(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `{"version":"v1","pid":7,"started":"1970-01-01T00:00:00Z","socket":"/s","dataDir":"/d",` +
-		`"model":"m","baseUrl":"u","apiKey":"(not set)","simulator":true,"clients":2,"workspaces":[` +
+		`"model":"m","profile":{"family":"f","contextWindow":1000,"reasoningLevels":["low","high"],"reasoning":"low",` +
+		`"images":true,"parallelToolCalls":true,"toolOutputTokens":99,"patchStyle":"freeform","shellStyle":"command"},` +
+		`"baseUrl":"u","apiKey":"(not set)","simulator":true,"clients":2,"workspaces":[` +
 		`{"root":"/w","model":"m2","state":"streaming","transport":"ws","connAgeMs":1500,"sessions":1,"lanes":2,` +
 		`"handshakes":3,"warmups":4,"fullRequests":5,"incrementalRequests":6,"retries":7,"fallbacks":8,` +
 		`"bytesSent":9,"bytesSaved":10,"lastTurnMs":11,"connections":0,"laneMode":"on","spare":false,"wireBytesSent":12,` +

@@ -67,6 +67,13 @@ type wireStream struct {
 	closed    atomic.Bool
 	closeOnce sync.Once
 	closeErr  error
+
+	// after holds what runs once the reply to a call is written, keyed by
+	// the context its handler was given (AfterReply); afterN counts it,
+	// so that other writes skip the lock.
+	afterMu sync.Mutex
+	after   map[context.Context]func()
+	afterN  atomic.Int32
 }
 
 func newWireStream(conn io.ReadWriteCloser, in *bufio.Reader, framing Framing, max int) *wireStream {
@@ -186,8 +193,15 @@ func (s *wireStream) growBuffer(n, keep int) []byte {
 }
 
 // Write frames msg and writes it with one conn.Write. Concurrent writers are
-// serialized, so frames never interleave.
+// serialized, so frames never interleave. Once a reply is written, what
+// AfterReply arranged for its call runs.
 func (s *wireStream) Write(ctx context.Context, msg jsonrpc2.Message) (int64, error) {
+	n, err := s.writeFrame(ctx, msg)
+	s.afterWrite(ctx, err)
+	return n, err
+}
+
+func (s *wireStream) writeFrame(ctx context.Context, msg jsonrpc2.Message) (int64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}

@@ -36,30 +36,15 @@ const (
 	CompactUser    = "asked by the user"
 )
 
-// ContextWindowOf is the input window, in tokens, of the model's family;
-// 0 when unknown (no compaction before the server refuses a request).
-func ContextWindowOf(model string) int {
-	for _, f := range []struct {
-		prefix string
-		tokens int
-	}{
-		{"gpt-5", 272_000}, {"gpt-4.1", 1_000_000}, {"o3", 200_000}, {"o4", 200_000},
-		{"o1", 200_000}, {"codex", 272_000}, {"gpt-4o", 128_000},
-	} {
-		if strings.HasPrefix(model, f.prefix) {
-			return f.tokens
-		}
-	}
-	return 0
-}
-
 // viewAfter makes the transcript the compacted view of items under c.
 // Called by Open before the conversation is shared.
 func (c *Conversation) viewAfter(items []store.Item, last store.Compaction) {
 	for _, it := range items[:c.initialN] {
 		c.ledger.committed = append(c.ledger.committed, it.Data)
 	}
-	c.ledger.committed = append(c.ledger.committed, summaryItem(last.Summary))
+	if last.Summary != "" { // else the API compacted: its output is stored after ThroughSeq
+		c.ledger.committed = append(c.ledger.committed, summaryItem(last.Summary))
+	}
 	c.prefix, c.through = len(c.ledger.committed), last.ThroughSeq
 	for _, it := range items {
 		if it.Seq > last.ThroughSeq {
@@ -82,20 +67,73 @@ func (c *Conversation) seqOfLocked(i int) int64 {
 	return c.through + int64(i-c.prefix) + 1
 }
 
-// overWindow says whether the view, as the last response counted it plus
-// what is staged, is past the compaction threshold.
+// tokensOf estimates the tokens of items as the model counts them: four
+// bytes of JSON a token, as the API's tokenizers average on English and
+// code (the simulator counts exactly so).
+func tokensOf(items ...json.RawMessage) int {
+	n := 0
+	for _, it := range items {
+		n += len(it)
+	}
+	return (n + 3) / 4
+}
+
+// countedLocked records what a response's usage says of the view: its input
+// and output tokens, and how many items of the view they cover (the output
+// is committed, or staged first in line). A server that reports no usage
+// leaves the estimate to the items' bytes. Called with c.mu held.
+func (c *Conversation) countedLocked(r *reply) {
+	if r.usage.Input <= 0 {
+		return
+	}
+	c.lastInput, c.lastOutput = int(r.usage.Input), int(r.usage.Output)
+	c.counted = len(c.ledger.committed)
+	if r.staged {
+		c.counted += len(r.output)
+	}
+}
+
+// nextInput estimates the input tokens of the next request: the last
+// response's input and output tokens (its usage: the server's own count of
+// all but what came since) plus the items since, by their bytes. Without
+// usage (a view just opened or compacted) it counts the whole view and the
+// settings (instructions, tools) by their bytes.
+func (c *Conversation) nextInput() int {
+	_, key, err := c.settings()
+	if err != nil {
+		key = nil // the request will fail on its own; the estimate goes without
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	committed, staged := c.ledger.committed, c.ledger.staged
+	from, n := 0, len(key)
+	if c.lastInput > 0 && c.counted <= len(committed)+len(staged) {
+		from, n = c.counted, 4*(c.lastInput+c.lastOutput)
+	}
+	for i := from; i < len(committed)+len(staged); i++ {
+		if i < len(committed) {
+			n += len(committed[i])
+		} else {
+			n += len(staged[i-len(committed)].Data)
+		}
+	}
+	return (n + 3) / 4
+}
+
+// overWindow says whether the next request would be past the compaction
+// threshold (CompactAt of a known window) and the view has grown since the
+// last compaction: a view still past the threshold right after one (its
+// initial items, the summary and the running turn's items) is not
+// compacted again until something new is added to it.
 func (c *Conversation) overWindow() bool {
-	cfg := c.client.Config()
+	cfg := c.Config()
 	if cfg.ContextWindow <= 0 {
 		return false
 	}
 	c.mu.Lock()
-	tokens := c.lastInput
-	for _, it := range c.ledger.staged {
-		tokens += len(it.Data) / 4
-	}
+	grown := c.ledger.next() > c.compactedAt
 	c.mu.Unlock()
-	return float64(tokens) > cfg.CompactAt*float64(cfg.ContextWindow)
+	return grown && float64(c.nextInput()) > cfg.CompactAt*float64(cfg.ContextWindow)
 }
 
 // Compact compacts the conversation now, as a turn of its own (the user's
@@ -115,18 +153,58 @@ func (c *Conversation) Compact(ctx context.Context, sink Sink) (StopReason, erro
 	})
 }
 
-// compact replaces the model's view by [initial items, summary, the running
-// turn's items when they are small] and warms it. The turn owns c.
+// compact replaces the model's view by a shorter one and warms it: with
+// the API's compaction when Config.Compaction asks for it
+// (compactOnServer), else, or when that fails, with a summary the model
+// writes (compactLocally). The turn owns c.
 func (c *Conversation) compact(ctx context.Context, turnID int64, sink Sink, why string) error {
 	if err := c.flush(context.WithoutCancel(ctx), turnID); err != nil {
 		return err
 	}
+	c.mu.Lock()
+	before := len(c.ledger.committed)
+	c.mu.Unlock()
+	how := "the API's compaction"
+	err := errors.New("not asked for")
+	if c.Config().Compaction == CompactServer {
+		if err = c.compactOnServer(ctx, turnID, why); err != nil && ctx.Err() == nil {
+			c.log.Info("the API's compaction failed; compacting with a summary", "err", err)
+		}
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		if err := c.compactLocally(ctx, turnID, why); err != nil {
+			return err
+		}
+		how = "a summary"
+	}
+	c.mu.Lock()
+	after := len(c.ledger.committed)
+	c.mu.Unlock()
+	if sink != nil {
+		sink.Notice(fmt.Sprintf("hearth: compacted this session (%s) with %s: %d items are now %d; "+
+			"the whole history stays in `hearth inspect %s`.", why, how, before, after, c.id))
+	}
+	c.log.Info("compacted", "why", why, "how", how, "items_before", before, "items_after", after)
+	// The next request chains on the compacted view.
+	if _, err := c.exchange(ctx, turnID, false, nil); err != nil && !errors.Is(err, errNoWarmupOverHTTP) {
+		c.log.Info("warm-up of the compacted view failed; the next request is full", "err", err)
+	}
+	return nil
+}
+
+// compactLocally makes the view [initial items, summary, the running turn's
+// items when they are small], the summary the model's (summarize), and
+// records the compaction.
+func (c *Conversation) compactLocally(ctx context.Context, turnID int64, why string) error {
 	summary, respID, err := c.summarize(ctx, turnID)
 	if err != nil {
 		return err
 	}
 
-	cfg := c.client.Config()
+	cfg := c.Config()
 	c.mu.Lock()
 	n := len(c.ledger.committed)
 	// Keep the running turn's items if they are small (a quarter of the
@@ -142,73 +220,69 @@ func (c *Conversation) compact(ctx context.Context, turnID int64, sink Sink, why
 	through := c.seqOfLocked(keep) - 1
 	initial := append([]json.RawMessage(nil), c.ledger.committed[:c.initialN]...)
 	tail := append([]json.RawMessage(nil), c.ledger.committed[keep:]...)
-	before := n
 	c.mu.Unlock()
 
 	if _, err := c.db.AddCompaction(context.WithoutCancel(ctx), store.Compaction{SessionID: c.id, ThroughSeq: through,
 		Summary: summary, ResponseID: respID, Reason: why}); err != nil {
 		return storeErr(fmt.Errorf("compact: %w", err))
 	}
-	c.mu.Lock()
-	c.ledger.committed = append(append(initial, summaryItem(summary)), tail...)
-	c.prefix, c.through = len(initial)+1, through
-	c.turnStart = c.prefix
-	c.input, c.converted = nil, 0
-	c.base = nil
-	c.lastInput = 0
-	after := len(c.ledger.committed)
-	c.mu.Unlock()
-	if sink != nil {
-		sink.Notice(fmt.Sprintf("hearth: compacted this session (%s): %d items are now a summary and %d items; "+
-			"the whole history stays in `hearth inspect %s`.", why, before, after, c.id))
-	}
-	c.log.Info("compacted", "why", why, "items_before", before, "items_after", after, "through", through)
-	// The next request chains on the compacted view.
-	if _, err := c.exchange(ctx, turnID, false, nil); err != nil && !errors.Is(err, errNoWarmupOverHTTP) {
-		c.log.Info("warm-up of the compacted view failed; the next request is full", "err", err)
-	}
+	c.adopt(append(append(initial, summaryItem(summary)), tail...), len(initial)+1, len(initial)+1, through)
 	return nil
 }
 
+// adopt makes view the model's view: its items from prefix on are the
+// stored items after through, and those from turn on the running turn's
+// (kept as they were). Nothing of the old view's counts or baseline holds
+// for it.
+func (c *Conversation) adopt(view []json.RawMessage, prefix, turn int, through int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ledger.committed = view
+	c.prefix, c.through = prefix, through
+	c.turnStart = turn
+	c.input, c.converted = nil, 0
+	c.base = nil
+	c.lastInput, c.lastOutput, c.counted = 0, 0, 0
+	c.compactedAt = len(view)
+}
+
 // summarize asks the model for the hand-off summary of the view, aside
-// from the transcript; a view past the window already is summarized from
-// its newer half.
+// from the transcript: chained on the baseline when the view and the
+// question fit the window, else (or when the server refuses it for its
+// length) in parts no larger than the window holds (summarizeParts).
 func (c *Conversation) summarize(ctx context.Context, turnID int64) (summary, respID string, err error) {
+	cfg := c.Config()
 	ask := []json.RawMessage{UserMessage(compactionPrompt)}
-	r, err := c.exchangeAside(ctx, turnID, nil, ask)
-	if err != nil && responses.Classify(err) == responses.KindContextLength {
-		// The view is past the window already: summarize its newer half
-		// (with the initial items), in full.
-		r, err = c.exchangeAside(ctx, turnID, c.newerHalf(), ask)
+	size := c.nextInput() + tokensOf(ask...)
+	budget := int(cfg.CompactAt * float64(cfg.ContextWindow)) // 0 when the window is unknown
+	if cfg.ContextWindow <= 0 || size <= cfg.ContextWindow {
+		r, err := c.exchangeAside(ctx, turnID, nil, ask)
+		if err == nil {
+			return summaryOf(r)
+		}
+		if responses.Classify(err) != responses.KindContextLength {
+			return "", "", fmt.Errorf("compact: the summary request: %w", err)
+		}
+		// The server's window is smaller than the view: half of it fits
+		// (summarizeParts halves the view's items when budget is 0).
+		if budget >= size {
+			budget = 0
+		}
 	}
-	if err != nil {
-		return "", "", fmt.Errorf("compact: the summary request: %w", err)
-	}
+	return c.summarizeParts(ctx, turnID, budget, ask)
+}
+
+// summaryOf is the text of a summary request's answer.
+func summaryOf(r *reply) (summary, respID string, err error) {
 	for _, it := range r.output {
 		if h := readItem(it); h.Type == "message" {
 			summary += outputText(it)
 		}
 	}
 	if strings.TrimSpace(summary) == "" {
-		return "", "", errors.New("compact: the model wrote no summary")
+		return "", "", errNoSummary
 	}
 	return summary, r.id, nil
-}
-
-// newerHalf is the view's initial items and the newer half of the rest, as
-// replay forms, cut where no function call is left without its output.
-func (c *Conversation) newerHalf() []json.RawMessage {
-	c.convert()
-	c.mu.Lock()
-	in := c.inputLocked()
-	view := append([]json.RawMessage(nil), in...)
-	initial := min(c.initialN, len(view))
-	c.mu.Unlock()
-	cut := initial + (len(view)-initial)/2
-	for cut < len(view) && readItem(view[cut]).Type == "function_call_output" {
-		cut++ // an output whose call was cut away would be refused
-	}
-	return append(view[:initial:initial], view[cut:]...)
 }
 
 // outputText joins the text parts of an output message item.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hearthd/hearth/store"
 )
@@ -46,6 +47,10 @@ type Options struct {
 	// transcript is empty, before the warm-up, so they are part of the
 	// baseline.
 	Initial []json.RawMessage
+
+	// Choice is the session's own model and reasoning effort, over the
+	// Client's configuration (SetChoice).
+	Choice Choice
 }
 
 // Conversation is one ACP session's agent loop: its transcript, its lane on
@@ -61,7 +66,7 @@ type Conversation struct {
 
 	turn chan struct{} // token held by the running Prompt: one turn at a time
 
-	mu     sync.Mutex // guards the fields from lane to lastInput
+	mu     sync.Mutex // guards the fields from lane to compactedAt
 	lane   string
 	ledger ledger            // the transcript and what is staged for the next commit (commit.go)
 	input  []json.RawMessage // the replay forms of ledger.committed[:converted]: what a full request sends
@@ -79,8 +84,14 @@ type Conversation struct {
 	initialN  int   // leading items outside any turn (AGENTS.md), kept by a compaction
 	turnStart int   // transcript index of the running turn's first item
 	lastInput int   // input tokens of the last response (its usage): the view's size
+	// What the last response's usage covers (compact.go, nextInput): its
+	// output tokens, and how many items of the view (committed, then
+	// staged) it counted, input and output.
+	lastOutput, counted int
+	compactedAt         int // the view's length after the last compaction: compact again only once it grew
 
 	setCache settingsCache
+	choice   atomic.Pointer[Choice] // the session's own model and effort (choice.go)
 
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc
@@ -107,6 +118,7 @@ func Open(ctx context.Context, o Options) (*Conversation, error) {
 		id: o.ID, client: o.Client, db: o.DB, tools: o.Tools, log: log.With("session", o.ID),
 		turn: make(chan struct{}, 1), lane: o.Client.api.NewLane(), ctx: cctx, cancel: cancel,
 	}
+	c.choice.Store(&o.Choice)
 	o.Client.register(c)
 	for _, it := range items {
 		if it.TurnID != 0 {
@@ -144,7 +156,7 @@ func Open(ctx context.Context, o Options) (*Conversation, error) {
 	return c, nil
 }
 
-// repair answers function calls that have no output — the daemon died
+// repair answers tool calls that have no output — the daemon died
 // mid-tool, or a tool's output could not be committed — so that the next
 // request is valid. The tool is never run again.
 func (c *Conversation) repair(ctx context.Context, turnID int64) error {
@@ -155,9 +167,9 @@ func (c *Conversation) repair(ctx context.Context, turnID int64) error {
 		return nil
 	}
 	var fix []store.NewItem
-	for _, id := range missing {
+	for _, call := range missing {
 		fix = append(fix, store.NewItem{Origin: store.OriginInput,
-			Data: functionCallOutput(id, "error: interrupted — hearth stopped before this tool finished; run it again if still needed")})
+			Data: callOutput(call, "error: interrupted — hearth stopped before this tool finished; run it again if still needed")})
 	}
 	return c.commit(ctx, turnID, fix)
 }
@@ -211,12 +223,33 @@ func (c *Conversation) Close() error {
 	return nil
 }
 
-// unansweredCalls lists call ids of function calls with no output.
-func unansweredCalls(items []json.RawMessage) []string {
+// outputCallID reads the call id of an output item hearth wrote itself
+// (callOutput: a function_call_output or custom_tool_call_output, fields
+// in a fixed order) without decoding its output: a third of a long
+// session's items, and most of its bytes; opening it decoded them all.
+func outputCallID(it json.RawMessage) (string, bool) {
+	rest, ok := bytes.CutPrefix(it, []byte(`{"type":"function_call_output","call_id":"`))
+	if !ok {
+		rest, ok = bytes.CutPrefix(it, []byte(`{"type":"custom_tool_call_output","call_id":"`))
+	}
+	end := bytes.IndexByte(rest, '"')
+	if !ok || end < 0 || bytes.IndexByte(rest[:end], '\\') >= 0 {
+		return "", false
+	}
+	return string(rest[:end]), true
+}
+
+// unansweredCalls lists the tool calls (function or custom) with no
+// output.
+func unansweredCalls(items []json.RawMessage) []ToolCall {
 	answered := map[string]bool{}
-	var calls []string
+	var calls []ToolCall
 	for _, it := range items {
-		if !bytes.Contains(it, []byte(`"function_call`)) {
+		if id, ok := outputCallID(it); ok {
+			answered[id] = true
+			continue
+		}
+		if !bytes.Contains(it, []byte(`"function_call`)) && !bytes.Contains(it, []byte(`"custom_tool_call`)) {
 			continue // most items: no decode
 		}
 		var h struct {
@@ -224,17 +257,17 @@ func unansweredCalls(items []json.RawMessage) []string {
 			CallID string `json:"call_id"`
 		}
 		_ = json.Unmarshal(it, &h)
-		switch h.Type {
-		case "function_call":
-			calls = append(calls, h.CallID)
-		case "function_call_output":
+		switch {
+		case isCall(h.Type):
+			calls = append(calls, ToolCall{CallID: h.CallID, Custom: h.Type == "custom_tool_call"})
+		case isOutput(h.Type):
 			answered[h.CallID] = true
 		}
 	}
-	var missing []string
-	for _, id := range calls {
-		if !answered[id] {
-			missing = append(missing, id)
+	var missing []ToolCall
+	for _, call := range calls {
+		if !answered[call.CallID] {
+			missing = append(missing, call)
 		}
 	}
 	return missing

@@ -272,15 +272,18 @@ func TestOpenRepairsUnansweredCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	call := `{"type":"function_call","id":"fc_1","call_id":"call_1","name":"read_file","arguments":"{\"path\":\"a.txt\"}","status":"completed"}`
+	answered := `{"type":"function_call","id":"fc_0","call_id":"call_0","name":"read_file","arguments":"{\"path\":\"a.txt\"}","status":"completed"}`
 	if _, err := e.db.AppendItems(ctx, "s1", 0, []store.NewItem{
 		{Origin: store.OriginInput, Data: session.UserMessage("read a.txt")},
+		{Origin: store.OriginOutput, Data: json.RawMessage(answered)},
+		{Origin: store.OriginInput, Data: json.RawMessage(`{"type":"function_call_output","call_id":"call_0","output":"alpha"}`)},
 		{Origin: store.OriginOutput, Data: json.RawMessage(call)},
 	}); err != nil {
 		t.Fatal(err)
 	}
 	c := e.reopen("s1")
 	tr := c.Transcript()
-	if len(tr) != 3 || itemType(tr[2]) != "function_call_output" || !strings.Contains(string(tr[2]), "call_1") {
+	if len(tr) != 5 || itemType(tr[4]) != "function_call_output" || !strings.Contains(string(tr[4]), "call_1") {
 		t.Fatalf("transcript not repaired: %s", tr)
 	}
 	if e.tools.runs["call_1"] != 0 {

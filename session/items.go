@@ -13,12 +13,49 @@ type itemHeader struct {
 	CallID    string `json:"call_id"`
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
+	Input     string `json:"input"` // a custom_tool_call's freeform input
+	Role      string `json:"role"`
+}
+
+// messageParts reads a message item's content parts (their text can be
+// megabytes, so itemHeader leaves them out).
+func messageParts(raw json.RawMessage) []contentPart {
+	var m struct {
+		Content []contentPart `json:"content"`
+	}
+	_ = json.Unmarshal(raw, &m) // unknown shapes read as no parts
+	return m.Content
 }
 
 func readItem(raw json.RawMessage) itemHeader {
 	var h itemHeader
 	_ = json.Unmarshal(raw, &h) // unknown shapes read as an empty header
 	return h
+}
+
+// call is the tool call an output item makes, and false for an item that
+// makes none: a function_call, or a custom_tool_call (a custom tool's
+// freeform input, docs/ARCHITECTURE.md "The flow of one turn"), which
+// reaches Tools.Run as the arguments of the same tool's function form,
+// {"input": text}, and is answered with a custom_tool_call_output.
+func (h itemHeader) call() (ToolCall, bool) {
+	switch h.Type {
+	case "function_call":
+		return ToolCall{CallID: h.CallID, Name: h.Name, Arguments: h.Arguments}, true
+	case "custom_tool_call":
+		args, _ := json.Marshal(struct {
+			Input string `json:"input"`
+		}{h.Input}) // a string always encodes
+		return ToolCall{CallID: h.CallID, Name: h.Name, Arguments: string(args), Custom: true}, true
+	}
+	return ToolCall{}, false
+}
+
+// isCall and isOutput tell a tool call's item, and the item that answers
+// one, whichever kind of tool.
+func isCall(typ string) bool { return typ == "function_call" || typ == "custom_tool_call" }
+func isOutput(typ string) bool {
+	return typ == "function_call_output" || typ == "custom_tool_call_output"
 }
 
 // UserMessage is the input item of a user's prompt: its text, then its
@@ -63,24 +100,32 @@ func inputMessage(role, text string) json.RawMessage {
 	return b
 }
 
-// functionCallOutput is the input item that answers a function call: its
+// callOutput is the input item that answers call: a function_call_output,
+// or a custom_tool_call_output for a custom tool's call (same fields). Its
 // output is the text, or, when the tool returned images, a list of an
 // input_text part and the input_image parts (the Responses API takes
-// either form).
-func functionCallOutput(callID, output string, images ...Image) json.RawMessage {
+// either form, for both).
+func callOutput(call ToolCall, output string, images ...Image) json.RawMessage {
+	if call.Custom {
+		return outputItem("custom_tool_call_output", call.CallID, output, images)
+	}
+	return outputItem("function_call_output", call.CallID, output, images)
+}
+
+func outputItem(typ, callID, output string, images []Image) json.RawMessage {
 	if len(images) == 0 {
 		b, _ := json.Marshal(struct {
 			Type   string `json:"type"`
 			CallID string `json:"call_id"`
 			Output string `json:"output"`
-		}{"function_call_output", callID, output})
+		}{typ, callID, output})
 		return b
 	}
 	b, _ := json.Marshal(struct {
 		Type   string        `json:"type"`
 		CallID string        `json:"call_id"`
 		Output []contentPart `json:"output"`
-	}{"function_call_output", callID, contentParts(output, images)})
+	}{typ, callID, contentParts(output, images)})
 	return b
 }
 

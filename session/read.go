@@ -47,10 +47,13 @@ func (c *Conversation) read(ctx context.Context, st *responses.Stream, sink Sink
 }
 
 // relay tells sink what event e of a turn's response shows: text and
-// reasoning deltas (with those queued right behind e, at once), a function
-// call begun. A read the model has finished calling starts at once, while
-// the rest of the response arrives (earlyReads): it returns early, or the
-// earlyReads it started.
+// reasoning deltas (with those queued right behind e, at once), a tool
+// call begun (a function call, or a custom tool's, whose input deltas —
+// response.custom_tool_call_input.delta — like a function call's argument
+// deltas, are not relayed: the call shows once it is complete). A read the
+// model has finished calling starts at once, while the rest of the
+// response arrives (earlyReads): it returns early, or the earlyReads it
+// started.
 func (c *Conversation) relay(ctx context.Context, st *responses.Stream, e *responses.Event, sink Sink, early *earlyReads) *earlyReads {
 	switch e.Type {
 	case "response.output_text.delta", "response.reasoning_summary_text.delta":
@@ -61,12 +64,12 @@ func (c *Conversation) relay(ctx context.Context, st *responses.Stream, e *respo
 			sink.Thought("\n\n")
 		}
 	case "response.output_item.added":
-		if h := readItem(e.Item); h.Type == "function_call" {
-			sink.ToolCall(ToolCall{CallID: h.CallID, Name: h.Name}, "pending", nil)
+		if call, ok := readItem(e.Item).call(); ok {
+			sink.ToolCall(ToolCall{CallID: call.CallID, Name: call.Name, Custom: call.Custom}, "pending", nil)
 		}
 	case "response.output_item.done":
-		if h := readItem(e.Item); h.Type == "function_call" {
-			early = c.startEarly(ctx, early, ToolCall{CallID: h.CallID, Name: h.Name, Arguments: h.Arguments})
+		if call, ok := readItem(e.Item).call(); ok {
+			early = c.startEarly(ctx, early, call)
 		}
 	}
 	return early

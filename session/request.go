@@ -74,7 +74,11 @@ func (c *Conversation) send(ctx context.Context, turnID int64, generate bool, si
 		c.failed(ctx, conn, st, reqID, err, first)
 		return nil, err
 	}
-	return c.settle(ctx, turnID, conn, o, reqID, r, first, sink != nil)
+	r, err = c.settle(ctx, turnID, conn, o, reqID, r, first, sink != nil)
+	if err == nil && sink != nil {
+		c.tellUsage(sink)
+	}
+	return r, err
 }
 
 // outgoing is one request, prepared: what it sends and what the store and
@@ -269,9 +273,6 @@ func (c *Conversation) settle(ctx context.Context, turnID int64, conn responses.
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if r.usage.Input > 0 {
-		c.lastInput = int(r.usage.Input)
-	}
 	b := &baseline{conn: conn, lane: o.lane, settings: o.key, input: o.full, responseID: r.id}
 	if r.staged {
 		b.output = replayForms(nil, r.output)
@@ -282,6 +283,7 @@ func (c *Conversation) settle(ctx context.Context, turnID int64, conn responses.
 		b.output = in[n:len(in):len(in)]
 	}
 	c.base = b
+	c.countedLocked(r)
 	return r, nil
 }
 
@@ -294,8 +296,8 @@ func (c *Conversation) onlyReads(output []json.RawMessage) bool {
 	}
 	calls := 0
 	for _, it := range output {
-		if h := readItem(it); h.Type == "function_call" {
-			if !conc.Concurrent(h.Name) {
+		if call, ok := readItem(it).call(); ok {
+			if !conc.Concurrent(call.Name) {
 				return false
 			}
 			calls++

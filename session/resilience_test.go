@@ -98,7 +98,7 @@ func TestUpgrade426SwitchesToHTTP(t *testing.T) {
 		t.Errorf("third request carried %d items, want the whole transcript (7)", n)
 	}
 	st := e.client.Stats()
-	if st.State != "http-fallback" || st.Transport != "http" || st.Fallbacks != 1 || st.Retries != 0 {
+	if st.State != session.StateHTTPFallback || st.Transport != "http" || st.Fallbacks != 1 || st.Retries != 0 {
 		t.Errorf("stats = %+v", st)
 	}
 	if len(rec.notices) != 1 || !strings.Contains(rec.notices[0], "426") {

@@ -13,7 +13,7 @@ import (
 // are committed and tools run only after response.completed — so a retry
 // can never run a tool twice or write an item twice.
 func (c *Conversation) request(ctx context.Context, turnID int64, sink Sink) (*reply, error) {
-	cfg := c.client.Config()
+	cfg := c.Config()
 	spent := map[string]bool{} // retries allowed once per request, by kind
 	// Each cause has its own budget of MaxAttempts failures, so a request
 	// whose own response kept failing is not also failed by the one

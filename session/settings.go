@@ -37,7 +37,7 @@ type settingsCache struct {
 // encoding (Settings.Key), rebuilt only when the configuration or the
 // tools change. A tool whose schema does not encode fails it.
 func (c *Conversation) settings() (responses.Settings, []byte, error) {
-	cfg := c.client.Config()
+	cfg := c.Config()
 	from := settingsFrom{model: cfg.Model, instructions: cfg.Instructions, effort: cfg.ReasoningEffort, summary: cfg.ReasoningSummary}
 	if c.tools != nil {
 		from.specs = c.tools.Specs()

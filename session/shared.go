@@ -45,9 +45,26 @@ func (k *counters) addUsage(u store.Usage) {
 	k.reasoningTokens.Add(u.Reasoning)
 }
 
+// State is what a workspace's connection to the model API is doing, for
+// status (the daemon gives each its wire name: rpc.Workspace*).
+type State int
+
+const (
+	StateClosed       State = iota // no connection
+	StateConnecting                // a handshake is under way
+	StateWarming                   // a conversation's warm-up is in flight
+	StateReady                     // connected, nothing in flight
+	StateStreaming                 // a response is streaming
+	StateRewarming                 // a conversation re-warms after a lost connection
+	StateHTTPFallback              // on HTTP+SSE after the WebSocket failed
+)
+
+// States lists every State, for tables that must name them all.
+var States = []State{StateClosed, StateConnecting, StateWarming, StateReady, StateStreaming, StateRewarming, StateHTTPFallback}
+
 // Stats is a snapshot of a Client for status.
 type Stats struct {
-	State       string // connecting | warming | ready | streaming | re-warming | http-fallback | closed
+	State       State
 	Transport   string // ws | http
 	ConnID      string
 	ConnAge     time.Duration
@@ -163,24 +180,24 @@ func (c *Client) Stats() Stats {
 	}
 	switch {
 	case t.Closed:
-		s.State = "closed"
+		s.State = StateClosed
 	case t.HTTP:
-		s.State = "http-fallback"
+		s.State = StateHTTPFallback
 		if c.streaming.Load() > 0 {
-			s.State = "streaming"
+			s.State = StateStreaming
 		}
 	case t.Dialing:
-		s.State = "connecting"
+		s.State = StateConnecting
 	case c.streaming.Load() > 0:
-		s.State = "streaming"
+		s.State = StateStreaming
 	case c.rewarming.Load() > 0:
-		s.State = "re-warming"
+		s.State = StateRewarming
 	case c.warming.Load() > 0:
-		s.State = "warming"
+		s.State = StateWarming
 	case t.Conns > 0:
-		s.State = "ready"
+		s.State = StateReady
 	default:
-		s.State = "closed"
+		s.State = StateClosed
 	}
 	return s
 }

@@ -26,14 +26,20 @@ type ConcurrentTools interface {
 	Concurrent(name string) bool
 }
 
-// ToolCall is one function call the model made.
+// ToolCall is one tool call the model made: a function call, or a custom
+// tool's call with freeform input (Custom).
 type ToolCall struct {
 	CallID    string
 	Name      string
-	Arguments string // JSON text as the model wrote it; may be invalid
+	Arguments string // JSON text as the model wrote it; may be invalid. A custom call's is {"input": its text}
+	// Custom: the model called a custom tool (a custom_tool_call, e.g.
+	// apply_patch offered with its grammar); it is run as the tool's
+	// function form and answered with a custom_tool_call_output.
+	Custom bool
 }
 
-// ToolResult is a tool's answer, sent back as function_call_output.
+// ToolResult is a tool's answer, sent back as function_call_output (or
+// custom_tool_call_output).
 type ToolResult struct {
 	Output  string
 	IsError bool
@@ -195,7 +201,7 @@ func (c *Conversation) runConcurrent(ctx context.Context, turnID int64, group []
 func (c *Conversation) stageOutputs(ctx context.Context, turnID int64, group []ToolCall, results []ToolResult, sink Sink, staged, reads bool) error {
 	for k, call := range group {
 		res := &results[k]
-		item := store.NewItem{Origin: store.OriginInput, Data: functionCallOutput(call.CallID, res.Output, res.Images...), View: res.view()}
+		item := store.NewItem{Origin: store.OriginInput, Data: callOutput(call, res.Output, res.Images...), View: res.view()}
 		var seen []store.SeenWrite
 		if res.Seen != nil {
 			seen = append(seen, *res.Seen)

@@ -117,10 +117,8 @@ func (c *Conversation) run(ctx context.Context, turnID int64, input []json.RawMe
 	if ctx.Err() != nil {
 		return StopCancelled, nil
 	}
-	compacted := false // at most once a turn: a view still past the threshold must not compact on every request
 	for step := 0; step < maxRequestsPerTurn; step++ {
-		if !compacted && c.overWindow() {
-			compacted = true
+		if c.overWindow() {
 			if err := c.compact(ctx, turnID, sink, CompactWindow); err != nil {
 				if ctx.Err() != nil {
 					return StopCancelled, nil
@@ -148,8 +146,8 @@ func (c *Conversation) run(ctx context.Context, turnID int64, input []json.RawMe
 func (c *Conversation) act(ctx context.Context, turnID int64, r *reply, sink Sink) (StopReason, error) {
 	var calls []ToolCall
 	for _, it := range r.output {
-		if h := readItem(it); h.Type == "function_call" {
-			calls = append(calls, ToolCall{CallID: h.CallID, Name: h.Name, Arguments: h.Arguments})
+		if call, ok := readItem(it).call(); ok {
+			calls = append(calls, call)
 		}
 	}
 	defer r.early.stop()

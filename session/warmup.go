@@ -53,6 +53,11 @@ func (c *Conversation) warmUp(again bool) {
 	if c.client.api.HTTPMode() {
 		return // nothing to warm when every request is full
 	}
+	if w := c.Config().ContextWindow; w > 0 && c.nextInput() > w {
+		// It would be refused for its length: the next turn compacts first.
+		c.log.Info("not warming a view past the model's window", "window", w)
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -146,5 +151,5 @@ func (c *Conversation) warmupDeadlineLocked() time.Duration {
 	for _, it := range c.ledger.committed { // the items as stored: close enough to their replay forms
 		n += len(it)
 	}
-	return c.client.Config().WarmupTimeout + time.Duration(n)*time.Second/warmupBytesPerSecond
+	return c.Config().WarmupTimeout + time.Duration(n)*time.Second/warmupBytesPerSecond
 }

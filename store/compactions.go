@@ -15,6 +15,10 @@ type Compaction struct {
 	ID         int64
 	SessionID  string
 	ThroughSeq int64 // the last item the summary replaces
+	// Summary is the summary the model wrote; empty when the API compacted
+	// (AddCompactionItems): its output, stored as the items right after
+	// ThroughSeq, stands for everything up to it, and what it says is
+	// sealed in its compaction item.
 	Summary    string
 	ResponseID string
 	Reason     string
@@ -40,6 +44,40 @@ func (db *DB) AddCompaction(ctx context.Context, c Compaction) (int64, error) {
 		return 0, fmt.Errorf("store: add compaction to session %s: %w", c.SessionID, err)
 	}
 	return id, nil
+}
+
+// AddCompactionItems records a compaction by the API: items, its output,
+// are appended to sessionID (in turnID, 0 for none) and c is recorded as
+// replacing everything before them, in one transaction, so that a restart
+// finds both or neither. c.ThroughSeq and c.Summary are set here (the
+// session's last item before items; empty).
+func (db *DB) AddCompactionItems(ctx context.Context, c Compaction, turnID int64, items []NewItem) (Compaction, []Item, error) {
+	out, t, err := newItems(c.SessionID, turnID, items)
+	if err != nil {
+		return c, nil, fmt.Errorf("store: add compaction to session %s: %w", c.SessionID, err)
+	}
+	if c.Created.IsZero() {
+		c.Created = t
+	}
+	c.Summary = ""
+	err = db.write(ctx, func(tx *wtx) error {
+		last, err := sessionTail(ctx, tx, c.SessionID, turnID)
+		if err != nil {
+			return err
+		}
+		c.ThroughSeq = last
+		if err := appendItemsTx(ctx, tx, c.SessionID, turnID, out, t); err != nil {
+			return err
+		}
+		return tx.QueryRowContext(ctx, `
+			INSERT INTO compactions (session_id, through_seq, summary, response_id, reason, created)
+			VALUES (?, ?, '', ?, ?, ?) RETURNING id`,
+			c.SessionID, c.ThroughSeq, c.ResponseID, c.Reason, nanos(c.Created)).Scan(&c.ID)
+	})
+	if err != nil {
+		return c, nil, fmt.Errorf("store: add compaction to session %s: %w", c.SessionID, err)
+	}
+	return c, out, nil
 }
 
 // Compactions returns a session's compactions, oldest first.

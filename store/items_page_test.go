@@ -111,3 +111,35 @@ func TestCompactions(t *testing.T) {
 		t.Errorf("a compaction of no session: %v", err)
 	}
 }
+
+// A compaction by the API stores its output as items after the session's
+// last one and the compaction through that last one, together; a batch the
+// store refuses leaves neither.
+func TestCompactionItems(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	newSession(t, db, "/src/app", "s1")
+	if _, err := db.AppendItems(ctx, "s1", 0, []NewItem{{Origin: OriginInput, Data: []byte(`{"type":"message","role":"user","content":"a"}`)},
+		{Origin: OriginOutput, Data: []byte(`{"type":"message","role":"assistant","content":"b"}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	out := []NewItem{{Origin: OriginOutput, Data: []byte(`{"type":"message","role":"user","content":"a"}`), View: []byte(`{"compaction":true}`)},
+		{Origin: OriginOutput, Data: []byte(`{"type":"compaction","id":"cmp_1","encrypted_content":"sealed"}`), View: []byte(`{"compaction":true}`)}}
+	c, items, err := db.AddCompactionItems(ctx, Compaction{SessionID: "s1", ResponseID: "resp_1", Reason: "window"}, 0, out)
+	if err != nil || c.ThroughSeq != 2 || c.ID == 0 || len(items) != 2 || items[0].Seq != 3 || items[1].Type != "compaction" {
+		t.Fatalf("AddCompactionItems: %+v %+v %v", c, items, err)
+	}
+	last, err := db.LastCompaction(ctx, "s1")
+	if err != nil || last.ThroughSeq != 2 || last.Summary != "" || last.ResponseID != "resp_1" {
+		t.Fatalf("LastCompaction: %+v %v", last, err)
+	}
+	if _, _, err := db.AddCompactionItems(ctx, Compaction{SessionID: "s1"}, 0, []NewItem{{Origin: OriginOutput, Data: []byte(`not json`)}}); err == nil {
+		t.Fatal("a compaction with an item that is not JSON was stored")
+	}
+	if all, _ := db.Compactions(ctx, "s1"); len(all) != 1 {
+		t.Fatalf("%d compactions after a refused one", len(all))
+	}
+	if items, _ := db.Items(ctx, "s1"); len(items) != 4 {
+		t.Fatalf("%d items after a refused compaction", len(items))
+	}
+}

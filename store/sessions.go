@@ -17,12 +17,18 @@ type Session struct {
 	ID          string
 	WorkspaceID int64
 	Root        string // the workspace root; filled on read
+	Cwd         string // the working directory the session was opened in: Root or a directory below it ("" on create: Root)
 	Mode        string
-	Model       string
+	Model       string // the model it was created with, or ChosenModel
 	Title       string
 	Created     time.Time
 	Updated     time.Time // metadata change or start of a turn
 	Spare       bool      // made ahead of time, nobody's yet: not listed (TakeSpare, DeleteSpares)
+
+	// ChosenModel and ChosenEffort are the session's own model and
+	// reasoning effort (SetSessionChoice; "" follows the configuration).
+	// Filled by Session only.
+	ChosenModel, ChosenEffort string
 }
 
 // SessionSummary is a Session as listed for a picker: a snapshot with its
@@ -48,6 +54,9 @@ func (db *DB) CreateSession(ctx context.Context, s Session) error {
 	if s.Updated.IsZero() {
 		s.Updated = s.Created
 	}
+	if s.Cwd == "" {
+		s.Cwd = s.Root
+	}
 	err := db.write(ctx, func(tx *wtx) error {
 		if s.WorkspaceID == 0 {
 			w, err := ensureWorkspace(ctx, tx, s.Root)
@@ -57,9 +66,9 @@ func (db *DB) CreateSession(ctx context.Context, s Session) error {
 			s.WorkspaceID = w.ID
 		}
 		_, err := tx.ExecContext(ctx, `
-			INSERT INTO sessions (id, workspace_id, mode, model, title, created, updated, spare)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			s.ID, s.WorkspaceID, s.Mode, s.Model, s.Title, nanos(s.Created), nanos(s.Updated), s.Spare)
+			INSERT INTO sessions (id, workspace_id, mode, model, title, created, updated, spare, cwd)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			s.ID, s.WorkspaceID, s.Mode, s.Model, s.Title, nanos(s.Created), nanos(s.Updated), s.Spare, s.Cwd)
 		switch {
 		case isPrimaryKey(err):
 			return ErrExists
@@ -81,10 +90,10 @@ func (db *DB) Session(ctx context.Context, id string) (Session, error) {
 	err := db.read(func(r *sql.DB) error {
 		var created, updated int64
 		err := r.QueryRowContext(ctx, `
-			SELECT s.id, s.workspace_id, w.root, s.mode, s.model, s.title, s.created, s.updated
+			SELECT s.id, s.workspace_id, w.root, s.cwd, s.mode, s.model, s.chosen_model, s.chosen_effort, s.title, s.created, s.updated
 			FROM sessions s JOIN workspaces w ON w.id = s.workspace_id
 			WHERE s.id = ?`, id).
-			Scan(&s.ID, &s.WorkspaceID, &s.Root, &s.Mode, &s.Model, &s.Title, &created, &updated)
+			Scan(&s.ID, &s.WorkspaceID, &s.Root, &s.Cwd, &s.Mode, &s.Model, &s.ChosenModel, &s.ChosenEffort, &s.Title, &created, &updated)
 		if errors.Is(err, sql.ErrNoRows) {
 			return ErrNotFound
 		}
@@ -135,29 +144,49 @@ func (db *DB) SessionIDsWithPrefix(ctx context.Context, prefix string, limit int
 	return ids, nil
 }
 
-// Sessions lists the sessions of the workspace at root (all workspaces when
-// root is ""), most recent activity first, at most limit of them (no limit
-// when limit <= 0).
-func (db *DB) Sessions(ctx context.Context, root string, limit int) ([]SessionSummary, error) {
+// Sessions lists the sessions opened in the directory cwd (every session
+// when cwd is ""), most recent activity first, at most limit of them (no
+// limit when limit <= 0).
+func (db *DB) Sessions(ctx context.Context, cwd string, limit int) ([]SessionSummary, error) {
+	return db.SessionsAfter(ctx, cwd, nil, limit)
+}
+
+// SessionPos is a place in the order Sessions lists sessions in: the
+// latest activity and the id of the last session of a page. A value.
+type SessionPos struct {
+	LastActivity time.Time
+	ID           string
+}
+
+// SessionsAfter is Sessions resumed after pos (nil: from the start): the
+// sessions listed after one whose latest activity and id are pos's — older,
+// or as old with a greater id — so that pages do not overlap.
+func (db *DB) SessionsAfter(ctx context.Context, cwd string, pos *SessionPos, limit int) ([]SessionSummary, error) {
 	if limit <= 0 {
 		limit = -1 // SQLite: no limit
+	}
+	after, afterID := int64(0), ""
+	if pos != nil {
+		after, afterID = nanos(pos.LastActivity), pos.ID
 	}
 	var out []SessionSummary
 	err := db.read(func(r *sql.DB) error {
 		// Each correlated subquery is one probe of a (session_id, seq)
 		// index: the last turn and the last item are the latest ones.
 		rows, err := r.QueryContext(ctx, `
-			SELECT s.id, s.workspace_id, w.root, s.mode, s.model, s.title, s.created, s.updated,
-				(SELECT count(*) FROM turns t WHERE t.session_id = s.id),
-				max(s.updated,
-					coalesce((SELECT max(t.started, coalesce(t.ended, 0)) FROM turns t
-						WHERE t.session_id = s.id ORDER BY t.seq DESC LIMIT 1), 0),
-					coalesce((SELECT i.created FROM items i
-						WHERE i.session_id = s.id ORDER BY i.seq DESC LIMIT 1), 0)) AS last
-			FROM sessions s JOIN workspaces w ON w.id = s.workspace_id
-			WHERE (? = '' OR w.root = ?) AND s.spare = 0
-			ORDER BY last DESC, s.id
-			LIMIT ?`, root, root, limit)
+			SELECT * FROM (
+				SELECT s.id, s.workspace_id, w.root, s.cwd, s.mode, s.model, s.title, s.created, s.updated,
+					(SELECT count(*) FROM turns t WHERE t.session_id = s.id),
+					max(s.updated,
+						coalesce((SELECT max(t.started, coalesce(t.ended, 0)) FROM turns t
+							WHERE t.session_id = s.id ORDER BY t.seq DESC LIMIT 1), 0),
+						coalesce((SELECT i.created FROM items i
+							WHERE i.session_id = s.id ORDER BY i.seq DESC LIMIT 1), 0)) AS last
+				FROM sessions s JOIN workspaces w ON w.id = s.workspace_id
+				WHERE (?1 = '' OR s.cwd = ?1) AND s.spare = 0)
+			WHERE ?2 = 0 OR last < ?3 OR (last = ?3 AND id > ?4)
+			ORDER BY last DESC, id
+			LIMIT ?5`, cwd, pos != nil, after, afterID, limit)
 		if err != nil {
 			return err
 		}
@@ -165,7 +194,7 @@ func (db *DB) Sessions(ctx context.Context, root string, limit int) ([]SessionSu
 		for rows.Next() {
 			var ss SessionSummary
 			var created, updated, last int64
-			if err := rows.Scan(&ss.ID, &ss.WorkspaceID, &ss.Root, &ss.Mode, &ss.Model, &ss.Title,
+			if err := rows.Scan(&ss.ID, &ss.WorkspaceID, &ss.Root, &ss.Cwd, &ss.Mode, &ss.Model, &ss.Title,
 				&created, &updated, &ss.Turns, &last); err != nil {
 				return err
 			}
@@ -175,7 +204,7 @@ func (db *DB) Sessions(ctx context.Context, root string, limit int) ([]SessionSu
 		return rows.Err()
 	})
 	if err != nil {
-		return nil, fmt.Errorf("store: list sessions of %q: %w", root, err)
+		return nil, fmt.Errorf("store: list sessions of %q: %w", cwd, err)
 	}
 	return out, nil
 }
@@ -192,6 +221,25 @@ func (db *DB) SetSessionTitle(ctx context.Context, id, title string) error {
 func (db *DB) SetSessionMode(ctx context.Context, id, mode string) error {
 	if err := db.updateSession(ctx, id, `UPDATE sessions SET mode = ?, updated = ? WHERE id = ?`, mode); err != nil {
 		return fmt.Errorf("store: set mode of session %s: %w", id, err)
+	}
+	return nil
+}
+
+// SetSessionChoice records a session's own model and reasoning effort ("":
+// the configuration's) and bumps its Updated time. A chosen model becomes
+// the session's Model too, which inspect shows.
+func (db *DB) SetSessionChoice(ctx context.Context, id, model, effort string) error {
+	err := db.write(ctx, func(tx *wtx) error {
+		res, err := tx.ExecContext(ctx, `
+			UPDATE sessions SET chosen_model = ?1, chosen_effort = ?2, model = CASE WHEN ?1 = '' THEN model ELSE ?1 END, updated = ?3
+			WHERE id = ?4`, model, effort, nanos(now()), id)
+		if err != nil {
+			return err
+		}
+		return mustAffect(res)
+	})
+	if err != nil {
+		return fmt.Errorf("store: set model of session %s: %w", id, err)
 	}
 	return nil
 }

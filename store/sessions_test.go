@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -78,6 +79,25 @@ func TestSessionRoundTrip(t *testing.T) {
 	if s.Title != "Renamed" || s.Mode != "code" || !s.Updated.After(created) {
 		t.Errorf("after updates: %+v", s)
 	}
+
+	// A chosen model is the session's model; choosing none again keeps it.
+	if s.ChosenModel != "" || s.ChosenEffort != "" {
+		t.Errorf("nothing chosen yet: %q, %q", s.ChosenModel, s.ChosenEffort)
+	}
+	for _, ch := range []struct{ model, effort, wantModel string }{
+		{"o3", "high", "o3"},
+		{"", "low", "o3"},
+	} {
+		if err := db.SetSessionChoice(ctx, "s1", ch.model, ch.effort); err != nil {
+			t.Fatal(err)
+		}
+		if s, err = db.Session(ctx, "s1"); err != nil {
+			t.Fatal(err)
+		}
+		if s.ChosenModel != ch.model || s.ChosenEffort != ch.effort || s.Model != ch.wantModel {
+			t.Errorf("after SetSessionChoice(%q, %q): chosen %q, %q; model %q", ch.model, ch.effort, s.ChosenModel, s.ChosenEffort, s.Model)
+		}
+	}
 }
 
 func TestSessionNotFound(t *testing.T) {
@@ -87,6 +107,7 @@ func TestSessionNotFound(t *testing.T) {
 	_, checks["Session"] = db.Session(ctx, "nope")
 	checks["SetSessionTitle"] = db.SetSessionTitle(ctx, "nope", "t")
 	checks["SetSessionMode"] = db.SetSessionMode(ctx, "nope", "m")
+	checks["SetSessionChoice"] = db.SetSessionChoice(ctx, "nope", "o3", "")
 	checks["DeleteSession"] = db.DeleteSession(ctx, "nope")
 	_, checks["BeginTurn"] = db.BeginTurn(ctx, "nope")
 	checks["EndTurn"] = db.EndTurn(ctx, 42, TurnCompleted, "", "")
@@ -287,5 +308,54 @@ func TestSpareSessions(t *testing.T) {
 	}
 	if items, _ := db.Items(ctx, "spare2"); len(items) != 0 {
 		t.Errorf("spare2's items survived")
+	}
+}
+
+// Pages resumed after the last entry of the previous one cover every
+// session once, in Sessions' order, ties in activity broken by id.
+func TestSessionsAfterPages(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	base := time.Now().Add(-time.Hour)
+	var want []string
+	for i := range 7 {
+		// Three share one time: the page boundary falls among them.
+		at := base.Add(time.Duration(min(i, 4)) * time.Minute)
+		id := fmt.Sprintf("s%d", i)
+		if err := db.CreateSession(ctx, Session{ID: id, Root: "/src/a", Created: at}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all, err := db.Sessions(ctx, "/src/a", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range all {
+		want = append(want, s.ID)
+	}
+	if !slices.Equal(want, []string{"s4", "s5", "s6", "s3", "s2", "s1", "s0"}) {
+		t.Fatalf("order %v", want)
+	}
+	var got []string
+	var pos *SessionPos
+	for pages := 0; ; pages++ {
+		page, err := db.SessionsAfter(ctx, "/src/a", pos, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page) == 0 {
+			break
+		}
+		if pages > 10 {
+			t.Fatal("paging does not end")
+		}
+		for _, s := range page {
+			got = append(got, s.ID)
+		}
+		last := page[len(page)-1]
+		pos = &SessionPos{LastActivity: last.LastActivity, ID: last.ID}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("pages gave %v, want %v", got, want)
 	}
 }

@@ -91,84 +91,95 @@ func buildDelta(root *Root, changes []Change, overflow bool, seen map[string]See
 	if caps.MaxEntries <= 0 {
 		caps.MaxEntries = 200
 	}
-	d := Delta{Overflow: overflow, Updated: map[string]Seen{}}
-	l := deltaLists{binary: map[string]bool{}}
-	var diffs []fileDiff
-	covered := map[string]bool{}
-	// check compares a read-set file (seen as from, now at path) with the disk.
-	check := func(c Change, from string) {
-		covered[from] = true
-		base := seen[from]
-		f, err := readDeltaFile(root, c.Path)
-		if err == errDeltaGone {
-			d.Forget = append(d.Forget, from)
-			l.deleted = append(l.deleted, Change{Path: from})
-			return
-		}
-		if c.Op == Renamed {
-			l.renamed = append(l.renamed, c) // else the model never hears from is gone
-			d.Forget = append(d.Forget, from)
-		}
-		switch {
-		case err == nil && f.hash != "" && f.hash == base.Hash:
-			// What the model saw: its own write echoed, a touch, a change
-			// undone, or a rename.
-			if from != c.Path {
-				d.Updated[c.Path] = Seen{Hash: base.Hash, Content: base.content()}
-			}
-			return
-		case err != nil || f.binary || f.content == nil:
-			// Unreadable, binary, or too large to diff: named.
-			l.modified = append(l.modified, c)
-			l.binary[c.Path] = err == nil && f.binary
-			if c.Op != Renamed {
-				d.Forget = append(d.Forget, from)
-			}
-			return
-		}
-		if old := base.content(); old != nil && !isBinary(old, true) {
-			now := Seen{Hash: f.hash}
-			if len(f.content) <= MaxContent { // the read set keeps no more
-				now.Content = f.content
-			}
-			fd := fileDiff{path: c.Path, from: from, text: deltaDiff(from, c.Path, old, f.content), now: now}
-			if len(fd.text) > caps.MaxBytes {
-				fd = fileDiff{path: c.Path, from: from, oversize: true}
-			}
-			diffs = append(diffs, fd)
-			return
-		}
-		if c.Op != Renamed {
-			l.modified = append(l.modified, c)
-		}
-		d.Forget = append(d.Forget, c.Path)
-	}
+	b := &deltaBuild{root: root, seen: seen, caps: caps, covered: map[string]bool{},
+		d: Delta{Overflow: overflow, Updated: map[string]Seen{}}, l: deltaLists{binary: map[string]bool{}}}
 	for _, c := range changes {
 		_, known := seen[c.Path]
 		switch {
 		case c.Op == Renamed && !c.Dir && inSeen(seen, c.Old):
-			check(c, c.Old)
+			b.check(c, c.Old)
 		case c.Op == Deleted && known:
-			covered[c.Path] = true
-			d.Forget = append(d.Forget, c.Path)
-			l.deleted = append(l.deleted, c)
+			b.covered[c.Path] = true
+			b.d.Forget = append(b.d.Forget, c.Path)
+			b.l.deleted = append(b.l.deleted, c)
 		case c.Op != Deleted && !c.Dir && known:
-			check(c, c.Path)
+			b.check(c, c.Path)
 		default:
-			l.add(c)
+			b.l.add(c)
 		}
 	}
 	if overflow {
 		// The journal lost changes: look at every read-set file itself.
 		for _, p := range seenPaths(seen) {
-			if !covered[p] {
-				check(Change{Op: Modified, Path: p}, p)
+			if !b.covered[p] {
+				b.check(Change{Op: Modified, Path: p}, p)
 			}
 		}
 	}
-	d.Text = renderDelta(&d, diffs, l, overflow, caps)
-	sort.Strings(d.Forget)
-	return d
+	b.d.Text = renderDelta(&b.d, b.diffs, b.l, overflow, caps)
+	sort.Strings(b.d.Forget)
+	return b.d
+}
+
+// deltaBuild is what buildDelta gathers while it goes through the changes;
+// it lives for one buildDelta.
+type deltaBuild struct {
+	root    *Root
+	seen    map[string]Seen
+	caps    DeltaCaps
+	d       Delta
+	l       deltaLists
+	diffs   []fileDiff
+	covered map[string]bool // read-set paths a change already accounted for
+}
+
+// check compares a read-set file (seen as from, now at c.Path) with the disk.
+func (b *deltaBuild) check(c Change, from string) {
+	b.covered[from] = true
+	base := b.seen[from]
+	f, err := readDeltaFile(b.root, c.Path)
+	if err == errDeltaGone {
+		b.d.Forget = append(b.d.Forget, from)
+		b.l.deleted = append(b.l.deleted, Change{Path: from})
+		return
+	}
+	if c.Op == Renamed {
+		b.l.renamed = append(b.l.renamed, c) // else the model never hears from is gone
+		b.d.Forget = append(b.d.Forget, from)
+	}
+	switch {
+	case err == nil && f.hash != "" && f.hash == base.Hash:
+		// What the model saw: its own write echoed, a touch, a change
+		// undone, or a rename.
+		if from != c.Path {
+			b.d.Updated[c.Path] = Seen{Hash: base.Hash, Content: base.content()}
+		}
+		return
+	case err != nil || f.binary || f.content == nil:
+		// Unreadable, binary, or too large to diff: named.
+		b.l.modified = append(b.l.modified, c)
+		b.l.binary[c.Path] = err == nil && f.binary
+		if c.Op != Renamed {
+			b.d.Forget = append(b.d.Forget, from)
+		}
+		return
+	}
+	if old := base.content(); old != nil && !isBinary(old, true) {
+		now := Seen{Hash: f.hash}
+		if len(f.content) <= MaxContent { // the read set keeps no more
+			now.Content = f.content
+		}
+		fd := fileDiff{path: c.Path, from: from, text: deltaDiff(from, c.Path, old, f.content), now: now}
+		if len(fd.text) > b.caps.MaxBytes {
+			fd = fileDiff{path: c.Path, from: from, oversize: true}
+		}
+		b.diffs = append(b.diffs, fd)
+		return
+	}
+	if c.Op != Renamed {
+		b.l.modified = append(b.l.modified, c)
+	}
+	b.d.Forget = append(b.d.Forget, c.Path)
 }
 
 func inSeen(m map[string]Seen, k string) bool { _, ok := m[k]; return ok }

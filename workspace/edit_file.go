@@ -12,7 +12,7 @@ var editFileDef = toolDef{
 		Name:        "edit_file",
 		Description: "Replace exact text in a file in the workspace. old_string must match the file exactly, including whitespace and indentation, and occur once unless replace_all is true.",
 		Parameters: json.RawMessage(`{"type":"object","properties":{` +
-			`"path":{"type":"string","description":"File path relative to the workspace root."},` +
+			`"path":{"type":"string","description":"File path, relative to the working directory."},` +
 			`"old_string":{"type":"string","description":"The exact text to replace."},` +
 			`"new_string":{"type":"string","description":"The text to put in its place."},` +
 			`"replace_all":{"type":"boolean","description":"Replace every occurrence instead of exactly one. Default false."}` +
@@ -60,20 +60,20 @@ func (ts *Toolset) planEditFile(ctx context.Context, d *toolDef, raw json.RawMes
 	case msg != "":
 		return c, 0, msg
 	case !c.existed:
-		return c, 0, fmt.Sprintf("file %q does not exist; use write_file to create it, or list_dir to find the right path", c.rel)
+		return c, 0, fmt.Sprintf("file %q does not exist; use write_file to create it, or list_dir to find the right path", c.shown)
 	case isBinary([]byte(c.old), true):
-		return c, 0, fmt.Sprintf("%q is a binary file; edit_file changes text files only", c.rel)
+		return c, 0, fmt.Sprintf("%q is a binary file; edit_file changes text files only", c.shown)
 	}
 	n = strings.Count(c.old, oldS)
 	switch {
 	case n == 0:
-		msg := fmt.Sprintf("old_string not found in %s; read the file again and copy the exact text, including whitespace", c.rel)
+		msg := fmt.Sprintf("old_string not found in %s; read the file again and copy the exact text, including whitespace", c.shown)
 		if strings.Contains(c.old, "\r\n") && strings.Contains(oldS, "\n") && !strings.Contains(oldS, "\r\n") {
 			msg += " (the file has CRLF line endings)"
 		}
 		return c, 0, msg
 	case n > 1 && !all:
-		return c, 0, fmt.Sprintf("old_string occurs %d times in %s; include more surrounding lines to make it unique, or set replace_all to true to replace every occurrence", n, c.rel)
+		return c, 0, fmt.Sprintf("old_string occurs %d times in %s; include more surrounding lines to make it unique, or set replace_all to true to replace every occurrence", n, c.shown)
 	case all:
 		c.new = strings.ReplaceAll(c.old, oldS, newS)
 	default:
@@ -87,7 +87,7 @@ func (ts *Toolset) previewEditFile(ctx context.Context, d *toolDef, raw json.Raw
 	if msg != "" {
 		return Preview{}, msg
 	}
-	return Preview{Title: "Edit " + c.rel, Locations: []string{c.rel}, Diff: c.diff()}, ""
+	return Preview{Title: "Edit " + c.shown, Locations: []string{c.rel}, Diff: c.diff()}, ""
 }
 
 func (ts *Toolset) editFile(ctx context.Context, d *toolDef, raw json.RawMessage) Result {
@@ -95,9 +95,9 @@ func (ts *Toolset) editFile(ctx context.Context, d *toolDef, raw json.RawMessage
 	if msg != "" {
 		return changeFailed(c, "Edit ", msg)
 	}
-	out := fmt.Sprintf("Replaced 1 occurrence in %s.", c.rel)
+	out := fmt.Sprintf("Replaced 1 occurrence in %s.", c.shown)
 	if n > 1 {
-		out = fmt.Sprintf("Replaced %d occurrences in %s.", n, c.rel)
+		out = fmt.Sprintf("Replaced %d occurrences in %s.", n, c.shown)
 	}
 	return ts.apply(ctx, d, c, "Edit ", out)
 }

@@ -23,8 +23,13 @@ type Editor struct {
 	// Writer, if set, receives the new text of a file that exists, instead
 	// of the disk: the editor shows it as an unsaved change. New files are
 	// created on disk by hearth (through the root's handle, with their
-	// directories): there is no buffer to show them in yet.
+	// directories), unless Creates is set too.
 	Writer TextWriter
+	// Creates hands new files to Writer as well: the editor creates them
+	// (ACP's fs/write_text_file: the client creates a missing file), so
+	// the user sees them where the other changes are. Nothing is created
+	// on disk by hearth, not even their directories.
+	Creates bool
 }
 
 // TextReader reads a file as the editor has it.

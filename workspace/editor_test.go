@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -238,6 +239,38 @@ func TestWriteViaEditorWithoutReads(t *testing.T) {
 	}
 }
 
+// With Creates, a new file goes to the editor too, which creates it: hearth
+// creates nothing on disk, not even its directory. edit_file still refuses
+// a file that does not exist.
+func TestWriteViaEditorCreatesNewFilesInTheEditor(t *testing.T) {
+	r, root, _ := newTree(t)
+	ed := &fakeEditor{buffers: map[string]string{}}
+	ts := NewToolset(r)
+	via := ed.both()
+	via.Creates = true
+	abs := filepath.Join(root, "sub", "new.txt")
+	res := runVia(t, ts, via, "write_file", `{"path":"sub/new.txt","content":"new\n"}`)
+	if res.IsError || !res.Buffer || !strings.Contains(res.Output, "Created sub/new.txt") || !strings.Contains(res.Output, "editor, which creates it") {
+		t.Fatalf("create = %+v", res)
+	}
+	if got := ed.buffers[abs]; got != "new\n" {
+		t.Errorf("the editor got %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(root, "sub")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("hearth created the directory on disk: %v", err)
+	}
+	if res.Diff == nil || res.Diff.Old != "" || res.Diff.New != "new\n" {
+		t.Errorf("diff %+v", res.Diff)
+	}
+	res = runVia(t, ts, via, "edit_file", `{"path":"other.txt","old_string":"a","new_string":"b"}`)
+	if !res.IsError {
+		t.Errorf("edit_file of a missing file = %+v", res)
+	}
+	if got := ed.calls(); !slices.Equal(got, []string{"write " + abs}) {
+		t.Errorf("the editor was asked %v", got)
+	}
+}
+
 // A file on disk too large to read whole is read from the disk, as far as
 // it is shown: the editor, which would send all of it in one message, is
 // not asked. A buffer the editor does give is kept for the read set only
@@ -264,5 +297,37 @@ func TestReadFileViaEditorBigFile(t *testing.T) {
 	}
 	if got := ed.calls(); !slices.Equal(got, []string{"read " + mid}) {
 		t.Errorf("editor asked %v, want only mid.txt", got)
+	}
+}
+
+// With Creates, apply_patch's added file goes to the editor too, which
+// creates it; a move's destination still goes to disk, since its source is
+// then removed from disk.
+func TestApplyPatchViaEditorCreates(t *testing.T) {
+	r, root, _ := newTree(t)
+	m := filepath.Join(root, "m.txt")
+	writeFile(t, m, "move me\n")
+	ed := &fakeEditor{buffers: map[string]string{m: "move me\n"}}
+	via := ed.both()
+	via.Creates = true
+	res := runVia(t, NewToolset(r), via, "apply_patch", mustJSON(t, map[string]string{"input": "*** Begin Patch\n" +
+		"*** Add File: sub/n.txt\n+new\n" +
+		"*** Update File: m.txt\n*** Move to: moved.txt\n-move me\n+moved\n" +
+		"*** End Patch\n"}))
+	if res.IsError {
+		t.Fatal(res.Output)
+	}
+	n := filepath.Join(root, "sub", "n.txt")
+	if ed.buffers[n] != "new\n" || !res.Files[0].Buffer || !strings.Contains(res.Output, "editor, which creates them") {
+		t.Errorf("the added file: editor %q, result %+v", ed.buffers[n], res)
+	}
+	if _, err := os.Stat(filepath.Dir(n)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("hearth created sub/ on disk: %v", err)
+	}
+	if readBack(t, filepath.Join(root, "moved.txt")) != "moved\n" || res.Files[1].Buffer {
+		t.Error("the move's destination is not on disk")
+	}
+	if _, err := os.Stat(m); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the move's source is still there: %v", err)
 	}
 }

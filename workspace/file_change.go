@@ -24,7 +24,8 @@ const maxEditSize = 8 << 20
 type fileChange struct {
 	name    string      // the destination as the root's handle names it (symlinks evaluated by Resolve)
 	abs     string      // the destination as an absolute path, for the editor
-	rel     string      // the destination for display, slash-separated
+	rel     string      // the destination relative to the root, slash-separated (Locations, diffs, OnWrite)
+	shown   string      // the destination as the model names it: relative to the working directory
 	editor  bool        // the file exists and the call's editor takes the write: old is its text
 	existed bool        // the file exists now; false means it will be created
 	mode    fs.FileMode // the existing file's permission bits, kept by the write
@@ -36,32 +37,34 @@ type fileChange struct {
 // now, through the root's handle. tool names the caller in messages. A
 // non-empty msg says why the path cannot be written, for the model.
 func (ts *Toolset) loadTarget(ctx context.Context, tool, path string) (c *fileChange, msg string) {
-	abs, name, err := ts.root.resolveName(path)
+	abs, name, err := ts.resolveName(path)
 	if err != nil {
 		return nil, err.Error()
 	}
-	c = &fileChange{name: name, abs: abs, rel: ts.root.Rel(abs)}
+	rel := ts.root.Rel(abs)
+	c = &fileChange{name: name, abs: abs, rel: rel, shown: ts.show(rel)}
 	if abs == ts.root.Path() {
 		return c, fmt.Sprintf("path %q is the workspace root directory; give the path of a file", path)
 	}
 	fi, err := ts.root.handle().Stat(name)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
+		c.editor = ts.ed.Writer != nil && ts.ed.Creates // a new file: created by the editor, or on disk
 		return c, ""
 	case errors.Is(err, syscall.ENOTDIR):
-		return c, fmt.Sprintf("cannot %s %q: part of the path is a file, not a directory", verbOf(tool), c.rel)
+		return c, fmt.Sprintf("cannot %s %q: part of the path is a file, not a directory", verbOf(tool), c.shown)
 	case err != nil:
-		return c, useFailed(verbOf(tool), c.rel, err)
+		return c, useFailed(verbOf(tool), c.shown, err)
 	case fi.IsDir():
-		return c, fmt.Sprintf("%q is a directory, not a file; give the path of a file", c.rel)
+		return c, fmt.Sprintf("%q is a directory, not a file; give the path of a file", c.shown)
 	case !fi.Mode().IsRegular():
-		return c, fmt.Sprintf("%q is not a regular file (%v); only regular files can be written", c.rel, fi.Mode().Type())
+		return c, fmt.Sprintf("%q is not a regular file (%v); only regular files can be written", c.shown, fi.Mode().Type())
 	case fi.Size() > maxEditSize:
-		return c, fmt.Sprintf("%q is %d bytes, over the %d MiB limit of %s; use shell to change files this large", c.rel, fi.Size(), maxEditSize>>20, tool)
+		return c, fmt.Sprintf("%q is %d bytes, over the %d MiB limit of %s; use shell to change files this large", c.shown, fi.Size(), maxEditSize>>20, tool)
 	}
 	f, fi, err := ts.root.openRegular(name)
 	if err != nil {
-		return c, useFailed("read", c.rel, err)
+		return c, useFailed("read", c.shown, err)
 	}
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(ctxReader{ctx, f}, maxEditSize+1))
@@ -69,9 +72,9 @@ func (ts *Toolset) loadTarget(ctx context.Context, tool, path string) (c *fileCh
 	case ctx.Err() != nil:
 		return c, cancelledResult(tool).Output
 	case err != nil:
-		return c, useFailed("read", c.rel, err)
+		return c, useFailed("read", c.shown, err)
 	case len(b) > maxEditSize:
-		return c, fmt.Sprintf("%q grew past %d MiB while being read; use shell to change files this large", c.rel, maxEditSize>>20)
+		return c, fmt.Sprintf("%q grew past %d MiB while being read; use shell to change files this large", c.shown, maxEditSize>>20)
 	}
 	c.existed, c.mode, c.old = true, fi.Mode()&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky), string(b)
 	if ts.ed.Writer != nil {
@@ -95,9 +98,9 @@ func (ts *Toolset) loadFromEditor(ctx context.Context, tool string, c *fileChang
 	case ctx.Err() != nil:
 		return c, cancelledResult(tool).Output
 	case err != nil:
-		return c, fmt.Sprintf("cannot %s %q: the editor could not give its copy of the file (%v); nothing was changed. Try again, or tell the user", verbOf(tool), c.rel, err)
+		return c, fmt.Sprintf("cannot %s %q: the editor could not give its copy of the file (%v); nothing was changed. Try again, or tell the user", verbOf(tool), c.shown, err)
 	case len(text) > maxEditSize:
-		return c, fmt.Sprintf("%q is %d bytes in the editor, over the %d MiB limit of %s; use shell to change files this large", c.rel, len(text), maxEditSize>>20, tool)
+		return c, fmt.Sprintf("%q is %d bytes in the editor, over the %d MiB limit of %s; use shell to change files this large", c.shown, len(text), maxEditSize>>20, tool)
 	}
 	c.old = text
 	return c, ""
@@ -126,22 +129,22 @@ func (ts *Toolset) commit(ctx context.Context, c *fileChange) error {
 	if c.editor {
 		if err := ts.ed.Writer.WriteText(ctx, c.abs, c.new); err != nil {
 			if ctx.Err() != nil {
-				return fmt.Errorf("the write to %q through the editor was cancelled; read the file before trying again", c.rel)
+				return fmt.Errorf("the write to %q through the editor was cancelled; read the file before trying again", c.shown)
 			}
-			return fmt.Errorf("the editor could not apply the write to %q (%v); read the file to see what it holds, then try again or tell the user", c.rel, err)
+			return fmt.Errorf("the editor could not apply the write to %q (%v); read the file to see what it holds, then try again or tell the user", c.shown, err)
 		}
 		return nil
 	}
 	if dir := filepath.Dir(c.name); !c.existed && dir != "." {
 		if err := ts.root.handle().MkdirAll(dir, 0o777); err != nil {
 			if escaped(err) {
-				return movedOut(c.rel)
+				return movedOut(c.shown)
 			}
-			return fmt.Errorf("cannot create the directory for %q: %v", c.rel, unwrapPathErr(err))
+			return fmt.Errorf("cannot create the directory for %q: %v", c.shown, unwrapPathErr(err))
 		}
 	}
 	if err := writeAtomic(ts.root.handle(), c.name, []byte(c.new), c.mode, c.existed); err != nil {
-		return errors.New(useFailed("write", c.rel, err))
+		return errors.New(useFailed("write", c.shown, err))
 	}
 	return nil
 }

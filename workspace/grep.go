@@ -33,7 +33,7 @@ var grepDef = toolDef{
 		Description: "Search text files in the workspace for a regular expression (Go RE2 syntax). Returns path:line:text for each matching line. Skips .git, what .gitignore files and the usual dependency/build directories exclude, and binary files.",
 		Parameters: json.RawMessage(`{"type":"object","properties":{` +
 			`"pattern":{"type":"string","description":"Regular expression in Go RE2 syntax (no lookaround or backreferences). Use (?i) for case-insensitive."},` +
-			`"path":{"type":"string","description":"File or directory to search, relative to the workspace root. Default: the root."},` +
+			`"path":{"type":"string","description":"File or directory to search, relative to the working directory. Default: the working directory."},` +
 			`"glob":{"type":"string","description":"Only search files matching this glob: a base name like *.go, or a path like src/**/*.ts."}` +
 			`},"required":["pattern"],"additionalProperties":false}`),
 		Kind:     "search",
@@ -54,6 +54,7 @@ type grepArgs struct {
 type grepRun struct {
 	ctx     context.Context
 	root    *Root
+	ts      *Toolset // shows the paths relative to the working directory
 	re      *regexp.Regexp
 	glob    string
 	start   string // the directory the walk starts at, relative to the root, slash-separated ("." for the root)
@@ -82,7 +83,7 @@ func (ts *Toolset) grep(ctx context.Context, d *toolDef, raw json.RawMessage) Re
 	if err != nil {
 		return errorResult(fmt.Sprintf("invalid regular expression %q: %v. The syntax is Go RE2: no lookaround or backreferences; escape literal special characters like ( [ . * with a backslash", *a.Pattern, strings.TrimPrefix(err.Error(), "error parsing regexp: ")))
 	}
-	g := &grepRun{ctx: ctx, root: ts.root, re: re}
+	g := &grepRun{ctx: ctx, root: ts.root, re: re, ts: ts}
 	if a.Glob != nil && *a.Glob != "" {
 		g.glob = filepath.ToSlash(*a.Glob)
 		if _, err := path.Match(g.glob, ""); err != nil {
@@ -93,21 +94,22 @@ func (ts *Toolset) grep(ctx context.Context, d *toolDef, raw json.RawMessage) Re
 	if a.Path != nil {
 		p = *a.Path
 	}
-	abs, name, err := ts.root.resolveName(p)
+	abs, name, err := ts.resolveName(p)
 	if err != nil {
 		return errorResult(err.Error())
 	}
 	rel := ts.root.Rel(abs)
-	title := fmt.Sprintf("Grep %q in %s", *a.Pattern, rel)
+	shown := ts.show(rel)
+	title := fmt.Sprintf("Grep %q in %s", *a.Pattern, shown)
 
 	fi, err := ts.root.handle().Stat(name)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return Result{IsError: true, Title: title, Output: fmt.Sprintf("%q does not exist; use list_dir to find the right path, or leave path out to search the whole workspace", rel)}
+		return Result{IsError: true, Title: title, Output: fmt.Sprintf("%q does not exist; use list_dir to find the right path, or leave path out to search the working directory", shown)}
 	case err != nil:
-		return Result{IsError: true, Title: title, Output: useFailed("search", rel, err)}
+		return Result{IsError: true, Title: title, Output: useFailed("search", shown, err)}
 	case !fi.IsDir() && !fi.Mode().IsRegular():
-		return Result{IsError: true, Title: title, Output: fmt.Sprintf("%q is not a regular file (%v); give a directory or a text file", rel, fi.Mode().Type())}
+		return Result{IsError: true, Title: title, Output: fmt.Sprintf("%q is not a regular file (%v); give a directory or a text file", shown, fi.Mode().Type())}
 	}
 	g.br = bufio.NewReaderSize(nil, 64<<10)
 	err = g.search(name, rel, fi.IsDir())
@@ -115,13 +117,13 @@ func (ts *Toolset) grep(ctx context.Context, d *toolDef, raw json.RawMessage) Re
 		return Result{IsError: true, Title: title, Output: cancelledResult("grep").Output}
 	}
 	if err != nil {
-		return Result{IsError: true, Title: title, Output: useFailed("search", rel, err)}
+		return Result{IsError: true, Title: title, Output: useFailed("search", shown, err)}
 	}
 	if g.matches == 0 && !fi.IsDir() && g.binary > 0 {
-		return Result{Title: title, Output: fmt.Sprintf("%s is a binary file; grep searches text files only", rel)}
+		return Result{Title: title, Output: fmt.Sprintf("%s is a binary file; grep searches text files only", shown)}
 	}
 	if g.matches == 0 {
-		return Result{Title: title, Output: fmt.Sprintf("no matches for %q in %s", *a.Pattern, rel)}
+		return Result{Title: title, Output: fmt.Sprintf("no matches for %q in %s", *a.Pattern, shown)}
 	}
 	if more := g.matches - maxGrepMatches; more > 0 {
 		fmt.Fprintf(&g.out, "[and %d more matches; narrow the pattern, path or glob]\n", more)
@@ -319,7 +321,7 @@ func (g *grepRun) file(f *os.File, rel string) error {
 		if g.re.Match(text) {
 			g.matches++
 			if g.matches <= maxGrepMatches {
-				g.entry = append(g.entry[:0], rel...)
+				g.entry = append(g.entry[:0], g.ts.show(rel)...)
 				g.entry = append(g.entry, ':')
 				g.entry = strconv.AppendInt(g.entry, int64(lineNo), 10)
 				g.entry = append(g.entry, ':')

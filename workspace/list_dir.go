@@ -22,7 +22,7 @@ var listDirDef = toolDef{
 		Name:        "list_dir",
 		Description: "List a directory in the workspace. Directories end with /, symlinks show their target as name -> target.",
 		Parameters: json.RawMessage(`{"type":"object","properties":{` +
-			`"path":{"type":"string","description":"Directory path relative to the workspace root; \".\" is the root."}` +
+			`"path":{"type":"string","description":"Directory path, relative to the working directory (\".\")."}` +
 			`},"required":["path"],"additionalProperties":false}`),
 		Kind:     "read",
 		ReadOnly: true,
@@ -44,13 +44,14 @@ func (ts *Toolset) listDir(ctx context.Context, d *toolDef, raw json.RawMessage)
 	if a.Path == nil {
 		return missingArg(d, "path")
 	}
-	abs, name, err := ts.root.resolveName(*a.Path)
+	abs, name, err := ts.resolveName(*a.Path)
 	if err != nil {
 		return errorResult(err.Error())
 	}
 	rel := ts.root.Rel(abs)
-	res := listDirAt(ctx, ts.root.handle(), name, rel)
-	res.Title = "List " + dirTitle(rel)
+	shown := ts.show(rel)
+	res := listDirAt(ctx, ts.root.handle(), name, shown)
+	res.Title = "List " + dirTitle(shown)
 	if !res.IsError {
 		res.Locations = []string{rel}
 	}

@@ -43,7 +43,7 @@ func (ts *Toolset) planPatch(ctx context.Context, dir, text string) (files []pat
 				continue
 			}
 			if line, dup := touched[c.abs]; dup {
-				return nil, fmt.Sprintf("%s is changed twice, at lines %d and %d of the patch; give each file one section, with all its hunks", c.rel, line, op.line)
+				return nil, fmt.Sprintf("%s is changed twice, at lines %d and %d of the patch; give each file one section, with all its hunks", c.shown, line, op.line)
 			}
 			touched[c.abs] = op.line
 		}
@@ -62,28 +62,28 @@ func (ts *Toolset) planOp(ctx context.Context, dir string, op *patchOp) (patchFi
 	switch op.kind {
 	case opAdd:
 		if c.existed {
-			return f, fmt.Sprintf("%s %s: the file already exists; change it with %s, or delete it first", patchAdd, c.rel, patchUpdate)
+			return f, fmt.Sprintf("%s %s: the file already exists; change it with %s, or delete it first", patchAdd, c.shown, patchUpdate)
 		}
 		c.new = joinAdded(op.lines)
 		f.put = c
 		return f, ""
 	case opDelete:
 		if !c.existed {
-			return f, fmt.Sprintf("%s %s: there is no such file", patchDelete, c.rel)
+			return f, fmt.Sprintf("%s %s: there is no such file", patchDelete, c.shown)
 		}
 		if ts.isLink(inDir(dir, op.path)) {
-			return f, fmt.Sprintf("%s %s: the path is a symlink to %s; apply_patch does not remove links (nor the files they lead to): use shell to remove it", patchDelete, op.path, c.rel)
+			return f, fmt.Sprintf("%s %s: the path is a symlink to %s; apply_patch does not remove links (nor the files they lead to): use shell to remove it", patchDelete, op.path, c.shown)
 		}
 		f.gone = c
 		return f, ""
 	}
 	switch {
 	case !c.existed:
-		return f, fmt.Sprintf("%s %s: there is no such file; create it with %s", patchUpdate, c.rel, patchAdd)
+		return f, fmt.Sprintf("%s %s: there is no such file; create it with %s", patchUpdate, c.shown, patchAdd)
 	case isBinary([]byte(c.old), true):
-		return f, fmt.Sprintf("%s %s: it is a binary file; apply_patch changes text files only", patchUpdate, c.rel)
+		return f, fmt.Sprintf("%s %s: it is a binary file; apply_patch changes text files only", patchUpdate, c.shown)
 	}
-	newText, err := applyHunks(c.rel, c.old, op.hunks)
+	newText, err := applyHunks(c.shown, c.old, op.hunks)
 	if err != nil {
 		return f, err.Error()
 	}
@@ -97,13 +97,14 @@ func (ts *Toolset) planOp(ctx context.Context, dir string, op *patchOp) (patchFi
 	case msg != "":
 		return f, msg
 	case ts.isLink(inDir(dir, op.path)):
-		return f, fmt.Sprintf("%s %s: the path is a symlink to %s; apply_patch does not move links: update %s itself, or use shell to move the link", patchMove, op.moveTo, c.rel, c.rel)
+		return f, fmt.Sprintf("%s %s: the path is a symlink to %s; apply_patch does not move links: update %s itself, or use shell to move the link", patchMove, op.moveTo, c.shown, c.shown)
 	case dest.abs == c.abs:
 		return f, "" // moved onto itself: an update
 	case dest.existed:
-		return f, fmt.Sprintf("%s %s: the file already exists; move to a new path, or delete it first", patchMove, dest.rel)
+		return f, fmt.Sprintf("%s %s: the file already exists; move to a new path, or delete it first", patchMove, dest.shown)
 	}
 	dest.new = newText
+	dest.editor = false // a moved file is on disk before its source goes, whatever the editor creates
 	f.put, f.gone = dest, c
 	return f, ""
 }
@@ -181,29 +182,29 @@ func (ts *Toolset) commitPatch(ctx context.Context, files []patchFile) string {
 			continue
 		}
 		if ctx.Err() != nil {
-			return failed(f.put.rel, "cancelled")
+			return failed(f.put.shown, "cancelled")
 		}
 		if ts.OnWrite != nil {
 			ts.OnWrite(f.put.rel, []byte(f.put.new))
 		}
 		if err := ts.commit(ctx, f.put); err != nil {
-			return failed(f.put.rel, err.Error())
+			return failed(f.put.shown, err.Error())
 		}
 		if f.gone != nil && f.gone.mode&0o111 != 0 {
 			// A moved script stays executable; the file is there, so a
 			// failure here loses nothing worth failing the patch for.
 			_ = ts.root.handle().Chmod(f.put.name, f.gone.mode)
 		}
-		done = append(done, f.put.rel)
+		done = append(done, f.put.shown)
 	}
 	for _, f := range files {
 		if f.gone == nil {
 			continue
 		}
 		if err := ts.root.handle().Remove(f.gone.name); err != nil {
-			return failed(f.gone.rel, useFailed("remove", f.gone.rel, err))
+			return failed(f.gone.shown, useFailed("remove", f.gone.shown, err))
 		}
-		done = append(done, f.gone.rel)
+		done = append(done, f.gone.shown)
 	}
 	return ""
 }
@@ -212,23 +213,27 @@ func (ts *Toolset) commitPatch(ctx context.Context, files []patchFile) string {
 // each file.
 func patchSummary(files []patchFile) string {
 	var parts []string
-	buffer := false
+	buffer, created := false, false
 	for _, f := range files {
 		switch {
 		case f.op.kind == opAdd:
-			parts = append(parts, "added "+f.put.rel)
+			parts = append(parts, "added "+f.put.shown)
+			created = created || f.put.editor
 		case f.op.kind == opDelete:
-			parts = append(parts, "deleted "+f.gone.rel)
+			parts = append(parts, "deleted "+f.gone.shown)
 		case f.gone != nil:
-			parts = append(parts, fmt.Sprintf("moved %s to %s", f.gone.rel, f.put.rel))
+			parts = append(parts, fmt.Sprintf("moved %s to %s", f.gone.shown, f.put.shown))
 		default:
-			parts = append(parts, fmt.Sprintf("updated %s (%s)", f.put.rel, plural(len(f.op.hunks), "hunk")))
+			parts = append(parts, fmt.Sprintf("updated %s (%s)", f.put.shown, plural(len(f.op.hunks), "hunk")))
 			buffer = buffer || f.put.editor
 		}
 	}
 	out := "Applied the patch: " + strings.Join(parts, ", ") + "."
 	if buffer {
 		out += " Updated files open in the user's editor changed there, unsaved: shell commands see the files on disk, which keep their old text until the user saves."
+	}
+	if created {
+		out += " Added files were handed to the user's editor, which creates them: shell commands see them once the editor has saved them."
 	}
 	return out
 }
@@ -241,13 +246,13 @@ func patchTitle(files []patchFile) string {
 	}
 	switch f := files[0]; {
 	case f.op.kind == opAdd:
-		return "Add " + f.put.rel
+		return "Add " + f.put.shown
 	case f.op.kind == opDelete:
-		return "Delete " + f.gone.rel
+		return "Delete " + f.gone.shown
 	case f.gone != nil:
-		return fmt.Sprintf("Move %s to %s", f.gone.rel, f.put.rel)
+		return fmt.Sprintf("Move %s to %s", f.gone.shown, f.put.shown)
 	default:
-		return "Patch " + f.put.rel
+		return "Patch " + f.put.shown
 	}
 }
 

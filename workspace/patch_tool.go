@@ -19,7 +19,7 @@ var applyPatchDef = toolDef{
 			"the enclosing function or class), then the hunk's lines: ` ` (a space) for an unchanged line, `-` for " +
 			"a removed one, `+` for an added one. Give about 3 unchanged lines before and after each change, so it " +
 			"is found in one place; end a hunk that reaches the end of the file with `*** End of File`. " +
-			"Paths are relative to the workspace root. The patch applies entirely or not at all.",
+			"Paths are relative to the working directory. The patch applies entirely or not at all.",
 		Parameters: json.RawMessage(`{"type":"object","properties":{` +
 			`"input":{"type":"string","description":"The whole patch, from *** Begin Patch to *** End Patch."}` +
 			`},"required":["input"],"additionalProperties":false}`),

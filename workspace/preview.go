@@ -162,12 +162,12 @@ var readOnlyPreviews = map[string]previewFunc{
 
 // pathPreview resolves path and titles the call after it.
 func pathPreview(ts *Toolset, path string, title func(rel string) string) (Preview, string) {
-	abs, err := ts.root.Resolve(path)
+	abs, err := ts.root.resolveIn(ts.dir, path)
 	if err != nil {
 		return Preview{}, err.Error()
 	}
 	rel := ts.root.Rel(abs)
-	return Preview{Title: title(rel), Locations: []string{rel}}, ""
+	return Preview{Title: title(ts.show(rel)), Locations: []string{rel}}, ""
 }
 
 // commandTitle is a one-line title for a shell command: its first line,

@@ -26,7 +26,7 @@ var readFileDef = toolDef{
 		Name:        "read_file",
 		Description: "Read a text file in the workspace. Returns its lines numbered from 1. Use offset and limit to page through long files. A PNG, JPEG, GIF or WebP image is returned as the image itself, for you to look at.",
 		Parameters: json.RawMessage(`{"type":"object","properties":{` +
-			`"path":{"type":"string","description":"File path relative to the workspace root."},` +
+			`"path":{"type":"string","description":"File path, relative to the working directory."},` +
 			`"offset":{"type":"integer","minimum":1,"description":"Line number to start at (1-based). Default 1."},` +
 			`"limit":{"type":"integer","minimum":1,"description":"Maximum number of lines to return. Default 2000."}` +
 			`},"required":["path"],"additionalProperties":false}`),
@@ -65,18 +65,19 @@ func (ts *Toolset) readFile(ctx context.Context, d *toolDef, raw json.RawMessage
 		}
 		limit = *a.Limit
 	}
-	abs, name, err := ts.root.resolveName(*a.Path)
+	abs, name, err := ts.resolveName(*a.Path)
 	if err != nil {
 		return errorResult(err.Error())
 	}
 	rel := ts.root.Rel(abs)
+	shown := ts.show(rel)
 	var res Result
 	if ts.ed.Reader != nil {
-		res = ts.readFromEditor(ctx, abs, name, rel, offset, limit)
+		res = ts.readFromEditor(ctx, abs, name, shown, offset, limit)
 	} else {
-		res = ts.readFileAt(ctx, name, rel, offset, limit)
+		res = ts.readFileAt(ctx, name, shown, offset, limit)
 	}
-	res.Title = "Read " + rel
+	res.Title = "Read " + shown
 	if !res.IsError {
 		res.Locations = []string{rel}
 	}

@@ -163,9 +163,19 @@ func (r *Root) Path() string { return r.path }
 // out after Resolve looked, that use fails instead of leaving the root. An
 // absolute path from Resolve, opened by name, has no such guarantee: use it
 // only where a path is all that is needed (the shell's working directory).
-func (r *Root) Resolve(p string) (string, error) {
+func (r *Root) Resolve(p string) (string, error) { return r.resolveIn("", p) }
+
+// resolveIn is Resolve for a relative p taken from dir, a directory below
+// the root named relative to it (OS separators; "" is the root): the
+// working directory of a session opened there. p may lead above dir, as
+// long as it stays inside the root.
+func (r *Root) resolveIn(dir, p string) (string, error) {
+	hint := "use a path relative to the workspace root"
+	if dir != "" {
+		hint = "use a path relative to the working directory, inside the workspace " + r.path
+	}
 	if strings.IndexByte(p, 0) >= 0 {
-		return "", &PathError{Path: p, Msg: "contains a NUL byte; use a plain path relative to the workspace root", Err: fs.ErrInvalid}
+		return "", &PathError{Path: p, Msg: "contains a NUL byte; " + strings.Replace(hint, "a path", "a plain path", 1), Err: fs.ErrInvalid}
 	}
 	var start, rest string
 	abs := filepath.IsAbs(p)
@@ -174,9 +184,9 @@ func (r *Root) Resolve(p string) (string, error) {
 		vol := filepath.VolumeName(clean)
 		start, rest = vol+string(filepath.Separator), clean[len(vol):]
 	} else {
-		rel := filepath.Clean(p)
+		rel := filepath.Clean(filepath.Join(dir, p))
 		if rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			return "", &PathError{Path: p, Msg: "is outside the workspace; use a path relative to the workspace root", Err: ErrOutside}
+			return "", &PathError{Path: p, Msg: "is outside the workspace; " + hint, Err: ErrOutside}
 		}
 		start, rest = r.path, rel
 	}
@@ -189,11 +199,11 @@ func (r *Root) Resolve(p string) (string, error) {
 	}
 	switch {
 	case abs && !r.contains(filepath.Clean(p)):
-		return "", &PathError{Path: p, Msg: fmt.Sprintf("is outside the workspace %s; use a path relative to the workspace root", r.path), Err: ErrOutside}
+		return "", &PathError{Path: p, Msg: fmt.Sprintf("is outside the workspace %s; %s", r.path, hint), Err: ErrOutside}
 	case links > 0:
 		return "", &PathError{Path: p, Msg: fmt.Sprintf("leads through a symlink to %s, which is outside the workspace; only files inside the workspace can be used", dest), Err: ErrOutside}
 	default:
-		return "", &PathError{Path: p, Msg: "is outside the workspace; use a path relative to the workspace root", Err: ErrOutside}
+		return "", &PathError{Path: p, Msg: "is outside the workspace; " + hint, Err: ErrOutside}
 	}
 }
 
@@ -277,7 +287,12 @@ func (r *Root) Rel(abs string) string {
 // destination by: relative to the root, with the OS's separators, "." for
 // the root itself.
 func (r *Root) resolveName(p string) (abs, name string, err error) {
-	abs, err = r.Resolve(p)
+	return r.resolveNameIn("", p)
+}
+
+// resolveNameIn is resolveName for a relative p taken from dir (resolveIn).
+func (r *Root) resolveNameIn(dir, p string) (abs, name string, err error) {
+	abs, err = r.resolveIn(dir, p)
 	if err != nil {
 		return "", "", err
 	}
@@ -335,6 +350,25 @@ func (r *Root) ReadFile(p string) ([]byte, error) {
 	}
 	defer f.Close()
 	return io.ReadAll(f)
+}
+
+// ReadFileHead is ReadFile for at most max bytes of the file: its first
+// max bytes (all of it when smaller) and its size.
+func (r *Root) ReadFileHead(p string, max int) (head []byte, size int64, err error) {
+	_, name, err := r.resolveName(p)
+	if err != nil {
+		return nil, 0, err
+	}
+	f, fi, err := r.openRegular(name)
+	if err != nil {
+		if escaped(err) {
+			return nil, 0, movedOut(p)
+		}
+		return nil, 0, err
+	}
+	defer f.Close()
+	head, err = io.ReadAll(io.LimitReader(f, int64(max)))
+	return head, fi.Size(), err
 }
 
 // escapeMsg is the message of the error os.Root returns for a name that

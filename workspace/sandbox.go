@@ -60,6 +60,19 @@ func currentSandbox() Sandbox {
 	return Sandbox{}
 }
 
+// CommandWrites lists where the shell tool's commands in the workspace at
+// root may write when this process confines them — the sandbox helper is
+// set (SetSandbox) and the kernel has Landlock: root, the temp dir and the
+// user's caches (Sandbox.Write) — or nil when they are not confined and may
+// write wherever the user can.
+func CommandWrites(root string) []string {
+	sb := currentSandbox()
+	if !sandboxSupported || len(sb.Helper) == 0 || !landlockWorks() {
+		return nil
+	}
+	return append([]string{root, sandboxTempDir()}, sb.Write...)
+}
+
 // sandboxTempDir is the temp dir commands may write: $TMPDIR, else /tmp.
 func sandboxTempDir() string { return os.TempDir() }
 

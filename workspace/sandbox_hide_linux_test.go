@@ -71,3 +71,41 @@ func TestSandboxHidesSocket(t *testing.T) {
 		})
 	}
 }
+
+// A command cannot connect to an abstract unix socket made outside its
+// sandbox (Landlock's scoping, ABI 6+): a session bus, an X server or a
+// terminal multiplexer listening there could run a command for it outside
+// the sandbox. Below ABI 6 nothing stops it, as the docs say.
+func TestSandboxScopesAbstractSockets(t *testing.T) {
+	r, _, _ := newTree(t)
+	name := "@hearth-test-" + filepath.Base(t.TempDir())
+	l, err := net.Listen("unix", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	SetSandbox(Sandbox{Helper: []string{exe, sandboxSubcommand}})
+	defer SetSandbox(Sandbox{})
+	out := runShell(t, NewToolset(r).WithNetwork(Network{}), probeCommand(t, "__dial-unix", name), 0).Output
+	abi, _ := landlockABI()
+	t.Logf("Landlock ABI %d: %q", abi, out)
+	if abi >= 6 && !strings.HasPrefix(out, "dial: ") {
+		t.Fatalf("a sandboxed command reached an abstract socket made outside it: %q", out)
+	}
+	if abi < 6 && !strings.HasPrefix(out, "connected") {
+		t.Fatalf("below ABI 6 nothing scopes abstract sockets, yet: %q", out)
+	}
+}

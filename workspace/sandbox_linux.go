@@ -24,9 +24,12 @@ const sandboxSupported = true
 
 // landlockConfig is what the helper asks of Landlock: every filesystem right
 // up to ABI 8 (ABI 9's "resolve unix", which would close connect(2) to
-// hearth's socket, is left for a kernel to test it on), signals scoped (a
-// command cannot signal the daemon, the editor or anything else outside its
-// sandbox) and, when noNet is set, TCP bind and connect handled with no port
+// hearth's socket, is left for a kernel to test it on), signals and abstract
+// unix sockets scoped (ABI 6+: a command cannot signal the daemon, the
+// editor or anything else outside its sandbox, nor connect to an abstract
+// socket made outside it — a session bus, an X server, a terminal
+// multiplexer that could run a command for it unconfined) and, when noNet
+// is set, TCP bind and connect handled with no port
 // allowed: every TCP connect(2) and bind(2) is refused (ABI 4+). ABI 10's
 // UDP rights are left out, as ABI 9's: for a kernel to test them on.
 // BestEffort applies what the running kernel knows; NetworkEnforced and
@@ -37,7 +40,7 @@ func landlockConfig(noNet bool) landlock.Config {
 	if noNet {
 		cfg.HandledAccessNet = landlock.AccessNetSet(ll.AccessNetBindTCP | ll.AccessNetConnectTCP)
 	}
-	cfg.Scoped = landlock.ScopedSet(ll.ScopeSignal)
+	cfg.Scoped = landlock.ScopedSet(ll.ScopeSignal | ll.ScopeAbstractUnixSocket)
 	return cfg.BestEffort()
 }
 
@@ -89,6 +92,13 @@ func networkStatus(abi int, why string, nsErr error) string {
 		return s + "; not covered: " + unix
 	}
 	return fmt.Sprintf("Landlock ABI %d: where the network is off, commands' TCP connect and bind are refused (localhost included); not covered, with no network namespace here (%v): UDP (DNS included), Multipath TCP, %s", abi, nsErr, unix)
+}
+
+// landlockWorks reports whether the kernel has Landlock: the helper
+// confines what commands write.
+func landlockWorks() bool {
+	abi, _ := landlockABI()
+	return abi > 0
 }
 
 // landlockABI is the kernel's Landlock ABI version, or 0 and why not.

@@ -17,6 +17,9 @@ func SandboxStatus() string {
 	return "not sandboxed: Landlock is Linux-only (this is " + runtime.GOOS + "); commands run with your full file access"
 }
 
+// landlockWorks: no Landlock outside Linux.
+func landlockWorks() bool { return false }
+
 // networkUnsupported is why the network cannot be turned off here.
 const networkUnsupported = "Landlock is Linux-only (this is " + runtime.GOOS + ")"
 

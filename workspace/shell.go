@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 )
@@ -18,7 +19,7 @@ const (
 var shellDef = toolDef{
 	Tool: Tool{
 		Name:        "shell",
-		Description: "Run a command with /bin/sh -c in the workspace root. Returns stdout and stderr combined, and the exit code. Stdin is empty; processes left in the background are killed when the command exits.",
+		Description: "Run a command with /bin/sh -c in the working directory. Returns stdout and stderr combined, and the exit code. Stdin is empty; processes left in the background are killed when the command exits.",
 		Parameters: json.RawMessage(`{"type":"object","properties":{` +
 			`"command":{"type":"string","description":"The shell command line."},` +
 			`"timeout_ms":{"type":"integer","minimum":1,"maximum":600000,"description":"Kill the command after this many milliseconds. Default 120000."}` +
@@ -104,7 +105,13 @@ func (ts *Toolset) shell(ctx context.Context, d *toolDef, raw json.RawMessage) R
 	}
 	title := commandTitle(command)
 	argv, helper := shellArgv(ts.root.Path(), command, ts.net)
-	run := runCommand(ctx, ts.root.Path(), argv, helper, currentToolEnv(), time.Duration(timeoutMS)*time.Millisecond)
+	var live io.Writer
+	if ts.live != nil {
+		l := startLive(ts.live)
+		defer l.stop() // before the result: the call's last update is its end
+		live = l
+	}
+	run := runCommand(ctx, ts.workdir(), argv, helper, currentToolEnv(), time.Duration(timeoutMS)*time.Millisecond, live)
 	if run.err != nil {
 		return Result{IsError: true, Title: title, Output: fmt.Sprintf("cannot run the command: %v", run.err)}
 	}

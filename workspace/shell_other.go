@@ -5,6 +5,7 @@ package workspace
 import (
 	"context"
 	"errors"
+	"io"
 	"runtime"
 	"time"
 )
@@ -14,6 +15,6 @@ import (
 const shellUnsupported = "shell is not supported on this OS (" + runtime.GOOS + "); use read_file, list_dir, grep, write_file and edit_file instead"
 
 // runCommand is never reached: planShell refuses every call first.
-func runCommand(context.Context, string, []string, bool, []string, time.Duration) commandRun {
+func runCommand(context.Context, string, []string, bool, []string, time.Duration, io.Writer) commandRun {
 	return commandRun{err: errors.New(shellUnsupported)}
 }

@@ -34,8 +34,9 @@ const (
 // group gets SIGTERM and, after killGrace (plus helperSlack for the helper,
 // which kills the rest of the call itself, setsid'd processes included),
 // SIGKILL; runCommand returns after the process is reaped and both of its
-// goroutines (the output reader and the exit waiter) have ended.
-func runCommand(ctx context.Context, dir string, argv []string, helper bool, env []string, timeout time.Duration) commandRun {
+// goroutines (the output reader and the exit waiter) have ended. The output
+// is copied to live as well, when it is not nil.
+func runCommand(ctx context.Context, dir string, argv []string, helper bool, env []string, timeout time.Duration, live io.Writer) commandRun {
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return commandRun{err: err}
@@ -54,9 +55,13 @@ func runCommand(ctx context.Context, dir string, argv []string, helper bool, env
 
 	out := newHeadTail(shellHeadBytes, shellTailBytes)
 	read := make(chan struct{}) // closed when the reader stops; out is its until then
+	var dst io.Writer = out
+	if live != nil {
+		dst = io.MultiWriter(out, live)
+	}
 	go func() {
 		defer close(read)
-		io.Copy(out, pr)
+		io.Copy(dst, pr)
 	}()
 	exited := make(chan struct{}) // closed when the shell has exited (on Linux, not yet reaped)
 	var exitErr error

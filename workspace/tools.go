@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"reflect"
 	"strings"
 )
@@ -126,6 +127,15 @@ type Toolset struct {
 	root *Root
 	ed   Editor  // the editor of the one call a copy made by via runs; zero on the shared Toolset
 	net  Network // the network of the one call a copy made by WithNetwork runs; zero (on) on the shared Toolset
+	// dir is the working directory of the session a copy made by In
+	// serves, relative to the root with the OS's separators; "" (the root)
+	// on the shared Toolset. The model's relative paths start there, the
+	// paths it is shown are relative to it, and the shell runs there.
+	dir string
+
+	// live shows a running command's output, for the one call a copy
+	// made by WithLive runs; nil on the shared Toolset.
+	live func(output string)
 
 	// OnWrite, if set, is called just before each write of write_file,
 	// edit_file or apply_patch with the file's workspace-relative path and
@@ -137,6 +147,44 @@ type Toolset struct {
 
 // NewToolset returns the tools of the workspace at root.
 func NewToolset(root *Root) *Toolset { return &Toolset{root: root} }
+
+// In returns a copy of ts for a session whose working directory is dir, a
+// directory inside the root named relative to it ("" or "." is the root):
+// the model's relative paths start at dir (a path may lead above it, never
+// out of the root), the paths in outputs and titles are relative to it,
+// and the shell runs there. Result.Locations, the diffs' paths and OnWrite
+// stay relative to the root. The copy lives for one call, like via's.
+func (ts *Toolset) In(dir string) *Toolset {
+	c := *ts
+	c.dir = filepath.Clean(filepath.FromSlash(dir))
+	if c.dir == "." {
+		c.dir = ""
+	}
+	return &c
+}
+
+// resolveName resolves the model's path p (relative to the working
+// directory) as Root.resolveName does.
+func (ts *Toolset) resolveName(p string) (abs, name string, err error) {
+	return ts.root.resolveNameIn(ts.dir, p)
+}
+
+// show is rel, a slash-separated path relative to the root (as Root.Rel
+// gives it), as the model names it: relative to the working directory.
+func (ts *Toolset) show(rel string) string {
+	if ts.dir == "" || filepath.IsAbs(rel) {
+		return rel
+	}
+	s, err := filepath.Rel(ts.dir, filepath.FromSlash(rel))
+	if err != nil {
+		return rel
+	}
+	return filepath.ToSlash(s)
+}
+
+// workdir is the absolute path of the working directory: where the shell
+// runs.
+func (ts *Toolset) workdir() string { return filepath.Join(ts.root.Path(), ts.dir) }
 
 // Tools returns the tools in a fixed order.
 func (ts *Toolset) Tools() []Tool {

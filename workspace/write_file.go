@@ -12,7 +12,7 @@ var writeFileDef = toolDef{
 		Name:        "write_file",
 		Description: "Create or overwrite a file in the workspace with the given content. Creates missing parent directories. To change part of an existing file, prefer edit_file.",
 		Parameters: json.RawMessage(`{"type":"object","properties":{` +
-			`"path":{"type":"string","description":"File path relative to the workspace root."},` +
+			`"path":{"type":"string","description":"File path, relative to the working directory."},` +
 			`"content":{"type":"string","description":"The complete new content of the file."}` +
 			`},"required":["path","content"],"additionalProperties":false}`),
 		Kind:     "edit",
@@ -55,7 +55,7 @@ func (ts *Toolset) previewWriteFile(ctx context.Context, d *toolDef, raw json.Ra
 	if msg != "" {
 		return Preview{}, msg
 	}
-	return Preview{Title: "Write " + c.rel, Locations: []string{c.rel}, Diff: c.diff()}, ""
+	return Preview{Title: "Write " + c.shown, Locations: []string{c.rel}, Diff: c.diff()}, ""
 }
 
 func (ts *Toolset) writeFile(ctx context.Context, d *toolDef, raw json.RawMessage) Result {
@@ -66,11 +66,11 @@ func (ts *Toolset) writeFile(ctx context.Context, d *toolDef, raw json.RawMessag
 	var out string
 	switch {
 	case !c.existed:
-		out = fmt.Sprintf("Created %s (%s).", c.rel, sizeText(c.new))
+		out = fmt.Sprintf("Created %s (%s).", c.shown, sizeText(c.new))
 	case c.old == c.new:
-		out = fmt.Sprintf("Wrote %s (%s); the content is unchanged.", c.rel, sizeText(c.new))
+		out = fmt.Sprintf("Wrote %s (%s); the content is unchanged.", c.shown, sizeText(c.new))
 	default:
-		out = fmt.Sprintf("Wrote %s (%s).", c.rel, sizeText(c.new))
+		out = fmt.Sprintf("Wrote %s (%s).", c.shown, sizeText(c.new))
 	}
 	return ts.apply(ctx, d, c, "Write ", out)
 }
@@ -90,12 +90,15 @@ func (ts *Toolset) apply(ctx context.Context, d *toolDef, c *fileChange, verb, o
 	if err := ts.commit(ctx, c); err != nil {
 		return changeFailed(c, verb, err.Error())
 	}
-	if c.editor {
+	switch {
+	case c.editor && !c.existed:
+		out += " The new file was handed to the user's editor, which creates it: shell commands see it once the editor has saved it."
+	case c.editor:
 		out += " The change is in the user's editor, unsaved: shell commands see the file on disk, which keeps its old text until the user saves."
 	}
 	return Result{
 		Output:    out,
-		Title:     verb + c.rel,
+		Title:     verb + c.shown,
 		Locations: []string{c.rel},
 		Hash:      contentHash(c.new),
 		Diff:      c.diff(),
@@ -108,7 +111,7 @@ func (ts *Toolset) apply(ctx context.Context, d *toolDef, c *fileChange, verb, o
 func changeFailed(c *fileChange, verb, msg string) Result {
 	res := errorResult(msg)
 	if c != nil {
-		res.Title = verb + c.rel
+		res.Title = verb + c.shown
 	}
 	return res
 }

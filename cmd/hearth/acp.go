@@ -19,6 +19,11 @@ import (
 // daemon detects the framing. It starts the daemon when nothing answers,
 // the way `gopls -remote=auto` does.
 func runACP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	// An editor runs ACP's terminal auth method as the agent's command with
+	// the method's args: `hearth acp login`.
+	if len(args) > 0 && args[0] == "login" {
+		return runLogin(ctx, args[1:], stdout, stderr)
+	}
 	fs := newFlags("acp", stderr)
 	if err := fs.Parse(args); err != nil {
 		return &exitError{2, err}
@@ -36,28 +41,7 @@ func runACP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		failFirstCall(os.Stdin, stdout, err)
 		return err
 	}
-	defer conn.Close()
-	up := make(chan error, 1)
-	go func() {
-		_, err := io.Copy(conn, os.Stdin)
-		if uc, ok := conn.(*net.UnixConn); ok {
-			uc.CloseWrite()
-		}
-		up <- err
-	}()
-	down := make(chan error, 1)
-	go func() {
-		_, err := io.Copy(stdout, conn)
-		down <- err
-	}()
-	select {
-	case err = <-down: // the daemon hung up
-	case <-ctx.Done():
-	}
-	if err != nil {
-		return fmt.Errorf("relay: %w", err)
-	}
-	return nil
+	return relay(ctx, conn, os.Stdin, stdout, func() (net.Conn, error) { return dialOrStart(ctx, cfg, stderr) })
 }
 
 // startWait bounds how long a client waits for a daemon it started to be

@@ -29,13 +29,18 @@ const (
 // askExitCodes is the end of `hearth ask --help`.
 const askExitCodes = `
 The prompt is the arguments; with none (or "-") it is read from stdin.
+Flags may follow the prompt; after -- every word is the prompt's, even one
+that begins with - (hearth ask -- -v: what does it do?). --continue and
+--session prompt an earlier session, resumed: its history is the model's,
+not printed again.
 Edits and commands ask first: y/N on the terminal; without a terminal they
 are refused unless --yes or --mode allows them.
 
 Exit codes:
   0    the answer is complete
   1    the turn failed (an error, or the model stopped short: refusal, token limit)
-  2    bad usage
+  2    bad usage: a flag, a --cwd that is no project directory, a --continue
+       or --session that names no session
   3    the answer came, but an edit or command was refused: no terminal to ask on
   130  cancelled (Ctrl-C)
 `
@@ -51,32 +56,17 @@ var askModes = []string{daemon.ModeReadOnly, daemon.ModeAsk, daemon.ModeAutoEdit
 // ask in the workspace is warm), or with --no-daemon in a daemon run in
 // this process.
 func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("ask", stderr)
-	cwd := fs.String("cwd", "", "workspace directory (default: the current directory)")
-	yes := fs.Bool("yes", false, "allow every edit and command the agent asks for")
-	mode := fs.String("mode", "", "the session's mode before the prompt: read-only, ask, auto-edit (edits run) or full-auto (edits and commands run)")
-	noDaemon := fs.Bool("no-daemon", false, "run the agent in this process instead of the daemon (nothing stays warm for the next ask)")
-	if err := fs.Parse(args); err != nil {
-		return &exitError{2, err}
-	}
-	if *mode != "" && !slices.Contains(askModes, *mode) {
-		return &exitError{2, fmt.Errorf("--mode %q: want one of %s", *mode, strings.Join(askModes, ", "))}
-	}
-	prompt, err := askPrompt(fs.Args(), os.Stdin)
+	o, err := parseAskFlags(args, stderr)
 	if err != nil {
 		return &exitError{2, err}
 	}
-	dir := *cwd
-	if dir == "" {
-		if dir, err = os.Getwd(); err != nil {
-			return err
-		}
+	prompt, err := askPrompt(o.words, os.Stdin)
+	if err != nil {
+		return &exitError{2, err}
 	}
-	if dir, err = filepath.Abs(dir); err != nil {
+	dir, err := askDir(o.cwd)
+	if err != nil {
 		return err
-	}
-	if err := daemon.CheckCwd(dir); err != nil {
-		return err // before any daemon is started for it
 	}
 	cfg, err := loadConfig()
 	if err == nil {
@@ -85,90 +75,32 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-
-	var rw io.ReadWriteCloser
-	if *noDaemon {
-		configureSandbox(cfg) // the in-process daemon's shell commands are confined as serve's are
-		c, stop, err := daemonInProcess(cfg, "hearth ask --no-daemon")
-		if err != nil {
-			return err
-		}
-		defer stop()
-		rw = c
-	} else {
-		c, err := dialOrStart(ctx, cfg, stderr)
-		if err != nil {
-			if ctx.Err() != nil {
-				return &exitError{exitAskCancelled, errors.New("cancelled")}
-			}
-			if noDaemonHelps(err) {
-				return fmt.Errorf("%w (or run with --no-daemon)", err)
-			}
-			return err
-		}
-		rw = c
+	rw, stop, err := askConn(ctx, cfg, o.noDaemon, stderr)
+	if err != nil {
+		return err
 	}
-
+	defer stop()
 	con := &console{out: stdout, err: stderr}
-	perm := &permitter{con: con, yes: *yes, stop: ctx}
-	if !*yes {
-		tty, err := openTerminal()
-		if err != nil {
-			fmt.Fprintf(stderr, "hearth: cannot ask on the terminal (%v): edits and commands will be refused\n", err)
-		}
-		if tty != nil {
-			defer tty.Close()
-			perm.tty, perm.in = tty, bufio.NewReader(tty)
-		}
-	}
+	perm, closeTTY := newPermitter(ctx, con, o.yes, stderr)
+	defer closeTTY()
 	client := rpc.NewClient(rw, rpc.ClientOptions{OnNotify: con.notify, OnCall: perm.onCall})
 	defer client.Close()
-
-	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
 	cancelled := func(err error) error {
 		if ctx.Err() != nil {
 			return &exitError{exitAskCancelled, errors.New("cancelled")}
 		}
 		return err
 	}
-	var init acp.InitializeResponse
-	if err := client.Call(cctx, rpc.MethodInitialize, acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber,
-		ClientInfo: &acp.Implementation{Name: "hearth-ask", Version: version}}, &init); err != nil {
-		return cancelled(fmt.Errorf("initialize: %w", err))
+	id, err := askStart(ctx, client, cfg, dir, o, stderr)
+	if err != nil {
+		return cancelled(err)
 	}
-	var st rpc.Status
-	if err := client.Call(cctx, rpc.MethodHearthStatus, nil, &st); err == nil {
-		for _, line := range configNotes(shellConfig(cfg), st, *noDaemon) {
-			fmt.Fprintln(stderr, "hearth:", visibleText(line))
-		}
-	}
-	var sess acp.NewSessionResponse
-	if err := client.Call(cctx, rpc.MethodSessionNew, acp.NewSessionRequest{Cwd: dir, McpServers: []acp.McpServer{}}, &sess); err != nil {
-		return cancelled(fmt.Errorf("new session: %w", err))
-	}
-	if *mode != "" {
-		if err := client.Call(cctx, rpc.MethodSessionSetMode, acp.SetSessionModeRequest{SessionId: sess.SessionId,
-			ModeId: acp.SessionModeId(*mode)}, nil); err != nil {
-			return cancelled(fmt.Errorf("set mode %s: %w", *mode, err))
-		}
-	}
-
-	// Ctrl-C cancels the turn; the answer still arrives (as cancelled).
-	stopWatch := context.AfterFunc(ctx, func() {
-		nctx, ncancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer ncancel()
-		client.Notify(nctx, rpc.MethodSessionCancel, acp.CancelNotification{SessionId: sess.SessionId})
-	})
-	defer stopWatch()
-	var res acp.PromptResponse
-	err = client.Call(context.Background(), rpc.MethodSessionPrompt, acp.PromptRequest{SessionId: sess.SessionId,
-		Prompt: []acp.ContentBlock{acp.TextBlock(prompt)}}, &res)
+	res, err := askTurn(ctx, client, id, prompt)
 	con.endLine()
 	if err != nil {
 		return cancelled(err)
 	}
-	fmt.Fprintf(stderr, "hearth: session %s\n", sess.SessionId)
+	fmt.Fprintf(stderr, "hearth: session %s\n", id)
 	switch {
 	case res.StopReason == acp.StopReasonCancelled || ctx.Err() != nil:
 		return &exitError{exitAskCancelled, errors.New("cancelled")}
@@ -180,6 +112,138 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	return nil
 }
 
+// askOpts are ask's flags, and the words left for the prompt.
+type askOpts struct {
+	cwd, mode, sessionID string
+	yes, noDaemon, cont  bool
+	words                []string
+}
+
+func parseAskFlags(args []string, stderr io.Writer) (askOpts, error) {
+	var o askOpts
+	fs := newFlags("ask", stderr)
+	fs.StringVar(&o.cwd, "cwd", "", "the session's working directory (default: the current directory); its workspace is the git repository that holds it")
+	fs.BoolVar(&o.yes, "yes", false, "allow every edit and command the agent asks for")
+	fs.StringVar(&o.mode, "mode", "", "the session's mode before the prompt: read-only, ask, auto-edit (edits run) or full-auto (edits and commands run)")
+	fs.BoolVar(&o.noDaemon, "no-daemon", false, "run the agent in this process instead of the daemon (nothing stays warm for the next ask)")
+	fs.BoolVar(&o.cont, "continue", false, "prompt the most recent session opened in the working directory instead of a new one")
+	fs.StringVar(&o.sessionID, "session", "", "prompt this earlier session (its id, or a unique prefix) instead of a new one")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if o.mode != "" && !slices.Contains(askModes, o.mode) {
+		return o, fmt.Errorf("--mode %q: want one of %s", o.mode, strings.Join(askModes, ", "))
+	}
+	if o.cont && o.sessionID != "" {
+		return o, errors.New("--continue and --session both choose the session: give one")
+	}
+	o.words = fs.Args()
+	return o, nil
+}
+
+// askDir is the session's directory: --cwd, else the current one, made
+// absolute and checked before any daemon is started for it.
+func askDir(cwd string) (string, error) {
+	dir := cwd
+	if dir == "" {
+		var err error
+		if dir, err = os.Getwd(); err != nil {
+			return "", err
+		}
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	if err := daemon.CheckCwd(dir); err != nil {
+		return "", &exitError{2, err}
+	}
+	return dir, nil
+}
+
+// askConn connects to the daemon (started when none answers), or with
+// noDaemon to one run in this process; stop ends what it started here.
+func askConn(ctx context.Context, cfg daemon.Config, noDaemon bool, stderr io.Writer) (rw io.ReadWriteCloser, stop func(), err error) {
+	if noDaemon {
+		configureSandbox(cfg) // the in-process daemon's shell commands are confined as serve's are
+		return daemonInProcess(cfg, "hearth ask --no-daemon")
+	}
+	c, err := dialOrStart(ctx, cfg, stderr)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, &exitError{exitAskCancelled, errors.New("cancelled")}
+		}
+		if noDaemonHelps(err) {
+			return nil, nil, fmt.Errorf("%w (or run with --no-daemon)", err)
+		}
+		return nil, nil, err
+	}
+	return c, func() {}, nil
+}
+
+// newPermitter answers the daemon's permission requests: --yes allows,
+// else the terminal asks, else they are refused. closeTTY closes the
+// terminal it opened.
+func newPermitter(ctx context.Context, con *console, yes bool, stderr io.Writer) (perm *permitter, closeTTY func()) {
+	perm, closeTTY = &permitter{con: con, yes: yes, stop: ctx}, func() {}
+	if yes {
+		return perm, closeTTY
+	}
+	tty, err := openTerminal()
+	if err != nil {
+		fmt.Fprintf(stderr, "hearth: cannot ask on the terminal (%v): edits and commands will be refused\n", err)
+	}
+	if tty != nil {
+		perm.tty, perm.in = tty, bufio.NewReader(tty)
+		closeTTY = func() { tty.Close() }
+	}
+	return perm, closeTTY
+}
+
+// askStart initializes, says where the daemon's settings differ from the
+// shell's, opens (or resumes) the session and sets its mode.
+func askStart(ctx context.Context, client *rpc.Client, cfg daemon.Config, dir string, o askOpts, stderr io.Writer) (acp.SessionId, error) {
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var init acp.InitializeResponse
+	if err := client.Call(cctx, rpc.MethodInitialize, acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber,
+		ClientInfo: &acp.Implementation{Name: "hearth-ask", Version: version}}, &init); err != nil {
+		return "", fmt.Errorf("initialize: %w", err)
+	}
+	var st rpc.Status
+	if err := client.Call(cctx, rpc.MethodHearthStatus, nil, &st); err == nil {
+		for _, line := range configNotes(shellConfig(cfg), st, o.noDaemon) {
+			fmt.Fprintln(stderr, "hearth:", visibleText(line))
+		}
+	}
+	id, err := askSession(cctx, client, dir, o.cont, o.sessionID)
+	if err != nil {
+		return "", err
+	}
+	if o.mode != "" {
+		if err := client.Call(cctx, rpc.MethodSessionSetMode, acp.SetSessionModeRequest{SessionId: id,
+			ModeId: acp.SessionModeId(o.mode)}, nil); err != nil {
+			return "", fmt.Errorf("set mode %s: %w", o.mode, err)
+		}
+	}
+	return id, nil
+}
+
+// askTurn sends the prompt and waits for its answer; Ctrl-C (ctx) cancels
+// the turn, whose answer still arrives (as cancelled).
+func askTurn(ctx context.Context, client *rpc.Client, id acp.SessionId, prompt string) (acp.PromptResponse, error) {
+	stopWatch := context.AfterFunc(ctx, func() {
+		nctx, ncancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer ncancel()
+		client.Notify(nctx, rpc.MethodSessionCancel, acp.CancelNotification{SessionId: id})
+	})
+	defer stopWatch()
+	var res acp.PromptResponse
+	err := client.Call(context.Background(), rpc.MethodSessionPrompt, acp.PromptRequest{SessionId: id,
+		Prompt: []acp.ContentBlock{acp.TextBlock(prompt)}}, &res)
+	return res, err
+}
+
 // askPrompt is the prompt: the arguments, or stdin when they are "-" or
 // when there are none and stdin is not a terminal (hearth ask < task.md).
 func askPrompt(args []string, stdin *os.File) (string, error) {
@@ -187,7 +251,7 @@ func askPrompt(args []string, stdin *os.File) (string, error) {
 	if !fromStdin {
 		prompt := strings.TrimSpace(strings.Join(args, " "))
 		if prompt == "" {
-			return "", errors.New("usage: hearth ask [--cwd DIR] [--yes] [--mode MODE] PROMPT (or the prompt on stdin: hearth ask < task.md)")
+			return "", errors.New("usage: hearth ask [flags] PROMPT (or the prompt on stdin: hearth ask < task.md)")
 		}
 		return prompt, nil
 	}

@@ -27,15 +27,17 @@ type modelSettings struct {
 // serve's applyEnvFile does), without changing this process's environment.
 func shellConfig(cfg daemon.Config) modelSettings {
 	s := modelSettings{BaseURL: cfg.BaseURL, Key: cfg.APIKey, Model: cfg.Model}
+	simulator := os.Getenv("HEARTH_SIMULATOR")
 	if home, err := os.UserHomeDir(); err == nil {
 		file, _ := installer.LoadEnvFile(installer.Spec{Home: home}.EnvFile())
-		for name, dst := range map[string]*string{"OPENAI_BASE_URL": &s.BaseURL, "OPENAI_API_KEY": &s.Key, "HEARTH_MODEL": &s.Model} {
+		for name, dst := range map[string]*string{"OPENAI_BASE_URL": &s.BaseURL, "OPENAI_API_KEY": &s.Key, "HEARTH_MODEL": &s.Model,
+			"HEARTH_SIMULATOR": &simulator} {
 			if _, set := os.LookupEnv(name); !set && file[name] != "" {
 				*dst = strings.TrimSpace(file[name])
 			}
 		}
 	}
-	s.Simulator = s.Key == "" && s.BaseURL == ""
+	s.Simulator = s.Key == "" && s.BaseURL == "" && strings.TrimSpace(simulator) != "off"
 	return s
 }
 

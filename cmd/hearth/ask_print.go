@@ -57,7 +57,25 @@ func (c *console) notify(method string, params json.RawMessage) {
 			}
 			fmt.Fprintf(c.err, "  %s: %s\n", *u.ToolCallUpdate.Status, visibleLine(title))
 		}
+	case u.Plan != nil:
+		c.endLineLocked()
+		fmt.Fprintln(c.err, "plan:")
+		for _, e := range u.Plan.Entries {
+			fmt.Fprintf(c.err, "  %s %s\n", planMark(e.Status), visibleLine(e.Content))
+		}
 	}
+}
+
+// planMark is how a step of the agent's plan is shown: [x] completed, [~]
+// in progress, [ ] pending (as in Neovim's chat).
+func planMark(s acp.PlanEntryStatus) string {
+	switch s {
+	case acp.PlanEntryStatusCompleted:
+		return "[x]"
+	case acp.PlanEntryStatusInProgress:
+		return "[~]"
+	}
+	return "[ ]"
 }
 
 // aside runs f, which writes to stderr, after ending the answer's line.

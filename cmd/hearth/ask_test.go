@@ -362,3 +362,19 @@ func TestAskSaysWhenTheDaemonDiffers(t *testing.T) {
 		t.Errorf("a key was printed:\n%s", r.stderr)
 	}
 }
+
+// The agent's plan (update_plan) is shown on stderr as a checklist, apart
+// from the answer on stdout; making it asks nothing.
+func TestAskShowsThePlan(t *testing.T) {
+	e := newAskEnv(t, sim.Options{})
+	r := e.ask(t, nil, "", "plan read a.txt; fix it")
+	if r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "plan:\n  [~] read a.txt\n  [ ] fix it\n") {
+		t.Errorf("stderr:\n%s", r.stderr)
+	}
+	if strings.Contains(r.stdout, "[~]") || !strings.Contains(r.stdout, "Plan updated") {
+		t.Errorf("stdout (the answer) = %q", r.stdout)
+	}
+}

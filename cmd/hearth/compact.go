@@ -17,7 +17,7 @@ import (
 func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("compact", stderr)
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	if err := fs.Parse(reorder(args)); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return &exitError{2, err}
 	}
 	if fs.NArg() != 1 {
@@ -55,6 +55,11 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	if res.StopReason != string(acp.StopReasonEndTurn) || res.Compaction == nil {
 		return fmt.Errorf("session %s was not compacted (%s)", res.SessionID, res.StopReason)
+	}
+	if res.Compaction.Summary == "" {
+		fmt.Fprintf(stdout, "compacted %s through item %d with the API's compaction: the model goes on from the items it returned (an encrypted compaction item and your messages)\n",
+			res.SessionID, res.Compaction.ThroughSeq)
+		return nil
 	}
 	fmt.Fprintf(stdout, "compacted %s through item %d; the model goes on from this summary:\n\n%s\n", res.SessionID,
 		res.Compaction.ThroughSeq, visibleText(res.Compaction.Summary))

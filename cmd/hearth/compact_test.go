@@ -60,3 +60,39 @@ func TestCompactCommand(t *testing.T) {
 		t.Errorf("compact without a session: exit %d, %q", code, errOut)
 	}
 }
+
+// With HEARTH_COMPACTION=server, hearth compact has the API compact (the
+// built-in simulator's endpoint here) and says so; inspect says the
+// compaction's item is the API's, encrypted, rather than printing an empty
+// summary.
+func TestCompactCommandServer(t *testing.T) {
+	dir := isolate(t)
+	t.Setenv("HEARTH_COMPACTION", "server")
+	root := filepath.Join(dir, "ws")
+	os.MkdirAll(root, 0o755)
+	root, _ = filepath.EvalSymlinks(root)
+	cfg, err := loadConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := store.Open(cfg.DBPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := db.CreateSession(ctx, store.Session{ID: "ses_server1", Root: root, Mode: "ask"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.AppendItems(ctx, "ses_server1", 0, []store.NewItem{{Origin: store.OriginInput, Data: session.UserMessage("remember the word walrus")}}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	code, out, errOut := runCLI("compact", "ses_server1")
+	if code != 0 || !strings.Contains(out, "with the API's compaction") {
+		t.Fatalf("compact: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	code, out, _ = runCLI("inspect", "ses_server1")
+	if code != 0 || !strings.Contains(out, "by the API (resp_") || !strings.Contains(out, "encrypted") {
+		t.Fatalf("inspect: exit %d:\n%s", code, out)
+	}
+}

@@ -101,18 +101,24 @@ func doctor(ctx context.Context, cfg daemon.Config) []check {
 	if base == "" {
 		base = fileEnv["OPENAI_BASE_URL"]
 	}
-	simulator := key == "" && base == ""
+	noSimulator := cfg.NoSimulator || os.Getenv("HEARTH_SIMULATOR") == "" && strings.TrimSpace(fileEnv["HEARTH_SIMULATOR"]) == "off"
+	simulator := key == "" && base == "" && !noSimulator
 	switch {
 	case key != "":
 		add("ok", "api key", "set in %s (%s)", keyFrom, maskKey(key))
+	case noSimulator:
+		add("fail", "api key", "none, and HEARTH_SIMULATOR=off: editors are asked to log in; run `hearth login` (it stores the key in %s)", envFile)
 	case simulator:
 		add("warn", "api key", "none: simulator mode (answers come from the built-in simulator); put OPENAI_API_KEY=... in %s", envFile)
 	default:
 		add("fail", "api key", "OPENAI_BASE_URL is set but no OPENAI_API_KEY: set it in the environment or in %s", envFile)
 	}
-	if simulator {
+	switch {
+	case simulator:
 		add("ok", "base url", "built-in simulator (no network)")
-	} else {
+	case base == "":
+		add(checkBaseURL(ctx, responses.DefaultBaseURL))
+	default:
 		add(checkBaseURL(ctx, base))
 	}
 

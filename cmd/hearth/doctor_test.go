@@ -260,3 +260,16 @@ func TestDoctorNetwork(t *testing.T) {
 		t.Errorf("HEARTH_SHELL_NETWORK=sometimes: exit %d, %s%s", code, stdout.String(), stderr.String())
 	}
 }
+
+// With HEARTH_SIMULATOR=off and no key, doctor says the editors will be
+// asked to log in and how, instead of promising the simulator.
+func TestDoctorSimulatorOffWithoutKey(t *testing.T) {
+	isolate(t)
+	t.Setenv("HEARTH_SIMULATOR", "off")
+	var stdout, stderr bytes.Buffer
+	run(context.Background(), []string{"doctor"}, &stdout, &stderr)
+	out := stdout.String()
+	if !regexp.MustCompile(`(?m)^fail +api key +none, and HEARTH_SIMULATOR=off: .*hearth login`).MatchString(out) || strings.Contains(out, "built-in simulator") {
+		t.Errorf("doctor:\n%s%s", out, stderr.String())
+	}
+}

@@ -133,7 +133,17 @@ func (e *e2eEnv) serveBinary(bin string, args ...string) *exec.Cmd {
 	select {
 	case <-ready:
 	case <-time.After(30 * time.Second):
-		e.t.Fatal("hearth serve did not report listening")
+		var said []string
+		for len(said) < 50 {
+			select {
+			case l := <-lines:
+				said = append(said, l)
+				continue
+			default:
+			}
+			break
+		}
+		e.t.Fatalf("hearth serve did not report listening; it said:\n%s", strings.Join(said, "\n"))
 	}
 	return cmd
 }

@@ -13,10 +13,13 @@ import (
 // cmdFlags is the flag set of one run of one command. Parse turns a help
 // request, a bad flag and surplus arguments into a *usageError, which run
 // prints once, with the command's usage; the flag package itself prints
-// nothing.
+// nothing. Flags may come before, between or after the arguments (hearth
+// ask "fix it" --yes); a literal -- ends the flags, so that an argument may
+// begin with - (hearth ask -- "-v: what does it do?").
 type cmdFlags struct {
 	*flag.FlagSet
-	maxArgs int // positional arguments the command takes; -1: any number
+	maxArgs int      // positional arguments the command takes; -1: any number
+	args    []string // the positional arguments, once parsed
 }
 
 // newFlags returns the flag set of the command name; the positional
@@ -35,16 +38,43 @@ func newFlags(name string, _ io.Writer) *cmdFlags {
 
 // Parse parses args; see cmdFlags.
 func (f *cmdFlags) Parse(args []string) error {
-	err := f.FlagSet.Parse(args)
-	switch {
-	case errors.Is(err, flag.ErrHelp):
-		return &usageError{flags: f.FlagSet, help: true}
-	case err != nil:
-		return &usageError{flags: f.FlagSet, err: f.respell(err)}
-	case f.maxArgs >= 0 && f.NArg() > f.maxArgs:
-		return &usageError{flags: f.FlagSet, err: surplus(f.Name(), f.maxArgs, f.Args())}
+	f.args = nil
+	for {
+		err := f.FlagSet.Parse(args)
+		switch {
+		case errors.Is(err, flag.ErrHelp):
+			return &usageError{flags: f.FlagSet, help: true}
+		case err != nil:
+			err = f.respell(err)
+			if len(f.args) > 0 && strings.HasPrefix(err.Error(), "unknown flag") {
+				err = fmt.Errorf("%w; an argument that begins with - goes after --: hearth %s [flags] -- %s", err, f.Name(), strings.Join(f.args, " ")+" …")
+			}
+			return &usageError{flags: f.FlagSet, err: err}
+		}
+		rest := f.FlagSet.Args()
+		used := len(args) - len(rest)
+		if len(rest) == 0 || used > 0 && args[used-1] == "--" {
+			f.args = append(f.args, rest...) // after --, everything is an argument
+			break
+		}
+		f.args = append(f.args, rest[0]) // an argument; flags may follow it
+		args = rest[1:]
+	}
+	if f.maxArgs >= 0 && len(f.args) > f.maxArgs {
+		return &usageError{flags: f.FlagSet, err: surplus(f.Name(), f.maxArgs, f.args)}
 	}
 	return nil
+}
+
+// Args, NArg and Arg are the positional arguments, wherever they stood
+// among the flags.
+func (f *cmdFlags) Args() []string { return f.args }
+func (f *cmdFlags) NArg() int      { return len(f.args) }
+func (f *cmdFlags) Arg(i int) string {
+	if i < 0 || i >= len(f.args) {
+		return ""
+	}
+	return f.args[i]
 }
 
 // usageError is a command line the command cannot run: help asked for,

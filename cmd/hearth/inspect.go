@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -20,7 +19,7 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs := newFlags("inspect", stderr)
 	asJSON := fs.Bool("json", false, "print as JSON (the structs the daemon serves)")
 	limit := fs.Int("limit", 50, "sessions to list")
-	if err := fs.Parse(reorder(args)); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return &exitError{2, err}
 	}
 	p := rpc.InspectParams{Limit: *limit}
@@ -65,19 +64,6 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	printSessions(stdout, res.Sessions)
 	return nil
-}
-
-// reorder lets flags follow the SESSION argument.
-func reorder(args []string) []string {
-	var flags, rest []string
-	for _, a := range args {
-		if strings.HasPrefix(a, "-") {
-			flags = append(flags, a)
-		} else {
-			rest = append(rest, a)
-		}
-	}
-	return append(flags, rest...)
 }
 
 // printSessions and printSession show what the store holds — paths, the
@@ -126,6 +112,11 @@ func printSession(w io.Writer, s *rpc.SessionDetail) {
 	}
 	tw.Flush()
 	for _, c := range s.Compactions {
+		if c.Summary == "" { // the API compacted: its items follow ThroughSeq
+			fmt.Fprintf(w, "\ncompacted through item %d (%s), %s, by the API (%s): the model's view went on from the items after it, its compaction item encrypted\n",
+				c.ThroughSeq, visibleLine(c.Reason), c.Created.Local().Format(time.DateTime), visibleLine(c.ResponseID))
+			continue
+		}
 		fmt.Fprintf(w, "\ncompacted through item %d (%s), %s; the model's view went on from this summary:\n%s\n",
 			c.ThroughSeq, visibleLine(c.Reason), c.Created.Local().Format(time.DateTime), visibleText(c.Summary))
 	}

@@ -50,7 +50,11 @@ func TestSIGTERMDuringTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	chunk := make(chan struct{}, 1)
-	c := rpc.NewClient(conn, rpc.ClientOptions{OnNotify: func(string, json.RawMessage) {
+	c := rpc.NewClient(conn, rpc.ClientOptions{OnNotify: func(_ string, params json.RawMessage) {
+		var n acp.SessionNotification // the answer's first chunk: the turn runs
+		if json.Unmarshal(params, &n) != nil || n.Update.AgentMessageChunk == nil {
+			return
+		}
 		select {
 		case chunk <- struct{}{}:
 		default:

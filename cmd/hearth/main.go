@@ -2,10 +2,11 @@
 //
 //	hearth serve [--socket P] [--stdio]   run the daemon
 //	hearth acp                            stdio ACP relay to the daemon (starts it when needed)
-//	hearth ask [flags] [PROMPT | -]       one prompt (or stdin), answer streamed; through the daemon
+//	hearth ask [flags] [PROMPT | -]       one prompt (or stdin), answer streamed; through the daemon; --continue, --session ID
 //	hearth status [--json]                the daemon and its workspaces
 //	hearth inspect [SESSION] [--json]     sessions, or one session's turns and requests
 //	hearth compact SESSION [--json]       compact a session now (as /compact)
+//	hearth login | logout                 store (after checking it) or remove the OpenAI API key
 //	hearth sim [--addr A]                 the built-in Responses simulator
 //	hearth bench [--steps N] [--plot F]   request modes side by side on the simulator's cost model, against its floor
 //	hearth install [--dry-run]            install the per-user service (systemd --user, launchd)
@@ -25,8 +26,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"text/tabwriter"
+
+	"go.lsp.dev/jsonrpc2"
 
 	"github.com/hearthd/hearth/workspace"
 )
@@ -59,11 +63,13 @@ var commands []command
 func init() {
 	commands = []command{
 		{"serve", "serve [--socket PATH] [--stdio]", "Run the daemon on its unix socket (or serve one client on stdin/stdout).", 0, runServe},
-		{"acp", "acp", "Relay ACP on stdin/stdout to the daemon, starting the daemon when none answers.", 0, runACP},
+		{"acp", "acp", "Relay ACP on stdin/stdout to the daemon, starting the daemon when none answers (`hearth acp login` is `hearth login`: the login editors run).", 0, runACP},
 		{"ask", "ask [flags] [PROMPT | -]", "Send one prompt (or stdin) through the daemon, starting it when needed; stream the answer.", -1, runAsk},
 		{"status", "status [--json]", "Show the daemon, its workspaces and their connections.", 0, runStatus},
 		{"inspect", "inspect [SESSION] [--json]", "List sessions, or show one session's turns, items and requests (SESSION: its id or a unique prefix).", 1, runInspect},
 		{"compact", "compact SESSION [--json]", "Compact a session now: the model goes on from a summary of it (the whole history stays).", 1, runCompact},
+		{"login", "login", "Read an OpenAI API key (hidden; or stdin), check it, store it in ~/.config/hearth/env for the daemon.", 0, runLogin},
+		{"logout", "logout", "Remove the stored OpenAI API key; a running daemon goes on without it.", 0, runLogout},
 		{"sim", "sim [--addr HOST:PORT]", "Run the built-in Responses API simulator.", 0, runSim},
 		{"bench", "bench [--json] [--plot FILE]", "Time a tool loop per request mode against the simulator's cost model and its floor.", 0, runBench},
 		{"install", "install [--dry-run]", "Install hearth as a per-user service (systemd --user or launchd).", 0, runInstall},
@@ -155,10 +161,26 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil && ee.err.Error() != "" {
-			fmt.Fprintln(stderr, "hearth:", visibleText(ee.err.Error()))
+			fmt.Fprintln(stderr, "hearth:", visibleText(cliText(ee.err)))
 		}
 		return ee.code
 	}
-	fmt.Fprintln(stderr, "hearth:", visibleText(err.Error())) // it may name a file, quote the model or the API
+	fmt.Fprintln(stderr, "hearth:", visibleText(cliText(err))) // it may name a file, quote the model or the API
 	return 1
+}
+
+// cliText is err as the CLI says it: a daemon's JSON-RPC error without the
+// protocol's words ("invalid params: "), which mean nothing on a command
+// line. The one place the CLI prints errors.
+func cliText(err error) string {
+	msg := err.Error()
+	var wire *jsonrpc2.Error
+	if errors.As(err, &wire) {
+		plain := wire.Message
+		for _, framing := range []string{"invalid params: ", "invalid request: "} {
+			plain = strings.TrimPrefix(plain, framing)
+		}
+		msg = strings.Replace(msg, wire.Message, plain, 1)
+	}
+	return msg
 }

@@ -29,6 +29,24 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	lanes := fs.String("lanes", "on", "what stream_id does: on (parallel lanes), ignore (never echoed, one response at a time), refuse (unknown_parameter)")
 	reasoning := fs.String("reasoning", "auto", "which models reason: auto (all but gpt-4*, gpt-3.5*, chatgpt-4*), always, never")
 	ping := fs.Duration("ping", 0, "ping every WebSocket connection this often (0 = never)")
+	var window int
+	windows := map[string]int{}
+	fs.Func("window", "refuse a request whose input is over this many tokens (4 bytes each) with context_length_exceeded: N for every model, MODEL=N for one (repeat the flag)", func(v string) error {
+		model, n, one := strings.Cut(v, "=")
+		if !one {
+			n = model
+		}
+		w, err := strconv.Atoi(n)
+		if err != nil || w < 1 {
+			return fmt.Errorf("want N or MODEL=N, N a number of tokens, not %q", v)
+		}
+		if one {
+			windows[model] = w
+		} else {
+			window = w
+		}
+		return nil
+	})
 	verbose := fs.Bool("v", false, "print one line per answered request (transport, connection, warm-up, previous_response_id, outcome)")
 	var cost sim.Cost
 	fs.DurationVar(&cost.Handshake, "handshake", 0, "simulated WebSocket handshake time")
@@ -59,14 +77,14 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		fmt.Fprintf(stdout, "request transport=%s conn=%d type=%s generate=%s prev=%s items=%d bytes=%d outcome=%s\n",
-			r.Transport, r.Conn, r.Type, gen, prev, len(r.Input), r.Bytes, r.Outcome)
+		fmt.Fprintf(stdout, "request transport=%s conn=%d type=%s generate=%s prev=%s items=%d bytes=%d tokens=%d outcome=%s\n",
+			r.Transport, r.Conn, r.Type, gen, prev, len(r.Input), r.Bytes, r.InputTokens, r.Outcome)
 	}
 	if !*verbose {
 		onAnswered = nil
 	}
 	opts := sim.Options{APIKey: *key, DisableLanes: *noLanes, Lanes: laneMode, Reasoning: reasoningMode, PingInterval: *ping,
-		Cost: cost, OnAnswered: onAnswered}
+		Cost: cost, OnAnswered: onAnswered, ContextWindow: window, Windows: windows}
 	opts.OnListen = func(base string) {
 		ws := "ws" + strings.TrimPrefix(base, "http")
 		fmt.Fprintf(stdout, "hearth sim: Responses API simulator on %s (WebSocket %s/responses); cost: %s\n", base, ws, cost)

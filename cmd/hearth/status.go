@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -116,10 +117,11 @@ func printStatus(w io.Writer, st rpc.Status) {
 	fmt.Fprintf(tw, "api\t%s\n", api)
 	fmt.Fprintf(tw, "api key\t%s\n", st.APIKey)
 	fmt.Fprintf(tw, "model\t%s\n", visibleLine(st.Model))
+	fmt.Fprintf(tw, "profile\t%s\n", profileLine(st.Profile))
 	fmt.Fprintf(tw, "clients\t%d\n", st.Clients)
 	fmt.Fprintf(tw, "workspaces\t%s open, %d closed after being idle\n",
 		plural(len(st.Workspaces), "workspace"), st.Sessions.WorkspacesClosed)
-	fmt.Fprintf(tw, "sessions\t%s open (%d idle), %d closed after being idle\n",
+	fmt.Fprintf(tw, "sessions\t%s open (%d idle), %d closed (idle, or by their editors)\n",
 		plural(st.Sessions.Open, "session"), st.Sessions.Idle, st.Sessions.Closed)
 	tw.Flush()
 	if len(st.Workspaces) == 0 {
@@ -157,4 +159,43 @@ func bytesHuman(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// profileLine says in one line what hearth takes the model to be.
+func profileLine(p rpc.Profile) string {
+	var b strings.Builder
+	b.WriteString(visibleLine(p.Family))
+	if p.ContextWindow > 0 {
+		fmt.Fprintf(&b, ": window %s tokens", thousands(p.ContextWindow))
+	} else {
+		b.WriteString(": window unknown (compacts when the API refuses a request for its length)")
+	}
+	switch {
+	case p.Reasoning == "none" || p.Reasoning == "":
+		b.WriteString(", no reasoning")
+	case len(p.ReasoningLevels) > 0:
+		fmt.Fprintf(&b, ", reasoning %s (of %s)", visibleLine(p.Reasoning), visibleLine(strings.Join(p.ReasoningLevels, ", ")))
+	default:
+		fmt.Fprintf(&b, ", reasoning %s", visibleLine(p.Reasoning))
+	}
+	if p.Images {
+		b.WriteString(", images")
+	}
+	if p.ParallelTools {
+		b.WriteString(", parallel tool calls")
+	}
+	fmt.Fprintf(&b, ", tool output up to %s tokens", thousands(p.ToolOutputTokens))
+	if p.PatchStyle != "" {
+		fmt.Fprintf(&b, ", apply_patch (%s)", visibleLine(p.PatchStyle))
+	}
+	return b.String()
+}
+
+// thousands writes n with a comma every three digits.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

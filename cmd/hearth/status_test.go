@@ -64,7 +64,9 @@ func TestStatusAfterOneTurn(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("status: exit %d, %s", code, errOut)
 	}
-	for _, want := range []string{`model +` + session.DefaultModel, `clients +1`, `workspaces +1 workspace open, 0 closed after being idle`, `sessions +1 session open \(0 idle\), 0 closed after being idle`} {
+	for _, want := range []string{`model +` + session.DefaultModel,
+		`profile +gpt-5\.x-codex: window 272,000 tokens, reasoning medium \(of low, medium, high, xhigh\), images, parallel tool calls, tool output up to 10,000 tokens, apply_patch \(freeform\)`,
+		`clients +1`, `workspaces +1 workspace open, 0 closed after being idle`, `sessions +1 session open \(0 idle\), 0 closed \(idle, or by their editors\)`} {
 		if !regexp.MustCompile(`(?m)^` + want + `$`).MatchString(out) {
 			t.Errorf("status lacks a line %s:\n%s", want, out)
 		}
@@ -92,6 +94,15 @@ func TestPrintStatusWatch(t *testing.T) {
 	}
 	if strings.Contains(b.String(), "/q: file watching") {
 		t.Errorf("a workspace watched by inotify is reported:\n%s", b.String())
+	}
+}
+
+// A profile with no known window and no reasoning says so.
+func TestProfileLine(t *testing.T) {
+	got := profileLine(rpc.Profile{Family: "unknown", Reasoning: "none", ToolOutputTokens: 1234567})
+	want := "unknown: window unknown (compacts when the API refuses a request for its length), no reasoning, tool output up to 1,234,567 tokens"
+	if got != want {
+		t.Fatalf("profileLine = %q\nwant %q", got, want)
 	}
 }
 

@@ -12,12 +12,12 @@ import { EventEmitter, once } from 'node:events';
 import { mkdir, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
-import { Readable, Writable } from 'node:stream';
 import { after, before, test } from 'node:test';
 
 import * as acp from '@agentclientprotocol/sdk';
 import { WebSocketServer } from 'ws';
 
+import { SchemaCheck } from './schema-check.mjs';
 import {
   daemonLog,
   hearthBin,
@@ -36,213 +36,9 @@ const WORKSPACE_FILES = ['alpha.txt', 'bravo.md'];
 const WORKSPACE_DIRS = ['charlie'];
 const PROMPT = 'list the files here';
 
-// ---------------------------------------------------------------------------
-// A Responses API WebSocket server, scripted, speaking the API's WebSocket
-// mode: one text frame = one JSON event.
-
-const newId = (prefix) => `${prefix}_${randomBytes(12).toString('hex')}`;
-
-class FakeResponsesServer extends EventEmitter {
-  constructor(apiKey) {
-    super();
-    this.apiKey = apiKey;
-    this.handshakes = []; // every upgrade attempt: {url, authorization, accepted}
-    this.httpRequests = []; // plain HTTP requests (hearth should not need any)
-    this.received = []; // every client frame: {conn, event}
-    this.sent = []; // every server event: {conn, event}
-    this.responses = []; // every response created: {conn, lane, request, response}
-    this.violations = []; // client frames that break the protocol
-    this.http = http.createServer((req, res) => {
-      this.httpRequests.push({ method: req.method, url: req.url });
-      res.writeHead(404, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ error: { message: 'this test server only speaks WebSocket' } }));
-    });
-    this.wss = new WebSocketServer({ noServer: true });
-    this.http.on('upgrade', (req, socket, head) => this.#upgrade(req, socket, head));
-  }
-
-  async start() {
-    this.http.listen(0, '127.0.0.1');
-    await once(this.http, 'listening');
-    return this.http.address().port;
-  }
-
-  // waitFor resolves once pred() holds, re-checking on every frame received.
-  async waitFor(pred, ms, what) {
-    const deadline = Date.now() + ms;
-    while (!pred()) {
-      const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`timed out waiting for ${what}`);
-      await withTimeout(once(this, 'frame'), left, what);
-    }
-  }
-
-  // drop closes every live connection without a close handshake.
-  drop() {
-    for (const c of this.wss.clients) c.terminate();
-  }
-
-  async close() {
-    for (const c of this.wss.clients) c.terminate();
-    this.wss.close();
-    this.http.closeAllConnections?.();
-    await new Promise((resolve) => this.http.close(resolve));
-  }
-
-  #upgrade(req, socket, head) {
-    const authorization = req.headers.authorization ?? null;
-    const url = new URL(req.url, 'http://x');
-    const hs = { url: req.url, authorization, accepted: false };
-    this.handshakes.push(hs);
-    const refuse = (status, text) => {
-      socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
-    };
-    if (url.pathname !== '/v1/responses') return refuse(404, 'Not Found');
-    if (authorization !== `Bearer ${this.apiKey}`) return refuse(401, 'Unauthorized');
-    hs.accepted = true;
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.#serve(ws, this.handshakes.length));
-  }
-
-  #serve(ws, conn) {
-    // The connection-local cache: lane → id of the latest response on it.
-    const cache = new Map();
-    ws.on('message', (data, isBinary) => {
-      let event;
-      try {
-        if (isBinary) throw new Error('binary frame');
-        event = JSON.parse(data.toString('utf8'));
-        if (event === null || typeof event !== 'object' || typeof event.type !== 'string') {
-          throw new Error('frame without a string type');
-        }
-      } catch (err) {
-        this.violations.push(`conn ${conn}: ${err.message}`);
-        ws.close(1003, 'out of step');
-        return;
-      }
-      this.received.push({ conn, event });
-      this.emit('frame');
-      if (event.type !== 'response.create') {
-        this.violations.push(`conn ${conn}: unexpected client event ${event.type}`);
-        return;
-      }
-      this.#create(ws, conn, cache, event);
-    });
-  }
-
-  #create(ws, conn, cache, req) {
-    const lane = typeof req.stream_id === 'string' ? req.stream_id : '';
-    const echo = lane ? { stream_id: lane } : {};
-    let seq = 0;
-    const emit = (event) => {
-      const framed = { ...event, sequence_number: seq++, ...echo };
-      this.sent.push({ conn, event: framed });
-      ws.send(JSON.stringify(framed));
-    };
-    for (const field of ['stream', 'background']) {
-      if (field in req) {
-        this.violations.push(`conn ${conn}: response.create carries ${field}`);
-      }
-    }
-
-    const prev = req.previous_response_id ?? null;
-    if (prev !== null && cache.get(lane) !== prev) {
-      cache.delete(lane); // a failed continuation evicts its parent
-      const error = {
-        type: 'error',
-        status: 400,
-        error: {
-          type: 'invalid_request_error',
-          code: 'previous_response_not_found',
-          message: `Previous response with id '${prev}' not found.`,
-          param: 'previous_response_id',
-        },
-        ...echo,
-      };
-      this.sent.push({ conn, event: error });
-      ws.send(JSON.stringify(error));
-      return;
-    }
-
-    const response = {
-      id: newId('resp'),
-      object: 'response',
-      created_at: Math.floor(Date.now() / 1000),
-      status: 'in_progress',
-      model: req.model ?? null,
-      instructions: req.instructions ?? null,
-      previous_response_id: prev,
-      store: req.store ?? false,
-      output: [],
-      usage: null,
-      error: null,
-      incomplete_details: null,
-    };
-    this.responses.push({ conn, lane, request: req, response });
-    const snapshot = () => structuredClone(response);
-    const complete = () => {
-      response.status = 'completed';
-      response.usage = { input_tokens: 10, output_tokens: 5, total_tokens: 15 };
-      emit({ type: 'response.completed', response: snapshot() });
-      cache.set(lane, response.id);
-    };
-
-    // Warm-up: no output, just an id to chain from.
-    if (req.generate === false) {
-      emit({ type: 'response.created', response: snapshot() });
-      complete();
-      return;
-    }
-
-    emit({ type: 'response.created', response: snapshot() });
-    emit({ type: 'response.in_progress', response: snapshot() });
-
-    const input = Array.isArray(req.input) ? req.input : [];
-    const toolOutput = input.find((it) => it?.type === 'function_call_output');
-    const userMessage = input.find((it) => it?.role === 'user' && (it.type ?? 'message') === 'message');
-    if (toolOutput) {
-      const listing = typeof toolOutput.output === 'string' ? toolOutput.output : JSON.stringify(toolOutput.output);
-      this.#text(emit, response, `The workspace holds:\n${listing}\nThat is all.`);
-    } else if (userMessage) {
-      this.#functionCall(emit, response, 'list_dir', JSON.stringify({ path: '.' }));
-    } else {
-      this.#text(emit, response, 'Nothing new to answer.');
-    }
-    complete();
-  }
-
-  #functionCall(emit, response, name, args) {
-    const item = { type: 'function_call', id: newId('fc'), call_id: newId('call'), name, arguments: '', status: 'in_progress' };
-    const output_index = response.output.length;
-    emit({ type: 'response.output_item.added', output_index, item: { ...item } });
-    const half = Math.ceil(args.length / 2);
-    for (const delta of [args.slice(0, half), args.slice(half)]) {
-      emit({ type: 'response.function_call_arguments.delta', item_id: item.id, output_index, delta });
-    }
-    emit({ type: 'response.function_call_arguments.done', item_id: item.id, output_index, name, arguments: args });
-    const done = { ...item, arguments: args, status: 'completed' };
-    emit({ type: 'response.output_item.done', output_index, item: done });
-    response.output.push(done);
-  }
-
-  #text(emit, response, text) {
-    const item = { type: 'message', id: newId('msg'), role: 'assistant', status: 'in_progress', content: [] };
-    const output_index = response.output.length;
-    const ids = { item_id: item.id, output_index, content_index: 0 };
-    emit({ type: 'response.output_item.added', output_index, item: { ...item } });
-    emit({ type: 'response.content_part.added', ...ids, part: { type: 'output_text', text: '', annotations: [] } });
-    const n = 4;
-    const size = Math.ceil(text.length / n);
-    for (let i = 0; i < text.length; i += size) {
-      emit({ type: 'response.output_text.delta', ...ids, delta: text.slice(i, i + size), logprobs: [] });
-    }
-    const part = { type: 'output_text', text, annotations: [] };
-    emit({ type: 'response.output_text.done', ...ids, text, logprobs: [] });
-    emit({ type: 'response.content_part.done', ...ids, part });
-    const done = { ...item, status: 'completed', content: [part] };
-    emit({ type: 'response.output_item.done', output_index, item: done });
-    response.output.push(done);
-  }
-}
+// The Responses API WebSocket server (fake-responses.mjs: written here, with
+// the `ws` package, sharing no code with hearth or its simulator).
+import { FakeResponsesServer } from './fake-responses.mjs';
 
 // ---------------------------------------------------------------------------
 
@@ -302,7 +98,10 @@ test('the official ACP SDK runs a tool-using turn through hearth acp against a t
   const app = acp.client({ name: 'hearth-interop' }).onNotification(acp.methods.client.session.update, ({ params }) => {
     updates.push(params);
   });
-  const stream = acp.ndJsonStream(Writable.toWeb(acpProc.child.stdin), Readable.toWeb(acpProc.child.stdout));
+  // Every message hearth sends is checked against the official ACP schema.
+  const check = new SchemaCheck('hearth acp');
+  const { writable, readable } = check.streams(acpProc.child.stdin, acpProc.child.stdout);
+  const stream = acp.ndJsonStream(writable, readable);
 
   const { init, sessionId, result } = await withTimeout(
     app.connectWith(stream, async (ctx) => {
@@ -326,6 +125,8 @@ test('the official ACP SDK runs a tool-using turn through hearth acp against a t
   sessionId1 = sessionId;
   // --- what the ACP client saw
   assert.equal(init.protocolVersion, acp.PROTOCOL_VERSION);
+  t.diagnostic(`schema-checked: ${check.summary()}`);
+  assert.deepEqual(check.violations, [], 'messages that break the ACP schema');
   assert.equal(typeof sessionId, 'string');
   assert.ok(sessionId.length > 0);
   assert.equal(result.stopReason, 'end_turn', diag());
@@ -375,7 +176,8 @@ test('the official ACP SDK runs a tool-using turn through hearth acp against a t
   assert.equal(warm.model, 'interop-model-1');
   assert.ok(!('previous_response_id' in warm) || warm.previous_response_id == null);
   const toolNames = (warm.tools ?? []).map((tool) => `${tool.type}:${tool.name}`).sort();
-  assert.deepEqual(toolNames, ['function:edit_file', 'function:grep', 'function:list_dir', 'function:read_file', 'function:shell', 'function:write_file']);
+  // An unknown model's profile: apply_patch as a function taking {input}; update_plan is hearth's own.
+  assert.deepEqual(toolNames, ['function:apply_patch', 'function:edit_file', 'function:grep', 'function:list_dir', 'function:read_file', 'function:shell', 'function:update_plan', 'function:write_file']);
   for (const tool of warm.tools) assert.equal(tool.parameters?.type, 'object', `${tool.name} has a JSON schema`);
 
   for (const e of creates) {
@@ -430,8 +232,8 @@ test('after the server drops the connection, hearth re-warms with the whole tran
   const rewarm = own()[0];
   assert.equal(rewarm.event.generate, false, 'the re-warm is a generate:false request');
   assert.ok(!rewarm.event.previous_response_id, 'a new connection: the re-warm is full');
-  const types = rewarm.event.input.map((it) => it.type ?? 'message');
-  assert.deepEqual(types, ['message', 'function_call', 'function_call_output', 'message'], 'the whole transcript');
+  const types = rewarm.event.input.map((it) => it.role ?? it.type ?? 'message');
+  assert.deepEqual(types, ['developer', 'user', 'function_call', 'function_call_output', 'assistant'], 'the whole transcript: the environment note, then the turn');
   assert.notEqual(rewarm.conn, server.received[before - 1].conn);
   const rewarmId = server.responses.find((r) => r.request === rewarm.event).response.id;
 
@@ -445,7 +247,9 @@ test('after the server drops the connection, hearth re-warms with the whole tran
   await relay.spawned;
   try {
     const app = acp.client({ name: 'hearth-interop-2' });
-    const stream = acp.ndJsonStream(Writable.toWeb(relay.child.stdin), Readable.toWeb(relay.child.stdout));
+    const check = new SchemaCheck('hearth acp (2)');
+    const { writable, readable } = check.streams(relay.child.stdin, relay.child.stdout);
+    const stream = acp.ndJsonStream(writable, readable);
     const result = await withTimeout(
       app.connectWith(stream, async (ctx) => {
         await ctx.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
@@ -458,6 +262,7 @@ test('after the server drops the connection, hearth re-warms with the whole tran
       'the prompt after the re-warm',
     );
     assert.equal(result.stopReason, 'end_turn');
+    assert.deepEqual(check.violations, [], 'messages that break the ACP schema');
   } finally {
     await stopChild(relay);
   }
@@ -487,7 +292,9 @@ test('the official ACP SDK sees the offered /compact command and runs it: the se
     const app = acp.client({ name: 'hearth-interop-compact' }).onNotification(acp.methods.client.session.update, ({ params }) => {
       updates.push(params);
     });
-    const stream = acp.ndJsonStream(Writable.toWeb(relay.child.stdin), Readable.toWeb(relay.child.stdout));
+    const check = new SchemaCheck('hearth acp (compact)');
+    const { writable, readable } = check.streams(relay.child.stdin, relay.child.stdout);
+    const stream = acp.ndJsonStream(writable, readable);
     // The agent's text of the updates from index `from` on.
     const said = (from) =>
       updates
@@ -515,6 +322,7 @@ test('the official ACP SDK sees the offered /compact command and runs it: the se
     );
     for (const u of updates) assert.equal(u.sessionId, sessionId, 'update for another session');
     t.diagnostic(`session/update kinds: ${updates.map((u) => u.update.sessionUpdate).join(', ')}`);
+    assert.deepEqual(check.violations, [], 'messages that break the ACP schema');
 
     // The offer: ACP's available_commands_update, naming compact.
     const offers = updates.map((u) => u.update).filter((u) => u.sessionUpdate === 'available_commands_update');

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Interop suite: hearth against software that is not part of the project
-# (the official ACP SDK, the official openai SDK, the ws package, OpenAI's Codex CLI).
+# (the official ACP SDK, the official openai SDK, the ws package, OpenAI's Codex CLI);
+# every ACP message hearth sends is checked against the official schema (schema-check.mjs).
 # Installs the pinned npm deps when missing, builds hearth, runs node --test.
 set -euo pipefail
 

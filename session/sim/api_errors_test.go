@@ -89,3 +89,26 @@ func TestFaultsApplyToStreamTrue(t *testing.T) {
 	srv.InjectFault(Fault{Kind: FaultServerError})
 	wantError(t, dial(t, base).create(map[string]any{"stream": true, "input": "x"})[0], 500, "server_error")
 }
+
+// Options.Windows gives a model a window of its own; the others keep
+// ContextWindow (here none). Each request's record holds the tokens the
+// window counted, and a response's input plus output tokens are what a
+// request chained on it holds before its new items.
+func TestContextWindowPerModel(t *testing.T) {
+	srv, base := newSim(t, Options{Windows: map[string]int{"small": 100}})
+	c := dial(t, base)
+	wantError(t, c.create(map[string]any{"model": "small", "input": strings.Repeat("a", 600)})[0], 400, "context_length_exceeded")
+	r := completed(t, c.create(map[string]any{"model": "big", "input": strings.Repeat("a", 600) + " sim:tokens=40"}))
+	next := completed(t, c.create(map[string]any{"model": "big", "previous_response_id": r.ID, "input": []any{}}))
+	recs := waitRecs(t, srv, 3)
+	if recs[0].Outcome != "context_length_exceeded" || recs[0].InputTokens <= 100 {
+		t.Fatalf("the refused request's record: outcome %s, %d tokens", recs[0].Outcome, recs[0].InputTokens)
+	}
+	if recs[1].InputTokens != r.Usage.InputTokens || recs[2].InputTokens != next.Usage.InputTokens {
+		t.Fatalf("records count %d and %d tokens, usage %d and %d", recs[1].InputTokens, recs[2].InputTokens, r.Usage.InputTokens, next.Usage.InputTokens)
+	}
+	if sum := r.Usage.InputTokens + r.Usage.OutputTokens; next.Usage.InputTokens > sum || next.Usage.InputTokens < sum-1 {
+		t.Fatalf("input %d + output %d tokens, but the chained request holds %d", r.Usage.InputTokens, r.Usage.OutputTokens, next.Usage.InputTokens)
+	}
+	decodeHTTPError(t, postResponses(t, base, map[string]any{"model": "small", "input": strings.Repeat("c", 900)}, nil), 400, "context_length_exceeded")
+}

@@ -55,6 +55,7 @@ type outItem struct {
 	CallID    string `json:"call_id"`
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
+	Input     string `json:"input"`
 	Content   []struct {
 		Type        string `json:"type"`
 		Text        string `json:"text"`
@@ -75,6 +76,7 @@ type event struct {
 	Delta     string       `json:"delta"`
 	Text      string       `json:"text"`
 	Arguments string       `json:"arguments"`
+	Input     string       `json:"input"` // response.custom_tool_call_input.done
 	Item      *outItem     `json:"item"`
 	raw       []byte
 }

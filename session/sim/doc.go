@@ -1,6 +1,7 @@
 // Package sim is a protocol-faithful simulator of OpenAI's Responses API over WebSocket and
 // its HTTP/SSE twin, for hearth's tests, benchmarks and demo (`hearth sim --addr`). It follows
-// docs/responses-websocket.md §1–3 and §5. It imports no other hearth package on purpose: it
+// the protocol as docs/ARCHITECTURE.md ("The Responses protocol") states it, and the details
+// below. It imports no other hearth package on purpose: it
 // must not share code with the client in session/, so that it catches the client's bugs.
 //
 // # API
@@ -22,11 +23,18 @@
 //
 // Options beyond auth, age and cost: Lanes (LanesOn, LanesIgnore, LanesRefuse) and the older
 // DisableLanes; Reasoning (ReasoningAuto, ReasoningAlways, ReasoningNever) and Secret;
-// ContextWindow and Models; PingInterval and IgnorePings; Hint. Each is described below.
+// ContextWindow, Windows and Models; PingInterval and IgnorePings; Hint. Each is described below.
 //
 // Routes: GET {base}/responses upgraded to WebSocket; POST {base}/responses, streaming SSE
-// when the body has stream:true (else the final response as JSON). With Options.APIKey set
-// both require "Authorization: Bearer <key>" (401 JSON error otherwise); empty accepts all.
+// when the body has stream:true (else the final response as JSON); POST
+// {base}/responses/compact, the API's own compaction (compact.go says what follows OpenAI's
+// reference and what is assumed): {id, object: "response.compaction", output, usage}, the
+// output the input's user messages and one sealed compaction item ({type: "compaction", id,
+// encrypted_content}) that a later request may carry instead of what it replaced; its record
+// has Endpoint EndpointCompact. context_management on a create is not modelled: the field is
+// ignored like any unknown one. GET {base}/models, the model list (Options.Models, else the
+// default model), which checks a key for free. With Options.APIKey set all require
+// "Authorization: Bearer <key>" (401 JSON error otherwise); empty accepts all.
 //
 // # WebSocket protocol
 //
@@ -71,7 +79,8 @@
 // Each response's events carry sequence_number from 0: response.created, response.in_progress,
 // then per output item output_item.added, (content_part.added, output_text.delta*,
 // output_text.done, content_part.done) or (function_call_arguments.delta*,
-// function_call_arguments.done), output_item.done, and one terminal event (response.completed,
+// function_call_arguments.done) or, for a custom tool's call, (custom_tool_call_input.delta*,
+// custom_tool_call_input.done with the whole input), output_item.done, and one terminal event (response.completed,
 // response.incomplete or response.failed) carrying the full response with usage. Errors on
 // WebSocket are nested ({type:"error",status,error:{type,code,message,param}}), on SSE flat;
 // request errors echo the request's stream_id on a lane and leave the connection open.
@@ -115,10 +124,38 @@
 // real API, which also loads stored responses there).
 //
 // Options.Models, when set, lists the models that exist: another (or the default, when a
-// request names none) gets 404 model_not_found. Options.ContextWindow (tokens, 0 = unlimited):
-// an effective input (cached items + new input + instructions + tools, 4 bytes a token, as
-// usage counts) above it gets 400 context_length_exceeded (param input). Validation failures
-// are answered in order on the request's lane and consume no fault.
+// request names none) gets 404 model_not_found. Options.Windows (model → tokens) gives a model
+// its window, Options.ContextWindow every other model's (0 = unlimited; `hearth sim --window`):
+// an effective input above it gets the real API's refusal, 400 context_length_exceeded
+// (type invalid_request_error, param input, "Your input exceeds the context window of this
+// model. Please adjust your input and try again."). Validation failures are answered in order
+// on the request's lane and consume no fault.
+//
+// Tokens are counted one way, deterministically, everywhere (usage, the window,
+// Received.InputTokens): four bytes of JSON a token, rounded up. A request's input is its
+// effective input — the cached or stored items a previous_response_id brings, then the new
+// items, each counted by its JSON as sent — plus the bytes of the instructions and tools
+// fields; an image counts its tiles (below), not its data URL. output_tokens is what the
+// output items count for as input when they are sent back (their JSON at four bytes a token),
+// and at least the deltas streamed plus the reasoning tokens; so a response's input_tokens +
+// output_tokens is what a request chained on it holds before its new items. The real API
+// counts with the model's tokenizer (English and code average 3–4 bytes a token, JSON
+// framing far less): a client that estimates by bytes/4 is right here and close there.
+//
+// # Custom tools (custom.go)
+//
+// A tool {type:"custom", name, description?, format?} takes freeform text: format absent, null
+// or {type:"text"}, or {type:"grammar", syntax:"lark"|"regex", definition}; a custom tool
+// without a name gets 400 missing_required_parameter (param tools[i].name), another format
+// type or syntax invalid_value, a grammar without a string definition
+// missing_required_parameter or invalid_type (param tools[i].format.definition). The grammar
+// itself is not parsed. The model's call is {type:"custom_tool_call", id:"ctc_…", call_id,
+// name, input}, and the client answers with {type:"custom_tool_call_output", call_id, output}.
+// A tool output of the request's own input pairs with a call of its own kind earlier in the
+// effective input (function_call_output with function_call, custom_tool_call_output with
+// custom_tool_call), by call_id; one that pairs with none gets 400, code null, param input,
+// "No tool call found for function call output with call_id ID." (or "custom tool call
+// output"), as the real API answers.
 //
 // # The scripted model
 //
@@ -129,12 +166,17 @@
 //	sim:args=JSON  compact JSON object of arguments (default {"path":"."})
 //	sim:tokens=N   the text answer is "tok0 tok1 … tok(N-1)"
 //	sim:chunk=K    its deltas carry K words each (default one word a delta)
+//	sim:custom=NAME custom tool calls of NAME instead, each with sim:input=TEXT (a JSON string
+//	               without spaces) as its input; one unless sim:calls says otherwise
 //
 // Without a directive, a text that starts with a plain word (words.go; WordsHelp lists them,
 // `hearth sim --help` prints it) makes the first response call that tool, when the request
 // offers it: "read PATH" read_file, "list [PATH]" list_dir, "grep PATTERN [PATH]" grep,
 // "write PATH TEXT" write_file with TEXT and a newline, "edit PATH OLD NEW" edit_file (OLD one
-// word, NEW the rest), "run COMMAND" shell; "slow" calls nothing and answers with about 100
+// word, NEW the rest), "patch PATH OLD NEW" apply_patch with a one-hunk patch turning the line
+// OLD (one word) into NEW (a custom tool call when the request offers apply_patch as a custom
+// tool, else a function call taking {input}), "plan STEP; STEP …" update_plan (the first step
+// in_progress, the others pending), "run COMMAND" shell; "slow" calls nothing and answers with about 100
 // words spaced 100 ms apart (or the cost model's gap, when longer), to try cancelling. Failing
 // that, "read <path>" anywhere calls read_file and "list" or "files" anywhere list_dir {"path":"."}.
 //

@@ -20,13 +20,16 @@ func (e apiError) body() map[string]any {
 	return map[string]any{"type": e.Type, "code": nullable(e.Code), "message": e.Message, "param": nullable(e.Param)}
 }
 
-// outcome is what Received.Outcome records for the error: its code, or for the one error
-// without a code, OutcomeItemNotFound.
+// outcome is what Received.Outcome records for the error: its code; for the 404 without a
+// code, OutcomeItemNotFound; for another error without a code, its type.
 func (e apiError) outcome() string {
-	if e.Code == "" {
+	switch {
+	case e.Code != "":
+		return e.Code
+	case e.Status == 404:
 		return OutcomeItemNotFound
 	}
-	return e.Code
+	return e.Type
 }
 
 // wsEvent is the WebSocket error event; seq is nil for errors that precede any response event.

@@ -126,13 +126,17 @@ func (r *reply) run(ctx context.Context) (replyResult, error) {
 	var item json.RawMessage
 	var err error
 	if p.callName != "" {
+		stream := r.streamCall
+		if p.custom {
+			stream = r.streamCustom
+		}
 		for range p.calls - 1 {
-			if item, err = r.streamCall(ctx, len(output), p.callName, p.callArgs); err != nil {
+			if item, err = stream(ctx, len(output), p.callName, p.callArgs); err != nil {
 				return replyResult{}, err
 			}
 			output = append(output, item)
 		}
-		item, err = r.streamCall(ctx, len(output), p.callName, p.callArgs)
+		item, err = stream(ctx, len(output), p.callName, p.callArgs)
 	} else {
 		item, err = r.streamText(ctx, len(output), p.text, p.gap, p.chunk, incomplete)
 	}
@@ -238,7 +242,7 @@ func (r *reply) terminal(ctx context.Context, status string, output []json.RawMe
 	case "failed":
 		obj["error"] = map[string]any{"code": "server_error", "message": "The model failed to generate a response (simulated)."}
 	}
-	obj["usage"] = r.usage()
+	obj["usage"] = r.usage(output)
 	if r.persist != nil && status != "failed" {
 		r.persist(r.id, r.effective, r.effBytes, output)
 	}
@@ -336,10 +340,14 @@ func (r *reply) reasoningObject() map[string]any {
 	return map[string]any{"effort": effort, "summary": nullable(r.summary)}
 }
 
-// usage estimates tokens at four bytes each; cached tokens are the prefix the cache supplied.
-func (r *reply) usage() map[string]any {
+// usage counts tokens at four bytes each; cached tokens are the prefix the cache supplied.
+// output_tokens is what the output items count for as input when they are sent back (their
+// JSON at four bytes a token, as input_tokens counts them), at least the deltas streamed plus
+// the reasoning tokens: a client that adds a response's input and output tokens knows what
+// its next request's input holds before the new items.
+func (r *reply) usage(output []json.RawMessage) map[string]any {
 	in := (r.effBytes + len(r.instructions) + len(r.tools) + 3) / 4
-	out := r.outTokens + r.reasoningTokens
+	out := max(r.outTokens+r.reasoningTokens, (itemsBytes(output)+3)/4)
 	return map[string]any{
 		"input_tokens":          in,
 		"input_tokens_details":  map[string]any{"cached_tokens": r.cachedBytes / 4},

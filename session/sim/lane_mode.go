@@ -2,7 +2,7 @@ package sim
 
 import "fmt"
 
-// LaneMode says how a server treats stream_id (docs/responses-websocket.md §2, §5). Lane-less
+// LaneMode says how a server treats stream_id (docs/ARCHITECTURE.md, "The Responses protocol": lanes). Lane-less
 // servers (older OpenAI deployments, xAI) run one response at a time per connection; they
 // either ignore the field or refuse it as an unknown parameter.
 type LaneMode int

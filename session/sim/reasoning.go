@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// ReasoningMode says which models reason (docs/responses-websocket.md §3a).
+// ReasoningMode says which models reason (docs/ARCHITECTURE.md, "The Responses protocol": store:false and ids).
 type ReasoningMode int
 
 const (

@@ -12,6 +12,7 @@ import (
 type Received struct {
 	Conn      int       // WebSocket connection number, 1-based in upgrade order; 0 for HTTP
 	Transport string    // "ws" or "http"
+	Endpoint  string    // EndpointCompact for POST …/responses/compact; "" for a create, on either transport
 	At        time.Time // when the frame's first bytes were read (WebSocket) or the handler began, before reading the body (HTTP): the response's schedule begins here unless it waited for its lane
 
 	Type               string            // the frame's type ("response.create"); "" for a protocol error
@@ -31,6 +32,7 @@ type Received struct {
 	Compressed         bool              // WebSocket: the connection negotiated permessage-deflate
 
 	InputBytes   int           // size of the input field: what the cost model charges for
+	InputTokens  int           // the effective input (cached items, new input, instructions, tools) in tokens, as usage and the window count it; 0 until resolved
 	ProcessDelay time.Duration // Cost.ProcessDelay(InputBytes), set when processing starts
 	OutputDelay  time.Duration // the output's pacing: FirstToken plus one token gap between consecutive deltas of an item
 	Fault        FaultKind     // the injected fault this request consumed, if any

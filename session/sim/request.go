@@ -62,6 +62,7 @@ func parseRequest(raw []byte) (*request, error) {
 			r.fail(invalidRequest("invalid_type", "tools", "Invalid type for 'tools': expected an array."))
 		}
 		r.tools = v
+		r.checkTools()
 	}
 	r.parseInput()
 	if v, ok := fields["generate"]; ok && !isNull(v) {

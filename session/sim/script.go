@@ -22,9 +22,11 @@ import (
 //	sim:args=JSON   their arguments, a compact JSON object (default {"path":"."})
 //	sim:tokens=N    the text answer is N words "tok0 tok1 ..."
 //	sim:chunk=K     its deltas carry K words each (default 1: a delta per word)
+//	sim:custom=NAME the calls are custom tool calls of NAME (one, without sim:calls)
+//	sim:input=TEXT  their input, a JSON string with no spaces (default "")
 //
 // Without sim:calls, a prompt that starts with a plain word (words.go: read, list, grep, write,
-// edit, run, slow) calls that tool; else "read <path>" anywhere calls read_file and
+// edit, patch, plan, run, slow) calls that tool; else "read <path>" anywhere calls read_file and
 // "list"/"files" calls list_dir, when the request offers a tool of that name and the turn has no
 // tool output yet.
 var (
@@ -34,16 +36,19 @@ var (
 	tokensDirective   = regexp.MustCompile(`sim:tokens=(\d+)`)
 	parallelDirective = regexp.MustCompile(`sim:parallel=(\d+)`)
 	chunkDirective    = regexp.MustCompile(`sim:chunk=(\d+)`)
+	customDirective   = regexp.MustCompile(`sim:custom=(\S+)`)
+	inputDirective    = regexp.MustCompile(`sim:input=(\S+)`)
 	readRequest       = regexp.MustCompile(`(?i)\bread\s+(\S+)`)
 )
 
 const defaultArgs = `{"path":"."}`
 
-// plan is the scripted answer to one turn: a function call when callName is set, else text.
+// plan is the scripted answer to one turn: a tool call when callName is set, else text.
 type plan struct {
 	callName string
-	callArgs string
-	calls    int // how many such calls the response makes (at least 1 when callName is set)
+	callArgs string // a function call's arguments, or a custom tool call's input
+	custom   bool   // the calls are custom tool calls
+	calls    int    // how many such calls the response makes (at least 1 when callName is set)
 	text     string
 	gap      time.Duration // the least time between text deltas (the slow word)
 	chunk    int           // words per text delta (sim:chunk; 0 or 1: one)
@@ -54,9 +59,9 @@ type plan struct {
 // traffic after it.
 type turn struct {
 	text      string            // the last user message's text
-	callNames map[string]string // call_id → function name, for calls made in this turn
-	lastName  string            // name of the last function_call in the turn
-	outputs   []json.RawMessage // function_call_output outputs as sent, in order (only the last is ever read as text)
+	callNames map[string]string // call_id → tool name, for calls made in this turn
+	lastName  string            // name of the last tool call in the turn
+	outputs   []json.RawMessage // tool outputs (function or custom) as sent, in order (only the last is ever read as text)
 	outputIDs []string          // their call_ids
 	images    []contentPartJSON // the images of the user message, or of the last tool output once there is one
 }
@@ -96,10 +101,10 @@ func readTurn(items []json.RawMessage) turn {
 	first := last + 1 // items index of parsed[0]
 	for i, it := range parsed {
 		switch it.Type {
-		case "function_call":
+		case "function_call", "custom_tool_call":
 			t.callNames[it.CallID] = it.Name
 			t.lastName = it.Name
-		case "function_call_output":
+		case "function_call_output", "custom_tool_call_output":
 			t.outputs = append(t.outputs, it.Output)
 			t.outputIDs = append(t.outputIDs, it.CallID)
 			t.images = itemImages(items[first+i])
@@ -158,6 +163,9 @@ func functionTools(tools json.RawMessage) []string {
 func planTurn(items []json.RawMessage, tools json.RawMessage, parallel bool) plan {
 	t := readTurn(items)
 	names := functionTools(tools)
+	if m := customDirective.FindStringSubmatch(t.text); m != nil {
+		return customPlan(t, m[1])
+	}
 	if m := callsDirective.FindStringSubmatch(t.text); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		name := ""
@@ -177,7 +185,7 @@ func planTurn(items []json.RawMessage, tools json.RawMessage, parallel bool) pla
 		return plan{text: answerText(t)}
 	}
 	if len(t.outputs) == 0 {
-		if p, ok := wordPlan(t.text, names); ok {
+		if p, ok := wordPlan(t.text, names, customTools(tools)); ok {
 			return p
 		}
 		if m := readRequest.FindStringSubmatch(t.text); m != nil && contains(names, "read_file") {
@@ -201,6 +209,23 @@ func directiveChunk(text string) int {
 		}
 	}
 	return 1
+}
+
+// customPlan is the plan of a prompt with sim:custom=NAME: sim:calls=N (default 1) custom
+// calls of NAME, one per response, each with sim:input as its input, then a text answer.
+func customPlan(t turn, name string) plan {
+	n := 1
+	if m := callsDirective.FindStringSubmatch(t.text); m != nil {
+		n, _ = strconv.Atoi(m[1])
+	}
+	if len(t.outputs) >= n {
+		return plan{text: answerText(t)}
+	}
+	input := ""
+	if m := inputDirective.FindStringSubmatch(t.text); m != nil {
+		_ = json.Unmarshal([]byte(m[1]), &input) // not a JSON string: no input
+	}
+	return plan{callName: name, callArgs: input, custom: true, calls: 1}
 }
 
 // directiveArgs returns sim:args compacted, or the default when absent or not a JSON object.

@@ -36,7 +36,10 @@ type Options struct {
 	Reasoning     ReasoningMode // which models reason; default ReasoningAuto
 	Secret        []byte        // seals reasoning encrypted_content; empty = a fixed built-in secret
 	ContextWindow int           // tokens (4 bytes each, as usage counts) an effective input may hold; 0 = unlimited
-	Models        []string      // when non-empty, the only models that exist; others get 404 model_not_found
+	// Windows gives models a window of their own (tokens, as ContextWindow); a model it does
+	// not name has ContextWindow.
+	Windows map[string]int
+	Models  []string // when non-empty, the only models that exist; others get 404 model_not_found
 
 	// Hint, when set, ends every echoed answer ("You said: …") after a
 	// blank line: the daemon's simulator (no API key) says there what to try
@@ -73,6 +76,14 @@ func (o Options) model() string {
 		return "sim-model"
 	}
 	return o.Model
+}
+
+// window is the context window of model, in tokens; 0 = unlimited.
+func (o Options) window(model string) int {
+	if w, ok := o.Windows[model]; ok {
+		return w
+	}
+	return o.ContextWindow
 }
 
 func (o Options) readLimit() int64 {
@@ -262,8 +273,22 @@ func (s *Server) Handshakes() int {
 	return s.handshakes
 }
 
-// ServeHTTP routes GET …/responses (WebSocket) and POST …/responses (HTTP, SSE when stream:true).
+// ServeHTTP routes GET …/responses (WebSocket), POST …/responses (HTTP, SSE when stream:true),
+// POST …/responses/compact (compact.go) and GET …/models (models.go).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasSuffix(r.URL.Path, "/models") {
+		s.serveModels(w, r)
+		return
+	}
+	if strings.HasSuffix(r.URL.Path, "/responses/compact") && r.Method == http.MethodPost {
+		if !s.enter() {
+			apiError{Status: 503, Type: "server_error", Code: "server_closed", Message: "The simulator is shutting down."}.writeHTTP(w)
+			return
+		}
+		defer s.handlers.Done()
+		s.serveCompact(w, r)
+		return
+	}
 	if !strings.HasSuffix(r.URL.Path, "/responses") {
 		apiError{Status: 404, Type: "invalid_request_error", Code: "not_found",
 			Message: "Unknown path " + r.URL.Path}.writeHTTP(w)

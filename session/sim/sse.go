@@ -68,6 +68,10 @@ func (s *Server) serveHTTPCreate(w http.ResponseWriter, r *http.Request) {
 	}
 	effective := make([]json.RawMessage, 0, len(parent.items)+len(req.input))
 	effective = append(append(effective, parent.items...), req.input...)
+	if e := checkOutputs(effective, len(parent.items)); e != nil {
+		fail(*e)
+		return
+	}
 	fault := s.takeFault(i)
 	if e, ok := fault.instead(modelOr(req.model, s.opts.model())); ok {
 		fail(e)
@@ -75,7 +79,7 @@ func (s *Server) serveHTTPCreate(w http.ResponseWriter, r *http.Request) {
 	}
 	// The cached part's size is kept with it: a long conversation is not rescanned per request.
 	effBytes := parent.bytes + itemsBytes(req.input)
-	if e := s.checkContext(req, effBytes); e != nil {
+	if e := s.checkContext(i, req, effBytes); e != nil {
 		fail(*e)
 		return
 	}

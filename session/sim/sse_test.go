@@ -156,7 +156,7 @@ func TestAuth(t *testing.T) {
 
 func TestRoutes(t *testing.T) {
 	_, base := newSim(t, Options{})
-	resp, err := http.Get(base + "/models")
+	resp, err := http.Get(base + "/files")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,8 @@ import (
 	"strconv"
 )
 
-// validate applies the server's rules that a parse cannot know (docs/responses-websocket.md
-// §3a, Options.Models, reasoning support) to a parsed request, on either transport. A problem
+// validate applies the server's rules that a parse cannot know (the store:false id rule of
+// docs/ARCHITECTURE.md's "The Responses protocol", Options.Models, reasoning support) to a parsed request, on either transport. A problem
 // is kept as the request's first validation failure, so that it is answered in order on the
 // request's lane and consumes no fault.
 func (s *Server) validate(req *request) {
@@ -66,14 +66,18 @@ func itemID(item json.RawMessage) string {
 	return id
 }
 
-// verifyReasoningItem checks a reasoning input item's encrypted_content, if it has one: the
-// content must be one this server's secret sealed. Other items always pass.
+// verifyReasoningItem checks a reasoning input item's encrypted_content, if it has one, and a
+// compaction item's, which it must have: the content must be one this server's secret sealed.
+// Other items always pass.
 func (s *Server) verifyReasoningItem(item json.RawMessage) bool {
 	var v struct {
 		Type             string          `json:"type"`
 		EncryptedContent json.RawMessage `json:"encrypted_content"`
 	}
-	if json.Unmarshal(item, &v) != nil || v.Type != "reasoning" || len(v.EncryptedContent) == 0 || isNull(v.EncryptedContent) {
+	if json.Unmarshal(item, &v) != nil || (v.Type != "reasoning" && v.Type != "compaction") {
+		return true
+	}
+	if v.Type == "reasoning" && (len(v.EncryptedContent) == 0 || isNull(v.EncryptedContent)) {
 		return true
 	}
 	var sealed string
@@ -90,9 +94,13 @@ func inputTokens(req *request, effBytes int) int {
 	return (effBytes + len(req.fields["instructions"]) + len(req.tools) + 3) / 4
 }
 
-// checkContext refuses an effective input larger than Options.ContextWindow.
-func (s *Server) checkContext(req *request, effBytes int) *apiError {
-	if s.opts.ContextWindow <= 0 || inputTokens(req, effBytes) <= s.opts.ContextWindow {
+// checkContext records the effective input's tokens in record i and refuses an input larger
+// than the model's window (Options.Windows, else Options.ContextWindow).
+func (s *Server) checkContext(i int, req *request, effBytes int) *apiError {
+	n := inputTokens(req, effBytes)
+	s.update(i, func(r *Received) { r.InputTokens = n })
+	w := s.opts.window(modelOr(req.model, s.opts.model()))
+	if w <= 0 || n <= w {
 		return nil
 	}
 	e := contextLengthExceeded()

@@ -24,6 +24,9 @@ offers it, and then answers with what the tool returned:
   grep PATTERN [PATH]   grep
   write PATH TEXT       write_file: PATH holds TEXT and a newline
   edit PATH OLD NEW     edit_file: OLD (one word) becomes NEW (the rest)
+  patch PATH OLD NEW    apply_patch, a custom tool call when the request offers it as one
+                        (else a function call): the line OLD (one word) becomes NEW (the rest)
+  plan STEP; STEP ...   update_plan: the first step in progress, the others pending
   run COMMAND           shell
   slow                  no tool: a long answer streamed over about 10 s, to try cancelling
 Any other prompt is echoed: "You said: ...". "read PATH" and "list" or "files"
@@ -35,6 +38,9 @@ Directives, anywhere in the prompt (a prompt that holds any takes no word):
   sim:args=JSON    their arguments: a compact JSON object with no spaces
                    (write a space as \u0020); default {"path":"."}
   sim:parallel=K   up to K of those calls in one response
+  sim:custom=NAME  custom tool calls of NAME instead (one without sim:calls)
+  sim:input=TEXT   their input: a JSON string with no spaces (write a space as
+                   \u0020, a newline as \n)
   sim:tokens=N     the text answer is N words: tok0 tok1 ...
   sim:chunk=K      its deltas carry K words each (default one word a delta)
 `
@@ -51,11 +57,12 @@ const (
 )
 
 // anyDirective finds a sim: directive; a prompt with one takes no word.
-var anyDirective = regexp.MustCompile(`sim:(calls|tool|args|tokens|parallel|chunk)=`)
+var anyDirective = regexp.MustCompile(`sim:(calls|tool|args|tokens|parallel|chunk|custom|input)=`)
 
 // wordPlan is the plan of a prompt that starts with a plain word, when the
-// request offers the word's tool; ok is false otherwise.
-func wordPlan(text string, names []string) (p plan, ok bool) {
+// request offers the word's tool (names: the function tools; customs: the
+// custom tools); ok is false otherwise.
+func wordPlan(text string, names, customs []string) (p plan, ok bool) {
 	if anyDirective.MatchString(text) {
 		return plan{}, false
 	}
@@ -101,6 +108,24 @@ func wordPlan(text string, names []string) (p plan, ok bool) {
 		if old != "" {
 			return call("edit_file", map[string]string{"path": path, "old_string": old, "new_string": replacement})
 		}
+	case "patch":
+		path, rest := cutWord(rest)
+		old, replacement := cutWord(rest)
+		if old == "" {
+			break
+		}
+		patch := patchText(path, old, replacement)
+		if contains(customs, "apply_patch") {
+			return plan{callName: "apply_patch", callArgs: patch, custom: true, calls: 1}, true
+		}
+		return call("apply_patch", map[string]string{"input": patch})
+	case "plan":
+		if steps := planSteps(rest); len(steps) > 0 {
+			b, _ := json.Marshal(map[string]any{"plan": steps})
+			if contains(names, "update_plan") {
+				return plan{callName: "update_plan", callArgs: string(b), calls: 1}, true
+			}
+		}
 	case "run":
 		if rest != "" {
 			return call("shell", map[string]string{"command": rest})
@@ -109,6 +134,23 @@ func wordPlan(text string, names []string) (p plan, ok bool) {
 		return plan{text: slowText(), gap: slowGap}, true
 	}
 	return plan{}, false
+}
+
+// planSteps reads "step one; step two" as update_plan's steps: the first
+// in progress, the others pending.
+func planSteps(text string) []map[string]string {
+	var steps []map[string]string
+	for _, s := range strings.Split(text, ";") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		status := "pending"
+		if len(steps) == 0 {
+			status = "in_progress"
+		}
+		steps = append(steps, map[string]string{"step": s, "status": status})
+	}
+	return steps
 }
 
 // cutWord splits s at its first run of white space: the word before, the

@@ -54,9 +54,12 @@ func (c *wsConn) respond(j *job) (outcome, responseID string) {
 	}
 	effective := make([]json.RawMessage, 0, len(parent.items)+len(req.input))
 	effective = append(append(effective, parent.items...), req.input...)
+	if e := checkOutputs(effective, len(parent.items)); e != nil {
+		return fail(*e)
+	}
 	// The cached part's size is kept with it: a long conversation is not rescanned per request.
 	effBytes := parent.bytes + itemsBytes(req.input)
-	if e := c.s.checkContext(req, effBytes); e != nil {
+	if e := c.s.checkContext(j.rec, req, effBytes); e != nil {
 		return fail(*e)
 	}
 

@@ -416,7 +416,7 @@ local function main()
   })
 
   test('commands exist after loading plugin/hearth.lua', function()
-    for _, c in ipairs({ 'Hearth', 'HearthNew', 'HearthResume', 'HearthCancel', 'HearthStatus', 'HearthMode', 'HearthImage' }) do
+    for _, c in ipairs({ 'Hearth', 'HearthNew', 'HearthResume', 'HearthCancel', 'HearthStatus', 'HearthMode', 'HearthModel', 'HearthEffort', 'HearthImage' }) do
       eq(vim.fn.exists(':' .. c), 2, ':' .. c)
     end
   end)
@@ -507,8 +507,9 @@ local function main()
     local s = run('read a.txt')
     eq(s.last_stop, 'end_turn')
     local lines = chat_lines()
-    local i = find_line(lines, '⏺ read_file a.txt [completed]', true)
-    truthy(i, 'tool header in ' .. vim.inspect(lines))
+    local i = find_line(lines, '⏺ Read a.txt [completed]', true)
+    truthy(i, 'tool header (the title the daemon gave the call) in ' .. vim.inspect(lines))
+    eq(find_line(lines, '⏺ read_file', true), nil, 'the raw tool name is not left in a header')
     eq(lines[i + 1], '  │      1\thello', 'tool output line')
     truthy(find_line(lines, 'I called read_file 1 time(s). Last result:', true), 'answer after the tool')
     local win = truthy(s.chat:window(), 'chat window')
@@ -517,6 +518,34 @@ local function main()
       eq(vim.fn.foldclosed(i), -1, 'header is not folded')
       eq(vim.fn.foldlevel(i + 1), 1, 'fold level of the output')
     end)
+  end)
+
+  test("a tool header shows the agent's title, its controls escaped, and the status", function()
+    local s = hearth.current_session()
+    local function header(id)
+      local t = s.chat.tools[id]
+      local pos = vim.api.nvim_buf_get_extmark_by_id(s.chat.buf, require('hearth.chat').ns, t.mark, {})
+      return vim.api.nvim_buf_get_lines(s.chat.buf, pos[1], pos[1] + 1, false)[1]
+    end
+    -- hearth's tool_call is titled with the tool's name until the call is
+    -- previewed or has run: its argument says what it works on meanwhile
+    feed_updates(s.id, { { sessionUpdate = 'tool_call', toolCallId = 'call_title_1', title = 'shell',
+      kind = 'execute', status = 'pending' } })
+    eq(header('call_title_1'), '⏺ shell [pending]', 'a new call')
+    feed_updates(s.id, { { sessionUpdate = 'tool_call_update', toolCallId = 'call_title_1', status = 'in_progress',
+      rawInput = { command = 'go test ./...' } } })
+    eq(header('call_title_1'), '⏺ shell go test ./... [in_progress]', 'before the agent titles it')
+    feed_updates(s.id, { { sessionUpdate = 'tool_call_update', toolCallId = 'call_title_1',
+      title = 'Run `go test ./...\r\27[2K`', status = 'completed',
+      content = { { type = 'content', content = { type = 'text', text = 'ok\n' } } } } })
+    eq(header('call_title_1'), '⏺ Run `go test ./...\\r\\x1b[2K` [completed]', 'the title, its controls escaped')
+    -- a tool_call that has its title from the start keeps it
+    feed_updates(s.id, { { sessionUpdate = 'tool_call', toolCallId = 'call_title_2', title = 'Read README.md',
+      kind = 'read', status = 'pending', rawInput = { path = 'README.md' } } })
+    eq(header('call_title_2'), '⏺ Read README.md [pending]', 'a titled call')
+    feed_updates(s.id, { { sessionUpdate = 'tool_call_update', toolCallId = 'call_title_2', status = 'failed' } })
+    eq(header('call_title_2'), '⏺ Read README.md [failed]', 'the status follows')
+    s.chat:end_message()
   end)
 
   test(':HearthImage attaches an image to the next prompt; the model sees it, the chat names it', function()
@@ -569,7 +598,7 @@ local function main()
     -- read_file of an image: the model sees it, the tool output names it
     run('read shot.png')
     lines = last_turn(chat_lines())
-    truthy(find_line(lines, '⏺ read_file shot.png [completed]', true), vim.inspect(lines))
+    truthy(find_line(lines, '⏺ Read shot.png [completed]', true), vim.inspect(lines))
     truthy(find_line(lines, '  │ ' .. '[image: PNG, 70 B]', true), 'the tool result names the image: ' .. vim.inspect(lines))
     truthy(find_line(lines, '[saw 1 image: image/png 1x1 (70 bytes)]', true), vim.inspect(lines))
   end)
@@ -651,6 +680,29 @@ local function main()
     end)
     eq(read(ws .. '/edit.txt'), 'one\nTWO\nthree\n', 'edit.txt after :write')
     select_handler = nil
+  end)
+
+  test('a new file is created by the editor, with its directories, and its buffer loaded', function()
+    local path = ws .. '/made/by/hearth.txt'
+    eq(vim.fn.isdirectory(ws .. '/made'), 0, 'made/ does not exist yet')
+    select_handler = function(items, opts, on_choice)
+      for _, o in ipairs(items) do
+        if o.kind == 'allow_once' then
+          return on_choice(o)
+        end
+      end
+    end
+    local from = #sent + 1
+    run('w sim:calls=1 sim:tool=write_file sim:args={"path":"made/by/hearth.txt","content":"new\\nfile\\n"}')
+    select_handler = nil
+    eq(read(path), 'new\nfile\n', 'the file on disk')
+    local b = vim.fn.bufnr(path)
+    truthy(b > 0 and vim.api.nvim_buf_is_loaded(b), 'its buffer is loaded')
+    eq(table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), '|'), 'new|file', 'its lines')
+    eq(vim.bo[b].modified, false, 'it is saved as written')
+    eq(vim.bo[b].buflisted, true, 'it is listed')
+    local replies = fs_replies(from)
+    truthy(#replies >= 1 and replies[#replies].error == nil, 'fs/write_text_file answered: ' .. vim.inspect(replies))
   end)
 
   test('fs requests: line and limit, text without a final newline, bad params', function()
@@ -747,16 +799,45 @@ local function main()
     eq(fold_of(base + h), base + h, 'the thought is folded')
   end)
 
-  test(':HearthStatus shows the daemon and the workspace', function()
+  test(':HearthStatus shows the daemon and the workspace, wrapped at words, sizes as the CLI prints them', function()
+    local columns = vim.o.columns
+    vim.o.columns = 72
     local from = #notes + 1
     vim.cmd('HearthStatus')
     wait('the status notification', function()
       return noted('pid %d+', nil, from) ~= nil
     end)
+    vim.o.columns = columns
     local msg = noted('pid %d+', nil, from).msg
-    truthy(msg:find(vim.loop.fs_realpath(tmp .. '/ws'), 1, true), 'workspace in ' .. msg)
-    truthy(msg:find('incremental', 1, true), 'counters in ' .. msg)
-    status()
+    local root = vim.loop.fs_realpath(tmp .. '/ws')
+    for _, l in ipairs(vim.split(msg, '\n', { plain = true })) do
+      truthy(vim.fn.strdisplaywidth(l) < 72, 'a line wider than the screen: ' .. vim.inspect(l))
+    end
+    -- a wrapped line goes on indented; joined again, no word was cut
+    local joined = msg:gsub('\n    ', ' ')
+    truthy(joined:find(root .. ': ', 1, true), 'workspace in ' .. msg)
+    local st = status()
+    local w
+    for _, x in ipairs(st.workspaces) do
+      if x.root == root then
+        w = x
+      end
+    end
+    truthy(w, 'the workspace in _hearth/status')
+    truthy(w.bytesSent >= 1024, 'enough sent to need a unit: ' .. tostring(w.bytesSent))
+    -- cmd/hearth/status.go's bytesHuman
+    local function cli(n)
+      if n >= 1024 * 1024 then
+        return string.format('%.1f MiB', n / 1024 / 1024)
+      elseif n >= 1024 then
+        return string.format('%.1f KiB', n / 1024)
+      end
+      return string.format('%d B', n)
+    end
+    local want = string.format('%d full / %d incremental request(s), %s sent, %s saved',
+      w.fullRequests, w.incrementalRequests, cli(w.bytesSent), cli(w.bytesSaved))
+    truthy(joined:find(want, 1, true), vim.inspect(want) .. ' in ' .. msg)
+    eq(msg:find(' [KM]B'), nil, 'KB or MB in ' .. msg)
   end)
 
   test(':HearthCancel stops a streaming answer', function()
@@ -786,6 +867,43 @@ local function main()
     eq(lines[at - 1], 'tok0 tok1', 'the cancelled answer got nothing more')
     eq(find_line(lines, 'tok2', true), nil, 'tok2 never shown')
     truthy(find_line(lines, 'You said: after the cancel', true), 'next answer')
+  end)
+
+  test(':HearthCancel while a command runs: the call shows [cancelled], an earlier failure [failed]', function()
+    local function exists(name)
+      return vim.loop.fs_stat(ws .. '/' .. name) ~= nil
+    end
+    os.remove(ws .. '/cx1')
+    os.remove(ws .. '/cx2')
+    select_handler = function(items, opts, on_choice)
+      for _, o in ipairs(items) do
+        if o.kind == 'allow_once' then
+          return on_choice(o)
+        end
+      end
+    end
+    -- the first call fails on its own (exit 3); the second runs until cancelled
+    local cmd = 'if test -e cx1; then touch cx2; sleep 60; else touch cx1; exit 3; fi'
+    local before = turns_done
+    vim.cmd('Hearth c sim:calls=2 sim:tool=shell sim:args=' .. rpc.json.encode({ command = cmd }):gsub(' ', '\\u0020'))
+    local s = hearth.current_session()
+    -- no event says the command started: its file appearing is the sign
+    wait('the second command to run', function()
+      return exists('cx2')
+    end)
+    vim.cmd('HearthCancel')
+    wait('the turn to end', function()
+      return turns_done > before
+    end)
+    select_handler = nil
+    eq(s.last_stop, 'cancelled', 'stop reason')
+    local lines = last_turn(chat_lines())
+    local title = '⏺ Run ' .. cmd
+    local first = find_line(lines, title .. ' [failed]', true)
+    truthy(first, 'the call that failed before the cancel says so in ' .. vim.inspect(lines))
+    local second = find_line(lines, title .. ' [cancelled]', true)
+    truthy(second and second > first, 'the cancelled call says [cancelled] in ' .. vim.inspect(lines))
+    eq(lines[#lines], '⏹ cancelled', 'last line')
   end)
 
   local perm_path = 'none'
@@ -877,6 +995,56 @@ local function main()
     end
     eq(hearth.statusline(), 'hearth: ready')
     select_handler = nil
+  end)
+
+  test('the permission question is asked with the diff in view, not in a closed fold', function()
+    write(ws .. '/fold.txt', 'one\ntwo\nthree\n')
+    local asked
+    select_handler = function(items, opts, on_choice)
+      local lines = chat_lines()
+      asked = { prompt = opts.prompt, lines = lines, folds = {} }
+      for i, l in ipairs(lines) do
+        if l:find('^  │') then
+          asked.folds[i] = fold_of(i)
+        end
+      end
+      local h = find_line(lines, '⏺ Edit fold.txt [pending]', true)
+      if h then
+        asked.header = h
+        local i = h + 1
+        while lines[i] and lines[i]:find('^  │') do
+          i = i + 1
+        end
+        asked.last = i - 1
+      end
+      for _, o in ipairs(items) do
+        if o.kind == 'reject_once' then
+          return on_choice(o)
+        end
+      end
+    end
+    run('e sim:calls=1 sim:tool=edit_file sim:args={"path":"fold.txt","old_string":"two","new_string":"TWO"}')
+    select_handler = nil
+    truthy(asked, 'the question was asked')
+    local turn_lines, at = last_turn(asked.lines)
+    local minus = at + truthy(find_line(turn_lines, '  │ - two', true), 'the diff in ' .. vim.inspect(turn_lines))
+    local plus = at + truthy(find_line(turn_lines, '  │ + TWO', true), 'the diff in ' .. vim.inspect(turn_lines))
+    eq(asked.folds[minus], -1, 'the removed line folded while asked')
+    eq(asked.folds[plus], -1, 'the added line folded while asked')
+    truthy(asked.header, 'the call, titled, in ' .. vim.inspect(asked.lines))
+    truthy(minus > asked.header and plus <= asked.last, 'the diff under the call in ' .. vim.inspect(asked.lines))
+    for i = asked.header + 1, asked.last do
+      eq(asked.folds[i], -1, 'line ' .. i .. ' (' .. asked.lines[i] .. ') folded while asked')
+    end
+    eq(asked.prompt, 'hearth: allow Edit fold.txt?', 'the question')
+    eq(read(ws .. '/fold.txt'), 'one\ntwo\nthree\n', 'fold.txt after the rejection')
+    -- answered, the call's output folds again, and what came after it is
+    -- folded as always
+    local lines, base = last_turn(chat_lines())
+    local h = truthy(find_line(lines, '⏺ Edit fold.txt [failed]', true), 'the rejected call in ' .. vim.inspect(lines))
+    eq(fold_of(base + h + 1), base + h + 1, 'the rejected call\'s output is folded again')
+    local th = truthy(find_line(vim.list_slice(lines, h + 1), '^✻ '), 'a thought after the call in ' .. vim.inspect(lines))
+    eq(fold_of(base + h + th), base + h + th, 'the thought after the call is folded')
   end)
 
   test(':HearthCancel answers an open permission question "cancelled"', function()
@@ -979,11 +1147,12 @@ local function main()
     local header
     for _, l in ipairs(asked_lines) do
       truthy(not raw(l), 'a chat line holds a raw control character: ' .. vim.inspect(l))
-      if l:find('^⏺ ') and l:find(shown, 1, true) then
+      if l:find('^⏺ ') and l:find('rm -rf', 1, true) then
         header = l
       end
     end
-    truthy(header, 'the tool header shows the command escaped in ' .. vim.inspect(asked_lines))
+    -- the header is the call's title (the command's first line), escaped
+    eq(header, [=[⏺ Run rm -rf important #\r\x1b[2K    $ ls -la … [pending]]=], 'the tool header')
     truthy(find_line(asked_lines, [[  │ $ rm -rf important #\r\x1b[2K    $ ls -la]], true),
       'the command beneath it, escaped: ' .. vim.inspect(asked_lines))
     truthy(find_line(asked_lines, [[  │ echo two\u202e]], true), 'its second line')
@@ -1038,6 +1207,130 @@ local function main()
     end
   end)
 
+  test(':HearthModel and :HearthEffort send session/set_config_option; the statusline shows model, effort and context left', function()
+    local s = run('how full are you?')
+    local model = truthy(require('hearth.options').find(s.options, 'model'), 'a model option: ' .. vim.inspect(s.options))
+    eq(model.current, 'gpt-5.3-codex', 'the configured model')
+    truthy(s.usage, 'a usage_update after the answer')
+    eq(s.usage.size, 272000, "the window of the model's profile")
+    truthy(hearth.session_line():match('^gpt%-5%.3%-codex · medium · %d+%% context left$'), 'session line: ' .. hearth.session_line())
+    local from, nfrom = #sent + 1, #notes + 1
+    vim.cmd('HearthModel o3')
+    wait('the model answer', function()
+      return noted('^hearth: model: o3$', vim.log.levels.INFO, nfrom) ~= nil
+    end)
+    local req
+    for i = from, #sent do
+      if sent[i].method == 'session/set_config_option' then
+        req = sent[i]
+      end
+    end
+    truthy(req, 'session/set_config_option was sent')
+    eq(req.params.configId, 'model')
+    eq(req.params.value, 'o3')
+    eq(table.concat(vim.fn.getcompletion('HearthEffort ', 'cmdline'), ' '), 'low medium high', "o3's efforts complete")
+    -- without an argument: pick from the efforts the agent offers
+    select_handler = function(items, opts, on_choice)
+      eq(opts.prompt, 'hearth reasoning effort')
+      for _, v in ipairs(items) do
+        if v.value == 'high' then
+          return on_choice(v)
+        end
+      end
+    end
+    vim.cmd('HearthEffort')
+    wait('the effort switch', function()
+      local e = require('hearth.options').find(s.options, 'thought_level')
+      return e and e.current == 'high'
+    end)
+    select_handler = nil
+    -- o3's window, from the usage the choice told
+    wait("o3's window", function()
+      return s.usage.size == 200000
+    end)
+    truthy(hearth.session_line():match('^o3 · high · %d+%% context left$'), 'session line: ' .. hearth.session_line())
+    -- another editor's choice reaches this one as config_option_update
+    feed_updates(s.id, { { sessionUpdate = 'config_option_update', configOptions = {
+      { id = 'model', name = 'Model', category = 'model', type = 'select', currentValue = 'gpt-4o',
+        options = { { value = 'o3', name = 'o3' }, { value = 'gpt-4o', name = 'gpt-4o' } } },
+    } } })
+    truthy(hearth.session_line():match('^gpt%-4o · %d+%% context left$'), 'after config_option_update: ' .. hearth.session_line())
+    nfrom = #notes + 1
+    vim.cmd('HearthEffort high')
+    truthy(noted('offers no reasoning effort', vim.log.levels.WARN, nfrom), 'no effort for a model that does not reason')
+    vim.cmd('HearthModel gpt-5.3-codex')
+    wait('the model back', function()
+      local m = require('hearth.options').find(s.options, 'model')
+      return m and m.current == 'gpt-5.3-codex'
+    end)
+  end)
+
+  test("a running command's output shows in the chat before it ends", function()
+    local fifo = ws .. '/go-on'
+    os.remove(fifo)
+    eq(vim.fn.system({ 'mkfifo', fifo }), '', 'mkfifo')
+    select_handler = function(items, opts, on_choice)
+      for _, o in ipairs(items) do
+        if o.kind == 'allow_once' then
+          return on_choice(o)
+        end
+      end
+    end
+    local before = turns_done
+    local cmd = 'echo first; read x < go-on; echo second'
+    vim.cmd('Hearth r sim:calls=1 sim:tool=shell sim:args=' .. rpc.json.encode({ command = cmd }):gsub(' ', '\\u0020'))
+    wait('the first line while the command runs', function()
+      return find_line(chat_lines(), require('hearth.chat').OUT .. 'first', true) ~= nil
+    end)
+    eq(turns_done, before, 'the turn is still running')
+    local lines = last_turn(chat_lines())
+    truthy(find_line(lines, '⏺ Run ' .. cmd .. ' [in_progress]', true), 'the call runs: ' .. vim.inspect(lines))
+    eq(find_line(lines, require('hearth.chat').OUT .. 'second', true), nil, 'not yet the second line')
+    vim.fn.system({ 'sh', '-c', 'echo > go-on' })
+    wait('the turn to end', function()
+      return turns_done > before
+    end)
+    select_handler = nil
+    lines = last_turn(chat_lines())
+    local i = truthy(find_line(lines, '⏺ Run ' .. cmd .. ' [completed]', true), 'completed: ' .. vim.inspect(lines))
+    eq(lines[i + 1], require('hearth.chat').OUT .. 'first')
+    eq(lines[i + 2], require('hearth.chat').OUT .. 'second')
+    eq(find_line(lines, require('hearth.chat').OUT .. 'first', true), i + 1, 'the output once, not once per update')
+    os.remove(fifo)
+  end)
+
+  test('session times: local, "today 14:02", "yesterday 09:30", "Nov 28 16:40"', function()
+    local when = require('hearth.when')
+    local tz = vim.env.TZ
+    vim.env.TZ = 'XST-5:30' -- POSIX: local time is UTC+5:30
+    os.time() -- mktime re-reads TZ for the os.date calls that follow
+    local ok, err = pcall(function()
+      eq(os.date('%H:%M', 0), '05:30', 'the test time zone is in effect')
+      local now = when.parse('2026-12-02T10:00:00Z') -- 15:30 local
+      eq(now, 1796205600, 'epoch of 2026-12-02T10:00:00Z')
+      for _, c in ipairs({
+        { '2026-12-02T08:32:00Z', 'today 14:02' },
+        { '2026-12-02T08:32:00.123456789Z', 'today 14:02' },
+        { '2026-12-02T10:32:00+02:00', 'today 14:02' },
+        { '2026-12-01T20:00:00Z', 'today 01:30' }, -- yesterday in UTC, today here
+        { '2026-12-01T04:00:00Z', 'yesterday 09:30' },
+        { '2026-11-30T18:29:00Z', 'Nov 30 23:59' },
+        { '2026-11-28T11:10:00Z', 'Nov 28 16:40' },
+        { '2025-11-28T11:10:00Z', 'Nov 28 2025 16:40' },
+        { '2026-03-01T00:00:00Z', 'Mar 1 05:30' },
+      }) do
+        eq(when.human(when.parse(c[1]), now), c[2], c[1])
+      end
+      eq(when.parse('yesterday'), nil, 'not a time')
+      eq(when.parse('2026-13-01T00:00:00Z'), nil, 'month 13')
+    end)
+    vim.env.TZ = tz
+    os.time()
+    if not ok then
+      error(err, 0)
+    end
+  end)
+
   test(':HearthResume replays a stored session into its buffer', function()
     vim.cmd('HearthNew')
     wait('the new session', function()
@@ -1049,12 +1342,13 @@ local function main()
     run('in the new session')
     local old = S.sessions[sid1].chat.buf
     vim.cmd('bwipeout! ' .. old) -- whatever shows up comes from the replay
-    local listed
+    local listed, shown
     select_handler = function(items, opts, on_choice)
       eq(opts.kind, 'hearth_session')
       listed = items
       for _, it in ipairs(items) do
         if it.sessionId == sid1 then
+          shown = opts.format_item(it)
           return on_choice(it)
         end
       end
@@ -1071,14 +1365,22 @@ local function main()
       ids[it.sessionId] = true
     end
     truthy(ids[sid1] and ids[sid2], 'both sessions listed: ' .. vim.inspect(listed))
+    -- the session's title (its first prompt) and when it was last used, in
+    -- local time; the session began minutes ago (today, or yesterday just
+    -- after midnight)
+    truthy(shown, 'the first session was listed')
+    local cwd = vim.fn.fnamemodify(vim.loop.fs_realpath(ws), ':~')
+    local ok_when = shown:match('^today %d%d:%d%d  hello there  (.*)$')
+      or shown:match('^yesterday %d%d:%d%d  hello there  (.*)$')
+    eq(ok_when, cwd, 'the listed session: ' .. shown)
     local s = hearth.current_session()
     truthy(s.chat.buf ~= old, 'a new buffer')
     local lines = chat_lines()
     eq(lines[1], '## You', 'first line of ' .. vim.inspect(lines))
     eq(lines[2], 'hello there')
     for _, want in ipairs({ 'You said: hello there', 'second message', 'You said: second message',
-      'read a.txt', '⏺ read_file a.txt [completed]', '  │      1\thello', 'I called read_file 1 time(s). Last result:',
-      '⏺ read_file shot.png [completed]', '  │ [image: PNG, 70 B]' }) do
+      'read a.txt', '⏺ Read a.txt [completed]', '  │      1\thello', 'I called read_file 1 time(s). Last result:',
+      '⏺ Read shot.png [completed]', '  │ [image: PNG, 70 B]' }) do
       truthy(find_line(lines, want, true), 'replayed "' .. want .. '" in ' .. vim.inspect(lines))
     end
     eq(find_line(lines, 'in the new session', true), nil, 'the other session is not mixed in')
@@ -1116,6 +1418,53 @@ local function main()
     truthy(lines[h]:find('^✻ Thought'), 'finished header: ' .. lines[h])
     truthy(thought_text(lines, h):find('%S'), 'the replayed thought has text')
     eq(fold_of(h), h, 'the replayed thought is folded')
+  end)
+
+  test('the plan: one checklist, replaced whole on each update, live and on resume', function()
+    local s = hearth.current_session()
+    -- plans returns how many plan headers the chat holds and the first one's line.
+    local function plans()
+      local lines, n, at = chat_lines(), 0, nil
+      for i, l in ipairs(lines) do
+        if l:find('☰ Plan', 1, true) == 1 then
+          n, at = n + 1, at or i
+        end
+      end
+      return n, at, lines
+    end
+    run('plan read the code; fix the bug')
+    local n, at, lines = plans()
+    eq(n, 1, 'one plan in ' .. vim.inspect(lines))
+    eq(vim.inspect({ lines[at], lines[at + 1], lines[at + 2] }), vim.inspect({ '☰ Plan (0/2 done)', '  [~] read the code', '  [ ] fix the bug' }))
+    eq(find_line(lines, 'update_plan [', true), nil, 'update_plan is not shown as a tool call')
+    run('plan read the code; fix the bug; run the tests')
+    n, at, lines = plans()
+    eq(n, 1, 'still one plan in ' .. vim.inspect(lines))
+    eq(vim.inspect({ lines[at], lines[at + 3] }), vim.inspect({ '☰ Plan (0/3 done)', '  [ ] run the tests' }))
+    truthy(at > find_line(lines, 'plan read the code; fix the bug; run the tests', true), 'the plan moved to the latest turn')
+    -- An update while the plan ends the buffer replaces it in place.
+    local entry = function(content, status)
+      return { content = content, status = status, priority = 'medium' }
+    end
+    local before = #chat_lines()
+    feed_updates(s.id, { { sessionUpdate = 'plan', entries = { entry('read the code', 'completed'), entry('fix the bug', 'in_progress') } } })
+    wait('the plan fed', function()
+      return has_line('☰ Plan (1/2 done)')
+    end)
+    n, at, lines = plans()
+    eq(vim.inspect({ n, lines[at + 1], lines[at + 2] }), vim.inspect({ 1, '  [x] read the code', '  [~] fix the bug' }))
+    truthy(#lines <= before, 'replaced, not appended')
+    -- A resumed session shows the last plan the agent made.
+    local done
+    hearth.resume(s.id, function()
+      done = true
+    end)
+    wait('the replay', function()
+      return done
+    end)
+    n, at, lines = plans()
+    eq(n, 1, 'one plan after resume in ' .. vim.inspect(lines))
+    eq(vim.inspect({ lines[at], lines[at + 1], lines[at + 3] }), vim.inspect({ '☰ Plan (0/3 done)', '  [~] read the code', '  [ ] run the tests' }))
   end)
 
   test('the daemon killed mid-turn: a clear error, and the next :Hearth works', function()
@@ -1225,7 +1574,7 @@ local function main()
 
   test(':help hearth opens the documentation', function()
     vim.cmd('helptags ' .. vim.fn.fnameescape(root .. '/doc'))
-    for _, tag in ipairs({ 'hearth', ':Hearth', 'hearth-slash-commands', ':HearthResume', ':HearthMode', ':HearthImage', 'hearth-images', 'hearth-statusline',
+    for _, tag in ipairs({ 'hearth', ':Hearth', 'hearth-slash-commands', ':HearthResume', ':HearthMode', ':HearthModel', ':HearthEffort', 'hearth-context', ':HearthImage', 'hearth-images', 'hearth-plan', 'hearth-statusline',
       'hearth-permissions', 'hearth-buffers', 'hearth.setup()', 'hearth-thoughts', 'hl-hearthThought', 'hearth-mcp' }) do
       vim.cmd('help ' .. tag)
       eq(vim.fn.fnamemodify(vim.api.nvim_buf_get_name(0), ':t'), 'hearth.txt', 'help file for ' .. tag)

@@ -7,6 +7,7 @@ import * as vscode from "vscode";
 import { HearthClient } from "./acp/client.js";
 import { HearthGoneError, HearthNotFoundError, README_URL, describeError } from "./acp/errors.js";
 import { findWorkspace, summarize, type HearthStatus, type StatusSummary } from "./acp/status.js";
+import { configInfo } from "./config.js";
 import { EditorFiles } from "./files.js";
 import { appendToHistory } from "./history.js";
 import { mcpServersFromSetting } from "./mcp.js";
@@ -46,8 +47,8 @@ export class Controller implements vscode.Disposable {
   private busy = false;
   /**
    * The slash commands the agent offered last. Kept across sessions: hearth
-   * offers the same ones to every session, but only once a session's first
-   * prompt starts, and the prompt box should suggest them before that.
+   * offers the same ones to every session (right after session/new's and
+   * session/load's answers), and a re-created view should suggest them.
    */
   private commands: CommandInfo[] = [];
   private history: HostMessage[] = [];
@@ -99,6 +100,9 @@ export class Controller implements vscode.Disposable {
     this.unsubscribe = [
       client.on("update", (n) => {
         if (n.sessionId === this.sessionId) this.onUpdate(n.update);
+        // The offer follows session/new's answer at once, before this.sessionId
+        // is set; hearth's commands are the same for every session.
+        else if (n.update.sessionUpdate === "available_commands_update") this.setCommands(n.update);
       }),
       client.on("connected", (init) => {
         this.everConnected = true;
@@ -144,7 +148,7 @@ export class Controller implements vscode.Disposable {
   }
 
   private static recorded(m: HostMessage): boolean {
-    return ["reset", "modes", "update", "userPrompt", "turnStarted", "turnEnded", "permission", "permissionResolved"].includes(m.type);
+    return ["reset", "modes", "config", "update", "userPrompt", "turnStarted", "turnEnded", "permission", "permissionResolved"].includes(m.type);
   }
 
   private post(m: HostMessage): void {
@@ -158,6 +162,7 @@ export class Controller implements vscode.Disposable {
     if (this.history.length === 0) {
       this.view.post({ type: "reset", sessionId: this.sessionId, title: this.sessionTitle });
       this.view.post({ type: "modes", modes: [], current: null });
+      this.view.post({ type: "config", options: [] });
     }
     for (const m of this.history) this.view.post(m);
     if (this.commands.length) this.view.post({ type: "commands", commands: this.commands });
@@ -192,6 +197,8 @@ export class Controller implements vscode.Disposable {
         return this.resume(m.sessionId);
       case "setMode":
         return this.setMode(m.modeId);
+      case "setConfigOption":
+        return this.setConfigOption(m.configId, m.value);
       case "permission":
         return this.answerPermission(m.requestId, m.optionId);
       case "openDiff":
@@ -238,12 +245,20 @@ export class Controller implements vscode.Disposable {
     if (!this.view?.visible) void vscode.window.showErrorMessage(`hearth: ${message}`);
   }
 
-  private setSession(id: string, cwd: string, title: string | null, modes: acp.SessionModeState | null | undefined, loading = false): void {
+  private setSession(
+    id: string,
+    cwd: string,
+    title: string | null,
+    modes: acp.SessionModeState | null | undefined,
+    options: acp.SessionConfigOption[] | null | undefined,
+    loading = false,
+  ): void {
     this.sessionId = id;
     this.sessionCwd = cwd;
     this.sessionTitle = title;
     this.post({ type: "reset", sessionId: id, title, loading });
     this.postModes(modes);
+    this.post({ type: "config", options: configInfo(options) });
   }
 
   private postModes(modes: acp.SessionModeState | null | undefined): void {
@@ -265,7 +280,7 @@ export class Controller implements vscode.Disposable {
       const cwd = this.requireRoot();
       this.post({ type: "clearError" });
       const res = await this.getClient().newSession(cwd);
-      this.setSession(res.sessionId, cwd, null, res.modes);
+      this.setSession(res.sessionId, cwd, null, res.modes, res.configOptions);
     });
   }
 
@@ -282,7 +297,7 @@ export class Controller implements vscode.Disposable {
         if (!this.sessionId) {
           const cwd = this.requireRoot();
           const res = await client.newSession(cwd);
-          this.setSession(res.sessionId, cwd, null, res.modes);
+          this.setSession(res.sessionId, cwd, null, res.modes, res.configOptions);
         }
         const sessionId = this.sessionId!;
         this.post(images.length ? { type: "userPrompt", text, images } : { type: "userPrompt", text });
@@ -330,9 +345,10 @@ export class Controller implements vscode.Disposable {
       this.post({ type: "clearError" });
       const client = this.getClient();
       await client.connect();
-      this.setSession(sessionId, root, null, null, true);
+      this.setSession(sessionId, root, null, null, null, true);
       const res = await client.loadSession(sessionId, root);
       this.postModes(res.modes ?? client.sessionModes(sessionId));
+      this.post({ type: "config", options: configInfo(res.configOptions) });
       this.post({ type: "turnEnded", stopReason: "end_turn" });
     });
   }
@@ -351,17 +367,32 @@ export class Controller implements vscode.Disposable {
     });
   }
 
+  /** A picker's choice: the daemon answers with every option, which the pickers then show. */
+  setConfigOption(configId: string, value: string): Promise<void> {
+    return this.run("set option", async () => {
+      if (!this.sessionId) {
+        await this.newSession();
+        if (!this.sessionId) return;
+      }
+      const res = await this.getClient().setConfigOption(this.sessionId, configId, value);
+      this.post({ type: "config", options: configInfo(res.configOptions) });
+    });
+  }
+
   private onUpdate(u: acp.SessionUpdate): void {
+    if (u.sessionUpdate === "config_option_update") this.post({ type: "config", options: configInfo(u.configOptions) });
     if (u.sessionUpdate === "current_mode_update" && this.sessionId) {
       const modes = this.client?.sessionModes(this.sessionId);
       if (modes?.availableModes.length) this.postModes(modes);
     }
     if (u.sessionUpdate === "session_info_update" && typeof u.title === "string") this.sessionTitle = u.title;
-    if (u.sessionUpdate === "available_commands_update") {
-      this.commands = u.availableCommands.map((c) => ({ name: c.name, description: c.description ?? "" }));
-      this.view?.post({ type: "commands", commands: this.commands });
-    }
+    if (u.sessionUpdate === "available_commands_update") this.setCommands(u);
     this.post({ type: "update", update: u as unknown as { sessionUpdate: string } });
+  }
+
+  private setCommands(u: acp.AvailableCommandsUpdate): void {
+    this.commands = u.availableCommands.map((c) => ({ name: c.name, description: c.description ?? "" }));
+    this.view?.post({ type: "commands", commands: this.commands });
   }
 
   // ---- permissions -----------------------------------------------------------

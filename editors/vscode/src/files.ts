@@ -1,10 +1,12 @@
 // The agent's file access through VS Code's documents (ACP fs/read_text_file,
 // fs/write_text_file): an open document's text is what the agent reads,
 // unsaved changes included; its writes are WorkspaceEdits, left unsaved for
-// the user to review and save.
+// the user to review and save. A file that does not exist is created (ACP:
+// the client creates a missing file), with its directories, by a
+// WorkspaceEdit too: one undo removes it.
 import type * as acp from "@agentclientprotocol/sdk";
 import { realpathSync } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import * as path from "node:path";
 import * as vscode from "vscode";
 
@@ -42,6 +44,31 @@ export function sliceLines(text: string, line?: number | null, limit?: number | 
   return lines.slice(from, to).join("\n");
 }
 
+async function exists(abs: string): Promise<boolean> {
+  try {
+    await stat(abs);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return false;
+    throw err;
+  }
+}
+
+/**
+ * Creates the missing file `abs` holding `content`: its directories first
+ * (createDirectory makes the missing parents), then the file, by a
+ * WorkspaceEdit. The new file is saved as written, so what is on disk is what
+ * the agent wrote.
+ */
+async function createFile(abs: string, content: string): Promise<vscode.TextDocument> {
+  const uri = vscode.Uri.file(abs);
+  await vscode.workspace.fs.createDirectory(vscode.Uri.file(path.dirname(abs)));
+  const edit = new vscode.WorkspaceEdit();
+  edit.createFile(uri, { contents: new TextEncoder().encode(content), overwrite: false });
+  if (!(await vscode.workspace.applyEdit(edit))) throw new Error(`VS Code did not create ${abs}`);
+  return vscode.workspace.openTextDocument(uri);
+}
+
 export class EditorFiles implements FileAccess {
   async readTextFile(params: acp.ReadTextFileRequest): Promise<acp.ReadTextFileResponse> {
     const abs = absolute(params.path);
@@ -53,11 +80,16 @@ export class EditorFiles implements FileAccess {
   async writeTextFile(params: acp.WriteTextFileRequest): Promise<acp.WriteTextFileResponse> {
     const abs = absolute(params.path);
     if (typeof params.content !== "string") throw new Error("content must be a string");
-    const doc = openDocument(abs) ?? (await vscode.workspace.openTextDocument(vscode.Uri.file(abs)));
-    const edit = new vscode.WorkspaceEdit();
-    edit.replace(doc.uri, new vscode.Range(doc.positionAt(0), doc.positionAt(doc.getText().length)), params.content);
-    if (!(await vscode.workspace.applyEdit(edit))) throw new Error(`VS Code did not apply the edit to ${abs}`);
-    // An unsaved change nobody sees is easily lost: show the document, without taking the focus.
+    let doc = openDocument(abs);
+    if (!doc && !(await exists(abs))) {
+      doc = await createFile(abs, params.content);
+    } else {
+      doc ??= await vscode.workspace.openTextDocument(vscode.Uri.file(abs));
+      const edit = new vscode.WorkspaceEdit();
+      edit.replace(doc.uri, new vscode.Range(doc.positionAt(0), doc.positionAt(doc.getText().length)), params.content);
+      if (!(await vscode.workspace.applyEdit(edit))) throw new Error(`VS Code did not apply the edit to ${abs}`);
+    }
+    // A change nobody sees is easily lost: show the document, without taking the focus.
     if (!vscode.window.visibleTextEditors.some((e) => e.document === doc)) {
       try {
         await vscode.window.showTextDocument(doc, { preview: false, preserveFocus: true });

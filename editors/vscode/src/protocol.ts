@@ -23,6 +23,20 @@ export interface CommandInfo {
   description: string;
 }
 
+/**
+ * A session config option the view offers as a picker (ACP's select
+ * options: hearth's `model` and `thought_level`; `mode` has its own).
+ */
+export interface ConfigOptionInfo {
+  id: string;
+  name: string;
+  /** ACP's category: mode, model, thought_level, … */
+  category: string | null;
+  description: string | null;
+  current: string;
+  values: { value: string; name: string; description: string | null }[];
+}
+
 export interface SessionSummary {
   sessionId: string;
   cwd: string;
@@ -52,6 +66,8 @@ export type HostMessage =
   | { type: "commands"; commands: CommandInfo[] }
   /** The session's modes (empty when the agent reports none). */
   | { type: "modes"; modes: ModeInfo[]; current: string | null }
+  /** The session's config options (empty when the agent reports none): the model and effort pickers. */
+  | { type: "config"; options: ConfigOptionInfo[] }
   /** One `session/update` of the current session. */
   | { type: "update"; update: AcpUpdate }
   /** The user's prompt, as sent (the daemon does not echo it to the sender). */
@@ -91,6 +107,8 @@ export type ViewMessage =
   | { type: "listSessions" }
   | { type: "loadSession"; sessionId: string }
   | { type: "setMode"; modeId: string }
+  /** A picker's choice: `session/set_config_option`. */
+  | { type: "setConfigOption"; configId: string; value: string }
   | { type: "permission"; requestId: string; optionId: string | null }
   | { type: "openDiff"; path: string; oldText: string | null; newText: string }
   | { type: "openFile"; path: string; line?: number | null }

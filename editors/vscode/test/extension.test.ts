@@ -3,11 +3,13 @@
 // `hearth acp` + `hearth sim` for turns, status, the daemon going away, modes,
 // permissions and diffs; a missing binary.
 import assert from "node:assert/strict";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import Module, { createRequire } from "node:module";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 
+import { contextLeft, pickerOption } from "../src/config.js";
 import type { HostMessage } from "../src/protocol.js";
 import { PACKAGE_DIR, hearthBinary, isolatedEnv, killPid, simCall, startSim, stopDaemonOf, thoughtRuns, within, type Env, type Sim } from "./helpers.js";
 import { makeVscode, makeWebviewView, Uri, type Log, type TextDocument } from "./vscode-stub.js";
@@ -334,6 +336,14 @@ describe("the extension, activated against a stand-in vscode API", () => {
       .find((c) => c.type === "diff") as { path: string; oldText?: string | null; newText: string } | undefined;
     assert.ok(diff, "a diff in the completed tool call");
     assert.deepEqual({ ...diff }, { type: "diff", path: aTxt, oldText: original, newText: "edited by hearth\n" });
+    // A new file, in a new directory, reaches VS Code too (fs/write_text_file): it creates it, then shows it.
+    const fresh = path.join(env.workspace, "made", "by", "hearth.txt");
+    const created = await after_({ type: "prompt", text: simCall("write_file", { path: "made/by/hearth.txt", content: "new from hearth\n" }) }, (m) => m.type === "turnEnded", "the new-file turn");
+    assert.deepEqual(created, { type: "turnEnded", stopReason: "end_turn" });
+    assert.deepEqual(stub.rec.created, [fresh]);
+    assert.equal(readFileSync(fresh, "utf8"), "new from hearth\n");
+    assert.equal(stub.rec.documents.find((d) => d.uri.fsPath === fresh)?.getText(), "new from hearth\n");
+    assert.ok(stub.rec.shown.items.some((s) => s.path === fresh), "the new file is shown");
     // Open diff on the daemon's diff: both sides in VS Code's diff editor.
     const ex = stub.rec.executed.length;
     web.send({ type: "openDiff", path: diff.path, oldText: diff.oldText ?? null, newText: diff.newText });
@@ -387,12 +397,12 @@ describe("the extension, activated against a stand-in vscode API", () => {
   });
 
   test("/compact: the offered commands reach the view; the prompt compacts the session, which answers after", async () => {
-    await after_({ type: "newSession" }, (m) => m.type === "modes", "the new session");
     let from = posted.length;
+    await after_({ type: "newSession" }, (m) => m.type === "modes", "the new session");
+    // The daemon's available_commands_update, right after session/new's answer: the view's suggestions before any prompt.
+    const offered = await posted.waitFor((m) => m.type === "commands", "the commands after session/new", 10_000, from);
+    assert.ok(offered.type === "commands");
     await after_({ type: "prompt", text: "before compacting" }, (m) => m.type === "turnEnded", "the first turn");
-    // The daemon's available_commands_update, as the view's suggestions.
-    const offered = posted.items.slice(from).find((m) => m.type === "commands");
-    assert.ok(offered && offered.type === "commands", `a commands message: ${posted.items.slice(from).map((m) => m.type).join(" ")}`);
     const compact = offered.commands.find((c) => c.name === "compact");
     assert.ok(compact && compact.description.length > 0, JSON.stringify(offered.commands));
 
@@ -414,6 +424,64 @@ describe("the extension, activated against a stand-in vscode API", () => {
     posted = again.posted as Posted;
     const replayed = await after_({ type: "ready" }, (m) => m.type === "commands", "the commands on ready");
     assert.deepEqual(replayed, offered);
+  });
+
+  test("model and effort pickers, context left and a command's output while it runs (real daemon)", async () => {
+    let from = posted.length;
+    await after_({ type: "newSession" }, (m) => m.type === "modes", "the new session");
+    const first = await posted.waitFor((m) => m.type === "config", "the session's config options", 10_000, from);
+    assert.ok(first.type === "config");
+    const model = pickerOption(first.options, "model");
+    const effort = pickerOption(first.options, "thought_level");
+    assert.equal(model?.current, "gpt-5.3-codex");
+    assert.ok(model?.values.some((v) => v.value === "o3"), JSON.stringify(model));
+    assert.deepEqual(effort?.values.map((v) => v.value), ["low", "medium", "high", "xhigh"]);
+
+    // The model picker: session/set_config_option, then the daemon's whole set (o3's efforts).
+    const picked = await after_({ type: "setConfigOption", configId: "model", value: "o3" }, (m) => m.type === "config" && pickerOption(m.options, "model")?.current === "o3", "the model choice");
+    assert.ok(picked.type === "config");
+    assert.deepEqual(pickerOption(picked.options, "thought_level")?.values.map((v) => v.value), ["low", "medium", "high"]);
+    await after_({ type: "setConfigOption", configId: "thought_level", value: "high" }, (m) => m.type === "config" && pickerOption(m.options, "thought_level")?.current === "high", "the effort choice");
+
+    // Context left after each response: usage_update with o3's window.
+    from = posted.length;
+    await after_({ type: "prompt", text: "how full are you?" }, (m) => m.type === "turnEnded", "the turn");
+    // The turn's response is the last told (the effort's choice told the warm-up's usage too, just before).
+    const usage = posted.items.slice(from).flatMap((m) => (m.type === "update" && m.update.sessionUpdate === "usage_update" ? [m.update as { used?: number; size?: number }] : []));
+    const last = usage.at(-1);
+    assert.ok(last && last.size === 200_000, JSON.stringify(usage));
+    assert.ok(usage.length < 2 || last.used! > usage[0].used!, `the answer grew the context: ${JSON.stringify(usage)}`);
+    // A short session (hearth's guidance, the tools, the environment note, two prompts) uses a few
+    // thousand of o3's 200,000 tokens.
+    assert.match(contextLeft(last.used, last.size), /^9\d% context left$/);
+    const before = stub.rec.opened.length;
+    await stub.vscode.commands.executeCommand("hearth.inspectSession");
+    const doc = await stub.rec.opened.waitFor((d) => d.uri.startsWith("hearth:/inspect/"), "the inspect document", 10_000, before);
+    assert.equal(JSON.parse(doc.text).session.model, "o3", "the session's requests name the chosen model");
+
+    // A command's output while it runs: it waits on a FIFO until the test writes it.
+    await after_({ type: "setMode", modeId: "full-auto" }, (m) => m.type === "modes" && m.current === "full-auto", "full-auto");
+    const fifo = path.join(env.workspace, "go-on");
+    execFileSync("mkfifo", [fifo]);
+    try {
+      from = posted.length;
+      web.send({ type: "prompt", text: `run ${simCall("shell", { command: "echo first; read x < go-on; echo second" })}` });
+      const live = await posted.waitFor(
+        (m) => m.type === "update" && m.update.sessionUpdate === "tool_call_update" && JSON.stringify(m.update.content ?? "").includes("first\\n"),
+        "the command's first line while it runs",
+        20_000,
+        from,
+      );
+      assert.ok(live.type === "update");
+      assert.ok(!posted.items.slice(from).some((m) => m.type === "update" && m.update.sessionUpdate === "tool_call_update" && m.update.status === "completed"), "not completed yet");
+      writeFileSync(fifo, "\n");
+      await posted.waitFor((m) => m.type === "turnEnded", "the turn's end", 20_000, from);
+      const done = posted.items.slice(from).findLast((m) => m.type === "update" && m.update.sessionUpdate === "tool_call_update");
+      assert.ok(done?.type === "update" && done.update.status === "completed");
+      assert.match(JSON.stringify(done.update.content), /first\\nsecond\\n/);
+    } finally {
+      rmSync(fifo, { force: true });
+    }
   });
 
   test("a missing binary: the view and a notification point to the README", async () => {

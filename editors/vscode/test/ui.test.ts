@@ -285,6 +285,77 @@ describe("chat webview in headless Chromium", () => {
     assert.equal(await page.locator("#sessions").isHidden(), true);
   });
 
+  test("the model and effort pickers post set_config_option and show what the agent confirms; context left; a command's output as it comes", async () => {
+    await page.evaluate(() => (window.__posted = []));
+    const options = (model: string, effort: string | null): HostMessage => ({
+      type: "config",
+      options: [
+        { id: "mode", name: "Mode", category: "mode", description: null, current: "ask", values: [{ value: "ask", name: "Ask", description: null }] },
+        {
+          id: "model",
+          name: "Model",
+          category: "model",
+          description: "The model that answers",
+          current: model,
+          values: ["gpt-5.3-codex", "o3", "gpt-4o"].map((v) => ({ value: v, name: v, description: null })),
+        },
+        ...(effort
+          ? [{ id: "thought_level", name: "Reasoning effort", category: "thought_level", description: null, current: effort, values: ["low", "medium", "high"].map((v) => ({ value: v, name: v[0].toUpperCase() + v.slice(1), description: null })) }]
+          : []),
+      ],
+    });
+    await feed([{ type: "reset", sessionId: "ses_pickers", title: null }, options("gpt-5.3-codex", "medium")]);
+    await page.locator("#model-row").waitFor({ state: "visible", timeout: 5_000 });
+    assert.deepEqual(await page.locator("#model-select option").allTextContents(), ["gpt-5.3-codex", "o3", "gpt-4o"]);
+    assert.deepEqual(await page.locator("#effort-select option").allTextContents(), ["Low", "Medium", "High"]);
+    assert.equal(await page.locator("#effort-select").inputValue(), "medium");
+    assert.equal(await page.locator("#context-left").isHidden(), true, "no usage yet");
+
+    await page.locator("#model-select").selectOption("gpt-4o");
+    assert.deepEqual(await waitPosted("setConfigOption"), { type: "setConfigOption", configId: "model", value: "gpt-4o" });
+    assert.equal(await page.locator("#model-select").inputValue(), "gpt-5.3-codex", "the picker waits for the agent's confirmation");
+    // The agent's answer: gpt-4o does not reason, so no effort picker.
+    await feed([options("gpt-4o", null)]);
+    await page.waitForFunction(() => (document.getElementById("model-select") as HTMLSelectElement).value === "gpt-4o", null, { timeout: 5_000 });
+    assert.equal(await page.locator("#effort-select").isHidden(), true);
+    assert.equal(await page.locator("#effort-label").isHidden(), true);
+    // Another editor's choice, as config_option_update told it: the extension posts it the same way.
+    await feed([options("o3", "high")]);
+    await page.waitForFunction(() => (document.getElementById("effort-select") as HTMLSelectElement).value === "high", null, { timeout: 5_000 });
+    await page.evaluate(() => (window.__posted = []));
+    await page.locator("#effort-select").selectOption("low");
+    assert.deepEqual(await waitPosted("setConfigOption"), { type: "setConfigOption", configId: "thought_level", value: "low" });
+
+    await feed([{ type: "update", update: { sessionUpdate: "usage_update", used: 76_000, size: 200_000 } }]);
+    await page.locator("#context-left").waitFor({ state: "visible", timeout: 5_000 });
+    assert.equal(await page.locator("#context-left").textContent(), "62% context left");
+    assert.match((await page.locator("#context-left").getAttribute("title")) ?? "", /76,000 of 200,000 tokens/);
+
+    // A running command: each update's output replaces the last; while it runs the last lines show.
+    const lines = (n: number) => Array.from({ length: n }, (_, i) => `line ${i + 1}`).join("\n") + "\n";
+    const out = (text: string, status?: string): HostMessage => ({
+      type: "update",
+      update: { sessionUpdate: "tool_call_update", toolCallId: "call_run", ...(status ? { status } : {}), content: [{ type: "content", content: { type: "text", text } }] },
+    });
+    await feed([
+      { type: "update", update: { sessionUpdate: "tool_call", toolCallId: "call_run", title: "Run make test", kind: "execute", status: "pending" } },
+      { type: "update", update: { sessionUpdate: "tool_call_update", toolCallId: "call_run", status: "in_progress", rawInput: { command: "make test" } } },
+      out("line 1\n"),
+    ]);
+    const tool = page.locator('.tool[data-tool-call-id="call_run"]');
+    await page.waitForFunction(() => document.querySelector('.tool[data-tool-call-id="call_run"] .tool-output')?.textContent === "line 1\n", null, { timeout: 5_000 });
+    await feed([out(lines(30))]);
+    await page.waitForFunction(() => document.querySelector('.tool[data-tool-call-id="call_run"] .tool-output.live')?.textContent?.startsWith("line 20\n") ?? false, null, { timeout: 5_000 });
+    assert.equal(await tool.locator(".tool-more summary").textContent(), "19 earlier lines");
+    assert.equal(await tool.locator(".tool-output").count(), 2, "the earlier lines folded, the last ones shown: no other copy");
+    await feed([out(lines(30) + "[exit code 0]", "completed")]);
+    await page.waitForFunction(() => document.querySelector('.tool[data-tool-call-id="call_run"]')?.getAttribute("data-status") === "completed", null, { timeout: 5_000 });
+    assert.match((await tool.locator(".tool-output").first().textContent()) ?? "", /^line 1\n/, "once done, the output from its start");
+    await feed([{ type: "reset", sessionId: "ses_after", title: null }]);
+    await page.waitForFunction(() => document.getElementById("context-left")?.hidden === true, null, { timeout: 5_000 });
+    assert.deepEqual(pageErrors, [], "no errors in the page");
+  });
+
   test("a pasted image is attached, sent with the prompt, and images show in the transcript", async () => {
     await page.evaluate(() => (window.__posted = []));
     const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
@@ -670,6 +741,58 @@ describe("chat webview in headless Chromium", () => {
       await stopDaemonOf(bin, env);
       await sim.stop();
       env.cleanup();
+    }
+  });
+
+  test("the real daemon's plan (hearth sim's plan word): one checklist above the prompt, replaced whole, live and on resume", async () => {
+    const bin = hearthBinary();
+    const sim = await startSim(bin);
+    const env = isolatedEnv(sim);
+    const client = new HearthClient({ path: bin, env: env.env, cwd: env.workspace });
+    let msgs: HostMessage[] = [];
+    let sessionId = "";
+    client.on("update", (n) => {
+      if (n.sessionId === sessionId) msgs.push({ type: "update", update: n.update as unknown as AcpUpdate });
+    });
+    const plan = page.locator("#plan");
+    /** The checklist as shown: each item's status and text. */
+    const shown = async () =>
+      page.evaluate(() => [...document.querySelectorAll("#plan li")].map((li) => `${(li as HTMLElement).dataset.status} ${li.textContent}`));
+    const turn = async (text: string) => {
+      msgs = [{ type: "userPrompt", text }, { type: "turnStarted" }];
+      const res = await within(client.prompt(sessionId, text), 20_000, "the turn");
+      msgs.push({ type: "turnEnded", stopReason: res.stopReason });
+      await feed(msgs);
+      await page.waitForFunction(() => !document.body.classList.contains("busy"), null, { timeout: 5_000 });
+    };
+    try {
+      const s = await client.newSession(env.workspace);
+      sessionId = s.sessionId;
+      await feed([{ type: "reset", sessionId }]);
+      assert.equal(await plan.isHidden(), true, "no plan before the agent makes one");
+      await turn("plan read the code; fix the bug");
+      assert.deepEqual(await shown(), ["in_progress ◐ read the code", "pending ○ fix the bug"]);
+      assert.equal(await plan.locator(".who").textContent(), "Plan · 0/2 done");
+      assert.equal(await page.locator("#transcript .tool").count(), 0, "update_plan is not shown as a tool call");
+
+      await turn("plan read the code; fix the bug; run the tests");
+      assert.deepEqual(await shown(), ["in_progress ◐ read the code", "pending ○ fix the bug", "pending ○ run the tests"], "replaced whole");
+      assert.equal(await page.locator("#plan").count(), 1);
+
+      await feed([{ type: "reset", sessionId, loading: true }]);
+      assert.equal(await plan.isHidden(), true, "a reset clears the plan");
+      msgs = [];
+      await within(client.loadSession(sessionId, env.workspace), 20_000, "session/load");
+      await feed([...msgs, { type: "turnEnded", stopReason: "end_turn" }]);
+      assert.equal(await plan.isVisible(), true, "the resumed session shows its plan");
+      assert.deepEqual(await shown(), ["in_progress ◐ read the code", "pending ○ fix the bug", "pending ○ run the tests"], "its last plan");
+      assert.deepEqual(pageErrors, [], "no errors in the page");
+    } finally {
+      client.dispose();
+      await stopDaemonOf(bin, env);
+      await sim.stop();
+      env.cleanup();
+      await feed([{ type: "reset", sessionId: "" }]);
     }
   });
 });

@@ -8,6 +8,7 @@ import { after, before, describe, test } from "node:test";
 import { resolveHearthBinary } from "../src/acp/binary.js";
 import { HearthNotFoundError } from "../src/acp/errors.js";
 import { findWorkspace, formatDuration, statusMarkdown, summarize, type HearthStatus, type WorkspaceStatus } from "../src/acp/status.js";
+import { configInfo, contextLeft, pickerOption } from "../src/config.js";
 import { appendToHistory } from "../src/history.js";
 import type { HostMessage } from "../src/protocol.js";
 import { diffLines, diffStats, withContext } from "../src/webview/diff.js";
@@ -225,5 +226,37 @@ describe("thought headers", () => {
     assert.equal(thoughtPreview(text, 20), "one two three four…");
     assert.equal(thoughtPreview(text, 18), "one two three four…", "a cut right before a space keeps the whole word");
     assert.equal(thoughtPreview("x".repeat(30), 10), "xxxxxxxxxx…");
+  });
+});
+
+describe("config options", () => {
+  test("select options become pickers, grouped values flattened; booleans and malformed ones are left out", () => {
+    const info = configInfo([
+      { type: "select", id: "model", name: "Model", category: "model", currentValue: "o3", options: [{ value: "o3", name: "o3", description: "o-series" }, { value: "gpt-4o", name: "" }] },
+      {
+        type: "select",
+        id: "thought_level",
+        name: "Effort",
+        currentValue: "high",
+        options: [{ group: "g", name: "G", options: [{ value: "low", name: "Low" }, { value: "high", name: "High" }] }],
+      },
+      { type: "boolean", id: "fast", name: "Fast", currentValue: true },
+      { type: "select", id: "broken", name: "Broken" } as never,
+    ]);
+    assert.deepEqual(info, [
+      { id: "model", name: "Model", category: "model", description: null, current: "o3", values: [{ value: "o3", name: "o3", description: "o-series" }, { value: "gpt-4o", name: "gpt-4o", description: null }] },
+      { id: "thought_level", name: "Effort", category: null, description: null, current: "high", values: [{ value: "low", name: "Low", description: null }, { value: "high", name: "High", description: null }] },
+    ]);
+    assert.equal(pickerOption(info, "model")?.id, "model");
+    assert.equal(pickerOption(info, "thought_level")?.id, "thought_level", "found by its id when it has no category");
+    assert.deepEqual(configInfo(undefined), []);
+  });
+
+  test("context left is the share of the window not used, rounded; nothing for a usage without a window", () => {
+    assert.equal(contextLeft(76_000, 200_000), "62% context left");
+    assert.equal(contextLeft(0, 272_000), "100% context left");
+    assert.equal(contextLeft(300_000, 200_000), "0% context left");
+    assert.equal(contextLeft(10, 0), "");
+    assert.equal(contextLeft(undefined, 100), "");
   });
 });

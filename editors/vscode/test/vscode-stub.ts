@@ -1,7 +1,7 @@
 // A stand-in for the parts of the `vscode` API the extension uses, recording
 // what the extension does with it, so the bundled extension can be activated
 // and driven in plain node (no VS Code download is possible here).
-import { readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { pathToFileURL } from "node:url";
 
@@ -99,8 +99,12 @@ export class TextDocument {
 
 export class WorkspaceEdit {
   readonly entries: { uri: Uri; range: Range; text: string }[] = [];
+  readonly creates: { uri: Uri; contents?: Uint8Array; overwrite?: boolean }[] = [];
   replace(uri: Uri, range: Range, text: string): void {
     this.entries.push({ uri, range, text });
+  }
+  createFile(uri: Uri, options?: { contents?: Uint8Array; overwrite?: boolean }): void {
+    this.creates.push({ uri, ...options });
   }
 }
 
@@ -157,6 +161,8 @@ export interface Recorder {
   documents: TextDocument[];
   /** Each WorkspaceEdit applied: the file and its text after. */
   edits: Log<{ path: string; text: string }>;
+  /** Each file a WorkspaceEdit created. */
+  created: string[];
   /** Documents passed to showTextDocument, with the options. */
   shown: Log<{ path: string; options: unknown }>;
   external: Log<string>;
@@ -178,6 +184,7 @@ export function makeVscode(workspace: string) {
     opened: new Log(),
     documents: [],
     edits: new Log(),
+    created: [],
     shown: new Log(),
     external: new Log(),
     config: {},
@@ -275,6 +282,15 @@ export function makeVscode(workspace: string) {
         return [...rec.documents];
       },
       applyEdit: async (edit: WorkspaceEdit) => {
+        // A file creation fails, as VS Code's does, on an existing file
+        // without overwrite; here also on a missing directory, so that the
+        // extension is seen to create it.
+        for (const c of edit.creates) {
+          if (!c.overwrite && existsSync(c.uri.fsPath)) return false;
+          if (!existsSync(path.dirname(c.uri.fsPath))) return false;
+          writeFileSync(c.uri.fsPath, c.contents ?? new Uint8Array());
+          rec.created.push(c.uri.fsPath);
+        }
         for (const e of edit.entries) {
           const doc = rec.documents.find((d) => d.uri.fsPath === e.uri.fsPath);
           if (!doc) return false;
@@ -284,6 +300,12 @@ export function makeVscode(workspace: string) {
         return true;
       },
       asRelativePath: (u: Uri) => path.relative(workspace, u.fsPath),
+      fs: {
+        // VS Code's createDirectory makes the missing parents too.
+        createDirectory: async (u: Uri) => {
+          mkdirSync(u.fsPath, { recursive: true });
+        },
+      },
     },
     commands: {
       registerCommand: (id: string, fn: (...args: unknown[]) => unknown) => {

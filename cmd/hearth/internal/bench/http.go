@@ -53,7 +53,7 @@ func (c *chainClient) turn(ctx context.Context, prompt string) (time.Duration, e
 	start := time.Now()
 	var first time.Duration
 	req := chainRequest{Model: "sim-model", Instructions: "bench", Tools: c.tools.Specs(),
-		Reasoning: map[string]string{"effort": session.DefaultReasoningEffort, "summary": session.DefaultReasoningSummary},
+		Reasoning: map[string]string{"effort": session.ProfileOf("sim-model").DefaultReasoning, "summary": session.DefaultReasoningSummary},
 		Store:     true, Stream: true, Input: []json.RawMessage{session.UserMessage(prompt)}}
 	for step := 0; step < 200; step++ {
 		resp, err := c.post(ctx, hc, req, func() {

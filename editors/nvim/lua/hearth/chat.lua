@@ -1,5 +1,5 @@
 -- hearth.chat: one chat buffer per ACP session. Text streams onto the end of
--- the buffer; each tool call is a header line "⏺ name args [status]" with its
+-- the buffer; each tool call is a header line "⏺ title [status]" with its
 -- output beneath it, every output line prefixed "  │ " so that the fold
 -- expression closes it into one fold. The model's thoughts are a block of
 -- their own: a header line "✻ Thinking…" (then "✻ Thought: first words…")
@@ -457,15 +457,29 @@ local function out_lines(t)
   return lines
 end
 
--- label is what the header says about the call: the tool's name and its
--- main argument ("read_file a.txt"), else the agent's latest title; one
--- line, its controls made visible.
+-- label is what the header says about the call: the agent's latest title
+-- for it ("Read a.txt", "Run `go test ./...`"). A title that is one bare
+-- word is the tool's name (hearth titles a call so until it is previewed or
+-- has run): its main argument follows it ("read_file a.txt"). One line, its
+-- controls made visible.
 function M.label(t)
-  local name = t.name or t.title or 'tool'
-  if t.args then
-    return M.visible(name .. ' ' .. t.args)
+  local title = t.title or 'tool'
+  if t.args and not title:find('%s') then
+    return M.visible(title .. ' ' .. t.args)
   end
-  return M.visible(t.title or name)
+  return M.visible(title)
+end
+
+-- question is how the permission question names the call: its label, and
+-- the whole argument when the label does not hold it (a command's title is
+-- its first line, cut): what the user allows is what they read.
+function M.question(t)
+  local label = M.label(t)
+  local args = t.args and M.visible(t.args)
+  if args and not label:find(args, 1, true) then
+    return label .. ' — ' .. args
+  end
+  return label
 end
 
 function M.header(t)
@@ -486,7 +500,7 @@ function Chat:tool(u, start)
   if not t then
     self:_section('agent')
     self:end_message()
-    t = { id = id, name = title, nout = 0 }
+    t = { id = id, title = title, nout = 0 }
     self.tools[id] = t
     local buf = self:bufnr()
     self:_edit(function()
@@ -497,9 +511,6 @@ function Chat:tool(u, start)
   end
   if title then
     t.title = title
-    if start or not t.name then
-      t.name = t.name or title
-    end
   end
   if nn(u.kind) then
     t.kind = u.kind
@@ -518,6 +529,12 @@ function Chat:tool(u, start)
   end
   self:_render_tool(t)
   return t
+end
+
+-- set_status changes what a call's header says of it ("cancelled").
+function Chat:set_status(t, status)
+  t.status = status
+  self:_render_tool(t)
 end
 
 function Chat:_render_tool(t)
@@ -539,6 +556,52 @@ function Chat:_render_tool(t)
   t.nout = #out
   if tail then
     self.open = false
+  end
+end
+
+-- _output_range is the 1-based first and last line of a call's output.
+function Chat:_output_range(t)
+  local pos = vim.api.nvim_buf_get_extmark_by_id(self:bufnr(), M.ns, t.mark, {})
+  if not pos or pos[1] == nil or t.nout == 0 then
+    return nil
+  end
+  return pos[1] + 2, pos[1] + 1 + t.nout
+end
+
+-- reveal opens the closed fold of a call's output in every window showing
+-- the chat: asked about a call, the user reads its diff or command there.
+-- It returns those windows, for unreveal.
+function Chat:reveal(t)
+  local first, last = self:_output_range(t)
+  local opened = {}
+  if not first then
+    return opened
+  end
+  for _, win in ipairs(vim.fn.win_findbuf(self:bufnr())) do
+    vim.api.nvim_win_call(win, function()
+      if vim.fn.foldclosed(first) ~= -1 then
+        vim.cmd(string.format('silent! %d,%dfoldopen!', first, last))
+        table.insert(opened, win)
+      end
+    end)
+  end
+  return opened
+end
+
+-- unreveal closes again the folds reveal opened (once the question is
+-- answered): a window with an open fold opens the folds added after it,
+-- so the chat would stop folding thoughts and tool output.
+function Chat:unreveal(t, wins)
+  local first, last = self:_output_range(t)
+  if not first then
+    return
+  end
+  for _, win in ipairs(wins or {}) do
+    if vim.api.nvim_win_is_valid(win) and vim.api.nvim_win_get_buf(win) == self:bufnr() then
+      vim.api.nvim_win_call(win, function()
+        vim.cmd(string.format('silent! %d,%dfoldclose!', first, last))
+      end)
+    end
   end
 end
 

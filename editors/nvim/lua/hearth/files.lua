@@ -1,7 +1,9 @@
 -- The agent's file access through Neovim's buffers (ACP fs/read_text_file,
 -- fs/write_text_file): a loaded buffer's lines are what the agent reads,
 -- unsaved changes included, and its writes change the buffer's lines
--- (loading the buffer when needed) without saving them.
+-- (loading the buffer when needed) without saving them. A file that does not
+-- exist is created (ACP: the client creates a missing file), with its
+-- directories, holding exactly the agent's text, and its buffer loaded.
 local M = {}
 
 -- ACP's "resource not found".
@@ -110,10 +112,32 @@ local function split_text(text, dos)
   return lines, ends
 end
 
+-- create makes the missing file path hold text, creating its directories,
+-- and loads its buffer (listed, unmodified).
+local function create(path, text)
+  local dir = vim.fn.fnamemodify(path, ':h')
+  if vim.fn.isdirectory(dir) == 0 and vim.fn.mkdir(dir, 'p') == 0 then
+    return nil, { code = -32603, message = 'cannot create the directory ' .. dir }
+  end
+  local f, err = io.open(path, 'wb')
+  if not f then
+    return nil, { code = -32603, message = 'cannot create ' .. path .. ': ' .. tostring(err) }
+  end
+  local ok, werr = f:write(text)
+  f:close()
+  if not ok then
+    return nil, { code = -32603, message = 'cannot write ' .. path .. ': ' .. tostring(werr) }
+  end
+  local b = vim.fn.bufadd(path)
+  vim.fn.bufload(b)
+  vim.bo[b].buflisted = true
+  return vim.empty_dict()
+end
+
 --- write answers fs/write_text_file: the buffer of path (loaded first when
 --- needed) gets the new text, unsaved. Only the lines that changed are
 --- replaced, so marks and the cursor elsewhere stay put, and one undo
---- takes the agent's change back.
+--- takes the agent's change back. A missing file is created (create).
 function M.write(params)
   local path, perr = check_path(params)
   if not path then
@@ -123,6 +147,9 @@ function M.write(params)
     return nil, { code = -32602, message = 'invalid params: content must be a string' }
   end
   local b = loaded_buffer(path)
+  if not b and vim.fn.getftype(path) == '' then
+    return create(path, params.content)
+  end
   if not b then
     b = vim.fn.bufadd(path)
     vim.fn.bufload(b)

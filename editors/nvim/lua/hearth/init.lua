@@ -6,6 +6,8 @@ local rpc = require('hearth.rpc')
 local chat = require('hearth.chat')
 local files = require('hearth.files')
 local image = require('hearth.image')
+local options = require('hearth.options')
+local when = require('hearth.when')
 local nn = rpc.nn
 
 local M = {}
@@ -57,6 +59,8 @@ end
 --- The statusline component: "hearth: off" (no agent job), "hearth: starting",
 --- "hearth: waiting" (a permission question is open), "hearth: streaming"
 --- (a turn or a replay is running) or "hearth: ready".
+--- Put M.session_line() beside it for the current session's model, effort
+--- and context left ("o3 · high · 62% context left").
 function M.statusline()
   if S.phase == 'off' then
     return 'hearth: off'
@@ -68,6 +72,13 @@ function M.statusline()
     return 'hearth: streaming'
   end
   return 'hearth: ready'
+end
+
+--- The statusline component of the current session: its model, its
+--- reasoning effort and how much of the model's context is left ("o3 · high ·
+--- 62% context left"); '' without a session.
+function M.session_line()
+  return options.line(S.current and S.sessions[S.current] or nil)
 end
 
 local function session(id)
@@ -141,24 +152,30 @@ local function on_update(params)
       text = '\n' .. text -- an image of a message is a line of its own
     end
     s.chat:user_text(text)
-  elseif kind == 'tool_call' then
-    s.chat:tool(u, true)
-  elseif kind == 'tool_call_update' then
-    s.chat:tool(u, false)
+  elseif kind == 'tool_call' or kind == 'tool_call_update' then
+    local t = s.chat:tool(u, kind == 'tool_call')
+    local turn = s.turn
+    if t and turn then
+      turn.calls[t.id] = true
+      if turn.cancelled and nn(u.status) == 'failed' then
+        turn.stopped[t.id] = true -- ended by the cancel, as far as anyone can tell
+      end
+    end
   elseif kind == 'current_mode_update' then
     s.mode = nn(u.currentModeId) or s.mode
     changed()
+  elseif kind == 'config_option_update' then
+    s.options = options.parse(u.configOptions)
+    changed()
+  elseif kind == 'usage_update' then
+    if options.context_left(u.used, u.size) then
+      s.usage = { used = u.used, size = u.size }
+      changed()
+    end
   elseif kind == 'available_commands_update' then
     set_commands(s, u.availableCommands)
   elseif kind == 'plan' then
-    local lines = {}
-    for _, e in ipairs(nn(u.entries) or {}) do
-      local mark = ({ completed = '[x]', in_progress = '[~]' })[nn(e.status)] or '[ ]'
-      table.insert(lines, mark .. ' ' .. tostring(nn(e.content) or ''))
-    end
-    if #lines > 0 then
-      s.chat:note('Plan: ' .. table.concat(lines, ' · '))
-    end
+    require('hearth.plan').show(s.chat, nn(u.entries))
   end
   -- future kinds are not shown.
 end
@@ -169,6 +186,9 @@ local function answer_question(s, q, outcome)
     return
   end
   q.done = true
+  if q.call then
+    s.chat:unreveal(q.call, q.revealed)
+  end
   S.asking = math.max(0, S.asking - 1)
   for i, x in ipairs(s.questions) do
     if x == q then
@@ -198,24 +218,29 @@ local function ask_permission(params, respond)
   if not s then
     return respond({ outcome = { outcome = 'cancelled' } })
   end
-  local label = 'a tool'
+  local label, call = 'a tool', nil
   local tc = nn(params.toolCall)
   if type(tc) == 'table' then
-    local t = s.chat:tool(tc, false)
-    if t then
-      label = chat.label(t)
+    call = s.chat:tool(tc, false)
+    if call then
+      label = chat.question(call)
     elseif nn(tc.title) then
       label = chat.visible(tc.title)
     end
   end
   s.chat:flush()
-  local q = { respond = respond, done = false }
+  local q = { respond = respond, done = false, call = call }
   table.insert(s.questions, q)
   S.asking = S.asking + 1
   changed()
   vim.schedule(function()
     if q.done then
       return
+    end
+    if call then
+      -- what the call would do (its diff, its command) is read in the chat
+      s.chat:show(M.config.open)
+      q.revealed = s.chat:reveal(call)
     end
     local ok, err = pcall(vim.ui.select, options, {
       prompt = 'hearth: allow ' .. label .. '?',
@@ -489,6 +514,7 @@ local function new_session(cb)
     local s = session(res.sessionId)
     s.cwd = vim.fn.getcwd()
     set_modes(s, res.modes)
+    s.options = options.parse(res.configOptions)
     S.current = s.id
     changed()
     if cb then
@@ -562,6 +588,20 @@ function M.attach_image(path, clear)
   return true
 end
 
+-- mark_cancelled shows "[cancelled]" on the calls a cancelled turn left
+-- unfinished, and on those that failed once :HearthCancel was sent: the
+-- agent reports a command it stopped as failed, but what happened is that
+-- the user cancelled it. A call that failed before the cancel stays failed.
+local function mark_cancelled(s, turn)
+  for id in pairs(turn.calls) do
+    local t = s.chat.tools[id]
+    local st = t and t.status
+    if t and (turn.stopped[id] or (st ~= 'completed' and st ~= 'failed')) then
+      s.chat:set_status(t, 'cancelled')
+    end
+  end
+end
+
 --- :Hearth {prompt} — send a prompt to the current session (a new one when
 --- there is none) and stream the answer into its chat buffer, with the
 --- images :HearthImage attached.
@@ -602,7 +642,8 @@ function M.prompt(text, cb)
     s.chat:show(M.config.open)
     s.chat:user_text(table.concat(shown, '\n'))
     s.chat:end_message()
-    s.turn = { text = text }
+    local turn = { text = text, calls = {}, stopped = {} }
+    s.turn = turn
     s.last_stop = nil
     changed()
     S.client:request('session/prompt', {
@@ -623,6 +664,9 @@ function M.prompt(text, cb)
         end
       else
         s.last_stop = nn(res and res.stopReason) or 'end_turn'
+        if s.last_stop == 'cancelled' then
+          mark_cancelled(s, turn)
+        end
         if s.last_stop ~= 'end_turn' then
           s.chat:note('⏹ ' .. s.last_stop)
         end
@@ -666,10 +710,17 @@ function M.cancel()
   return true
 end
 
+-- format_session is one line of :HearthResume's list: when the session was
+-- last used, in local time ("today 14:02"), its title (the daemon's: the
+-- start of its first prompt) or else its id, and its directory.
 local function format_session(item)
   local title = nn(item.title)
-  local when = nn(item.updatedAt) or ''
-  return chat.visible(string.format('%s  %s  %s', when, title or item.sessionId, nn(item.cwd) or ''))
+  local updated = nn(item.updatedAt)
+  local t = when.parse(updated)
+  local cwd = nn(item.cwd)
+  cwd = type(cwd) == 'string' and vim.fn.fnamemodify(cwd, ':~') or ''
+  local at = t and when.human(t) or tostring(updated or '')
+  return chat.visible(string.format('%s  %s  %s', at, title or item.sessionId, cwd))
 end
 
 local function load(item, cb)
@@ -693,6 +744,7 @@ local function load(item, cb)
       end
     else
       set_modes(s, res and res.modes)
+      s.options = options.parse(res and res.configOptions)
       s.chat.section = nil -- the next prompt starts a "## You" block
     end
     changed()
@@ -780,14 +832,47 @@ function M.set_mode(id, cb)
   end)
 end
 
-local function kb(n)
-  n = tonumber(n) or 0
-  if n >= 1024 * 1024 then
-    return string.format('%.1f MB', n / 1024 / 1024)
-  elseif n >= 1024 then
-    return string.format('%.1f KB', n / 1024)
+--- :HearthModel [model] and :HearthEffort [level] — choose the session's
+--- model or its reasoning effort (session/set_config_option); without an
+--- argument, pick from what the agent offers.
+local function choose(category, value, cb)
+  local s = M.current_session()
+  if not s then
+    notify('no session yet: :Hearth or :HearthNew first', vim.log.levels.WARN)
+    return
   end
-  return string.format('%d B', n)
+  options.choose(M.request, notify, s, category, value, function(err, v)
+    changed()
+    if cb then
+      cb(err, v)
+    end
+  end)
+end
+
+function M.set_model(value, cb)
+  choose('model', value, cb)
+end
+
+function M.set_effort(value, cb)
+  choose('thought_level', value, cb)
+end
+
+-- wrap breaks line at spaces into lines of at most width display cells,
+-- the later ones indented; a word wider than that has a line of its own.
+local function wrap(line, width, out)
+  local indent = '    '
+  local cur = nil
+  for space, word in line:gmatch('(%s*)(%S+)') do
+    if cur == nil then
+      cur = space .. word
+    elseif vim.fn.strdisplaywidth(cur .. space .. word) <= width then
+      cur = cur .. space .. word
+    else
+      table.insert(out, cur)
+      cur = indent .. word
+    end
+  end
+  table.insert(out, cur or '')
 end
 
 --- :HearthStatus — the daemon and its workspaces' connections.
@@ -813,7 +898,8 @@ function M.status(cb)
     table.insert(lines, conn)
     local s = M.current_session()
     if s then
-      table.insert(lines, 'session ' .. s.id .. (s.mode and ('  mode ' .. s.mode) or ''))
+      local more = options.line(s)
+      table.insert(lines, 'session ' .. s.id .. (s.mode and ('  mode ' .. s.mode) or '') .. (more ~= '' and ('  ' .. more) or ''))
       for _, c in ipairs(s.commands or {}) do
         table.insert(lines, '  /' .. c.name .. (c.description ~= '' and ('  ' .. c.description) or ''))
       end
@@ -822,13 +908,19 @@ function M.status(cb)
       table.insert(lines, string.format(
         '%s: %s over %s, %d handshake(s), %d warm-up(s), %d full / %d incremental request(s), %s sent, %s saved, last turn %d ms',
         tostring(nn(w.root)), tostring(nn(w.state)), tostring(nn(w.transport)), nn(w.handshakes) or 0,
-        nn(w.warmups) or 0, nn(w.fullRequests) or 0, nn(w.incrementalRequests) or 0, kb(nn(w.bytesSent)),
-        kb(nn(w.bytesSaved)), nn(w.lastTurnMs) or 0))
+        nn(w.warmups) or 0, nn(w.fullRequests) or 0, nn(w.incrementalRequests) or 0,
+        image.size(tonumber(nn(w.bytesSent)) or 0), image.size(tonumber(nn(w.bytesSaved)) or 0),
+        nn(w.lastTurnMs) or 0))
     end
     if #(nn(st.workspaces) or {}) == 0 then
       table.insert(lines, 'no open workspaces')
     end
-    vim.notify(table.concat(lines, '\n'), vim.log.levels.INFO)
+    -- the message area would break long lines mid-word at the screen's edge
+    local wrapped = {}
+    for _, l in ipairs(lines) do
+      wrap(l, math.max(vim.o.columns - 1, 20), wrapped)
+    end
+    vim.notify(table.concat(wrapped, '\n'), vim.log.levels.INFO)
     if cb then
       cb(nil, st)
     end
@@ -889,6 +981,24 @@ function M.create_commands()
   cmd('HearthMode', function(a)
     M.set_mode(a.args)
   end, { nargs = '?', complete = complete_modes, desc = 'hearth: switch the session mode' })
+  cmd('HearthModel', function(a)
+    M.set_model(a.args)
+  end, {
+    nargs = '?',
+    complete = function()
+      return options.values(M.current_session(), 'model')
+    end,
+    desc = "hearth: choose the session's model",
+  })
+  cmd('HearthEffort', function(a)
+    M.set_effort(a.args)
+  end, {
+    nargs = '?',
+    complete = function()
+      return options.values(M.current_session(), 'thought_level')
+    end,
+    desc = "hearth: choose the model's reasoning effort",
+  })
 end
 
 --- setup{cmd = {'hearth', 'acp'}, env = {...}, open = 'botright vsplit', mcp_servers = {...}}

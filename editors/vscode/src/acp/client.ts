@@ -394,6 +394,11 @@ export class HearthClient {
     if (m) this.modes.set(sessionId, { ...m, currentModeId: modeId });
   }
 
+  /** Sets one of the session's config options (the model, its effort, the mode); answers with all of them. */
+  setConfigOption(sessionId: string, configId: string, value: string): Promise<acp.SetSessionConfigOptionResponse> {
+    return this.call<acp.SetSessionConfigOptionResponse>(acp.methods.agent.session.setConfigOption, { sessionId, configId, value });
+  }
+
   /** The modes the agent reported for `sessionId` (session/new, session/load, current_mode_update). */
   sessionModes(sessionId: string): acp.SessionModeState | undefined {
     return this.modes.get(sessionId);

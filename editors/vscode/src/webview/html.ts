@@ -58,6 +58,14 @@ export function renderChatHtml(o: ChatHtmlOptions): string {
     <span class="spacer"></span>
     <span id="connection" class="chip" title="">…</span>
   </div>
+  <div id="model-row" class="row" hidden>
+    <label for="model-select" class="muted">Model</label>
+    <select id="model-select" title="The model that answers"></select>
+    <label for="effort-select" class="muted" id="effort-label">Effort</label>
+    <select id="effort-select" title="How long the model thinks"></select>
+    <span class="spacer"></span>
+    <span id="context-left" class="chip" title="" hidden></span>
+  </div>
 </header>
 <section id="sessions" class="sessions" hidden>
   <div class="sessions-head"><span>Resume a session</span><button id="btn-close-sessions" class="icon-button" aria-label="Close">${ICON_CLOSE}</button></div>
@@ -71,6 +79,7 @@ export function renderChatHtml(o: ChatHtmlOptions): string {
 <main id="transcript" aria-live="polite">
   <div id="empty" class="empty">Ask hearth about this workspace. <kbd>Enter</kbd> sends, <kbd>Shift</kbd>+<kbd>Enter</kbd> adds a line.</div>
 </main>
+<section id="plan" class="plan" aria-label="Plan" hidden></section>
 <footer id="composer">
   <div id="attachments" class="attachments" aria-label="Attached images" hidden></div>
   <ul id="commands" class="commands" role="listbox" aria-label="Slash commands" hidden></ul>

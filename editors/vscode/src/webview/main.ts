@@ -3,7 +3,8 @@
 // dist/webview.js; plain DOM, no framework.
 import MarkdownIt from "markdown-it";
 
-import type { AcpUpdate, CommandInfo, HostMessage, ImageAttachment, ModeInfo, PermissionOptionInfo, SessionSummary, ViewMessage } from "../protocol.js";
+import { contextLeft, pickerOption } from "../config.js";
+import type { AcpUpdate, CommandInfo, ConfigOptionInfo, HostMessage, ImageAttachment, ModeInfo, PermissionOptionInfo, SessionSummary, ViewMessage } from "../protocol.js";
 import { diffLines, diffStats, withContext } from "./diff.js";
 import { thoughtPreview } from "./thought.js";
 import { hasControls, visibleLine, visibleText } from "../visible.js";
@@ -44,6 +45,11 @@ const input = $("input") as HTMLTextAreaElement;
 const sendBtn = $("btn-send") as HTMLButtonElement;
 const cancelBtn = $("btn-cancel") as HTMLButtonElement;
 const modeSelect = $("mode-select") as HTMLSelectElement;
+const modelRow = $("model-row");
+const modelSelect = $("model-select") as HTMLSelectElement;
+const effortSelect = $("effort-select") as HTMLSelectElement;
+const effortLabel = $("effort-label");
+const contextChip = $("context-left");
 const sessionTitle = $("session-title");
 const connection = $("connection");
 const turnState = $("turn-state");
@@ -54,6 +60,7 @@ const sessionsPanel = $("sessions");
 const sessionList = $("session-list");
 const attachmentsRow = $("attachments");
 const commandList = $("commands");
+const planPanel = $("plan");
 
 // ---- transcript state ------------------------------------------------------
 
@@ -97,6 +104,7 @@ function resetTranscript(): void {
   current = null;
   permissions.clear();
   renderQueued = new Set();
+  renderPlan({ sessionUpdate: "plan", entries: [] });
 }
 
 function flushRenders(): void {
@@ -342,12 +350,15 @@ function renderTool(t: ToolState): void {
     } else if (item.type === "content" && item.content?.type === "text") {
       const text = visibleText(item.content.text ?? "");
       const lines = text.split("\n");
-      const pre = h("pre", { class: "tool-output", text: lines.length > 12 ? lines.slice(0, 12).join("\n") : text });
-      if (lines.length > 12) {
-        const more = h("details", { class: "tool-more" }, h("summary", { text: `${lines.length - 12} more lines` }), h("pre", { class: "tool-output", text: lines.slice(12).join("\n") }));
-        t.el.append(pre, more);
+      if (lines.length <= 12) {
+        t.el.append(h("pre", { class: "tool-output", text }));
+      } else if (status === "in_progress") {
+        // A command's output as it comes: its last lines, the earlier ones folded.
+        const earlier = h("details", { class: "tool-more" }, h("summary", { text: `${lines.length - 12} earlier lines` }), h("pre", { class: "tool-output", text: lines.slice(0, -12).join("\n") }));
+        t.el.append(earlier, h("pre", { class: "tool-output live", text: lines.slice(-12).join("\n") }));
       } else {
-        t.el.append(pre);
+        const more = h("details", { class: "tool-more" }, h("summary", { text: `${lines.length - 12} more lines` }), h("pre", { class: "tool-output", text: lines.slice(12).join("\n") }));
+        t.el.append(h("pre", { class: "tool-output", text: lines.slice(0, 12).join("\n") }), more);
       }
     } else if (item.type === "content" && item.content?.type === "image") {
       const c = item.content as { mimeType?: string; data?: string };
@@ -404,21 +415,21 @@ function renderDiff(path: string, oldText: string | null, newText: string): HTML
 
 // ---- plan ----------------------------------------------------------------------
 
+// The agent's plan is one checklist pinned above the prompt box: each plan
+// update is the whole list (ACP), so it replaces what is shown; an empty
+// list (or a new session) hides it. A replayed session shows its last plan.
 function renderPlan(update: AcpUpdate): void {
-  const entries = (update.entries as { content: string; status: string; priority?: string }[] | undefined) ?? [];
-  let el = transcript.querySelector(":scope > .plan:last-of-type") as HTMLElement | null;
-  if (!el || el !== transcript.lastElementChild) {
-    el = h("div", { class: "plan" });
-    append(el);
-  }
-  el.replaceChildren(h("div", { class: "who", text: "Plan" }));
+  const entries = Array.isArray(update.entries) ? (update.entries as { content?: unknown; status?: unknown }[]) : [];
   const ul = h("ul");
+  let done = 0;
   for (const e of entries) {
-    const mark = e.status === "completed" ? "✓" : e.status === "in_progress" ? "◐" : "○";
-    ul.append(h("li", { class: `plan-${e.status}`, text: `${mark} ${visibleLine(String(e.content))}` }));
+    const status = e?.status === "completed" || e?.status === "in_progress" ? e.status : "pending";
+    if (status === "completed") done++;
+    const mark = status === "completed" ? "✓" : status === "in_progress" ? "◐" : "○";
+    ul.append(h("li", { class: `plan-${status}`, attrs: { "data-status": status } }, h("span", { class: "plan-mark", text: mark }), ` ${visibleLine(String(e?.content ?? ""))}`));
   }
-  el.append(ul);
-  endBlock();
+  planPanel.replaceChildren(h("div", { class: "who", text: `Plan · ${done}/${entries.length} done` }), ul);
+  planPanel.hidden = entries.length === 0;
 }
 
 // ---- permissions -------------------------------------------------------------
@@ -542,6 +553,44 @@ function setModes(modes: ModeInfo[], currentMode: string | null): void {
   modeSelect.disabled = modes.length === 0;
   if (currentMode !== null) modeSelect.value = currentMode;
   modeSelect.dataset.current = currentMode ?? "";
+}
+
+/** Fills a config option's picker: hidden when the agent offers no such option. */
+function fillPicker(select: HTMLSelectElement, o: ConfigOptionInfo | undefined): void {
+  select.replaceChildren();
+  select.hidden = !o;
+  if (!o) return;
+  select.dataset.configId = o.id;
+  select.title = o.description ?? o.name;
+  for (const v of o.values) select.append(h("option", { text: visibleLine(v.name), title: v.description ?? "", attrs: { value: v.value } }));
+  select.value = o.current;
+  select.dataset.current = o.current;
+}
+
+/** The model and effort pickers, from the session's config options. */
+function setConfig(options: ConfigOptionInfo[]): void {
+  const model = pickerOption(options, "model");
+  const effort = pickerOption(options, "thought_level");
+  fillPicker(modelSelect, model);
+  fillPicker(effortSelect, effort);
+  effortLabel.hidden = !effort;
+  modelRow.hidden = !model && !effort && contextChip.hidden;
+}
+
+function pickerChanged(select: HTMLSelectElement): void {
+  const want = select.value;
+  // Show the confirmed value until the agent answers (a "config" message).
+  select.value = select.dataset.current ?? want;
+  if (select.dataset.configId) post({ type: "setConfigOption", configId: select.dataset.configId, value: want });
+}
+
+/** "context left" from a usage_update. */
+function setUsage(u: AcpUpdate): void {
+  const text = contextLeft(u.used, u.size);
+  contextChip.textContent = text;
+  contextChip.title = text ? `${Number(u.used).toLocaleString()} of ${Number(u.size).toLocaleString()} tokens in the model's context` : "";
+  contextChip.hidden = !text;
+  modelRow.hidden = modelRow.hidden && !text;
 }
 
 function showError(message: string, action?: { label: string; command: string }): void {
@@ -692,6 +741,8 @@ errorAction.addEventListener("click", () => {
   const command = errorAction.dataset.command;
   if (command) post({ type: "command", command });
 });
+modelSelect.addEventListener("change", () => pickerChanged(modelSelect));
+effortSelect.addEventListener("change", () => pickerChanged(effortSelect));
 modeSelect.addEventListener("change", () => {
   const want = modeSelect.value;
   // Show the confirmed mode until the agent answers (a "modes" message).
@@ -737,6 +788,9 @@ function onUpdate(u: AcpUpdate): void {
     case "session_info_update":
       if (typeof u.title === "string") sessionTitle.textContent = u.title;
       break;
+    case "usage_update":
+      setUsage(u);
+      break;
   }
 }
 
@@ -751,6 +805,11 @@ window.addEventListener("message", (event: MessageEvent<HostMessage>) => {
       sessionTitle.title = m.sessionId ?? "";
       document.body.dataset.session = m.sessionId ?? "";
       turnState.textContent = m.loading ? "Loading history…" : "";
+      contextChip.hidden = true;
+      contextChip.textContent = "";
+      break;
+    case "config":
+      setConfig(m.options);
       break;
     case "modes":
       setModes(m.modes, m.current);

@@ -1,0 +1,111 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/hearthd/hearth/session/responses"
+	"github.com/hearthd/hearth/store"
+)
+
+// With Config.Compaction = CompactServer a conversation compacts with the
+// API's own compaction, POST {base}/responses/compact: the view goes up
+// whole, and what comes back — the user's messages and an encrypted
+// compaction item that stands for everything else — is the new view after
+// the session's initial items. Those items are stored as the session's
+// (the transcript is the truth: a restart rebuilds the view from them),
+// marked so that session/load does not show the user's messages twice
+// (FromCompaction). Any failure — a server without the endpoint, a
+// refusal, an answer without a compaction item — leaves the view as it was,
+// and compact falls back to the local summary.
+
+// compactionView is the stored view of the items an API compaction
+// returned: they are the model's view, not something that happened.
+var compactionView = json.RawMessage(`{"compaction":true}`)
+
+// FromCompaction reports whether a stored item's view marks it as part of
+// an API compaction's output, which an editor's replay leaves out.
+func FromCompaction(view json.RawMessage) bool { return bytes.Equal(view, compactionView) }
+
+// compactOnServer compacts the view with the API's compaction and records
+// it. Nothing changes when it fails.
+func (c *Conversation) compactOnServer(ctx context.Context, turnID int64, why string) error {
+	set, _, err := c.settings()
+	if err != nil {
+		return err
+	}
+	c.convert()
+	c.mu.Lock()
+	view := append([]json.RawMessage(nil), c.inputLocked()...)
+	initial := append([]json.RawMessage(nil), c.ledger.committed[:c.initialN]...)
+	c.mu.Unlock()
+	started := time.Now()
+	res, output, err := c.compactParts(ctx, set, view, len(initial))
+	if err != nil {
+		return err
+	}
+	out := make([]store.NewItem, len(output))
+	for i, it := range output {
+		out[i] = store.NewItem{Origin: store.OriginOutput, Data: it, View: compactionView}
+	}
+	comp, items, err := c.db.AddCompactionItems(context.WithoutCancel(ctx), store.Compaction{SessionID: c.id,
+		ResponseID: res.ID, Reason: why}, turnID, out)
+	if err != nil {
+		return storeErr(fmt.Errorf("compact: %w", err))
+	}
+	for _, it := range items {
+		initial = append(initial, it.Data)
+	}
+	c.adopt(initial, c.initialN, len(initial), comp.ThroughSeq)
+	c.log.Info("the API compacted the view", "items", len(view), "into", len(items), "input_tokens", res.Usage.Input,
+		"output_tokens", res.Usage.Output, "took", time.Since(started))
+	return nil
+}
+
+// compactParts sends view to the API's compaction: whole when it fits
+// CompactAt of a known window, else in parts, oldest first, each with the
+// output of the part before (nextPart cuts them as it does for the local
+// summary), so no request is over the window. It returns the last answer
+// and its output less the initial items (view[:initial]) it repeats, which
+// must hold a compaction item.
+func (c *Conversation) compactParts(ctx context.Context, set responses.Settings, view []json.RawMessage, initial int) (*responses.Compacted, []json.RawMessage, error) {
+	cfg := c.Config()
+	head, body := view[:initial:initial], view[initial:]
+	budget := int(cfg.CompactAt * float64(cfg.ContextWindow))
+	var carried []json.RawMessage // the output so far, as replay forms
+	for i := 0; ; {
+		part, next := body[i:], len(body)
+		if cfg.ContextWindow > 0 {
+			fixed := (len(set.Key())+3)/4 + tokensOf(head...) + tokensOf(carried...)
+			part, next = nextPart(body, i, budget-fixed)
+		}
+		in := append(append(append([]json.RawMessage(nil), head...), carried...), part...)
+		res, err := c.client.api.Compact(ctx, responses.CompactRequestFor(set, in))
+		if err != nil {
+			return nil, nil, fmt.Errorf("compact: the API's compaction: %w", err)
+		}
+		c.client.counters.bytesSent.Add(int64(res.Sent))
+		c.client.counters.addUsage(store.Usage{Input: res.Usage.Input, Cached: res.Usage.Cached, Output: res.Usage.Output, Reasoning: res.Usage.Reasoning})
+		var out []json.RawMessage
+		sealed := false
+		for _, it := range res.Output {
+			if form, ok := replayForm(it); ok && slices.ContainsFunc(head, func(f json.RawMessage) bool { return bytes.Equal(f, form) }) {
+				continue // the session's initial items are hearth's to keep, first
+			}
+			sealed = sealed || readItem(it).Type == "compaction"
+			out = append(out, it)
+		}
+		if !sealed {
+			return nil, nil, errors.New("compact: the API's compaction answered without a compaction item")
+		}
+		if next == len(body) {
+			return res, out, nil
+		}
+		carried, i = replayForms(nil, out), next
+	}
+}

@@ -1,0 +1,130 @@
+package sim
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The API's own compaction, POST {base}/responses/compact. From OpenAI's API reference (the
+// CompactResource and CompactionSummaryItemParam schemas): the body is a create's model, input
+// (or previous_response_id), instructions, tools, parallel_tool_calls, reasoning and
+// prompt_cache_key; model is required; the answer is one JSON object {id, object:
+// "response.compaction", created_at, output, usage}, whose output replaces the input; a
+// compaction item is {type: "compaction", id, encrypted_content}, opaque, and goes back as
+// input ({type, encrypted_content}, id optional). Assumed, as no document says more: the output
+// keeps the input's user messages verbatim, in order, and ends with one compaction item
+// standing for everything else (assistant messages, reasoning, calls and their outputs,
+// developer and system messages); the endpoint has the model's window, like a create; there is
+// no WebSocket event for it. The simulated compaction item seals (as reasoning's
+// encrypted_content is sealed) a digest of what it replaced, so a later request carrying one
+// this server did not issue is refused with invalid_encrypted_content; it counts for its bytes
+// like any item. Its cost: Cost.ProcessDelay of the input, then FirstToken, then the item's
+// tokens at TokensPerSecond.
+
+// serveCompact answers POST …/responses/compact.
+func (s *Server) serveCompact(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(r) {
+		invalidAPIKey().writeHTTP(w)
+		return
+	}
+	at := time.Now()
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.readLimit()))
+	rec := Received{Transport: "http", Endpoint: EndpointCompact, At: at, Raw: body, Bytes: len(body)}
+	req, perr := parseRequest(body)
+	if err != nil || perr != nil {
+		e := invalidRequest("invalid_json", "", "The body is not a JSON object.")
+		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+			e = invalidRequest("request_too_large", "", "The body is over %d bytes.", s.opts.readLimit())
+			e.Status = http.StatusRequestEntityTooLarge
+		}
+		s.finish(s.record(rec), e.outcome(), "")
+		e.writeHTTP(w)
+		return
+	}
+	i := s.record(req.fill(rec))
+	fail := func(e apiError) {
+		s.finish(i, e.outcome(), "")
+		e.writeHTTP(w)
+	}
+	if req.model == "" && req.invalid == nil {
+		req.fail(invalidRequest("missing_required_parameter", "model", "Missing required parameter: 'model'."))
+	}
+	if s.validate(req); req.invalid != nil {
+		fail(*req.invalid)
+		return
+	}
+	var parent cachedResponse
+	if req.prevID != "" {
+		var ok bool
+		if parent, ok = s.stored.lookup(req.prevID); !ok {
+			fail(previousNotFound(req.prevID))
+			return
+		}
+	}
+	effective := append(append([]json.RawMessage(nil), parent.items...), req.input...)
+	fault := s.takeFault(i)
+	if e, ok := fault.instead(req.model); ok {
+		fail(e)
+		return
+	}
+	effBytes := parent.bytes + itemsBytes(req.input)
+	if e := s.checkContext(i, req, effBytes); e != nil {
+		fail(*e)
+		return
+	}
+	output := s.compacted(req.model, effective)
+	outTokens := (itemsBytes(output[len(output)-1:]) + 3) / 4
+	ctx, stop := s.requestContext(r)
+	defer stop()
+	cost := s.opts.Cost
+	delay := cost.ProcessDelay(req.inputBytes)
+	s.update(i, func(r *Received) { r.ProcessDelay = delay })
+	if err := newPacer(cost, at).wait(ctx, delay+cost.FirstToken+time.Duration(outTokens)*cost.tokenGap()); err != nil {
+		s.finish(i, OutcomeClosed, "")
+		panic(http.ErrAbortHandler)
+	}
+	id := newID("resp")
+	in := inputTokens(req, effBytes)
+	b, err := marshal(map[string]any{"id": id, "object": "response.compaction", "created_at": time.Now().Unix(),
+		"output": output, "usage": map[string]any{"input_tokens": in, "input_tokens_details": map[string]any{"cached_tokens": 0},
+			"output_tokens": outTokens, "output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": in + outTokens}})
+	if err != nil {
+		fail(serverError())
+		return
+	}
+	s.finish(i, id, id)
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// EndpointCompact is Received.Endpoint for POST …/responses/compact.
+const EndpointCompact = "responses/compact"
+
+// compacted is the compaction of items: the user's messages as they were, then one sealed
+// compaction item for the rest.
+func (s *Server) compacted(model string, items []json.RawMessage) []json.RawMessage {
+	var out []json.RawMessage
+	replaced, last := 0, ""
+	for _, it := range items {
+		var v inputItem
+		if json.Unmarshal(it, &v) == nil && v.Role == "user" && (v.Type == "" || v.Type == "message") {
+			out = append(out, it)
+			last = partsText(v.Content)
+			continue
+		}
+		replaced++
+	}
+	if len(last) > 60 {
+		last = last[:60]
+	}
+	id := newID("cmp")
+	digest := "compacted " + strconv.Itoa(replaced) + " items; the last request: " + strings.ToValidUTF8(last, "")
+	item, _ := json.Marshal(map[string]any{"type": "compaction", "id": id,
+		"encrypted_content": seal(s.opts.secret(), sealedReasoning{ID: id, Summary: digest, Model: model})})
+	return append(out, item)
+}
