@@ -76,3 +76,31 @@ func TestDeltasHandedOnInBatches(t *testing.T) {
 		t.Logf("round %d: %d batches to OnDeltas, %d delta events to the owner", round, batches, owned)
 	}
 }
+
+// A batch that several streams share gathers for less time: window for
+// one stream, window over the square root of their number for more, never
+// under a third of window; the gate counts each stream's first paced delta
+// of the batch from when the first one came.
+func TestBatchWindowShrinksWithStreams(t *testing.T) {
+	w := 12 * time.Millisecond
+	for _, c := range []struct {
+		n    int
+		want time.Duration
+	}{{0, w}, {1, w}, {4, 6 * time.Millisecond}, {9, 4 * time.Millisecond}, {16, 4 * time.Millisecond}, {100, 4 * time.Millisecond}} {
+		if got := batchWindow(w, c.n); got != c.want {
+			t.Errorf("batchWindow(%v, %d) = %v, want %v", w, c.n, got, c.want)
+		}
+	}
+	g := newReadGate(w)
+	g.delta()
+	began := g.began
+	if g.due != began.Add(w) {
+		t.Fatalf("one stream: due %v after the first delta, want %v", g.due.Sub(began), w)
+	}
+	for range 3 {
+		g.delta()
+	}
+	if g.streams != 4 || g.began != began || g.due != began.Add(6*time.Millisecond) {
+		t.Fatalf("four streams: %d counted, due %v after the first delta, want 4 and 6ms", g.streams, g.due.Sub(began))
+	}
+}
