@@ -9,7 +9,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"go.lsp.dev/jsonrpc2"
 
@@ -64,7 +63,7 @@ type clientConn struct {
 	d           *Daemon
 	id          int
 	rw          io.ReadWriteCloser
-	stream      jsonrpc2.Stream // under conn: what afterReply hooks into
+	stream      jsonrpc2.Stream // under conn: what afterReply hooks into, and writes at once (rpc.TryWrite)
 	conn        jsonrpc2.Conn
 	initialized atomic.Bool
 	// The editor's clientCapabilities.fs, from its initialize: it serves
@@ -74,16 +73,22 @@ type clientConn struct {
 	maxBytes     int           // outboxMaxBytes when accepted
 	writeTimeout time.Duration // writeTimeout when accepted
 
-	mu     sync.Mutex     // guards outbox, queued, peak, space
+	raw rawSocket // rw's socket, when it is one: writes without waiting (deadlineWriter.TryWrite)
+
+	mu     sync.Mutex     // guards outbox, queued, peak, space, writing, finish
 	outbox []notification // waiting for the writer, in order
 	queued int            // what the outbox counts against maxBytes: the sum of its entries' cost
 	peak   int            // the most queued was ever (tests read it)
 	space  chan struct{}  // non-nil: closed when the writer takes a message (replay waits on it)
-	wake   chan struct{}  // signals the writer (cap 1)
-	quit   chan struct{}  // closed by shutdown: stops the writer
-	ready  chan struct{}  // closed once conn is set, or ServeConn gave up before
-	once   sync.Once
-	wg     sync.WaitGroup // the writer
+	// writing: a message is being written, by the writer or at once by
+	// enqueue (sendNow); the other waits, so messages keep their order.
+	writing bool
+	finish  bool          // a message written at once was taken only in part: the writer finishes it
+	wake    chan struct{} // signals the writer (cap 1)
+	quit    chan struct{} // closed by shutdown: stops the writer
+	ready   chan struct{} // closed once conn is set, or ServeConn gave up before
+	once    sync.Once
+	wg      sync.WaitGroup // the writer
 }
 
 // notification is one queued message to the editor.
@@ -109,40 +114,6 @@ func (n notification) size() int {
 	return len(n.method) + len(n.params)
 }
 
-// send writes n to the editor: a text chunk as pieces of at most
-// textPiece bytes, each cut before a character starts.
-func (c *clientConn) send(n notification) error {
-	if n.chunkSession == "" {
-		return c.conn.Notify(c.d.ctx, n.method, n.params)
-	}
-	kind := "agent_message_chunk"
-	if n.thought {
-		kind = "agent_thought_chunk"
-	}
-	for rest := n.chunk; len(rest) > 0; {
-		piece := rest[:pieceEnd(rest, textPiece)]
-		rest = rest[len(piece):]
-		if err := c.conn.Notify(c.d.ctx, rpc.MethodSessionUpdate, textNotification(n.chunkSession, kind, string(piece))); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// pieceEnd is where the first piece of text ends: at most max bytes, and
-// not inside a UTF-8 sequence (text that is not UTF-8 is cut at max).
-func pieceEnd(text []byte, max int) int {
-	if len(text) <= max {
-		return len(text)
-	}
-	for i := max; i > max-utf8.UTFMax && i > 0; i-- {
-		if utf8.RuneStart(text[i]) {
-			return i
-		}
-	}
-	return max
-}
-
 // ServeConn serves one editor connection until it ends (Close ends it and
 // waits for it, whoever called ServeConn). The framing (newline-delimited
 // JSON, or Content-Length headers when the first line is one) is detected
@@ -166,6 +137,7 @@ func (d *Daemon) ServeConn(rw io.ReadWriteCloser) {
 	defer d.wg.Done()
 	log := d.log.With("client", c.id)
 
+	c.raw = rawSocketOf(rw)
 	stream, framing, err := rpc.NewServerStream(deadlineWriter{rw, c}, maxEditorMessage)
 	if err != nil {
 		close(c.ready)
@@ -177,8 +149,7 @@ func (d *Daemon) ServeConn(rw io.ReadWriteCloser) {
 		return
 	}
 	log.Debug("client connected", "framing", framing.String())
-	c.stream = stream
-	c.conn = jsonrpc2.NewConn(stream)
+	c.conn, c.stream = jsonrpc2.NewConn(stream), stream
 	close(c.ready)
 	c.wg.Add(1)
 	go c.write()
@@ -219,7 +190,21 @@ func (c *clientConn) write() {
 	defer c.wg.Done()
 	for {
 		c.mu.Lock()
-		if len(c.outbox) == 0 {
+		if c.finish && !c.writing {
+			// The rest of a message sendNow began: before anything else.
+			c.finish, c.writing = false, true
+			c.mu.Unlock()
+			err := rpc.Finish(c.stream)
+			c.mu.Lock()
+			c.writing = false
+			c.mu.Unlock()
+			if err != nil {
+				c.shutdown()
+				return
+			}
+			continue
+		}
+		if len(c.outbox) == 0 || c.writing {
 			c.mu.Unlock()
 			select {
 			case <-c.wake:
@@ -236,12 +221,17 @@ func (c *clientConn) write() {
 			close(c.space)
 			c.space = nil
 		}
+		c.writing = n.flushed == nil
 		c.mu.Unlock()
 		if n.flushed != nil {
 			close(n.flushed)
 			continue
 		}
-		if err := c.send(n); err != nil {
+		err := c.send(n)
+		c.mu.Lock()
+		c.writing = false
+		c.mu.Unlock()
+		if err != nil {
 			c.shutdown()
 			return
 		}
@@ -260,6 +250,10 @@ func (c *clientConn) enqueue(n notification) {
 	}
 	c.mu.Lock()
 	k := len(c.outbox)
+	if k == 0 && !c.writing && !c.finish && n.chunkSession != "" && c.raw != nil && len(n.chunk) <= textPiece {
+		c.sendNow(n) // unlocks
+		return
+	}
 	merge := n.chunkSession != "" && k > 0 && c.outbox[k-1].chunkSession == n.chunkSession &&
 		c.outbox[k-1].thought == n.thought
 	grow := c.messageCost(n.size())

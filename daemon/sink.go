@@ -8,8 +8,10 @@ import (
 )
 
 // updates turns a turn's progress into ACP session/update notifications
-// for every client attached to the session. Created per turn; used only
-// from the goroutine running the turn.
+// for every client attached to the session. Created per turn; called one
+// call at a time, from the goroutine running the turn — Text and Thought
+// also from the model connection's reader while the turn waits for it
+// (session.Sink) — so it only queues: enqueue never blocks.
 type updates struct{ s *openSession }
 
 func (u updates) Text(delta string) {

@@ -49,9 +49,10 @@ type wireStream struct {
 	peakBuf atomic.Int64
 	bufCap  atomic.Int64
 
-	writeMu sync.Mutex // guards wbuf and hbuf, and orders whole frames on conn
+	writeMu sync.Mutex // guards wbuf, hbuf and rest, and orders whole frames on conn
 	wbuf    []byte     // compose buffer for the body
 	hbuf    []byte     // compose buffer for header framing's header+body
+	rest    []byte     // the part of a frame TryWrite began that the connection has yet to take
 
 	// pending is a header line found inside a malformed one during header
 	// resynchronisation; it is parsed before reading on. Owned by the reading
@@ -209,10 +210,30 @@ func (s *wireStream) writeFrame(ctx context.Context, msg jsonrpc2.Message) (int6
 	if s.closed.Load() {
 		return 0, errStreamClosed
 	}
+	if err := s.finishLocked(); err != nil {
+		return 0, err
+	}
+	frame, err := s.frame(msg)
+	if err != nil {
+		return 0, err
+	}
+	n, err := s.conn.Write(frame)
+	s.release()
+	if err != nil {
+		if s.closed.Load() {
+			return int64(n), errStreamClosed
+		}
+		return int64(n), fmt.Errorf("rpc: write: %w", err)
+	}
+	return int64(n), nil
+}
 
+// frame encodes msg in the stream's framing, in its compose buffers. Called
+// with writeMu held.
+func (s *wireStream) frame(msg jsonrpc2.Message) ([]byte, error) {
 	body := jsonrpc2.AppendMessage(s.wbuf[:0], msg)
 	if len(body) == 0 {
-		return 0, fmt.Errorf("rpc: write: cannot encode message of type %T", msg)
+		return nil, fmt.Errorf("rpc: write: cannot encode message of type %T", msg)
 	}
 	if !utf8.Valid(body) {
 		// A stand-in id (not UTF-8, by design) is the answer to a request
@@ -240,28 +261,99 @@ func (s *wireStream) writeFrame(ctx context.Context, msg jsonrpc2.Message) (int6
 			// insignificant whitespace goes).
 			var compact bytes.Buffer
 			if err := json.Compact(&compact, body); err != nil {
-				return 0, fmt.Errorf("rpc: write: payload is not valid JSON: %w", err)
+				return nil, fmt.Errorf("rpc: write: payload is not valid JSON: %w", err)
 			}
 			body = append(body[:0], compact.Bytes()...)
 		}
 		frame = append(body, '\n')
 	}
 	s.wbuf = body
+	return frame, nil
+}
 
-	n, err := s.conn.Write(frame)
+// release drops compose buffers a big frame grew. Called with writeMu held.
+func (s *wireStream) release() {
 	if cap(s.wbuf) > maxRetainedBuffer {
 		s.wbuf = nil
 	}
 	if cap(s.hbuf) > maxRetainedBuffer {
 		s.hbuf = nil
 	}
+}
+
+// TryWriter is a connection that can write without waiting (the daemon's
+// editor sockets). TryWrite writes what the connection takes at once and
+// returns how much, 0 when it would wait; ok is false when it cannot try.
+type TryWriter interface {
+	TryWrite(p []byte) (n int, ok bool, err error)
+}
+
+// TryWrite writes msg on st at once when st is idle and its connection (a
+// TryWriter) takes the frame without waiting, so that a caller that must
+// not wait (a model connection's reader relaying text) needs no goroutine
+// to write for it. written is false when nothing was written: the caller
+// sends msg the ordinary way. pending is true when the connection took
+// only part of the frame: the next write on st, or Finish, writes the
+// rest first, waiting as writes do.
+func TryWrite(st jsonrpc2.Stream, msg jsonrpc2.Message) (written, pending bool, err error) {
+	s, ok := st.(*wireStream)
+	if !ok {
+		return false, false, nil
+	}
+	tw, ok := s.conn.(TryWriter)
+	if !ok || !s.writeMu.TryLock() {
+		return false, false, nil
+	}
+	defer s.writeMu.Unlock()
+	if s.closed.Load() || len(s.rest) > 0 {
+		return false, false, nil
+	}
+	frame, err := s.frame(msg)
+	if err != nil {
+		return false, false, err
+	}
+	n, ok, err := tw.TryWrite(frame)
+	switch {
+	case err != nil:
+		return n > 0, false, fmt.Errorf("rpc: write: %w", err)
+	case !ok || n == 0:
+		return false, false, nil
+	case n < len(frame):
+		s.rest = append(s.rest[:0], frame[n:]...)
+	}
+	s.release()
+	return true, len(s.rest) > 0, nil
+}
+
+// Finish writes what TryWrite left of a frame on st, if anything.
+func Finish(st jsonrpc2.Stream) error {
+	s, ok := st.(*wireStream)
+	if !ok {
+		return nil
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	return s.finishLocked()
+}
+
+// finishLocked writes the rest of a frame TryWrite began. Called with
+// writeMu held.
+func (s *wireStream) finishLocked() error {
+	if len(s.rest) == 0 {
+		return nil
+	}
+	_, err := s.conn.Write(s.rest)
+	s.rest = s.rest[:0]
+	if cap(s.rest) > maxRetainedBuffer {
+		s.rest = nil
+	}
 	if err != nil {
 		if s.closed.Load() {
-			return int64(n), errStreamClosed
+			return errStreamClosed
 		}
-		return int64(n), fmt.Errorf("rpc: write: %w", err)
+		return fmt.Errorf("rpc: write: %w", err)
 	}
-	return int64(n), nil
+	return nil
 }
 
 // responseIDPrefix is how jsonrpc2 starts every response it encodes, up to

@@ -13,8 +13,10 @@ import (
 	"github.com/hearthd/hearth/store"
 )
 
-// Sink receives a turn's progress in order, from the goroutine running
-// Prompt. The daemon turns it into ACP session/update notifications.
+// Sink receives a turn's progress in order, one call at a time, from the
+// goroutine running Prompt — Text and Thought also from the goroutine
+// reading the model's connection while Prompt waits for it. The daemon
+// turns it into ACP session/update notifications.
 type Sink interface {
 	Text(delta string)
 	// Thought is a delta of the model's reasoning summary.

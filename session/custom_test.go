@@ -73,15 +73,19 @@ func TestCustomToolCallRoundTrip(t *testing.T) {
 		Name   string `json:"name"`
 		Input  string `json:"input"`
 	}
-	tr := c.Transcript()
-	for _, it := range tr {
-		if itemType(it) == "custom_tool_call" {
-			json.Unmarshal(it, &call)
+	stored, err := e.db.Items(context.Background(), c.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range stored {
+		if itemType(it.Data) == "custom_tool_call" {
+			json.Unmarshal(it.Data, &call)
 		}
 	}
 	if call.CallID == "" || call.ID == "" || call.Name != "apply_patch" || !strings.Contains(call.Input, "+gamma") {
-		t.Fatalf("the transcript holds no custom_tool_call as received: %s", tr)
+		t.Fatalf("the store holds no custom_tool_call as received: %v", stored)
 	}
+	checkTranscript(t, e, c) // memory holds it too, as its replay form
 	answer := recs[2]
 	if answer.PreviousResponseID == "" || len(answer.Input) != 1 {
 		t.Fatalf("the output did not go incrementally: previous %q, input %s", answer.PreviousResponseID, answer.Input)

@@ -10,3 +10,9 @@ func (c *Conversation) Transcript() []json.RawMessage {
 	defer c.mu.Unlock()
 	return append([]json.RawMessage(nil), c.ledger.committed...)
 }
+
+// ReplayForm is an item's replay form (replay.go).
+func ReplayForm(item json.RawMessage) json.RawMessage {
+	form, _ := replayForm(item)
+	return form
+}

@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 )
 
-// itemHeader reads the fields of an output item the agent loop needs.
+// itemHeader reads the fields of an output item the agent loop needs; not
+// a message's text, which can be megabytes (outputText reads it).
 type itemHeader struct {
 	Type      string `json:"type"`
 	ID        string `json:"id"`
@@ -14,10 +15,16 @@ type itemHeader struct {
 	Arguments string `json:"arguments"`
 	Input     string `json:"input"` // a custom_tool_call's freeform input
 	Role      string `json:"role"`
-	Content   []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	} `json:"content"`
+}
+
+// messageParts reads a message item's content parts (their text can be
+// megabytes, so itemHeader leaves them out).
+func messageParts(raw json.RawMessage) []contentPart {
+	var m struct {
+		Content []contentPart `json:"content"`
+	}
+	_ = json.Unmarshal(raw, &m) // unknown shapes read as no parts
+	return m.Content
 }
 
 func readItem(raw json.RawMessage) itemHeader {

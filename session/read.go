@@ -18,6 +18,11 @@ func (c *Conversation) read(ctx context.Context, st *responses.Stream, sink Sink
 			early.stop()
 		}
 	}()
+	if sink != nil {
+		// Text that streams while this loop waits goes to the sink from
+		// the connection's reader, in order (Stream.OnDeltas).
+		st.OnDeltas(func(typ, text string) { relayText(typ, text, sink) })
+	}
 	for {
 		e, err := st.Next(ctx, first.IsZero(), cfg.FirstEventTimeout, cfg.IdleTimeout)
 		if err != nil {
@@ -36,28 +41,23 @@ func (c *Conversation) read(ctx context.Context, st *responses.Stream, sink Sink
 				usage: store.Usage{Input: u.Input, Cached: u.Cached, Output: u.Output, Reasoning: u.Reasoning}}, first, nil
 		}
 		if sink != nil {
-			early = c.relay(ctx, e, sink, early)
+			early = c.relay(ctx, st, e, sink, early)
 		}
 	}
 }
 
 // relay tells sink what event e of a turn's response shows: text and
-// reasoning deltas, a tool call begun (a function call, or a custom tool's,
-// whose input deltas — response.custom_tool_call_input.delta — like a
-// function call's argument deltas, are not relayed: the call shows once
-// it is complete). A read the model has finished
-// calling starts at once, while the rest of the response arrives
-// (earlyReads): it returns early, or the earlyReads it started.
-func (c *Conversation) relay(ctx context.Context, e *responses.Event, sink Sink, early *earlyReads) *earlyReads {
+// reasoning deltas (with those queued right behind e, at once), a tool
+// call begun (a function call, or a custom tool's, whose input deltas —
+// response.custom_tool_call_input.delta — like a function call's argument
+// deltas, are not relayed: the call shows once it is complete). A read the
+// model has finished calling starts at once, while the rest of the
+// response arrives (earlyReads): it returns early, or the earlyReads it
+// started.
+func (c *Conversation) relay(ctx context.Context, st *responses.Stream, e *responses.Event, sink Sink, early *earlyReads) *earlyReads {
 	switch e.Type {
-	case "response.output_text.delta":
-		if e.Delta != "" {
-			sink.Text(e.Delta)
-		}
-	case "response.reasoning_summary_text.delta":
-		if e.Delta != "" {
-			sink.Thought(e.Delta)
-		}
+	case "response.output_text.delta", "response.reasoning_summary_text.delta":
+		relayText(e.Type, st.JoinDeltas(e), sink)
 	case "response.reasoning_summary_part.added":
 		// Parts of one summary are paragraphs: keep them apart.
 		if e.SummaryIndex > 0 {
@@ -73,4 +73,18 @@ func (c *Conversation) relay(ctx context.Context, e *responses.Event, sink Sink,
 		}
 	}
 	return early
+}
+
+// relayText tells sink the text of deltas of type typ: the answer's, or
+// the reasoning summary's; other deltas (a call's arguments) show nothing.
+func relayText(typ, text string, sink Sink) {
+	if text == "" {
+		return
+	}
+	switch typ {
+	case "response.output_text.delta":
+		sink.Text(text)
+	case "response.reasoning_summary_text.delta":
+		sink.Thought(text)
+	}
 }

@@ -167,10 +167,15 @@ func TestReasoningReplaysAreNeverRefused(t *testing.T) {
 	if got := replayed(t, []sim.Received{rewarm}); want < 6 || got != want-1 {
 		t.Errorf("%d reasoning items in the transcript, %d replayed by the re-warm after the restart", want, got)
 	}
-	// The transcript keeps the items as received, ids included (inspect shows them).
+	// The store keeps the items as received, ids included (inspect shows
+	// them); memory holds what it stored with its response as replay forms.
+	stored, err := e.db.Items(context.Background(), c2.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
 	ids := 0
-	for _, it := range transcript {
-		if strings.Contains(string(it), `"id":"rs_`) {
+	for _, it := range stored {
+		if strings.Contains(string(it.Data), `"id":"rs_`) {
 			ids++
 		}
 	}

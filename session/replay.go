@@ -11,44 +11,186 @@ import (
 // id up and finds nothing — so every item drops its top-level "id" and
 // "status". A reasoning item keeps its summary and encrypted_content (the
 // model's sealed thinking); one without encrypted_content carries nothing
-// and is left out. The transcript in the store keeps items exactly as
-// received; only requests use this form, and the incremental rule compares
-// replay forms.
+// and is left out. The store keeps items exactly as received; requests
+// use this form, and the incremental rule compares replay forms. The
+// form is cut from the item's bytes, never decoded and encoded again: the
+// members left keep their order and bytes.
 
 // replayForm returns item as it is sent as input, and false when it is
 // left out. Items without id or status (everything hearth writes itself)
-// come back byte for byte.
+// come back as they are, not copied.
 func replayForm(item json.RawMessage) (json.RawMessage, bool) {
+	ms, keep, cut := replayCuts(item)
+	if !cut {
+		return item, keep
+	}
+	return joinMembers(make([]byte, 0, len(item)), item, ms), true
+}
+
+// replayInPlace is replayForm made within item's own bytes, which it
+// overwrites: an output item the conversation owns, once stored, becomes
+// its replay form without a second copy (an answer can be megabytes).
+func replayInPlace(item json.RawMessage) (json.RawMessage, bool) {
+	ms, keep, cut := replayCuts(item)
+	if !cut {
+		return item, keep
+	}
+	return joinMembers(item[:0], item, ms), true
+}
+
+// member is the bytes of one top-level member of an object: "name":value.
+type member struct {
+	start, end int
+	drop       bool
+}
+
+// replayCuts reads item's top-level members, marking id and status to
+// drop: keep is false for a reasoning item without encrypted_content, cut
+// reports whether members must go. An item that is not an object this
+// reads is kept as it is (the server says what is wrong with it).
+func replayCuts(item []byte) (ms []member, keep, cut bool) {
 	if !mayCarry(item) {
-		return item, true
+		return nil, true, false
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(item, &m); err != nil || m == nil {
-		return item, true // not an object: sent as is, the server says what is wrong
+	ms, names, ok := topMembers(item)
+	if !ok {
+		return nil, true, false
 	}
-	if bytes.Equal(m["type"], []byte(`"reasoning"`)) {
-		enc, ok := m["encrypted_content"]
-		if !ok || bytes.Equal(enc, []byte("null")) || bytes.Equal(enc, []byte(`""`)) {
-			return nil, false
+	reasoning, sealed := false, false
+	for i, m := range ms {
+		value := bytes.TrimSpace(item[names[i]:m.end])
+		value = bytes.TrimSpace(value[bytes.IndexByte(value, ':')+1:])
+		switch name := item[m.start:names[i]]; string(name) {
+		case `"type"`:
+			reasoning = string(value) == `"reasoning"`
+		case `"encrypted_content"`:
+			sealed = string(value) != "null" && string(value) != `""`
+		case `"id"`, `"status"`:
+			ms[i].drop, cut = true, true
 		}
 	}
-	_, hasID := m["id"]
-	_, hasStatus := m["status"]
-	if !hasID && !hasStatus {
-		return item, true
+	if reasoning && !sealed {
+		return nil, false, false
 	}
-	delete(m, "id")
-	delete(m, "status")
-	b, err := json.Marshal(m)
-	if err != nil {
-		return item, true
+	return ms, true, cut
+}
+
+// joinMembers writes into dst the object of item's members that are not
+// dropped. dst may be item[:0]: it never writes ahead of what it reads.
+func joinMembers(dst, item []byte, ms []member) json.RawMessage {
+	dst = append(dst, '{')
+	first := true
+	for _, m := range ms {
+		if m.drop {
+			continue
+		}
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+		dst = append(dst, item[m.start:m.end]...)
 	}
-	return b, true
+	return append(dst, '}')
+}
+
+// topMembers finds item's top-level members, and where each one's name
+// ends; false when item is not one JSON object it can read.
+func topMembers(item []byte) (ms []member, names []int, ok bool) {
+	i := skipSpace(item, 0)
+	if i >= len(item) || item[i] != '{' {
+		return nil, nil, false
+	}
+	i = skipSpace(item, i+1)
+	if i < len(item) && item[i] == '}' {
+		return nil, nil, skipSpace(item, i+1) == len(item)
+	}
+	for i < len(item) {
+		start := i
+		if item[i] != '"' {
+			return nil, nil, false
+		}
+		nameEnd := skipValue(item, i)
+		if nameEnd < 0 {
+			return nil, nil, false
+		}
+		i = skipSpace(item, nameEnd)
+		if i >= len(item) || item[i] != ':' {
+			return nil, nil, false
+		}
+		end := skipValue(item, skipSpace(item, i+1))
+		if end < 0 {
+			return nil, nil, false
+		}
+		ms, names = append(ms, member{start: start, end: end}), append(names, nameEnd)
+		i = skipSpace(item, end)
+		switch {
+		case i < len(item) && item[i] == ',':
+			i = skipSpace(item, i+1)
+		case i < len(item) && item[i] == '}':
+			return ms, names, skipSpace(item, i+1) == len(item)
+		default:
+			return nil, nil, false
+		}
+	}
+	return nil, nil, false
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns where the JSON value at b[i] ends, or -1. It finds the
+// value's extent (strings, nesting); the item is JSON the API sent or
+// hearth made, so it does not check more.
+func skipValue(b []byte, i int) int {
+	depth := 0
+	for i < len(b) {
+		switch c := b[i]; c {
+		case '"':
+			i++
+			for i < len(b) && b[i] != '"' {
+				if b[i] == '\\' {
+					i++
+				}
+				i++
+			}
+			if i >= len(b) {
+				return -1
+			}
+			i++
+		case '{', '[':
+			depth++
+			i++
+		case '}', ']':
+			if depth == 0 {
+				return i
+			}
+			depth--
+			i++
+		case ',', ' ', '\t', '\n', '\r', ':':
+			if depth == 0 {
+				return i
+			}
+			i++
+		default:
+			i++
+		}
+		if depth == 0 && i > 0 && (b[i-1] == '"' || b[i-1] == '}' || b[i-1] == ']') {
+			return i
+		}
+	}
+	if depth == 0 {
+		return i
+	}
+	return -1
 }
 
 // mayCarry is a cheap test that item may hold an id, a status or be a
 // reasoning item: most input items (user messages, tool outputs) skip the
-// decode.
+// scan.
 func mayCarry(item json.RawMessage) bool {
 	return bytes.Contains(item, []byte(`"id"`)) || bytes.Contains(item, []byte(`"status"`)) ||
 		bytes.Contains(item, []byte(`"reasoning"`))

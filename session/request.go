@@ -251,10 +251,20 @@ func (c *Conversation) settle(ctx context.Context, turnID int64, conn responses.
 		c.mu.Unlock()
 	}
 	if !r.staged {
+		giveBack(r.output) // before the database's own copies of a big answer
 		if _, err := c.db.CommitStaged(context.WithoutCancel(ctx), c.id, turnID, store.Staged{End: end, Items: out}); err != nil {
 			c.forgetBaseline()
 			r.early.stop()
 			return nil, storeErr(fmt.Errorf("commit the response: %w", err))
+		}
+		if !o.aside {
+			// Stored as received; what stays in memory is the replay form,
+			// made in the item's own bytes: one copy of an answer.
+			for i, it := range r.output {
+				if form, ok := replayInPlace(it); ok {
+					r.output[i] = form
+				}
+			}
 		}
 	}
 	c.client.counters.addUsage(r.usage)

@@ -28,7 +28,8 @@ func hasToolOutput(r sim.Received) bool {
 }
 
 // checkTranscript asserts the stored transcript has no duplicated item and
-// every function call exactly one output, and that it matches memory.
+// every function call exactly one output, and that it matches memory (an
+// output item stored with its response is held as its replay form).
 func checkTranscript(t *testing.T, e *env, c *session.Conversation) []store.Item {
 	t.Helper()
 	items, err := e.db.Items(context.Background(), c.ID())
@@ -42,7 +43,7 @@ func checkTranscript(t *testing.T, e *env, c *session.Conversation) []store.Item
 	calls, outs := map[string]int{}, map[string]int{}
 	seen := map[string]bool{}
 	for i, it := range items {
-		if string(mem[i]) != string(it.Data) {
+		if string(mem[i]) != string(it.Data) && string(mem[i]) != string(session.ReplayForm(it.Data)) {
 			t.Fatalf("item %d differs between memory and store", i)
 		}
 		var h struct {

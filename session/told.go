@@ -1,6 +1,9 @@
 package session
 
-import "bytes"
+import (
+	"bytes"
+	"strings"
+)
 
 // developerPrefix is how every DeveloperMessage's JSON begins, up to its
 // text: what Told looks for, without decoding the other items.
@@ -23,9 +26,9 @@ func (c *Conversation) Told(prefix string) (string, bool) {
 		if !bytes.HasPrefix(raw, developerPrefix) {
 			continue
 		}
-		h := readItem(raw)
-		if len(h.Content) == 1 && len(h.Content[0].Text) >= len(prefix) && h.Content[0].Text[:len(prefix)] == prefix {
-			return h.Content[0].Text, true
+		parts := messageParts(raw)
+		if len(parts) == 1 && strings.HasPrefix(parts[0].Text, prefix) {
+			return parts[0].Text, true
 		}
 	}
 	return "", false

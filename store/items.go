@@ -1,13 +1,13 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
+	"unsafe"
 )
 
 // Origin says which side of the conversation produced an item.
@@ -46,7 +46,8 @@ type Item struct {
 // transaction: all are written, numbered after the existing ones, or none
 // are. Every Data must be a JSON object; the batch is checked before
 // anything is written. turnID 0 stores the items outside any turn; a
-// non-zero turnID must be a turn of the same session.
+// non-zero turnID must be a turn of the same session. The Items it returns
+// share the NewItems' Data and View.
 func (db *DB) AppendItems(ctx context.Context, sessionID string, turnID int64, items []NewItem) ([]Item, error) {
 	out, t, err := newItems(sessionID, turnID, items)
 	if err != nil {
@@ -74,8 +75,10 @@ func newItems(sessionID string, turnID int64, items []NewItem) ([]Item, time.Tim
 		if it.View != nil && !json.Valid(it.View) {
 			return nil, t, fmt.Errorf("item %d: view is not JSON", i)
 		}
+		// Not copied: an item can be megabytes (a long answer), and the
+		// database keeps its own copy. The items returned share the bytes.
 		out[i] = Item{SessionID: sessionID, TurnID: turnID, Origin: it.Origin, Type: typ,
-			Data: bytes.Clone(it.Data), View: bytes.Clone(it.View), Created: t}
+			Data: it.Data, View: it.View, Created: t}
 	}
 	return out, t, nil
 }
@@ -89,19 +92,30 @@ func appendItemsTx(ctx context.Context, tx *wtx, sessionID string, turnID int64,
 	if err != nil {
 		return err
 	}
+	const insert = `
+		INSERT INTO items (session_id, seq, turn_id, origin, type, data, view, created)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
 	for i := range out {
 		out[i].Seq = last + int64(i) + 1
 		// Data goes in as TEXT (string), not BLOB: SQLite's JSON
-		// functions read a BLOB as binary JSONB.
-		if _, err := tx.ExecContext(ctx, `
-			INSERT INTO items (session_id, seq, turn_id, origin, type, data, view, created)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, sessionID, out[i].Seq, nullID(turnID),
-			string(out[i].Origin), out[i].Type, string(out[i].Data), nullText(out[i].View), nanos(t)); err != nil {
+		// functions read a BLOB as binary JSONB. The string shares Data's
+		// bytes (SQLite copies what it binds, SQLITE_TRANSIENT): a long
+		// answer is not copied once more on its way.
+		data := unsafe.String(unsafe.SliceData(out[i].Data), len(out[i].Data))
+		exec := tx.ExecContext
+		if len(data) >= bigItem {
+			exec = tx.ExecOnce // the cached statement would hold its copy until the next item
+		}
+		if _, err := exec(ctx, insert, sessionID, out[i].Seq, nullID(turnID),
+			string(out[i].Origin), out[i].Type, data, nullText(out[i].View), nanos(t)); err != nil {
 			return fmt.Errorf("item %d: %w", i, err)
 		}
 	}
 	return nil
 }
+
+// bigItem is the size of an item written with a statement of its own.
+const bigItem = 1 << 20
 
 // checkItem validates a NewItem and returns its "type" member.
 func checkItem(it NewItem) (string, error) {

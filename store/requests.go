@@ -129,7 +129,8 @@ func stagedTx(ctx context.Context, tx *wtx, sessionID string, turnID int64, s St
 }
 
 // CommitStaged commits s in one transaction (a turn's staged outputs when
-// no request will carry them) and returns the items as stored.
+// no request will carry them) and returns the items as stored (sharing
+// the Staged items' bytes).
 func (db *DB) CommitStaged(ctx context.Context, sessionID string, turnID int64, s Staged) ([]Item, error) {
 	out, t, err := s.check(sessionID, turnID)
 	if err != nil {

@@ -66,6 +66,14 @@ func (tx *wtx) ExecContext(ctx context.Context, query string, args ...any) (sql.
 	return tx.conn.ExecContext(ctx, query, args...)
 }
 
+// ExecOnce runs query in the transaction with a statement of its own,
+// which is done with, and frees what was bound to it, when it returns: a
+// cached statement keeps the values it ran with (SQLite's copies) until
+// it runs again, and a value can be megabytes.
+func (tx *wtx) ExecOnce(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return tx.conn.ExecContext(context.WithoutCancel(ctx), query, args...) // see DB.write
+}
+
 // QueryContext runs query in the transaction with its cached statement.
 func (tx *wtx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	ctx = context.WithoutCancel(ctx) // see DB.write

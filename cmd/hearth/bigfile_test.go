@@ -100,10 +100,18 @@ func TestBigFileMemory(t *testing.T) {
 	}
 }
 
+// daemonBinary measures another build of hearth side by side with this
+// one (docs/BENCHMARKS.md): the tests that run the daemon as a process of
+// its own (plainBinary) run it.
+var daemonBinary = flag.String("daemon-bin", "", "a hearth binary the measuring tests run as their daemon instead of this tree's")
+
 // plainBinary is hearth built without the race detector: the tests'
-// binary, unless they run with -race.
-func plainBinary(t *testing.T) string {
+// binary, unless they run with -race, or -daemon-bin.
+func plainBinary(t testing.TB) string {
 	t.Helper()
+	if *daemonBinary != "" {
+		return *daemonBinary
+	}
 	if !raceEnabled {
 		return binary
 	}

@@ -57,6 +57,12 @@ type Config struct {
 	HandshakeTimeout time.Duration // WebSocket upgrade
 	MaxMessage       int64         // read limit of one server frame
 
+	// ReadWindow is how long a WebSocket's reader lets deltas gather
+	// before it reads them, once one has arrived (readGate): a delta waits
+	// at most this long, and a streamed answer costs a wake-up per window
+	// rather than per token. Negative: every frame is read at once.
+	ReadWindow time.Duration
+
 	// ForceHTTP uses HTTP+SSE from the start, as after a fallback.
 	ForceHTTP bool
 
@@ -69,6 +75,10 @@ type Config struct {
 	// Tests give one whose connections stall.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
+
+// defaultReadWindow is Config.ReadWindow's default: a dozen tokens of a
+// model streaming 1,000 a second, under what a reader notices.
+const defaultReadWindow = 12 * time.Millisecond
 
 // WithDefaults fills the zero fields with hearth's defaults.
 func (c Config) WithDefaults() Config {
@@ -89,6 +99,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.MaxMessage == 0 {
 		c.MaxMessage = 64 << 20
+	}
+	if c.ReadWindow == 0 {
+		c.ReadWindow = defaultReadWindow
 	}
 	if c.MaxConnAge == 0 {
 		c.MaxConnAge = 55 * time.Minute

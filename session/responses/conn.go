@@ -44,6 +44,10 @@ type wsConn struct {
 	completed atomic.Int64  // responses completed: a connection that served none is not re-warmed
 	draining  atomic.Bool   // rotated out: closes when its last response ends
 
+	gate    *readGate    // batches the reader's reads while deltas stream
+	events  *eventReader // parses the frames; the reader's alone
+	pending []*Stream    // fed since the gate last handed on; the reader's alone
+
 	last      atomic.Int64  // unix nanos of the last frame (pings and pongs included): the keepalive's measure
 	dead      chan struct{} // closed when the reader exits
 	keepalive chan struct{} // closed when the keepalive goroutine exits
@@ -65,9 +69,10 @@ func dial(ctx context.Context, cfg Config, id string, log *slog.Logger, k *count
 	if err != nil {
 		return nil, err
 	}
+	gate := newReadGate(cfg.ReadWindow)
 	d := websocket.Dialer{HandshakeTimeout: cfg.HandshakeTimeout, Proxy: http.ProxyFromEnvironment,
 		EnableCompression: !cfg.DisableCompression,
-		NetDialContext:    countingDialer(cfg.Dial, &k.wireSent, &k.wireReceived)}
+		NetDialContext:    countingDialer(cfg.Dial, &k.wireSent, &k.wireReceived, gate)}
 	h := http.Header{}
 	if cfg.APIKey != "" {
 		h.Set("Authorization", "Bearer "+cfg.APIKey)
@@ -84,13 +89,16 @@ func dial(ctx context.Context, cfg Config, id string, log *slog.Logger, k *count
 		}
 		return nil, fmt.Errorf("dial %s: %s", safeURL(u), strings.ReplaceAll(err.Error(), u, safeURL(u)))
 	}
-	ws.SetReadLimit(cfg.MaxMessage)
+	// No read limit on the socket, which would end it: the events' reader
+	// bounds what one event keeps and fails only its response.
 	c := &wsConn{
 		id: id, ws: ws, created: time.Now(), log: log.With("conn", id),
 		routes: map[string]*Stream{}, owners: map[string]chan struct{}{}, cache: map[string]string{},
 		names: map[string]bool{}, slots: make(chan struct{}, maxActive),
-		dead: make(chan struct{}), keepalive: make(chan struct{}), hooks: hooks,
+		dead: make(chan struct{}), keepalive: make(chan struct{}), hooks: hooks, gate: gate,
+		events: newEventReader(cfg.MaxMessage),
 	}
+	gate.flush = c.handOn
 	c.touch()
 	ws.SetPingHandler(func(data string) error {
 		c.touch()
@@ -159,11 +167,12 @@ func (c *wsConn) touch()                  { c.last.Store(time.Now().UnixNano()) 
 func (c *wsConn) lastActivity() time.Time { return time.Unix(0, c.last.Load()) }
 
 // read is the connection's only reader: it routes each event to the stream
-// that owns its lane and ends the connection on anything out of step.
+// that owns its lane and ends the connection on anything out of step. The
+// streams hear of their events once per batch of reads (readGate).
 func (c *wsConn) read() {
 	defer close(c.dead)
 	for {
-		mt, data, err := c.ws.ReadMessage()
+		mt, r, err := c.ws.NextReader()
 		if err != nil {
 			c.fail(fmt.Errorf("%w: %v", ErrConnectionLost, err))
 			break
@@ -173,13 +182,15 @@ func (c *wsConn) read() {
 			c.fail(fmt.Errorf("%w: non-text frame (stream out of step)", ErrConnectionLost))
 			break
 		}
-		e, err := parseEvent(data)
+		e, err := c.events.read(r) // the frame streams through: never held whole
 		if err != nil {
 			c.fail(fmt.Errorf("%w: %v", ErrConnectionLost, err))
 			break
 		}
+		c.touch()
 		c.route(e)
 	}
+	c.handOn()
 	if c.hooks.dead != nil {
 		c.hooks.dead(c)
 	}
@@ -218,13 +229,36 @@ func (c *wsConn) route(e *Event) {
 		c.log.Debug("event for no active request", "type", e.Type, "lane", e.StreamID)
 		return
 	}
-	st.push(e)
+	if e.over > 0 {
+		// Only this response fails; its lane stays taken until its terminal
+		// event, whose place is kept in step.
+		st.fail(&EventTooLargeError{Type: e.Type, Size: e.over, Limit: c.events.limit})
+	} else {
+		st.queue(e)
+		if e.Type == "response.output_text.delta" && st.paced() {
+			c.gate.delta()
+		}
+	}
+	if k := len(c.pending); k == 0 || c.pending[k-1] != st {
+		c.pending = append(c.pending, st)
+	}
 	if isTerminal(e.Type) {
 		c.Release(e.StreamID)
 		if c.draining.Load() && c.active() == 0 {
 			c.drop(errRotated)
 		}
 	}
+}
+
+// handOn hands the streams fed since the last call their events (or tells
+// their owners that events wait). Called by the reader before each read of
+// the socket (readGate) and when it ends.
+func (c *wsConn) handOn() {
+	for i, st := range c.pending {
+		st.handOn()
+		c.pending[i] = nil
+	}
+	c.pending = c.pending[:0]
 }
 
 // laneless says why an event for no request shows that the server has no

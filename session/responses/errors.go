@@ -54,6 +54,22 @@ var (
 	ErrModelNotFound = errors.New("the model does not exist or this key cannot use it: check HEARTH_MODEL")
 )
 
+// EventTooLargeError is a server event that would keep more than
+// Config.MaxMessage bytes (a response's output, one delta): its response
+// fails, the connection goes on. A retry would meet the same answer.
+type EventTooLargeError struct {
+	Type        string // the event's type, when known
+	Size, Limit int64  // the frame's bytes, and the limit
+}
+
+func (e *EventTooLargeError) Error() string {
+	what := "an event"
+	if e.Type != "" {
+		what = e.Type
+	}
+	return fmt.Sprintf("the model API sent %s of %d bytes, over hearth's limit of %d: the response was dropped", what, e.Size, e.Limit)
+}
+
 // ErrConnectionLost means the socket closed, failed or fell out of step
 // before the response reached a terminal event. The response failed; the
 // connection is gone.

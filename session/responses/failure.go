@@ -91,6 +91,7 @@ func Classify(err error) Kind {
 		re *ResponseError
 		he *HandshakeError
 		nl *NoLanesError
+		tl *EventTooLargeError
 	)
 	switch {
 	case errors.As(err, &k):
@@ -122,7 +123,7 @@ func Classify(err error) Kind {
 			return KindTransient
 		}
 		return KindModelAPI
-	case errors.As(err, &he):
+	case errors.As(err, &he), errors.As(err, &tl):
 		return KindModelAPI
 	}
 	return KindInternal

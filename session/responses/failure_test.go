@@ -45,6 +45,7 @@ func TestJudgeTable(t *testing.T) {
 		{"unknown model", &APIError{Status: 404, Code: "model_not_found"}, KindModelNotFound, Leave, false, ""},
 		{"bad request", &APIError{Status: 400, Code: "invalid_value"}, KindModelAPI, Leave, false, ""},
 		{"item not found (store:false id)", &APIError{Status: 404, Message: "Item with id 'rs_1' not found."}, KindModelAPI, Leave, false, ""},
+		{"an event over the limit", &EventTooLargeError{Type: "response.completed", Size: 70 << 20, Limit: 64 << 20}, KindModelAPI, Leave, false, ""},
 		{"the store failed", WithKind(KindStore, fmt.Errorf("commit the response: disk full")), KindStore, Leave, false, ""},
 		{"client closed", ErrClosed, KindInternal, Leave, false, ""},
 		{"anything else", fmt.Errorf("no tool named x"), KindInternal, Leave, false, ""},

@@ -121,14 +121,14 @@ func (h *httpLink) read(req *http.Request, st *Stream) {
 	var data bytes.Buffer
 	for {
 		line, err := r.ReadBytes('\n')
-		if int64(data.Len()+len(line)) > h.cfg().MaxMessage {
-			st.fail(fmt.Errorf("%w: SSE event over %d bytes", ErrConnectionLost, h.cfg().MaxMessage))
+		if limit := h.cfg().MaxMessage; int64(data.Len()+len(line)) > limit {
+			st.fail(&EventTooLargeError{Size: int64(data.Len() + len(line)), Limit: limit})
 			return
 		}
 		line = bytes.TrimRight(line, "\r\n")
 		switch {
 		case len(line) == 0 && data.Len() > 0: // end of one event
-			e, perr := parseEvent(bytes.Clone(data.Bytes()))
+			e, perr := parseEvent(data.Bytes(), h.cfg().MaxMessage)
 			data.Reset()
 			if perr != nil {
 				st.fail(fmt.Errorf("%w: %v", ErrConnectionLost, perr))
@@ -170,6 +170,5 @@ func httpErrorEvent(resp *http.Response) *Event {
 	if resp.StatusCode == http.StatusUnauthorized {
 		e.Error.Message = "API key rejected (HTTP 401): check OPENAI_API_KEY"
 	}
-	e.raw = b
 	return e
 }

@@ -1,6 +1,7 @@
 package responses
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 )
@@ -130,7 +131,9 @@ type Event struct {
 	Message string     `json:"message,omitempty"`
 	Param   string     `json:"param,omitempty"`
 
-	raw []byte // the frame as received
+	// over: the event would have kept more than Config.MaxMessage; it
+	// holds its type and lane, and this, the frame's size.
+	over int64
 }
 
 // responseBody is an event's response object.
@@ -181,14 +184,7 @@ func (e *Event) apiError() *APIError {
 	return ae
 }
 
-func parseEvent(frame []byte) (*Event, error) {
-	var e Event
-	if err := json.Unmarshal(frame, &e); err != nil {
-		return nil, fmt.Errorf("server frame is not JSON: %w", err)
-	}
-	if e.Type == "" {
-		return nil, fmt.Errorf("server frame has no type")
-	}
-	e.raw = frame
-	return &e, nil
+// parseEvent parses one server event held whole (an SSE data block).
+func parseEvent(frame []byte, limit int64) (*Event, error) {
+	return newEventReader(limit).read(bytes.NewReader(frame))
 }

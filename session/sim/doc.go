@@ -165,6 +165,7 @@
 //	sim:tool=NAME  the tool to call (default: the first function tool in tools)
 //	sim:args=JSON  compact JSON object of arguments (default {"path":"."})
 //	sim:tokens=N   the text answer is "tok0 tok1 … tok(N-1)"
+//	sim:chunk=K    its deltas carry K words each (default one word a delta)
 //	sim:custom=NAME custom tool calls of NAME instead, each with sim:input=TEXT (a JSON string
 //	               without spaces) as its input; one unless sim:calls says otherwise
 //

@@ -47,7 +47,8 @@ type reply struct {
 	cachedBytes  int
 	cost         Cost
 	fault        *Fault
-	hint         string // Options.Hint
+	hint         string                                     // Options.Hint
+	onDelta      func(streamID, delta string, at time.Time) // Options.OnDelta
 	w            eventWriter
 	createdAt    int64
 	// persist, when set, keeps a completed or incomplete response (store:true over HTTP)
@@ -79,7 +80,7 @@ func newReply(req *request, streamID string, effective []json.RawMessage, effByt
 		store:    !req.storeOff(), reasons: opts.reasons(model), effort: req.reasoning.effort,
 		summary: req.reasoning.summary, encrypted: req.includes("reasoning.encrypted_content"),
 		secret: opts.secret(), effective: effective, effBytes: effBytes, pace: pace, cachedBytes: cachedBytes, cost: opts.Cost,
-		fault: fault, hint: opts.Hint, w: w, createdAt: time.Now().Unix(),
+		fault: fault, hint: opts.Hint, onDelta: opts.OnDelta, w: w, createdAt: time.Now().Unix(),
 	}
 }
 
@@ -137,7 +138,7 @@ func (r *reply) run(ctx context.Context) (replyResult, error) {
 		}
 		item, err = stream(ctx, len(output), p.callName, p.callArgs)
 	} else {
-		item, err = r.streamText(ctx, len(output), p.text, p.gap, incomplete)
+		item, err = r.streamText(ctx, len(output), p.text, p.gap, p.chunk, incomplete)
 	}
 	if err != nil {
 		return replyResult{}, err
@@ -149,11 +150,11 @@ func (r *reply) run(ctx context.Context) (replyResult, error) {
 	return r.terminal(ctx, status, append(output, item))
 }
 
-// streamText streams a message item; gap, when longer than the cost
-// model's, spaces its deltas (the slow word).
-func (r *reply) streamText(ctx context.Context, index int, text string, gap time.Duration, incomplete bool) (json.RawMessage, error) {
+// streamText streams a message item, chunk words a delta; gap, when
+// longer than the cost model's, spaces its deltas (the slow word).
+func (r *reply) streamText(ctx context.Context, index int, text string, gap time.Duration, chunk int, incomplete bool) (json.RawMessage, error) {
 	id := newID("msg")
-	deltas := splitWords(text)
+	deltas := joinChunks(splitWords(text), chunk)
 	status := "completed"
 	if incomplete {
 		deltas = deltas[:(len(deltas)+1)/2]
@@ -181,6 +182,9 @@ func (r *reply) streamText(ctx context.Context, index int, text string, gap time
 		}
 		if err := r.emit(ctx, "response.output_text.delta", at(map[string]any{"delta": d, "logprobs": []any{}}), false); err != nil {
 			return nil, err
+		}
+		if r.onDelta != nil {
+			r.onDelta(r.streamID, d, time.Now())
 		}
 		r.outTokens++
 	}

@@ -21,6 +21,7 @@ import (
 //	sim:tool=NAME   the tool those calls use (default: the first function tool)
 //	sim:args=JSON   their arguments, a compact JSON object (default {"path":"."})
 //	sim:tokens=N    the text answer is N words "tok0 tok1 ..."
+//	sim:chunk=K     its deltas carry K words each (default 1: a delta per word)
 //	sim:custom=NAME the calls are custom tool calls of NAME (one, without sim:calls)
 //	sim:input=TEXT  their input, a JSON string with no spaces (default "")
 //
@@ -34,6 +35,7 @@ var (
 	argsDirective     = regexp.MustCompile(`sim:args=(\S+)`)
 	tokensDirective   = regexp.MustCompile(`sim:tokens=(\d+)`)
 	parallelDirective = regexp.MustCompile(`sim:parallel=(\d+)`)
+	chunkDirective    = regexp.MustCompile(`sim:chunk=(\d+)`)
 	customDirective   = regexp.MustCompile(`sim:custom=(\S+)`)
 	inputDirective    = regexp.MustCompile(`sim:input=(\S+)`)
 	readRequest       = regexp.MustCompile(`(?i)\bread\s+(\S+)`)
@@ -49,6 +51,7 @@ type plan struct {
 	calls    int    // how many such calls the response makes (at least 1 when callName is set)
 	text     string
 	gap      time.Duration // the least time between text deltas (the slow word)
+	chunk    int           // words per text delta (sim:chunk; 0 or 1: one)
 	echoed   bool          // text echoes the prompt: the place for Options.Hint
 }
 
@@ -194,7 +197,18 @@ func planTurn(items []json.RawMessage, tools json.RawMessage, parallel bool) pla
 			return plan{callName: "list_dir", callArgs: defaultArgs, calls: 1}
 		}
 	}
-	return plan{text: answerText(t), echoed: len(t.outputs) == 0 && !tokensDirective.MatchString(t.text)}
+	return plan{text: answerText(t), echoed: len(t.outputs) == 0 && !tokensDirective.MatchString(t.text),
+		chunk: directiveChunk(t.text)}
+}
+
+// directiveChunk returns sim:chunk's words per delta, 1 when absent.
+func directiveChunk(text string) int {
+	if m := chunkDirective.FindStringSubmatch(text); m != nil {
+		if k, err := strconv.Atoi(m[1]); err == nil && k > 1 {
+			return k
+		}
+	}
+	return 1
 }
 
 // customPlan is the plan of a prompt with sim:custom=NAME: sim:calls=N (default 1) custom
@@ -301,6 +315,22 @@ func splitWords(text string) []string {
 		} else {
 			out = append(out, text[start:])
 		}
+	}
+	return out
+}
+
+// joinChunks joins every k consecutive deltas into one (k ≤ 1: as they are).
+func joinChunks(deltas []string, k int) []string {
+	if k <= 1 {
+		return deltas
+	}
+	out := make([]string, 0, (len(deltas)+k-1)/k)
+	for len(deltas) > k {
+		out = append(out, strings.Join(deltas[:k], ""))
+		deltas = deltas[k:]
+	}
+	if len(deltas) > 0 {
+		out = append(out, strings.Join(deltas, ""))
 	}
 	return out
 }

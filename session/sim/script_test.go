@@ -52,6 +52,7 @@ func TestPlanHeuristics(t *testing.T) {
 		{"no tools", "hello", nil, "", "", "You said: hello"},
 		{"plain string content", "hi", nil, "", "", "You said: hi"},
 		{"tokens", "sim:tokens=4", nil, "", "", "tok0 tok1 tok2 tok3"},
+		{"tokens in chunks", "sim:tokens=4 sim:chunk=3", nil, "", "", "tok0 tok1 tok2 tok3"},
 		{"calls default tool", "sim:calls=2", both, "read_file", `{"path":"."}`, ""},
 		{"calls named tool and args", `sim:calls=1 sim:tool=grep sim:args={"q":1,"r":[2]}`, both, "grep", `{"q":1,"r":[2]}`, ""},
 		{"calls bad args", `sim:calls=1 sim:args={oops`, both, "read_file", `{"path":"."}`, ""},

@@ -57,6 +57,11 @@ type Options struct {
 	// arrives, before the server works on it (tests use it to act at a
 	// request's start). Same rules as OnAnswered.
 	OnReceived func(Received)
+	// OnDelta, if set, is called after each text delta is written, with
+	// its lane ("" for the default lane), its text and the time: a
+	// benchmark measures a client's relay delay from it. It runs on the
+	// response's goroutine, between deltas: keep it short.
+	OnDelta func(streamID, delta string, at time.Time)
 }
 
 func (o Options) maxAge() time.Duration {

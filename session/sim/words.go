@@ -42,6 +42,7 @@ Directives, anywhere in the prompt (a prompt that holds any takes no word):
   sim:input=TEXT   their input: a JSON string with no spaces (write a space as
                    \u0020, a newline as \n)
   sim:tokens=N     the text answer is N words: tok0 tok1 ...
+  sim:chunk=K      its deltas carry K words each (default one word a delta)
 `
 
 // NoKeyHint is the line the daemon's simulator (no API key) adds to an
@@ -56,7 +57,7 @@ const (
 )
 
 // anyDirective finds a sim: directive; a prompt with one takes no word.
-var anyDirective = regexp.MustCompile(`sim:(calls|tool|args|tokens|parallel|custom|input)=`)
+var anyDirective = regexp.MustCompile(`sim:(calls|tool|args|tokens|parallel|chunk|custom|input)=`)
 
 // wordPlan is the plan of a prompt that starts with a plain word, when the
 // request offers the word's tool (names: the function tools; customs: the

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gorilla/websocket"
 )
@@ -253,5 +254,36 @@ func TestPermessageDeflate(t *testing.T) {
 	c := &client{t: t, conn: conn}
 	if got := textOf(c.create(map[string]any{"input": strings.Repeat("compressible ", 200)})); !strings.HasPrefix(got, "You said: compressible") {
 		t.Fatalf("text %q", got)
+	}
+}
+
+// sim:chunk groups the answer's words into deltas, and OnDelta hears each
+// one as it is written, with its lane.
+func TestChunkedDeltasAndOnDelta(t *testing.T) {
+	type heard struct{ lane, delta string }
+	got := make(chan heard, 16)
+	_, base := newSim(t, Options{Reasoning: ReasoningNever, OnDelta: func(lane, delta string, at time.Time) {
+		if at.IsZero() {
+			t.Error("OnDelta without a time")
+		}
+		got <- heard{lane, delta}
+	}})
+	c := dial(t, base)
+	evs := c.create(map[string]any{"stream_id": "l1", "input": []any{userMsg("sim:tokens=5 sim:chunk=2")}})
+	completed(t, evs)
+	var deltas []string
+	for _, e := range evs {
+		if e.Type == "response.output_text.delta" {
+			deltas = append(deltas, e.Delta)
+		}
+	}
+	want := []string{"tok0 tok1", " tok2 tok3", " tok4"}
+	if !reflect.DeepEqual(deltas, want) {
+		t.Fatalf("deltas %q, want %q", deltas, want)
+	}
+	for _, w := range want {
+		if h := <-got; h.lane != "l1" || h.delta != w {
+			t.Fatalf("OnDelta heard %+v, want lane l1 and %q", h, w)
+		}
 	}
 }

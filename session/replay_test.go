@@ -1,0 +1,48 @@
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+// The replay form drops an item's top-level id and status, keeps the rest
+// byte for byte in its order, and leaves out a reasoning item with nothing
+// sealed; made in place, it is the item's own bytes.
+func TestReplayForm(t *testing.T) {
+	cases := []struct{ item, want string }{
+		{`{"id":"msg_1","type":"message","status":"completed","content":[{"type":"output_text","text":"a \"id\":1 }"}],"role":"assistant"}`,
+			`{"type":"message","content":[{"type":"output_text","text":"a \"id\":1 }"}],"role":"assistant"}`},
+		{`{"type":"function_call","call_id":"c","name":"n","arguments":"{\"id\":\"x\"}","id":"fc_1","status":"completed"}`,
+			`{"type":"function_call","call_id":"c","name":"n","arguments":"{\"id\":\"x\"}"}`},
+		{` { "status" : "completed" , "type":"message", "content" : [ {"id":1} ] } `, `{"type":"message","content" : [ {"id":1} ]}`},
+		{`{"id":"rs_1","type":"reasoning","summary":[],"encrypted_content":"sealed"}`, `{"type":"reasoning","summary":[],"encrypted_content":"sealed"}`},
+		{`{"id":"rs_1","type":"reasoning","summary":[]}`, ``},
+		{`{"id":"rs_1","type":"reasoning","summary":[],"encrypted_content":null}`, ``},
+		{`{"type":"function_call_output","call_id":"c","output":"ok"}`, `{"type":"function_call_output","call_id":"c","output":"ok"}`},
+		{`{"id":"x"}`, `{}`},
+		{`["id","status"]`, `["id","status"]`},
+		{`{"id":"x",}`, `{"id":"x",}`},
+	}
+	for _, tc := range cases {
+		form, ok := replayForm(json.RawMessage(tc.item))
+		if ok != (tc.want != "") || (ok && string(form) != tc.want) {
+			t.Errorf("replayForm(%s) = %s, %v; want %s", tc.item, form, ok, tc.want)
+		}
+		own := []byte(tc.item)
+		in, inOK := replayInPlace(own)
+		if inOK != ok || string(in) != string(form) {
+			t.Errorf("replayInPlace(%s) = %s, %v; want %s, %v", tc.item, in, inOK, form, ok)
+		}
+		if inOK && len(in) > 0 && &in[0] != &own[0] {
+			t.Errorf("replayInPlace(%s) made a copy", tc.item)
+		}
+		if ok && json.Valid([]byte(tc.item)) && !json.Valid(form) {
+			t.Errorf("replayForm(%s) = %s: not JSON", tc.item, form)
+		}
+	}
+	plain := json.RawMessage(`{"type":"message","role":"user","content":"hi"}`)
+	if form, _ := replayForm(plain); !bytes.Equal(form, plain) || &form[0] != &plain[0] {
+		t.Errorf("an item without id or status was copied or changed: %s", form)
+	}
+}
