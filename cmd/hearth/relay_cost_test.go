@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -64,7 +65,7 @@ type relayRig struct {
 	editors []*relayEditor
 
 	mu    sync.Mutex
-	lanes map[string]int               // the simulator's lane → stream number
+	lanes map[laneKey]int              // the simulator's lane → stream number
 	sent  map[int]map[string]time.Time // stream → token → when the simulator wrote it
 }
 
@@ -77,32 +78,52 @@ type relayEditor struct {
 	got map[string]time.Time // token → when it arrived
 }
 
+// laneKey is a lane of one of the simulator's connections (each
+// workspace has its own, and lanes are named per connection).
+type laneKey struct {
+	conn int
+	lane string
+}
+
 var relayTag = regexp.MustCompile(`relay s(\d+) `)
 
 func newRelayRig(t testing.TB, streams int, tokensPerSecond float64) *relayRig {
-	r := &relayRig{lanes: map[string]int{}, sent: map[int]map[string]time.Time{}}
+	return newRelayRigIn(t, streams, 1, tokensPerSecond)
+}
+
+// newRelayRigIn is newRelayRig with the sessions spread over workspaces
+// open workspaces (each its own model connection), round robin.
+func newRelayRigIn(t testing.TB, streams, workspaces int, tokensPerSecond float64) *relayRig {
+	r := &relayRig{lanes: map[laneKey]int{}, sent: map[int]map[string]time.Time{}}
 	opts := sim.Options{Cost: sim.Cost{TokensPerSecond: tokensPerSecond},
 		OnReceived: func(rec sim.Received) {
 			for _, it := range rec.Input {
 				if m := relayTag.FindSubmatch(it); m != nil {
 					n, _ := strconv.Atoi(string(m[1]))
 					r.mu.Lock()
-					r.lanes[rec.StreamID] = n
+					r.lanes[laneKey{rec.Conn, rec.StreamID}] = n
 					r.sent[n] = map[string]time.Time{}
 					r.mu.Unlock()
 				}
 			}
 		},
-		OnDelta: func(lane, delta string, at time.Time) {
+		OnDelta: func(conn int, lane, delta string, at time.Time) {
 			r.mu.Lock()
-			if n, ok := r.lanes[lane]; ok {
+			if n, ok := r.lanes[laneKey{conn, lane}]; ok {
 				r.sent[n][strings.TrimSpace(delta)] = at
 			}
 			r.mu.Unlock()
 		}}
 	r.e = newE2EWith(t, opts)
 	r.pid = r.e.serveBinary(plainBinary(t)).Process.Pid
-	for range streams {
+	for i := range streams {
+		cwd := r.e.root
+		if workspaces > 1 {
+			cwd = filepath.Join(r.e.root, fmt.Sprintf("w%d", i%workspaces))
+			if err := os.MkdirAll(cwd, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
 		conn, err := net.Dial("unix", r.e.sock)
 		if err != nil {
 			t.Fatal(err)
@@ -115,7 +136,7 @@ func newRelayRig(t testing.TB, streams int, tokensPerSecond float64) *relayRig {
 			t.Fatal(err)
 		}
 		var s acp.NewSessionResponse
-		if err := ed.c.Call(ctx, rpc.MethodSessionNew, acp.NewSessionRequest{Cwd: r.e.root, McpServers: []acp.McpServer{}}, &s); err != nil {
+		if err := ed.c.Call(ctx, rpc.MethodSessionNew, acp.NewSessionRequest{Cwd: cwd, McpServers: []acp.McpServer{}}, &s); err != nil {
 			t.Fatal(err)
 		}
 		cancel()
@@ -259,9 +280,13 @@ func TestRelayCPU(t *testing.T) {
 // from the simulator's write to the editor's read, for 1, 8 and 16
 // sessions each streaming 3,000 one-token deltas at 1,000 tokens/s.
 func BenchmarkRelayCPU(b *testing.B) {
-	for _, streams := range []int{1, 8, 16} {
-		b.Run(fmt.Sprintf("streams=%d", streams), func(b *testing.B) {
-			r := newRelayRig(b, streams, 1000)
+	for _, c := range []struct{ streams, workspaces int }{{1, 1}, {8, 1}, {16, 1}, {8, 8}} {
+		name := fmt.Sprintf("streams=%d", c.streams)
+		if c.workspaces > 1 {
+			name += fmt.Sprintf("/workspaces=%d", c.workspaces)
+		}
+		b.Run(name, func(b *testing.B) {
+			r := newRelayRigIn(b, c.streams, c.workspaces, 1000)
 			var all relayFigures
 			b.ResetTimer()
 			for range b.N {

@@ -47,8 +47,9 @@ type reply struct {
 	cachedBytes  int
 	cost         Cost
 	fault        *Fault
-	hint         string                                     // Options.Hint
-	onDelta      func(streamID, delta string, at time.Time) // Options.OnDelta
+	hint         string                                               // Options.Hint
+	conn         int                                                  // Received.Conn
+	onDelta      func(conn int, streamID, delta string, at time.Time) // Options.OnDelta
 	w            eventWriter
 	createdAt    int64
 	// persist, when set, keeps a completed or incomplete response (store:true over HTTP)
@@ -184,7 +185,7 @@ func (r *reply) streamText(ctx context.Context, index int, text string, gap time
 			return nil, err
 		}
 		if r.onDelta != nil {
-			r.onDelta(r.streamID, d, time.Now())
+			r.onDelta(r.conn, r.streamID, d, time.Now())
 		}
 		r.outTokens++
 	}

@@ -58,10 +58,11 @@ type Options struct {
 	// request's start). Same rules as OnAnswered.
 	OnReceived func(Received)
 	// OnDelta, if set, is called after each text delta is written, with
-	// its lane ("" for the default lane), its text and the time: a
-	// benchmark measures a client's relay delay from it. It runs on the
-	// response's goroutine, between deltas: keep it short.
-	OnDelta func(streamID, delta string, at time.Time)
+	// its connection (Received.Conn: 0 for HTTP) and lane ("" for the
+	// default lane), its text and the time: a benchmark measures a
+	// client's relay delay from it. It runs on the response's goroutine,
+	// between deltas: keep it short.
+	OnDelta func(conn int, streamID, delta string, at time.Time)
 }
 
 func (o Options) maxAge() time.Duration {

@@ -262,7 +262,7 @@ func TestPermessageDeflate(t *testing.T) {
 func TestChunkedDeltasAndOnDelta(t *testing.T) {
 	type heard struct{ lane, delta string }
 	got := make(chan heard, 16)
-	_, base := newSim(t, Options{Reasoning: ReasoningNever, OnDelta: func(lane, delta string, at time.Time) {
+	_, base := newSim(t, Options{Reasoning: ReasoningNever, OnDelta: func(conn int, lane, delta string, at time.Time) {
 		if at.IsZero() {
 			t.Error("OnDelta without a time")
 		}

@@ -74,6 +74,7 @@ func (c *wsConn) respond(j *job) (outcome, responseID string) {
 		return OutcomeClosed, ""
 	}
 	rep := newReply(req, lane, effective, effBytes, parent.bytes, pace, j.fault, wsWriter{c}, c.s.opts)
+	rep.conn = c.n
 	c.s.update(j.rec, func(r *Received) { r.ResponseID = rep.id })
 	res, err := rep.run(c.ctx)
 	c.s.update(j.rec, func(r *Received) { r.OutputDelay, r.AnsweredAt = res.outputDelay, res.answeredAt })
