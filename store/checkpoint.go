@@ -35,6 +35,7 @@ type checkpointer struct {
 	pending atomic.Int64 // commits since the last checkpoint began
 	runs    atomic.Int64 // checkpoints run
 	forced  atomic.Int64 // of them, those checkpointForce commits forced without a quiet moment
+	quiet   atomic.Int64 // the quiet moment, in nanoseconds: checkpointQuiet (a test lengthens it)
 
 	mu  sync.Mutex    // guards ran
 	ran chan struct{} // closed and replaced after each checkpoint (tests wait on it)
@@ -43,6 +44,7 @@ type checkpointer struct {
 func newCheckpointer(conn *sql.DB) *checkpointer {
 	c := &checkpointer{conn: conn, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 		ran: make(chan struct{})}
+	c.quiet.Store(int64(checkpointQuiet))
 	go c.loop()
 	return c
 }
@@ -76,7 +78,7 @@ func (c *checkpointer) loop() {
 			case n < checkpointMin:
 				continue
 			case n < checkpointForce:
-				quiet.Reset(checkpointQuiet)
+				quiet.Reset(time.Duration(c.quiet.Load()))
 				continue
 			}
 			quiet.Stop()
