@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coder/acp-go-sdk"
 	"go.lsp.dev/jsonrpc2"
@@ -191,7 +192,12 @@ func TestPromptImageRefused(t *testing.T) {
 			"prompt[1].data: is empty"},
 	}
 	for _, tc := range cases {
-		err := e.call(rpc.MethodSessionPrompt, acp.PromptRequest{SessionId: id, Prompt: []acp.ContentBlock{acp.TextBlock("look"), tc.block}}, nil)
+		// The 27 MiB frame of the first case takes ~11 s to encode and
+		// decode under -race on an idle machine: more than e.call's bound
+		// when the other packages' tests share the cores.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		err := e.c.Call(ctx, rpc.MethodSessionPrompt, acp.PromptRequest{SessionId: id, Prompt: []acp.ContentBlock{acp.TextBlock("look"), tc.block}}, nil)
+		cancel()
 		var we *jsonrpc2.Error
 		if !errors.As(err, &we) || we.Code != jsonrpc2.InvalidParams || !strings.Contains(we.Message, tc.want) {
 			t.Errorf("%s: prompt answered %v, want invalid params saying %q", tc.name, err, tc.want)
