@@ -15,24 +15,25 @@ import (
 // the preview and the permission prompt (the result lists the files in its
 // output), and the read-set entries beyond the first go to the store at
 // once instead of with the output. Deleted files, and the sources of moves,
-// leave the read set: the model knows they are gone.
+// stay in the read set as gone (workspace.GoneHash): the model knows they
+// are, so the next context delta does not tell it.
 func (t *sessionTools) patchResult(ctx context.Context, out *session.ToolResult, files []workspace.FileDiff) {
 	if len(files) == 1 {
 		f := files[0]
 		out.Diff = &session.Diff{Path: f.Path, Old: f.Old, New: f.New}
 	}
 	bg := context.WithoutCancel(ctx) // the files changed: record it even if the turn ends now
-	forget := func(rel string) {
-		if err := t.d.db.ForgetSeen(bg, t.s.id, rel); err != nil {
+	gone := func(rel string) {
+		if err := t.d.db.SetSeen(bg, t.s.id, rel, store.Seen{Hash: workspace.GoneHash}); err != nil {
 			t.d.log.Warn("apply_patch: update read set", "err", err)
 		}
 	}
 	for _, f := range files {
 		if f.From != "" {
-			forget(f.From)
+			gone(f.From)
 		}
 		if f.Deleted {
-			forget(f.Path)
+			gone(f.Path)
 			continue
 		}
 		seen := store.Seen{Hash: f.Hash}

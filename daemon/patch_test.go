@@ -15,6 +15,7 @@ import (
 
 	"github.com/hearthd/hearth/rpc"
 	"github.com/hearthd/hearth/session/sim"
+	"github.com/hearthd/hearth/workspace"
 )
 
 // simCall is a prompt whose simulated model calls tool once with args,
@@ -121,8 +122,9 @@ func checkPatchApplied(t *testing.T, td *testDaemon, ed *editor, a *asker, id ac
 // apply_patch through the real daemon in ask mode: the permission request
 // carries every file's diff, approval changes the files, the output reaches
 // the model under its call id, the read set learns the new contents. A
-// second patch deletes one file and moves the other: the read set forgets
-// both old paths and learns the new one.
+// second patch deletes one file and moves the other: the read set marks
+// both old paths gone and learns the new one, and the next prompt tells
+// the model nothing of what it did itself.
 func TestApplyPatchAsked(t *testing.T) {
 	td := startDaemon(t, sim.Options{}, "")
 	a := &asker{answers: []string{"allow_once", "allow_once"}}
@@ -143,8 +145,19 @@ func TestApplyPatchAsked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := seen["a.txt"]; ok || len(seen) != 1 || string(seen["c.txt"].Content) != "alpha\ngamma\n" {
+	if seen["a.txt"].Hash != workspace.GoneHash || seen["new/b.txt"].Hash != workspace.GoneHash || len(seen) != 3 ||
+		string(seen["c.txt"].Content) != "alpha\ngamma\n" {
 		t.Errorf("read set after delete and move: %v", seen)
+	}
+	ed.prompt(id, "hello")
+	recs := td.sim.Received()
+	for _, it := range recs[len(recs)-1].Input {
+		if strings.Contains(string(it), "changed on disk") {
+			t.Errorf("the model was told of its own patch: %s", it)
+		}
+	}
+	if seen, err = td.d.db.SeenFiles(context.Background(), string(id)); err != nil || len(seen) != 1 {
+		t.Errorf("read set after the next prompt: %v, %v; want c.txt alone", seen, err)
 	}
 }
 

@@ -25,6 +25,12 @@ type Seen struct {
 	Load func() []byte
 }
 
+// GoneHash is the Hash of a read-set entry for a file the model deleted
+// itself (apply_patch): the model knows it is gone, so its deletion is no
+// news, and a file created there again is named as created. No file's
+// hash is this.
+const GoneHash = "gone"
+
 // content is what the model saw of the file, nil when not kept.
 func (s Seen) content() []byte {
 	if s.Content == nil && s.Load != nil {
@@ -96,13 +102,22 @@ func buildDelta(root *Root, changes []Change, overflow bool, seen map[string]See
 	for _, c := range changes {
 		_, known := seen[c.Path]
 		switch {
-		case c.Op == Renamed && !c.Dir && inSeen(seen, c.Old):
+		case c.Op == Renamed && !c.Dir && inSeen(seen, c.Old) && seen[c.Old].Hash != GoneHash:
 			b.check(c, c.Old)
-		case c.Op == Deleted && known:
+		case c.Op == Renamed && !c.Dir && inSeen(seen, c.Old):
+			// The model moved it (apply_patch's Move to): the old path is
+			// gone as it knows; the new one is news only if it differs.
+			b.d.Forget = append(b.d.Forget, c.Old)
+			if known {
+				b.check(Change{Op: Modified, Path: c.Path}, c.Path)
+			} else {
+				b.l.add(Change{Op: Created, Path: c.Path})
+			}
+		case c.Op == Deleted && known && seen[c.Path].Hash != GoneHash:
 			b.covered[c.Path] = true
 			b.d.Forget = append(b.d.Forget, c.Path)
 			b.l.deleted = append(b.l.deleted, c)
-		case c.Op != Deleted && !c.Dir && known:
+		case !c.Dir && known: // a change, or a tombstone's deletion
 			b.check(c, c.Path)
 		default:
 			b.l.add(c)
@@ -138,6 +153,15 @@ func (b *deltaBuild) check(c Change, from string) {
 	b.covered[from] = true
 	base := b.seen[from]
 	f, err := readDeltaFile(b.root, c.Path)
+	if base.Hash == GoneHash {
+		// The model deleted it: gone is what it knows; there again, it is
+		// new to the model.
+		b.d.Forget = append(b.d.Forget, from)
+		if err != errDeltaGone {
+			b.l.created = append(b.l.created, Change{Op: Created, Path: c.Path})
+		}
+		return
+	}
 	if err == errDeltaGone {
 		b.d.Forget = append(b.d.Forget, from)
 		b.l.deleted = append(b.l.deleted, Change{Path: from})

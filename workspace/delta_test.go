@@ -196,3 +196,44 @@ func TestDeltaListsFold(t *testing.T) {
 		t.Errorf("renamed: %s", got)
 	}
 }
+
+// A file the model deleted itself (apply_patch: a tombstone in its read
+// set, GoneHash) is not news: its deletion is quiet, the tombstone
+// forgotten. Created again by someone else, it is named as created; a
+// restart's stale check and an overflow's full check agree.
+func TestDeltaQuietForWhatTheModelDeleted(t *testing.T) {
+	r, root, _ := newTree(t)
+	writeFile(t, filepath.Join(root, "mine.txt"), "x\n")
+	writeFile(t, filepath.Join(root, "back.txt"), "y\n")
+	writeFile(t, filepath.Join(root, "theirs.txt"), "z\n")
+	writeFile(t, filepath.Join(root, "moved.txt"), "m\n")
+	w := watchRoot(t, r, WatchOptions{})
+	cur := w.Cursor()
+	gone := Seen{Hash: GoneHash}
+	// The model moved moved.txt to dest.txt: the old path gone, the new one
+	// known with the content it has.
+	seen := map[string]Seen{"mine.txt": gone, "back.txt": gone, "moved.txt": gone, "dest.txt": seenOf("m\n")}
+	rename(t, filepath.Join(root, "moved.txt"), filepath.Join(root, "dest.txt"))
+	remove(t, filepath.Join(root, "mine.txt"))
+	remove(t, filepath.Join(root, "back.txt"))
+	remove(t, filepath.Join(root, "theirs.txt"))
+	writeFile(t, filepath.Join(root, "back.txt"), "y again\n")
+	d := delta(t, w, cur, seen, DeltaCaps{})
+	want := "Files changed on disk since your last request:\n" +
+		"Created: back.txt\n" +
+		"Deleted: theirs.txt\n"
+	if d.Text != want {
+		t.Errorf("Text:\n%s\nwant:\n%s", d.Text, want)
+	}
+	if !slices.Equal(d.Forget, []string{"back.txt", "mine.txt", "moved.txt"}) || len(d.Updated) != 0 {
+		t.Errorf("Forget %q, Updated %v: want both tombstones forgotten, nothing updated", d.Forget, d.Updated)
+	}
+	if stale := StaleFiles(r, seen); !slices.Equal(stale, []string{"back.txt"}) {
+		// dest.txt holds what the model knows; moved.txt and mine.txt are gone
+		t.Errorf("StaleFiles = %q, want [back.txt]: a tombstone whose file is absent is not stale", stale)
+	}
+	over := buildDelta(r, nil, true, seen, DeltaCaps{})
+	if !strings.Contains(over.Text, "Created: back.txt") || strings.Contains(over.Text, "mine.txt") {
+		t.Errorf("overflow delta:\n%s", over.Text)
+	}
+}

@@ -13,6 +13,9 @@ func StaleFiles(root *Root, seen map[string]Seen) []string {
 	var out []string
 	for p, s := range seen {
 		f, err := readDeltaFile(root, p)
+		if s.Hash == GoneHash && err == errDeltaGone {
+			continue // deleted by the model, still gone
+		}
 		if err != nil || f.hash == "" || f.hash != s.Hash {
 			out = append(out, p)
 		}
