@@ -133,7 +133,7 @@ func (c *clientConn) newSession(ctx context.Context, params json.RawMessage) (ac
 		if err := d.db.CreateSession(ctx, store.Session{ID: id, Root: w.root.Path(), Cwd: cwd, Mode: ModeAsk, Model: w.client.Config().Model}); err != nil {
 			return acp.NewSessionResponse{}, fmt.Errorf("create session: %w", err)
 		}
-		if s, err = d.openConversation(ctx, id, w, initial, nil, d.startMCP(d.ctx, w, servers)); err != nil {
+		if s, err = d.openConversation(ctx, id, w, initial, nil, d.startMCP(d.ctx, w, cwd, servers)); err != nil {
 			return acp.NewSessionResponse{}, err
 		}
 	}

@@ -111,13 +111,16 @@ func (c *clientConn) prepareNew(ctx context.Context, params json.RawMessage) (fu
 	}, nil
 }
 
-// startMCP starts servers for a session in w; nil when there are none.
-func (d *Daemon) startMCP(ctx context.Context, w *openWorkspace, servers []mcp.Server) *mcp.Set {
+// startMCP starts servers for a session in w whose working directory is
+// cwd (absolute; "" for the root): stdio servers run there, as the
+// session's shell does. Nil when there are none.
+func (d *Daemon) startMCP(ctx context.Context, w *openWorkspace, cwd string, servers []mcp.Server) *mcp.Set {
 	if len(servers) == 0 {
 		return nil
 	}
+	dir, _ := sessionDir(w.root.Path(), cwd)
 	set := mcp.Start(ctx, servers, mcp.Options{
-		Dir: w.root.Path(), Env: workspace.ToolEnv(), Version: d.cfg.Version,
+		Dir: dir, Env: workspace.ToolEnv(), Version: d.cfg.Version,
 		CallTimeout: d.cfg.MCPCallTimeout,
 	})
 	for _, p := range set.Problems() {
@@ -169,7 +172,7 @@ func (d *Daemon) refreshMCP(s *openSession, servers []mcp.Server) {
 		s.mu.Unlock()
 		return
 	}
-	s.setMCP(d.startMCP(d.ctx, s.ws, servers)).Close()
+	s.setMCP(d.startMCP(d.ctx, s.ws, s.cwd, servers)).Close()
 }
 
 // tellMCP shows the editor what went wrong with the session's MCP servers

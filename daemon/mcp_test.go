@@ -326,3 +326,42 @@ func TestMCPServersOnLoad(t *testing.T) {
 		t.Errorf("the re-warm after the load carried tools %s", names)
 	}
 }
+
+// A session opened in a subdirectory of a repository starts its stdio MCP
+// servers there, where its shell runs, not at the repository's root: a
+// server that reads its configuration from its working directory finds
+// the session's. Loaded again after a restart of the session, the same.
+func TestMCPServerStartsInTheSessionsDirectory(t *testing.T) {
+	td := startDaemon(t, sim.Options{}, "")
+	os.Mkdir(filepath.Join(td.root, ".git"), 0o755)
+	sub := filepath.Join(td.root, "pkg", "sub")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ed := td.connect()
+	ed.initialize()
+	srv, pidFile := mcpTestServer(t, "m")
+	id := ed.newSessionWith(sub, srv)
+	cwdOf := func() string {
+		t.Helper()
+		b, err := os.ReadFile(pidFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir, err := os.Readlink("/proc/" + string(b) + "/cwd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	want, _ := filepath.EvalSymlinks(sub)
+	if got := cwdOf(); got != want {
+		t.Errorf("the MCP server runs in %s, want the session's directory %s", got, want)
+	}
+	ed.must(rpc.MethodSessionClose, acp.CloseSessionRequest{SessionId: id}, nil)
+	os.Remove(pidFile)
+	ed.must(rpc.MethodSessionLoad, acp.LoadSessionRequest{SessionId: id, Cwd: sub, McpServers: []acp.McpServer{srv}}, &acp.LoadSessionResponse{})
+	if got := cwdOf(); got != want {
+		t.Errorf("loaded again, the MCP server runs in %s, want %s", got, want)
+	}
+}

@@ -551,6 +551,7 @@ func (d *Daemon) loadStreaming(ctx context.Context, id string, servers []mcp.Ser
 	}
 	d.mu.Unlock()
 	var w *openWorkspace
+	var cwd string // the session's working directory: where its MCP servers start
 	if s != nil {
 		w = s.ws
 	} else {
@@ -561,6 +562,7 @@ func (d *Daemon) loadStreaming(ctx context.Context, id string, servers []mcp.Ser
 		if w, err = d.workspaceFor(ctx, row.Root); err != nil {
 			return nil, err
 		}
+		cwd = row.Cwd
 	}
 	var items []store.Item // kept only to open the session
 	for after := int64(0); ; {
@@ -589,5 +591,5 @@ func (d *Daemon) loadStreaming(ctx context.Context, id string, servers []mcp.Ser
 	if items == nil {
 		items = []store.Item{}
 	}
-	return d.openConversation(ctx, id, w, nil, items, d.startMCP(d.ctx, w, servers))
+	return d.openConversation(ctx, id, w, nil, items, d.startMCP(d.ctx, w, cwd, servers))
 }

@@ -214,7 +214,7 @@ func (d *Daemon) resume(ctx context.Context, id string, servers []mcp.Server) (*
 	if err != nil {
 		return nil, err
 	}
-	return d.openConversation(ctx, id, w, nil, nil, d.startMCP(d.ctx, w, servers))
+	return d.openConversation(ctx, id, w, nil, nil, d.startMCP(d.ctx, w, row.Cwd, servers))
 }
 
 // prepareClose is session/close: the editor is done with the session. On
