@@ -88,12 +88,14 @@ type laneKey struct {
 var relayTag = regexp.MustCompile(`relay s(\d+) `)
 
 func newRelayRig(t testing.TB, streams int, tokensPerSecond float64) *relayRig {
-	return newRelayRigIn(t, streams, 1, tokensPerSecond)
+	return newRelayRigIn(t, streams, 1, false, tokensPerSecond)
 }
 
 // newRelayRigIn is newRelayRig with the sessions spread over workspaces
-// open workspaces (each its own model connection), round robin.
-func newRelayRigIn(t testing.TB, streams, workspaces int, tokensPerSecond float64) *relayRig {
+// open workspaces (each its own model connection), round robin; overHTTP
+// refuses the daemon's WebSockets (426), so that it streams over HTTP+SSE,
+// its fallback (one stream only: SSE has no lanes to tell streams apart).
+func newRelayRigIn(t testing.TB, streams, workspaces int, overHTTP bool, tokensPerSecond float64) *relayRig {
 	r := &relayRig{lanes: map[laneKey]int{}, sent: map[int]map[string]time.Time{}}
 	opts := sim.Options{Cost: sim.Cost{TokensPerSecond: tokensPerSecond},
 		OnReceived: func(rec sim.Received) {
@@ -115,6 +117,9 @@ func newRelayRigIn(t testing.TB, streams, workspaces int, tokensPerSecond float6
 			r.mu.Unlock()
 		}}
 	r.e = newE2EWith(t, opts)
+	if overHTTP {
+		r.e.sim.InjectFault(sim.Fault{Kind: sim.FaultRefuseUpgrade, Status: 426, Count: 1 << 20})
+	}
 	r.pid = r.e.serveBinary(plainBinary(t)).Process.Pid
 	for i := range streams {
 		cwd := r.e.root
@@ -155,7 +160,9 @@ func (ed *relayEditor) heard(method string, params json.RawMessage) {
 	}
 	ed.mu.Lock()
 	for _, w := range strings.Fields(n.Update.AgentMessageChunk.Content.Text.Text) {
-		ed.got[w] = now
+		if strings.HasPrefix(w, "tok") { // the answer's words, not a notice (a fallback to HTTP)
+			ed.got[w] = now
+		}
 	}
 	ed.mu.Unlock()
 }
@@ -280,13 +287,19 @@ func TestRelayCPU(t *testing.T) {
 // from the simulator's write to the editor's read, for 1, 8 and 16
 // sessions each streaming 3,000 one-token deltas at 1,000 tokens/s.
 func BenchmarkRelayCPU(b *testing.B) {
-	for _, c := range []struct{ streams, workspaces int }{{1, 1}, {8, 1}, {16, 1}, {8, 8}} {
+	for _, c := range []struct {
+		streams, workspaces int
+		overHTTP            bool
+	}{{1, 1, false}, {8, 1, false}, {16, 1, false}, {8, 8, false}, {1, 1, true}} {
 		name := fmt.Sprintf("streams=%d", c.streams)
 		if c.workspaces > 1 {
 			name += fmt.Sprintf("/workspaces=%d", c.workspaces)
 		}
+		if c.overHTTP {
+			name += "/http"
+		}
 		b.Run(name, func(b *testing.B) {
-			r := newRelayRigIn(b, c.streams, c.workspaces, 1000)
+			r := newRelayRigIn(b, c.streams, c.workspaces, c.overHTTP, 1000)
 			var all relayFigures
 			b.ResetTimer()
 			for range b.N {

@@ -98,11 +98,8 @@ func (g *readGate) read(conn net.Conn, p []byte) (int, error) {
 	}
 	// A read that filled its buffer left more to read: the batch goes on
 	// gathering streams until the reader has caught up.
-	if g.armed && !g.full {
-		g.armed = false
-		if wait := time.Until(g.due); wait > 0 {
-			g.sleep(wait)
-		}
+	if !g.full {
+		g.pause()
 	}
 	var n int
 	var err error
@@ -113,6 +110,18 @@ func (g *readGate) read(conn net.Conn, p []byte) (int, error) {
 	}
 	g.full = n == len(p)
 	return n, err
+}
+
+// pause waits for the batch a delta began, if one did: called before a
+// read that would wait for data anyway.
+func (g *readGate) pause() {
+	if g == nil || !g.armed {
+		return
+	}
+	g.armed = false
+	if wait := time.Until(g.due); wait > 0 {
+		g.sleep(wait)
+	}
 }
 
 // sleep waits d with the socket held. A socket closed meanwhile fails the

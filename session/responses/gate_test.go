@@ -15,15 +15,21 @@ import (
 // them in batches of its window and hands each batch to the stream's
 // OnDeltas function, in order, while the owner waits; the owner sees the
 // rest. After the answer the socket wakes its reader at once again (its
-// low-water mark is down): the next response's events arrive.
+// low-water mark is down): the next response's events arrive. Over
+// HTTP+SSE (the fallback) the same.
 func TestDeltasHandedOnInBatches(t *testing.T) {
+	t.Run("websocket", func(t *testing.T) { testDeltasHandedOnInBatches(t, false) })
+	t.Run("http", func(t *testing.T) { testDeltasHandedOnInBatches(t, true) })
+}
+
+func testDeltasHandedOnInBatches(t *testing.T, overHTTP bool) {
 	srv := sim.New(sim.Options{Reasoning: sim.ReasoningNever, Cost: sim.Cost{TokensPerSecond: 1000}})
 	base, err := srv.Start()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	c := NewClient(Config{BaseURL: base, Lanes: LanesOn}.WithDefaults(), nil, nil)
+	c := NewClient(Config{BaseURL: base, Lanes: LanesOn, ForceHTTP: overHTTP}.WithDefaults(), nil, nil)
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -119,7 +119,20 @@ func (h *httpLink) read(req *http.Request, st *Stream) {
 	}
 	r := bufio.NewReaderSize(resp.Body, 64<<10)
 	var data bytes.Buffer
+	events := newEventReader(h.cfg().MaxMessage)
+	// As on a WebSocket (readGate), a model's deltas are read in batches:
+	// what has arrived is handed on before a read that would wait, and
+	// after a delta that came at a model's pace that read waits for the
+	// window first. The socket has no low-water mark here (the HTTP
+	// transport owns it): the batch saves the wake-ups of the turn and of
+	// the editors' writers, not the reads'.
+	gate := newReadGate(h.cfg().ReadWindow)
+	defer st.handOn() // whatever ends the stream: the owner hears of what was queued
 	for {
+		if !lineBuffered(r) {
+			st.handOn()
+			gate.pause()
+		}
 		line, err := r.ReadBytes('\n')
 		if limit := h.cfg().MaxMessage; int64(data.Len()+len(line)) > limit {
 			st.fail(&EventTooLargeError{Size: int64(data.Len() + len(line)), Limit: limit})
@@ -128,13 +141,16 @@ func (h *httpLink) read(req *http.Request, st *Stream) {
 		line = bytes.TrimRight(line, "\r\n")
 		switch {
 		case len(line) == 0 && data.Len() > 0: // end of one event
-			e, perr := parseEvent(data.Bytes(), h.cfg().MaxMessage)
+			e, perr := events.read(bytes.NewReader(data.Bytes()))
 			data.Reset()
 			if perr != nil {
 				st.fail(fmt.Errorf("%w: %v", ErrConnectionLost, perr))
 				return
 			}
-			st.push(e)
+			st.queue(e)
+			if e.Type == "response.output_text.delta" && st.paced() {
+				gate.delta()
+			}
 			if isTerminal(e.Type) {
 				return
 			}
@@ -152,6 +168,13 @@ func (h *httpLink) read(req *http.Request, st *Stream) {
 			return
 		}
 	}
+}
+
+// lineBuffered reports whether r holds a whole line already: reading it
+// does not wait.
+func lineBuffered(r *bufio.Reader) bool {
+	b, _ := r.Peek(r.Buffered())
+	return bytes.IndexByte(b, '\n') >= 0
 }
 
 // httpErrorEvent turns an HTTP error response into the error event a
