@@ -1,6 +1,9 @@
 package daemon
 
 import (
+	"context"
+	"encoding/json"
+
 	"github.com/coder/acp-go-sdk"
 
 	"github.com/hearthd/hearth/rpc"
@@ -34,9 +37,9 @@ func (u updates) ToolCall(call session.ToolCall, status string, res *session.Too
 			acp.WithStartKind(toolKind(u.s.ws, call.Name)),
 			acp.WithStartStatus(acp.ToolCallStatusPending)), nil)
 	case "in_progress":
-		u.s.broadcast(acp.UpdateToolCall(id,
-			acp.WithUpdateStatus(acp.ToolCallStatusInProgress),
-			acp.WithUpdateRawInput(rawArgs(call.Arguments))), nil)
+		opts := []acp.ToolCallUpdateOpt{acp.WithUpdateStatus(acp.ToolCallStatusInProgress),
+			acp.WithUpdateRawInput(rawArgs(call.Arguments))}
+		u.s.broadcast(acp.UpdateToolCall(id, append(opts, u.readView(call)...)...), nil)
 	default:
 		st := acp.ToolCallStatusCompleted
 		if status == "failed" {
@@ -49,6 +52,29 @@ func (u updates) ToolCall(call session.ToolCall, status string, res *session.Too
 		}
 		u.s.broadcast(acp.UpdateToolCall(id, opts...), nil)
 	}
+}
+
+// readView titles a read of hearth's own after what it reads, with its
+// location, as it starts: reads are never asked about, so no preview did
+// (registry.go); other calls get nothing here.
+func (u updates) readView(call session.ToolCall) []acp.ToolCallUpdateOpt {
+	tool, ok := u.s.ws.tools.Lookup(call.Name)
+	if !ok || !tool.ReadOnly {
+		return nil
+	}
+	pv, err := u.s.ws.tools.In(u.s.dir).Preview(context.Background(), call.Name, json.RawMessage(call.Arguments))
+	if err != nil || pv.Title == "" {
+		return nil // Run says what is wrong with the call
+	}
+	opts := []acp.ToolCallUpdateOpt{acp.WithUpdateTitle(pv.Title)}
+	if len(pv.Locations) > 0 {
+		locs := make([]acp.ToolCallLocation, 0, len(pv.Locations))
+		for _, p := range pv.Locations {
+			locs = append(locs, acp.ToolCallLocation{Path: u.s.ws.root.Path() + "/" + p})
+		}
+		opts = append(opts, acp.WithUpdateLocations(locs))
+	}
+	return opts
 }
 
 // Usage tells the editors how full the model's context is (usage_update):

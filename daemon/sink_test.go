@@ -1,0 +1,35 @@
+package daemon
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/coder/acp-go-sdk"
+
+	"github.com/hearthd/hearth/session/sim"
+)
+
+// A read's call is titled after what it reads from the moment it runs
+// (in_progress, with its location, so an editor can follow it), not only
+// once it is done: reads are not asked about, so no preview titles them.
+func TestReadTitledWhileItRuns(t *testing.T) {
+	td := startDaemon(t, sim.Options{}, "")
+	ed := td.connect()
+	ed.initialize()
+	id := ed.newSession(td.root)
+	if stop := ed.prompt(id, simCall(t, "read_file", map[string]string{"path": "hello.txt"})); stop != acp.StopReasonEndTurn {
+		t.Fatalf("stop %s", stop)
+	}
+	want := filepath.Join(td.root, "hello.txt")
+	for _, u := range ed.updates() {
+		tu := u.ToolCallUpdate
+		if tu == nil || tu.Status == nil || *tu.Status != acp.ToolCallStatusInProgress {
+			continue
+		}
+		if tu.Title == nil || *tu.Title != "Read hello.txt" || len(tu.Locations) != 1 || tu.Locations[0].Path != want {
+			t.Fatalf("the running read's update: title %v, locations %+v; want \"Read hello.txt\" at %s", tu.Title, tu.Locations, want)
+		}
+		return
+	}
+	t.Fatal("no in_progress update for the read")
+}
