@@ -54,9 +54,11 @@ func (u updates) ToolCall(call session.ToolCall, status string, res *session.Too
 	}
 }
 
-// readView titles a read of hearth's own after what it reads, with its
-// location, as it starts: reads are never asked about, so no preview did
-// (registry.go); other calls get nothing here.
+// readView titles a read of hearth's own after what it reads as it
+// starts: reads are never asked about, so no preview did (registry.go).
+// Not its location: a read that fails has none, and what the live updates
+// leave must be what a replay shows (the result brings it). Other calls
+// get nothing here.
 func (u updates) readView(call session.ToolCall) []acp.ToolCallUpdateOpt {
 	tool, ok := u.s.ws.tools.Lookup(call.Name)
 	if !ok || !tool.ReadOnly {
@@ -66,15 +68,7 @@ func (u updates) readView(call session.ToolCall) []acp.ToolCallUpdateOpt {
 	if err != nil || pv.Title == "" {
 		return nil // Run says what is wrong with the call
 	}
-	opts := []acp.ToolCallUpdateOpt{acp.WithUpdateTitle(pv.Title)}
-	if len(pv.Locations) > 0 {
-		locs := make([]acp.ToolCallLocation, 0, len(pv.Locations))
-		for _, p := range pv.Locations {
-			locs = append(locs, acp.ToolCallLocation{Path: u.s.ws.root.Path() + "/" + p})
-		}
-		opts = append(opts, acp.WithUpdateLocations(locs))
-	}
-	return opts
+	return []acp.ToolCallUpdateOpt{acp.WithUpdateTitle(pv.Title)}
 }
 
 // Usage tells the editors how full the model's context is (usage_update):

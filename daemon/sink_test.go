@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/coder/acp-go-sdk"
@@ -10,8 +9,8 @@ import (
 )
 
 // A read's call is titled after what it reads from the moment it runs
-// (in_progress, with its location, so an editor can follow it), not only
-// once it is done: reads are not asked about, so no preview titles them.
+// (in_progress), not only once it is done: reads are not asked about, so
+// no preview titles them.
 func TestReadTitledWhileItRuns(t *testing.T) {
 	td := startDaemon(t, sim.Options{}, "")
 	ed := td.connect()
@@ -20,14 +19,13 @@ func TestReadTitledWhileItRuns(t *testing.T) {
 	if stop := ed.prompt(id, simCall(t, "read_file", map[string]string{"path": "hello.txt"})); stop != acp.StopReasonEndTurn {
 		t.Fatalf("stop %s", stop)
 	}
-	want := filepath.Join(td.root, "hello.txt")
 	for _, u := range ed.updates() {
 		tu := u.ToolCallUpdate
 		if tu == nil || tu.Status == nil || *tu.Status != acp.ToolCallStatusInProgress {
 			continue
 		}
-		if tu.Title == nil || *tu.Title != "Read hello.txt" || len(tu.Locations) != 1 || tu.Locations[0].Path != want {
-			t.Fatalf("the running read's update: title %v, locations %+v; want \"Read hello.txt\" at %s", tu.Title, tu.Locations, want)
+		if tu.Title == nil || *tu.Title != "Read hello.txt" {
+			t.Fatalf("the running read's update: title %v; want \"Read hello.txt\"", tu.Title)
 		}
 		return
 	}
