@@ -148,12 +148,19 @@ func TestAskMode(t *testing.T) {
 	}
 }
 
-// askOnTerminal runs `hearth ask ARGS` on a pty (its stdin, stdout, stderr
-// and controlling terminal), types answer once it asks "Allow?", and
-// returns everything the terminal received and the exit code.
+// askOnTerminal runs `hearth ask ARGS` on a pty, types answer once it asks
+// "Allow?", and returns everything the terminal received and the exit code.
 func (e *e2eEnv) askOnTerminal(t *testing.T, answer string, args ...string) (string, int) {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"ask"}, args...)...)
+	return e.onTerminal(t, "Allow?", answer, append([]string{"ask"}, args...)...)
+}
+
+// onTerminal runs `hearth ARGS` on a pty (its stdin, stdout, stderr and
+// controlling terminal), types answer and a newline once the terminal shows
+// prompt, and returns everything the terminal received and the exit code.
+func (e *e2eEnv) onTerminal(t *testing.T, prompt, answer string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
 	cmd.Env, cmd.Dir = e.env, e.root
 	tty, err := pty.Start(cmd)
 	if err != nil {
@@ -161,19 +168,19 @@ func (e *e2eEnv) askOnTerminal(t *testing.T, answer string, args ...string) (str
 	}
 	defer tty.Close()
 	out := make(chan string, 1)
-	var seen bytes.Buffer
 	asked := make(chan struct{})
-	go func() {
+	go func() { // ends with the pty: EIO once the child is gone, or the deferred Close
+		var seen bytes.Buffer
 		buf := make([]byte, 4096)
 		once := false
 		for {
 			n, err := tty.Read(buf)
 			seen.Write(buf[:n])
-			if !once && strings.Contains(seen.String(), "Allow?") {
+			if !once && strings.Contains(seen.String(), prompt) {
 				once = true
 				close(asked)
 			}
-			if err != nil { // EIO once the child is gone
+			if err != nil {
 				out <- seen.String()
 				return
 			}
@@ -183,7 +190,7 @@ func (e *e2eEnv) askOnTerminal(t *testing.T, answer string, args ...string) (str
 	case <-asked:
 	case <-time.After(30 * time.Second):
 		cmd.Process.Kill()
-		t.Fatalf("ask never asked; terminal:\n%s", <-out)
+		t.Fatalf("hearth %s never asked %q; terminal:\n%s", args[0], prompt, <-out)
 	}
 	io.WriteString(tty, answer+"\n")
 	code := waitExit(t, cmd, 30*time.Second)

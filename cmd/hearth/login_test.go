@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/coder/acp-go-sdk"
-	"github.com/creack/pty"
 
 	"github.com/hearthd/hearth/rpc"
 )
@@ -134,42 +132,7 @@ func TestLoginOnTerminalHidesTheKey(t *testing.T) {
 	e := newE2E(t)
 	home := t.TempDir()
 	e.env = append(without(e.env, "OPENAI_API_KEY"), "HOME="+home)
-	cmd := exec.Command(binary, "login")
-	cmd.Env, cmd.Dir = e.env, e.root
-	tty, err := pty.Start(cmd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tty.Close()
-	out := make(chan string, 1)
-	asked := make(chan struct{})
-	go func() {
-		var seen bytes.Buffer
-		buf := make([]byte, 4096)
-		once := false
-		for {
-			n, err := tty.Read(buf)
-			seen.Write(buf[:n])
-			if !once && strings.Contains(seen.String(), "OpenAI API key") {
-				once = true
-				close(asked)
-			}
-			if err != nil { // EIO once the child is gone
-				out <- seen.String()
-				return
-			}
-		}
-	}()
-	select {
-	case <-asked:
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		t.Fatalf("login never asked; terminal:\n%s", <-out)
-	}
-	io.WriteString(tty, "sk-e2e\n")
-	code := waitExit(t, cmd, 30*time.Second)
-	tty.Close()
-	screen := <-out
+	screen, code := e.onTerminal(t, "OpenAI API key", "sk-e2e", "login")
 	if code != 0 || !strings.Contains(screen, "The key works") {
 		t.Fatalf("exit %d; terminal:\n%s", code, screen)
 	}

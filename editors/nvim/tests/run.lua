@@ -76,6 +76,17 @@ local S -- hearth._state
 -- true keeps one from being sent.
 local sent, intercept = {}, nil
 
+-- last_sent is the last request of method this editor sent since sent[from].
+local function last_sent(method, from)
+  local req
+  for i = from, #sent do
+    if sent[i].method == method then
+      req = sent[i]
+    end
+  end
+  return req
+end
+
 ---------------------------------------------------------------------------
 -- Processes: the simulator (a job of ours) and the daemon (auto-started by
 -- `hearth acp`, killed by pid from _hearth/status).
@@ -1171,12 +1182,7 @@ local function main()
     wait('the set_mode answer', function()
       return noted('mode', nil, nfrom) ~= nil
     end)
-    local req
-    for i = from, #sent do
-      if sent[i].method == 'session/set_mode' then
-        req = sent[i]
-      end
-    end
+    local req = last_sent('session/set_mode', from)
     truthy(req, 'session/set_mode was sent')
     eq(req.params.sessionId, s.id)
     eq(req.params.modeId, 'ask')
@@ -1219,12 +1225,7 @@ local function main()
     wait('the model answer', function()
       return noted('^hearth: model: o3$', vim.log.levels.INFO, nfrom) ~= nil
     end)
-    local req
-    for i = from, #sent do
-      if sent[i].method == 'session/set_config_option' then
-        req = sent[i]
-      end
-    end
+    local req = last_sent('session/set_config_option', from)
     truthy(req, 'session/set_config_option was sent')
     eq(req.params.configId, 'model')
     eq(req.params.value, 'o3')
