@@ -13,11 +13,10 @@ import (
 	"github.com/hearthd/hearth/store"
 )
 
-// hearth compact SESSION compacts a stored session — by a daemon of its
-// own when none runs, through the running one otherwise — and inspect shows
-// the compaction; a bad id is refused with the way to find a good one.
-func TestCompactCommand(t *testing.T) {
-	dir := isolate(t)
+// storedSession stores a session of one prompt in the data directory of
+// the configuration isolate(t) made in dir, with its workspace dir/ws.
+func storedSession(t *testing.T, dir, id string) {
+	t.Helper()
 	root := filepath.Join(dir, "ws")
 	os.MkdirAll(root, 0o755)
 	root, _ = filepath.EvalSymlinks(root)
@@ -29,14 +28,22 @@ func TestCompactCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer db.Close()
 	ctx := context.Background()
-	if err := db.CreateSession(ctx, store.Session{ID: "ses_walrus1", Root: root, Mode: "ask"}); err != nil {
+	if err := db.CreateSession(ctx, store.Session{ID: id, Root: root, Mode: "ask"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.AppendItems(ctx, "ses_walrus1", 0, []store.NewItem{{Origin: store.OriginInput, Data: session.UserMessage("remember the word walrus")}}); err != nil {
+	if _, err := db.AppendItems(ctx, id, 0, []store.NewItem{{Origin: store.OriginInput, Data: session.UserMessage("remember the word walrus")}}); err != nil {
 		t.Fatal(err)
 	}
-	db.Close()
+}
+
+// hearth compact SESSION compacts a stored session — by a daemon of its
+// own when none runs, through the running one otherwise — and inspect shows
+// the compaction; a bad id is refused with the way to find a good one.
+func TestCompactCommand(t *testing.T) {
+	dir := isolate(t)
+	storedSession(t, dir, "ses_walrus1")
 
 	compact := func(how string, n int) {
 		t.Helper()
@@ -68,25 +75,7 @@ func TestCompactCommand(t *testing.T) {
 func TestCompactCommandServer(t *testing.T) {
 	dir := isolate(t)
 	t.Setenv("HEARTH_COMPACTION", "server")
-	root := filepath.Join(dir, "ws")
-	os.MkdirAll(root, 0o755)
-	root, _ = filepath.EvalSymlinks(root)
-	cfg, err := loadConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := store.Open(cfg.DBPath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	if err := db.CreateSession(ctx, store.Session{ID: "ses_server1", Root: root, Mode: "ask"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.AppendItems(ctx, "ses_server1", 0, []store.NewItem{{Origin: store.OriginInput, Data: session.UserMessage("remember the word walrus")}}); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
+	storedSession(t, dir, "ses_server1")
 	code, out, errOut := runCLI("compact", "ses_server1")
 	if code != 0 || !strings.Contains(out, "with the API's compaction") {
 		t.Fatalf("compact: exit %d, stdout %q, stderr %q", code, out, errOut)
