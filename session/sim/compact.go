@@ -2,8 +2,6 @@ package sim
 
 import (
 	"encoding/json"
-	"errors"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -28,25 +26,10 @@ import (
 
 // serveCompact answers POST …/responses/compact.
 func (s *Server) serveCompact(w http.ResponseWriter, r *http.Request) {
-	if !s.authorized(r) {
-		invalidAPIKey().writeHTTP(w)
+	req, i, at, ok := s.readHTTPRequest(w, r, EndpointCompact)
+	if !ok {
 		return
 	}
-	at := time.Now()
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.readLimit()))
-	rec := Received{Transport: "http", Endpoint: EndpointCompact, At: at, Raw: body, Bytes: len(body)}
-	req, perr := parseRequest(body)
-	if err != nil || perr != nil {
-		e := invalidRequest("invalid_json", "", "The body is not a JSON object.")
-		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
-			e = invalidRequest("request_too_large", "", "The body is over %d bytes.", s.opts.readLimit())
-			e.Status = http.StatusRequestEntityTooLarge
-		}
-		s.finish(s.record(rec), e.outcome(), "")
-		e.writeHTTP(w)
-		return
-	}
-	i := s.record(req.fill(rec))
 	fail := func(e apiError) {
 		s.finish(i, e.outcome(), "")
 		e.writeHTTP(w)

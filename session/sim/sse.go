@@ -9,36 +9,48 @@ import (
 	"time"
 )
 
+// readHTTPRequest reads, parses and records the body of a POST to
+// endpoint (Received.Endpoint): the request, its record's index and when
+// it arrived, or false once it has answered (a bad key, a body it could
+// not read or over the limit, one that is not a JSON object).
+func (s *Server) readHTTPRequest(w http.ResponseWriter, r *http.Request, endpoint string) (*request, int, time.Time, bool) {
+	if !s.authorized(r) {
+		invalidAPIKey().writeHTTP(w)
+		return nil, 0, time.Time{}, false
+	}
+	at := time.Now()
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.readLimit()))
+	rec := Received{Transport: "http", Endpoint: endpoint, At: at, Raw: body, Bytes: len(body)}
+	var req *request
+	if err != nil {
+		e := invalidRequest("invalid_body", "", "Could not read the request body: %v", err)
+		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+			e = invalidRequest("request_too_large", "", "The body is over %d bytes.", s.opts.readLimit())
+			e.Status = http.StatusRequestEntityTooLarge
+		}
+		s.finish(s.record(rec), e.outcome(), "")
+		e.writeHTTP(w)
+		return nil, 0, at, false
+	}
+	if req, err = parseRequest(body); err != nil {
+		e := invalidRequest("invalid_json", "", "The body is not a JSON object.")
+		s.finish(s.record(rec), e.outcome(), "")
+		e.writeHTTP(w)
+		return nil, 0, at, false
+	}
+	return req, s.record(req.fill(rec)), at, true
+}
+
 // serveHTTPCreate is the HTTP twin: POST …/responses. With stream:true the response streams
 // as SSE (event: <type> / data: <json>, no [DONE]); otherwise the final response object is
 // returned as JSON. A response created with store:true (or store absent) is kept in the
 // Server's store, and a later request's previous_response_id continues from it on any
 // connection; under store:false nothing is kept, so continuing from it fails.
 func (s *Server) serveHTTPCreate(w http.ResponseWriter, r *http.Request) {
-	if !s.authorized(r) {
-		invalidAPIKey().writeHTTP(w)
+	req, i, at, ok := s.readHTTPRequest(w, r, "")
+	if !ok {
 		return
 	}
-	at := time.Now()
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.readLimit()))
-	rec := Received{Transport: "http", At: at, Raw: body, Bytes: len(body)}
-	if err != nil {
-		e := invalidRequest("invalid_body", "", "Could not read the request body: %v", err)
-		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
-			e.Status, e.Code = http.StatusRequestEntityTooLarge, "request_too_large"
-		}
-		s.finish(s.record(rec), e.outcome(), "")
-		e.writeHTTP(w)
-		return
-	}
-	req, err := parseRequest(body)
-	if err != nil {
-		e := invalidRequest("invalid_json", "", "The body is not a JSON object.")
-		s.finish(s.record(rec), e.outcome(), "")
-		e.writeHTTP(w)
-		return
-	}
-	i := s.record(req.fill(rec))
 	fail := func(e apiError) {
 		s.finish(i, e.outcome(), "")
 		e.writeHTTP(w)
