@@ -29,30 +29,10 @@ const (
 // benchTree generates the tree in a fresh temporary directory and opens it.
 func benchTree(b *testing.B) (*Root, string) {
 	b.Helper()
-	base, err := filepath.EvalSymlinks(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	for i := range benchTop {
-		for k := range benchLeaf {
-			dir := filepath.Join(base, fmt.Sprintf("d%02d", i), fmt.Sprintf("s%03d", k))
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				b.Fatal(err)
-			}
-			for f := range benchFiles {
-				if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d.txt", f)), []byte("x"), 0o644); err != nil {
-					b.Fatal(err)
-				}
-			}
-		}
-	}
-	r, err := Open(base)
-	if err != nil {
-		b.Fatal(err)
-	}
+	r := genTree(b, benchTop, benchLeaf, benchFiles)
 	b.Logf("tree: %d files in %d directories; fs.inotify.max_user_watches = %s",
 		benchTop*benchLeaf*benchFiles, benchTop*benchLeaf+benchTop+1, procValue("max_user_watches"))
-	return r, base
+	return r, r.Path()
 }
 
 func benchWatcher(b *testing.B, r *Root, opts WatchOptions) *Watcher {
@@ -119,7 +99,7 @@ func BenchmarkWatchLatency(b *testing.B) {
 			n := 0
 			for b.Loop() {
 				n++
-				p := filepath.Join(root, fmt.Sprintf("d%02d", rand.IntN(benchTop)), fmt.Sprintf("s%03d", rand.IntN(benchLeaf)), fmt.Sprintf("f%02d.txt", rand.IntN(benchFiles)))
+				p := filepath.Join(root, fmt.Sprintf("d%03d", rand.IntN(benchTop)), fmt.Sprintf("s%03d", rand.IntN(benchLeaf)), fmt.Sprintf("f%02d.go", rand.IntN(benchFiles)))
 				cur := w.Cursor()
 				start := time.Now()
 				if err := os.WriteFile(p, []byte(fmt.Sprint(n)), 0o644); err != nil {
@@ -161,7 +141,7 @@ func BenchmarkWatchDelta(b *testing.B) {
 	seen := map[string]Seen{}
 	var paths []string
 	for i := range 100 {
-		rel := fmt.Sprintf("d%02d/s%03d/f%02d.txt", i%benchTop, i, i%benchFiles)
+		rel := fmt.Sprintf("d%03d/s%03d/f%02d.go", i%benchTop, i, i%benchFiles)
 		paths = append(paths, rel)
 		writeFile(b, filepath.Join(root, filepath.FromSlash(rel)), before)
 		if i%2 == 0 {
