@@ -86,8 +86,8 @@ func TestToolCallCannotDriveDaemon(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(workspace.CallPIDs()) != 1 {
-		t.Errorf("calls running: %v, want the one", workspace.CallPIDs())
+	if len(workspace.CallPIDs()) == 0 {
+		t.Errorf("no call runs: the command's cell (or helper) is not recorded")
 	}
 	out, err := exec.Command(exe, acpProbeSubcommand, td.cfg.Socket).Output()
 	if !strings.HasPrefix(string(out), "answered: ") {
@@ -129,7 +129,10 @@ func TestToolCallFindsNoSocket(t *testing.T) {
 		}
 		return
 	}
-	if !strings.HasPrefix(out, "refused: dial unix "+td.cfg.Socket+": connect: no such file or directory") {
+	// The socket's directory is covered: empty, or (the command holding no
+	// capability) not even searchable.
+	hidden := "refused: dial unix " + td.cfg.Socket + ": connect: "
+	if !strings.HasPrefix(out, hidden+"no such file or directory") && !strings.HasPrefix(out, hidden+"permission denied") {
 		t.Errorf("the full-auto command found the socket: %q", out)
 	}
 	if n := td.d.refusedCalls.Load(); n != 0 {

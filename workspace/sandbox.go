@@ -3,6 +3,7 @@ package workspace
 import (
 	"os"
 	"slices"
+	"strconv"
 	"sync/atomic"
 )
 
@@ -41,6 +42,10 @@ type Sandbox struct {
 	// (hideSocket). Elsewhere the daemon's check of each connection's
 	// process (daemon/socket_call.go) is the wall.
 	Socket string
+	// Pids bounds the processes (threads included) one command may hold at
+	// once where the sandbox runs commands in cells (0: defaultPids, a
+	// sixteenth of the machine's pid space between 512 and 8192).
+	Pids int
 }
 
 var sandboxConfig atomic.Pointer[Sandbox]
@@ -50,6 +55,7 @@ func SetSandbox(s Sandbox) {
 	s.Helper = slices.Clone(s.Helper)
 	s.Deny = slices.Clone(s.Deny)
 	sandboxConfig.Store(&s)
+	closeCells() // the running cells apply the policy they were started with
 }
 
 // currentSandbox is the Sandbox SetSandbox set, or the zero one.
@@ -75,6 +81,16 @@ func CommandWrites(root string) []string {
 
 // sandboxTempDir is the temp dir commands may write: $TMPDIR, else /tmp.
 func sandboxTempDir() string { return os.TempDir() }
+
+// serveFlag, first among the helper's arguments, makes it a cell server:
+// `hearth __sandbox-exec --serve POLICY...`, started by the daemon in a
+// user and mount namespace of its own (and a network namespace when the
+// network is off), its socket to the daemon on descriptor 3.
+const serveFlag = "--serve"
+
+// pidsFlag bounds the number of processes (threads included) one command
+// of a cell may hold at once.
+const pidsFlag = "--pids"
 
 // noNetworkFlag asks the helper to cut the command off the network.
 const noNetworkFlag = "--no-network"
@@ -103,4 +119,26 @@ func (s Sandbox) helperArgs(root, command string, net Network) []string {
 		}
 	}
 	return append(args, "--", command)
+}
+
+// serveArgs is the argument list of the cell server for the workspace at
+// root: Helper, --serve, the policy (as helperArgs, the daemon's socket
+// hidden whatever the network, since the cell always has a mount namespace
+// of its own) and the bound on each call's processes.
+func (s Sandbox) serveArgs(root string, net Network, pids int) []string {
+	args := slices.Clone(s.Helper)
+	args = append(args, serveFlag, "--write", root, "--write", sandboxTempDir())
+	for _, d := range s.Write {
+		args = append(args, "--write", d)
+	}
+	for _, d := range s.Deny {
+		args = append(args, "--deny", d)
+	}
+	if net.Off {
+		args = append(args, noNetworkFlag)
+	}
+	if s.Socket != "" {
+		args = append(args, hideSocketFlag, s.Socket)
+	}
+	return append(args, pidsFlag, strconv.Itoa(pids))
 }

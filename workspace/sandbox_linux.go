@@ -147,6 +147,7 @@ type helperPolicy struct {
 	write, deny []string
 	noNet       bool   // --no-network: an empty network namespace, and Landlock refuses TCP
 	socket      string // --hide-socket: hidden in the command's own mount namespace
+	pids        int    // --pids: at most this many processes a call (a cell's)
 	command     string
 }
 
@@ -154,6 +155,16 @@ func parseHelperArgs(args []string) (helperPolicy, error) {
 	var p helperPolicy
 	for i := 0; i < len(args); i++ {
 		switch a := args[i]; a {
+		case pidsFlag:
+			if i+1 >= len(args) {
+				return p, fmt.Errorf("%s needs a number", a)
+			}
+			i++
+			n, err := strconv.Atoi(args[i])
+			if err != nil {
+				return p, fmt.Errorf("%s: %w", a, err)
+			}
+			p.pids = n
 		case "--write", "--deny", hideSocketFlag:
 			if i+1 >= len(args) {
 				return p, fmt.Errorf("%s needs a path", a)
@@ -278,6 +289,9 @@ const confineFlag = "--confine"
 func SandboxExec(args []string) int {
 	if len(args) > 0 && args[0] == confineFlag {
 		return confineAndExec(args[1:])
+	}
+	if len(args) > 0 && args[0] == serveFlag {
+		return serveCell(args[1:])
 	}
 	if len(args) == 1 && args[0] == checkNetworkFlag {
 		if err := tryEmptyNetwork(); err != nil {

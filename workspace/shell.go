@@ -111,7 +111,12 @@ func (ts *Toolset) shell(ctx context.Context, d *toolDef, raw json.RawMessage) R
 		defer l.stop() // before the result: the call's last update is its end
 		live = l
 	}
-	run := runCommand(ctx, ts.workdir(), argv, helper, currentToolEnv(), time.Duration(timeoutMS)*time.Millisecond, live)
+	timeout := time.Duration(timeoutMS) * time.Millisecond
+	run, inCell := runInCell(ctx, currentSandbox(), ts.root.Path(), ts.workdir(), command, ts.net, currentToolEnv(), timeout, live)
+	if !inCell {
+		run = runCommand(ctx, ts.workdir(), argv, helper, currentToolEnv(), timeout, live)
+	}
+	helper = helper || inCell
 	if run.err != nil {
 		return Result{IsError: true, Title: title, Output: fmt.Sprintf("cannot run the command: %v", run.err)}
 	}

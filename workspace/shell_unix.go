@@ -17,7 +17,7 @@ const shellUnsupported = ""
 const (
 	// killGrace is how long the command's process group has between
 	// SIGTERM and SIGKILL.
-	killGrace = 2 * time.Second
+	killGrace = time.Second
 	// drainWait bounds the wait for the end of the output once the whole
 	// group is dead; only a process that left the group can hold it longer.
 	drainWait = 500 * time.Millisecond

@@ -137,6 +137,9 @@ func doctor(ctx context.Context, cfg daemon.Config) []check {
 	} else {
 		add("ok", "sandbox", "%s", sb)
 	}
+	if runtime.GOOS == "linux" {
+		add("ok", "processes", "%s", workspace.ProcessBoundStatus(sandboxPids()))
+	}
 	// Whether a mode's "no network" holds here, and what it leaves open.
 	switch nw := workspace.NetworkStatus(); {
 	case cfg.ShellNetwork == daemon.NetworkOn:

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/hearthd/hearth/daemon"
@@ -38,7 +39,7 @@ func configureSandbox(cfg daemon.Config) {
 	if sockDir != tmp && !strings.HasPrefix(sockDir, tmp+string(filepath.Separator)) {
 		deny = append(deny, sockDir)
 	}
-	workspace.SetSandbox(workspace.Sandbox{Helper: []string{exe, sandboxCommand}, Deny: deny, Write: cacheDirs(), Socket: cfg.Socket})
+	workspace.SetSandbox(workspace.Sandbox{Helper: []string{exe, sandboxCommand}, Deny: deny, Write: cacheDirs(), Socket: cfg.Socket, Pids: sandboxPids()})
 }
 
 // toolEnvNames are the variables HEARTH_TOOL_ENV names: kept when the daemon
@@ -98,4 +99,15 @@ func cacheDirs() []string {
 		dirs = append(dirs, p)
 	}
 	return append(dirs, filepath.Join(home, ".npm"), filepath.Join(home, ".cargo"))
+}
+
+// sandboxPids is HEARTH_SANDBOX_PIDS: at most this many processes (threads
+// included) one command may hold at once; unset or not a positive number,
+// the sandbox's default (a sixteenth of the machine's pids, 512–8192).
+func sandboxPids() int {
+	n, err := strconv.Atoi(strings.TrimSpace(os.Getenv("HEARTH_SANDBOX_PIDS")))
+	if err != nil || n <= 0 {
+		return 0
+	}
+	return n
 }
