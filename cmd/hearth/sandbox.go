@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/hearthd/hearth/daemon"
@@ -17,8 +18,10 @@ const sandboxCommand = "__sandbox-exec"
 
 // configureSandbox makes this process's shell tool run commands through the
 // sandbox helper, denying hearth's data directory, its configuration
-// directory (the env file) and its socket's directory. The socket's
-// directory is left out when it lies inside the temp dir (the default
+// directories (the env file; the user's AGENTS.md, which a command could
+// otherwise rewrite into instructions for every later session) and its
+// socket's directory.
+// The socket's directory is left out when it lies inside the temp dir (the default
 // /tmp/hearth-$UID without XDG_RUNTIME_DIR): denying it would split the
 // temp dir's grant, and commands could then create nothing directly in
 // /tmp. Landlock before ABI 9 cannot refuse connect(2) to the socket anyway:
@@ -33,6 +36,11 @@ func configureSandbox(cfg daemon.Config) {
 	deny := []string{cfg.DataDir}
 	if home, err := os.UserHomeDir(); err == nil {
 		deny = append(deny, filepath.Dir(installer.Spec{Home: home}.EnvFile()))
+	}
+	for _, d := range daemon.ConfigDirs() {
+		if !slices.Contains(deny, d) {
+			deny = append(deny, d) // $XDG_CONFIG_HOME/hearth: the user's AGENTS.md
+		}
 	}
 	sockDir, tmp := filepath.Dir(cfg.Socket), filepath.Clean(os.TempDir())
 	if sockDir != tmp && !strings.HasPrefix(sockDir, tmp+string(filepath.Separator)) {
