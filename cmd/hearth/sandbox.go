@@ -20,7 +20,7 @@ const sandboxCommand = "__sandbox-exec"
 // sandbox helper, denying hearth's data directory, its configuration
 // directories (the env file; the user's AGENTS.md, which a command could
 // otherwise rewrite into instructions for every later session) and its
-// socket's directory.
+// socket's directory, and granting writes on the build caches (cacheDirs).
 // The socket's directory is left out when it lies inside the temp dir (the default
 // /tmp/hearth-$UID without XDG_RUNTIME_DIR): denying it would split the
 // temp dir's grant, and commands could then create nothing directly in
@@ -84,26 +84,4 @@ func secretLooking(name, value string) bool {
 	}
 	userinfo, _, ok := strings.Cut(rest, "@")
 	return ok && !strings.ContainsAny(userinfo, "/?#") && strings.Contains(userinfo, ":")
-}
-
-// cacheDirs are the user's build and package caches, writable in the
-// sandbox: ~/.cache (XDG_CACHE_HOME: go build, pip, …), GOPATH (the Go
-// module cache), ~/.npm and ~/.cargo. Missing ones are skipped by the rules.
-func cacheDirs() []string {
-	var dirs []string
-	if d, err := os.UserCacheDir(); err == nil {
-		dirs = append(dirs, d)
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return dirs
-	}
-	gopath := os.Getenv("GOPATH")
-	if gopath == "" {
-		gopath = filepath.Join(home, "go")
-	}
-	for _, p := range filepath.SplitList(gopath) {
-		dirs = append(dirs, p)
-	}
-	return append(dirs, filepath.Join(home, ".npm"), filepath.Join(home, ".cargo"))
 }

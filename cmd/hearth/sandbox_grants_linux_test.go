@@ -82,6 +82,84 @@ func homeForSandbox(t *testing.T) (base, home string) {
 	return base, home
 }
 
+// TestSandboxCacheGrants: a sandboxed command can write the build caches
+// (Go's build and module caches, cargo's registry, npm's and pip's caches)
+// but not what runs code: ~/go/bin (where `go install` puts hearth),
+// ~/.cargo/bin, ~/.cargo/env (sourced by the shell), ~/.local/bin, the
+// rest of ~/.cache, nor the directory of the running binary.
+func TestSandboxCacheGrants(t *testing.T) {
+	base, home := homeForSandbox(t)
+	mustWrite := map[string]string{
+		"GOCACHE":          filepath.Join(home, ".cache", "go-build"),
+		"GOMODCACHE":       filepath.Join(home, "go", "pkg", "mod"),
+		"cargo registry":   filepath.Join(home, ".cargo", "registry"),
+		"cargo git":        filepath.Join(home, ".cargo", "git"),
+		"npm cache":        filepath.Join(home, ".npm", "_cacache"),
+		"pip cache":        filepath.Join(home, ".cache", "pip"),
+		"the workspace":    filepath.Join(base, "ws"),
+		"the temp dir too": os.TempDir(),
+	}
+	mustNot := map[string]string{
+		"~/go/bin/x":                      filepath.Join(home, "go", "bin", "x"),
+		"~/.cargo/env":                    filepath.Join(home, ".cargo", "env"),
+		"~/.cargo/bin/x":                  filepath.Join(home, ".cargo", "bin", "x"),
+		"~/.local/bin/x":                  filepath.Join(home, ".local", "bin", "x"),
+		"~/.cache/pre-commit":             filepath.Join(home, ".cache", "pre-commit", "x"),
+		"~/.npm/_npx (binaries npx runs)": filepath.Join(home, ".npm", "_npx", "x"),
+		"~/.bashrc":                       filepath.Join(home, ".bashrc"),
+	}
+	for _, d := range mustWrite {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range mustNot {
+		mkfile(t, f, "original\n")
+	}
+	shell := sandboxedShell(t, base)
+	for what, d := range mustWrite {
+		f := filepath.Join(d, "hearth-grant-probe")
+		if res := shell("echo ok > " + f + " && rm " + f); res.IsError {
+			t.Errorf("a sandboxed command cannot write %s (%s): %s", what, d, res.Output)
+		}
+	}
+	for what, f := range mustNot {
+		res := shell("echo 'touch /tmp/PWNED' >> " + f)
+		if !res.IsError {
+			t.Errorf("a sandboxed command wrote %s: %s", what, res.Output)
+		}
+		if b, err := os.ReadFile(f); err != nil || string(b) != "original\n" {
+			t.Errorf("%s is now %q (%v)", what, b, err)
+		}
+	}
+}
+
+// TestSandboxGrantsSkipBinaryDir: a cache directory that holds the running
+// binary (GOPATH or GOCACHE set above hearth's directory, absurd as that
+// is) is not granted: nothing a command runs may replace hearth.
+func TestSandboxGrantsSkipBinaryDir(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exeDir, err := filepath.EvalSymlinks(filepath.Dir(exe))
+	if err != nil {
+		t.Fatal(err)
+	}
+	homeForSandbox(t)
+	t.Setenv("GOPATH", filepath.Dir(exeDir))
+	t.Setenv("GOCACHE", filepath.Dir(exeDir))
+	dirs := cacheDirs()
+	if len(dirs) == 0 {
+		t.Fatal("cacheDirs grants nothing at all")
+	}
+	for _, d := range dirs {
+		if strings.HasPrefix(exeDir+"/", filepath.Clean(d)+"/") {
+			t.Errorf("cacheDirs grants %s, which holds the running binary %s", d, exe)
+		}
+	}
+}
+
 // TestSandboxDeniesXDGConfig: with XDG_CONFIG_HOME set away from
 // ~/.config, hearth reads the user's AGENTS.md from $XDG_CONFIG_HOME/hearth;
 // a sandboxed command can neither read nor change it.
