@@ -111,7 +111,15 @@ func (ts *Toolset) shell(ctx context.Context, d *toolDef, raw json.RawMessage) R
 		defer l.stop() // before the result: the call's last update is its end
 		live = l
 	}
+	var planted func() []string
+	if ts.plants != nil {
+		planted = ts.plants.begin(ts.root.Path())
+	}
 	run := runCommand(ctx, ts.workdir(), argv, helper, currentToolEnv(), time.Duration(timeoutMS)*time.Millisecond, live)
+	var notes []string
+	if planted != nil {
+		notes = planted() // planted_repo.go: before anything else sees the tree
+	}
 	if run.err != nil {
 		return Result{IsError: true, Title: title, Output: fmt.Sprintf("cannot run the command: %v", run.err)}
 	}
@@ -135,6 +143,9 @@ func (ts *Toolset) shell(ctx context.Context, d *toolDef, raw json.RawMessage) R
 		fmt.Fprintf(&out, "[killed by signal: %s]", run.signal)
 	default:
 		fmt.Fprintf(&out, "[exit code %d]", run.exitCode)
+	}
+	for _, n := range notes {
+		out.WriteString("\n" + n)
 	}
 	failed := run.timedOut || run.cancelled || run.signal != "" || run.exitCode != 0
 	if failed && ts.net.Off && helper {
