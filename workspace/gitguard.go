@@ -32,7 +32,7 @@ func (ts *Toolset) gitWriteRefused(p, abs, shown string) string {
 	}
 	why := ""
 	switch rel := ts.root.name(abs); {
-	case strings.EqualFold(filepath.Base(lexical), ".git"):
+	case isGitName(filepath.Base(lexical)):
 		why = "is named .git: git takes it for a repository, or a pointer to one"
 	case hasGitComponent(lexical):
 		why = "is inside a .git directory, git's own"
@@ -70,15 +70,40 @@ func (ts *Toolset) recheckGit(c *fileChange) error {
 }
 
 // hasGitComponent reports whether a component of path, split by the OS's
-// separator, is .git in any letter case (a case-insensitive file system
-// opens .GIT/config as .git/config).
+// separator, names .git on some file system: in any letter case (a
+// case-insensitive one opens .GIT/config as .git/config), with the
+// trailing dots and spaces and the :stream suffix NTFS drops, with the
+// invisible code points HFS+ ignores (.g\u200cit), or as NTFS's short
+// name GIT~1 — the names git itself refuses to check out.
 func hasGitComponent(path string) bool {
 	for comp := range strings.SplitSeq(filepath.Clean(path), string(filepath.Separator)) {
-		if strings.EqualFold(comp, ".git") {
+		if isGitName(comp) {
 			return true
 		}
 	}
 	return false
+}
+
+// isGitName reports whether name is one a file system may take for .git
+// (hasGitComponent).
+func isGitName(name string) bool {
+	if len(name) < 4 || len(name) > 64 {
+		return false
+	}
+	name, _, _ = strings.Cut(name, ":")
+	name = strings.Map(func(r rune) rune {
+		if hfsIgnorable(r) {
+			return -1
+		}
+		return r
+	}, name)
+	name = strings.TrimRight(name, ". ")
+	return strings.EqualFold(name, ".git") || strings.EqualFold(name, "git~1")
+}
+
+// hfsIgnorable reports whether HFS+ ignores r in file names.
+func hfsIgnorable(r rune) bool {
+	return (r >= 0x200c && r <= 0x200f) || (r >= 0x202a && r <= 0x202e) || (r >= 0x206a && r <= 0x206f) || r == 0xfeff
 }
 
 // gitDirs lists the git directories of the repository holding root, as

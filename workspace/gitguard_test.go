@@ -98,6 +98,10 @@ func TestFileToolsRefuseGitDir(t *testing.T) {
 		"sub/.git/config",
 		"sub/.git",
 		"deep/er/.git/hooks/pre-push",
+		".git./config",                   // NTFS drops trailing dots
+		".git::$INDEX_ALLOCATION/config", // and stream suffixes
+		".g\u200cit/config",              // HFS+ ignores the joiner
+		"GIT~1/config",                   // NTFS's short name of .git
 	}
 	for _, p := range writes {
 		res := call(t, ts, "write_file", mustJSON(t, map[string]string{"path": p, "content": "[core]\n\tfsmonitor = touch /tmp/PWNED\n"}))
@@ -132,7 +136,7 @@ func TestFileToolsRefuseGitDir(t *testing.T) {
 		t.Errorf("read_file .git/config: %+v", res)
 	}
 	// Names that only look like .git are ordinary files.
-	for _, p := range []string{".gitignore", "x.git/config", ".github/workflows/ci.yml", "git/config"} {
+	for _, p := range []string{".gitignore", "x.git/config", ".github/workflows/ci.yml", "git/config", ".gitx/config", "a.git.b"} {
 		if res := call(t, ts, "write_file", mustJSON(t, map[string]string{"path": p, "content": "ok\n"})); res.IsError {
 			t.Errorf("write_file %s: %s", p, res.Output)
 		}

@@ -65,7 +65,7 @@ type dirState struct {
 	gen     uint64 // the scan that last saw it; one that did not is forgotten
 	stamp   stamp
 	subdirs []string // names of its subdirectories, .git ones left out
-	gits    []string // names of its entries named .git (any case)
+	gits    []string // names of its entries named .git (isGitName)
 }
 
 // repoState is one nested .git as the last scan saw it.
@@ -246,7 +246,7 @@ func (s *scanRun) read(abs string, st stamp) *dirState {
 	state := &dirState{stamp: st}
 	for _, e := range entries {
 		switch {
-		case strings.EqualFold(e.Name(), ".git"):
+		case isGitName(e.Name()):
 			state.gits = append(state.gits, e.Name())
 		case e.IsDir():
 			state.subdirs = append(state.subdirs, e.Name())
