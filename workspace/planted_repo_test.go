@@ -231,6 +231,33 @@ func TestPlantedRepoWays(t *testing.T) {
 		t.Errorf("a submodule's .git file (into the workspace's own .git/modules) was disarmed: %s", res.Output)
 	}
 
+	res = runShell(t, ts, "mkdir -p l k && ln -s "+tmp+" l/.git && ln -s ../.git k/.git", 0)
+	if !strings.Contains(res.Output, "[hearth disarmed l/.git:") || strings.Contains(res.Output, "k/.git") {
+		t.Errorf("a .git symlink out of the workspace is disarmed, one to its own repository kept: %s", res.Output)
+	}
+	if fi, err := os.Lstat(filepath.Join(dir, "l", ".git.hearth-disarmed")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("l/.git was not kept as the link l/.git.hearth-disarmed: %v", err)
+	}
+	if _, err := os.Stat(tmp); err != nil {
+		t.Errorf("the link's target was touched: %v", err)
+	}
+
+	// What the user does between commands is theirs: a hook added to a
+	// known repository stays when the next command does not touch it.
+	writeExec(t, filepath.Join(dir, "vendor", "lib", ".git", "hooks", "post-merge"))
+	res = runShell(t, ts, "true", 0)
+	if strings.Contains(res.Output, "hearth disarmed") {
+		t.Errorf("the user's new hook was disarmed: %s", res.Output)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "vendor", "lib", ".git", "hooks", "post-merge")); err != nil {
+		t.Errorf("the user's new hook: %v", err)
+	}
+	// But a command's change to that repository is the command's.
+	res = runShell(t, ts, "echo 'touch "+pwned+"' >> vendor/lib/.git/hooks/post-merge", 0)
+	assertDisarmed(t, "a command changing a known hook", res, dir, "vendor/lib/.git", "")
+	writeFile(t, filepath.Join(dir, "vendor", "lib", ".git", "config"), "[core]\n\thooksPath = .husky\n")
+	writeExec(t, filepath.Join(dir, "vendor", "lib", ".git", "hooks", "pre-push"))
+
 	res = runShell(t, ts, "git -C sub config core.fsmonitor 'touch "+pwned+"'", 0)
 	assertDisarmed(t, "armed again", res, dir, "sub/.git", "")
 	for _, kept := range []string{"config.hearth-disarmed", "config.hearth-disarmed.2"} {
