@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -134,30 +135,44 @@ func goEnvFile() map[string]string {
 	return vars
 }
 
-// withoutExeDir drops every directory that is, or holds, the directory of
-// the running binary, its symlinks evaluated: granting it would let a
-// command replace hearth itself.
+// withoutExeDir drops every directory that is, or holds, a directory of
+// programs — the running binary's, ~/go/bin, GOBIN, ~/.cargo/bin,
+// ~/.local/bin — or the home directory (its dotfiles are sourced by the
+// shell), symlinks evaluated: a cache variable pointed at one of them must
+// not let a command replace hearth or what the user's shell runs.
 func withoutExeDir(dirs []string) []string {
-	exe, err := os.Executable()
-	if err != nil {
-		return dirs
+	var avoid []string
+	if exe, err := os.Executable(); err == nil {
+		avoid = append(avoid, filepath.Dir(exe))
 	}
-	exeDir := filepath.Dir(exe)
-	if real, err := filepath.EvalSymlinks(exeDir); err == nil {
-		exeDir = real
+	if home, err := os.UserHomeDir(); err == nil {
+		avoid = append(avoid, home, filepath.Join(home, "go", "bin"), filepath.Join(home, ".cargo", "bin"), filepath.Join(home, ".local", "bin"))
+	}
+	if gobin := os.Getenv("GOBIN"); filepath.IsAbs(gobin) {
+		avoid = append(avoid, gobin)
+	}
+	if cargo := os.Getenv("CARGO_HOME"); filepath.IsAbs(cargo) {
+		avoid = append(avoid, filepath.Join(cargo, "bin"), filepath.Join(cargo, "env"))
+	}
+	for i, a := range avoid {
+		avoid[i] = canonicalPath(a)
 	}
 	kept := dirs[:0]
 	for _, d := range dirs {
-		real := d
-		if r, err := filepath.EvalSymlinks(d); err == nil {
-			real = r
+		real := canonicalPath(d)
+		if !slices.ContainsFunc(avoid, func(a string) bool { return holds(real, a) || holds(d, a) }) {
+			kept = append(kept, d)
 		}
-		if holds(real, exeDir) || holds(d, exeDir) {
-			continue
-		}
-		kept = append(kept, d)
 	}
 	return kept
+}
+
+// canonicalPath is p, clean, with symlinks evaluated where it exists.
+func canonicalPath(p string) string {
+	if real, err := filepath.EvalSymlinks(p); err == nil {
+		return real
+	}
+	return filepath.Clean(p)
 }
 
 // holds reports whether dir is p or an ancestor of it; both clean and

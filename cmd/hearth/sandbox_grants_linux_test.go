@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -157,6 +158,28 @@ func TestSandboxGrantsSkipBinaryDir(t *testing.T) {
 		if strings.HasPrefix(exeDir+"/", filepath.Clean(d)+"/") {
 			t.Errorf("cacheDirs grants %s, which holds the running binary %s", d, exe)
 		}
+	}
+}
+
+// TestSandboxGrantsSkipProgramDirs: a cache variable pointed at a
+// directory holding programs or the shell's dotfiles (GOMODCACHE=~/go,
+// GOCACHE=~, npm's cache at ~/.cargo) grants nothing there.
+func TestSandboxGrantsSkipProgramDirs(t *testing.T) {
+	_, home := homeForSandbox(t)
+	t.Setenv("GOMODCACHE", filepath.Join(home, "go"))
+	t.Setenv("GOCACHE", home)
+	t.Setenv("npm_config_cache", filepath.Join(home, ".local"))
+	t.Setenv("PIP_CACHE_DIR", filepath.Join(home, ".cache", "pip"))
+	dirs := cacheDirs()
+	for _, d := range dirs {
+		for _, p := range []string{filepath.Join(home, "go", "bin"), filepath.Join(home, ".bashrc"), filepath.Join(home, ".local", "bin")} {
+			if strings.HasPrefix(p+"/", filepath.Clean(d)+"/") {
+				t.Errorf("cacheDirs grants %s, which holds %s", d, p)
+			}
+		}
+	}
+	if !slices.Contains(dirs, filepath.Join(home, ".cache", "pip")) {
+		t.Errorf("cacheDirs %v dropped the pip cache too", dirs)
 	}
 }
 
