@@ -199,6 +199,9 @@ func (s *scanRun) walk(rel string, fresh bool) {
 	for _, name := range state.gits {
 		isNew := old == nil || !slices.Contains(old.gits, name)
 		if rel == "" && name == ".git" && s.g.rootGit {
+			if s.disarm && s.ownPointerMoved(filepath.Join(abs, name)) {
+				s.repo(name, true) // rewritten while hearth runs: no user has reason to point the workspace at another repository
+			}
 			continue // the workspace's own repository
 		}
 		s.repo(filepath.Join(rel, name), isNew && mine)
@@ -210,6 +213,22 @@ func (s *scanRun) walk(rel string, fresh bool) {
 	if st.mtime > s.now-recent || st.ctime > s.now-recent {
 		state.stamp = stamp{} // read it again next time
 	}
+}
+
+// ownPointerMoved reports whether the workspace's own .git at dotgit,
+// when it is a file or a link (a worktree's, --separate-git-dir's), now
+// leads somewhere other than the git directory it led to at the first
+// walk: a command rewrote it, and it is checked as a planted one.
+func (s *scanRun) ownPointerMoved(dotgit string) bool {
+	fi, err := os.Lstat(dotgit)
+	if err != nil || fi.IsDir() || len(s.own) == 0 {
+		return false
+	}
+	target := evalOrClean(dotgit)
+	if fi.Mode().IsRegular() {
+		target = evalOrClean(readGitdirFile(dotgit))
+	}
+	return target != s.own[0]
 }
 
 // statDirs stats every known directory, spread over the CPUs: the scan

@@ -281,3 +281,37 @@ func TestPlantedRepoSandboxed(t *testing.T) {
 	res := runShell(t, ts, "mkdir -p x/.git && printf '[core]\\n\\tfsmonitor = evil\\n' > x/.git/config", 0)
 	assertDisarmed(t, "sandboxed", res, dir, "x/.git", "evil")
 }
+
+// TestPlantedRepoOwnPointer: in a workspace that is a worktree (its .git
+// a file naming the main repository's worktrees/NAME), a command that
+// rewrites that file to lead git elsewhere has it moved aside; left as it
+// is, it is the workspace's own and untouched.
+func TestPlantedRepoOwnPointer(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt := filepath.Join(base, "main", ".git", "worktrees", "wt")
+	writeFile(t, filepath.Join(wt, "commondir"), "../..\n")
+	writeFile(t, filepath.Join(base, "main", ".git", "config"), "[core]\n\tfsmonitor = the-users-own\n")
+	dir := filepath.Join(base, "ws")
+	writeFile(t, filepath.Join(dir, ".git"), "gitdir: "+wt+"\n")
+	r, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	ts := NewToolset(r)
+	if res := runShell(t, ts, "echo hi > a.txt", 0); strings.Contains(res.Output, "hearth disarmed") {
+		t.Errorf("the workspace's own .git file was disarmed: %s", res.Output)
+	}
+	evil := filepath.Join(base, "evil")
+	writeFile(t, filepath.Join(evil, "config"), "[core]\n\tfsmonitor = evil\n")
+	res := runShell(t, ts, "echo 'gitdir: "+evil+"' > .git", 0)
+	if !strings.Contains(res.Output, "[hearth disarmed .git:") {
+		t.Errorf("a rewritten own .git file: %s", res.Output)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
+		t.Error(".git still leads git to the planted configuration")
+	}
+}
