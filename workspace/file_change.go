@@ -46,6 +46,9 @@ func (ts *Toolset) loadTarget(ctx context.Context, tool, path string) (c *fileCh
 	if abs == ts.root.Path() {
 		return c, fmt.Sprintf("path %q is the workspace root directory; give the path of a file", path)
 	}
+	if msg := ts.gitWriteRefused(path, abs, c.shown); msg != "" {
+		return c, msg // gitguard.go
+	}
 	fi, err := ts.root.handle().Stat(name)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -134,6 +137,9 @@ func (ts *Toolset) commit(ctx context.Context, c *fileChange) error {
 			return fmt.Errorf("the editor could not apply the write to %q (%v); read the file to see what it holds, then try again or tell the user", c.shown, err)
 		}
 		return nil
+	}
+	if err := ts.recheckGit(c); err != nil {
+		return err
 	}
 	if dir := filepath.Dir(c.name); !c.existed && dir != "." {
 		if err := ts.root.handle().MkdirAll(dir, 0o777); err != nil {

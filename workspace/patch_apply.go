@@ -201,6 +201,9 @@ func (ts *Toolset) commitPatch(ctx context.Context, files []patchFile) string {
 		if f.gone == nil {
 			continue
 		}
+		if err := ts.recheckGit(f.gone); err != nil {
+			return failed(f.gone.shown, err.Error())
+		}
 		if err := ts.root.handle().Remove(f.gone.name); err != nil {
 			return failed(f.gone.shown, useFailed("remove", f.gone.shown, err))
 		}

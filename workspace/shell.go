@@ -111,12 +111,20 @@ func (ts *Toolset) shell(ctx context.Context, d *toolDef, raw json.RawMessage) R
 		defer l.stop() // before the result: the call's last update is its end
 		live = l
 	}
+	var planted func() []string
+	if ts.plants != nil {
+		planted = ts.plants.begin(ts.root.Path())
+	}
 	timeout := time.Duration(timeoutMS) * time.Millisecond
 	run, inCell := runInCell(ctx, currentSandbox(), ts.root.Path(), ts.workdir(), command, ts.net, currentToolEnv(), timeout, live)
 	if !inCell {
 		run = runCommand(ctx, ts.workdir(), argv, helper, currentToolEnv(), timeout, live)
 	}
 	helper = helper || inCell
+	var notes []string
+	if planted != nil {
+		notes = planted() // planted_repo.go: before anything else sees the tree
+	}
 	if run.err != nil {
 		return Result{IsError: true, Title: title, Output: fmt.Sprintf("cannot run the command: %v", run.err)}
 	}
@@ -140,6 +148,9 @@ func (ts *Toolset) shell(ctx context.Context, d *toolDef, raw json.RawMessage) R
 		fmt.Fprintf(&out, "[killed by signal: %s]", run.signal)
 	default:
 		fmt.Fprintf(&out, "[exit code %d]", run.exitCode)
+	}
+	for _, n := range notes {
+		out.WriteString("\n" + n)
 	}
 	failed := run.timedOut || run.cancelled || run.signal != "" || run.exitCode != 0
 	if failed && ts.net.Off && helper {

@@ -137,6 +137,11 @@ type Toolset struct {
 	// made by WithLive runs; nil on the shared Toolset.
 	live func(output string)
 
+	// plants finds the repositories shell commands plant and disarms them
+	// (planted_repo.go); shared by the copies; nil on a Toolset not made
+	// by NewToolset.
+	plants *plantGuard
+
 	// OnWrite, if set, is called just before each write of write_file,
 	// edit_file or apply_patch with the file's workspace-relative path and
 	// its new content (which the callee must not modify), on the goroutine
@@ -146,7 +151,7 @@ type Toolset struct {
 }
 
 // NewToolset returns the tools of the workspace at root.
-func NewToolset(root *Root) *Toolset { return &Toolset{root: root} }
+func NewToolset(root *Root) *Toolset { return &Toolset{root: root, plants: newPlantGuard()} }
 
 // In returns a copy of ts for a session whose working directory is dir, a
 // directory inside the root named relative to it ("" or "." is the root):

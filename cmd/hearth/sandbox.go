@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -18,8 +19,10 @@ const sandboxCommand = "__sandbox-exec"
 
 // configureSandbox makes this process's shell tool run commands through the
 // sandbox helper, denying hearth's data directory, its configuration
-// directory (the env file) and its socket's directory. The socket's
-// directory is left out when it lies inside the temp dir (the default
+// directories (the env file; the user's AGENTS.md, which a command could
+// otherwise rewrite into instructions for every later session) and its
+// socket's directory, and granting writes on the build caches (cacheDirs).
+// The socket's directory is left out when it lies inside the temp dir (the default
 // /tmp/hearth-$UID without XDG_RUNTIME_DIR): denying it would split the
 // temp dir's grant, and commands could then create nothing directly in
 // /tmp. Landlock before ABI 9 cannot refuse connect(2) to the socket anyway:
@@ -34,6 +37,11 @@ func configureSandbox(cfg daemon.Config) {
 	deny := []string{cfg.DataDir}
 	if home, err := os.UserHomeDir(); err == nil {
 		deny = append(deny, filepath.Dir(installer.Spec{Home: home}.EnvFile()))
+	}
+	for _, d := range daemon.ConfigDirs() {
+		if !slices.Contains(deny, d) {
+			deny = append(deny, d) // $XDG_CONFIG_HOME/hearth: the user's AGENTS.md
+		}
 	}
 	sockDir, tmp := filepath.Dir(cfg.Socket), filepath.Clean(os.TempDir())
 	if sockDir != tmp && !strings.HasPrefix(sockDir, tmp+string(filepath.Separator)) {
@@ -77,28 +85,6 @@ func secretLooking(name, value string) bool {
 	}
 	userinfo, _, ok := strings.Cut(rest, "@")
 	return ok && !strings.ContainsAny(userinfo, "/?#") && strings.Contains(userinfo, ":")
-}
-
-// cacheDirs are the user's build and package caches, writable in the
-// sandbox: ~/.cache (XDG_CACHE_HOME: go build, pip, …), GOPATH (the Go
-// module cache), ~/.npm and ~/.cargo. Missing ones are skipped by the rules.
-func cacheDirs() []string {
-	var dirs []string
-	if d, err := os.UserCacheDir(); err == nil {
-		dirs = append(dirs, d)
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return dirs
-	}
-	gopath := os.Getenv("GOPATH")
-	if gopath == "" {
-		gopath = filepath.Join(home, "go")
-	}
-	for _, p := range filepath.SplitList(gopath) {
-		dirs = append(dirs, p)
-	}
-	return append(dirs, filepath.Join(home, ".npm"), filepath.Join(home, ".cargo"))
 }
 
 // sandboxPids is HEARTH_SANDBOX_PIDS: at most this many processes (threads

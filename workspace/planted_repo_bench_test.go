@@ -1,0 +1,65 @@
+//go:build linux
+
+package workspace
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// BenchmarkPlantedRepoScan measures what hearth adds to every shell
+// command to find planted repositories, on a tree of 5,100 directories
+// (100 × 50, two files each) holding three nested repositories of 14
+// sample hooks each, like `git init` leaves: "idle" is a command that
+// changed nothing, "edit" one that created a file in a leaf directory,
+// "first" the walk before a Toolset's first command. ns/dir is the cost
+// per directory, to compare with the cost of one Lstat on the machine.
+func BenchmarkPlantedRepoScan(b *testing.B) {
+	r := genTree(b, 100, 50, 2)
+	root := r.Path()
+	for i := range 3 {
+		hooks := filepath.Join(root, fmt.Sprintf("d%03d", i), "s000", "nested", ".git", "hooks")
+		if err := os.MkdirAll(hooks, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(hooks, "..", "config"), []byte("[core]\n\tbare = false\n"), 0o644)
+		for h := range 14 {
+			os.WriteFile(filepath.Join(hooks, fmt.Sprintf("hook%d.sample", h)), []byte("#!/bin/sh\n"), 0o755)
+		}
+	}
+	const dirs = 1 + 100 + 100*50 + 3
+	perDir := func(b *testing.B) {
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/dirs, "ns/dir")
+	}
+	b.Run("first", func(b *testing.B) {
+		defer perDir(b)
+		for b.Loop() {
+			g := newPlantGuard()
+			g.begin(root)()
+		}
+	})
+	g := newPlantGuard()
+	g.begin(root)()
+	b.Run("idle", func(b *testing.B) {
+		defer perDir(b)
+		for b.Loop() {
+			if notes := g.begin(root)(); len(notes) != 0 {
+				b.Fatal(notes)
+			}
+		}
+	})
+	b.Run("edit", func(b *testing.B) {
+		defer perDir(b)
+		n := 0
+		for b.Loop() {
+			end := g.begin(root)
+			n++
+			os.WriteFile(filepath.Join(root, "d050", "s025", fmt.Sprintf("new%d", n)), nil, 0o644)
+			if notes := end(); len(notes) != 0 {
+				b.Fatal(notes)
+			}
+		}
+	})
+}
