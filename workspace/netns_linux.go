@@ -44,6 +44,18 @@ func emptyNetwork(mounts bool) *syscall.SysProcAttr {
 	}
 }
 
+// ownNamespaces is how the helper starts a command's second stage: in a
+// user and a mount namespace of its own (where setupCallMounts hides the
+// machine's unix sockets), and, with netOff, a network namespace of its
+// own too (emptyNetwork).
+func ownNamespaces(netOff bool) *syscall.SysProcAttr {
+	attr := emptyNetwork(true)
+	if !netOff {
+		attr.Cloneflags &^= syscall.CLONE_NEWNET
+	}
+	return attr
+}
+
 // checkNetworkFlag, as the helper's only argument, makes it report whether
 // it can start a command in an empty network namespace (exit 0) or why not.
 const checkNetworkFlag = "--check-network"

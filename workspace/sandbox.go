@@ -2,7 +2,9 @@ package workspace
 
 import (
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync/atomic"
 )
 
@@ -35,12 +37,21 @@ type Sandbox struct {
 	// the model's `go test` or `npm install` works as the user's would.
 	Write []string
 	// Socket is the daemon's socket. Where a command runs in namespaces of
-	// its own (the network off, and user namespaces allowed) no path leads
-	// to it there: its directory is covered with an empty tmpfs, or, when
-	// that directory holds one commands may write, the socket alone
-	// (hideSocket). Elsewhere the daemon's check of each connection's
-	// process (daemon/socket_call.go) is the wall.
+	// its own (user namespaces allowed) no path leads to it there: its
+	// directory is covered with an empty tmpfs, or, when that directory
+	// holds one commands may write, the socket alone (hideSocket).
+	// Elsewhere the daemon's check of each connection's process
+	// (daemon/socket_call.go) is the wall.
 	Socket string
+	// Sockets lists the unix sockets the user lets commands reach
+	// (HEARTH_SANDBOX_SOCKETS: an ssh-agent's, say). Every other socket
+	// with a path is hidden from commands where they run in namespaces of
+	// their own (setupCallMounts).
+	Sockets []string
+	// RuntimeDir is $XDG_RUNTIME_DIR, where the user's session keeps its
+	// sockets (the session bus, Wayland, pipewire, gpg-agent): commands
+	// see an empty directory there.
+	RuntimeDir string
 }
 
 var sandboxConfig atomic.Pointer[Sandbox]
@@ -49,6 +60,8 @@ var sandboxConfig atomic.Pointer[Sandbox]
 func SetSandbox(s Sandbox) {
 	s.Helper = slices.Clone(s.Helper)
 	s.Deny = slices.Clone(s.Deny)
+	s.Write = slices.Clone(s.Write)
+	s.Sockets = slices.Clone(s.Sockets)
 	sandboxConfig.Store(&s)
 }
 
@@ -79,14 +92,22 @@ func sandboxTempDir() string { return os.TempDir() }
 // noNetworkFlag asks the helper to cut the command off the network.
 const noNetworkFlag = "--no-network"
 
-// hideSocketFlag names the daemon's socket, which the helper hides from a
-// command it runs in namespaces of its own.
-const hideSocketFlag = "--hide-socket"
+// The helper's flags for the mount namespace of a command (see callMounts):
+// the daemon's socket to hide, the directory to bind over /tmp, the
+// runtime directory to cover, a socket to leave reachable (repeated), a git
+// directory to protect (repeated).
+const (
+	hideSocketFlag  = "--hide-socket"
+	tmpFlag         = "--tmp"
+	runtimeDirFlag  = "--runtime-dir"
+	allowSocketFlag = "--allow-socket"
+	gitFlag         = "--git"
+)
 
 // helperArgs is the helper's argument list after Helper for one command:
 // --write for each directory commands may write, --deny for each denied
-// one, --no-network and --hide-socket when net is off, then -- and the
-// command line.
+// one, --no-network when net is off, the mount namespace's flags, then --
+// and the command line.
 func (s Sandbox) helperArgs(root, command string, net Network) []string {
 	args := slices.Clone(s.Helper)
 	args = append(args, "--write", root, "--write", sandboxTempDir())
@@ -98,9 +119,33 @@ func (s Sandbox) helperArgs(root, command string, net Network) []string {
 	}
 	if net.Off {
 		args = append(args, noNetworkFlag)
-		if s.Socket != "" {
-			args = append(args, hideSocketFlag, s.Socket)
-		}
+	}
+	if s.Socket != "" {
+		args = append(args, hideSocketFlag, s.Socket)
+	}
+	// Without it (it could not be made), /tmp is an empty tmpfs per command.
+	if tmp, err := privateTmpDir(root); err == nil && !insideAny(tmp, s.Deny) {
+		args = append(args, tmpFlag, tmp)
+	}
+	if s.RuntimeDir != "" {
+		args = append(args, runtimeDirFlag, s.RuntimeDir)
+	}
+	for _, a := range s.Sockets {
+		args = append(args, allowSocketFlag, a)
+	}
+	for _, g := range gitDirs(root) {
+		args = append(args, gitFlag, g)
 	}
 	return append(args, "--", command)
+}
+
+// insideAny reports whether path is one of dirs or lies below one.
+func insideAny(path string, dirs []string) bool {
+	for _, d := range dirs {
+		d = filepath.Clean(d)
+		if path == d || strings.HasPrefix(path, d+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
 }

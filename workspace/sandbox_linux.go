@@ -145,16 +145,36 @@ func SandboxStatus() string {
 // helperPolicy is what SandboxExec was asked for.
 type helperPolicy struct {
 	write, deny []string
-	noNet       bool   // --no-network: an empty network namespace, and Landlock refuses TCP
-	socket      string // --hide-socket: hidden in the command's own mount namespace
+	noNet       bool     // --no-network: an empty network namespace, and Landlock refuses TCP
+	socket      string   // --hide-socket: hidden in the command's own mount namespace
+	tmp         string   // --tmp: bound over /tmp there
+	runtimeDir  string   // --runtime-dir: covered there
+	allow       []string // --allow-socket: left reachable there
+	gitDirs     []string // --git: protected there
 	command     string
+}
+
+// mounts is what the command's mount namespace hides and protects, the
+// network namespace's socket table read from the first stage (the parent),
+// which is in the host's.
+func (p helperPolicy) mounts() callMounts {
+	return callMounts{
+		keep:       p.write,
+		tmp:        p.tmp,
+		tmpdir:     os.Getenv("TMPDIR"),
+		runtimeDir: p.runtimeDir,
+		socket:     p.socket,
+		allow:      p.allow,
+		gitDirs:    p.gitDirs,
+		unixTable:  fmt.Sprintf("/proc/%d/net/unix", os.Getppid()),
+	}
 }
 
 func parseHelperArgs(args []string) (helperPolicy, error) {
 	var p helperPolicy
 	for i := 0; i < len(args); i++ {
 		switch a := args[i]; a {
-		case "--write", "--deny", hideSocketFlag:
+		case "--write", "--deny", hideSocketFlag, tmpFlag, runtimeDirFlag, allowSocketFlag, gitFlag:
 			if i+1 >= len(args) {
 				return p, fmt.Errorf("%s needs a path", a)
 			}
@@ -164,6 +184,14 @@ func parseHelperArgs(args []string) (helperPolicy, error) {
 				p.write = append(p.write, args[i])
 			case "--deny":
 				p.deny = append(p.deny, args[i])
+			case tmpFlag:
+				p.tmp = args[i]
+			case runtimeDirFlag:
+				p.runtimeDir = args[i]
+			case allowSocketFlag:
+				p.allow = append(p.allow, args[i])
+			case gitFlag:
+				p.gitDirs = append(p.gitDirs, args[i])
 			default:
 				p.socket = args[i]
 			}
@@ -307,17 +335,15 @@ func SandboxExec(args []string) int {
 		sh.SysProcAttr = attr
 		return sh, sh.Start()
 	}
-	var sh *exec.Cmd
-	if p.noNet && p.socket != "" {
-		// In a mount namespace of its own too, to hide the daemon's socket.
-		sh, err = start(emptyNetwork(true), confineFlag, mountsFlag)
-	}
-	if p.noNet && (sh == nil || err != nil) {
+	// In a user and mount namespace of its own (setupCallMounts), and a
+	// network namespace of its own when the network is off.
+	sh, err := start(ownNamespaces(p.noNet), confineFlag, mountsFlag)
+	if p.noNet && err != nil {
 		// In an empty network namespace when user namespaces allow it;
 		// else Landlock alone refuses TCP (NetworkStatus says which holds).
 		sh, err = start(emptyNetwork(false), confineFlag)
 	}
-	if sh == nil || err != nil {
+	if err != nil {
 		sh, err = start(nil, confineFlag)
 	}
 	if err != nil {
@@ -337,12 +363,13 @@ func SandboxExec(args []string) int {
 }
 
 // mountsFlag, after confineFlag, tells the second stage it runs in a mount
-// namespace of its own (emptyNetwork(true)), where its mounts stay.
+// namespace of its own (ownNamespaces), where its mounts stay.
 const mountsFlag = "--own-mounts"
 
-// confineAndExec is the second stage: in a mount namespace of its own, the
-// daemon's socket hidden (hideSocket); then Landlock, then /bin/sh -c
-// COMMAND in place of this process.
+// confineAndExec is the second stage: in a mount namespace of its own,
+// the host's unix sockets hidden, /tmp private, .git protected
+// (setupCallMounts); then Landlock, then /bin/sh -c COMMAND in place of
+// this process.
 func confineAndExec(args []string) int {
 	ownMounts := len(args) > 0 && args[0] == mountsFlag
 	if ownMounts {
@@ -353,11 +380,18 @@ func confineAndExec(args []string) int {
 		fmt.Fprintln(os.Stderr, "hearth sandbox:", err)
 		return 2
 	}
-	if ownMounts && p.socket != "" {
-		if err := hideSocket(p.socket, p.write); err != nil {
-			fmt.Fprintln(os.Stderr, "hearth sandbox: cannot hide the daemon's socket:", err)
+	if ownMounts {
+		if err := setupCallMounts(p.mounts()); err != nil {
+			fmt.Fprintln(os.Stderr, "hearth sandbox: cannot hide the machine's sockets from the command, so it does not run:", err)
 			return 126
 		}
+		// The working directory again, through the mounts: the one
+		// inherited may lie under the old /tmp.
+		if wd, err := os.Getwd(); err == nil {
+			os.Chdir(wd)
+		}
+		// /tmp is the workspace's own now: commands write there.
+		p.write = append(p.write, "/tmp")
 	}
 	abi, _ := landlockABI()
 	if err := landlockConfig(p.noNet).Restrict(sandboxRules(p, abi)...); err != nil {

@@ -141,10 +141,8 @@ func TestSandboxFiles(t *testing.T) {
 	if abi == 0 {
 		t.Skipf("no Landlock here: %s", why)
 	}
-	base, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Outside /tmp, which commands see a private copy of.
+	base := hostDir(t)
 	ws, tmp, data, config := filepath.Join(base, "ws"), filepath.Join(base, "tmp"), filepath.Join(base, "data"), filepath.Join(base, "config")
 	writeFile(t, filepath.Join(ws, "in.txt"), "workspace content\n")
 	writeFile(t, filepath.Join(data, "hearth.db"), "database-secret\n")
@@ -166,7 +164,7 @@ func TestSandboxFiles(t *testing.T) {
 		"head -c 4 /usr/bin/env >/dev/null",
 		"echo new > new.txt && mkdir -p d/e && echo x > d/e/f && mv d/e/f g",
 		`echo x > "$TMPDIR/t.txt" && rm "$TMPDIR/t.txt"`,
-		"ls / ~ " + data + " >/dev/null", // names everywhere, hearth's included
+		"ls / " + base + " " + data + " >/dev/null", // names everywhere, hearth's included
 		"ls -l /bin/sh && test -x /usr/bin/env",
 	}
 	for _, c := range allowed {
@@ -215,7 +213,9 @@ func TestSandboxToolEnv(t *testing.T) {
 	t.Setenv("HEARTH_TOOL_ENV", "PLAIN_SETTING")
 	r, _, _ := newTree(t)
 	useSandbox(t)
-	res := runShell(t, NewToolset(r), "env; tr '\\0' '\\n' < /proc/$PPID/environ", 0)
+	// The helper's environment: unreadable where the command runs in a user
+	// namespace of its own; where it is not, it must hold nothing either.
+	res := runShell(t, NewToolset(r), "env; tr '\\0' '\\n' < /proc/$PPID/environ || true", 0)
 	if res.IsError {
 		t.Fatalf("shell env = %+v", res)
 	}

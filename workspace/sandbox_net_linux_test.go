@@ -290,17 +290,17 @@ func TestNetworkStatusByABI(t *testing.T) {
 }
 
 // TestHelperNetworkFlag: the helper is asked for --no-network exactly when
-// the call's network is off, and to hide the daemon's socket then, and
-// parses both.
+// the call's network is off, and for the mount namespace's covers in both
+// cases, and parses them.
 func TestHelperNetworkFlag(t *testing.T) {
-	sb := Sandbox{Helper: []string{"/bin/hearth", "__sandbox-exec"}, Socket: "/run/h/hearth.sock"}
+	sb := Sandbox{Helper: []string{"/bin/hearth", "__sandbox-exec"}, Socket: "/run/h/hearth.sock", Sockets: []string{"/run/a.sock", "/run/b.sock"}, RuntimeDir: "/run/user/7"}
 	for _, off := range []bool{false, true} {
 		args := sb.helperArgs("/ws", "true", Network{Off: off})
 		if got := slices.Contains(args, noNetworkFlag); got != off {
 			t.Errorf("Off=%v: helper args %q", off, args)
 		}
 		p, err := parseHelperArgs(args[2:])
-		if err != nil || p.noNet != off || p.command != "true" || (p.socket == sb.Socket) != off {
+		if err != nil || p.noNet != off || p.command != "true" || p.socket != sb.Socket || !slices.Equal(p.allow, sb.Sockets) || p.runtimeDir != sb.RuntimeDir || p.tmp == "" {
 			t.Errorf("Off=%v: parseHelperArgs(%q) = %+v, %v", off, args[2:], p, err)
 		}
 	}

@@ -3,6 +3,7 @@
 package workspace
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -36,3 +37,11 @@ func SandboxExec([]string) int {
 	fmt.Fprintln(os.Stderr, "hearth sandbox: only on Linux, not on", runtime.GOOS)
 	return 2
 }
+
+// privateTmpDir: commands get no private /tmp outside Linux.
+func privateTmpDir(string) (string, error) {
+	return "", errors.New("no private /tmp outside Linux")
+}
+
+// gitDirs: nothing to protect where commands get no mount namespace.
+func gitDirs(string) []string { return nil }
