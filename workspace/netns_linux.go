@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // emptyNetwork is how the helper starts a command's second stage with the
@@ -47,12 +49,16 @@ func emptyNetwork(mounts bool) *syscall.SysProcAttr {
 // ownNamespaces is how the helper starts a command's second stage: in a
 // user and a mount namespace of its own (where setupCallMounts hides the
 // machine's unix sockets), and, with netOff, a network namespace of its
-// own too (emptyNetwork).
+// own too (emptyNetwork). The second stage keeps CAP_SYS_ADMIN in its user
+// namespace across its exec as an ambient capability — an ordinary user's
+// process loses every capability at execve otherwise, and could mount
+// nothing — and drops it before it runs the shell.
 func ownNamespaces(netOff bool) *syscall.SysProcAttr {
 	attr := emptyNetwork(true)
 	if !netOff {
 		attr.Cloneflags &^= syscall.CLONE_NEWNET
 	}
+	attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN}
 	return attr
 }
 

@@ -392,6 +392,11 @@ func confineAndExec(args []string) int {
 		}
 		// /tmp is the workspace's own now: commands write there.
 		p.write = append(p.write, "/tmp")
+		// The capability the mounts needed (ownNamespaces) is not the shell's.
+		if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+			fmt.Fprintln(os.Stderr, "hearth sandbox: cannot drop the mount capability:", err)
+			return 126
+		}
 	}
 	abi, _ := landlockABI()
 	if err := landlockConfig(p.noNet).Restrict(sandboxRules(p, abi)...); err != nil {

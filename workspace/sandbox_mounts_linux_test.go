@@ -339,3 +339,18 @@ func TestSandboxGitProtected(t *testing.T) {
 		})
 	}
 }
+
+// TestSandboxNoAmbientCaps: the capability the helper keeps to make the
+// command's mounts is not the command's.
+func TestSandboxNoAmbientCaps(t *testing.T) {
+	r, _, _ := newTree(t)
+	useSandbox(t)
+	for _, m := range netModes {
+		t.Run(m.name, func(t *testing.T) {
+			res := runShell(t, NewToolset(r).WithNetwork(m.net), "grep CapAmb /proc/self/status", 0)
+			if !strings.HasPrefix(res.Output, "CapAmb:\t0000000000000000\n") {
+				t.Errorf("a command's ambient capabilities: %q", res.Output)
+			}
+		})
+	}
+}
