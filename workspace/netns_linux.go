@@ -73,6 +73,15 @@ func tryEmptyNetwork() error {
 	return cmd.Run()
 }
 
+// mountnsErr is why this process cannot start a command in a user and
+// mount namespace of its own (ownNamespaces), or nil; found once (doctor's
+// view).
+var mountnsErr = sync.OnceValue(func() error {
+	cmd := exec.Command("/bin/sh", "-c", "true")
+	cmd.SysProcAttr = ownNamespaces(false)
+	return cmd.Run()
+})
+
 // netnsErr is why this process cannot start a command in an empty network
 // namespace, or nil; found once (doctor's view).
 var netnsErr = sync.OnceValue(tryEmptyNetwork)

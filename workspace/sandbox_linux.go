@@ -89,7 +89,7 @@ func networkStatus(abi int, why string, nsErr error) string {
 		if abi >= landlockNetABI {
 			s += fmt.Sprintf(", and Landlock ABI %d refuses TCP connect and bind too", abi)
 		}
-		return s + "; not covered: " + unix
+		return s + "; not covered: the unix sockets HEARTH_SANDBOX_SOCKETS allows (every other one with a path is hidden, network on or off), and sockets a command did not open itself"
 	}
 	return fmt.Sprintf("Landlock ABI %d: where the network is off, commands' TCP connect and bind are refused (localhost included); not covered, with no network namespace here (%v): UDP (DNS included), Multipath TCP, %s", abi, nsErr, unix)
 }
@@ -138,6 +138,37 @@ func SandboxStatus() string {
 	}
 	if len(gaps) > 0 {
 		s += "; on this kernel " + strings.Join(gaps, ", ")
+	}
+	return s
+}
+
+// SocketStatus says which unix sockets with a path the shell tool's
+// commands can reach here, allowed being those the user lets them
+// (HEARTH_SANDBOX_SOCKETS): those of allowed that exist, where commands
+// run in mount namespaces of their own; else "every unix socket ..." and
+// why. For `hearth doctor`.
+func SocketStatus(allowed []string) string {
+	return socketStatus(allowed, mountnsErr())
+}
+
+func socketStatus(allowed []string, nsErr error) string {
+	if nsErr != nil {
+		return fmt.Sprintf("every unix socket with a path is reachable from commands (tmux, screen, the session bus, ssh-agent, X11, docker; hearth's own is refused by the daemon): no user and mount namespace here to hide them (%v)", nsErr)
+	}
+	var there, missing []string
+	for _, a := range allowed {
+		if fi, err := os.Stat(a); err == nil && fi.Mode().Type() == os.ModeSocket {
+			there = append(there, a)
+		} else {
+			missing = append(missing, a)
+		}
+	}
+	s := "commands reach no unix socket with a path outside the workspace and their own /tmp"
+	if len(there) > 0 {
+		s += " but " + strings.Join(there, ", ") + " (HEARTH_SANDBOX_SOCKETS)"
+	}
+	if len(missing) > 0 {
+		s += "; not sockets now, from HEARTH_SANDBOX_SOCKETS: " + strings.Join(missing, ", ")
 	}
 	return s
 }

@@ -354,3 +354,21 @@ func TestSandboxNoAmbientCaps(t *testing.T) {
 		})
 	}
 }
+
+// TestSocketStatus: doctor's line names the allowed sockets that exist and
+// those that do not, or says every socket is reachable and why.
+func TestSocketStatus(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "agent.sock")
+	connListener(t, sock)
+	missing := filepath.Join(t.TempDir(), "gone.sock")
+	if got, want := socketStatus(nil, nil), "commands reach no unix socket with a path outside the workspace and their own /tmp"; got != want {
+		t.Errorf("socketStatus(none) = %q, want %q", got, want)
+	}
+	got := socketStatus([]string{sock, missing}, nil)
+	if want := " but " + sock + " (HEARTH_SANDBOX_SOCKETS); not sockets now, from HEARTH_SANDBOX_SOCKETS: " + missing; !strings.HasSuffix(got, want) {
+		t.Errorf("socketStatus(allowed) = %q, want the suffix %q", got, want)
+	}
+	if got := socketStatus([]string{sock}, syscall.EPERM); !strings.HasPrefix(got, "every unix socket with a path is reachable") || !strings.Contains(got, "operation not permitted") {
+		t.Errorf("socketStatus without namespaces = %q", got)
+	}
+}

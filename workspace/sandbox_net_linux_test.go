@@ -277,8 +277,8 @@ func TestNetworkStatusByABI(t *testing.T) {
 		{0, "this kernel has no Landlock", noNS, false, "cannot restrict the network: this kernel has no Landlock, and no network namespace (fork/exec /bin/sh: no space left on device); commands have the network in every mode"},
 		{3, "", noNS, false, "cannot restrict the network: Landlock ABI 3 has no network rules (ABI 4, Linux 6.7, has them), and no network namespace (fork/exec /bin/sh: no space left on device); commands have the network in every mode"},
 		{4, "", noNS, true, "Landlock ABI 4: where the network is off, commands' TCP connect and bind are refused (localhost included); not covered, with no network namespace here (fork/exec /bin/sh: no space left on device): UDP (DNS included), Multipath TCP, unix sockets"},
-		{0, "this kernel has no Landlock", nil, true, "where the network is off, commands run in an empty network namespace, hearth's socket hidden: no address is reachable, localhost included (TCP, UDP and DNS, Multipath TCP); not covered: unix sockets"},
-		{7, "", nil, true, "where the network is off, commands run in an empty network namespace, hearth's socket hidden: no address is reachable, localhost included (TCP, UDP and DNS, Multipath TCP), and Landlock ABI 7 refuses TCP connect and bind too; not covered: unix sockets"},
+		{0, "this kernel has no Landlock", nil, true, "where the network is off, commands run in an empty network namespace, hearth's socket hidden: no address is reachable, localhost included (TCP, UDP and DNS, Multipath TCP); not covered: the unix sockets HEARTH_SANDBOX_SOCKETS allows"},
+		{7, "", nil, true, "where the network is off, commands run in an empty network namespace, hearth's socket hidden: no address is reachable, localhost included (TCP, UDP and DNS, Multipath TCP), and Landlock ABI 7 refuses TCP connect and bind too; not covered: the unix sockets HEARTH_SANDBOX_SOCKETS allows"},
 	} {
 		if ok, _ := netStatus(tt.abi, tt.why, tt.nsErr); ok != tt.enforced {
 			t.Errorf("netStatus(%d, %v) = %v", tt.abi, tt.nsErr, ok)
