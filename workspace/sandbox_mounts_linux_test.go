@@ -372,3 +372,57 @@ func TestSocketStatus(t *testing.T) {
 		t.Errorf("socketStatus without namespaces = %q", got)
 	}
 }
+
+// TestSandboxGitSubmodule: a submodule's configuration and hooks, in the
+// workspace's .git/modules, are as read-only as the workspace's own; a
+// commit in it still works.
+func TestSandboxGitSubmodule(t *testing.T) {
+	r, root, outside := newTree(t)
+	git := func(dir string, args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=u", "-c", "user.email=u@h", "-c", "init.defaultBranch=main", "-c", "protocol.file.allow=always"}, args...)...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v: %s", args, err, out)
+		}
+	}
+	sub := filepath.Join(outside, "sub")
+	mkdir(t, sub)
+	git(sub, "init", "-q")
+	writeFile(t, filepath.Join(sub, "s.txt"), "s\n")
+	git(sub, "add", "s.txt")
+	git(sub, "commit", "-q", "-m", "sub")
+	git(root, "init", "-q")
+	git(root, "submodule", "-q", "add", sub, "sub")
+	git(root, "commit", "-q", "-m", "with sub")
+	modConfig := filepath.Join(root, ".git", "modules", "sub", "config")
+	before, err := os.ReadFile(modConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := gitDirs(filepath.Join(root, "sub")); len(got) != 1 || got[0] != filepath.Join(root, ".git", "modules", "sub") {
+		t.Errorf("gitDirs(the submodule) = %q", got)
+	}
+	useSandbox(t)
+	for _, m := range netModes {
+		t.Run(m.name, func(t *testing.T) {
+			ts := NewToolset(r).WithNetwork(m.net)
+			for _, c := range []string{
+				"git -C sub config core.fsmonitor 'touch x'",
+				"echo x > .git/modules/sub/hooks/pre-commit",
+				"mv .git/modules/sub/config .git/modules/sub/c",
+			} {
+				if res := runShell(t, ts, c, 0); !res.IsError {
+					t.Errorf("%q in a command: %s", c, res.Output)
+				}
+			}
+			if b, err := os.ReadFile(modConfig); err != nil || !bytes.Equal(b, before) {
+				t.Errorf("the submodule's config changed: %q, %v", b, err)
+			}
+			commit := "cd sub && echo '" + m.name + "' > f && git add f && git -c user.name=m -c user.email=m@h commit -q -m '" + m.name + "' && git log --format=%s -1"
+			if res := runShell(t, ts, commit, 0); res.Output != m.name+"\n[exit code 0]" {
+				t.Errorf("a commit in the submodule: %s", res.Output)
+			}
+		})
+	}
+}
