@@ -26,7 +26,7 @@ import (
 // refused (a sysctl, AppArmor, a container's seccomp), starting fails and
 // the helper falls back to Landlock's TCP rules alone. With mounts set, the
 // command gets a mount namespace of its own too, where the second stage
-// hides the daemon's socket (hideSocket).
+// hides the machine's unix sockets (setupCallMounts; see ownNamespaces).
 func emptyNetwork(mounts bool) *syscall.SysProcAttr {
 	uid, gid, size := os.Getuid(), os.Getgid(), 1
 	if uid == 0 {

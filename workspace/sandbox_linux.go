@@ -324,9 +324,13 @@ const confineFlag = "--confine"
 //     signal a sibling one, so the process that kills the call must be
 //     outside. A ruleset that cannot be built fails the command (exit 126,
 //     nothing runs); a kernel without Landlock runs it unconfined, as
-//     SandboxStatus reports. With --no-network the second stage starts in
-//     an empty network namespace (emptyNetwork) when user namespaces allow
-//     it, and its Landlock domain refuses TCP connect and bind (ABI 4+).
+//     SandboxStatus reports. The second stage starts in a user and mount
+//     namespace of its own when user namespaces allow it (ownNamespaces),
+//     where it hides the machine's unix sockets, makes /tmp the
+//     workspace's own and protects .git (setupCallMounts) before Landlock;
+//     a cover that fails fails the command (exit 126). With --no-network
+//     that namespace holds an empty network namespace too (emptyNetwork),
+//     and its Landlock domain refuses TCP connect and bind (ABI 4+).
 //  3. When the shell exits, or the helper gets SIGTERM, SIGINT or SIGHUP
 //     (the daemon's timeout or cancel, or the daemon's death through
 //     PR_SET_PDEATHSIG), every descendant gets SIGTERM, then, after

@@ -426,3 +426,56 @@ func TestSandboxGitSubmodule(t *testing.T) {
 		})
 	}
 }
+
+// TestSandboxPrivateTMPDIR: $TMPDIR, where it is not /tmp, is the same
+// private directory as /tmp, and what the machine has there is not seen.
+func TestSandboxPrivateTMPDIR(t *testing.T) {
+	r, _, _ := newTree(t)
+	tmpdir := hostDir(t)
+	writeFile(t, filepath.Join(tmpdir, "machine.txt"), "the machine's\n")
+	t.Setenv("TMPDIR", tmpdir)
+	useSandbox(t)
+	for _, m := range netModes {
+		t.Run(m.name, func(t *testing.T) {
+			res := runShell(t, NewToolset(r).WithNetwork(m.net), `echo same > "$TMPDIR/f" && cat /tmp/f && ! test -e "$TMPDIR/machine.txt"`, 0)
+			if res.Output != "same\n[exit code 0]" {
+				t.Errorf("$TMPDIR in a command: %s", res.Output)
+			}
+		})
+	}
+}
+
+// TestSandboxRuntimeDir: $XDG_RUNTIME_DIR (Sandbox.RuntimeDir), where the
+// session bus, Wayland and the agents keep their sockets, is empty for a
+// command — but for a workspace inside it, which stays.
+func TestSandboxRuntimeDir(t *testing.T) {
+	rd := hostDir(t)
+	sock := filepath.Join(rd, "bus")
+	conns := connListener(t, sock)
+	writeFile(t, filepath.Join(rd, "state.txt"), "state\n")
+	root := filepath.Join(rd, "ws")
+	writeFile(t, filepath.Join(root, "a.txt"), "kept\n")
+	r, err := Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	SetSandbox(Sandbox{Helper: []string{exe, sandboxSubcommand}, RuntimeDir: rd})
+	t.Cleanup(func() { SetSandbox(Sandbox{}) })
+	for _, m := range netModes {
+		t.Run(m.name, func(t *testing.T) {
+			ts := NewToolset(r).WithNetwork(m.net)
+			if res := runShell(t, ts, "ls -A "+rd+" && cat a.txt", 0); res.Output != "ws\nkept\n[exit code 0]" {
+				t.Errorf("the runtime dir in a command: %s", res.Output)
+			}
+			if res := runShell(t, ts, pyConnect(sock), 0); !res.IsError {
+				t.Errorf("a command reached %s: %s", sock, res.Output)
+			}
+			firstConnIsOurs(t, sock, conns)
+		})
+	}
+}
