@@ -56,16 +56,18 @@ func setupCallMounts(m callMounts) error {
 			tmpdir = ""
 		}
 	}
+	inArea := func(p string) bool {
+		return slices.ContainsFunc(areas, func(a string) bool { return within(p, a) })
+	}
+	// A runtime dir in /tmp (where no login manager made one) is hidden
+	// with it already.
 	runtimeDir := ""
 	if m.runtimeDir != "" {
-		if runtimeDir = canonical(m.runtimeDir); runtimeDir != "/" && isDir(runtimeDir) && !slices.Contains(areas, runtimeDir) {
+		if runtimeDir = canonical(m.runtimeDir); runtimeDir != "/" && isDir(runtimeDir) && !inArea(runtimeDir) {
 			areas = append(areas, runtimeDir)
 		} else {
 			runtimeDir = ""
 		}
-	}
-	inArea := func(p string) bool {
-		return slices.ContainsFunc(areas, func(a string) bool { return within(p, a) })
 	}
 
 	// What stays reachable where an area is covered, opened before it is.

@@ -79,6 +79,19 @@ func connListener(t *testing.T, path string) <-chan string {
 	return ch
 }
 
+// nextConn is the first line of the next connection the listener on path
+// got.
+func nextConn(t *testing.T, path string, conns <-chan string) string {
+	t.Helper()
+	select {
+	case got := <-conns:
+		return got
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the listener on %s got nothing within 10 s", path)
+		return ""
+	}
+}
+
 // firstConnIsOurs dials path itself and checks its own connection is the
 // next the listener got: no command's came before it.
 func firstConnIsOurs(t *testing.T, path string, conns <-chan string) {
@@ -89,13 +102,8 @@ func firstConnIsOurs(t *testing.T, path string, conns <-chan string) {
 	}
 	c.Write([]byte("test\n"))
 	c.Close()
-	select {
-	case got := <-conns:
-		if got != "test" {
-			t.Errorf("the listener on %s got a command's connection (%q) before the test's", path, got)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatalf("the listener on %s got nothing within 10 s", path)
+	if got := nextConn(t, path, conns); got != "test" {
+		t.Errorf("the listener on %s got a command's connection (%q) before the test's", path, got)
 	}
 }
 
@@ -172,13 +180,8 @@ func TestSandboxAllowedSockets(t *testing.T) {
 				if res := runShell(t, ts, pyConnect(s), 0); res.Output != "connected\n[exit code 0]" {
 					t.Errorf("a command could not reach the allowed %s: %s", s, res.Output)
 				}
-				select {
-				case got := <-conns[s]:
-					if got != "command" {
-						t.Errorf("the allowed %s got %q", s, got)
-					}
-				case <-time.After(10 * time.Second):
-					t.Fatalf("the allowed %s got nothing", s)
+				if got := nextConn(t, s, conns[s]); got != "command" {
+					t.Errorf("the allowed %s got %q", s, got)
 				}
 			}
 		})
@@ -476,6 +479,31 @@ func TestSandboxRuntimeDir(t *testing.T) {
 				t.Errorf("a command reached %s: %s", sock, res.Output)
 			}
 			firstConnIsOurs(t, sock, conns)
+		})
+	}
+}
+
+// TestSandboxRuntimeDirInTmp: a runtime dir inside /tmp is hidden with it,
+// and an allowed socket there still reached.
+func TestSandboxRuntimeDirInTmp(t *testing.T) {
+	r, _, _ := newTree(t)
+	rd := t.TempDir()
+	sock := filepath.Join(rd, "agent")
+	conns := connListener(t, sock)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	SetSandbox(Sandbox{Helper: []string{exe, sandboxSubcommand}, RuntimeDir: rd, Sockets: []string{sock}})
+	t.Cleanup(func() { SetSandbox(Sandbox{}) })
+	for _, m := range netModes {
+		t.Run(m.name, func(t *testing.T) {
+			if res := runShell(t, NewToolset(r).WithNetwork(m.net), pyConnect(sock), 0); res.Output != "connected\n[exit code 0]" {
+				t.Errorf("the allowed %s: %s", sock, res.Output)
+			}
+			if got := nextConn(t, sock, conns); got != "command" {
+				t.Errorf("the allowed %s got %q", sock, got)
+			}
 		})
 	}
 }
