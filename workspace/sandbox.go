@@ -1,6 +1,9 @@
 package workspace
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -137,6 +140,14 @@ func (s Sandbox) helperArgs(root, command string, net Network) []string {
 		args = append(args, gitFlag, g)
 	}
 	return append(args, "--", command)
+}
+
+// privateTmpRel is where, under the temp dir, the commands of the
+// workspace at root (a canonical path) get their /tmp (privateTmpDir):
+// hearth-UID/tmp/HASH, HASH naming root.
+func privateTmpRel(root string) string {
+	sum := sha256.Sum256([]byte(root))
+	return fmt.Sprintf("hearth-%d/tmp/%s", os.Getuid(), hex.EncodeToString(sum[:8]))
 }
 
 // insideAny reports whether path is one of dirs or lies below one.

@@ -417,7 +417,7 @@ func confineAndExec(args []string) int {
 	}
 	if ownMounts {
 		if err := setupCallMounts(p.mounts()); err != nil {
-			fmt.Fprintln(os.Stderr, "hearth sandbox: cannot hide the machine's sockets from the command, so it does not run:", err)
+			fmt.Fprintln(os.Stderr, "hearth sandbox: cannot set up the command's mount namespace (it hides the machine's unix sockets), so it does not run:", err)
 			return 126
 		}
 		// The working directory again, through the mounts: the one

@@ -155,6 +155,7 @@ func TestSandboxFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	removePrivateTmp(t, ws)
 	t.Cleanup(func() { r.Close() })
 	useSandbox(t, data, config)
 	ts := NewToolset(r)

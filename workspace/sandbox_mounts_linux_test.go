@@ -462,6 +462,7 @@ func TestSandboxRuntimeDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	removePrivateTmp(t, root)
 	t.Cleanup(func() { r.Close() })
 	exe, err := os.Executable()
 	if err != nil {

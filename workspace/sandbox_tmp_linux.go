@@ -1,11 +1,10 @@
 package workspace
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 )
 
@@ -15,9 +14,8 @@ import (
 // not a link, and left 0700, so no other user can plant or read anything
 // there.
 func privateTmpDir(root string) (string, error) {
-	sum := sha256.Sum256([]byte(canonical(root)))
 	dir := filepath.Clean(os.TempDir())
-	for _, name := range []string{fmt.Sprintf("hearth-%d", os.Getuid()), "tmp", hex.EncodeToString(sum[:8])} {
+	for _, name := range strings.Split(privateTmpRel(canonical(root)), "/") {
 		dir = filepath.Join(dir, name)
 		if err := os.Mkdir(dir, 0o700); err != nil && !os.IsExist(err) {
 			return "", fmt.Errorf("make %s: %w", dir, err)
