@@ -125,7 +125,7 @@ func SandboxStatus() string {
 	if abi == 0 {
 		return "not sandboxed: " + why + "; commands run with your full file access"
 	}
-	s := fmt.Sprintf("Landlock ABI %d: commands write only in the workspace and the temp dir, read everything but hearth's data, config and socket directories, and are killed with everything they started when the call ends", abi)
+	s := fmt.Sprintf("Landlock ABI %d: commands write only in the workspace, the temp dir (the workspace's own /tmp where they get a mount namespace, .git's config and hooks read-only there) and your caches, read everything but hearth's data, config and socket directories, and are killed with everything they started when the call ends", abi)
 	var gaps []string
 	if abi < 2 {
 		gaps = append(gaps, "renaming across directories is refused (ABI 2 allows it)")
