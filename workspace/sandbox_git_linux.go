@@ -9,8 +9,9 @@ import (
 
 // gitDirs finds the git directory of the workspace at root: the first .git
 // up from root — a directory, or a file "gitdir: X" (a worktree or a
-// submodule) — and, for a worktree, the common directory its commondir
-// names. Nil outside a repository.
+// submodule), listed first itself (where it leads is as much the
+// repository's configuration), then X — and, for a worktree, the common
+// directory its commondir names. Nil outside a repository.
 func gitDirs(root string) []string {
 	for d := canonical(root); ; d = filepath.Dir(d) {
 		p := filepath.Join(d, ".git")
@@ -19,7 +20,7 @@ func gitDirs(root string) []string {
 			return []string{p}
 		}
 		if err == nil && fi.Mode().IsRegular() {
-			return gitFileDirs(p)
+			return append([]string{p}, gitFileDirs(p)...)
 		}
 		if d == "/" || d == "." {
 			return nil

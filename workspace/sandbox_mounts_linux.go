@@ -358,13 +358,23 @@ func bindReadOnly(p string) error {
 // runs) and its hooks would otherwise let a command plant what the user's
 // own next git command runs outside the sandbox. The directory is bound
 // onto itself, so it can be neither moved nor removed, and config,
-// config.worktree, hooks/ and info/ are read-only — those of its
+// config.worktree, hooks/, info/ and a worktree's commondir (which names
+// the directory holding the configuration) are read-only — those of its
 // submodules (modules/*/) and worktrees (worktrees/*/) too. Objects, refs
 // and the index stay writable: commands commit as before. A missing hooks/
-// is made first, so that no hook can be added there.
+// is made first, so that no hook can be added there. A .git file (a
+// worktree's or a submodule's "gitdir: X") is made read-only itself.
 func protectGit(dir string) error {
 	dir = canonical(dir)
-	if !isDir(dir) {
+	if fi, err := os.Stat(dir); err != nil {
+		return nil
+	} else if fi.Mode().IsRegular() {
+		// A .git file: "gitdir: X".
+		if err := bindReadOnly(dir); err != nil {
+			return fmt.Errorf("protect %s: %w", dir, err)
+		}
+		return nil
+	} else if !fi.IsDir() {
 		return nil
 	}
 	if err := unix.Mount(dir, dir, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
@@ -385,7 +395,7 @@ func protectGitDir(dir string, hooks bool, depth int) error {
 			return fmt.Errorf("protect %s: make hooks: %w", dir, err)
 		}
 	}
-	for _, name := range []string{"config", "config.worktree", "hooks", "info"} {
+	for _, name := range []string{"config", "config.worktree", "hooks", "info", "commondir"} {
 		p := filepath.Join(dir, name)
 		if fi, err := os.Lstat(p); err != nil || fi.Mode().Type()&fs.ModeSymlink != 0 {
 			continue

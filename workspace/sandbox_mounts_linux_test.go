@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -403,8 +404,8 @@ func TestSandboxGitSubmodule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := gitDirs(filepath.Join(root, "sub")); len(got) != 1 || got[0] != filepath.Join(root, ".git", "modules", "sub") {
-		t.Errorf("gitDirs(the submodule) = %q", got)
+	if got, want := gitDirs(filepath.Join(root, "sub")), []string{filepath.Join(root, "sub", ".git"), filepath.Join(root, ".git", "modules", "sub")}; !slices.Equal(got, want) {
+		t.Errorf("gitDirs(the submodule) = %q, want %q", got, want)
 	}
 	useSandbox(t)
 	for _, m := range netModes {
@@ -504,6 +505,61 @@ func TestSandboxRuntimeDirInTmp(t *testing.T) {
 			}
 			if got := nextConn(t, sock, conns); got != "command" {
 				t.Errorf("the allowed %s got %q", sock, got)
+			}
+		})
+	}
+}
+
+// TestSandboxGitWorktree: in a workspace that is a linked worktree, the .git
+// file naming its git directory is read-only, as are the worktree's
+// commondir and the main repository's configuration; git still reads the
+// repository.
+func TestSandboxGitWorktree(t *testing.T) {
+	base := hostDir(t)
+	main, wt := filepath.Join(base, "main"), filepath.Join(base, "wt")
+	git := func(dir string, args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=u", "-c", "user.email=u@h", "-c", "init.defaultBranch=main"}, args...)...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v: %s", args, err, out)
+		}
+	}
+	mkdir(t, main)
+	git(main, "init", "-q")
+	writeFile(t, filepath.Join(main, "a.txt"), "a\n")
+	git(main, "add", "a.txt")
+	git(main, "commit", "-q", "-m", "first")
+	git(main, "worktree", "add", "-q", wt)
+	r, err := Open(wt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	removePrivateTmp(t, wt)
+	gitFile, err := os.ReadFile(filepath.Join(wt, ".git"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	useSandbox(t)
+	for _, m := range netModes {
+		t.Run(m.name, func(t *testing.T) {
+			ts := NewToolset(r).WithNetwork(m.net)
+			for _, c := range []string{
+				"echo 'gitdir: /elsewhere' > .git",
+				"rm .git",
+				"echo ../elsewhere > " + filepath.Join(main, ".git", "worktrees", "wt", "commondir"),
+				"git config core.fsmonitor 'touch x'",
+			} {
+				if res := runShell(t, ts, c, 0); !res.IsError {
+					t.Errorf("%q in a command: %s", c, res.Output)
+				}
+			}
+			if b, err := os.ReadFile(filepath.Join(wt, ".git")); err != nil || !bytes.Equal(b, gitFile) {
+				t.Errorf("the worktree's .git file changed: %q, %v", b, err)
+			}
+			if res := runShell(t, ts, "git log --format=%s -1", 0); res.Output != "first\n[exit code 0]" {
+				t.Errorf("git log in the worktree: %s", res.Output)
 			}
 		})
 	}
