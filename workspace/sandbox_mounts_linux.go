@@ -41,7 +41,9 @@ type callMounts struct {
 // needs CAP_SYS_ADMIN there, and changes nothing outside), before
 // Landlock, which then forbids the command to unmount or mount anything.
 // Any cover that fails fails the whole: a socket left reachable is an
-// error, never a silent gap.
+// error, never a silent gap. Afterwards /tmp is the private directory:
+// Landlock's write grants must name it there ("/tmp"), and the working
+// directory is best entered again by its path, through the mounts.
 func setupCallMounts(m callMounts) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make the mounts private: %w", err)

@@ -237,6 +237,11 @@ func TestSandboxNetworkLandlockOnly(t *testing.T) {
 	if res := runShell(t, off, "echo fine", 0); res.IsError || res.Output != "fine\n[exit code 0]" {
 		t.Fatalf("the helper without user namespaces = %+v", res)
 	}
+	// With the network on, too, it runs the command without a mount
+	// namespace (every socket reachable, as doctor says).
+	if res := runShell(t, NewToolset(r), "echo fine", 0); res.Output != "fine\n[exit code 0]" {
+		t.Fatalf("the helper without user namespaces, network on = %+v", res)
+	}
 	cases := netCases(t, tcpAddr, udpAddr)
 	if abi < landlockNetABI {
 		t.Logf("Landlock ABI %d (%s): nothing refuses TCP without a network namespace", abi, why)
