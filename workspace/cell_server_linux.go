@@ -39,6 +39,8 @@ type cellServer struct {
 	flags   uint32
 	stamp   string
 
+	sockets cellSockets
+
 	pids  pidBound
 	calls sync.WaitGroup // one per running call's waiter
 	seq   atomic.Uint64
@@ -65,18 +67,23 @@ func (s *cellServer) setUp(args []string) error {
 		return err
 	}
 	s.policy = p
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("make the mounts private: %w", err)
+	m := p.mounts()
+	// The host's socket table stays open: each call covers what was bound
+	// since (refreshSockets); the daemon's /proc entry is gone once the
+	// cell has a /proc of its own.
+	if s.sockets.table, err = os.Open(m.unixTable); err != nil {
+		return fmt.Errorf("open the machine's unix socket table: %w", err)
 	}
+	s.sockets.exempt = m.exempt()
+	if err := setupCallMounts(m); err != nil {
+		return err
+	}
+	// /tmp is the workspace's own now: commands write there.
+	s.policy.write = append(s.policy.write, "/tmp")
 	// A /proc of the cell's pid namespace, before the rules name it: the
 	// calls see their cell's processes, none of the user's others.
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("mount the cell's /proc: %w", err)
-	}
-	if p.socket != "" {
-		if err := hideSocket(p.socket, p.write); err != nil {
-			return fmt.Errorf("hide the daemon's socket: %w", err)
-		}
 	}
 	if s.null, err = unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0); err != nil {
 		return err
@@ -126,6 +133,10 @@ func (s *cellServer) killAll() {
 func (s *cellServer) start(req cellRequest, out int) {
 	defer unix.Close(out)
 	fail := func(err error) { s.reply(cellReply{ID: req.ID, Err: err.Error()}, -1) }
+	if err := s.refreshSockets(); err != nil {
+		fail(err) // a socket bound since the last call could not be hidden: nothing runs
+		return
+	}
 	ruleset, flags, err := s.currentRuleset()
 	if err != nil {
 		fail(fmt.Errorf("build the sandbox rules: %w", err))
@@ -268,4 +279,42 @@ func splitDirs(deny []string) []string {
 		}
 	}
 	return out
+}
+
+// cellSockets keeps a cell's commands away from unix sockets bound after
+// it started: the host's table, re-read before each call, and the rows
+// already looked at.
+type cellSockets struct {
+	table  *os.File
+	seen   map[string]string // path → socket inode, as the table gives them
+	exempt func(string) bool // callMounts.exempt
+}
+
+// refreshSockets covers, with /dev/null, every socket bound on the host
+// since the last look that the cell's namespace shows at its path (not in
+// a private area, a directory commands write, or allowed): a tmux or an
+// nvim server started while the cell runs, or a covered socket the host
+// removed and bound again. A socket it cannot cover fails the call.
+func (s *cellServer) refreshSockets() error {
+	c := &s.sockets
+	if c.seen == nil {
+		c.seen = map[string]string{}
+	}
+	if _, err := c.table.Seek(0, 0); err != nil {
+		return fmt.Errorf("read the machine's unix sockets: %w", err)
+	}
+	socks, err := readHostSockets(c.table, c.seen)
+	if err != nil {
+		return err
+	}
+	for _, h := range socks {
+		if c.exempt(h.path) {
+			continue
+		}
+		if err := unix.Mount("/dev/null", h.path, "", unix.MS_BIND, ""); err != nil {
+			delete(c.seen, h.path) // look again next time
+			return fmt.Errorf("hide the socket %s bound since the sandbox started: %w", h.path, err)
+		}
+	}
+	return nil
 }

@@ -3,8 +3,11 @@ package workspace
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
+	"path/filepath"
+	"sync"
 	"testing"
 )
 
@@ -72,7 +75,7 @@ var netProbes = map[string]func(args []string) int{
 // probeCommand is the shell command line that runs probe with args.
 func probeCommand(t *testing.T, probe string, args ...string) string {
 	t.Helper()
-	exe, err := os.Executable()
+	exe, err := probeExe()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,3 +85,34 @@ func probeCommand(t *testing.T, probe string, args ...string) string {
 	}
 	return cmd
 }
+
+// probeDir holds probeExe's copy; TestMain removes it.
+var probeDir string
+
+// probeExe is this test binary where a sandboxed command can run it: go
+// test builds it under /tmp, which commands see a private copy of, so it
+// is copied once to a directory under /var/tmp.
+var probeExe = sync.OnceValues(func() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	if probeDir, err = os.MkdirTemp("/var/tmp", "hearth-probe-"); err != nil {
+		return "", err
+	}
+	src, err := os.Open(exe)
+	if err != nil {
+		return "", err
+	}
+	defer src.Close()
+	dst := filepath.Join(probeDir, filepath.Base(exe))
+	f, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o755)
+	if err != nil {
+		return "", err
+	}
+	_, err = io.Copy(f, src)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return dst, err
+})

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // emptyNetwork is how the helper starts a command's second stage with the
@@ -24,7 +26,7 @@ import (
 // refused (a sysctl, AppArmor, a container's seccomp), starting fails and
 // the helper falls back to Landlock's TCP rules alone. With mounts set, the
 // command gets a mount namespace of its own too, where the second stage
-// hides the daemon's socket (hideSocket).
+// hides the machine's unix sockets (setupCallMounts; see ownNamespaces).
 func emptyNetwork(mounts bool) *syscall.SysProcAttr {
 	uid, gid, size := os.Getuid(), os.Getgid(), 1
 	if uid == 0 {
@@ -44,6 +46,22 @@ func emptyNetwork(mounts bool) *syscall.SysProcAttr {
 	}
 }
 
+// ownNamespaces is how the helper starts a command's second stage: in a
+// user and a mount namespace of its own (where setupCallMounts hides the
+// machine's unix sockets), and, with netOff, a network namespace of its
+// own too (emptyNetwork). The second stage keeps CAP_SYS_ADMIN in its user
+// namespace across its exec as an ambient capability — an ordinary user's
+// process loses every capability at execve otherwise, and could mount
+// nothing — and drops it before it runs the shell.
+func ownNamespaces(netOff bool) *syscall.SysProcAttr {
+	attr := emptyNetwork(true)
+	if !netOff {
+		attr.Cloneflags &^= syscall.CLONE_NEWNET
+	}
+	attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN}
+	return attr
+}
+
 // checkNetworkFlag, as the helper's only argument, makes it report whether
 // it can start a command in an empty network namespace (exit 0) or why not.
 const checkNetworkFlag = "--check-network"
@@ -54,6 +72,15 @@ func tryEmptyNetwork() error {
 	cmd.SysProcAttr = emptyNetwork(false)
 	return cmd.Run()
 }
+
+// mountnsErr is why this process cannot start a command in a user and
+// mount namespace of its own (ownNamespaces), or nil; found once (doctor's
+// view).
+var mountnsErr = sync.OnceValue(func() error {
+	cmd := exec.Command("/bin/sh", "-c", "true")
+	cmd.SysProcAttr = ownNamespaces(false)
+	return cmd.Run()
+})
 
 // netnsErr is why this process cannot start a command in an empty network
 // namespace, or nil; found once (doctor's view).

@@ -8,12 +8,13 @@ import (
 	"testing"
 )
 
-// TestSandboxHidesSocket: where the command runs in namespaces of its own, it cannot reach the daemon's socket — the
-// socket's directory is covered, or the socket alone when that directory
-// holds the workspace, whose files stay — and the daemon's directory looks
-// empty — with the network on too, since every command runs in its cell's
-// mount namespace. Where user namespaces are refused, nothing is hidden, as
-// the docs say (the daemon's check of each connection is the wall there).
+// TestSandboxHidesSocket: where the command runs in namespaces of its own,
+// with the network on or off, it cannot reach the daemon's socket — the
+// socket's directory is covered (here by the private /tmp), or the socket
+// alone when that directory holds the workspace, whose files stay — and
+// the daemon's directory looks empty. Where user namespaces are refused,
+// nothing is hidden, as the docs say: there the daemon's check of each
+// connection is the wall.
 func TestSandboxHidesSocket(t *testing.T) {
 	r, rootDir, _ := newTree(t)
 	writeFile(t, filepath.Join(rootDir, "a.txt"), "kept\n")
@@ -47,22 +48,22 @@ func TestSandboxHidesSocket(t *testing.T) {
 			look := dial + "; ls -A " + filepath.Dir(c.sock) + "; cat a.txt"
 
 			for _, net := range []Network{{}, {Off: true, Why: "full-auto mode"}} {
-				got := runShell(t, ts.WithNetwork(net), look, 0).Output
-				t.Logf("network off %v: %q", net.Off, got)
+				out := runShell(t, ts.WithNetwork(net), look, 0).Output
+				t.Logf("network off %v: %q", net.Off, out)
 				if nsErr != nil {
-					if !strings.HasPrefix(got, "connected\n") {
-						t.Errorf("without namespaces nothing hides the socket, yet: %q", got)
+					if !strings.HasPrefix(out, "connected\n") {
+						t.Errorf("without namespaces nothing hides the socket, yet: %q", out)
 					}
 					continue
 				}
-				if !strings.HasPrefix(got, "dial: ") {
-					t.Errorf("network off %v: the command reached the socket: %q", net.Off, got)
+				if !strings.HasPrefix(out, "dial: ") {
+					t.Errorf("network off %v: the command reached the socket: %q", net.Off, out)
 				}
-				if shown := strings.Contains(got, "lock\n"); shown == c.dirCovered {
-					t.Errorf("network off %v: the socket's directory covered: %v, want %v: %q", net.Off, !shown, c.dirCovered, got)
+				if got := strings.Contains(out, "lock\n"); got == c.dirCovered {
+					t.Errorf("network off %v: the socket's directory covered: %v, want %v: %q", net.Off, !got, c.dirCovered, out)
 				}
-				if !strings.Contains(got, "kept\n") {
-					t.Errorf("the workspace is not as it was: %q", got)
+				if !strings.Contains(out, "kept\n") {
+					t.Errorf("network off %v: the workspace is not as it was: %q", net.Off, out)
 				}
 			}
 		})

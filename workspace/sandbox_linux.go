@@ -89,7 +89,7 @@ func networkStatus(abi int, why string, nsErr error) string {
 		if abi >= landlockNetABI {
 			s += fmt.Sprintf(", and Landlock ABI %d refuses TCP connect and bind too", abi)
 		}
-		return s + "; not covered: " + unix
+		return s + "; not covered: the unix sockets HEARTH_SANDBOX_SOCKETS allows (every other one with a path is hidden, network on or off), and sockets a command did not open itself"
 	}
 	return fmt.Sprintf("Landlock ABI %d: where the network is off, commands' TCP connect and bind are refused (localhost included); not covered, with no network namespace here (%v): UDP (DNS included), Multipath TCP, %s", abi, nsErr, unix)
 }
@@ -125,7 +125,7 @@ func SandboxStatus() string {
 	if abi == 0 {
 		return "not sandboxed: " + why + "; commands run with your full file access"
 	}
-	s := fmt.Sprintf("Landlock ABI %d: commands write only in the workspace and the temp dir, read everything but hearth's data, config and socket directories, and are killed with everything they started when the call ends", abi)
+	s := fmt.Sprintf("Landlock ABI %d: commands write only in the workspace, the temp dir (the workspace's own /tmp where they get a mount namespace, .git's config and hooks read-only there) and your caches, read everything but hearth's data, config and socket directories, and are killed with everything they started when the call ends", abi)
 	var gaps []string
 	if abi < 2 {
 		gaps = append(gaps, "renaming across directories is refused (ABI 2 allows it)")
@@ -142,13 +142,68 @@ func SandboxStatus() string {
 	return s
 }
 
+// SocketStatus says which unix sockets with a path the shell tool's
+// commands can reach here, allowed being those the user lets them
+// (HEARTH_SANDBOX_SOCKETS): those of allowed that exist, where commands
+// run in mount namespaces of their own; else "every unix socket ..." and
+// why. For `hearth doctor`.
+func SocketStatus(allowed []string) string {
+	return socketStatus(allowed, mountnsErr())
+}
+
+func socketStatus(allowed []string, nsErr error) string {
+	if nsErr != nil {
+		return fmt.Sprintf("every unix socket with a path is reachable from commands (tmux, screen, the session bus, ssh-agent, X11, docker; hearth's own is refused by the daemon): no user and mount namespace here to hide them (%v)", nsErr)
+	}
+	var there, missing []string
+	for _, a := range allowed {
+		if fi, err := os.Stat(a); err == nil && fi.Mode().Type() == os.ModeSocket {
+			there = append(there, a)
+		} else {
+			missing = append(missing, a)
+		}
+	}
+	s := "commands reach no unix socket with a path outside the workspace and their own /tmp"
+	if len(there) > 0 {
+		s += " but " + strings.Join(there, ", ") + " (HEARTH_SANDBOX_SOCKETS)"
+	}
+	if len(missing) > 0 {
+		s += "; not sockets now, from HEARTH_SANDBOX_SOCKETS: " + strings.Join(missing, ", ")
+	}
+	return s
+}
+
 // helperPolicy is what SandboxExec was asked for.
 type helperPolicy struct {
 	write, deny []string
-	noNet       bool   // --no-network: an empty network namespace, and Landlock refuses TCP
-	socket      string // --hide-socket: hidden in the command's own mount namespace
-	pids        int    // --pids: at most this many processes a call (a cell's)
+	noNet       bool     // --no-network: an empty network namespace, and Landlock refuses TCP
+	socket      string   // --hide-socket: hidden in the command's own mount namespace
+	tmp         string   // --tmp: bound over /tmp there
+	runtimeDir  string   // --runtime-dir: covered there
+	allow       []string // --allow-socket: left reachable there
+	gitDirs     []string // --git: protected there
+	pids        int      // --pids: at most this many processes a call (a cell's)
+	unixTable   string   // --unix-table: the host's socket table (a cell's)
 	command     string
+}
+
+// mounts is what the command's mount namespace hides and protects, the
+// network namespace's socket table read from the first stage (the parent),
+// which is in the host's.
+func (p helperPolicy) mounts() callMounts {
+	if p.unixTable == "" {
+		p.unixTable = fmt.Sprintf("/proc/%d/net/unix", os.Getppid()) // the first stage's, in the host's network namespace
+	}
+	return callMounts{
+		keep:       p.write,
+		tmp:        p.tmp,
+		tmpdir:     os.Getenv("TMPDIR"),
+		runtimeDir: p.runtimeDir,
+		socket:     p.socket,
+		allow:      p.allow,
+		gitDirs:    p.gitDirs,
+		unixTable:  p.unixTable,
+	}
 }
 
 func parseHelperArgs(args []string) (helperPolicy, error) {
@@ -165,7 +220,7 @@ func parseHelperArgs(args []string) (helperPolicy, error) {
 				return p, fmt.Errorf("%s: %w", a, err)
 			}
 			p.pids = n
-		case "--write", "--deny", hideSocketFlag:
+		case "--write", "--deny", hideSocketFlag, tmpFlag, runtimeDirFlag, allowSocketFlag, gitFlag, unixTableFlag:
 			if i+1 >= len(args) {
 				return p, fmt.Errorf("%s needs a path", a)
 			}
@@ -175,6 +230,16 @@ func parseHelperArgs(args []string) (helperPolicy, error) {
 				p.write = append(p.write, args[i])
 			case "--deny":
 				p.deny = append(p.deny, args[i])
+			case tmpFlag:
+				p.tmp = args[i]
+			case runtimeDirFlag:
+				p.runtimeDir = args[i]
+			case allowSocketFlag:
+				p.allow = append(p.allow, args[i])
+			case gitFlag:
+				p.gitDirs = append(p.gitDirs, args[i])
+			case unixTableFlag:
+				p.unixTable = args[i]
 			default:
 				p.socket = args[i]
 			}
@@ -276,9 +341,13 @@ const confineFlag = "--confine"
 //     signal a sibling one, so the process that kills the call must be
 //     outside. A ruleset that cannot be built fails the command (exit 126,
 //     nothing runs); a kernel without Landlock runs it unconfined, as
-//     SandboxStatus reports. With --no-network the second stage starts in
-//     an empty network namespace (emptyNetwork) when user namespaces allow
-//     it, and its Landlock domain refuses TCP connect and bind (ABI 4+).
+//     SandboxStatus reports. The second stage starts in a user and mount
+//     namespace of its own when user namespaces allow it (ownNamespaces),
+//     where it hides the machine's unix sockets, makes /tmp the
+//     workspace's own and protects .git (setupCallMounts) before Landlock;
+//     a cover that fails fails the command (exit 126). With --no-network
+//     that namespace holds an empty network namespace too (emptyNetwork),
+//     and its Landlock domain refuses TCP connect and bind (ABI 4+).
 //  3. When the shell exits, or the helper gets SIGTERM, SIGINT or SIGHUP
 //     (the daemon's timeout or cancel, or the daemon's death through
 //     PR_SET_PDEATHSIG), every descendant gets SIGTERM, then, after
@@ -321,17 +390,15 @@ func SandboxExec(args []string) int {
 		sh.SysProcAttr = attr
 		return sh, sh.Start()
 	}
-	var sh *exec.Cmd
-	if p.noNet && p.socket != "" {
-		// In a mount namespace of its own too, to hide the daemon's socket.
-		sh, err = start(emptyNetwork(true), confineFlag, mountsFlag)
-	}
-	if p.noNet && (sh == nil || err != nil) {
+	// In a user and mount namespace of its own (setupCallMounts), and a
+	// network namespace of its own when the network is off.
+	sh, err := start(ownNamespaces(p.noNet), confineFlag, mountsFlag)
+	if p.noNet && err != nil {
 		// In an empty network namespace when user namespaces allow it;
 		// else Landlock alone refuses TCP (NetworkStatus says which holds).
 		sh, err = start(emptyNetwork(false), confineFlag)
 	}
-	if sh == nil || err != nil {
+	if err != nil {
 		sh, err = start(nil, confineFlag)
 	}
 	if err != nil {
@@ -351,12 +418,13 @@ func SandboxExec(args []string) int {
 }
 
 // mountsFlag, after confineFlag, tells the second stage it runs in a mount
-// namespace of its own (emptyNetwork(true)), where its mounts stay.
+// namespace of its own (ownNamespaces), where its mounts stay.
 const mountsFlag = "--own-mounts"
 
-// confineAndExec is the second stage: in a mount namespace of its own, the
-// daemon's socket hidden (hideSocket); then Landlock, then /bin/sh -c
-// COMMAND in place of this process.
+// confineAndExec is the second stage: in a mount namespace of its own,
+// the host's unix sockets hidden, /tmp private, .git protected
+// (setupCallMounts); then Landlock, then /bin/sh -c COMMAND in place of
+// this process.
 func confineAndExec(args []string) int {
 	ownMounts := len(args) > 0 && args[0] == mountsFlag
 	if ownMounts {
@@ -367,9 +435,21 @@ func confineAndExec(args []string) int {
 		fmt.Fprintln(os.Stderr, "hearth sandbox:", err)
 		return 2
 	}
-	if ownMounts && p.socket != "" {
-		if err := hideSocket(p.socket, p.write); err != nil {
-			fmt.Fprintln(os.Stderr, "hearth sandbox: cannot hide the daemon's socket:", err)
+	if ownMounts {
+		if err := setupCallMounts(p.mounts()); err != nil {
+			fmt.Fprintln(os.Stderr, "hearth sandbox: cannot set up the command's mount namespace (it hides the machine's unix sockets), so it does not run:", err)
+			return 126
+		}
+		// The working directory again, through the mounts: the one
+		// inherited may lie under the old /tmp.
+		if wd, err := os.Getwd(); err == nil {
+			os.Chdir(wd)
+		}
+		// /tmp is the workspace's own now: commands write there.
+		p.write = append(p.write, "/tmp")
+		// The capability the mounts needed (ownNamespaces) is not the shell's.
+		if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+			fmt.Fprintln(os.Stderr, "hearth sandbox: cannot drop the mount capability:", err)
 			return 126
 		}
 	}

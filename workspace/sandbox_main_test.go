@@ -18,7 +18,14 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && netProbes[os.Args[1]] != nil {
 		os.Exit(netProbes[os.Args[1]](os.Args[2:]))
 	}
-	testenv.Main(m.Run) // away from the user's HEARTH_*, OPENAI_*, XDG_* and HOME
+	testenv.Main(func() int { // away from the user's HEARTH_*, OPENAI_*, XDG_* and HOME
+		defer func() {
+			if probeDir != "" {
+				os.RemoveAll(probeDir)
+			}
+		}()
+		return m.Run()
+	})
 }
 
 // useSandbox makes the shell tool run its commands through this test

@@ -237,6 +237,11 @@ func TestSandboxNetworkLandlockOnly(t *testing.T) {
 	if res := runShell(t, off, "echo fine", 0); res.IsError || res.Output != "fine\n[exit code 0]" {
 		t.Fatalf("the helper without user namespaces = %+v", res)
 	}
+	// With the network on, too, it runs the command without a mount
+	// namespace (every socket reachable, as doctor says).
+	if res := runShell(t, NewToolset(r), "echo fine", 0); res.Output != "fine\n[exit code 0]" {
+		t.Fatalf("the helper without user namespaces, network on = %+v", res)
+	}
 	cases := netCases(t, tcpAddr, udpAddr)
 	if abi < landlockNetABI {
 		t.Logf("Landlock ABI %d (%s): nothing refuses TCP without a network namespace", abi, why)
@@ -277,8 +282,8 @@ func TestNetworkStatusByABI(t *testing.T) {
 		{0, "this kernel has no Landlock", noNS, false, "cannot restrict the network: this kernel has no Landlock, and no network namespace (fork/exec /bin/sh: no space left on device); commands have the network in every mode"},
 		{3, "", noNS, false, "cannot restrict the network: Landlock ABI 3 has no network rules (ABI 4, Linux 6.7, has them), and no network namespace (fork/exec /bin/sh: no space left on device); commands have the network in every mode"},
 		{4, "", noNS, true, "Landlock ABI 4: where the network is off, commands' TCP connect and bind are refused (localhost included); not covered, with no network namespace here (fork/exec /bin/sh: no space left on device): UDP (DNS included), Multipath TCP, unix sockets"},
-		{0, "this kernel has no Landlock", nil, true, "where the network is off, commands run in an empty network namespace, hearth's socket hidden: no address is reachable, localhost included (TCP, UDP and DNS, Multipath TCP); not covered: unix sockets"},
-		{7, "", nil, true, "where the network is off, commands run in an empty network namespace, hearth's socket hidden: no address is reachable, localhost included (TCP, UDP and DNS, Multipath TCP), and Landlock ABI 7 refuses TCP connect and bind too; not covered: unix sockets"},
+		{0, "this kernel has no Landlock", nil, true, "where the network is off, commands run in an empty network namespace, hearth's socket hidden: no address is reachable, localhost included (TCP, UDP and DNS, Multipath TCP); not covered: the unix sockets HEARTH_SANDBOX_SOCKETS allows"},
+		{7, "", nil, true, "where the network is off, commands run in an empty network namespace, hearth's socket hidden: no address is reachable, localhost included (TCP, UDP and DNS, Multipath TCP), and Landlock ABI 7 refuses TCP connect and bind too; not covered: the unix sockets HEARTH_SANDBOX_SOCKETS allows"},
 	} {
 		if ok, _ := netStatus(tt.abi, tt.why, tt.nsErr); ok != tt.enforced {
 			t.Errorf("netStatus(%d, %v) = %v", tt.abi, tt.nsErr, ok)
@@ -290,17 +295,17 @@ func TestNetworkStatusByABI(t *testing.T) {
 }
 
 // TestHelperNetworkFlag: the helper is asked for --no-network exactly when
-// the call's network is off, and to hide the daemon's socket then, and
-// parses both.
+// the call's network is off, and for the mount namespace's covers in both
+// cases, and parses them.
 func TestHelperNetworkFlag(t *testing.T) {
-	sb := Sandbox{Helper: []string{"/bin/hearth", "__sandbox-exec"}, Socket: "/run/h/hearth.sock"}
+	sb := Sandbox{Helper: []string{"/bin/hearth", "__sandbox-exec"}, Socket: "/run/h/hearth.sock", Sockets: []string{"/run/a.sock", "/run/b.sock"}, RuntimeDir: "/run/user/7"}
 	for _, off := range []bool{false, true} {
 		args := sb.helperArgs("/ws", "true", Network{Off: off})
 		if got := slices.Contains(args, noNetworkFlag); got != off {
 			t.Errorf("Off=%v: helper args %q", off, args)
 		}
 		p, err := parseHelperArgs(args[2:])
-		if err != nil || p.noNet != off || p.command != "true" || (p.socket == sb.Socket) != off {
+		if err != nil || p.noNet != off || p.command != "true" || p.socket != sb.Socket || !slices.Equal(p.allow, sb.Sockets) || p.runtimeDir != sb.RuntimeDir || p.tmp == "" {
 			t.Errorf("Off=%v: parseHelperArgs(%q) = %+v, %v", off, args[2:], p, err)
 		}
 	}

@@ -3,6 +3,7 @@
 package workspace
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -35,4 +36,17 @@ func NetworkStatus() string {
 func SandboxExec([]string) int {
 	fmt.Fprintln(os.Stderr, "hearth sandbox: only on Linux, not on", runtime.GOOS)
 	return 2
+}
+
+// privateTmpDir: commands get no private /tmp outside Linux.
+func privateTmpDir(string) (string, error) {
+	return "", errors.New("no private /tmp outside Linux")
+}
+
+// gitDirs: nothing to protect where commands get no mount namespace.
+func gitMountPaths(string) []string { return nil }
+
+// SocketStatus: outside Linux nothing hides a unix socket from commands.
+func SocketStatus([]string) string {
+	return "every unix socket with a path is reachable from commands: they run unconfined outside Linux (this is " + runtime.GOOS + ")"
 }

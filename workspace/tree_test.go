@@ -27,6 +27,7 @@ func newTree(t testing.TB) (r *Root, rootDir, outside string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	removePrivateTmp(t, rootDir)
 	return r, rootDir, outside
 }
 
@@ -96,3 +97,9 @@ func (c *countdownCtx) Err() error {
 }
 
 func (c *countdownCtx) Done() <-chan struct{} { return c.done }
+
+// removePrivateTmp removes, when the test ends, the /tmp a sandboxed
+// command of the workspace at root (canonical) got (privateTmpDir).
+func removePrivateTmp(t testing.TB, root string) {
+	t.Cleanup(func() { os.RemoveAll(filepath.Join(os.TempDir(), privateTmpRel(root))) })
+}

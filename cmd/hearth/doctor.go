@@ -137,6 +137,17 @@ func doctor(ctx context.Context, cfg daemon.Config) []check {
 	} else {
 		add("ok", "sandbox", "%s", sb)
 	}
+	// Which unix sockets commands can reach: hearth's is refused by the
+	// daemon, the others are hidden where a mount namespace is possible.
+	allowed := os.Getenv(sandboxSocketsVar)
+	if allowed == "" {
+		allowed = fileEnv[sandboxSocketsVar]
+	}
+	if ss := workspace.SocketStatus(sandboxSockets(allowed)); strings.HasPrefix(ss, "every ") {
+		add("warn", "sockets", "%s", ss)
+	} else {
+		add("ok", "sockets", "%s", ss)
+	}
 	if runtime.GOOS == "linux" {
 		add("ok", "processes", "%s", workspace.ProcessBoundStatus(sandboxPids()))
 	}

@@ -28,7 +28,9 @@ const sandboxCommand = "__sandbox-exec"
 // /tmp. Landlock before ABI 9 cannot refuse connect(2) to the socket anyway:
 // where the network is off the helper hides the socket in a mount namespace
 // (workspace.Sandbox.Socket), and the daemon refuses every connection a
-// command makes (daemon/socket_call.go).
+// command makes (daemon/socket_call.go). Every other unix socket is hidden
+// there too, but those HEARTH_SANDBOX_SOCKETS lists (sandboxSockets), and
+// $XDG_RUNTIME_DIR is covered.
 func configureSandbox(cfg daemon.Config) {
 	exe, err := helperExe()
 	if err != nil {
@@ -47,7 +49,32 @@ func configureSandbox(cfg daemon.Config) {
 	if sockDir != tmp && !strings.HasPrefix(sockDir, tmp+string(filepath.Separator)) {
 		deny = append(deny, sockDir)
 	}
-	workspace.SetSandbox(workspace.Sandbox{Helper: []string{exe, sandboxCommand}, Deny: deny, Write: cacheDirs(), Socket: cfg.Socket, Pids: sandboxPids()})
+	workspace.SetSandbox(workspace.Sandbox{
+		Helper:     []string{exe, sandboxCommand},
+		Deny:       deny,
+		Write:      cacheDirs(),
+		Socket:     cfg.Socket,
+		Sockets:    sandboxSockets(os.Getenv(sandboxSocketsVar)),
+		RuntimeDir: os.Getenv("XDG_RUNTIME_DIR"),
+		Pids:       sandboxPids(),
+	})
+}
+
+// sandboxSocketsVar lists, like PATH, the unix sockets the user lets
+// commands reach (HEARTH_SANDBOX_SOCKETS=$SSH_AUTH_SOCK); none by default.
+const sandboxSocketsVar = "HEARTH_SANDBOX_SOCKETS"
+
+// sandboxSockets is the list HEARTH_SANDBOX_SOCKETS's value holds, each
+// entry's $VARIABLES expanded (an env file may hold "$SSH_AUTH_SOCK" as it
+// is); empty and relative entries are dropped.
+func sandboxSockets(value string) []string {
+	var out []string
+	for _, p := range filepath.SplitList(value) {
+		if p = filepath.Clean(os.ExpandEnv(strings.TrimSpace(p))); filepath.IsAbs(p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // toolEnvNames are the variables HEARTH_TOOL_ENV names: kept when the daemon
