@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"os"
+	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/hearthd/hearth/internal/testenv"
@@ -31,5 +33,46 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == mcptest.Subcommand {
 		os.Exit(mcptest.Serve(os.Args[2:]))
 	}
-	testenv.Main(m.Run)
+	testenv.Main(func() int {
+		defer removeCommandExe()
+		return m.Run()
+	})
+}
+
+// commandExeDir holds commandExe's copy; TestMain removes it.
+var commandExeDir string
+
+// commandExe is this test binary where a sandboxed command can run it: go
+// test builds it under /tmp, of which commands see a private copy, so it
+// is copied once to a directory under /var/tmp.
+var commandExe = sync.OnceValues(func() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	if commandExeDir, err = os.MkdirTemp("/var/tmp", "hearth-daemon-test-"); err != nil {
+		return "", err
+	}
+	b, err := os.ReadFile(exe)
+	if err != nil {
+		return "", err
+	}
+	dst := filepath.Join(commandExeDir, filepath.Base(exe))
+	return dst, os.WriteFile(dst, b, 0o755)
+})
+
+func removeCommandExe() {
+	if commandExeDir != "" {
+		os.RemoveAll(commandExeDir)
+	}
+}
+
+// mustCommandExe is commandExe, or the test fails.
+func mustCommandExe(t testing.TB) string {
+	t.Helper()
+	exe, err := commandExe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
 }

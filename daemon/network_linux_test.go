@@ -3,7 +3,6 @@ package daemon
 import (
 	"bufio"
 	"net"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -73,11 +72,7 @@ func TestShellNetworkFollowsMode(t *testing.T) {
 		}
 	}
 
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	prompt := `run sim:calls=1 sim:tool=shell sim:args={"command":"` + exe + `\u0020` + dialSubcommand + `\u0020` + l.Addr().String() + `"}`
+	prompt := `run sim:calls=1 sim:tool=shell sim:args={"command":"` + mustCommandExe(t) + `\u0020` + dialSubcommand + `\u0020` + l.Addr().String() + `"}`
 	ed.prompt(ns.SessionId, prompt)
 	if out := lastToolOutput(t, td); a.asked() != 1 || !strings.HasPrefix(out, "connected\n") {
 		t.Fatalf("ask mode, approved: asked %d, output %q", a.asked(), out)

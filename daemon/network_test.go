@@ -29,14 +29,15 @@ func dialProbe(addr string) int {
 }
 
 // useSandboxHelper makes the shell tool of this process run its commands
-// through this test binary's helper until the test ends.
-func useSandboxHelper(t *testing.T) {
+// through this test binary's helper until the test ends, letting commands
+// reach allowSockets (HEARTH_SANDBOX_SOCKETS).
+func useSandboxHelper(t *testing.T, allowSockets ...string) {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	workspace.SetSandbox(workspace.Sandbox{Helper: []string{exe, sandboxSubcommand}})
+	workspace.SetSandbox(workspace.Sandbox{Helper: []string{exe, sandboxSubcommand}, Sockets: allowSockets})
 	t.Cleanup(func() { workspace.SetSandbox(workspace.Sandbox{}) })
 }
 

@@ -38,8 +38,10 @@ func shellPrompt(t *testing.T, command string) string {
 // session and process group (setsid, double fork). The editor's own
 // connection, and a new one from outside any call, keep their answers.
 func TestToolCallCannotDriveDaemon(t *testing.T) {
-	useSandboxHelper(t)
 	td := startDaemon(t, sim.Options{}, "")
+	// The socket is let through the sandbox's mounts (as HEARTH_SANDBOX_SOCKETS
+	// would), so that the daemon's own check is what refuses the calls.
+	useSandboxHelper(t, td.cfg.Socket)
 	a := &asker{answers: []string{"allow_once", "allow_once"}}
 	ed := td.connectAnswering(a.onCall)
 	ed.initialize()
@@ -48,8 +50,8 @@ func TestToolCallCannotDriveDaemon(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	probe := exe + " " + acpProbeSubcommand + " " + td.cfg.Socket
-	fifo := filepath.Join(t.TempDir(), "out")
+	probe := mustCommandExe(t) + " " + acpProbeSubcommand + " " + td.cfg.Socket
+	fifo := filepath.Join(td.root, "out") // where commands see it: their /tmp is their own
 	detached := "mkfifo " + fifo + " && (setsid " + probe + " >" + fifo + " &) && cat " + fifo
 	for i, c := range []struct{ mode, command string }{
 		{ModeAsk, probe},
@@ -75,7 +77,7 @@ func TestToolCallCannotDriveDaemon(t *testing.T) {
 
 	// While a command runs, a client outside it is served: a process the
 	// test starts, whose ancestry holds no call.
-	block := filepath.Join(t.TempDir(), "block")
+	block := filepath.Join(td.root, "block")
 	if err := syscall.Mkfifo(block, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +121,7 @@ func TestToolCallFindsNoSocket(t *testing.T) {
 	ed.initialize()
 	id := ed.newSession(td.root)
 	ed.must(rpc.MethodSessionSetMode, acp.SetSessionModeRequest{SessionId: id, ModeId: ModeFullAuto}, nil)
-	ed.prompt(id, shellPrompt(t, exe+" "+acpProbeSubcommand+" "+td.cfg.Socket))
+	ed.prompt(id, shellPrompt(t, mustCommandExe(t)+" "+acpProbeSubcommand+" "+td.cfg.Socket))
 	out := lastToolOutput(t, td)
 	status := workspace.NetworkStatus()
 	if !strings.Contains(status, "empty network namespace") {

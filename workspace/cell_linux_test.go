@@ -5,6 +5,7 @@ package workspace
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -209,5 +210,30 @@ func TestCellRestartsAfterItDies(t *testing.T) {
 	<-victims[0].dead
 	if res := runShell(t, ts, "echo two", 0); res.Output != "two\n[exit code 0]" {
 		t.Fatalf("after the cell died = %q", res.Output)
+	}
+}
+
+// TestCellHidesSocketsBoundLater: a socket bound after the cell started
+// (a tmux or an nvim server started while the session works) is out of a
+// later command's reach, as one bound before it is; so is a covered socket
+// the host removed and bound again.
+func TestCellHidesSocketsBoundLater(t *testing.T) {
+	r, _, _ := newTree(t)
+	useSandbox(t)
+	ts := NewToolset(r)
+	if res := runShell(t, ts, "true", 0); res.IsError {
+		t.Fatalf("the first command: %q", res.Output) // the cell runs from here
+	}
+	sock := filepath.Join(hostDir(t), "later.sock")
+	for round := range 2 { // bound after the start; then removed and bound again
+		l, err := net.Listen("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := runShell(t, ts, probeCommand(t, "__dial-unix", sock), 0).Output
+		l.Close()
+		if !strings.HasPrefix(got, "dial: ") {
+			t.Errorf("round %d: a command reached a socket bound while its cell ran: %q", round, got)
+		}
 	}
 }

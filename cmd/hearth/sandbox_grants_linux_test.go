@@ -65,8 +65,14 @@ func mkfile(t *testing.T, path, content string) {
 // inside it.
 func homeForSandbox(t *testing.T) (base, home string) {
 	t.Helper()
-	base, err := filepath.EvalSymlinks(t.TempDir())
+	// Under /var/tmp, not /tmp: commands see a private /tmp of their own,
+	// and a HOME there would not be the one they write.
+	base, err := os.MkdirTemp("/var/tmp", "hearth-grants-")
 	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	if base, err = filepath.EvalSymlinks(base); err != nil {
 		t.Fatal(err)
 	}
 	home = filepath.Join(base, "home")
