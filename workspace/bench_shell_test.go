@@ -1,0 +1,64 @@
+//go:build unix
+
+package workspace
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// One command's own cost: the shell tool running `cat small.txt` (4 KiB)
+// through the sandbox helper, as hearth runs every command the model asks
+// for, next to the same command without the helper and the same file
+// through read_file. There is no model here: ns/op is the tool's whole
+// time, start to result. Fast enough for -benchtime 50x:
+//
+//	go test -run '^$' -bench 'ShellSandboxed|ShellUnsandboxed|ReadFileTool' -benchtime 50x ./workspace/
+//
+// The helper is this test binary (TestMain runs __sandbox-exec), as in the
+// sandbox tests; hearth's own binary is larger, so its start may cost a
+// little more. The network is on (a Toolset's default), as in full-auto.
+
+// smallFile is 4 KiB of text, the file bench/peer.sh's rollout reads.
+var smallFile = strings.Repeat("the quick brown fox jumps over it\n", 120)
+
+// benchSmallFile is a Toolset on a new tree holding small.txt.
+func benchSmallFile(b *testing.B) *Toolset {
+	r, root, _ := newTree(b)
+	writeFile(b, filepath.Join(root, "small.txt"), smallFile)
+	return NewToolset(r)
+}
+
+// benchTool runs tool with args b.N times and checks each result holds
+// the file.
+func benchTool(b *testing.B, ts *Toolset, tool string, args []byte) {
+	b.ReportAllocs()
+	for b.Loop() {
+		res := ts.Run(context.Background(), tool, args)
+		if res.IsError || !strings.Contains(res.Output, "the quick brown fox") {
+			b.Fatalf("%s: %+v", tool, res)
+		}
+	}
+}
+
+func BenchmarkShellSandboxed(b *testing.B) {
+	if !sandboxSupported {
+		b.Skip("no sandbox helper on this OS")
+	}
+	ts := benchSmallFile(b)
+	useSandbox(b)
+	benchTool(b, ts, "shell", []byte(`{"command":"cat small.txt"}`))
+}
+
+func BenchmarkShellUnsandboxed(b *testing.B) {
+	ts := benchSmallFile(b)
+	SetSandbox(Sandbox{}) // /bin/sh -c, as where the OS has no helper
+	benchTool(b, ts, "shell", []byte(`{"command":"cat small.txt"}`))
+}
+
+func BenchmarkReadFileTool(b *testing.B) {
+	ts := benchSmallFile(b)
+	benchTool(b, ts, "read_file", []byte(`{"path":"small.txt"}`))
+}
