@@ -15,11 +15,13 @@ import (
 // through read_file. There is no model here: ns/op is the tool's whole
 // time, start to result. Fast enough for -benchtime 50x:
 //
-//	go test -run '^$' -bench 'ShellSandboxed|ShellUnsandboxed|ReadFileTool' -benchtime 50x ./workspace/
+//	go test -run '^$' -bench 'Shell|ReadFileTool' -benchtime 50x ./workspace/
 //
 // The helper is this test binary (TestMain runs __sandbox-exec), as in the
 // sandbox tests; hearth's own binary is larger, so its start may cost a
-// little more. The network is on (a Toolset's default), as in full-auto.
+// little more. The network is on (a Toolset's default, and ask's and
+// auto-edit's), or off (NoNetwork: full-auto's default, an empty network
+// namespace for each command).
 
 // smallFile is 4 KiB of text, the file bench/peer.sh's rollout reads.
 var smallFile = strings.Repeat("the quick brown fox jumps over it\n", 120)
@@ -50,6 +52,15 @@ func BenchmarkShellSandboxed(b *testing.B) {
 	ts := benchSmallFile(b)
 	useSandbox(b)
 	benchTool(b, ts, "shell", []byte(`{"command":"cat small.txt"}`))
+}
+
+func BenchmarkShellSandboxedNoNetwork(b *testing.B) {
+	if !sandboxSupported {
+		b.Skip("no sandbox helper on this OS")
+	}
+	ts := benchSmallFile(b)
+	useSandbox(b)
+	benchTool(b, ts.WithNetwork(Network{Off: true, Why: "full-auto mode"}), "shell", []byte(`{"command":"cat small.txt"}`))
 }
 
 func BenchmarkShellUnsandboxed(b *testing.B) {
