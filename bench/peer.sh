@@ -157,8 +157,11 @@ mkdir -p "$scratch/cold" "$scratch/warm"
 
 # A cold ask must not find or leave a daemon: --no-daemon where ask has it (ask that starts a
 # daemon itself), else ask runs one in its process when no socket answers.
+# (The help is read whole first: grep -q stops reading at its match, and under pipefail the
+# writer's SIGPIPE would make the test fail at random, and cold asks start a daemon.)
 cold_args=()
-if "$hearth" ask --help 2>&1 | grep -q -- '-no-daemon'; then cold_args=(--no-daemon); fi
+ask_help="$("$hearth" ask --help 2>&1 || true)"
+if [[ "$ask_help" == *-no-daemon* ]]; then cold_args=(--no-daemon); fi
 # The shell runs without asking in full-auto: commands run, sandboxed, with no terminal to ask on.
 mode_args=()
 if [ "$TOOL" = shell ]; then mode_args=(--mode full-auto); fi
@@ -185,6 +188,9 @@ time_ms() {
   t1=$(date +%s%N)
   grep -q "${expect[$name]}" "$out" || die "$name did not finish the rollout: $(tail -20 "$out")"
   grep -q "the quick brown fox" "$out" || die "$name: no file in the last result: $(tail -20 "$out")"
+  if [ "${#cold_args[@]}" -gt 0 ] && [ -S "$scratch/cold/hearth.sock" ]; then
+    die "a cold ask left a daemon on $scratch/cold/hearth.sock: the cold runs would not be cold"
+  fi
   echo $(((t1 - t0) / 1000000))
 }
 
