@@ -280,7 +280,7 @@ line="hearth/codex wall time:"
 for name in "${names[@]:1}"; do line+="$(awk -v h="${med[$name]}" -v c="${med[codex]}" -v l="${label[$name]#hearth }" 'BEGIN {printf " %s %.2f×,", l, h / c}')"; done
 echo "${line%,}"
 line="own time per tool round trip, median ms:"
-for name in "${names[@]}"; do line+=" ${label[$name]} ${medrt[$name]},"; done
+for name in "${names[@]}"; do line+=" ${label[$name]} $(awk -v m="${medrt[$name]}" 'BEGIN {if (m == "-") print m; else printf "%.1f", m}'),"; done
 echo "${line%,}"
 if [ "$TOOL" = shell ]; then
   for k in cold warm; do
