@@ -225,7 +225,7 @@ if [ "$TOOL" = shell ]; then
   timeout "$RUN_TIMEOUT" "${warm_env[@]}" "$hearth" ask "${mode_args[@]}" --cwd "$ws" "$probe" </dev/null >"$scratch/probe.out" 2>&1 ||
     die "the sandbox probe failed: $(tail -20 "$scratch/probe.out")"
   grep -Eq 'NoNewPrivs:[[:space:]]*1' "$scratch/probe.out" || die "hearth's shell did not run sandboxed: $(tail -20 "$scratch/probe.out")"
-  if grep -q "^$(readlink /proc/self/ns/net)\$" "$scratch/probe.out"; then sandbox_net="the host's network"; else sandbox_net="a network namespace of its own (no network)"; fi
+  if grep -Fqx "$(readlink /proc/self/ns/net)" "$scratch/probe.out"; then sandbox_net="the host's network"; else sandbox_net="a network namespace of its own (no network)"; fi
 fi
 
 # --- the rounds ------------------------------------------------------------------------------
