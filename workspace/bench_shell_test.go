@@ -4,6 +4,7 @@ package workspace
 
 import (
 	"context"
+	"flag"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -20,10 +21,31 @@ import (
 //	go test -run '^$' -bench 'Shell|ReadFileTool' -benchtime 50x ./workspace/
 //
 // The helper is this test binary (TestMain runs __sandbox-exec), as in the
-// sandbox tests; hearth's own binary is larger, so its start may cost a
-// little more. The network is on (a Toolset's default, and ask's and
-// auto-edit's), or off (NoNetwork: full-auto's default, an empty network
-// namespace for each command).
+// sandbox tests, or hearth's own with -helper (a larger binary, slower to
+// start):
+//
+//	go build -o /tmp/hearth ./cmd/hearth
+//	go test -run '^$' -bench 'Shell|ReadFileTool' -benchtime 50x ./workspace/ -args -helper /tmp/hearth
+//
+// The network is on (a Toolset's default, and ask's and auto-edit's), or
+// off (NoNetwork: full-auto's default, an empty network namespace for each
+// command).
+
+var benchHelper = flag.String("helper", "", "the sandboxed command benchmarks' helper: a hearth binary (run as `hearth __sandbox-exec`) instead of this test binary")
+
+// useBenchSandbox is useSandbox with -helper's binary when it names one.
+func useBenchSandbox(b *testing.B) {
+	if *benchHelper == "" {
+		useSandbox(b)
+		return
+	}
+	exe, err := filepath.Abs(*benchHelper)
+	if err != nil {
+		b.Fatal(err)
+	}
+	SetSandbox(Sandbox{Helper: []string{exe, sandboxSubcommand}})
+	b.Cleanup(func() { SetSandbox(Sandbox{}) })
+}
 
 // smallFile is 4 KiB of text, the file bench/peer.sh's rollout reads.
 var smallFile = strings.Repeat("the quick brown fox jumps over it\n", 120)
@@ -70,7 +92,7 @@ func BenchmarkShellSandboxed(b *testing.B) {
 		b.Skip("no sandbox helper on this OS")
 	}
 	ts := benchSmallFile(b)
-	useSandbox(b)
+	useBenchSandbox(b)
 	benchTool(b, ts, "shell", []byte(`{"command":"cat small.txt"}`))
 }
 
@@ -79,7 +101,7 @@ func BenchmarkShellSandboxedNoNetwork(b *testing.B) {
 		b.Skip("no sandbox helper on this OS")
 	}
 	ts := benchSmallFile(b)
-	useSandbox(b)
+	useBenchSandbox(b)
 	benchTool(b, ts.WithNetwork(Network{Off: true, Why: "full-auto mode"}), "shell", []byte(`{"command":"cat small.txt"}`))
 }
 
