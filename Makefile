@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: all build test check tree vet fmt-check cross unit editors bench bench-modes peer campaigns clean
+.PHONY: all build test check tree vet fmt-check cross unit editors bench bench-modes peer peer-shell campaigns clean
 
 all: build
 
@@ -55,13 +55,17 @@ campaigns:
 	$(GO) test -count=1 -timeout 60m -run '^TestBigFileMemory$$' -v ./cmd/hearth -bigfile-gib=10 -bigtext-mib=300
 
 # The request modes against the floor, and the plot (bin/bench.svg); CI runs a short one
-# (cmd/hearth/internal/bench: TestRunShort). Then hearth next to Codex CLI (installs @openai/codex in a scratch dir).
+# (cmd/hearth/internal/bench: TestRunShort). Then hearth next to Codex CLI (installs @openai/codex in a scratch dir),
+# reading with read_file, or (peer-shell) with its shell tool, sandboxed, beside read_file.
 bench-modes:
 	mkdir -p bin
 	$(GO) run ./cmd/hearth bench --plot bin/bench.svg
 
 peer:
 	bash bench/peer.sh
+
+peer-shell:
+	TOOL=shell bash bench/peer.sh
 
 clean:
 	rm -rf bin

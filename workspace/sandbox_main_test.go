@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 
 // useSandbox makes the shell tool run its commands through this test
 // binary's helper, denying deny, until the test ends.
-func useSandbox(t *testing.T, deny ...string) {
+func useSandbox(t testing.TB, deny ...string) {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {

@@ -47,7 +47,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		return nil
 	})
-	verbose := fs.Bool("v", false, "print one line per answered request (transport, connection, warm-up, previous_response_id, outcome)")
+	verbose := fs.Bool("v", false, "print one line per answered request (transport, connection, warm-up, previous_response_id, outcome; when it arrived and was answered, Unix µs, and the time the cost model charged it)")
 	var cost sim.Cost
 	fs.DurationVar(&cost.Handshake, "handshake", 0, "simulated WebSocket handshake time")
 	fs.DurationVar(&cost.PerRequest, "per-request", 0, "simulated fixed cost of every request")
@@ -77,8 +77,9 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		fmt.Fprintf(stdout, "request transport=%s conn=%d type=%s generate=%s prev=%s items=%d bytes=%d tokens=%d outcome=%s\n",
-			r.Transport, r.Conn, r.Type, gen, prev, len(r.Input), r.Bytes, r.InputTokens, r.Outcome)
+		fmt.Fprintf(stdout, "request transport=%s conn=%d type=%s generate=%s prev=%s items=%d bytes=%d tokens=%d outcome=%s at_us=%d answered_us=%d modelled_us=%d\n",
+			r.Transport, r.Conn, r.Type, gen, prev, len(r.Input), r.Bytes, r.InputTokens, r.Outcome,
+			r.At.UnixMicro(), r.AnsweredAt.UnixMicro(), (r.ProcessDelay + r.OutputDelay).Microseconds())
 	}
 	if !*verbose {
 		onAnswered = nil
