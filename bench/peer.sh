@@ -103,6 +103,9 @@ read_prompt="read the data sim:calls=$CALLS sim:tool=read_file sim:args={\"path\
 shell_prompt="read the data sim:calls=$CALLS sim:tool=shell sim:args={\"command\":\"cat\\u0020data.txt\"}"
 codex_prompt="read the data sim:calls=$CALLS sim:tool=exec_command sim:args={\"cmd\":\"cat\\u0020data.txt\"}"
 if [ "$TOOL" = shell ]; then hearth_prompt="$shell_prompt"; else hearth_prompt="$read_prompt"; fi
+# Codex's commands in its sandbox that writes the workspace, as hearth's full-auto; read-only for reads.
+codex_sandbox=read-only
+if [ "$TOOL" = shell ]; then codex_sandbox=workspace-write; fi
 
 # --- Codex's configuration: the WebSocket provider, as editors/interop/codex-sim.test.mjs ------
 codex_home="$scratch/codex-home"
@@ -111,7 +114,7 @@ cat >"$codex_home/config.toml" <<EOF
 model = "sim-model"
 model_provider = "hearth-sim"
 approval_policy = "never"
-sandbox_mode = "read-only"
+sandbox_mode = "$codex_sandbox"
 check_for_update_on_startup = false
 
 [model_providers.hearth-sim]

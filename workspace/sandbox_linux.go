@@ -510,6 +510,7 @@ func (c *callReaper) killAll(sigs <-chan os.Signal) {
 			for len(descendants()) > 0 {
 				signalDescendants(syscall.SIGKILL)
 				c.reapAll(true)
+				c.reapAll(false) // every child that has ended, not one per walk of /proc
 			}
 		}
 		c.reapAll(false)
