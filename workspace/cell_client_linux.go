@@ -291,16 +291,7 @@ func (c *cell) run(ctx context.Context, dir string, argv, env []string, timeout 
 	}()
 	replies := c.expect(id)
 
-	out := newHeadTail(shellHeadBytes, shellTailBytes)
-	read := make(chan struct{})
-	var dst io.Writer = out
-	if live != nil {
-		dst = io.MultiWriter(out, live)
-	}
-	go func() {
-		defer close(read)
-		io.Copy(dst, pr)
-	}()
+	output := readOutput(pr, live)
 
 	c.wmu.Lock()
 	err = sendCell(c.fd, cellRequest{ID: id, Dir: dir, Argv: argv, Env: env}, int(pw.Fd()))
@@ -308,14 +299,14 @@ func (c *cell) run(ctx context.Context, dir string, argv, env []string, timeout 
 	pw.Close()
 	if err != nil {
 		pr.Close()
-		<-read
+		<-output.done
 		return commandRun{err: fmt.Errorf("the sandbox cell: %w", err)}
 	}
 	first, ok := <-replies
 	if !ok || first.rep.Err != "" || len(first.fds) != 1 {
 		closeFDs(first.fds)
 		pr.Close()
-		<-read
+		<-output.done
 		if ok && first.rep.Err != "" {
 			return commandRun{err: errors.New(first.rep.Err)}
 		}
@@ -348,16 +339,7 @@ func (c *cell) run(ctx context.Context, dir string, argv, env []string, timeout 
 		backstop.Stop()
 	}
 
-	drain := time.NewTimer(drainWait)
-	defer drain.Stop()
-	select {
-	case <-read:
-	case <-drain.C:
-		pr.SetReadDeadline(time.Now())
-		<-read
-		run.escaped = true
-	}
-	run.output = out.String()
+	run.output, run.escaped = output.finish()
 	switch {
 	case !ended:
 		run.err = errCellClosed

@@ -43,6 +43,7 @@ type cellServer struct {
 
 	pids  pidBound
 	calls sync.WaitGroup // one per running call's waiter
+	live  sync.Map       // call id → its init's pidfd, while it runs: killAll's
 	seq   atomic.Uint64
 }
 
@@ -118,11 +119,8 @@ func (s *cellServer) serve() {
 	s.calls.Wait()
 }
 
-// live holds the pidfds of the running calls' inits, for killAll.
-var liveCalls sync.Map // id → pidfd
-
 func (s *cellServer) killAll() {
-	liveCalls.Range(func(_, v any) bool {
+	s.live.Range(func(_, v any) bool {
 		unix.PidfdSendSignal(v.(int), unix.SIGKILL, nil, 0)
 		return true
 	})
@@ -168,7 +166,7 @@ func (s *cellServer) start(req cellRequest, out int) {
 		fail(err)
 		return
 	}
-	liveCalls.Store(req.ID, pidfd)
+	s.live.Store(req.ID, pidfd)
 	s.reply(cellReply{ID: req.ID, Pid: pid}, pidfd) // before the end, which await sends
 	s.calls.Add(1)
 	go s.await(req.ID, pidfd, status[0], bound, stack)
@@ -185,7 +183,7 @@ func (s *cellServer) await(id uint64, pidfd, status int, bound callBound, stack 
 			break
 		}
 	}
-	liveCalls.Delete(id)
+	s.live.Delete(id)
 	unix.Close(pidfd)
 	freeCallStack(stack) // reaped: nothing runs on it any more
 	bound.done()

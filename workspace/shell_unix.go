@@ -53,16 +53,7 @@ func runCommand(ctx context.Context, dir string, argv []string, helper bool, env
 	}
 	pgid := cmd.Process.Pid
 
-	out := newHeadTail(shellHeadBytes, shellTailBytes)
-	read := make(chan struct{}) // closed when the reader stops; out is its until then
-	var dst io.Writer = out
-	if live != nil {
-		dst = io.MultiWriter(out, live)
-	}
-	go func() {
-		defer close(read)
-		io.Copy(dst, pr)
-	}()
+	output := readOutput(pr, live)
 	exited := make(chan struct{}) // closed when the shell has exited (on Linux, not yet reaped)
 	var exitErr error
 	go func() {
@@ -88,21 +79,12 @@ func runCommand(ctx context.Context, dir string, argv []string, helper bool, env
 		}
 	}
 
-	stopGroup(pgid, helper, exited, read) // nothing in the group outlives the call
+	stopGroup(pgid, helper, exited, output.done) // nothing in the group outlives the call
 	<-exited
 	exitErr = reap(cmd, exitErr)
 	release()
 
-	drain := time.NewTimer(drainWait)
-	defer drain.Stop()
-	select {
-	case <-read:
-	case <-drain.C:
-		pr.SetReadDeadline(time.Now())
-		<-read
-		run.escaped = true
-	}
-	run.output = out.String()
+	run.output, run.escaped = output.finish()
 
 	if st := cmd.ProcessState; st != nil {
 		run.exitCode = st.ExitCode()
