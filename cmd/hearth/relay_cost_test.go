@@ -252,9 +252,12 @@ func threadsCPU(t testing.TB, pid int) time.Duration {
 }
 
 // A stream at a fast model's pace (1,000 one-token deltas a second) costs
-// the daemon at most 40 µs of CPU per delta relayed, and eight such
-// streams at once at most 20% of a core: the median of three turns of
-// each, as the machine is shared.
+// the daemon at most 60 µs of CPU per delta relayed, and eight such
+// streams at once at most 25% of a core: the median of three turns of
+// each, as the machine is shared. The bounds catch a relay that lost its
+// batching (a goroutine hop and a write per delta cost 134–218 µs, and
+// 35–37% of a core for eight); the batched relay measures 29–45 µs and
+// 14–18% here under the race detector, as the machine's day goes.
 func TestRelayCPU(t *testing.T) {
 	median := func(r *relayRig, f func(relayFigures) float64) (float64, []relayFigures) {
 		var runs []relayFigures
@@ -271,15 +274,15 @@ func TestRelayCPU(t *testing.T) {
 	for _, f := range runs {
 		t.Log(f)
 	}
-	if one > 40 {
-		t.Errorf("one stream: %.1f µs of daemon CPU per delta (median of three), over 40", one)
+	if one > 60 {
+		t.Errorf("one stream: %.1f µs of daemon CPU per delta (median of three), over 60", one)
 	}
 	eight, runs := median(newRelayRig(t, 8, 1000), func(f relayFigures) float64 { return 100 * f.core() })
 	for _, f := range runs {
 		t.Log(f)
 	}
-	if eight > 20 {
-		t.Errorf("eight streams: %.1f%% of a core (median of three), over 20%%", eight)
+	if eight > 25 {
+		t.Errorf("eight streams: %.1f%% of a core (median of three), over 25%%", eight)
 	}
 }
 
