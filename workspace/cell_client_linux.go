@@ -32,7 +32,7 @@ type cell struct {
 
 	wmu sync.Mutex // one message at a time
 
-	mu      sync.Mutex
+	mu      sync.Mutex // guards waiting, nextID, running, closed
 	waiting map[uint64]chan cellMsg
 	nextID  uint64
 	running int
@@ -57,7 +57,7 @@ const cellStartTimeout = 20 * time.Second
 // cells are the running cells by policy; failed records policies whose
 // cell could not start, so each of their commands does not try again.
 var cells struct {
-	mu     sync.Mutex
+	mu     sync.Mutex // guards m and failed; held while a cell starts
 	m      map[string]*cell
 	failed map[string]error
 }
@@ -248,6 +248,8 @@ func (c *cell) close() {
 	}
 }
 
+// idleClose runs on the idle timer's goroutine, which ends with it: a cell
+// still running a command waits another cellIdle.
 func (c *cell) idleClose() {
 	c.mu.Lock()
 	busy := c.running > 0
@@ -316,29 +318,7 @@ func (c *cell) run(ctx context.Context, dir string, argv, env []string, timeout 
 	defer unix.Close(pidfd)
 
 	var run commandRun
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	var end cellMsg
-	var ended bool
-	select {
-	case end, ended = <-replies:
-	case <-timer.C:
-		run.timedOut = true
-	case <-ctx.Done():
-		run.cancelled = true
-	}
-	if !ended && (run.timedOut || run.cancelled) {
-		unix.PidfdSendSignal(pidfd, unix.SIGTERM, nil, 0)
-		backstop := time.NewTimer(killGrace + helperSlack)
-		select {
-		case end, ended = <-replies:
-		case <-backstop.C:
-			unix.PidfdSendSignal(pidfd, unix.SIGKILL, nil, 0)
-			end, ended = <-replies
-		}
-		backstop.Stop()
-	}
-
+	end, ended := awaitCall(ctx, replies, pidfd, timeout, &run)
 	run.output, run.escaped = output.finish()
 	switch {
 	case !ended:
@@ -357,4 +337,31 @@ func (c *cell) run(ctx context.Context, dir string, argv, env []string, timeout 
 		run.exitCode = -1
 	}
 	return run
+}
+
+// awaitCall waits for the call's end. On timeout or cancel (marked in run)
+// it sends the call's init SIGTERM, which ends the call within killGrace,
+// and SIGKILL, which ends it at once, should even that not come in time.
+// ended is false when the cell went away first.
+func awaitCall(ctx context.Context, replies chan cellMsg, pidfd int, timeout time.Duration, run *commandRun) (end cellMsg, ended bool) {
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case end, ended = <-replies:
+		return end, ended
+	case <-timer.C:
+		run.timedOut = true
+	case <-ctx.Done():
+		run.cancelled = true
+	}
+	unix.PidfdSendSignal(pidfd, unix.SIGTERM, nil, 0)
+	backstop := time.NewTimer(killGrace + helperSlack)
+	defer backstop.Stop()
+	select {
+	case end, ended = <-replies:
+	case <-backstop.C:
+		unix.PidfdSendSignal(pidfd, unix.SIGKILL, nil, 0)
+		end, ended = <-replies
+	}
+	return end, ended
 }

@@ -49,23 +49,70 @@ func setupCallMounts(m callMounts) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make the mounts private: %w", err)
 	}
-	tmp, tmpdir, runtimeDir, areas := m.areas()
-	inArea := func(p string) bool {
-		return slices.ContainsFunc(areas, func(a string) bool { return within(p, a) })
-	}
-
-	// What stays reachable where an area is covered, opened before it is.
-	keep := canonicalAll(m.keep)
+	_, _, _, areas := m.areas()
+	// The temp dir is among the directories commands may write: it is the
+	// private one now.
+	keep := slices.DeleteFunc(canonicalAll(m.keep), func(k string) bool { return slices.Contains(areas, k) })
 	allow := canonicalAll(m.allow)
-	var back []placed
+	reachable := func(p string) bool { // left at its path on purpose
+		return slices.Contains(allow, p) || slices.ContainsFunc(keep, func(k string) bool { return within(p, k) })
+	}
+	back := m.openBack(keep, allow, areas)
 	defer func() {
 		for _, b := range back {
 			unix.Close(b.fd)
 		}
 	}()
-	// The temp dir is among the directories commands may write: it is the
-	// private one now.
-	keep = slices.DeleteFunc(keep, func(k string) bool { return slices.Contains(areas, k) })
+
+	// Every other socket the machine has bound.
+	socks, err := hostSockets(m.unixTable)
+	if err != nil {
+		return err
+	}
+	exempt := m.exempt()
+	for _, s := range socks {
+		if exempt(s.path) {
+			continue
+		}
+		if err := unix.Mount("/dev/null", s.path, "", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("cover the socket %s: %w", s.path, err)
+		}
+	}
+	if err := m.coverAreas(back); err != nil {
+		return err
+	}
+	if m.socket != "" {
+		if err := hideSocket(m.socket, keep); err != nil {
+			return fmt.Errorf("hide the daemon's socket: %w", err)
+		}
+	}
+	for _, g := range m.gitDirs {
+		if err := protectGit(g); err != nil {
+			return err
+		}
+	}
+	// Fail closed: no socket of the host's is left at its path.
+	for _, s := range socks {
+		if reachable(s.path) {
+			continue
+		}
+		var st unix.Stat_t
+		if err := unix.Lstat(s.path, &st); err == nil && st.Dev == s.dev && st.Ino == s.ino {
+			return fmt.Errorf("the socket %s is still reachable", s.path)
+		}
+	}
+	return nil
+}
+
+// openBack opens what must stay reachable where an area is covered — the
+// outermost writable directories and the allowed sockets inside an area —
+// before it is covered, to be bound back (coverAreas). The caller closes
+// the descriptors.
+func (m callMounts) openBack(keep, allow, areas []string) []placed {
+	inArea := func(p string) bool {
+		return slices.ContainsFunc(areas, func(a string) bool { return within(p, a) })
+	}
+	var back []placed
 	for _, k := range outermost(keep) {
 		if inArea(k) {
 			if b, ok := openPlaced(k, true); ok {
@@ -80,7 +127,15 @@ func setupCallMounts(m callMounts) error {
 			}
 		}
 	}
-	var tmpFd = -1
+	return back
+}
+
+// coverAreas covers the runtime directory with an empty tmpfs and /tmp
+// with the workspace's private directory (an empty tmpfs without one),
+// makes $TMPDIR that same directory, and binds back what openBack opened.
+func (m callMounts) coverAreas(back []placed) error {
+	tmp, tmpdir, runtimeDir, areas := m.areas()
+	tmpFd := -1
 	if m.tmp != "" {
 		fd, err := unix.Open(m.tmp, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
@@ -89,27 +144,12 @@ func setupCallMounts(m callMounts) error {
 		tmpFd = fd
 		defer unix.Close(fd)
 	}
-
-	// Every other socket the machine has bound.
-	socks, err := hostSockets(m.unixTable)
-	if err != nil {
-		return err
-	}
-	for _, s := range socks {
-		if inArea(s.path) || slices.Contains(allow, s.path) || slices.ContainsFunc(keep, func(k string) bool { return within(s.path, k) }) {
-			continue
-		}
-		if err := unix.Mount("/dev/null", s.path, "", unix.MS_BIND, ""); err != nil {
-			return fmt.Errorf("cover the socket %s: %w", s.path, err)
-		}
-	}
-
-	// The areas.
 	if runtimeDir != "" {
 		if err := unix.Mount("hearth-runtime", runtimeDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700,size=1m"); err != nil {
 			return fmt.Errorf("cover %s: %w", runtimeDir, err)
 		}
 	}
+	var err error
 	if tmpFd >= 0 {
 		err = unix.Mount(fdPath(tmpFd), tmp, "", unix.MS_BIND, "")
 	} else {
@@ -123,32 +163,12 @@ func setupCallMounts(m callMounts) error {
 		if err != nil {
 			return fmt.Errorf("open the private /tmp: %w", err)
 		}
+		defer unix.Close(fd)
 		back = append([]placed{{path: tmpdir, fd: fd, dir: true}}, back...)
 	}
 	for _, b := range back {
 		if err := place(b, areas); err != nil {
 			return err
-		}
-	}
-
-	if m.socket != "" {
-		if err := hideSocket(m.socket, keep); err != nil {
-			return fmt.Errorf("hide the daemon's socket: %w", err)
-		}
-	}
-	for _, g := range m.gitDirs {
-		if err := protectGit(g); err != nil {
-			return err
-		}
-	}
-	// Fail closed: no socket of the host's is left at its path.
-	for _, s := range socks {
-		if slices.Contains(allow, s.path) || slices.ContainsFunc(keep, func(k string) bool { return within(s.path, k) }) {
-			continue
-		}
-		var st unix.Stat_t
-		if err := unix.Lstat(s.path, &st); err == nil && st.Dev == s.dev && st.Ino == s.ino {
-			return fmt.Errorf("the socket %s is still reachable", s.path)
 		}
 	}
 	return nil

@@ -131,36 +131,7 @@ func doctor(ctx context.Context, cfg daemon.Config) []check {
 	}
 	add(checkDatabase(ctx, cfg.DBPath()))
 	add(checkService(ctx, cfg, home))
-	// What the kernel lets the shell tool's sandbox enforce: never pretend.
-	if sb := workspace.SandboxStatus(); strings.HasPrefix(sb, "not sandboxed") {
-		add("warn", "sandbox", "%s; shell commands run with your full rights", sb)
-	} else {
-		add("ok", "sandbox", "%s", sb)
-	}
-	// Which unix sockets commands can reach: hearth's is refused by the
-	// daemon, the others are hidden where a mount namespace is possible.
-	allowed := os.Getenv(sandboxSocketsVar)
-	if allowed == "" {
-		allowed = fileEnv[sandboxSocketsVar]
-	}
-	if ss := workspace.SocketStatus(sandboxSockets(allowed)); strings.HasPrefix(ss, "every ") {
-		add("warn", "sockets", "%s", ss)
-	} else {
-		add("ok", "sockets", "%s", ss)
-	}
-	if runtime.GOOS == "linux" {
-		add("ok", "processes", "%s", workspace.ProcessBoundStatus(sandboxPids()))
-	}
-	// Whether a mode's "no network" holds here, and what it leaves open.
-	switch nw := workspace.NetworkStatus(); {
-	case cfg.ShellNetwork == daemon.NetworkOn:
-		add("ok", "network", "%s", daemon.ShellNetworkSummary(cfg.ShellNetwork))
-	case strings.HasPrefix(nw, "cannot"):
-		add("warn", "network", "%s, but %s", daemon.ShellNetworkSummary(cfg.ShellNetwork), nw)
-	default:
-		add("ok", "network", "%s; %s", daemon.ShellNetworkSummary(cfg.ShellNetwork), nw)
-	}
-	return out
+	return append(out, sandboxChecks(cfg, fileEnv)...)
 }
 
 func maskKey(k string) string {
@@ -371,4 +342,49 @@ func checkService(ctx context.Context, cfg daemon.Config, home string) (string, 
 		return "warn", name, fmt.Sprintf("%s is installed but %v", p.Unit.Path, err)
 	}
 	return "ok", name, fmt.Sprintf("installed: %s", p.Unit.Path)
+}
+
+// sandboxChecks say what the shell tool's sandbox holds on this machine —
+// what the kernel lets it enforce, which unix sockets commands can reach,
+// how their processes are bounded, whether "no network" holds: never
+// pretend. fileEnv is the env file's variables.
+func sandboxChecks(cfg daemon.Config, fileEnv map[string]string) []check {
+	var out []check
+	add := func(status, name, format string, a ...any) {
+		out = append(out, check{status, name, fmt.Sprintf(format, a...)})
+	}
+	// What the kernel lets the shell tool's sandbox enforce: never pretend.
+	if sb := workspace.SandboxStatus(); strings.HasPrefix(sb, "not sandboxed") {
+		add("warn", "sandbox", "%s; shell commands run with your full rights", sb)
+	} else {
+		add("ok", "sandbox", "%s", sb)
+	}
+	// Which unix sockets commands can reach: hearth's is refused by the
+	// daemon, the others are hidden where a mount namespace is possible.
+	allowed := os.Getenv(sandboxSocketsVar)
+	if allowed == "" {
+		allowed = fileEnv[sandboxSocketsVar]
+	}
+	if ss := workspace.SocketStatus(sandboxSockets(allowed)); strings.HasPrefix(ss, "every ") {
+		add("warn", "sockets", "%s", ss)
+	} else {
+		add("ok", "sockets", "%s", ss)
+	}
+	if runtime.GOOS == "linux" {
+		if pb := workspace.ProcessBoundStatus(sandboxPids()); strings.Contains(pb, "nothing bounds") {
+			add("warn", "processes", "%s", pb)
+		} else {
+			add("ok", "processes", "%s", pb)
+		}
+	}
+	// Whether a mode's "no network" holds here, and what it leaves open.
+	switch nw := workspace.NetworkStatus(); {
+	case cfg.ShellNetwork == daemon.NetworkOn:
+		add("ok", "network", "%s", daemon.ShellNetworkSummary(cfg.ShellNetwork))
+	case strings.HasPrefix(nw, "cannot"):
+		add("warn", "network", "%s, but %s", daemon.ShellNetworkSummary(cfg.ShellNetwork), nw)
+	default:
+		add("ok", "network", "%s; %s", daemon.ShellNetworkSummary(cfg.ShellNetwork), nw)
+	}
+	return out
 }
