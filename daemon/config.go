@@ -73,7 +73,7 @@ type Config struct {
 }
 
 // FromEnv reads the configuration from the environment, with the defaults
-// the README documents.
+// docs/USAGE.md documents.
 func FromEnv() (Config, error) {
 	c := Config{
 		Socket:  os.Getenv("HEARTH_SOCKET"),

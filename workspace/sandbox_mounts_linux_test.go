@@ -62,9 +62,18 @@ func connListener(t *testing.T, path string) <-chan string {
 		t.Fatal(err)
 	}
 	ch := make(chan string, 16)
-	done := make(chan struct{})
+	done := acceptLines(l, "", ch)
+	t.Cleanup(func() { l.Close(); <-done })
+	return ch
+}
+
+// acceptLines sends on ch, prefixed, the first line each connection l
+// accepts sends (or "" when it sends none), until l is closed; done is
+// closed then.
+func acceptLines(l net.Listener, prefix string, ch chan<- string) (done <-chan struct{}) {
+	d := make(chan struct{})
 	go func() {
-		defer close(done)
+		defer close(d)
 		for {
 			c, err := l.Accept()
 			if err != nil {
@@ -73,11 +82,10 @@ func connListener(t *testing.T, path string) <-chan string {
 			c.SetReadDeadline(time.Now().Add(10 * time.Second))
 			line, _ := bufio.NewReader(c).ReadString('\n')
 			c.Close()
-			ch <- strings.TrimSpace(line)
+			ch <- prefix + strings.TrimSpace(line)
 		}
 	}()
-	t.Cleanup(func() { l.Close(); <-done })
-	return ch
+	return d
 }
 
 // nextConn is the first line of the next connection the listener on path

@@ -1,7 +1,6 @@
 package workspace
 
 import (
-	"bufio"
 	"errors"
 	"net"
 	"os"
@@ -59,20 +58,7 @@ func lineListener(t *testing.T) (tcpAddr, udpAddr string, lines <-chan string) {
 		t.Fatal(err)
 	}
 	ch := make(chan string, 16)
-	tcpDone, udpDone := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(tcpDone)
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			c.SetReadDeadline(time.Now().Add(10 * time.Second))
-			line, _ := bufio.NewReader(c).ReadString('\n')
-			c.Close()
-			ch <- "tcp " + strings.TrimSpace(line)
-		}
-	}()
+	tcpDone, udpDone := acceptLines(l, "tcp ", ch), make(chan struct{})
 	go func() {
 		defer close(udpDone)
 		buf := make([]byte, 512)
