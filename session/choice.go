@@ -25,10 +25,8 @@ func (c *Conversation) Config() Config {
 // response (its input and output, as its usage counted them; 0 before the
 // first) and the window (0 when the model's is not known).
 func (c *Conversation) ContextUsage() (used, size int) {
-	c.mu.Lock()
-	used = c.lastInput + c.lastOutput
-	c.mu.Unlock()
-	return used, c.Config().ContextWindow
+	in, out := c.tr.Usage()
+	return in + out, c.Config().ContextWindow
 }
 
 // UsageSink is a Sink that shows how full the context is. A turn's sink

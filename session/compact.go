@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/hearthd/hearth/session/responses"
-	"github.com/hearthd/hearth/store"
+	"github.com/hearthd/hearth/session/transcript"
 )
 
 // Compaction: a session that outgrows the model's context window goes on
@@ -26,9 +26,6 @@ const compactionPrompt = "Your context window is nearly full: this conversation 
 	"the code involved (paths and names), what is in progress and what is left to do. " +
 	"Be specific and complete; answer with the summary only, without calling a tool. The summary replaces everything above it."
 
-// summaryPrefix opens the summary item in the compacted view.
-const summaryPrefix = "Summary of the conversation so far (earlier messages were compacted; the user can see them all):\n\n"
-
 // Why a conversation was compacted.
 const (
 	CompactWindow  = "context window" // past Config.CompactAt of the window
@@ -36,36 +33,8 @@ const (
 	CompactUser    = "asked by the user"
 )
 
-// viewAfter makes the transcript the compacted view of items under c.
-// Called by Open before the conversation is shared.
-func (c *Conversation) viewAfter(items []store.Item, last store.Compaction) {
-	for _, it := range items[:c.initialN] {
-		c.ledger.committed = append(c.ledger.committed, it.Data)
-	}
-	if last.Summary != "" { // else the API compacted: its output is stored after ThroughSeq
-		c.ledger.committed = append(c.ledger.committed, summaryItem(last.Summary))
-	}
-	c.prefix, c.through = len(c.ledger.committed), last.ThroughSeq
-	for _, it := range items {
-		if it.Seq > last.ThroughSeq {
-			c.ledger.committed = append(c.ledger.committed, it.Data)
-		}
-	}
-}
-
-func summaryItem(summary string) json.RawMessage {
-	return UserMessage(summaryPrefix + summary)
-}
-
-// seqOf is the store's seq of transcript item i (at or after c.prefix).
-// Stored items have no gaps, so the view's items after through are
-// numbered from through+1. Called with c.mu held.
-func (c *Conversation) seqOfLocked(i int) int64 {
-	if c.prefix == 0 {
-		return int64(i) + 1
-	}
-	return c.through + int64(i-c.prefix) + 1
-}
+// summaryItem opens the compacted view (transcript.SummaryItem).
+func summaryItem(summary string) json.RawMessage { return transcript.SummaryItem(summary) }
 
 // tokensOf estimates the tokens of items as the model counts them: four
 // bytes of JSON a token, as the API's tokenizers average on English and
@@ -78,46 +47,14 @@ func tokensOf(items ...json.RawMessage) int {
 	return (n + 3) / 4
 }
 
-// countedLocked records what a response's usage says of the view: its input
-// and output tokens, and how many items of the view they cover (the output
-// is committed, or staged first in line). A server that reports no usage
-// leaves the estimate to the items' bytes. Called with c.mu held.
-func (c *Conversation) countedLocked(r *reply) {
-	if r.usage.Input <= 0 {
-		return
-	}
-	c.lastInput, c.lastOutput = int(r.usage.Input), int(r.usage.Output)
-	c.counted = len(c.ledger.committed)
-	if r.staged {
-		c.counted += len(r.output)
-	}
-}
-
-// nextInput estimates the input tokens of the next request: the last
-// response's input and output tokens (its usage: the server's own count of
-// all but what came since) plus the items since, by their bytes. Without
-// usage (a view just opened or compacted) it counts the whole view and the
-// settings (instructions, tools) by their bytes.
+// nextInput estimates the input tokens of the next request
+// (Transcript.NextInput), the settings counted by their bytes.
 func (c *Conversation) nextInput() int {
 	_, key, err := c.settings()
 	if err != nil {
 		key = nil // the request will fail on its own; the estimate goes without
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	committed, staged := c.ledger.committed, c.ledger.staged
-	from, n := 0, len(key)
-	if c.lastInput > 0 && c.counted <= len(committed)+len(staged) {
-		from, n = c.counted, 4*(c.lastInput+c.lastOutput)
-	}
-	for i := from; i < len(committed)+len(staged); i++ {
-		if i < len(committed) {
-			n += len(committed[i])
-		} else {
-			n += len(staged[i-len(committed)].Data)
-		}
-	}
-	return (n + 3) / 4
+	return c.tr.NextInput(len(key))
 }
 
 // overWindow says whether the next request would be past the compaction
@@ -130,19 +67,14 @@ func (c *Conversation) overWindow() bool {
 	if cfg.ContextWindow <= 0 {
 		return false
 	}
-	c.mu.Lock()
-	grown := c.ledger.next() > c.compactedAt
-	c.mu.Unlock()
-	return grown && float64(c.nextInput()) > cfg.CompactAt*float64(cfg.ContextWindow)
+	return c.tr.Grown() && float64(c.nextInput()) > cfg.CompactAt*float64(cfg.ContextWindow)
 }
 
 // Compact compacts the conversation now, as a turn of its own (the user's
 // /compact). It returns the turn's stop reason.
 func (c *Conversation) Compact(ctx context.Context, sink Sink) (StopReason, error) {
 	return c.asTurn(ctx, func(turnID int64) (StopReason, error) {
-		c.mu.Lock()
-		c.turnStart = len(c.ledger.committed)
-		c.mu.Unlock()
+		c.tr.StartTurn()
 		if err := c.compact(ctx, turnID, sink, CompactUser); err != nil {
 			if ctx.Err() != nil {
 				return StopCancelled, nil
@@ -158,12 +90,10 @@ func (c *Conversation) Compact(ctx context.Context, sink Sink) (StopReason, erro
 // (compactOnServer), else, or when that fails, with a summary the model
 // writes (compactLocally). The turn owns c.
 func (c *Conversation) compact(ctx context.Context, turnID int64, sink Sink, why string) error {
-	if err := c.flush(context.WithoutCancel(ctx), turnID); err != nil {
+	if err := c.tr.Flush(context.WithoutCancel(ctx), turnID); err != nil {
 		return err
 	}
-	c.mu.Lock()
-	before := len(c.ledger.committed)
-	c.mu.Unlock()
+	before := c.tr.Len()
 	how := "the API's compaction"
 	err := errors.New("not asked for")
 	if c.Config().Compaction == CompactServer {
@@ -180,9 +110,7 @@ func (c *Conversation) compact(ctx context.Context, turnID int64, sink Sink, why
 		}
 		how = "a summary"
 	}
-	c.mu.Lock()
-	after := len(c.ledger.committed)
-	c.mu.Unlock()
+	after := c.tr.Len()
 	if sink != nil {
 		sink.Notice(fmt.Sprintf("hearth: compacted this session (%s) with %s: %d items are now %d; "+
 			"the whole history stays in `hearth inspect %s`.", why, how, before, after, c.id))
@@ -203,47 +131,7 @@ func (c *Conversation) compactLocally(ctx context.Context, turnID int64, why str
 	if err != nil {
 		return err
 	}
-
-	cfg := c.Config()
-	c.mu.Lock()
-	n := len(c.ledger.committed)
-	// Keep the running turn's items if they are small (a quarter of the
-	// window); the summary covers them too.
-	keep := max(c.turnStart, c.prefix, c.initialN)
-	size := 0
-	for _, it := range c.ledger.committed[keep:] {
-		size += len(it) / 4
-	}
-	if cfg.ContextWindow > 0 && size > cfg.ContextWindow/4 || keep > n {
-		keep = n
-	}
-	through := c.seqOfLocked(keep) - 1
-	initial := append([]json.RawMessage(nil), c.ledger.committed[:c.initialN]...)
-	tail := append([]json.RawMessage(nil), c.ledger.committed[keep:]...)
-	c.mu.Unlock()
-
-	if _, err := c.db.AddCompaction(context.WithoutCancel(ctx), store.Compaction{SessionID: c.id, ThroughSeq: through,
-		Summary: summary, ResponseID: respID, Reason: why}); err != nil {
-		return storeErr(fmt.Errorf("compact: %w", err))
-	}
-	c.adopt(append(append(initial, summaryItem(summary)), tail...), len(initial)+1, len(initial)+1, through)
-	return nil
-}
-
-// adopt makes view the model's view: its items from prefix on are the
-// stored items after through, and those from turn on the running turn's
-// (kept as they were). Nothing of the old view's counts or baseline holds
-// for it.
-func (c *Conversation) adopt(view []json.RawMessage, prefix, turn int, through int64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.ledger.committed = view
-	c.prefix, c.through = prefix, through
-	c.turnStart = turn
-	c.input, c.converted = nil, 0
-	c.base = nil
-	c.lastInput, c.lastOutput, c.counted = 0, 0, 0
-	c.compactedAt = len(view)
+	return c.tr.Compacted(ctx, summary, respID, why, c.Config().ContextWindow)
 }
 
 // summarize asks the model for the hand-off summary of the view, aside

@@ -27,11 +27,8 @@ const maxPartRefusals = 3
 // the prompt ask); budget 0 (the window is unknown, and the server refused
 // the view) leaves room for half of the view's items.
 func (c *Conversation) summarizeParts(ctx context.Context, turnID int64, budget int, ask []json.RawMessage) (summary, respID string, err error) {
-	c.convert()
-	c.mu.Lock()
-	view := append([]json.RawMessage(nil), c.inputLocked()...)
-	initial := min(c.initialN, len(view))
-	c.mu.Unlock()
+	view := c.tr.Input()
+	initial := min(c.tr.InitialCount(), len(view))
 	_, key, err := c.settings()
 	if err != nil {
 		return "", "", err

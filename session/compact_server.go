@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hearthd/hearth/session/responses"
+	"github.com/hearthd/hearth/session/transcript"
 	"github.com/hearthd/hearth/store"
 )
 
@@ -24,13 +25,9 @@ import (
 // refusal, an answer without a compaction item — leaves the view as it was,
 // and compact falls back to the local summary.
 
-// compactionView is the stored view of the items an API compaction
-// returned: they are the model's view, not something that happened.
-var compactionView = json.RawMessage(`{"compaction":true}`)
-
 // FromCompaction reports whether a stored item's view marks it as part of
 // an API compaction's output, which an editor's replay leaves out.
-func FromCompaction(view json.RawMessage) bool { return bytes.Equal(view, compactionView) }
+func FromCompaction(view json.RawMessage) bool { return bytes.Equal(view, transcript.CompactionView) }
 
 // compactOnServer compacts the view with the API's compaction and records
 // it. Nothing changes when it fails.
@@ -39,30 +36,16 @@ func (c *Conversation) compactOnServer(ctx context.Context, turnID int64, why st
 	if err != nil {
 		return err
 	}
-	c.convert()
-	c.mu.Lock()
-	view := append([]json.RawMessage(nil), c.inputLocked()...)
-	initial := append([]json.RawMessage(nil), c.ledger.committed[:c.initialN]...)
-	c.mu.Unlock()
+	view := c.tr.Input()
 	started := time.Now()
-	res, output, err := c.compactParts(ctx, set, view, len(initial))
+	res, output, err := c.compactParts(ctx, set, view, c.tr.InitialCount())
 	if err != nil {
 		return err
 	}
-	out := make([]store.NewItem, len(output))
-	for i, it := range output {
-		out[i] = store.NewItem{Origin: store.OriginOutput, Data: it, View: compactionView}
+	if _, err := c.tr.CompactedByServer(ctx, turnID, res.ID, why, output); err != nil {
+		return err
 	}
-	comp, items, err := c.db.AddCompactionItems(context.WithoutCancel(ctx), store.Compaction{SessionID: c.id,
-		ResponseID: res.ID, Reason: why}, turnID, out)
-	if err != nil {
-		return storeErr(fmt.Errorf("compact: %w", err))
-	}
-	for _, it := range items {
-		initial = append(initial, it.Data)
-	}
-	c.adopt(initial, c.initialN, len(initial), comp.ThroughSeq)
-	c.log.Info("the API compacted the view", "items", len(view), "into", len(items), "input_tokens", res.Usage.Input,
+	c.log.Info("the API compacted the view", "items", len(view), "into", len(output), "input_tokens", res.Usage.Input,
 		"output_tokens", res.Usage.Output, "took", time.Since(started))
 	return nil
 }
@@ -94,7 +77,7 @@ func (c *Conversation) compactParts(ctx context.Context, set responses.Settings,
 		var out []json.RawMessage
 		sealed := false
 		for _, it := range res.Output {
-			if form, ok := replayForm(it); ok && slices.ContainsFunc(head, func(f json.RawMessage) bool { return bytes.Equal(f, form) }) {
+			if form, ok := transcript.ReplayForm(it); ok && slices.ContainsFunc(head, func(f json.RawMessage) bool { return bytes.Equal(f, form) }) {
 				continue // the session's initial items are hearth's to keep, first
 			}
 			sealed = sealed || readItem(it).Type == "compaction"
@@ -106,6 +89,6 @@ func (c *Conversation) compactParts(ctx context.Context, set responses.Settings,
 		if next == len(body) {
 			return res, out, nil
 		}
-		carried, i = replayForms(nil, out), next
+		carried, i = transcript.ReplayForms(nil, out), next
 	}
 }

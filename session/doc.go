@@ -23,7 +23,7 @@
 //     reason recorded.
 //   - What the editor is told is in the store: every item is committed
 //     before a request that carries it is sent, and the editor hears of a
-//     staged tool output only once it is stored (ledger, commit.go).
+//     staged tool output only once it is stored (session/transcript).
 //
 // Imports: session imports store and session/responses (below it), never
 // daemon, rpc or session/sim; tools are reached through the Tools interface

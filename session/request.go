@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/hearthd/hearth/session/responses"
+	"github.com/hearthd/hearth/session/transcript"
 	"github.com/hearthd/hearth/store"
 )
 
@@ -128,13 +128,14 @@ func (c *Conversation) connect(ctx context.Context, generate bool, sink Sink) (r
 // view, replay forms sent in full instead), plus aside, and plans it
 // against the baseline.
 func (c *Conversation) prepare(conn responses.Link, lane string, generate bool, view, aside []json.RawMessage) (*outgoing, error) {
-	c.convert()
+	o := &outgoing{lane: lane, aside: aside != nil}
+	o.full, o.batch = c.tr.Next()
+	epoch := c.tr.Epoch()
 	c.mu.Lock()
-	o := &outgoing{lane: lane, full: append([]json.RawMessage(nil), c.inputLocked()...), batch: c.ledger.batch(), aside: aside != nil}
-	for _, it := range o.batch.Items {
-		o.full = replayForms(o.full, []json.RawMessage{it.Data})
-	}
 	base := c.base
+	if base != nil && base.epoch != epoch {
+		base = nil // a compaction, a rewind or a lost response's end: the server's chain is not the view's
+	}
 	if view != nil {
 		o.full, base = append([]json.RawMessage(nil), view...), nil
 	}
@@ -170,17 +171,14 @@ func (c *Conversation) prepare(conn responses.Link, lane string, generate bool, 
 // request's row, in one transaction, before it is sent. tell tells what
 // waited for the batch; the caller calls it once the request is on its way.
 func (c *Conversation) commitRequest(ctx context.Context, turnID int64, conn responses.Link, o *outgoing) (reqID int64, tell func(), err error) {
-	reqID, _, err = c.db.InsertRequestAfter(ctx, store.Request{
-		SessionID: c.id, TurnID: turnID, Conn: conn.Name(), Kind: o.kind, FullReason: o.reason,
+	reqID, tell, err = c.tr.CommitRequest(ctx, store.Request{
+		TurnID: turnID, Conn: conn.Name(), Kind: o.kind, FullReason: o.reason,
 		PreviousResponseID: o.prev, BytesSent: int64(len(o.frame)), InputItems: len(o.items),
 		Status: "sent", Sent: time.Now(),
 	}, o.batch)
 	if err != nil {
-		return 0, nil, storeErr(fmt.Errorf("record request: %w", err))
+		return 0, nil, err
 	}
-	c.mu.Lock()
-	tell = c.ledger.stored(o.batch)
-	c.mu.Unlock()
 	c.count(o.kind, len(o.frame))
 	if o.prev != "" {
 		c.client.counters.bytesSaved.Add(int64(savedBytes(o.prev, o.full[:len(o.full)-len(o.items)])))
@@ -238,52 +236,38 @@ func (c *Conversation) settle(ctx context.Context, turnID int64, conn responses.
 		status = store.RequestIncomplete
 	}
 	end := &store.Completion{ID: reqID, ResponseID: r.id, Status: status, FirstEvent: first, Finished: time.Now(), Usage: r.usage}
-	var out []store.NewItem
-	if !o.aside {
-		out = make([]store.NewItem, len(r.output))
-		for i, it := range r.output {
-			out[i] = store.NewItem{Origin: store.OriginOutput, Data: it}
-		}
-	}
 	if !o.aside && turn && c.onlyReads(r.output) {
-		c.mu.Lock()
-		r.staged = c.ledger.stageResponse(end, out) // nothing may come before the response
-		c.mu.Unlock()
+		r.staged = c.tr.StageResponse(end, r.output) // nothing may come before the response
 	}
-	if !r.staged {
+	b := &baseline{conn: conn, lane: o.lane, settings: o.key, input: o.full, responseID: r.id, epoch: c.tr.Epoch()}
+	var err error
+	switch {
+	case r.staged:
+		b.output = transcript.ReplayForms(nil, r.output)
+	case o.aside:
+		giveBack(r.output)
+		err = c.tr.CommitEnd(context.WithoutCancel(ctx), turnID, end)
+	default:
 		giveBack(r.output) // before the database's own copies of a big answer
-		if _, err := c.db.CommitStaged(context.WithoutCancel(ctx), c.id, turnID, store.Staged{End: end, Items: out}); err != nil {
-			c.forgetBaseline()
-			r.early.stop()
-			return nil, storeErr(fmt.Errorf("commit the response: %w", err))
-		}
-		if !o.aside {
-			// Stored as received; what stays in memory is the replay form,
-			// made in the item's own bytes: one copy of an answer.
-			for i, it := range r.output {
-				if form, ok := replayInPlace(it); ok {
-					r.output[i] = form
-				}
-			}
-		}
+		b.output, err = c.tr.CommitResponse(context.WithoutCancel(ctx), turnID, end, r.output)
+	}
+	if err != nil {
+		c.forgetBaseline()
+		r.early.stop()
+		return nil, err
 	}
 	c.client.counters.addUsage(r.usage)
 	if o.aside {
 		return r, nil
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	b := &baseline{conn: conn, lane: o.lane, settings: o.key, input: o.full, responseID: r.id}
+	pending := 0
 	if r.staged {
-		b.output = replayForms(nil, r.output)
-	} else {
-		n := len(c.inputLocked())
-		c.ledger.committed = append(c.ledger.committed, r.output...)
-		in := c.inputLocked()
-		b.output = in[n:len(in):len(in)]
+		pending = len(r.output)
 	}
+	c.tr.Counted(r.usage, pending)
+	c.mu.Lock()
 	c.base = b
-	c.countedLocked(r)
+	c.mu.Unlock()
 	return r, nil
 }
 
@@ -328,7 +312,7 @@ func (c *Conversation) finish(reqID int64, respID, status string, err error, fir
 	// context is gone.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if ferr := c.db.FinishRequest(ctx, reqID, respID, status, msg, first, time.Now()); ferr != nil {
+	if ferr := c.tr.FinishRequest(ctx, reqID, respID, status, msg, first); ferr != nil {
 		c.log.Warn("record request outcome", "err", ferr)
 	}
 }

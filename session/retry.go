@@ -60,13 +60,11 @@ func (c *Conversation) request(ctx context.Context, turnID int64, sink Sink) (*r
 
 // size describes the conversation for a context-length refusal.
 func (c *Conversation) size() string {
-	c.mu.Lock()
-	in := c.inputLocked()
+	in := c.tr.Input()
 	n, bytes := len(in), 0
 	for _, it := range in {
 		bytes += len(it)
 	}
-	c.mu.Unlock()
 	// ~4 bytes a token, as the API's tokenizers average on English and code.
 	return fmt.Sprintf("the session holds %d items, %d KiB, about %d tokens", n, bytes>>10, bytes/4)
 }

@@ -2,6 +2,7 @@ package session
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 )
 
@@ -19,17 +20,17 @@ var developerPrefix = func() []byte {
 // model was told is read from the transcript, so it holds across restarts
 // and compactions.
 func (c *Conversation) Told(prefix string) (string, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for i := len(c.ledger.committed) - 1; i >= 0; i-- {
-		raw := c.ledger.committed[i]
+	var text string
+	_, ok := c.tr.Latest(func(raw json.RawMessage) bool {
 		if !bytes.HasPrefix(raw, developerPrefix) {
-			continue
+			return false
 		}
 		parts := messageParts(raw)
 		if len(parts) == 1 && strings.HasPrefix(parts[0].Text, prefix) {
-			return parts[0].Text, true
+			text = parts[0].Text
+			return true
 		}
-	}
-	return "", false
+		return false
+	})
+	return text, ok
 }

@@ -179,7 +179,7 @@ func (c *Conversation) runConcurrent(ctx context.Context, turnID int64, group []
 		select {
 		case <-done:
 		case <-t.C:
-			if err := c.flush(context.WithoutCancel(ctx), turnID); err != nil {
+			if err := c.tr.Flush(context.WithoutCancel(ctx), turnID); err != nil {
 				<-done
 				return err
 			}
@@ -206,12 +206,12 @@ func (c *Conversation) stageOutputs(ctx context.Context, turnID int64, group []T
 		if res.Seen != nil {
 			seen = append(seen, *res.Seen)
 		}
-		c.stageThen([]store.NewItem{item}, seen, told(sink, call, res, staged))
+		c.tr.Stage([]store.NewItem{item}, seen, told(sink, call, res, staged))
 		if !reads {
 			// A call that may have changed something is committed at
 			// once: a daemon killed before the next request must not
 			// forget that it ran.
-			if err := c.flush(context.WithoutCancel(ctx), turnID); err != nil {
+			if err := c.tr.Flush(context.WithoutCancel(ctx), turnID); err != nil {
 				return err
 			}
 		}

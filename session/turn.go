@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/hearthd/hearth/session/responses"
@@ -64,13 +63,13 @@ func (c *Conversation) asTurn(ctx context.Context, body func(turnID int64) (Stop
 	started := time.Now()
 	// Recorded even when ctx is already cancelled: a cancelled turn is
 	// still a turn the user asked for.
-	turn, err := c.db.BeginTurn(context.WithoutCancel(ctx), c.id)
+	turnID, err := c.tr.BeginTurn(context.WithoutCancel(ctx))
 	if err != nil {
-		return "", storeErr(fmt.Errorf("begin turn: %w", err))
+		return "", err
 	}
 	c.client.streaming.Add(1)
-	stop, err := body(turn.ID)
-	if ferr := c.flush(context.WithoutCancel(ctx), turn.ID); ferr != nil && err == nil {
+	stop, err := body(turnID)
+	if ferr := c.tr.Flush(context.WithoutCancel(ctx), turnID); ferr != nil && err == nil {
 		err = ferr
 	}
 	c.client.streaming.Add(-1)
@@ -89,15 +88,15 @@ func (c *Conversation) asTurn(ctx context.Context, body func(turnID int64) (Stop
 	// write that waits for the one writer connection behind many sessions'
 	// (hundreds of turns at once) must not turn an answered turn into a
 	// failed one and leave it running in the store.
-	if eerr := c.db.EndTurn(context.WithoutCancel(ctx), turn.ID, status, string(stop), msg); eerr != nil && err == nil {
-		err = storeErr(fmt.Errorf("end turn: %w", eerr))
+	if eerr := c.tr.EndTurn(context.WithoutCancel(ctx), turnID, status, string(stop), msg); eerr != nil && err == nil {
+		err = eerr
 	}
 	return stop, err
 }
 
 func (c *Conversation) run(ctx context.Context, turnID int64, input []json.RawMessage, sink Sink) (StopReason, error) {
 	c.awaitWarmup(ctx)
-	if err := c.mend(context.WithoutCancel(ctx), turnID); err != nil {
+	if err := c.tr.Mend(context.WithoutCancel(ctx), turnID, interrupted); err != nil {
 		return "", err
 	}
 	var user []store.NewItem
@@ -107,11 +106,9 @@ func (c *Conversation) run(ctx context.Context, turnID int64, input []json.RawMe
 	// Committed at once, before any request: what the user typed survives
 	// a daemon killed before the request goes out, and shows in the
 	// history even if the turn is cancelled.
-	c.mu.Lock()
-	c.turnStart = c.ledger.next()
-	c.mu.Unlock()
-	c.stage(user)
-	if err := c.flush(context.WithoutCancel(ctx), turnID); err != nil {
+	c.tr.StartTurn()
+	c.tr.Stage(user, nil, nil)
+	if err := c.tr.Flush(context.WithoutCancel(ctx), turnID); err != nil {
 		return "", err
 	}
 	if ctx.Err() != nil {

@@ -46,7 +46,7 @@ func (c *Conversation) rewarm() {
 func (c *Conversation) baselineLost() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return !c.closed && (c.base == nil || !c.base.conn.Alive())
+	return !c.closed && (c.base == nil || !c.base.conn.Alive() || c.base.epoch != c.tr.Epoch())
 }
 
 func (c *Conversation) warmUp(again bool) {
@@ -147,9 +147,6 @@ const warmupBytesPerSecond = 32 << 10
 // transcript: HEARTH_WARMUP_TIMEOUT, plus time in proportion to the
 // transcript's size. Called with c.mu held.
 func (c *Conversation) warmupDeadlineLocked() time.Duration {
-	n := 0
-	for _, it := range c.ledger.committed { // the items as stored: close enough to their replay forms
-		n += len(it)
-	}
+	n := c.tr.Bytes() // the items as stored: close enough to their replay forms
 	return c.Config().WarmupTimeout + time.Duration(n)*time.Second/warmupBytesPerSecond
 }

@@ -23,12 +23,14 @@ var allowed = map[string][]string{
 	"mcp":               {},
 	"mcp/mcptest":       {}, // imported by tests only: a tiny MCP server
 	"workspace":         {"store"},
-	"session":           {"store", "session/responses"},
+	"session":           {"store", "session/responses", "session/transcript"},
 	"daemon":            {"rpc", "workspace", "session", "session/responses", "store", "mcp"},
 	"installer":         {"daemon", "rpc"},
 	"cmd/hearth":        {"daemon", "rpc", "workspace", "session", "session/responses", "session/sim", "store", "installer", "mcp", "cmd/hearth/internal/bench"},
 	// hearth bench: the request modes against the simulator.
 	"cmd/hearth/internal/bench": {"session", "session/responses", "session/sim", "store", "workspace"},
+	// The one owner of a conversation's transcript and its store writes.
+	"session/transcript": {"store"},
 	// Imported by tests only: isolates them from the user's environment.
 	"internal/testenv": {},
 	// Imported by tests only: the official Responses API request schema.

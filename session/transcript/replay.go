@@ -1,4 +1,4 @@
-package session
+package transcript
 
 import (
 	"bytes"
@@ -16,10 +16,10 @@ import (
 // form is cut from the item's bytes, never decoded and encoded again: the
 // members left keep their order and bytes.
 
-// replayForm returns item as it is sent as input, and false when it is
+// ReplayForm returns item as it is sent as input, and false when it is
 // left out. Items without id or status (everything hearth writes itself)
 // come back as they are, not copied.
-func replayForm(item json.RawMessage) (json.RawMessage, bool) {
+func ReplayForm(item json.RawMessage) (json.RawMessage, bool) {
 	ms, keep, cut := replayCuts(item)
 	if !cut {
 		return item, keep
@@ -27,10 +27,10 @@ func replayForm(item json.RawMessage) (json.RawMessage, bool) {
 	return joinMembers(make([]byte, 0, len(item)), item, ms), true
 }
 
-// replayInPlace is replayForm made within item's own bytes, which it
+// ReplayInPlace is ReplayForm made within item's own bytes, which it
 // overwrites: an output item the conversation owns, once stored, becomes
 // its replay form without a second copy (an answer can be megabytes).
-func replayInPlace(item json.RawMessage) (json.RawMessage, bool) {
+func ReplayInPlace(item json.RawMessage) (json.RawMessage, bool) {
 	ms, keep, cut := replayCuts(item)
 	if !cut {
 		return item, keep
@@ -196,10 +196,10 @@ func mayCarry(item json.RawMessage) bool {
 		bytes.Contains(item, []byte(`"reasoning"`))
 }
 
-// replayForms appends the replay forms of items to dst.
-func replayForms(dst, items []json.RawMessage) []json.RawMessage {
+// ReplayForms appends the replay forms of items to dst.
+func ReplayForms(dst, items []json.RawMessage) []json.RawMessage {
 	for _, it := range items {
-		if r, ok := replayForm(it); ok {
+		if r, ok := ReplayForm(it); ok {
 			dst = append(dst, r)
 		}
 	}

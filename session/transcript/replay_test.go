@@ -1,4 +1,4 @@
-package session
+package transcript
 
 import (
 	"bytes"
@@ -25,24 +25,24 @@ func TestReplayForm(t *testing.T) {
 		{`{"id":"x",}`, `{"id":"x",}`},
 	}
 	for _, tc := range cases {
-		form, ok := replayForm(json.RawMessage(tc.item))
+		form, ok := ReplayForm(json.RawMessage(tc.item))
 		if ok != (tc.want != "") || (ok && string(form) != tc.want) {
-			t.Errorf("replayForm(%s) = %s, %v; want %s", tc.item, form, ok, tc.want)
+			t.Errorf("ReplayForm(%s) = %s, %v; want %s", tc.item, form, ok, tc.want)
 		}
 		own := []byte(tc.item)
-		in, inOK := replayInPlace(own)
+		in, inOK := ReplayInPlace(own)
 		if inOK != ok || string(in) != string(form) {
-			t.Errorf("replayInPlace(%s) = %s, %v; want %s, %v", tc.item, in, inOK, form, ok)
+			t.Errorf("ReplayInPlace(%s) = %s, %v; want %s, %v", tc.item, in, inOK, form, ok)
 		}
 		if inOK && len(in) > 0 && &in[0] != &own[0] {
-			t.Errorf("replayInPlace(%s) made a copy", tc.item)
+			t.Errorf("ReplayInPlace(%s) made a copy", tc.item)
 		}
 		if ok && json.Valid([]byte(tc.item)) && !json.Valid(form) {
-			t.Errorf("replayForm(%s) = %s: not JSON", tc.item, form)
+			t.Errorf("ReplayForm(%s) = %s: not JSON", tc.item, form)
 		}
 	}
 	plain := json.RawMessage(`{"type":"message","role":"user","content":"hi"}`)
-	if form, _ := replayForm(plain); !bytes.Equal(form, plain) || &form[0] != &plain[0] {
+	if form, _ := ReplayForm(plain); !bytes.Equal(form, plain) || &form[0] != &plain[0] {
 		t.Errorf("an item without id or status was copied or changed: %s", form)
 	}
 }

@@ -1,18 +1,16 @@
-package session
+package transcript
 
 import (
-	"context"
 	"encoding/json"
-	"fmt"
 
 	"github.com/hearthd/hearth/store"
 )
 
-// ledger is the commit path of one conversation: the items it has
-// committed (its transcript: in the store, in order), what it has staged
-// for the next commit (tool outputs, read-set updates, and a response's end
-// when the response only calls reads), and what waits to hear that staged
-// items are stored (what the editor is told of a tool call).
+// ledger is the commit path of one transcript: the items it has committed
+// (in the store, in order), what it has staged for the next commit (tool
+// outputs, read-set updates, and a response's end when the response only
+// calls reads), and what waits to hear that staged items are stored (what
+// the editor is told of a tool call).
 //
 // The invariant it keeps is that what the editor was told is in the store:
 //
@@ -27,11 +25,11 @@ import (
 //     answered are repaired before the next request (unanswered).
 //
 // A ledger does no I/O and has no lock of its own: it is guarded by its
-// Conversation's mu, and the Conversation commits a batch to the store
-// between batch and stored (or dropped). It lives as long as its
-// Conversation; a compaction replaces committed with the compacted view.
+// Transcript's mu, and the Transcript commits a batch to the store between
+// batch and stored (or dropped). It lives as long as its Transcript; a
+// compaction or a rewind replaces committed with the new view.
 type ledger struct {
-	committed  []json.RawMessage // the model's view (after a compaction, see Conversation.prefix)
+	committed  []json.RawMessage // the model's view (after a compaction, see Transcript.prefix)
 	staged     []store.NewItem
 	seen       []store.SeenWrite
 	end        *store.Completion // a staged response's end: its output leads staged
@@ -121,81 +119,3 @@ func (l *ledger) empty() bool { return len(l.staged) == 0 && len(l.seen) == 0 &&
 
 // next is the transcript index the next staged item will have.
 func (l *ledger) next() int { return len(l.committed) + len(l.staged) }
-
-// commit writes items to the store, then appends them to the transcript:
-// an item is never sent before it is durable.
-func (c *Conversation) commit(ctx context.Context, turnID int64, items []store.NewItem) error {
-	if len(items) == 0 {
-		return nil
-	}
-	if _, err := c.db.AppendItems(ctx, c.id, turnID, items); err != nil {
-		return storeErr(fmt.Errorf("commit %d item(s): %w", len(items), err))
-	}
-	c.mu.Lock()
-	for _, it := range items {
-		c.ledger.committed = append(c.ledger.committed, it.Data)
-	}
-	c.mu.Unlock()
-	return nil
-}
-
-// mend answers the calls whose outputs a failed commit dropped
-// (ledger.unanswered): such a call would make every request invalid.
-func (c *Conversation) mend(ctx context.Context, turnID int64) error {
-	c.mu.Lock()
-	broken := c.ledger.unanswered
-	c.mu.Unlock()
-	if !broken {
-		return nil
-	}
-	if err := c.repair(ctx, turnID); err != nil {
-		return err
-	}
-	c.mu.Lock()
-	c.ledger.unanswered = false
-	c.mu.Unlock()
-	return nil
-}
-
-// stage queues items, and read-set updates, for the next commit: the next
-// request's (commitRequest), or flush's when no request takes them.
-func (c *Conversation) stage(items []store.NewItem, seen ...store.SeenWrite) {
-	c.stageThen(items, seen, nil)
-}
-
-// stageThen is stage, with done called once the items are in the store
-// (true) or lost (false): what the editor is told of a staged output waits
-// for it, so it never hears of an output a crash could lose.
-func (c *Conversation) stageThen(items []store.NewItem, seen []store.SeenWrite, done func(stored bool)) {
-	c.mu.Lock()
-	c.ledger.stage(items, seen, done)
-	c.mu.Unlock()
-}
-
-// flush commits what is staged when no request will take it (the turn
-// ended, was cancelled or failed, or a call that may change something must
-// be stored at once). If that fails the staged outputs are dropped, and the
-// calls they answered are repaired before the next request.
-func (c *Conversation) flush(ctx context.Context, turnID int64) error {
-	c.mu.Lock()
-	b, empty := c.ledger.batch(), c.ledger.empty()
-	c.mu.Unlock()
-	if empty {
-		return nil
-	}
-	if _, err := c.db.CommitStaged(ctx, c.id, turnID, b); err != nil {
-		c.mu.Lock()
-		tell, lostEnd := c.ledger.dropped()
-		if lostEnd {
-			c.base = nil // the server holds a response the store lost
-		}
-		c.mu.Unlock()
-		tell()
-		return storeErr(fmt.Errorf("commit %d item(s): %w", len(b.Items), err))
-	}
-	c.mu.Lock()
-	tell := c.ledger.stored(b)
-	c.mu.Unlock()
-	tell()
-	return nil
-}
