@@ -12,13 +12,12 @@ type Choice struct {
 // next request on. The request's settings change with them, so that
 // request is full ("instructions, tools or model changed"); a request in
 // flight keeps what it was sent with.
-func (c *Conversation) SetChoice(ch Choice) { c.choice.Store(&ch) }
+func (c *Conversation) SetChoice(ch Choice) { c.line.choice.Store(&ch) }
 
 // Config is the configuration the conversation's requests are built from:
 // the Client's, with the session's Choice applied (Config.Choose).
 func (c *Conversation) Config() Config {
-	ch := c.choice.Load()
-	return c.client.Config().Choose(ch.Model, ch.Effort)
+	return c.line.config()
 }
 
 // ContextUsage is how full the model's context is: the tokens of the last
@@ -37,7 +36,7 @@ type UsageSink interface {
 }
 
 // tellUsage tells sink how full the context is after a response.
-func (c *Conversation) tellUsage(sink Sink) {
+func (l *line) tellUsage(sink Sink) {
 	if a, ok := sink.(*attemptSink); ok {
 		sink = a.Sink // a request's attempt: the turn's own sink is inside
 	}
@@ -45,10 +44,11 @@ func (c *Conversation) tellUsage(sink Sink) {
 	if !ok {
 		return
 	}
-	if used, size := c.ContextUsage(); used > 0 && size > 0 {
+	in, out := l.tr.Usage()
+	if used, size := in+out, l.config().ContextWindow; used > 0 && size > 0 {
 		u.Usage(used, size)
 	}
 }
 
 // Choice is the conversation's own model and effort ("": the Client's).
-func (c *Conversation) Choice() Choice { return *c.choice.Load() }
+func (c *Conversation) Choice() Choice { return *c.line.choice.Load() }

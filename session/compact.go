@@ -47,29 +47,6 @@ func tokensOf(items ...json.RawMessage) int {
 	return (n + 3) / 4
 }
 
-// nextInput estimates the input tokens of the next request
-// (Transcript.NextInput), the settings counted by their bytes.
-func (c *Conversation) nextInput() int {
-	_, key, err := c.settings()
-	if err != nil {
-		key = nil // the request will fail on its own; the estimate goes without
-	}
-	return c.tr.NextInput(len(key))
-}
-
-// overWindow says whether the next request would be past the compaction
-// threshold (CompactAt of a known window) and the view has grown since the
-// last compaction: a view still past the threshold right after one (its
-// initial items, the summary and the running turn's items) is not
-// compacted again until something new is added to it.
-func (c *Conversation) overWindow() bool {
-	cfg := c.Config()
-	if cfg.ContextWindow <= 0 {
-		return false
-	}
-	return c.tr.Grown() && float64(c.nextInput()) > cfg.CompactAt*float64(cfg.ContextWindow)
-}
-
 // Compact compacts the conversation now, as a turn of its own (the user's
 // /compact). It returns the turn's stop reason.
 func (c *Conversation) Compact(ctx context.Context, sink Sink) (StopReason, error) {
@@ -88,7 +65,8 @@ func (c *Conversation) Compact(ctx context.Context, sink Sink) (StopReason, erro
 // compact replaces the model's view by a shorter one and warms it: with
 // the API's compaction when Config.Compaction asks for it
 // (compactOnServer), else, or when that fails, with a summary the model
-// writes (compactLocally). The turn owns c.
+// writes (summarize), which the transcript records with the view it makes
+// (Transcript.Compacted). The turn owns c.
 func (c *Conversation) compact(ctx context.Context, turnID int64, sink Sink, why string) error {
 	if err := c.tr.Flush(context.WithoutCancel(ctx), turnID); err != nil {
 		return err
@@ -105,7 +83,11 @@ func (c *Conversation) compact(ctx context.Context, turnID int64, sink Sink, why
 		if ctx.Err() != nil {
 			return err
 		}
-		if err := c.compactLocally(ctx, turnID, why); err != nil {
+		summary, respID, err := c.summarize(ctx, turnID)
+		if err != nil {
+			return err
+		}
+		if err := c.tr.Compacted(ctx, summary, respID, why, c.Config().ContextWindow); err != nil {
 			return err
 		}
 		how = "a summary"
@@ -123,17 +105,6 @@ func (c *Conversation) compact(ctx context.Context, turnID int64, sink Sink, why
 	return nil
 }
 
-// compactLocally makes the view [initial items, summary, the running turn's
-// items when they are small], the summary the model's (summarize), and
-// records the compaction.
-func (c *Conversation) compactLocally(ctx context.Context, turnID int64, why string) error {
-	summary, respID, err := c.summarize(ctx, turnID)
-	if err != nil {
-		return err
-	}
-	return c.tr.Compacted(ctx, summary, respID, why, c.Config().ContextWindow)
-}
-
 // summarize asks the model for the hand-off summary of the view, aside
 // from the transcript: chained on the baseline when the view and the
 // question fit the window, else (or when the server refuses it for its
@@ -141,7 +112,7 @@ func (c *Conversation) compactLocally(ctx context.Context, turnID int64, why str
 func (c *Conversation) summarize(ctx context.Context, turnID int64) (summary, respID string, err error) {
 	cfg := c.Config()
 	ask := []json.RawMessage{UserMessage(compactionPrompt)}
-	size := c.nextInput() + tokensOf(ask...)
+	size := c.line.nextInput() + tokensOf(ask...)
 	budget := int(cfg.CompactAt * float64(cfg.ContextWindow)) // 0 when the window is unknown
 	if cfg.ContextWindow <= 0 || size <= cfg.ContextWindow {
 		r, err := c.exchangeAside(ctx, turnID, nil, ask)

@@ -29,7 +29,7 @@ const maxPartRefusals = 3
 func (c *Conversation) summarizeParts(ctx context.Context, turnID int64, budget int, ask []json.RawMessage) (summary, respID string, err error) {
 	view := c.tr.Input()
 	initial := min(c.tr.InitialCount(), len(view))
-	_, key, err := c.settings()
+	_, key, err := c.line.settings()
 	if err != nil {
 		return "", "", err
 	}

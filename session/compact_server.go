@@ -32,13 +32,13 @@ func FromCompaction(view json.RawMessage) bool { return bytes.Equal(view, transc
 // compactOnServer compacts the view with the API's compaction and records
 // it. Nothing changes when it fails.
 func (c *Conversation) compactOnServer(ctx context.Context, turnID int64, why string) error {
-	set, _, err := c.settings()
+	set, _, err := c.line.settings()
 	if err != nil {
 		return err
 	}
 	view := c.tr.Input()
 	started := time.Now()
-	res, output, err := c.compactParts(ctx, set, view, c.tr.InitialCount())
+	res, output, err := c.line.compactParts(ctx, set, view, c.tr.InitialCount())
 	if err != nil {
 		return err
 	}
@@ -56,8 +56,8 @@ func (c *Conversation) compactOnServer(ctx context.Context, turnID int64, why st
 // summary), so no request is over the window. It returns the last answer
 // and its output less the initial items (view[:initial]) it repeats, which
 // must hold a compaction item.
-func (c *Conversation) compactParts(ctx context.Context, set responses.Settings, view []json.RawMessage, initial int) (*responses.Compacted, []json.RawMessage, error) {
-	cfg := c.Config()
+func (l *line) compactParts(ctx context.Context, set responses.Settings, view []json.RawMessage, initial int) (*responses.Compacted, []json.RawMessage, error) {
+	cfg := l.config()
 	head, body := view[:initial:initial], view[initial:]
 	budget := int(cfg.CompactAt * float64(cfg.ContextWindow))
 	var carried []json.RawMessage // the output so far, as replay forms
@@ -68,12 +68,12 @@ func (c *Conversation) compactParts(ctx context.Context, set responses.Settings,
 			part, next = nextPart(body, i, budget-fixed)
 		}
 		in := append(append(append([]json.RawMessage(nil), head...), carried...), part...)
-		res, err := c.client.api.Compact(ctx, responses.CompactRequestFor(set, in))
+		res, err := l.client.api.Compact(ctx, responses.CompactRequestFor(set, in))
 		if err != nil {
 			return nil, nil, fmt.Errorf("compact: the API's compaction: %w", err)
 		}
-		c.client.counters.bytesSent.Add(int64(res.Sent))
-		c.client.counters.addUsage(store.Usage{Input: res.Usage.Input, Cached: res.Usage.Cached, Output: res.Usage.Output, Reasoning: res.Usage.Reasoning})
+		l.client.counters.bytesSent.Add(int64(res.Sent))
+		l.client.counters.addUsage(store.Usage{Input: res.Usage.Input, Cached: res.Usage.Cached, Output: res.Usage.Output, Reasoning: res.Usage.Reasoning})
 		var out []json.RawMessage
 		sealed := false
 		for _, it := range res.Output {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 
 	"github.com/hearthd/hearth/session/transcript"
 	"github.com/hearthd/hearth/store"
@@ -59,20 +58,16 @@ type Options struct {
 type Conversation struct {
 	id     string
 	client *Client
-	tools  Tools
 	log    *slog.Logger
 	tr     *transcript.Transcript // what the model has seen and what is committed
+	line   *line                  // its lane, baseline and request path
+	box    *toolbox               // its tools
 
 	turn chan struct{} // token held by the running Prompt: one turn at a time
 
-	mu     sync.Mutex // guards lane, base, warm and closed
-	lane   string
-	base   *baseline
+	mu     sync.Mutex // guards warm and closed
 	warm   *warmup
 	closed bool
-
-	setCache settingsCache
-	choice   atomic.Pointer[Choice] // the session's own model and effort (choice.go)
 
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc
@@ -92,11 +87,13 @@ func Open(ctx context.Context, o Options) (*Conversation, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	cctx, cancel := context.WithCancel(context.Background())
+	box := &toolbox{tools: o.Tools, tr: tr}
 	c := &Conversation{
-		id: o.ID, client: o.Client, tools: o.Tools, log: log.With("session", o.ID), tr: tr,
-		turn: make(chan struct{}, 1), lane: o.Client.api.NewLane(), ctx: cctx, cancel: cancel,
+		id: o.ID, client: o.Client, log: log.With("session", o.ID), tr: tr, box: box,
+		line: &line{id: o.ID, client: o.Client, tr: tr, box: box, log: log.With("session", o.ID), lane: o.Client.api.NewLane()},
+		turn: make(chan struct{}, 1), ctx: cctx, cancel: cancel,
 	}
-	c.choice.Store(&o.Choice)
+	c.line.choice.Store(&o.Choice)
 	o.Client.register(c)
 	if err := tr.Initialize(ctx, o.Initial); err != nil {
 		c.Close()
@@ -129,10 +126,9 @@ func (c *Conversation) Close() error {
 		return nil
 	}
 	c.closed = true
-	lane := c.lane
 	c.mu.Unlock()
 	c.cancel()
 	c.wg.Wait()
-	c.client.unregister(c, lane)
+	c.client.unregister(c, c.line.laneName())
 	return nil
 }

@@ -35,8 +35,8 @@ const maxEarlyReads = maxConcurrentTools
 // startEarly starts call if it is a read, and the response has not started
 // too many already. It returns er, or a new earlyReads when er was nil and
 // call was started.
-func (c *Conversation) startEarly(ctx context.Context, er *earlyReads, call ToolCall) *earlyReads {
-	conc, ok := c.tools.(ConcurrentTools)
+func (b *toolbox) startEarly(ctx context.Context, er *earlyReads, call ToolCall) *earlyReads {
+	conc, ok := b.tools.(ConcurrentTools)
 	if !ok || call.CallID == "" || !conc.Concurrent(call.Name) {
 		return er
 	}
@@ -55,7 +55,7 @@ func (c *Conversation) startEarly(ctx context.Context, er *earlyReads, call Tool
 	go func() {
 		defer er.wg.Done()
 		defer close(r.done)
-		r.res = c.runTool(er.ctx, call)
+		r.res = b.runTool(er.ctx, call)
 	}()
 	return er
 }

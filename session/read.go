@@ -10,8 +10,8 @@ import (
 
 // read consumes a response's events to its terminal event, relaying text
 // and function-call progress to sink.
-func (c *Conversation) read(ctx context.Context, st *responses.Stream, sink Sink) (r *reply, first time.Time, err error) {
-	cfg := c.client.Config()
+func (l *line) read(ctx context.Context, st *responses.Stream, sink Sink) (r *reply, first time.Time, err error) {
+	cfg := l.client.Config()
 	var early *earlyReads
 	defer func() {
 		if err != nil {
@@ -41,7 +41,7 @@ func (c *Conversation) read(ctx context.Context, st *responses.Stream, sink Sink
 				usage: store.Usage{Input: u.Input, Cached: u.Cached, Output: u.Output, Reasoning: u.Reasoning}}, first, nil
 		}
 		if sink != nil {
-			early = c.relay(ctx, st, e, sink, early)
+			early = l.relay(ctx, st, e, sink, early)
 		}
 	}
 }
@@ -54,7 +54,7 @@ func (c *Conversation) read(ctx context.Context, st *responses.Stream, sink Sink
 // model has finished calling starts at once, while the rest of the
 // response arrives (earlyReads): it returns early, or the earlyReads it
 // started.
-func (c *Conversation) relay(ctx context.Context, st *responses.Stream, e *responses.Event, sink Sink, early *earlyReads) *earlyReads {
+func (l *line) relay(ctx context.Context, st *responses.Stream, e *responses.Event, sink Sink, early *earlyReads) *earlyReads {
 	switch e.Type {
 	case "response.output_text.delta", "response.reasoning_summary_text.delta":
 		relayText(e.Type, st.JoinDeltas(e), sink)
@@ -69,7 +69,7 @@ func (c *Conversation) relay(ctx context.Context, st *responses.Stream, e *respo
 		}
 	case "response.output_item.done":
 		if call, ok := readItem(e.Item).call(); ok {
-			early = c.startEarly(ctx, early, call)
+			early = l.box.startEarly(ctx, early, call)
 		}
 	}
 	return early

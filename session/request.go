@@ -33,7 +33,7 @@ type reply struct {
 // returning them. sink may be nil (warm-up). It owns the lane from send to
 // the terminal event; on cancellation it aborts the response.
 func (c *Conversation) exchange(ctx context.Context, turnID int64, generate bool, sink Sink) (*reply, error) {
-	return c.send(ctx, turnID, generate, sink, nil, nil)
+	return c.line.send(ctx, turnID, generate, sink, nil, nil)
 }
 
 // exchangeAside sends the transcript (or view, when not nil: replay forms
@@ -42,23 +42,23 @@ func (c *Conversation) exchange(ctx context.Context, turnID int64, generate bool
 // the transcript: the request is logged, the transcript and the baseline
 // stay as they were.
 func (c *Conversation) exchangeAside(ctx context.Context, turnID int64, view, aside []json.RawMessage) (*reply, error) {
-	return c.send(ctx, turnID, true, nil, view, aside)
+	return c.line.send(ctx, turnID, true, nil, view, aside)
 }
 
 // send is exchange and exchangeAside: one request, in steps — connect,
 // prepare (the incremental rule's plan), commit what the request carries
 // with its row, transmit, read the response, settle it.
-func (c *Conversation) send(ctx context.Context, turnID int64, generate bool, sink Sink, view, aside []json.RawMessage) (*reply, error) {
-	conn, lane, err := c.connect(ctx, generate, sink)
+func (l *line) send(ctx context.Context, turnID int64, generate bool, sink Sink, view, aside []json.RawMessage) (*reply, error) {
+	conn, lane, err := l.connect(ctx, generate, sink)
 	if err != nil {
 		return nil, err
 	}
-	o, err := c.prepare(conn, lane, generate, view, aside)
+	o, err := l.prepare(conn, lane, generate, view, aside)
 	if err != nil {
 		conn.Release(lane)
 		return nil, err
 	}
-	reqID, tell, err := c.commitRequest(ctx, turnID, conn, o)
+	reqID, tell, err := l.commitRequest(ctx, turnID, conn, o)
 	if err != nil {
 		conn.Release(lane)
 		return nil, err
@@ -66,17 +66,17 @@ func (c *Conversation) send(ctx context.Context, turnID int64, generate bool, si
 	st, err := conn.Send(ctx, lane, o.frame)
 	tell() // the editor hears of what the commit stored once the request is on its way
 	if err != nil {
-		c.finish(reqID, "", "failed", err, time.Time{})
+		l.finish(reqID, "", "failed", err, time.Time{})
 		return nil, err
 	}
-	r, first, err := c.read(ctx, st, sink)
+	r, first, err := l.read(ctx, st, sink)
 	if err != nil {
-		c.failed(ctx, conn, st, reqID, err, first)
+		l.failed(ctx, conn, st, reqID, err, first)
 		return nil, err
 	}
-	r, err = c.settle(ctx, turnID, conn, o, reqID, r, first, sink != nil)
+	r, err = l.settle(ctx, turnID, conn, o, reqID, r, first, sink != nil)
 	if err == nil && sink != nil {
-		c.tellUsage(sink)
+		l.tellUsage(sink)
 	}
 	return r, err
 }
@@ -92,25 +92,25 @@ type outgoing struct {
 	kind   store.RequestKind
 	key    []byte       // the settings' encoding
 	frame  []byte       // the response.create frame
-	batch  store.Staged // what the ledger had staged: committed with the request's row
+	batch  store.Staged // what the transcript had staged: committed with the request's row
 	aside  bool         // its answer is the caller's, not the transcript's
 }
 
 // connect returns the link and lane the conversation's next request goes
 // out on, which it owns until the terminal event (or Release).
-func (c *Conversation) connect(ctx context.Context, generate bool, sink Sink) (responses.Link, string, error) {
-	c.mu.Lock()
-	lane := c.lane
-	c.mu.Unlock()
-	if !c.client.api.Lanes() {
+func (l *line) connect(ctx context.Context, generate bool, sink Sink) (responses.Link, string, error) {
+	l.mu.Lock()
+	lane := l.lane
+	l.mu.Unlock()
+	if !l.client.api.Lanes() {
 		lane = ""
 	}
-	conn, err := c.client.api.Link(ctx, c.client.keyFor(c), lane)
+	conn, err := l.client.api.Link(ctx, l.client.keyFor(l.id), lane)
 	if err != nil {
 		return nil, "", err
 	}
 	if sink != nil {
-		if n := c.client.api.TakeNotice(); n != "" {
+		if n := l.client.api.TakeNotice(); n != "" {
 			sink.Notice(n)
 		}
 	}
@@ -127,12 +127,12 @@ func (c *Conversation) connect(ctx context.Context, generate bool, sink Sink) (r
 // prepare builds the request for the transcript and what is staged (or for
 // view, replay forms sent in full instead), plus aside, and plans it
 // against the baseline.
-func (c *Conversation) prepare(conn responses.Link, lane string, generate bool, view, aside []json.RawMessage) (*outgoing, error) {
+func (l *line) prepare(conn responses.Link, lane string, generate bool, view, aside []json.RawMessage) (*outgoing, error) {
 	o := &outgoing{lane: lane, aside: aside != nil}
-	o.full, o.batch = c.tr.Next()
-	epoch := c.tr.Epoch()
-	c.mu.Lock()
-	base := c.base
+	o.full, o.batch = l.tr.Next()
+	epoch := l.tr.Epoch()
+	l.mu.Lock()
+	base := l.base
 	if base != nil && base.epoch != epoch {
 		base = nil // a compaction, a rewind or a lost response's end: the server's chain is not the view's
 	}
@@ -140,13 +140,13 @@ func (c *Conversation) prepare(conn responses.Link, lane string, generate bool, 
 		o.full, base = append([]json.RawMessage(nil), view...), nil
 	}
 	o.full = append(o.full, aside...)
-	c.mu.Unlock()
-	set, key, err := c.settings()
+	l.mu.Unlock()
+	set, key, err := l.settings()
 	if err != nil {
 		return nil, err
 	}
 	o.key = key
-	o.items, o.prev, o.reason = plan(base, conn, lane, key, o.full, c.client.Config().DisableIncremental)
+	o.items, o.prev, o.reason = plan(base, conn, lane, key, o.full, l.client.Config().DisableIncremental)
 	ev := responses.Create{Type: "response.create", Settings: set, Encoded: key, StreamID: lane, PreviousResponseID: o.prev, Input: o.items}
 	o.kind = store.KindIncremental
 	switch {
@@ -167,11 +167,11 @@ func (c *Conversation) prepare(conn responses.Link, lane string, generate bool, 
 }
 
 // commitRequest commits what the request carries that the store does not
-// hold yet (the ledger's batch: a staged response and outputs) with the
+// hold yet (the transcript's batch: a staged response and outputs) with the
 // request's row, in one transaction, before it is sent. tell tells what
 // waited for the batch; the caller calls it once the request is on its way.
-func (c *Conversation) commitRequest(ctx context.Context, turnID int64, conn responses.Link, o *outgoing) (reqID int64, tell func(), err error) {
-	reqID, tell, err = c.tr.CommitRequest(ctx, store.Request{
+func (l *line) commitRequest(ctx context.Context, turnID int64, conn responses.Link, o *outgoing) (reqID int64, tell func(), err error) {
+	reqID, tell, err = l.tr.CommitRequest(ctx, store.Request{
 		TurnID: turnID, Conn: conn.Name(), Kind: o.kind, FullReason: o.reason,
 		PreviousResponseID: o.prev, BytesSent: int64(len(o.frame)), InputItems: len(o.items),
 		Status: "sent", Sent: time.Now(),
@@ -179,9 +179,9 @@ func (c *Conversation) commitRequest(ctx context.Context, turnID int64, conn res
 	if err != nil {
 		return 0, nil, err
 	}
-	c.count(o.kind, len(o.frame))
+	l.count(o.kind, len(o.frame))
 	if o.prev != "" {
-		c.client.counters.bytesSaved.Add(int64(savedBytes(o.prev, o.full[:len(o.full)-len(o.items)])))
+		l.client.counters.bytesSaved.Add(int64(savedBytes(o.prev, o.full[:len(o.full)-len(o.items)])))
 	}
 	return reqID, tell, nil
 }
@@ -202,15 +202,15 @@ func savedBytes(prev string, left []json.RawMessage) int {
 // failed ends a request whose response failed: the baseline is gone, the
 // stream is left or walked away from as Judge says, and the request's row
 // records the outcome.
-func (c *Conversation) failed(ctx context.Context, conn responses.Link, st *responses.Stream, reqID int64, err error, first time.Time) {
-	c.forgetBaseline()
+func (l *line) failed(ctx context.Context, conn responses.Link, st *responses.Stream, reqID int64, err error, first time.Time) {
+	l.forget()
 	status := "failed"
 	if ctx.Err() != nil {
 		status = "cancelled"
 	}
 	switch responses.Judge(err, 0, 0).Stream {
 	case responses.WalkAway:
-		c.abort(conn, st)
+		l.abort(conn, st)
 	case responses.DropConn:
 		conn.Abort(st, false)
 	}
@@ -219,7 +219,7 @@ func (c *Conversation) failed(ctx context.Context, conn responses.Link, st *resp
 	if errors.As(err, &re) {
 		id = re.ResponseID
 	}
-	c.finish(reqID, id, status, err, first)
+	l.finish(reqID, id, status, err, first)
 }
 
 // settle stores a response with its request's end, in one transaction,
@@ -230,33 +230,33 @@ func (c *Conversation) failed(ctx context.Context, conn responses.Link, st *resp
 // once. The editor hears of those calls once they are stored (runTools).
 // An answer aside is the caller's: only the request's end is stored.
 // The response becomes the baseline.
-func (c *Conversation) settle(ctx context.Context, turnID int64, conn responses.Link, o *outgoing, reqID int64, r *reply, first time.Time, turn bool) (*reply, error) {
+func (l *line) settle(ctx context.Context, turnID int64, conn responses.Link, o *outgoing, reqID int64, r *reply, first time.Time, turn bool) (*reply, error) {
 	status := store.RequestCompleted
 	if r.incomplete != "" {
 		status = store.RequestIncomplete
 	}
 	end := &store.Completion{ID: reqID, ResponseID: r.id, Status: status, FirstEvent: first, Finished: time.Now(), Usage: r.usage}
-	if !o.aside && turn && c.onlyReads(r.output) {
-		r.staged = c.tr.StageResponse(end, r.output) // nothing may come before the response
+	if !o.aside && turn && l.box.onlyReads(r.output) {
+		r.staged = l.tr.StageResponse(end, r.output) // nothing may come before the response
 	}
-	b := &baseline{conn: conn, lane: o.lane, settings: o.key, input: o.full, responseID: r.id, epoch: c.tr.Epoch()}
+	b := &baseline{conn: conn, lane: o.lane, settings: o.key, input: o.full, responseID: r.id, epoch: l.tr.Epoch()}
 	var err error
 	switch {
 	case r.staged:
 		b.output = transcript.ReplayForms(nil, r.output)
 	case o.aside:
 		giveBack(r.output)
-		err = c.tr.CommitEnd(context.WithoutCancel(ctx), turnID, end)
+		err = l.tr.CommitEnd(context.WithoutCancel(ctx), turnID, end)
 	default:
 		giveBack(r.output) // before the database's own copies of a big answer
-		b.output, err = c.tr.CommitResponse(context.WithoutCancel(ctx), turnID, end, r.output)
+		b.output, err = l.tr.CommitResponse(context.WithoutCancel(ctx), turnID, end, r.output)
 	}
 	if err != nil {
-		c.forgetBaseline()
+		l.forget()
 		r.early.stop()
 		return nil, err
 	}
-	c.client.counters.addUsage(r.usage)
+	l.client.counters.addUsage(r.usage)
 	if o.aside {
 		return r, nil
 	}
@@ -264,34 +264,15 @@ func (c *Conversation) settle(ctx context.Context, turnID int64, conn responses.
 	if r.staged {
 		pending = len(r.output)
 	}
-	c.tr.Counted(r.usage, pending)
-	c.mu.Lock()
-	c.base = b
-	c.mu.Unlock()
+	l.tr.Counted(r.usage, pending)
+	l.mu.Lock()
+	l.base = b
+	l.mu.Unlock()
 	return r, nil
 }
 
-// onlyReads reports whether output calls tools and every one of them may
-// run concurrently (ConcurrentTools: reads, which change nothing).
-func (c *Conversation) onlyReads(output []json.RawMessage) bool {
-	conc, ok := c.tools.(ConcurrentTools)
-	if !ok {
-		return false
-	}
-	calls := 0
-	for _, it := range output {
-		if call, ok := readItem(it).call(); ok {
-			if !conc.Concurrent(call.Name) {
-				return false
-			}
-			calls++
-		}
-	}
-	return calls > 0
-}
-
-func (c *Conversation) count(kind store.RequestKind, n int) {
-	k := &c.client.counters
+func (l *line) count(kind store.RequestKind, n int) {
+	k := &l.client.counters
 	k.bytesSent.Add(int64(n))
 	switch kind {
 	case store.KindWarmup:
@@ -303,7 +284,7 @@ func (c *Conversation) count(kind store.RequestKind, n int) {
 	}
 }
 
-func (c *Conversation) finish(reqID int64, respID, status string, err error, first time.Time) {
+func (l *line) finish(reqID int64, respID, status string, err error, first time.Time) {
 	msg := ""
 	if err != nil {
 		msg = err.Error()
@@ -312,15 +293,9 @@ func (c *Conversation) finish(reqID int64, respID, status string, err error, fir
 	// context is gone.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if ferr := c.tr.FinishRequest(ctx, reqID, respID, status, msg, first); ferr != nil {
-		c.log.Warn("record request outcome", "err", ferr)
+	if ferr := l.tr.FinishRequest(ctx, reqID, respID, status, msg, first); ferr != nil {
+		l.log.Warn("record request outcome", "err", ferr)
 	}
-}
-
-func (c *Conversation) forgetBaseline() {
-	c.mu.Lock()
-	c.base = nil
-	c.mu.Unlock()
 }
 
 // abort stops an in-flight response. There is no cancel event: the socket
@@ -328,12 +303,12 @@ func (c *Conversation) forgetBaseline() {
 // from its lane instead (discarding what still arrives) so that siblings'
 // turns survive, and continues on a fresh lane. Over HTTP only the
 // request is cancelled.
-func (c *Conversation) abort(conn responses.Link, st *responses.Stream) {
-	conn.Abort(st, c.client.api.Lanes())
+func (l *line) abort(conn responses.Link, st *responses.Stream) {
+	conn.Abort(st, l.client.api.Lanes())
 	if st.Abandoned() {
-		c.mu.Lock()
-		c.lane = c.client.api.NewLane()
-		c.base = nil
-		c.mu.Unlock()
+		l.mu.Lock()
+		l.lane = l.client.api.NewLane()
+		l.base = nil
+		l.mu.Unlock()
 	}
 }

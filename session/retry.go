@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hearthd/hearth/session/responses"
+	"github.com/hearthd/hearth/session/transcript"
 )
 
 // request sends one model request of a turn and retries what Judge says
@@ -55,12 +56,13 @@ func (c *Conversation) request(ctx context.Context, turnID int64, sink Sink) (*r
 			return nil, err
 		}
 	}
-	return nil, explain(err, c.size)
+	return nil, explain(err, func() string { return sizeOf(c.tr) })
 }
 
-// size describes the conversation for a context-length refusal.
-func (c *Conversation) size() string {
-	in := c.tr.Input()
+// sizeOf describes a conversation's transcript for a context-length
+// refusal.
+func sizeOf(tr *transcript.Transcript) string {
+	in := tr.Input()
 	n, bytes := len(in), 0
 	for _, it := range in {
 		bytes += len(it)

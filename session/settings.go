@@ -36,17 +36,17 @@ type settingsCache struct {
 // settings are this conversation's non-input request fields, with their
 // encoding (Settings.Key), rebuilt only when the configuration or the
 // tools change. A tool whose schema does not encode fails it.
-func (c *Conversation) settings() (responses.Settings, []byte, error) {
-	cfg := c.Config()
+func (l *line) settings() (responses.Settings, []byte, error) {
+	cfg := l.config()
 	from := settingsFrom{model: cfg.Model, instructions: cfg.Instructions, effort: cfg.ReasoningEffort, summary: cfg.ReasoningSummary}
-	if c.tools != nil {
-		from.specs = c.tools.Specs()
+	if l.box.tools != nil {
+		from.specs = l.box.tools.Specs()
 	}
-	k := &c.setCache
+	k := &l.setCache
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.key == nil || !k.from.same(from) {
-		set, err := buildSettings(cfg, from.specs, c.id)
+		set, err := buildSettings(cfg, from.specs, l.id)
 		if err != nil {
 			return responses.Settings{}, nil, err
 		}

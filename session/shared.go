@@ -147,11 +147,11 @@ func (c *Client) unregister(conv *Conversation, lane string) {
 
 // keyFor is the connection key of a conversation: one shared socket with
 // lanes, one socket each without.
-func (c *Client) keyFor(conv *Conversation) string {
+func (c *Client) keyFor(id string) string {
 	if c.api.Lanes() {
 		return ""
 	}
-	return conv.id
+	return id
 }
 
 // Stats returns a snapshot for status.

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hearthd/hearth/session/transcript"
 	"github.com/hearthd/hearth/store"
 )
 
@@ -65,6 +66,33 @@ type Diff struct {
 	New  string `json:"new"`
 }
 
+// toolbox runs a conversation's tool calls and stages their outputs in
+// its transcript, in call order. It lives as long as its Conversation; the
+// turn running the calls (and the reads a response starts early) use it.
+type toolbox struct {
+	tools Tools // may be nil: every call is answered that no tool exists
+	tr    *transcript.Transcript
+}
+
+// onlyReads reports whether output calls tools and every one of them may
+// run concurrently (ConcurrentTools: reads, which change nothing).
+func (b *toolbox) onlyReads(output []json.RawMessage) bool {
+	conc, ok := b.tools.(ConcurrentTools)
+	if !ok {
+		return false
+	}
+	calls := 0
+	for _, it := range output {
+		if call, ok := readItem(it).call(); ok {
+			if !conc.Concurrent(call.Name) {
+				return false
+			}
+			calls++
+		}
+	}
+	return calls > 0
+}
+
 // maxConcurrentTools bounds the read-only calls of one response that run
 // at once.
 const maxConcurrentTools = 8
@@ -85,16 +113,16 @@ const slowReads = 50 * time.Millisecond
 // finished, once the next request has stored them. early holds the reads
 // that started while the response arrived: their results are used rather
 // than running them again.
-func (c *Conversation) runTools(ctx context.Context, turnID int64, calls []ToolCall, sink Sink, staged bool, early *earlyReads) (StopReason, error) {
-	conc, _ := c.tools.(ConcurrentTools)
+func (b *toolbox) runTools(ctx context.Context, turnID int64, calls []ToolCall, sink Sink, staged bool, early *earlyReads) (StopReason, error) {
+	conc, _ := b.tools.(ConcurrentTools)
 	for i := 0; i < len(calls); {
 		group := nextGroup(ctx, calls[i:], conc)
 		reads := conc != nil && conc.Concurrent(group[0].Name)
-		results, err := c.runGroup(ctx, turnID, group, sink, &staged, early)
+		results, err := b.runGroup(ctx, turnID, group, sink, &staged, early)
 		if err != nil {
 			return "", err
 		}
-		if err := c.stageOutputs(ctx, turnID, group, results, sink, staged, reads); err != nil {
+		if err := b.stageOutputs(ctx, turnID, group, results, sink, staged, reads); err != nil {
 			return "", err
 		}
 		i += len(group)
@@ -121,7 +149,7 @@ func nextGroup(ctx context.Context, calls []ToolCall, conc ConcurrentTools) []To
 // runGroup runs one group of calls and returns their results in call
 // order; after cancellation they are answered as cancelled, not run. The
 // editor hears a call runs once the call is stored: now, unless *staged.
-func (c *Conversation) runGroup(ctx context.Context, turnID int64, group []ToolCall, sink Sink, staged *bool, early *earlyReads) ([]ToolResult, error) {
+func (b *toolbox) runGroup(ctx context.Context, turnID int64, group []ToolCall, sink Sink, staged *bool, early *earlyReads) ([]ToolResult, error) {
 	results := make([]ToolResult, len(group))
 	if ctx.Err() != nil {
 		for k := range group {
@@ -139,7 +167,7 @@ func (c *Conversation) runGroup(ctx context.Context, turnID int64, group []ToolC
 			<-r.done
 			return r.res
 		}
-		return c.runTool(ctx, call)
+		return b.runTool(ctx, call)
 	}
 	switch {
 	case early.finished(group):
@@ -149,7 +177,7 @@ func (c *Conversation) runGroup(ctx context.Context, turnID int64, group []ToolC
 	case len(group) == 1 && !*staged:
 		results[0] = run(group[0])
 	default:
-		return results, c.runConcurrent(ctx, turnID, group, results, run, sink, staged)
+		return results, b.runConcurrent(ctx, turnID, group, results, run, sink, staged)
 	}
 	return results, nil
 }
@@ -159,7 +187,7 @@ func (c *Conversation) runGroup(ctx context.Context, turnID int64, group []ToolC
 // a large tree) are shown running: after slowReads what is staged is stored
 // at once, at the cost of a commit more in this round trip, and *staged is
 // cleared.
-func (c *Conversation) runConcurrent(ctx context.Context, turnID int64, group []ToolCall, results []ToolResult, run func(ToolCall) ToolResult, sink Sink, staged *bool) error {
+func (b *toolbox) runConcurrent(ctx context.Context, turnID int64, group []ToolCall, results []ToolResult, run func(ToolCall) ToolResult, sink Sink, staged *bool) error {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	for k, call := range group {
@@ -174,12 +202,12 @@ func (c *Conversation) runConcurrent(ctx context.Context, turnID int64, group []
 		close(done)
 	}()
 	if *staged {
-		t := time.NewTimer(slowReads)
-		defer t.Stop()
+		timer := time.NewTimer(slowReads)
+		defer timer.Stop()
 		select {
 		case <-done:
-		case <-t.C:
-			if err := c.tr.Flush(context.WithoutCancel(ctx), turnID); err != nil {
+		case <-timer.C:
+			if err := b.tr.Flush(context.WithoutCancel(ctx), turnID); err != nil {
 				<-done
 				return err
 			}
@@ -198,7 +226,7 @@ func (c *Conversation) runConcurrent(ctx context.Context, turnID int64, group []
 // stageOutputs stages each call's output, in call order, with what the
 // editor is told once it is stored: a read's goes with the next request;
 // any other call's is committed at once.
-func (c *Conversation) stageOutputs(ctx context.Context, turnID int64, group []ToolCall, results []ToolResult, sink Sink, staged, reads bool) error {
+func (b *toolbox) stageOutputs(ctx context.Context, turnID int64, group []ToolCall, results []ToolResult, sink Sink, staged, reads bool) error {
 	for k, call := range group {
 		res := &results[k]
 		item := store.NewItem{Origin: store.OriginInput, Data: callOutput(call, res.Output, res.Images...), View: res.view()}
@@ -206,12 +234,12 @@ func (c *Conversation) stageOutputs(ctx context.Context, turnID int64, group []T
 		if res.Seen != nil {
 			seen = append(seen, *res.Seen)
 		}
-		c.tr.Stage([]store.NewItem{item}, seen, told(sink, call, res, staged))
+		b.tr.Stage([]store.NewItem{item}, seen, told(sink, call, res, staged))
 		if !reads {
 			// A call that may have changed something is committed at
 			// once: a daemon killed before the next request must not
 			// forget that it ran.
-			if err := c.tr.Flush(context.WithoutCancel(ctx), turnID); err != nil {
+			if err := b.tr.Flush(context.WithoutCancel(ctx), turnID); err != nil {
 				return err
 			}
 		}
@@ -238,9 +266,9 @@ func told(sink Sink, call ToolCall, res *ToolResult, staged bool) func(stored bo
 	}
 }
 
-func (c *Conversation) runTool(ctx context.Context, call ToolCall) ToolResult {
-	if c.tools == nil {
+func (b *toolbox) runTool(ctx context.Context, call ToolCall) ToolResult {
+	if b.tools == nil {
 		return ToolResult{Output: fmt.Sprintf("error: no tool named %q is available", call.Name), IsError: true}
 	}
-	return c.tools.Run(ctx, call)
+	return b.tools.Run(ctx, call)
 }

@@ -49,7 +49,7 @@ func (c *Conversation) asTurn(ctx context.Context, body func(turnID int64) (Stop
 		<-c.turn
 		// After the token is back, so that a loss rewarm skipped while the
 		// turn ran is never missed.
-		if c.baselineLost() {
+		if c.line.lost() {
 			c.warmUp(true)
 		}
 	}()
@@ -115,7 +115,7 @@ func (c *Conversation) run(ctx context.Context, turnID int64, input []json.RawMe
 		return StopCancelled, nil
 	}
 	for step := 0; step < maxRequestsPerTurn; step++ {
-		if c.overWindow() {
+		if c.line.overWindow() {
 			if err := c.compact(ctx, turnID, sink, CompactWindow); err != nil {
 				if ctx.Err() != nil {
 					return StopCancelled, nil
@@ -149,7 +149,7 @@ func (c *Conversation) act(ctx context.Context, turnID int64, r *reply, sink Sin
 	}
 	defer r.early.stop()
 	if len(calls) > 0 {
-		return c.runTools(ctx, turnID, calls, sink, r.staged, r.early)
+		return c.box.runTools(ctx, turnID, calls, sink, r.staged, r.early)
 	}
 	switch r.incomplete {
 	case "":

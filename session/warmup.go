@@ -38,22 +38,11 @@ func (c *Conversation) rewarm() {
 	c.warmUp(true)
 }
 
-// baselineLost reports whether the server no longer holds this
-// conversation's baseline (a dropped connection, a cancel, a failure).
-// A connection is marked dead before its reader reports it (forget), so a
-// check made after the turn token is back never misses a loss that rewarm
-// skipped while the turn held the token.
-func (c *Conversation) baselineLost() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return !c.closed && (c.base == nil || !c.base.conn.Alive() || c.base.epoch != c.tr.Epoch())
-}
-
 func (c *Conversation) warmUp(again bool) {
 	if c.client.api.HTTPMode() {
 		return // nothing to warm when every request is full
 	}
-	if w := c.Config().ContextWindow; w > 0 && c.nextInput() > w {
+	if w := c.Config().ContextWindow; w > 0 && c.line.nextInput() > w {
 		// It would be refused for its length: the next turn compacts first.
 		c.log.Info("not warming a view past the model's window", "window", w)
 		return
@@ -70,7 +59,7 @@ func (c *Conversation) warmUp(again bool) {
 			return
 		}
 	}
-	deadline := c.warmupDeadlineLocked()
+	deadline := warmupDeadline(c.Config(), c.tr.Bytes())
 	ctx, cancel := context.WithTimeout(c.ctx, deadline)
 	w := &warmup{started: time.Now(), deadline: deadline, done: make(chan struct{}), cancel: cancel}
 	c.warm = w
@@ -143,10 +132,9 @@ func (c *Conversation) WarmupDone() (<-chan struct{}, func() error) {
 // times slower than a server charging 3 ms per KiB.
 const warmupBytesPerSecond = 32 << 10
 
-// warmupDeadlineLocked is the total deadline of a warm-up of the current
-// transcript: HEARTH_WARMUP_TIMEOUT, plus time in proportion to the
-// transcript's size. Called with c.mu held.
-func (c *Conversation) warmupDeadlineLocked() time.Duration {
-	n := c.tr.Bytes() // the items as stored: close enough to their replay forms
-	return c.Config().WarmupTimeout + time.Duration(n)*time.Second/warmupBytesPerSecond
+// warmupDeadline is the total deadline of a warm-up of a transcript of n
+// bytes (as stored: close enough to their replay forms):
+// HEARTH_WARMUP_TIMEOUT, plus time in proportion to the transcript's size.
+func warmupDeadline(cfg Config, n int) time.Duration {
+	return cfg.WarmupTimeout + time.Duration(n)*time.Second/warmupBytesPerSecond
 }
