@@ -94,6 +94,7 @@ type outgoing struct {
 	frame  []byte       // the response.create frame
 	batch  store.Staged // what the transcript had staged: committed with the request's row
 	aside  bool         // its answer is the caller's, not the transcript's
+	epoch  uint64       // the transcript's epoch full was taken at
 }
 
 // connect returns the link and lane the conversation's next request goes
@@ -128,12 +129,11 @@ func (l *line) connect(ctx context.Context, generate bool, sink Sink) (responses
 // view, replay forms sent in full instead), plus aside, and plans it
 // against the baseline.
 func (l *line) prepare(conn responses.Link, lane string, generate bool, view, aside []json.RawMessage) (*outgoing, error) {
-	o := &outgoing{lane: lane, aside: aside != nil}
+	o := &outgoing{lane: lane, aside: aside != nil, epoch: l.tr.Epoch()}
 	o.full, o.batch = l.tr.Next()
-	epoch := l.tr.Epoch()
 	l.mu.Lock()
 	base := l.base
-	if base != nil && base.epoch != epoch {
+	if base != nil && base.epoch != o.epoch {
 		base = nil // a compaction, a rewind or a lost response's end: the server's chain is not the view's
 	}
 	if view != nil {
@@ -239,7 +239,7 @@ func (l *line) settle(ctx context.Context, turnID int64, conn responses.Link, o 
 	if !o.aside && turn && l.box.onlyReads(r.output) {
 		r.staged = l.tr.StageResponse(end, r.output) // nothing may come before the response
 	}
-	b := &baseline{conn: conn, lane: o.lane, settings: o.key, input: o.full, responseID: r.id, epoch: l.tr.Epoch()}
+	b := &baseline{conn: conn, lane: o.lane, settings: o.key, input: o.full, responseID: r.id, epoch: o.epoch}
 	var err error
 	switch {
 	case r.staged:
