@@ -6,6 +6,13 @@
 // conversations share. It reaches the model through session/responses,
 // which knows requests and responses, never a transcript.
 //
+// A Conversation keeps the turn loop; what it is made of points one way,
+// down: its line (the lane, the baseline and the request path: line.go,
+// request.go, read.go), its toolbox (tools.go, early.go) and its
+// Transcript (session/transcript), the one owner of what the model has
+// seen and what is committed, through which every store write of the
+// session goes.
+//
 // The rules it follows (docs/ARCHITECTURE.md says more):
 //
 //   - Serial ownership: a conversation runs one turn at a time, and on its
@@ -25,7 +32,7 @@
 //     before a request that carries it is sent, and the editor hears of a
 //     staged tool output only once it is stored (session/transcript).
 //
-// Imports: session imports store and session/responses (below it), never
-// daemon, rpc or session/sim; tools are reached through the Tools interface
-// the daemon implements.
+// Imports: session imports store, session/responses and session/transcript
+// (below it), never daemon, rpc or session/sim; tools are reached through
+// the Tools interface the daemon implements.
 package session
