@@ -244,4 +244,14 @@
 // stays open) or, on HTTP, the status with a JSON error body.
 //
 // An AfterEvents beyond the response's last event fires just before the terminal event.
+//
+// # Inside
+//
+// The Server owns its listener, its routes and Close; its state lives in parts that last as
+// long as it does: the recorder (records and pings, record.go), the faultQueue (faults.go),
+// the connSet of live WebSocket connections (conns.go), the responseStore of store:true
+// responses (stored.go) and the wireConns of its own listener (wire_count.go). Each WebSocket
+// connection is a wsConn with its lane scheduler and laneCache (ws.go, lanes.go, cache.go);
+// each POST an httpExchange (exchange.go); each response a reply (events.go). The rules a
+// request is checked against are methods of Options (validate.go).
 package sim
