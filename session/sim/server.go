@@ -223,13 +223,13 @@ func (s *Server) Close() error {
 		s.cancel()
 		if hs != nil {
 			hs.Close()
-			<-done // no new connections after Serve returns, so wire.open.Wait is safe below
+			<-done // no new connections after Serve returns, so wire.wait is safe below
 		}
 		for _, c := range conns {
 			c.shutdown()
 		}
 		s.handlers.Wait()
-		s.wire.open.Wait()
+		s.wire.wait()
 		close(s.closeDone)
 	})
 	<-s.closeDone

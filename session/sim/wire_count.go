@@ -33,6 +33,10 @@ func (w *wireConns) connState(_ net.Conn, st http.ConnState) {
 	}
 }
 
+// wait returns once every connection is closed or hijacked. Only after the listener's Serve
+// has returned: no connection starts after that.
+func (w *wireConns) wait() { w.open.Wait() }
+
 // countingListener makes every accepted connection count its bytes into a wireConns, before
 // and after a WebSocket hijack.
 type countingListener struct {
