@@ -36,3 +36,6 @@ nvim --version | head -n1
 HEARTH_BIN="$tmp/hearth" HEARTH_TEST_TMP="$tmp" HEARTH_MCP_SERVER="$tmp/mcp-server" \
   timeout 600 nvim --headless -u NONE -i NONE -n \
   --cmd "set rtp^=$here" -c "luafile $here/tests/run.lua"
+
+# The same plugin on a real terminal: what the screen shows.
+bash "$here/tests/screen.sh" "$tmp/hearth" "$tmp"
