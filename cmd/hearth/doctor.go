@@ -109,7 +109,7 @@ func doctor(ctx context.Context, cfg daemon.Config) []check {
 	case noSimulator:
 		add("fail", "api key", "none, and HEARTH_SIMULATOR=off: editors are asked to log in; run `hearth login` (it stores the key in %s)", envFile)
 	case simulator:
-		add("warn", "api key", "none: simulator mode (answers come from the built-in simulator); put OPENAI_API_KEY=... in %s", envFile)
+		add("warn", "api key", "none: simulator mode (answers come from the built-in simulator); run `hearth login` to give hearth your key (it goes in %s)", envFile)
 	default:
 		add("fail", "api key", "OPENAI_BASE_URL is set but no OPENAI_API_KEY: set it in the environment or in %s", envFile)
 	}

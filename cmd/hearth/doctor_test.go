@@ -92,8 +92,8 @@ func TestDoctorHealthySimulator(t *testing.T) {
 	if code != 0 || strings.Contains(stdout.String(), "fail") {
 		t.Fatalf("exit %d\n%s%s", code, stdout.String(), stderr.String())
 	}
-	if !strings.Contains(stdout.String(), "simulator mode") {
-		t.Errorf("no simulator mode line:\n%s", stdout.String())
+	if !strings.Contains(stdout.String(), "simulator mode") || !strings.Contains(stdout.String(), "run `hearth login`") {
+		t.Errorf("no simulator mode line naming hearth login:\n%s", stdout.String())
 	}
 }
 
