@@ -1,9 +1,9 @@
 package workspace
 
 import (
-	"errors"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 )
 
