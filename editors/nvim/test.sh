@@ -27,6 +27,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
+rm -f "$here/doc/tags" # the plugin must build them itself
 (cd "$repo" && go build -o "$tmp/hearth" ./cmd/hearth)
 # hearth's test MCP server (mcp/mcptest): the mcp package's test binary serves it.
 (cd "$repo" && go test -c -o "$tmp/mcp-server" ./mcp)

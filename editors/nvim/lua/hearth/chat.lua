@@ -77,8 +77,15 @@ function Chat:bufnr()
     end,
   })
   self.buf = buf
+  if M.on_buffer then
+    M.on_buffer(buf, self.sid)
+  end
   return buf
 end
+
+-- on_buffer, when set (init.lua sets it), is called with each chat buffer
+-- as it is created and its session's id: the buffer's mappings.
+M.on_buffer = nil
 
 -- reset empties the buffer (session/load replays into it).
 function Chat:reset()
