@@ -40,7 +40,7 @@ func (d *Daemon) configOptions(mode string, cfg session.Config, configured strin
 	opts := []acp.SessionConfigOption{
 		selectOption(optionMode, "Mode", acp.SessionConfigOptionCategoryMode, "What the agent may do without asking.", mode, modeValues),
 		selectOption(optionModel, "Model", acp.SessionConfigOptionCategoryModel, "The model that answers; changing it makes the next request carry the whole conversation.",
-			cfg.Model, modelValues(cfg.Model, configured)),
+			cfg.Model, modelValues(cfg.Model, configured, d.cfg.Model != "")),
 	}
 	if levels := effortLevels(cfg); len(levels) > 0 {
 		var values acp.SessionConfigSelectOptionsUngrouped
@@ -62,16 +62,20 @@ func selectOption(id, name string, cat acp.SessionConfigOptionCategory, desc, cu
 // modelValues are the models a session may choose, each once, in an order
 // that does not change with the choice: the configured one, hearth's list
 // (session.Models), then the current one (a model chosen when it was the
-// configured one).
-func modelValues(current, configured string) acp.SessionConfigSelectOptionsUngrouped {
+// configured one). fromEnv says HEARTH_MODEL named the configured one (else
+// it is hearth's default).
+func modelValues(current, configured string, fromEnv bool) acp.SessionConfigSelectOptionsUngrouped {
 	var out acp.SessionConfigSelectOptionsUngrouped
 	for _, m := range append(append([]string{configured}, session.Models...), current) {
 		if slices.ContainsFunc(out, func(o acp.SessionConfigSelectOption) bool { return string(o.Value) == m }) {
 			continue
 		}
 		desc := modelDescription(session.ProfileOf(m))
-		if m == configured {
+		switch {
+		case m == configured && fromEnv:
 			desc = "Configured (HEARTH_MODEL). " + desc
+		case m == configured:
+			desc = "hearth's default (HEARTH_MODEL is not set). " + desc
 		}
 		out = append(out, acp.SessionConfigSelectOption{Value: acp.SessionConfigValueId(m), Name: m, Description: &desc})
 	}

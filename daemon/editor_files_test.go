@@ -30,6 +30,7 @@ type bufferEditor struct {
 	sessions  []acp.SessionId   // the sessionId of each fs call
 	failRead  string            // non-empty: fs/read_text_file answers this error
 	failWrite string            // non-empty: fs/write_text_file answers this error
+	denyWrite string            // non-empty: fs/write_text_file is refused as acpx refuses it (the TS SDK's internal error, these details)
 	hang      chan struct{}     // non-nil: fs calls wait for it to close (or their ctx)
 }
 
@@ -87,6 +88,10 @@ func (b *bufferEditor) onCall(ctx context.Context, method string, params json.Ra
 		defer b.mu.Unlock()
 		if b.failWrite != "" {
 			return nil, &jsonrpc2.Error{Code: jsonrpc2.InternalError, Message: b.failWrite}
+		}
+		if b.denyWrite != "" {
+			data, _ := json.Marshal(map[string]string{"details": b.denyWrite})
+			return nil, &jsonrpc2.Error{Code: jsonrpc2.InternalError, Message: "Internal error", Data: data}
 		}
 		b.buffers[req.Path] = req.Content
 		return acp.WriteTextFileResponse{}, nil
@@ -281,7 +286,19 @@ func TestEditorErrorIsToolError(t *testing.T) {
 		t.Error("the editor was not shown the call as failed")
 	}
 
+	// A client that refuses the write (acpx in a mode that denies it) is
+	// reported as a refusal, in its words, and not as an error to retry.
 	ed.mu.Lock()
+	ed.failWrite, ed.denyWrite = "", "Permission denied for fs/write_text_file"
+	ed.mu.Unlock()
+	ed.prompt(id, writeA)
+	out = lastToolOutput(t, td)
+	if !strings.Contains(out, `the user's editor refused to write "a.txt"`) || !strings.Contains(out, "Permission denied for fs/write_text_file") ||
+		!strings.Contains(out, "do not try it again") || strings.Contains(out, "Internal error") {
+		t.Errorf("refused write told the model %q", out)
+	}
+	ed.mu.Lock()
+	ed.denyWrite = ""
 	ed.failRead = "no such buffer"
 	ed.mu.Unlock()
 	ed.prompt(id, readADirective)

@@ -134,6 +134,9 @@ func (ts *Toolset) commit(ctx context.Context, c *fileChange) error {
 			if ctx.Err() != nil {
 				return fmt.Errorf("the write to %q through the editor was cancelled; read the file before trying again", c.shown)
 			}
+			if errors.Is(err, ErrEditorRefused) {
+				return fmt.Errorf("the user's editor refused to write %q (%v): the change was not made; do not try it again, tell the user what you meant to change", c.shown, err)
+			}
 			return fmt.Errorf("the editor could not apply the write to %q (%v); read the file to see what it holds, then try again or tell the user", c.shown, err)
 		}
 		return nil

@@ -109,7 +109,7 @@ func doctor(ctx context.Context, cfg daemon.Config) []check {
 	case noSimulator:
 		add("fail", "api key", "none, and HEARTH_SIMULATOR=off: editors are asked to log in; run `hearth login` (it stores the key in %s)", envFile)
 	case simulator:
-		add("warn", "api key", "none: simulator mode (answers come from the built-in simulator); put OPENAI_API_KEY=... in %s", envFile)
+		add("warn", "api key", "none: simulator mode (answers come from the built-in simulator); run `hearth login` to give hearth your key (it goes in %s)", envFile)
 	default:
 		add("fail", "api key", "OPENAI_BASE_URL is set but no OPENAI_API_KEY: set it in the environment or in %s", envFile)
 	}
@@ -257,8 +257,8 @@ func daemonChecks(ctx context.Context, cfg daemon.Config) []check {
 		uses = "the built-in simulator, model " + modelOrDefault(st.Model)
 	}
 	if diffs := configDiffs(shell, st); len(diffs) > 0 {
-		out = append(out, check{"warn", "daemon config", fmt.Sprintf("uses %s; but %s. `hearth stop` (or `hearth restart` for the service) makes it start again with this shell's settings",
-			uses, strings.Join(diffs, "; "))})
+		out = append(out, check{"warn", "daemon config", fmt.Sprintf("started with other settings than this shell's: %s. `hearth stop` (or `hearth restart` for the service) makes it start again with this shell's settings",
+			strings.Join(diffs, "; "))})
 	} else {
 		out = append(out, check{"ok", "daemon config", "uses " + uses})
 	}
@@ -268,6 +268,11 @@ func daemonChecks(ctx context.Context, cfg daemon.Config) []check {
 	var pr rpc.ProbeResult
 	if err := c.Call(pctx, rpc.MethodHearthProbe, nil, &pr); err != nil {
 		return append(out, check{"warn", "model api", fmt.Sprintf("the daemon cannot probe its model API (%v); it may be older than this hearth: restart it", err)})
+	}
+	if st.Simulator && pr.Status == "ok" {
+		// The simulator takes any key: "the key accepted" would say the
+		// user has one.
+		return append(out, check{"ok", "model api", "from the daemon: the built-in simulator answers (it needs no key)"})
 	}
 	return append(out, check{pr.Status, "model api", "from the daemon: " + rpc.RedactURLs(pr.Detail)})
 }
