@@ -182,7 +182,7 @@
 //
 // Otherwise it answers "You said: <text>" (followed by a blank line and Options.Hint when set:
 // the daemon's simulator names the words there, NoKeyHint), or after tool outputs "I called
-// <name> <count> time(s). Last result:\n" plus the first 20 lines of the last output. When the user's message
+// <name> <count> time(s). Last result:\n" plus the first 20 lines of the last output (and a line saying so when there were more). When the user's message
 // (or, after tool outputs, the last output) carries images, the answer ends with what the
 // model saw: "\n[saw 1 image: image/png 7x5 (92 bytes)]". Text streams one delta per word;
 // the deltas concatenate to the final text exactly.
