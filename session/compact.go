@@ -260,7 +260,7 @@ func (c *Conversation) summarize(ctx context.Context, turnID int64) (summary, re
 		if err == nil {
 			return summaryOf(r)
 		}
-		if responses.Classify(err) != responses.KindContextLength {
+		if responses.Judge(err).Action != responses.Compact {
 			return "", "", fmt.Errorf("compact: the summary request: %w", err)
 		}
 		// The server's window is smaller than the view: half of it fits

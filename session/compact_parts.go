@@ -52,7 +52,7 @@ func (c *Conversation) summarizeParts(ctx context.Context, turnID int64, budget 
 		in := append(append(append([]json.RawMessage(nil), head...), carried...), part...)
 		r, err := c.exchangeAside(ctx, turnID, in, ask)
 		if err != nil {
-			if responses.Classify(err) == responses.KindContextLength && refusals < maxPartRefusals {
+			if responses.Judge(err).Action == responses.Compact && refusals < maxPartRefusals {
 				refusals++
 				budget -= room / 2
 				continue

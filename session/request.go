@@ -210,7 +210,7 @@ func (c *Conversation) failed(ctx context.Context, conn responses.Link, st *resp
 	if ctx.Err() != nil {
 		status = "cancelled"
 	}
-	switch responses.Judge(err, 0, 0).Stream {
+	switch responses.Judge(err).Stream {
 	case responses.WalkAway:
 		c.abort(conn, st)
 	case responses.DropConn:

@@ -8,19 +8,16 @@ import (
 	"github.com/hearthd/hearth/session/responses"
 )
 
-// request sends one model request of a turn and retries what Judge says
-// is safe to retry. Nothing of a failed response was applied — output items
-// are committed and tools run only after response.completed — so a retry
-// can never run a tool twice or write an item twice.
+// request sends one model request of a turn and does what Judge says of
+// each failure: retry what is safe to retry, compact a view too large for
+// the window. Nothing of a failed response was applied — output items are
+// committed and tools run only after response.completed — so a retry can
+// never run a tool twice or write an item twice.
 func (c *Conversation) request(ctx context.Context, turnID int64, sink Sink) (*reply, error) {
 	cfg := c.Config()
-	spent := map[string]bool{} // retries allowed once per request, by kind
-	// Each cause has its own budget of MaxAttempts failures, so a request
-	// whose own response kept failing is not also failed by the one
-	// connection loss a sibling caused on its last attempt; the total is
-	// bounded all the same.
-	tries := map[string]int{}
+	b := newBudget(cfg.MaxAttempts)
 	var err error
+	var v responses.Verdict
 	for attempt := 0; attempt < 2*cfg.MaxAttempts; attempt++ {
 		att := &attemptSink{Sink: sink}
 		var r *reply
@@ -31,31 +28,65 @@ func (c *Conversation) request(ctx context.Context, turnID int64, sink Sink) (*r
 		if ctx.Err() != nil {
 			return nil, err
 		}
-		if responses.Classify(err) == responses.KindContextLength && !spent["compact"] {
-			// Once: go on from a summary, then send again.
-			spent["compact"] = true
-			if cerr := c.compact(ctx, turnID, sink, CompactRefused); cerr == nil {
-				continue
-			} else {
-				c.log.Info("compaction after a context_length_exceeded refusal failed", "err", cerr)
-			}
-		}
-		v := responses.Judge(err, tries[responses.Judge(err, 0, cfg.MaxRetryWait).Why], cfg.MaxRetryWait)
-		tries[v.Why]++
-		if !v.Retry || (v.Once != "" && spent[v.Once]) || tries[v.Why] >= cfg.MaxAttempts || attempt+1 == 2*cfg.MaxAttempts {
+		v = responses.Judge(err)
+		n, ok := b.take(v)
+		if !ok || attempt+1 == 2*cfg.MaxAttempts {
 			break
 		}
-		if v.Once != "" {
-			spent[v.Once] = true
+		if v.Action == responses.Compact {
+			// Go on from a summary, then send again.
+			if cerr := c.compact(ctx, turnID, sink, CompactRefused); cerr != nil {
+				c.log.Info("compaction after a context_length_exceeded refusal failed", "err", cerr)
+				break
+			}
+			continue
 		}
+		wait := v.Wait(n, cfg.MaxRetryWait)
 		c.client.counters.retries.Add(1)
-		c.log.Info("retrying model request", "why", v.Why, "wait", v.Wait, "attempt", attempt+2, "of_this_cause", tries[v.Why], "err", err)
+		c.log.Info("retrying model request", "why", v.Why, "cause", v.Cause, "action", v.Action, "wait", wait,
+			"attempt", attempt+2, "of_this_cause", n+1, "err", err)
 		att.interrupted(v.Why)
-		if err := sleep(ctx, v.Wait); err != nil {
+		if err := sleep(ctx, wait); err != nil {
 			return nil, err
 		}
 	}
-	return nil, explain(err, c.size)
+	return nil, explain(err, v, c.size)
+}
+
+// budget is what one model request may still retry, per cause: each cause
+// has its own MaxAttempts failures, so a request whose own response kept
+// failing is not also failed by the one connection loss a sibling caused
+// on its last attempt (request bounds the total all the same); a cause
+// whose action is taken once (Verdict.Once) has one, and a compaction,
+// which sends a smaller request, counts against no retries. Made per
+// request.
+type budget struct {
+	max   int
+	tries map[responses.Cause]int
+}
+
+func newBudget(maxAttempts int) *budget {
+	return &budget{max: maxAttempts, tries: map[responses.Cause]int{}}
+}
+
+// take counts a failure judged v and reports whether the request goes
+// again (v's action is one that sends it again, and its cause has attempts
+// left), and how many failures of that cause came before it.
+func (b *budget) take(v responses.Verdict) (n int, ok bool) {
+	n = b.tries[v.Cause]
+	b.tries[v.Cause]++
+	switch v.Action {
+	case responses.Retry, responses.Rewarm, responses.Resend, responses.Compact:
+	default: // Fail; FallBackHTTP is the handshake's
+		return n, false
+	}
+	if v.Once && n > 0 {
+		return n, false
+	}
+	if v.Action == responses.Compact {
+		return n, true // the request that goes again is another, smaller one: no retry of this one
+	}
+	return n, n+1 < b.max
 }
 
 // size describes the conversation for a context-length refusal.
