@@ -306,3 +306,27 @@ func TestReopenedPastTheWindow(t *testing.T) {
 		t.Fatalf("%d compactions; want the first prompt's", len(comps))
 	}
 }
+
+// A summary request that fails on its way (a lost connection, a server
+// error) is retried as any model request is, by Judge's verdict: the
+// compaction goes on instead of failing the turn.
+func TestSummaryRequestRetried(t *testing.T) {
+	e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}})
+	summary := func(r sim.Received) bool { return strings.Contains(string(r.Raw), "hand-off summary") }
+	e.sim.InjectFault(sim.Fault{Kind: sim.FaultCloseMidResponse, AfterEvents: 1, CloseCode: sim.CloseAbrupt, Match: summary})
+	e.sim.InjectFault(sim.Fault{Kind: sim.FaultServerError, Match: summary})
+	c := e.open("retried")
+	warm(t, c)
+	prompt(t, c, "remember the word walrus", nil)
+	if stop, err := c.Compact(context.Background(), nil); err != nil || stop != session.StopEndTurn {
+		t.Fatalf("Compact: %s %v", stop, err)
+	}
+	if n := e.sim.PendingFaults(); n != 0 {
+		t.Errorf("%d faults not met", n)
+	}
+	comps, _ := e.db.Compactions(context.Background(), "retried")
+	if len(comps) != 1 || comps[0].Summary == "" {
+		t.Fatalf("compactions %+v", comps)
+	}
+	prompt(t, c, "and now?", nil)
+}

@@ -9,24 +9,46 @@ import (
 )
 
 // request sends one model request of a turn and does what Judge says of
-// each failure: retry what is safe to retry, compact a view too large for
-// the window. Nothing of a failed response was applied — output items are
-// committed and tools run only after response.completed — so a retry can
-// never run a tool twice or write an item twice.
+// each failure (judged), compacting a view too large for the window; the
+// final failure carries what the user can do (explain). Nothing of a
+// failed response was applied — output items are committed and tools run
+// only after response.completed — so a retry can never run a tool twice or
+// write an item twice.
 func (c *Conversation) request(ctx context.Context, turnID int64, sink Sink) (*reply, error) {
+	var att *attemptSink
+	r, v, err := c.judged(ctx, func() (*reply, error) {
+		att = &attemptSink{Sink: sink}
+		return c.exchange(ctx, turnID, true, att)
+	}, func(why string) { att.interrupted(why) }, func() error {
+		// Go on from a summary, then send again.
+		return c.compact(ctx, turnID, sink, CompactRefused)
+	})
+	if err != nil && ctx.Err() == nil {
+		return nil, explain(err, v, c.size)
+	}
+	return r, err
+}
+
+// judged sends one model request through its failures: send is one
+// attempt, and each failure is judged once (responses.Judge) and counted
+// against its cause's budget. A retry goes again after its wait, a re-warm
+// or a full resend at once (told is called first, with why); a compaction
+// goes again once smaller made the request fit, and ends the attempts
+// when there is no smaller (the caller's to do) or it failed. It returns
+// the last failure and its verdict; a failure once ctx has ended is
+// returned as it is, unjudged.
+func (c *Conversation) judged(ctx context.Context, send func() (*reply, error), told func(why string), smaller func() error) (*reply, responses.Verdict, error) {
 	cfg := c.Config()
 	b := newBudget(cfg.MaxAttempts)
 	var err error
 	var v responses.Verdict
 	for attempt := 0; attempt < 2*cfg.MaxAttempts; attempt++ {
-		att := &attemptSink{Sink: sink}
 		var r *reply
-		r, err = c.exchange(ctx, turnID, true, att)
-		if err == nil {
-			return r, nil
+		if r, err = send(); err == nil {
+			return r, v, nil
 		}
 		if ctx.Err() != nil {
-			return nil, err
+			return nil, responses.Verdict{}, err
 		}
 		v = responses.Judge(err)
 		n, ok := b.take(v)
@@ -34,8 +56,10 @@ func (c *Conversation) request(ctx context.Context, turnID int64, sink Sink) (*r
 			break
 		}
 		if v.Action == responses.Compact {
-			// Go on from a summary, then send again.
-			if cerr := c.compact(ctx, turnID, sink, CompactRefused); cerr != nil {
+			if smaller == nil {
+				break
+			}
+			if cerr := smaller(); cerr != nil {
 				c.log.Info("compaction after a context_length_exceeded refusal failed", "err", cerr)
 				break
 			}
@@ -45,12 +69,14 @@ func (c *Conversation) request(ctx context.Context, turnID int64, sink Sink) (*r
 		c.client.counters.retries.Add(1)
 		c.log.Info("retrying model request", "why", v.Why, "cause", v.Cause, "action", v.Action, "wait", wait,
 			"attempt", attempt+2, "of_this_cause", n+1, "err", err)
-		att.interrupted(v.Why)
+		if told != nil {
+			told(v.Why)
+		}
 		if err := sleep(ctx, wait); err != nil {
-			return nil, err
+			return nil, responses.Verdict{}, err
 		}
 	}
-	return nil, explain(err, v, c.size)
+	return nil, v, err
 }
 
 // budget is what one model request may still retry, per cause: each cause
