@@ -50,7 +50,7 @@ func (c *Conversation) judged(ctx context.Context, send func() (*reply, error), 
 		if ctx.Err() != nil {
 			return nil, responses.Verdict{}, err
 		}
-		v = responses.Judge(err)
+		v = judge(err)
 		n, ok := b.take(v)
 		if !ok || attempt+1 == 2*cfg.MaxAttempts {
 			break
@@ -77,6 +77,26 @@ func (c *Conversation) judged(ctx context.Context, send func() (*reply, error), 
 		}
 	}
 	return nil, v, err
+}
+
+// judgedError is a failure judged where its stream was (failed), carried
+// to the retry loop so that it is judged once. Its text and chain are the
+// failure's. Made per failure.
+type judgedError struct {
+	err error
+	v   responses.Verdict
+}
+
+func (e *judgedError) Error() string { return e.err.Error() }
+func (e *judgedError) Unwrap() error { return e.err }
+
+// judge is err's verdict: the one it was given when it was judged, else
+// Judge's.
+func judge(err error) responses.Verdict {
+	if je, ok := err.(*judgedError); ok {
+		return je.v
+	}
+	return responses.Judge(err)
 }
 
 // budget is what one model request may still retry, per cause: each cause

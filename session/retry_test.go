@@ -51,3 +51,21 @@ func TestRetryBudgetPerCause(t *testing.T) {
 		t.Errorf("a refusal without advice got some")
 	}
 }
+
+// A failure judged where its stream was is not judged again: the retry
+// loop takes the verdict it carries, and the failure's text and chain stay
+// its own.
+func TestJudgedOnce(t *testing.T) {
+	lost := fmt.Errorf("%w: EOF", responses.ErrConnectionLost)
+	carried := responses.Judge(&responses.APIError{Status: 500})
+	err := error(&judgedError{err: lost, v: carried})
+	if v := judge(err); v.Cause != responses.CauseServerError {
+		t.Errorf("judge took %v, not the verdict carried", v.Cause)
+	}
+	if err.Error() != lost.Error() || !errors.Is(err, responses.ErrConnectionLost) || responses.CauseOf(err) != responses.CauseConnectionLost {
+		t.Errorf("the judged failure %q lost its chain", err)
+	}
+	if v := judge(fmt.Errorf("context: %w", err)); v.Cause != responses.CauseConnectionLost {
+		t.Errorf("a judged failure wrapped again is judged anew: got %v", v.Cause)
+	}
+}
