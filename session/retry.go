@@ -45,7 +45,7 @@ func (c *Conversation) judged(ctx context.Context, send func() (*reply, error), 
 	for attempt := 0; attempt < 2*cfg.MaxAttempts; attempt++ {
 		var r *reply
 		if r, err = send(); err == nil {
-			return r, v, nil
+			return r, responses.Verdict{}, nil
 		}
 		if ctx.Err() != nil {
 			return nil, responses.Verdict{}, err

@@ -84,7 +84,7 @@ func (c *Conversation) warmUp(again bool) {
 		}
 		gauge.Add(1)
 		_, err := c.exchange(ctx, 0, false, nil)
-		if err != nil && responses.Judge(err).Action == responses.Rewarm {
+		if err != nil && judge(err).Action == responses.Rewarm {
 			_, err = c.exchange(ctx, 0, false, nil) // once more, on a connection of its own
 		}
 		gauge.Add(-1)
