@@ -18,6 +18,7 @@ import (
 	"github.com/hearthd/hearth/mcp"
 	"github.com/hearthd/hearth/rpc"
 	"github.com/hearthd/hearth/session"
+	"github.com/hearthd/hearth/session/responses"
 	"github.com/hearthd/hearth/store"
 	"github.com/hearthd/hearth/workspace"
 )
@@ -224,22 +225,24 @@ func (d *Daemon) opened(key string) {
 // Called with d.mu held (or before the daemon is shared).
 func (d *Daemon) sessionConfig() session.Config {
 	return session.Config{
-		BaseURL:           d.cfg.BaseURL,
-		APIKey:            d.cfg.APIKey,
+		Config: responses.Config{
+			BaseURL:           d.cfg.BaseURL,
+			APIKey:            d.cfg.APIKey,
+			Lanes:             d.cfg.Lanes,
+			KeepaliveInterval: d.cfg.Keepalive,
+			MaxConnAge:        d.cfg.MaxConnAge,
+			Dial:              d.netDial,
+		},
 		Model:             d.cfg.Model,
 		Instructions:      session.Guidance, // byte-identical on every request (session/guidance.go)
-		Lanes:             d.cfg.Lanes,
 		ReasoningEffort:   d.cfg.ReasoningEffort,
 		ReasoningSummary:  d.cfg.ReasoningSummary,
-		KeepaliveInterval: d.cfg.Keepalive,
 		WarmupTimeout:     d.cfg.WarmupTimeout,
 		FirstEventTimeout: d.cfg.FirstEventTimeout,
 		IdleTimeout:       d.cfg.IdleTimeout,
-		MaxConnAge:        d.cfg.MaxConnAge,
 		ContextWindow:     d.cfg.ContextWindow,
 		ToolOutputTokens:  d.cfg.ToolOutputTokens,
 		Compaction:        d.cfg.Compaction,
-		Dial:              d.netDial,
 	}
 }
 

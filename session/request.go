@@ -71,8 +71,7 @@ func (c *Conversation) send(ctx context.Context, turnID int64, generate bool, si
 	}
 	r, first, err := c.read(ctx, st, sink)
 	if err != nil {
-		c.failed(ctx, conn, st, reqID, err, first)
-		return nil, err
+		return nil, c.failed(ctx, conn, st, reqID, err, first)
 	}
 	r, err = c.settle(ctx, turnID, conn, o, reqID, r, first, sink != nil)
 	if err == nil && sink != nil {
@@ -203,14 +202,15 @@ func savedBytes(prev string, left []json.RawMessage) int {
 
 // failed ends a request whose response failed: the baseline is gone, the
 // stream is left or walked away from as Judge says, and the request's row
-// records the outcome.
-func (c *Conversation) failed(ctx context.Context, conn responses.Link, st *responses.Stream, reqID int64, err error, first time.Time) {
+// records the outcome. It returns err with its verdict (judgedError).
+func (c *Conversation) failed(ctx context.Context, conn responses.Link, st *responses.Stream, reqID int64, err error, first time.Time) error {
 	c.forgetBaseline()
 	status := "failed"
 	if ctx.Err() != nil {
 		status = "cancelled"
 	}
-	switch responses.Judge(err, 0, 0).Stream {
+	v := responses.Judge(err)
+	switch v.Stream {
 	case responses.WalkAway:
 		c.abort(conn, st)
 	case responses.DropConn:
@@ -222,6 +222,7 @@ func (c *Conversation) failed(ctx context.Context, conn responses.Link, st *resp
 		id = re.ResponseID
 	}
 	c.finish(reqID, id, status, err, first)
+	return &judgedError{err: err, v: v}
 }
 
 // settle stores a response with its request's end, in one transaction,
