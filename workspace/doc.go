@@ -39,6 +39,8 @@
 //   - A shell command runs in its own process group, with the environment
 //     scrubbed of credentials; nothing it starts outlives the call.
 //
-// Imports: workspace imports no other hearth package; the daemon hands it to
-// session through session's own interfaces. imports_test.go enforces this.
+// Imports: workspace imports no other hearth package but its subpackages,
+// which sit below it and never import it: workspace/patch (the apply_patch
+// format). The daemon hands it to session through session's own
+// interfaces. imports_test.go enforces this.
 package workspace

@@ -35,7 +35,7 @@ var applyPatchDef = toolDef{
 
 // patchGrammar is the Lark grammar of an apply_patch input, for the model
 // to write it as a custom tool's freeform input. It is stricter than
-// parsePatch, which also forgives what models write by habit.
+// patch.Parse, which also forgives what models write by habit.
 const patchGrammar = `start: begin_patch operation+ end_patch
 begin_patch: "*** Begin Patch" LF
 end_patch: "*** End Patch" LF?

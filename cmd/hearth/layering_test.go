@@ -22,7 +22,8 @@ var allowed = map[string][]string{
 	"session/responses": {},
 	"mcp":               {},
 	"mcp/mcptest":       {}, // imported by tests only: a tiny MCP server
-	"workspace":         {"store"},
+	"workspace":         {"store", "workspace/patch"},
+	"workspace/patch":   {},
 	"session":           {"store", "session/responses"},
 	"daemon":            {"rpc", "workspace", "session", "session/responses", "store", "mcp"},
 	"installer":         {"daemon", "rpc"},

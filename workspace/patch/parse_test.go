@@ -1,4 +1,4 @@
-package workspace
+package patch
 
 import (
 	"reflect"
@@ -9,54 +9,54 @@ import (
 func TestParsePatch(t *testing.T) {
 	tests := []struct {
 		name, text string
-		want       []patchOp
+		want       []Op
 	}{
 		{"add", "*** Begin Patch\n*** Add File: a/b.txt\n+one\n+\n+two\n*** End Patch\n",
-			[]patchOp{{kind: opAdd, path: "a/b.txt", lines: []string{"one", "", "two"}, line: 2}}},
+			[]Op{{Kind: OpAdd, Path: "a/b.txt", Lines: []string{"one", "", "two"}, Line: 2}}},
 		{"empty add", "*** Begin Patch\n*** Add File: empty\n*** End Patch",
-			[]patchOp{{kind: opAdd, path: "empty", line: 2}}},
+			[]Op{{Kind: OpAdd, Path: "empty", Line: 2}}},
 		{"delete", "*** Begin Patch\n*** Delete File: gone.txt\n*** End Patch\n",
-			[]patchOp{{kind: opDelete, path: "gone.txt", line: 2}}},
+			[]Op{{Kind: OpDelete, Path: "gone.txt", Line: 2}}},
 		{"update, first hunk without @@", "*** Begin Patch\n*** Update File: m.go\n a\n-b\n+c\n*** End Patch\n",
-			[]patchOp{{kind: opUpdate, path: "m.go", line: 2, hunks: []hunk{{line: 3, lines: []hunkLine{{' ', "a"}, {'-', "b"}, {'+', "c"}}}}}}},
+			[]Op{{Kind: OpUpdate, Path: "m.go", Line: 2, Hunks: []Hunk{{line: 3, lines: []hunkLine{{' ', "a"}, {'-', "b"}, {'+', "c"}}}}}}},
 		{"update, headers, several hunks, end of file", "*** Begin Patch\n*** Update File: m.go\n*** Move to: n.go\n@@ type T struct\n@@   func (T) M() {  \n-x\n+y\n@@\n z\n+w\n*** End of File\n*** End Patch\n",
-			[]patchOp{{kind: opUpdate, path: "m.go", moveTo: "n.go", line: 2, hunks: []hunk{
+			[]Op{{Kind: OpUpdate, Path: "m.go", MoveTo: "n.go", Line: 2, Hunks: []Hunk{
 				{line: 4, headers: []string{"type T struct", "func (T) M() {"}, lines: []hunkLine{{'-', "x"}, {'+', "y"}}},
 				{line: 8, lines: []hunkLine{{' ', "z"}, {'+', "w"}}, eof: true},
 			}}}},
 		{"lines that look like markers", "*** Begin Patch\n*** Update File: notes.org\n *** End Patch\n-*** Delete File: x\n+*** Add File: y\n*** Add File: z\n+*** End Patch\n*** End Patch\n",
-			[]patchOp{
-				{kind: opUpdate, path: "notes.org", line: 2, hunks: []hunk{{line: 3, lines: []hunkLine{{' ', "*** End Patch"}, {'-', "*** Delete File: x"}, {'+', "*** Add File: y"}}}}},
-				{kind: opAdd, path: "z", lines: []string{"*** End Patch"}, line: 6},
+			[]Op{
+				{Kind: OpUpdate, Path: "notes.org", Line: 2, Hunks: []Hunk{{line: 3, lines: []hunkLine{{' ', "*** End Patch"}, {'-', "*** Delete File: x"}, {'+', "*** Add File: y"}}}}},
+				{Kind: OpAdd, Path: "z", Lines: []string{"*** End Patch"}, Line: 6},
 			}},
 		{"pure move", "*** Begin Patch\n*** Update File: a\n*** Move to: b\n*** End Patch\n",
-			[]patchOp{{kind: opUpdate, path: "a", moveTo: "b", line: 2}}},
+			[]Op{{Kind: OpUpdate, Path: "a", MoveTo: "b", Line: 2}}},
 		{"blank lines: inside a hunk context, at its end spacing", "*** Begin Patch\n*** Update File: m\n@@\n a\n\n-b\n\n\n*** Delete File: d\n\n*** End Patch\n\n\n",
-			[]patchOp{
-				{kind: opUpdate, path: "m", line: 2, hunks: []hunk{{line: 3, lines: []hunkLine{{' ', "a"}, {' ', ""}, {'-', "b"}}}}},
-				{kind: opDelete, path: "d", line: 9},
+			[]Op{
+				{Kind: OpUpdate, Path: "m", Line: 2, Hunks: []Hunk{{line: 3, lines: []hunkLine{{' ', "a"}, {' ', ""}, {'-', "b"}}}}},
+				{Kind: OpDelete, Path: "d", Line: 9},
 			}},
 		{"CRLF and no final newline", "*** Begin Patch\r\n*** Update File: m\r\n@@\r\n-a\r\n+b\r\n*** End Patch",
-			[]patchOp{{kind: opUpdate, path: "m", line: 2, hunks: []hunk{{line: 3, lines: []hunkLine{{'-', "a"}, {'+', "b"}}}}}}},
+			[]Op{{Kind: OpUpdate, Path: "m", Line: 2, Hunks: []Hunk{{line: 3, lines: []hunkLine{{'-', "a"}, {'+', "b"}}}}}}},
 		{"heredoc wrapper", "apply_patch <<'EOF'\n*** Begin Patch\n*** Delete File: d\n*** End Patch\nEOF\n",
-			[]patchOp{{kind: opDelete, path: "d", line: 2}}},
+			[]Op{{Kind: OpDelete, Path: "d", Line: 2}}},
 		{"double-quoted heredoc delimiter", "apply_patch <<\"PATCH\"\n*** Begin Patch\n*** Delete File: d\n*** End Patch\nPATCH",
-			[]patchOp{{kind: opDelete, path: "d", line: 2}}},
+			[]Op{{Kind: OpDelete, Path: "d", Line: 2}}},
 		{"bare heredoc delimiter", "  apply_patch <<EOF\n*** Begin Patch\n*** Delete File: d\n*** End Patch\nEOF\n",
-			[]patchOp{{kind: opDelete, path: "d", line: 2}}},
+			[]Op{{Kind: OpDelete, Path: "d", Line: 2}}},
 		{"leading blank lines and spaces around markers", "\n\n  *** Begin Patch  \n*** Delete File:   d  \n *** End Patch\n",
-			[]patchOp{{kind: opDelete, path: "d", line: 4}}},
+			[]Op{{Kind: OpDelete, Path: "d", Line: 4}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := parsePatch(tt.text)
+			p, err := Parse(tt.text)
 			if err != nil {
-				t.Fatalf("parsePatch: %v", err)
+				t.Fatalf("Parse: %v", err)
 			}
-			if !reflect.DeepEqual(p.ops, tt.want) {
-				t.Fatalf("ops\n got %+v\nwant %+v", p.ops, tt.want)
+			if !reflect.DeepEqual(p.Ops, tt.want) {
+				t.Fatalf("ops\n got %+v\nwant %+v", p.Ops, tt.want)
 			}
-			back, err := parsePatch(p.String())
+			back, err := Parse(p.String())
 			if err != nil || !samePatch(back, p) {
 				t.Fatalf("the rendered patch parses to %+v, %v:\n%s", back, err, p)
 			}
@@ -85,7 +85,7 @@ func TestParsePatchErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := parsePatch(tt.text)
+			p, err := Parse(tt.text)
 			if err == nil {
 				t.Fatalf("parsed into %+v", p)
 			}
@@ -98,17 +98,17 @@ func TestParsePatchErrors(t *testing.T) {
 
 // samePatch compares two patches by what they do: the lines each starts
 // at in the patch text may differ.
-func samePatch(a, b *patch) bool {
-	if len(a.ops) != len(b.ops) {
+func samePatch(a, b *Patch) bool {
+	if len(a.Ops) != len(b.Ops) {
 		return false
 	}
-	for i := range a.ops {
-		x, y := a.ops[i], b.ops[i]
-		if x.kind != y.kind || x.path != y.path || x.moveTo != y.moveTo || !slicesEqualNil(x.lines, y.lines) || len(x.hunks) != len(y.hunks) {
+	for i := range a.Ops {
+		x, y := a.Ops[i], b.Ops[i]
+		if x.Kind != y.Kind || x.Path != y.Path || x.MoveTo != y.MoveTo || !slicesEqualNil(x.Lines, y.Lines) || len(x.Hunks) != len(y.Hunks) {
 			return false
 		}
-		for j := range x.hunks {
-			hx, hy := x.hunks[j], y.hunks[j]
+		for j := range x.Hunks {
+			hx, hy := x.Hunks[j], y.Hunks[j]
 			if !slicesEqualNil(hx.headers, hy.headers) || hx.eof != hy.eof || !reflect.DeepEqual(hx.lines, hy.lines) {
 				return false
 			}

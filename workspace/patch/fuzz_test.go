@@ -1,4 +1,4 @@
-package workspace
+package patch
 
 import (
 	"strings"
@@ -13,7 +13,7 @@ import (
 // leaves as many lines as the file had, less the removed ones, plus the
 // added ones.
 //
-//	go test ./workspace -run '^$' -fuzz FuzzParsePatch -fuzztime 1m
+//	go test ./workspace/patch -run '^$' -fuzz FuzzParsePatch -fuzztime 1m
 //
 // Seeds: below, and testdata/fuzz/FuzzParsePatch.
 func FuzzParsePatch(f *testing.F) {
@@ -29,7 +29,7 @@ func FuzzParsePatch(f *testing.F) {
 		f.Add(seed.patch, seed.file)
 	}
 	f.Fuzz(func(t *testing.T, text, file string) {
-		p, err := parsePatch(text)
+		p, err := Parse(text)
 		if err != nil {
 			if msg := err.Error(); !strings.HasPrefix(msg, "line ") && !strings.HasPrefix(msg, "the patch ") {
 				t.Fatalf("error %q names no line of the patch", msg)
@@ -37,28 +37,28 @@ func FuzzParsePatch(f *testing.F) {
 			return
 		}
 		rendered := p.String()
-		back, err := parsePatch(rendered)
+		back, err := Parse(rendered)
 		if err != nil || !samePatch(back, p) {
-			t.Fatalf("%q parsed to %+v; rendered as %q it parses to %+v, %v", text, p.ops, rendered, back, err)
+			t.Fatalf("%q parsed to %+v; rendered as %q it parses to %+v, %v", text, p.Ops, rendered, back, err)
 		}
 		if !strings.Contains(rendered, "\nEOF\n") {
-			wrapped, err := parsePatch("apply_patch <<'EOF'\n" + rendered + "EOF\n")
+			wrapped, err := Parse("apply_patch <<'EOF'\n" + rendered + "EOF\n")
 			if err != nil || !samePatch(wrapped, p) {
 				t.Fatalf("in a heredoc, %q parses to %+v, %v", rendered, wrapped, err)
 			}
 		}
-		for _, op := range p.ops {
-			if op.kind == opUpdate {
-				checkApplied(t, file, op.hunks)
+		for _, op := range p.Ops {
+			if op.Kind == OpUpdate {
+				checkApplied(t, file, op.Hunks)
 			}
 		}
 	})
 }
 
 // checkApplied applies hunks to file and checks the count of lines.
-func checkApplied(t *testing.T, file string, hunks []hunk) {
+func checkApplied(t *testing.T, file string, hunks []Hunk) {
 	t.Helper()
-	out, err := applyHunks("f", file, hunks)
+	out, err := ApplyHunks("f", file, hunks)
 	if err != nil {
 		if !strings.HasPrefix(err.Error(), "hunk ") {
 			t.Fatalf("error %q names no hunk", err)

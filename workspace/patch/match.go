@@ -1,4 +1,4 @@
-package workspace
+package patch
 
 import (
 	"fmt"
@@ -14,7 +14,7 @@ var matchLevels = []func(string) string{
 }
 
 // fileText is a text file as lines, with what joining them back needs. A
-// plain value for one applyHunks.
+// plain value for one ApplyHunks.
 type fileText struct {
 	lines []string
 	eol   string // "\r\n" when every line ends so, else "\n"
@@ -49,13 +49,13 @@ func (t fileText) String() string {
 	return s
 }
 
-// applyHunks applies the hunks of one updated file to its text, in order:
+// ApplyHunks applies the hunks of one updated file to its text, in order:
 // each is looked for after the previous one. Context lines keep the file's
 // text (a match that ignored whitespace changes none), removed lines go,
 // added lines come in. The file keeps its line ends and its final newline,
 // or lack of one unless its last line is now empty. The error names the
 // hunk (1-based, with its first line) and why it does not apply.
-func applyHunks(rel, old string, hunks []hunk) (string, error) {
+func ApplyHunks(rel, old string, hunks []Hunk) (string, error) {
 	t := splitText(old)
 	var out []string
 	pos := 0
@@ -90,7 +90,7 @@ func applyHunks(rel, old string, hunks []hunk) (string, error) {
 
 // expected returns the lines a hunk expects in the file: its context and
 // removed lines.
-func (h *hunk) expected() []string {
+func (h *Hunk) expected() []string {
 	var from []string
 	for _, l := range h.lines {
 		if l.op != '+' {
@@ -101,7 +101,7 @@ func (h *hunk) expected() []string {
 }
 
 // firstLine quotes the first line of a hunk for a message.
-func firstLine(h *hunk) string {
+func firstLine(h *Hunk) string {
 	if len(h.headers) > 0 {
 		return fmt.Sprintf(", @@ %q", clipLine(h.headers[0]))
 	}
@@ -115,7 +115,7 @@ func firstLine(h *hunk) string {
 // after pos: after the lines matching its headers, at the end of the file
 // when it says so (else anywhere after), exact lines first, then ignoring
 // trailing whitespace, then ignoring whitespace at both ends.
-func locateHunk(lines []string, pos int, h *hunk, from []string) (int, error) {
+func locateHunk(lines []string, pos int, h *Hunk, from []string) (int, error) {
 	for _, hd := range h.headers {
 		at := seek(lines, []string{hd}, pos, false)
 		switch {

@@ -1,4 +1,4 @@
-package workspace
+package patch
 
 import (
 	"fmt"
@@ -7,44 +7,44 @@ import (
 
 // The markers of the apply_patch format.
 const (
-	patchBegin  = "*** Begin Patch"
-	patchEnd    = "*** End Patch"
-	patchAdd    = "*** Add File:"
-	patchDelete = "*** Delete File:"
-	patchUpdate = "*** Update File:"
-	patchMove   = "*** Move to:"
-	patchEOF    = "*** End of File"
-	hunkMark    = "@@"
+	patchBegin   = "*** Begin Patch"
+	patchEnd     = "*** End Patch"
+	HeaderAdd    = "*** Add File:"
+	HeaderDelete = "*** Delete File:"
+	HeaderUpdate = "*** Update File:"
+	HeaderMove   = "*** Move to:"
+	patchEOF     = "*** End of File"
+	hunkMark     = "@@"
 )
 
-// patch is a parsed apply_patch document: its file operations in the order
-// given. A plain value, built by parsePatch for one call.
-type patch struct {
-	ops []patchOp
+// Patch is a parsed apply_patch document: its file operations in the order
+// given. A plain value, built by Parse for one call.
+type Patch struct {
+	Ops []Op
 }
 
-// opKind says what a patchOp does to its file.
-type opKind int
+// OpKind says what an Op does to its file.
+type OpKind int
 
 const (
-	opAdd opKind = iota
-	opDelete
-	opUpdate
+	OpAdd OpKind = iota
+	OpDelete
+	OpUpdate
 )
 
-// patchOp is one file's part of a patch; it lives as long as its patch.
-type patchOp struct {
-	kind   opKind
-	path   string   // as the patch gives it, trimmed
-	moveTo string   // update: the new path, "" to keep it
-	lines  []string // add: the new file's lines, without their '+'
-	hunks  []hunk   // update: the changes, in file order
-	line   int      // where the op starts in the patch, 1-based
+// Op is one file's part of a patch; it lives as long as its patch.
+type Op struct {
+	Kind   OpKind
+	Path   string   // as the patch gives it, trimmed
+	MoveTo string   // update: the new path, "" to keep it
+	Lines  []string // add: the new file's lines, without their '+'
+	Hunks  []Hunk   // update: the changes, in file order
+	Line   int      // where the op starts in the patch, 1-based
 }
 
-// hunk is one change in an updated file: its lines, located in the file by
+// Hunk is one change in an updated file: its lines, located in the file by
 // the context and removed ones. It lives as long as its patch.
-type hunk struct {
+type Hunk struct {
 	headers []string   // texts of its "@@ text" lines: each narrows the search to after a line matching it
 	lines   []hunkLine // in order
 	eof     bool       // "*** End of File" followed it: the hunk ends the file
@@ -58,18 +58,18 @@ type hunkLine struct {
 }
 
 // patchParser reads the lines of a patch one at a time. It lives for one
-// parsePatch.
+// Parse.
 type patchParser struct {
 	lines []string
 	i     int // index of the next line
 }
 
-// parsePatch parses the text of an apply_patch call. It forgives what
+// Parse parses the text of an apply_patch call. It forgives what
 // models do to the format: a shell heredoc around it, CRLF line ends,
 // blank lines between operations, a missing final newline, a blank line
 // standing for an empty context line. The error names the patch's line and
 // what was expected there.
-func parsePatch(text string) (*patch, error) {
+func Parse(text string) (*Patch, error) {
 	p := &patchParser{lines: patchLines(stripHeredoc(text))}
 	p.skipBlank()
 	if p.done() {
@@ -79,7 +79,7 @@ func parsePatch(text string) (*patch, error) {
 		return nil, p.errorf("expected %q as the first line", patchBegin)
 	}
 	p.i++
-	var out patch
+	var out Patch
 	for {
 		p.skipBlank()
 		if p.done() {
@@ -94,13 +94,13 @@ func parsePatch(text string) (*patch, error) {
 		if err != nil {
 			return nil, err
 		}
-		out.ops = append(out.ops, op)
+		out.Ops = append(out.Ops, op)
 	}
 	if p.skipBlank(); !p.done() {
 		return nil, p.errorf("expected nothing after %q, got %q", patchEnd, clipLine(p.peek()))
 	}
-	if len(out.ops) == 0 {
-		return nil, fmt.Errorf("the patch changes no file; give at least one %q, %q or %q section", patchAdd, patchUpdate, patchDelete)
+	if len(out.Ops) == 0 {
+		return nil, fmt.Errorf("the patch changes no file; give at least one %q, %q or %q section", HeaderAdd, HeaderUpdate, HeaderDelete)
 	}
 	return &out, nil
 }
@@ -117,51 +117,51 @@ func patchLines(text string) []string {
 }
 
 // parseOp parses one file operation, starting at its "***" line.
-func (p *patchParser) parseOp() (patchOp, error) {
+func (p *patchParser) parseOp() (Op, error) {
 	start := p.i + 1
 	line := strings.TrimSpace(p.peek())
 	kind, path, ok := opHeader(line)
 	if !ok {
-		return patchOp{}, p.errorf("expected %q, %q, %q or %q, got %q", patchAdd+" PATH", patchUpdate+" PATH", patchDelete+" PATH", patchEnd, clipLine(p.peek()))
+		return Op{}, p.errorf("expected %q, %q, %q or %q, got %q", HeaderAdd+" PATH", HeaderUpdate+" PATH", HeaderDelete+" PATH", patchEnd, clipLine(p.peek()))
 	}
 	if path == "" {
-		return patchOp{}, p.errorf("%q needs a path after the colon", line)
+		return Op{}, p.errorf("%q needs a path after the colon", line)
 	}
 	p.i++
-	op := patchOp{kind: kind, path: path, line: start}
+	op := Op{Kind: kind, Path: path, Line: start}
 	switch kind {
-	case opAdd:
+	case OpAdd:
 		lines, err := p.parseAdded()
 		if err != nil {
-			return patchOp{}, err
+			return Op{}, err
 		}
-		op.lines = lines
-	case opUpdate:
+		op.Lines = lines
+	case OpUpdate:
 		if !p.done() {
-			if dest, ok := strings.CutPrefix(strings.TrimSpace(p.peek()), patchMove); ok {
-				if op.moveTo = strings.TrimSpace(dest); op.moveTo == "" {
-					return patchOp{}, p.errorf("%q needs a path after the colon", patchMove)
+			if dest, ok := strings.CutPrefix(strings.TrimSpace(p.peek()), HeaderMove); ok {
+				if op.MoveTo = strings.TrimSpace(dest); op.MoveTo == "" {
+					return Op{}, p.errorf("%q needs a path after the colon", HeaderMove)
 				}
 				p.i++
 			}
 		}
 		hunks, err := p.parseHunks()
 		if err != nil {
-			return patchOp{}, err
+			return Op{}, err
 		}
-		if op.hunks = hunks; len(hunks) == 0 && op.moveTo == "" {
-			return patchOp{}, fmt.Errorf("line %d: %q has no hunks; give its changes as lines starting with ' ', '-' or '+' after an @@ line", start, line)
+		if op.Hunks = hunks; len(hunks) == 0 && op.MoveTo == "" {
+			return Op{}, fmt.Errorf("line %d: %q has no hunks; give its changes as lines starting with ' ', '-' or '+' after an @@ line", start, line)
 		}
 	}
 	return op, nil
 }
 
 // opHeader reads a file operation's first line.
-func opHeader(line string) (opKind, string, bool) {
+func opHeader(line string) (OpKind, string, bool) {
 	for _, h := range []struct {
 		mark string
-		kind opKind
-	}{{patchAdd, opAdd}, {patchDelete, opDelete}, {patchUpdate, opUpdate}} {
+		kind OpKind
+	}{{HeaderAdd, OpAdd}, {HeaderDelete, OpDelete}, {HeaderUpdate, OpUpdate}} {
 		if rest, ok := strings.CutPrefix(line, h.mark); ok {
 			return h.kind, strings.TrimSpace(rest), true
 		}
@@ -198,14 +198,14 @@ func (p *patchParser) parseAdded() ([]string, error) {
 
 // parseHunks reads an updated file's hunks, up to the next operation. The
 // first hunk may start without an "@@" line.
-func (p *patchParser) parseHunks() ([]hunk, error) {
-	var hunks []hunk
+func (p *patchParser) parseHunks() ([]Hunk, error) {
+	var hunks []Hunk
 	for {
 		p.skipBlank()
 		if p.done() || isOpLine(p.peek()) {
 			return hunks, nil
 		}
-		h := hunk{line: p.i + 1}
+		h := Hunk{line: p.i + 1}
 		explicit := false
 		for !p.done() && strings.HasPrefix(p.peek(), hunkMark) {
 			if text := strings.TrimSpace(p.peek()[len(hunkMark):]); text != "" {
@@ -227,7 +227,7 @@ func (p *patchParser) parseHunks() ([]hunk, error) {
 // parseHunkBody reads a hunk's lines after its "@@" lines. Blank lines
 // stand for empty context lines, except at the hunk's end, where they are
 // taken for spacing.
-func (p *patchParser) parseHunkBody(h *hunk) error {
+func (p *patchParser) parseHunkBody(h *Hunk) error {
 	blank := 0
 	for ; !p.done(); p.i++ {
 		l := p.peek()
@@ -252,7 +252,7 @@ func (p *patchParser) parseHunkBody(h *hunk) error {
 
 // endHunk finishes a hunk at the line after its last one: an "End of File"
 // marker there belongs to it.
-func (p *patchParser) endHunk(h *hunk) error {
+func (p *patchParser) endHunk(h *Hunk) error {
 	if len(h.lines) == 0 {
 		if p.done() {
 			return fmt.Errorf("line %d: the hunk has no lines (expected lines starting with ' ', '-' or '+', then %q)", h.line, patchEnd)
@@ -301,26 +301,26 @@ func clipLine(l string) string {
 	return l
 }
 
-// String renders the patch in the format parsePatch reads: parsing it
+// String renders the patch in the format Parse reads: parsing it
 // gives the same patch back.
-func (pt *patch) String() string {
+func (pt *Patch) String() string {
 	var b strings.Builder
 	b.WriteString(patchBegin + "\n")
-	for _, op := range pt.ops {
-		switch op.kind {
-		case opAdd:
-			b.WriteString(patchAdd + " " + op.path + "\n")
-			for _, l := range op.lines {
+	for _, op := range pt.Ops {
+		switch op.Kind {
+		case OpAdd:
+			b.WriteString(HeaderAdd + " " + op.Path + "\n")
+			for _, l := range op.Lines {
 				b.WriteString("+" + l + "\n")
 			}
-		case opDelete:
-			b.WriteString(patchDelete + " " + op.path + "\n")
-		case opUpdate:
-			b.WriteString(patchUpdate + " " + op.path + "\n")
-			if op.moveTo != "" {
-				b.WriteString(patchMove + " " + op.moveTo + "\n")
+		case OpDelete:
+			b.WriteString(HeaderDelete + " " + op.Path + "\n")
+		case OpUpdate:
+			b.WriteString(HeaderUpdate + " " + op.Path + "\n")
+			if op.MoveTo != "" {
+				b.WriteString(HeaderMove + " " + op.MoveTo + "\n")
 			}
-			for _, h := range op.hunks {
+			for _, h := range op.Hunks {
 				h.render(&b)
 			}
 		}
@@ -329,7 +329,7 @@ func (pt *patch) String() string {
 	return b.String()
 }
 
-func (h *hunk) render(b *strings.Builder) {
+func (h *Hunk) render(b *strings.Builder) {
 	if len(h.headers) == 0 {
 		b.WriteString(hunkMark + "\n")
 	}
