@@ -41,6 +41,7 @@
 //
 // Imports: workspace imports no other hearth package but its subpackages,
 // which sit below it and never import it: workspace/patch (the apply_patch
-// format). The daemon hands it to session through session's own
-// interfaces. imports_test.go enforces this.
+// format) and workspace/watch (the watcher, its journal and the context
+// delta; Root is its watch.Dir). The daemon hands it to session through
+// session's own interfaces. imports_test.go enforces this.
 package workspace

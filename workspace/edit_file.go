@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/hearthd/hearth/workspace/watch"
 )
 
 var editFileDef = toolDef{
@@ -61,7 +63,7 @@ func (ts *Toolset) planEditFile(ctx context.Context, d *toolDef, raw json.RawMes
 		return c, 0, msg
 	case !c.existed:
 		return c, 0, fmt.Sprintf("file %q does not exist; use write_file to create it, or list_dir to find the right path", c.shown)
-	case isBinary([]byte(c.old), true):
+	case watch.IsBinary([]byte(c.old), true):
 		return c, 0, fmt.Sprintf("%q is a binary file; edit_file changes text files only", c.shown)
 	}
 	n = strings.Count(c.old, oldS)

@@ -65,7 +65,7 @@ func (ts *Toolset) loadTarget(ctx context.Context, tool, path string) (c *fileCh
 	case fi.Size() > maxEditSize:
 		return c, fmt.Sprintf("%q is %d bytes, over the %d MiB limit of %s; use shell to change files this large", c.shown, fi.Size(), maxEditSize>>20, tool)
 	}
-	f, fi, err := ts.root.openRegular(name)
+	f, fi, err := ts.root.OpenRegular(name)
 	if err != nil {
 		return c, useFailed("read", c.shown, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hearthd/hearth/workspace/patch"
+	"github.com/hearthd/hearth/workspace/watch"
 )
 
 // patchFile is what a patch does to one file, computed before anything is
@@ -82,7 +83,7 @@ func (ts *Toolset) planOp(ctx context.Context, dir string, op *patch.Op) (patchF
 	switch {
 	case !c.existed:
 		return f, fmt.Sprintf("%s %s: there is no such file; create it with %s", patch.HeaderUpdate, c.shown, patch.HeaderAdd)
-	case isBinary([]byte(c.old), true):
+	case watch.IsBinary([]byte(c.old), true):
 		return f, fmt.Sprintf("%s %s: it is a binary file; apply_patch changes text files only", patch.HeaderUpdate, c.shown)
 	}
 	newText, err := patch.ApplyHunks(c.shown, c.old, op.Hunks)

@@ -63,3 +63,31 @@ func BenchmarkPlantedRepoScan(b *testing.B) {
 		}
 	})
 }
+
+// genTree writes files one-line files spread over top × leaf directories
+// under a fresh directory and opens it.
+func genTree(b *testing.B, top, leaf, files int) *Root {
+	base, err := filepath.EvalSymlinks(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range top {
+		for k := range leaf {
+			dir := filepath.Join(base, fmt.Sprintf("d%03d", i), fmt.Sprintf("s%03d", k))
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				b.Fatal(err)
+			}
+			for f := range files {
+				if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d.go", f)), []byte("package x\n"), 0o644); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+	r, err := Open(base)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { r.Close() })
+	return r
+}

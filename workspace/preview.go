@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/aymanbagabas/go-udiff"
+
+	"github.com/hearthd/hearth/workspace/watch"
 )
 
 // Preview is what one tool call would do, computed without doing it, so the
@@ -67,7 +69,7 @@ func diffLabelled(from, to, old, new string) string {
 		return fmt.Sprintf("rename from %s\nrename to %s\n", strings.TrimPrefix(from, "a/"), strings.TrimPrefix(to, "b/"))
 	case old == new:
 		return ""
-	case isBinary([]byte(old), true) || isBinary([]byte(new), true):
+	case watch.IsBinary([]byte(old), true) || watch.IsBinary([]byte(new), true):
 		return fmt.Sprintf("Binary files %s and %s differ\n", from, to)
 	case len(old)+len(new) > maxDiffBytes:
 		return fmt.Sprintf("Files %s and %s differ (too large to diff: %d and %d bytes)\n", from, to, len(old), len(new))

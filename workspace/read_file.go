@@ -13,6 +13,8 @@ import (
 	"io"
 	"io/fs"
 	"strings"
+
+	"github.com/hearthd/hearth/workspace/watch"
 )
 
 const (
@@ -86,7 +88,7 @@ func (ts *Toolset) readFile(ctx context.Context, d *toolDef, raw json.RawMessage
 
 // readFileAt reads name (the root handle's name for rel) through the handle.
 func (ts *Toolset) readFileAt(ctx context.Context, name, rel string, offset, limit int) Result {
-	// Stat first for the messages; openRegular then checks again what it
+	// Stat first for the messages; OpenRegular then checks again what it
 	// opened, since the path may change in between.
 	fi, err := ts.root.handle().Stat(name)
 	switch {
@@ -99,7 +101,7 @@ func (ts *Toolset) readFileAt(ctx context.Context, name, rel string, offset, lim
 	case !fi.Mode().IsRegular():
 		return errorResult(fmt.Sprintf("%q is not a regular file (%v); only regular files can be read", rel, fi.Mode().Type()))
 	}
-	f, fi, err := ts.root.openRegular(name)
+	f, fi, err := ts.root.OpenRegular(name)
 	if err != nil {
 		return errorResult(useFailed("read", rel, err))
 	}
@@ -119,7 +121,7 @@ func (ts *Toolset) readFileAt(ctx context.Context, name, rel string, offset, lim
 
 // readFromEditor reads rel through the editor: its buffer, unsaved changes
 // included. A directory or special file is refused as on disk, without
-// asking; a file on disk over readWholeMax is read from the disk. When the
+// asking; a file on disk over watch.ReadWholeMax is read from the disk. When the
 // editor fails, the disk answers, with a note saying so; a file on neither
 // gets the disk's message.
 func (ts *Toolset) readFromEditor(ctx context.Context, abs, name, rel string, offset, limit int) Result {
@@ -129,7 +131,7 @@ func (ts *Toolset) readFromEditor(ctx context.Context, abs, name, rel string, of
 		return errorResult(fmt.Sprintf("%q is a directory, not a file; use list_dir to see its entries", rel))
 	case err == nil && !fi.Mode().IsRegular():
 		return errorResult(fmt.Sprintf("%q is not a regular file (%v); only regular files can be read", rel, fi.Mode().Type()))
-	case err == nil && fi.Size() > readWholeMax, err == nil && ts.isImage(name):
+	case err == nil && fi.Size() > watch.ReadWholeMax, err == nil && ts.isImage(name):
 		// An editor would send a file this large whole (what it holds
 		// open, or reads from disk, in one message): the disk's pages are
 		// read instead, as far as they are shown. An editor has no text
@@ -152,17 +154,14 @@ func (ts *Toolset) readFromEditor(ctx context.Context, abs, name, rel string, of
 		// The read set keeps what the model saw of the buffer, as of a file
 		// on disk: the text itself only while it is small.
 		res.Buffer = true
-		if len(text) <= MaxContent {
+		if len(text) <= watch.MaxContent {
 			res.Content = text
 		}
 	}
 	return res
 }
 
-// MaxContent bounds the text a read_file keeps in Result.Content.
-const MaxContent = 256 << 10
-
-// keeper keeps what is written to it while that is at most MaxContent
+// keeper keeps what is written to it while that is at most watch.MaxContent
 // bytes, and nothing once it is more.
 type keeper struct {
 	b    []byte
@@ -171,7 +170,7 @@ type keeper struct {
 
 func (k *keeper) Write(p []byte) (int, error) {
 	if !k.over {
-		if len(k.b)+len(p) > MaxContent {
+		if len(k.b)+len(p) > watch.MaxContent {
 			k.b, k.over = nil, true
 		} else {
 			k.b = append(k.b, p...)
@@ -180,22 +179,13 @@ func (k *keeper) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// readWholeMax is the largest file read_file reads to its end whatever
-// part it shows: it counts the lines and hashes the whole text for the read
-// set (the context delta then tells a change from a touch). A larger file
-// is read only as far as the lines shown, so a read of three lines of a
-// file of gigabytes costs three lines: its output gives the file's size
-// instead of its line count, and it has no Hash (the read set cannot follow
-// it; the delta names it when it changes).
-const readWholeMax = 16 << 20
-
 // numberedText is read_file's answer for the text r yields (about size
 // bytes): its lines numbered, from offset, at most limit of them and
-// maxReadOutput bytes. A file of at most readWholeMax bytes is read whole,
+// maxReadOutput bytes. A file of at most watch.ReadWholeMax bytes is read whole,
 // for the hash of all of it and, when small enough, all of it
 // (Result.Content); a larger one only as far as what is shown.
 func numberedText(ctx context.Context, r io.Reader, rel string, offset, limit int, size int64) Result {
-	whole := size <= readWholeMax
+	whole := size <= watch.ReadWholeMax
 	src := io.Reader(ctxReader{ctx, r})
 	var h hash.Hash
 	var kept *keeper
@@ -203,7 +193,7 @@ func numberedText(ctx context.Context, r io.Reader, rel string, offset, limit in
 		// Every byte passes through the hash, shown or not: the read set
 		// needs the hash of the whole file.
 		h = sha256.New()
-		kept = &keeper{over: size > MaxContent}
+		kept = &keeper{over: size > watch.MaxContent}
 		if !kept.over {
 			kept.b = make([]byte, 0, max(size, 0))
 		}
@@ -212,11 +202,11 @@ func numberedText(ctx context.Context, r io.Reader, rel string, offset, limit in
 	// The buffer holds the sniffed head, and the whole of a small file.
 	bufSize := 64 << 10
 	if size >= 0 && size < int64(bufSize) {
-		bufSize = max(int(size)+1, sniffLen)
+		bufSize = max(int(size)+1, watch.SniffLen)
 	}
 	br := bufio.NewReaderSize(src, bufSize)
-	head, _ := br.Peek(sniffLen)
-	if isBinary(head, len(head) < sniffLen) {
+	head, _ := br.Peek(watch.SniffLen)
+	if watch.IsBinary(head, len(head) < watch.SniffLen) {
 		if !whole {
 			return Result{Output: binaryNote(rel, size)}
 		}

@@ -43,7 +43,7 @@ func imageTooLarge(rel, mime string, size int64) string {
 // starts like an image. A file it cannot open is not one: the caller's own
 // read then reports why.
 func (ts *Toolset) isImage(name string) bool {
-	f, _, err := ts.root.openRegular(name)
+	f, _, err := ts.root.OpenRegular(name)
 	if err != nil {
 		return false
 	}

@@ -99,7 +99,7 @@ type Result struct {
 	// disk may not hold until the user saves.
 	Buffer bool
 	// Content is, for a read_file of text, the whole text read (its hash
-	// is Hash) when it is at most MaxContent bytes, for the read set to diff
+	// is Hash) when it is at most watch.MaxContent bytes, for the read set to diff
 	// against without reading the file again ("" with the hash of nothing
 	// is an empty file). Nothing else keeps a copy of the file.
 	Content string

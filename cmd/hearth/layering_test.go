@@ -22,10 +22,11 @@ var allowed = map[string][]string{
 	"session/responses": {},
 	"mcp":               {},
 	"mcp/mcptest":       {}, // imported by tests only: a tiny MCP server
-	"workspace":         {"store", "workspace/patch"},
+	"workspace":         {"store", "workspace/patch", "workspace/watch"},
 	"workspace/patch":   {},
+	"workspace/watch":   {},
 	"session":           {"store", "session/responses"},
-	"daemon":            {"rpc", "workspace", "session", "session/responses", "store", "mcp"},
+	"daemon":            {"rpc", "workspace", "workspace/watch", "session", "session/responses", "store", "mcp"},
 	"installer":         {"daemon", "rpc"},
 	"cmd/hearth":        {"daemon", "rpc", "workspace", "session", "session/responses", "session/sim", "store", "installer", "mcp", "cmd/hearth/internal/bench"},
 	// hearth bench: the request modes against the simulator.
