@@ -26,7 +26,7 @@ import (
 	"github.com/hearthd/hearth/rpc"
 	"github.com/hearthd/hearth/session"
 	"github.com/hearthd/hearth/store"
-	"github.com/hearthd/hearth/workspace"
+	"github.com/hearthd/hearth/workspace/sandbox"
 	"github.com/hearthd/hearth/workspace/watch"
 )
 
@@ -119,7 +119,7 @@ func New(cfg Config, log *slog.Logger) (*Daemon, error) {
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()
-		workspace.NetworkEnforced()
+		sandbox.NetworkEnforced()
 	}()
 	d.wg.Add(1)
 	go d.reapLoop(min(cfg.sessionIdle(), cfg.workspaceIdle()) / 4)

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+
+	"github.com/hearthd/hearth/workspace/sandbox"
 )
 
 // Tool is one function the model may call: its name, description and JSON
@@ -125,8 +127,8 @@ var toolDefs = []toolDef{readFileDef, listDirDef, grepDef, writeFileDef, editFil
 // outlives a call and has nothing to close.
 type Toolset struct {
 	root *Root
-	ed   Editor  // the editor of the one call a copy made by via runs; zero on the shared Toolset
-	net  Network // the network of the one call a copy made by WithNetwork runs; zero (on) on the shared Toolset
+	ed   Editor          // the editor of the one call a copy made by via runs; zero on the shared Toolset
+	net  sandbox.Network // the network of the one call a copy made by WithNetwork runs; zero (on) on the shared Toolset
 	// dir is the working directory of the session a copy made by In
 	// serves, relative to the root with the OS's separators; "" (the root)
 	// on the shared Toolset. The model's relative paths start there, the
@@ -138,9 +140,9 @@ type Toolset struct {
 	live func(output string)
 
 	// plants finds the repositories shell commands plant and disarms them
-	// (planted_repo.go); shared by the copies; nil on a Toolset not made
+	// (sandbox/planted_repo.go); shared by the copies; nil on a Toolset not made
 	// by NewToolset.
-	plants *plantGuard
+	plants *sandbox.PlantGuard
 
 	// OnWrite, if set, is called just before each write of write_file,
 	// edit_file or apply_patch with the file's workspace-relative path and
@@ -151,7 +153,7 @@ type Toolset struct {
 }
 
 // NewToolset returns the tools of the workspace at root.
-func NewToolset(root *Root) *Toolset { return &Toolset{root: root, plants: newPlantGuard()} }
+func NewToolset(root *Root) *Toolset { return &Toolset{root: root, plants: sandbox.NewPlantGuard()} }
 
 // In returns a copy of ts for a session whose working directory is dir, a
 // directory inside the root named relative to it ("" or "." is the root):
