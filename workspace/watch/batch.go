@@ -36,7 +36,7 @@ type flushBatch struct {
 // commit turns b into journal entries: deleted + created pairs with the
 // same inode become renames, changes hearth wrote itself are dropped, and
 // the rest is journaled renames first and deletions last, each sorted.
-func (w *Watcher) commit(b *flushBatch) {
+func (l *loop) commit(b *flushBatch) {
 	if len(b.created)+len(b.modified)+len(b.deleted) == 0 {
 		return
 	}
@@ -64,7 +64,7 @@ func (w *Watcher) commit(b *flushBatch) {
 	var mine, theirs map[string]bool
 	self := make([]bool, len(created))
 	for i, c := range created {
-		if !c.m.dir && w.selfWritten(c.rel) {
+		if !c.m.dir && l.w.selfWritten(c.rel) {
 			self[i] = true
 			mine = markAncestors(mine, c.rel)
 		}
@@ -90,7 +90,7 @@ func (w *Watcher) commit(b *flushBatch) {
 	sortChanges(out[n:])
 	n = len(out)
 	for _, c := range b.modified {
-		if !w.selfWritten(c.rel) {
+		if !l.w.selfWritten(c.rel) {
 			out = append(out, Change{Op: Modified, Path: c.rel})
 		}
 	}
@@ -98,12 +98,12 @@ func (w *Watcher) commit(b *flushBatch) {
 	n = len(out)
 	for i, d := range b.deleted {
 		if !paired[i] {
-			w.forgetSelfWrite(d.rel)
+			l.w.forgetSelfWrite(d.rel)
 			out = append(out, Change{Op: Deleted, Path: d.rel, Dir: d.m.dir})
 		}
 	}
 	sortChanges(out[n:])
-	w.journal.append(out)
+	l.journal.append(out)
 }
 
 // markAncestors adds rel's parent directories to set, allocating it on

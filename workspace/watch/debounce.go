@@ -88,16 +88,16 @@ func (p *pendingEvents) due(quiet, maxWait time.Duration) time.Time {
 // flush compares what the pending events named with the disk, in two
 // phases (see snapshot.go), journals the differences and empties pending.
 // A watch limit met on the way turns the Watcher to polling.
-func (w *Watcher) flush() {
-	w.applyTouches() // a Sync after Touch sees the paths watched
-	p := &w.pend
+func (l *loop) flush() {
+	l.applyTouches() // a Sync after Touch sees the paths watched
+	p := &l.pend
 	p.first, p.last = time.Time{}, time.Time{}
 	if p.empty() {
 		return
 	}
 	var b flushBatch
 	if p.full {
-		w.checkDir("", &b, true, false)
+		l.checkDir("", &b, true, false)
 	} else {
 		// Parents before children, so a directory replaced or removed is
 		// dealt with once, as a whole.
@@ -113,25 +113,25 @@ func (w *Watcher) flush() {
 		// then make its directory's subtree agree quietly.
 		var ignoreChanged []string
 		for _, f := range paths {
-			if dir, name := splitRel(f); name == ".gitignore" && w.tree[dir] != nil && w.ign.Load(dir) {
+			if dir, name := splitRel(f); name == ".gitignore" && l.tree[dir] != nil && l.ign.Load(dir) {
 				ignoreChanged = append(ignoreChanged, dir)
 			}
 		}
 		for _, f := range paths {
 			if d, ok := strings.CutSuffix(f, "/"); ok {
-				w.checkDir(d, &b, false, false)
+				l.checkDir(d, &b, false, false)
 			} else {
-				w.checkPath(f, p.files[f], &b)
+				l.checkPath(f, p.files[f], &b)
 			}
 		}
 		for _, dir := range ignoreChanged {
-			w.checkDir(dir, &b, true, true)
+			l.checkDir(dir, &b, true, true)
 		}
 	}
 	p.reset()
-	w.watchNewDirs(&b)
-	w.commit(&b)
-	if w.limitErr != nil {
-		w.enterPolling(limitProblem(w.root.Path(), w.limitErr, len(w.tree), w.opts.PollInterval.String()))
+	l.watchNewDirs(&b)
+	l.commit(&b)
+	if l.limitErr != nil {
+		l.enterPolling(limitProblem(l.root.Path(), l.limitErr, len(l.tree), l.opts.PollInterval.String()))
 	}
 }

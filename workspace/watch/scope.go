@@ -25,30 +25,30 @@ type touch struct {
 // first walk (its watches too) and watches the root alone. A watch limit
 // the walk met is forgotten with its watches; limitErr is what was met
 // before it (the marker directory's).
-func (w *Watcher) narrow(limitErr error) {
-	if w.src != nil {
-		for dir := range w.tree {
-			_ = w.src.Remove(w.abs(dir))
+func (l *loop) narrow(limitErr error) {
+	if l.src != nil {
+		for dir := range l.tree {
+			_ = l.src.Remove(l.abs(dir))
 		}
 	}
-	w.tree = make(treeSnapshot)
-	w.tooMany, w.limitErr = false, limitErr
-	w.scope = map[string]bool{"": true}
-	w.partial.Store(true)
+	l.tree = make(treeSnapshot)
+	l.tooMany, l.limitErr = false, limitErr
+	l.scope = map[string]bool{"": true}
+	l.w.partial.Store(true)
 	var b flushBatch
-	w.watchDir("", &b, false)
-	w.noteScope()
+	l.watchDir("", &b, false)
+	l.noteScope()
 }
 
 // mayWatch says whether watchDir should watch dir: not once the first walk
 // met its limit (it then stops, and New narrows), and, in a partial
 // tree, only a directory in scope.
-func (w *Watcher) mayWatch(dir string) bool {
-	if w.maxDirs > 0 && len(w.tree) >= w.maxDirs {
-		w.tooMany = true
+func (l *loop) mayWatch(dir string) bool {
+	if l.maxDirs > 0 && len(l.tree) >= l.maxDirs {
+		l.tooMany = true
 		return false
 	}
-	return w.scope == nil || w.scope[dir]
+	return l.scope == nil || l.scope[dir]
 }
 
 // Touch tells the Watcher of a partial tree that a session's tool used the
@@ -85,42 +85,42 @@ const mtimeSlack = time.Second
 const maxTouches = 1 << 16
 
 // applyTouches widens the scope to the paths Touch queued. Run by the loop.
-func (w *Watcher) applyTouches() {
-	w.touchMu.Lock()
-	ts := w.touched
-	w.touched = nil
-	w.touchMu.Unlock()
-	if len(ts) == 0 || w.scope == nil {
+func (l *loop) applyTouches() {
+	l.w.touchMu.Lock()
+	ts := l.w.touched
+	l.w.touched = nil
+	l.w.touchMu.Unlock()
+	if len(ts) == 0 || l.scope == nil {
 		return
 	}
 	var b flushBatch
 	fresh := map[string]bool{}
 	for _, t := range ts {
-		w.widen(t.rel, &b, fresh)
+		l.widen(t.rel, &b, fresh)
 	}
 	for _, t := range ts {
 		dir, name := splitRel(t.rel)
-		if m, ok := w.tree[dir][name]; ok && fresh[dir] && !m.dir && m.mtime >= t.since.Add(-mtimeSlack).UnixNano() {
+		if m, ok := l.tree[dir][name]; ok && fresh[dir] && !m.dir && m.mtime >= t.since.Add(-mtimeSlack).UnixNano() {
 			b.modified = append(b.modified, found{rel: t.rel, m: m})
 		}
 	}
-	w.commit(&b)
-	w.noteScope()
-	if w.limitErr != nil && w.src != nil {
-		w.enterPolling(limitProblem(w.root.Path(), w.limitErr, len(w.tree), w.opts.PollInterval.String()))
+	l.commit(&b)
+	l.noteScope()
+	if l.limitErr != nil && l.src != nil {
+		l.enterPolling(limitProblem(l.root.Path(), l.limitErr, len(l.tree), l.opts.PollInterval.String()))
 	}
 }
 
 // widen puts rel and its parent directories in scope and watches those
 // that exist, from the root down, within the limit. fresh collects the
 // directories it began to watch (and some that are still not watched).
-func (w *Watcher) widen(rel string, b *flushBatch, fresh map[string]bool) {
+func (l *loop) widen(rel string, b *flushBatch, fresh map[string]bool) {
 	// In scope even where nothing is there yet: when it appears, the event
 	// that says so gets it watched.
 	for i, c := range rel + "/" {
 		if c == '/' {
-			w.scope[rel[:i]] = true
-			if w.tree[rel[:i]] == nil {
+			l.scope[rel[:i]] = true
+			if l.tree[rel[:i]] == nil {
 				fresh[rel[:i]] = true // if it gets watched below
 			}
 		}
@@ -128,25 +128,25 @@ func (w *Watcher) widen(rel string, b *flushBatch, fresh map[string]bool) {
 	dir := ""
 	for _, name := range strings.Split(rel, "/") {
 		child := joinRel(dir, name)
-		m, ok := w.tree[dir][name]
+		m, ok := l.tree[dir][name]
 		if !ok || !m.dir {
 			return // not a directory (the file itself), or not listed yet
 		}
-		if w.tree[child] == nil {
-			if len(w.tree) >= w.opts.MaxDirs {
+		if l.tree[child] == nil {
+			if len(l.tree) >= l.opts.MaxDirs {
 				return // full: the notice says the scope is partial anyway
 			}
-			w.watchDir(child, b, false) // what is in it is not news
+			l.watchDir(child, b, false) // what is in it is not news
 		}
 		dir = child
 	}
 }
 
 // noteScope publishes how many directories a partial tree watches.
-func (w *Watcher) noteScope() {
-	w.fenceMu.Lock()
-	w.scopeDirs = len(w.tree)
-	w.fenceMu.Unlock()
+func (l *loop) noteScope() {
+	l.w.fenceMu.Lock()
+	l.w.scopeDirs = len(l.tree)
+	l.w.fenceMu.Unlock()
 }
 
 // Partial reports whether the tree has more directories than MaxDirs, so

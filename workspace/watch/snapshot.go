@@ -37,11 +37,11 @@ type treeSnapshot map[string]map[string]fileMeta
 // stale watch before adding any keeps fsnotify from handing a moved
 // directory's new path the watch it had under its old one.
 
-func (w *Watcher) abs(rel string) string {
+func (l *loop) abs(rel string) string {
 	if rel == "" {
-		return w.root.Path()
+		return l.root.Path()
 	}
-	return filepath.Join(w.root.Path(), filepath.FromSlash(rel))
+	return filepath.Join(l.root.Path(), filepath.FromSlash(rel))
 }
 
 func joinRel(dir, name string) string {
@@ -65,37 +65,37 @@ func vanished(err error) bool {
 
 // checkPath compares one path an event named with the snapshot. op is what
 // the events said happened to it.
-func (w *Watcher) checkPath(rel string, op fsnotify.Op, b *flushBatch) {
+func (l *loop) checkPath(rel string, op fsnotify.Op, b *flushBatch) {
 	dir, name := splitRel(rel)
-	node := w.tree[dir]
+	node := l.tree[dir]
 	if node == nil {
 		return // its directory is gone or ignored: whoever handles that handles this
 	}
 	old, had := node[name]
-	fi, err := os.Lstat(w.abs(rel))
+	fi, err := os.Lstat(l.abs(rel))
 	if err != nil {
 		if had && vanished(err) {
-			w.dropEntry(dir, name, old, b, op.Has(fsnotify.Rename), true)
+			l.dropEntry(dir, name, old, b, op.Has(fsnotify.Rename), true)
 		}
 		return
 	}
-	w.reconcile(dir, name, old, had, fi, op, b, false)
+	l.reconcile(dir, name, old, had, fi, op, b, false)
 }
 
 // checkDir compares the listing of dir with the snapshot, and with
 // recursive the same below it. quiet records the differences in the
 // snapshot without reporting them (a .gitignore changed what is visible).
-func (w *Watcher) checkDir(dir string, b *flushBatch, recursive, quiet bool) {
-	node := w.tree[dir]
+func (l *loop) checkDir(dir string, b *flushBatch, recursive, quiet bool) {
+	node := l.tree[dir]
 	if node == nil {
 		return
 	}
-	rulesChanged := w.ign.Load(dir) // before judging the entries: its .gitignore may have changed unseen
-	ents, err := readDirUnsorted(w.abs(dir))
+	rulesChanged := l.ign.Load(dir) // before judging the entries: its .gitignore may have changed unseen
+	ents, err := readDirUnsorted(l.abs(dir))
 	if err != nil {
 		if dir == "" && vanished(err) {
 			for name, m := range node {
-				w.dropEntry(dir, name, m, b, false, !quiet)
+				l.dropEntry(dir, name, m, b, false, !quiet)
 			}
 		}
 		return // a subdirectory that is gone is its parent's business
@@ -109,30 +109,30 @@ func (w *Watcher) checkDir(dir string, b *flushBatch, recursive, quiet bool) {
 		name := e.Name()
 		onDisk[name] = struct{}{}
 		old, had := node[name]
-		w.reconcile(dir, name, old, had, fi, 0, b, quiet)
+		l.reconcile(dir, name, old, had, fi, 0, b, quiet)
 		if recursive && had && old.dir && fi.IsDir() && old.ino == fileID(fi) {
-			w.checkDir(joinRel(dir, name), b, true, quiet)
+			l.checkDir(joinRel(dir, name), b, true, quiet)
 		}
 	}
 	for name, m := range node {
 		if _, ok := onDisk[name]; !ok {
-			w.dropEntry(dir, name, m, b, false, !quiet)
+			l.dropEntry(dir, name, m, b, false, !quiet)
 		}
 	}
 	if rulesChanged && !recursive {
-		w.checkDir(dir, b, true, true) // the new rules apply all the way down
+		l.checkDir(dir, b, true, true) // the new rules apply all the way down
 	}
 }
 
 // reconcile brings the snapshot's entry name of dir (old, if had) in line
 // with fi, what is on disk now.
-func (w *Watcher) reconcile(dir, name string, old fileMeta, had bool, fi fs.FileInfo, op fsnotify.Op, b *flushBatch, quiet bool) {
-	node := w.tree[dir]
+func (l *loop) reconcile(dir, name string, old fileMeta, had bool, fi fs.FileInfo, op fsnotify.Op, b *flushBatch, quiet bool) {
+	node := l.tree[dir]
 	rel := joinRel(dir, name)
 	isDir := fi.IsDir()
-	if w.ign.Ignored(rel, isDir) {
+	if l.ign.Ignored(rel, isDir) {
 		if had {
-			w.dropEntry(dir, name, old, b, false, false) // newly ignored: out of sight, not deleted
+			l.dropEntry(dir, name, old, b, false, false) // newly ignored: out of sight, not deleted
 		}
 		return
 	}
@@ -152,7 +152,7 @@ func (w *Watcher) reconcile(dir, name string, old fileMeta, had bool, fi fs.File
 		}
 		return
 	case had: // replaced by something else: a file by a directory, or a directory by another
-		w.dropEntry(dir, name, old, b, op.Has(fsnotify.Rename), !quiet)
+		l.dropEntry(dir, name, old, b, op.Has(fsnotify.Rename), !quiet)
 	}
 	node[name] = m
 	if !quiet {
@@ -166,42 +166,42 @@ func (w *Watcher) reconcile(dir, name string, old fileMeta, had bool, fi fs.File
 // dropEntry removes name from dir's entries, and the whole subtree if it
 // is a directory, reporting each path as deleted when report is set.
 // moved says an event showed it renamed away.
-func (w *Watcher) dropEntry(dir, name string, m fileMeta, b *flushBatch, moved, report bool) {
-	delete(w.tree[dir], name)
+func (l *loop) dropEntry(dir, name string, m fileMeta, b *flushBatch, moved, report bool) {
+	delete(l.tree[dir], name)
 	rel := joinRel(dir, name)
 	if m.dir {
-		w.dropSubtree(rel, b, report)
+		l.dropSubtree(rel, b, report)
 	}
 	if report {
 		b.deleted = append(b.deleted, found{rel: rel, m: m, moved: moved})
 	}
 }
 
-func (w *Watcher) dropSubtree(rel string, b *flushBatch, report bool) {
-	for name, m := range w.tree[rel] {
+func (l *loop) dropSubtree(rel string, b *flushBatch, report bool) {
+	for name, m := range l.tree[rel] {
 		child := joinRel(rel, name)
 		if m.dir {
-			w.dropSubtree(child, b, report)
+			l.dropSubtree(child, b, report)
 		}
 		if report {
 			b.deleted = append(b.deleted, found{rel: child, m: m})
 		}
 	}
-	delete(w.tree, rel)
-	w.ign.forget(rel)
-	if w.src != nil {
-		_ = w.src.Remove(w.abs(rel)) // gone already, or moved: either way not ours to watch
+	delete(l.tree, rel)
+	l.ign.forget(rel)
+	if l.src != nil {
+		_ = l.src.Remove(l.abs(rel)) // gone already, or moved: either way not ours to watch
 	}
 }
 
 // watchNewDirs is the second phase: it watches and lists the directories
 // the first found new, in the order found.
-func (w *Watcher) watchNewDirs(b *flushBatch) {
+func (l *loop) watchNewDirs(b *flushBatch) {
 	for i := 0; i < len(b.newDirs); i++ {
 		nd := b.newDirs[i]
 		dir, name := splitRel(nd.rel)
-		if m, ok := w.tree[dir][name]; ok && m.dir && w.tree[nd.rel] == nil {
-			w.watchDir(nd.rel, b, nd.report)
+		if m, ok := l.tree[dir][name]; ok && m.dir && l.tree[nd.rel] == nil {
+			l.watchDir(nd.rel, b, nd.report)
 		}
 	}
 }
@@ -209,26 +209,26 @@ func (w *Watcher) watchNewDirs(b *flushBatch) {
 // watchDir watches dir, then lists it into the snapshot, recursively, so
 // that whatever is created after the watch raises an event and whatever was
 // created before is listed. report records every entry found as created.
-func (w *Watcher) watchDir(dir string, b *flushBatch, report bool) {
-	if !w.mayWatch(dir) {
+func (l *loop) watchDir(dir string, b *flushBatch, report bool) {
+	if !l.mayWatch(dir) {
 		return // past the first walk's limit, or outside a partial tree's scope (scope.go)
 	}
-	abs := w.abs(dir)
-	if w.src != nil && w.limitErr == nil {
-		if err := w.src.Add(abs); err != nil {
+	abs := l.abs(dir)
+	if l.src != nil && l.limitErr == nil {
+		if err := l.src.Add(abs); err != nil {
 			switch {
 			case isWatchLimit(err):
-				w.limitErr = err // keep listing: polling needs the whole snapshot
+				l.limitErr = err // keep listing: polling needs the whole snapshot
 			case vanished(err):
 				return // removed already; its parent's events say so
 			default:
-				w.log.Warn("workspace: cannot watch directory", "dir", abs, "err", err)
+				l.log.Warn("workspace: cannot watch directory", "dir", abs, "err", err)
 			}
 		}
 	}
 	node := make(map[string]fileMeta)
-	w.tree[dir] = node
-	w.ign.Load(dir)
+	l.tree[dir] = node
+	l.ign.Load(dir)
 	ents, err := readDirUnsorted(abs)
 	if err != nil {
 		return
@@ -239,7 +239,7 @@ func (w *Watcher) watchDir(dir string, b *flushBatch, report bool) {
 			continue
 		}
 		rel := joinRel(dir, e.Name())
-		if w.ign.Ignored(rel, fi.IsDir()) {
+		if l.ign.Ignored(rel, fi.IsDir()) {
 			continue
 		}
 		m := metaOf(fi)
@@ -248,7 +248,7 @@ func (w *Watcher) watchDir(dir string, b *flushBatch, report bool) {
 			b.created = append(b.created, found{rel: rel, m: m})
 		}
 		if m.dir {
-			w.watchDir(rel, b, report)
+			l.watchDir(rel, b, report)
 		}
 	}
 }

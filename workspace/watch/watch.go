@@ -87,15 +87,53 @@ var watchMode = func() string {
 
 // Watcher keeps the change journal of one workspace. Created by New
 // when the workspace is opened, it lives until Close, which stops its loop
-// goroutine and waits for it. One loop owns the watch, the snapshot, the
-// ignore rules and the pending events; other goroutines read the journal
-// and talk to the loop through Sync. Safe for concurrent use.
+// goroutine and waits for it. The loop owns the watch, the snapshot, the
+// ignore rules and the pending events; the Watcher holds what other
+// goroutines share with it: the journal, Sync's markers, the mode, the
+// paths hearth writes and the paths sessions touch. Safe for concurrent use.
 type Watcher struct {
 	root Dir
 	opts Options
 	log  *slog.Logger
 
-	// Owned by the loop goroutine (and by New before it starts).
+	journal  *journal
+	loop     *loop  // the loop goroutine's: nothing else touches it once New returns
+	fenceDir string // Sync's markers; "" if it could not be made or watched. Set by New
+
+	partial   atomic.Bool   // the tree is watched in part (set before the loop starts)
+	touchMu   sync.Mutex    // guards touched
+	touched   []touch       // Touch's paths, for the loop
+	touchWake chan struct{} // Touch → the loop; capacity 1
+
+	selfMu sync.Mutex          // guards self
+	self   map[string]selfNote // path → what hearth is writing there
+
+	fenceMu   sync.Mutex               // guards the fields below it, and mode transitions as Sync sees them
+	fenceSeq  uint64                   // last marker number handed out
+	fences    map[uint64]chan struct{} // marker number → closed once the events before it are journaled
+	polling   bool                     // Sync asks the loop to scan instead of using a marker
+	mode      string                   // "inotify" (or "fsnotify") or "polling"
+	problem   string                   // why polling, for Problem
+	scopeDirs int                      // a partial tree's directories watched
+
+	syncReq   chan syncRequest
+	stop      chan struct{} // closed by Close
+	done      chan struct{} // closed when the loop has exited
+	closeOnce sync.Once
+}
+
+// loop is the state of a Watcher's goroutine (run): the watch, the
+// snapshot of the tree, the ignore rules, the pending events and the
+// timers. Made by New, which walks the tree with it before starting the
+// goroutine; after that only the goroutine touches it, and it ends with it
+// (shutdown). It reaches the shared state through w.
+type loop struct {
+	w       *Watcher
+	root    Dir
+	opts    Options
+	log     *slog.Logger
+	journal *journal
+
 	src        eventSource // nil in polling mode
 	tree       treeSnapshot
 	ign        *Ignorer
@@ -105,33 +143,10 @@ type Watcher struct {
 	pollTimer  *time.Timer // polling mode: next scan
 	retryTimer *time.Timer // polling mode: next attempt to watch again
 	retryIn    time.Duration
-	fenceDir   string // Sync's markers; "" if it could not be made or watched
 
-	journal *journal
 	maxDirs int             // the first walk's limit (0 afterwards: directories created later are always watched)
 	tooMany bool            // the first walk met maxDirs
 	scope   map[string]bool // a partial tree's directories to watch (scope.go); nil: all of them
-
-	partial   atomic.Bool   // the tree is watched in part (set before the loop starts)
-	scopeDirs int           // guarded by fenceMu: a partial tree's directories watched
-	touchMu   sync.Mutex    // guards touched
-	touched   []touch       // Touch's paths, for the loop
-	touchWake chan struct{} // Touch → the loop; capacity 1
-
-	selfMu sync.Mutex          // guards self
-	self   map[string]selfNote // path → what hearth is writing there
-
-	fenceMu  sync.Mutex               // guards the fields below it, and mode transitions as Sync sees them
-	fenceSeq uint64                   // last marker number handed out
-	fences   map[uint64]chan struct{} // marker number → closed once the events before it are journaled
-	polling  bool                     // Sync asks the loop to scan instead of using a marker
-	mode     string                   // "inotify" (or "fsnotify") or "polling"
-	problem  string                   // why polling, for Problem
-
-	syncReq   chan syncRequest
-	stop      chan struct{} // closed by Close
-	done      chan struct{} // closed when the loop has exited
-	closeOnce sync.Once
 }
 
 // New watches the workspace at root: it walks the tree (skipping
@@ -146,37 +161,46 @@ func New(root Dir, opts Options) (*Watcher, error) {
 	}
 	o := opts.withDefaults()
 	w := &Watcher{
-		root:    root,
-		opts:    o,
-		log:     o.Logger,
-		tree:    make(treeSnapshot),
-		ign:     NewIgnorer(root, o.Ignore),
-		pend:    newPendingEvents(o.MaxPending),
-		timer:   stoppedTimer(),
-		journal: newJournal(o.JournalSize),
-		self:    make(map[string]selfNote),
-		fences:  make(map[uint64]chan struct{}),
-		mode:    watchMode,
-		syncReq: make(chan syncRequest),
-		stop:    make(chan struct{}),
-		done:    make(chan struct{}),
+		root:      root,
+		opts:      o,
+		log:       o.Logger,
+		journal:   newJournal(o.JournalSize),
+		touchWake: make(chan struct{}, 1),
+		self:      make(map[string]selfNote),
+		fences:    make(map[uint64]chan struct{}),
+		mode:      watchMode,
+		syncReq:   make(chan syncRequest),
+		stop:      make(chan struct{}),
+		done:      make(chan struct{}),
 	}
-	w.pollTimer, w.retryTimer = stoppedTimer(), stoppedTimer()
-	w.touchWake = make(chan struct{}, 1)
+	l := &loop{
+		w:          w,
+		root:       root,
+		opts:       o,
+		log:        o.Logger,
+		journal:    w.journal,
+		tree:       make(treeSnapshot),
+		ign:        NewIgnorer(root, o.Ignore),
+		pend:       newPendingEvents(o.MaxPending),
+		timer:      stoppedTimer(),
+		pollTimer:  stoppedTimer(),
+		retryTimer: stoppedTimer(),
+	}
+	w.loop = l
 	if dir, err := os.MkdirTemp(o.FenceDir, "hearth-watch-"); err != nil {
 		w.log.Warn("workspace: no marker directory; Sync will rescan", "err", err)
 	} else {
 		w.fenceDir = dir
 		if rel := root.Rel(dir); !filepath.IsAbs(rel) {
-			w.ign.skip = rel
+			l.ign.skip = rel
 		}
 	}
 	src, srcErr := o.newSource()
 	if srcErr == nil {
-		w.src = src
+		l.src = src
 		if w.fenceDir != "" {
 			if err := src.Add(w.fenceDir); isWatchLimit(err) {
-				w.limitErr = err
+				l.limitErr = err
 			} else if err != nil {
 				// A marker nobody watches would make Sync wait forever.
 				w.log.Warn("workspace: cannot watch the marker directory; Sync will rescan", "dir", w.fenceDir, "err", err)
@@ -186,24 +210,24 @@ func New(root Dir, opts Options) (*Watcher, error) {
 		}
 	}
 	var b flushBatch
-	w.maxDirs = max(o.MaxDirs, 0)
-	fenceErr := w.limitErr
-	w.watchDir("", &b, false)
-	w.maxDirs = 0
-	if w.tooMany {
+	l.maxDirs = max(o.MaxDirs, 0)
+	fenceErr := l.limitErr
+	l.watchDir("", &b, false)
+	l.maxDirs = 0
+	if l.tooMany {
 		// A home or a disk rather than a project, or a monorepo: watch
 		// what the sessions use of it.
-		w.narrow(fenceErr)
+		l.narrow(fenceErr)
 	}
 	switch {
 	case srcErr != nil && isWatchLimit(srcErr):
-		w.startPolling(limitProblem(root.Path(), srcErr, len(w.tree), o.PollInterval.String()))
+		l.startPolling(limitProblem(root.Path(), srcErr, len(l.tree), o.PollInterval.String()))
 	case srcErr != nil:
-		w.startPolling(fmt.Sprintf("cannot watch %s for changes (%v); scanning for changes every %s instead", root.Path(), srcErr, o.PollInterval))
-	case w.limitErr != nil:
-		w.startPolling(limitProblem(root.Path(), w.limitErr, len(w.tree), o.PollInterval.String()))
+		l.startPolling(fmt.Sprintf("cannot watch %s for changes (%v); scanning for changes every %s instead", root.Path(), srcErr, o.PollInterval))
+	case l.limitErr != nil:
+		l.startPolling(limitProblem(root.Path(), l.limitErr, len(l.tree), o.PollInterval.String()))
 	}
-	go w.run()
+	go l.run()
 	return w, nil
 }
 
@@ -253,75 +277,75 @@ func (w *Watcher) Changes(since uint64) (changes []Change, next uint64, overflow
 // run is the loop: it drains events and errors without blocking on
 // anything slow, flushes after the debounce, serves Sync, and in polling
 // mode scans.
-func (w *Watcher) run() {
-	defer close(w.done)
-	defer w.shutdown()
+func (l *loop) run() {
+	defer close(l.w.done)
+	defer l.shutdown()
 	for {
 		var events <-chan fsnotify.Event
 		var errs <-chan error
-		if w.src != nil {
-			events, errs = w.src.Events(), w.src.Errors()
+		if l.src != nil {
+			events, errs = l.src.Events(), l.src.Errors()
 		}
 		select {
-		case <-w.stop:
+		case <-l.w.stop:
 			return
 		case ev, ok := <-events:
 			if !ok {
-				w.enterPolling(fmt.Sprintf("the file watcher of %s stopped; scanning for changes every %s instead", w.root.Path(), w.opts.PollInterval))
+				l.enterPolling(fmt.Sprintf("the file watcher of %s stopped; scanning for changes every %s instead", l.root.Path(), l.opts.PollInterval))
 				continue
 			}
-			w.onEvent(ev)
+			l.onEvent(ev)
 		case err, ok := <-errs:
 			if !ok {
 				continue // the events channel closes too
 			}
-			w.onError(err)
-		case <-w.timer.C:
-			if w.pend.empty() {
+			l.onError(err)
+		case <-l.timer.C:
+			if l.pend.empty() {
 				continue
 			}
-			if due := w.pend.due(w.opts.Quiet, w.opts.MaxWait); time.Now().Before(due) {
-				w.timer.Reset(time.Until(due))
+			if due := l.pend.due(l.opts.Quiet, l.opts.MaxWait); time.Now().Before(due) {
+				l.timer.Reset(time.Until(due))
 				continue
 			}
-			if w.rootRemoved() {
+			if l.rootRemoved() {
 				continue
 			}
-			w.flush()
-		case req := <-w.syncReq:
+			l.flush()
+		case req := <-l.w.syncReq:
 			if req.rescan {
-				w.pend.rescanAll()
+				l.pend.rescanAll()
 			}
-			w.flush()
+			l.flush()
 			close(req.done)
-		case <-w.touchWake:
-			w.applyTouches()
-		case <-w.pollTimer.C:
-			w.poll()
-		case <-w.retryTimer.C:
-			w.retryWatch()
+		case <-l.w.touchWake:
+			l.applyTouches()
+		case <-l.pollTimer.C:
+			l.poll()
+		case <-l.retryTimer.C:
+			l.retryWatch()
 		}
 	}
 }
 
-func (w *Watcher) onEvent(ev fsnotify.Event) {
-	if w.fenceDir != "" && strings.HasPrefix(ev.Name, w.fenceDir+string(filepath.Separator)) {
+func (l *loop) onEvent(ev fsnotify.Event) {
+	if l.w.fenceDir != "" && strings.HasPrefix(ev.Name, l.w.fenceDir+string(filepath.Separator)) {
 		if ev.Has(fsnotify.Create) {
 			if n, err := strconv.ParseUint(filepath.Base(ev.Name), 10, 64); err == nil {
-				if w.rootRemoved() {
+				if l.rootRemoved() {
 					return // enterPolling released the Syncs
 				}
-				w.flush()
-				w.completeFences(n)
+				l.flush()
+				l.w.completeFences(n)
 			}
 		}
 		return
 	}
-	root := w.root.Path()
+	root := l.root.Path()
 	if ev.Name == root {
 		if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
 			// The root itself is gone, and its watch with it.
-			w.enterPolling(w.rootGoneProblem())
+			l.enterPolling(l.rootGoneProblem())
 		}
 		return
 	}
@@ -329,63 +353,63 @@ func (w *Watcher) onEvent(ev fsnotify.Event) {
 	if !ok || rest == "" {
 		return
 	}
-	w.pend.add(filepath.ToSlash(rest), ev.Op)
-	w.armTimer()
+	l.pend.add(filepath.ToSlash(rest), ev.Op)
+	l.armTimer()
 }
 
 // rootRemoved checks, before a flush while watching, whether the root
 // directory is gone from its path, and if so switches to polling for it.
 // inotify reports a removed directory only once nothing holds it open, and
 // the Root's handle does; a moved one is reported at once.
-func (w *Watcher) rootRemoved() bool {
-	if w.src == nil {
+func (l *loop) rootRemoved() bool {
+	if l.src == nil {
 		return false // polling already
 	}
-	if _, err := os.Lstat(w.root.Path()); !vanished(err) {
+	if _, err := os.Lstat(l.root.Path()); !vanished(err) {
 		return false
 	}
-	w.enterPolling(w.rootGoneProblem())
+	l.enterPolling(l.rootGoneProblem())
 	return true
 }
 
-func (w *Watcher) rootGoneProblem() string {
-	return fmt.Sprintf("the workspace directory %s was removed or moved; scanning for it every %s", w.root.Path(), w.opts.PollInterval)
+func (l *loop) rootGoneProblem() string {
+	return fmt.Sprintf("the workspace directory %s was removed or moved; scanning for it every %s", l.root.Path(), l.opts.PollInterval)
 }
 
 // onError rescans at once: events were lost, Sync markers' among them
 // perhaps, so the Syncs waiting when the rescan starts are released by it.
-func (w *Watcher) onError(err error) {
+func (l *loop) onError(err error) {
 	if errors.Is(err, fsnotify.ErrEventOverflow) {
-		w.log.Info("workspace: event queue overflowed; rescanning", "root", w.root.Path())
+		l.log.Info("workspace: event queue overflowed; rescanning", "root", l.root.Path())
 	} else {
-		w.log.Warn("workspace: watch error; rescanning", "root", w.root.Path(), "err", err)
+		l.log.Warn("workspace: watch error; rescanning", "root", l.root.Path(), "err", err)
 	}
-	w.fenceMu.Lock()
-	waiting := w.fenceSeq
-	w.fenceMu.Unlock()
-	w.pend.rescanAll()
-	w.flush()
-	w.completeFences(waiting)
+	l.w.fenceMu.Lock()
+	waiting := l.w.fenceSeq
+	l.w.fenceMu.Unlock()
+	l.pend.rescanAll()
+	l.flush()
+	l.w.completeFences(waiting)
 }
 
 // armTimer stamps an event and starts the debounce timer for the first one
 // since the last flush (the timer re-arms itself until the batch is due).
-func (w *Watcher) armTimer() {
-	if w.pend.note(time.Now()) {
-		w.timer.Reset(w.opts.Quiet)
+func (l *loop) armTimer() {
+	if l.pend.note(time.Now()) {
+		l.timer.Reset(l.opts.Quiet)
 	}
 }
 
 // shutdown releases what the loop owns, on its way out.
-func (w *Watcher) shutdown() {
-	w.timer.Stop()
-	w.pollTimer.Stop()
-	w.retryTimer.Stop()
-	if w.src != nil {
-		w.src.Close()
-		w.src = nil
+func (l *loop) shutdown() {
+	l.timer.Stop()
+	l.pollTimer.Stop()
+	l.retryTimer.Stop()
+	if l.src != nil {
+		l.src.Close()
+		l.src = nil
 	}
-	if w.fenceDir != "" {
-		os.RemoveAll(w.fenceDir)
+	if l.w.fenceDir != "" {
+		os.RemoveAll(l.w.fenceDir)
 	}
 }
