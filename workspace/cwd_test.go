@@ -43,7 +43,7 @@ func TestToolsetInWorkingDirectory(t *testing.T) {
 	if !res.IsError || !strings.Contains(res.Output, "is outside the workspace; use a path relative to the working directory") {
 		t.Errorf("read_file %s (out of the root): %+v", rel, res)
 	}
-	if _, _, err := ts.resolveName("../../.."); !errors.Is(err, ErrOutside) {
+	if _, _, err := ts.at.resolveName("../../.."); !errors.Is(err, ErrOutside) {
 		t.Errorf("../../.. from sub/dir: %v, want outside", err)
 	}
 

@@ -24,13 +24,13 @@ import (
 // destination as the model is shown it. Every write path of the file tools
 // calls it: loadTarget, for each file a call plans to write or remove, and
 // recheckGit just before the write or removal.
-func (ts *Toolset) gitWriteRefused(p, abs, shown string) string {
-	lexical := filepath.Join(ts.dir, p)
+func (fw fileWriter) gitWriteRefused(p, abs, shown string) string {
+	lexical := filepath.Join(fw.at.dir, p)
 	if filepath.IsAbs(p) {
-		lexical = ts.root.name(filepath.Clean(p))
+		lexical = fw.at.root.name(filepath.Clean(p))
 	}
 	why := ""
-	switch rel := ts.root.name(abs); {
+	switch rel := fw.at.root.name(abs); {
 	case sandbox.IsGitName(filepath.Base(lexical)):
 		why = "is named .git: git takes it for a repository, or a pointer to one"
 	case sandbox.HasGitComponent(lexical):
@@ -38,7 +38,7 @@ func (ts *Toolset) gitWriteRefused(p, abs, shown string) string {
 	case sandbox.HasGitComponent(rel):
 		why = fmt.Sprintf("leads through a symlink to %s, inside a .git directory", filepath.ToSlash(rel))
 	default:
-		for _, g := range sandbox.GitDirs(ts.root.Path()) {
+		for _, g := range sandbox.GitDirs(fw.at.root.Path()) {
 			if sandbox.UnderDir(abs, g) {
 				why = "is inside the workspace's git directory " + g
 				break
@@ -57,12 +57,14 @@ func (ts *Toolset) gitWriteRefused(p, abs, shown string) string {
 // recheckGit refuses c, a change planned a moment ago, when its path now
 // leads into a git directory: a directory on the way was swapped for a
 // symlink since loadTarget looked.
-func (ts *Toolset) recheckGit(c *fileChange) error {
-	abs, err := ts.root.Resolve(c.rel)
+func (fw fileWriter) recheckGit(c *fileChange) error {
+	abs, err := fw.at.root.Resolve(c.rel)
 	if err != nil {
 		return err
 	}
-	if msg := ts.In("").gitWriteRefused(filepath.FromSlash(c.rel), abs, c.shown); msg != "" {
+	atRoot := fw
+	atRoot.at.dir = "" // c.rel is relative to the root
+	if msg := atRoot.gitWriteRefused(filepath.FromSlash(c.rel), abs, c.shown); msg != "" {
 		return errors.New(msg)
 	}
 	return nil

@@ -85,7 +85,7 @@ func (ts *Toolset) grep(ctx context.Context, d *toolDef, raw json.RawMessage) Re
 	if err != nil {
 		return errorResult(fmt.Sprintf("invalid regular expression %q: %v. The syntax is Go RE2: no lookaround or backreferences; escape literal special characters like ( [ . * with a backslash", *a.Pattern, strings.TrimPrefix(err.Error(), "error parsing regexp: ")))
 	}
-	g := &grepRun{ctx: ctx, root: ts.root, re: re, ts: ts}
+	g := &grepRun{ctx: ctx, root: ts.at.root, re: re, ts: ts}
 	if a.Glob != nil && *a.Glob != "" {
 		g.glob = filepath.ToSlash(*a.Glob)
 		if _, err := path.Match(g.glob, ""); err != nil {
@@ -96,15 +96,15 @@ func (ts *Toolset) grep(ctx context.Context, d *toolDef, raw json.RawMessage) Re
 	if a.Path != nil {
 		p = *a.Path
 	}
-	abs, name, err := ts.resolveName(p)
+	abs, name, err := ts.at.resolveName(p)
 	if err != nil {
 		return errorResult(err.Error())
 	}
-	rel := ts.root.Rel(abs)
-	shown := ts.show(rel)
+	rel := ts.at.root.Rel(abs)
+	shown := ts.at.show(rel)
 	title := fmt.Sprintf("Grep %q in %s", *a.Pattern, shown)
 
-	fi, err := ts.root.handle().Stat(name)
+	fi, err := ts.at.root.handle().Stat(name)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return Result{IsError: true, Title: title, Output: fmt.Sprintf("%q does not exist; use list_dir to find the right path, or leave path out to search the working directory", shown)}
@@ -323,7 +323,7 @@ func (g *grepRun) file(f *os.File, rel string) error {
 		if g.re.Match(text) {
 			g.matches++
 			if g.matches <= maxGrepMatches {
-				g.entry = append(g.entry[:0], g.ts.show(rel)...)
+				g.entry = append(g.entry[:0], g.ts.at.show(rel)...)
 				g.entry = append(g.entry, ':')
 				g.entry = strconv.AppendInt(g.entry, int64(lineNo), 10)
 				g.entry = append(g.entry, ':')

@@ -26,7 +26,7 @@ type patchFile struct {
 // root (a shell invocation's `cd DIR`), and confined as write_file's are.
 // A non-empty msg says why the patch cannot apply, for the model; then
 // nothing may be written.
-func (ts *Toolset) planPatch(ctx context.Context, dir, text string) (files []patchFile, msg string) {
+func (fw fileWriter) planPatch(ctx context.Context, dir, text string) (files []patchFile, msg string) {
 	pt, err := patch.Parse(text)
 	if err != nil {
 		return nil, "invalid patch: " + err.Error()
@@ -37,7 +37,7 @@ func (ts *Toolset) planPatch(ctx context.Context, dir, text string) (files []pat
 			return nil, cancelledResult(applyPatchName).Output
 		}
 		op := &pt.Ops[i]
-		f, msg := ts.planOp(ctx, dir, op)
+		f, msg := fw.planOp(ctx, dir, op)
 		if msg != "" {
 			return nil, msg
 		}
@@ -56,9 +56,9 @@ func (ts *Toolset) planPatch(ctx context.Context, dir, text string) (files []pat
 }
 
 // planOp computes one operation of a patch.
-func (ts *Toolset) planOp(ctx context.Context, dir string, op *patch.Op) (patchFile, string) {
+func (fw fileWriter) planOp(ctx context.Context, dir string, op *patch.Op) (patchFile, string) {
 	f := patchFile{op: op}
-	c, msg := ts.loadTarget(ctx, applyPatchName, inDir(dir, op.Path))
+	c, msg := fw.loadTarget(ctx, applyPatchName, inDir(dir, op.Path))
 	if msg != "" {
 		return f, msg
 	}
@@ -74,7 +74,7 @@ func (ts *Toolset) planOp(ctx context.Context, dir string, op *patch.Op) (patchF
 		if !c.existed {
 			return f, fmt.Sprintf("%s %s: there is no such file", patch.HeaderDelete, c.shown)
 		}
-		if ts.isLink(inDir(dir, op.Path)) {
+		if fw.isLink(inDir(dir, op.Path)) {
 			return f, fmt.Sprintf("%s %s: the path is a symlink to %s; apply_patch does not remove links (nor the files they lead to): use shell to remove it", patch.HeaderDelete, op.Path, c.shown)
 		}
 		f.gone = c
@@ -95,11 +95,11 @@ func (ts *Toolset) planOp(ctx context.Context, dir string, op *patch.Op) (patchF
 	if op.MoveTo == "" {
 		return f, ""
 	}
-	dest, msg := ts.loadTarget(ctx, applyPatchName, inDir(dir, op.MoveTo))
+	dest, msg := fw.loadTarget(ctx, applyPatchName, inDir(dir, op.MoveTo))
 	switch {
 	case msg != "":
 		return f, msg
-	case ts.isLink(inDir(dir, op.Path)):
+	case fw.isLink(inDir(dir, op.Path)):
 		return f, fmt.Sprintf("%s %s: the path is a symlink to %s; apply_patch does not move links: update %s itself, or use shell to move the link", patch.HeaderMove, op.MoveTo, c.shown, c.shown)
 	case dest.abs == c.abs:
 		return f, "" // moved onto itself: an update
@@ -116,12 +116,12 @@ func (ts *Toolset) planOp(ctx context.Context, dir string, op *patch.Op) (patchF
 // symlink (its last component; links to directories on the way are the
 // path's). Removing or moving what Resolve gives for it would remove the
 // file the link leads to, which the model did not name.
-func (ts *Toolset) isLink(p string) bool {
+func (fw fileWriter) isLink(p string) bool {
 	name := filepath.Clean(p)
 	if filepath.IsAbs(p) {
-		name = ts.root.name(name)
+		name = fw.at.root.name(name)
 	}
-	fi, err := ts.root.handle().Lstat(name)
+	fi, err := fw.at.root.handle().Lstat(name)
 	return err == nil && fi.Mode()&fs.ModeSymlink != 0
 }
 
@@ -171,7 +171,7 @@ func patchDiffs(files []patchFile) []FileDiff {
 // then every removal. It stops at the first failure; the message then says
 // which files were changed already, since those writes cannot be taken
 // back.
-func (ts *Toolset) commitPatch(ctx context.Context, files []patchFile) string {
+func (fw fileWriter) commitPatch(ctx context.Context, files []patchFile) string {
 	var done []string
 	failed := func(rel, why string) string {
 		msg := fmt.Sprintf("apply_patch failed at %s: %s", rel, why)
@@ -187,16 +187,16 @@ func (ts *Toolset) commitPatch(ctx context.Context, files []patchFile) string {
 		if ctx.Err() != nil {
 			return failed(f.put.shown, "cancelled")
 		}
-		if ts.OnWrite != nil {
-			ts.OnWrite(f.put.rel, []byte(f.put.new))
+		if fw.onWrite != nil {
+			fw.onWrite(f.put.rel, []byte(f.put.new))
 		}
-		if err := ts.commit(ctx, f.put); err != nil {
+		if err := fw.commit(ctx, f.put); err != nil {
 			return failed(f.put.shown, err.Error())
 		}
 		if f.gone != nil && f.gone.mode&0o111 != 0 {
 			// A moved script stays executable; the file is there, so a
 			// failure here loses nothing worth failing the patch for.
-			_ = ts.root.handle().Chmod(f.put.name, f.gone.mode)
+			_ = fw.at.root.handle().Chmod(f.put.name, f.gone.mode)
 		}
 		done = append(done, f.put.shown)
 	}
@@ -204,10 +204,10 @@ func (ts *Toolset) commitPatch(ctx context.Context, files []patchFile) string {
 		if f.gone == nil {
 			continue
 		}
-		if err := ts.recheckGit(f.gone); err != nil {
+		if err := fw.recheckGit(f.gone); err != nil {
 			return failed(f.gone.shown, err.Error())
 		}
-		if err := ts.root.handle().Remove(f.gone.name); err != nil {
+		if err := fw.at.root.handle().Remove(f.gone.name); err != nil {
 			return failed(f.gone.shown, useFailed("remove", f.gone.shown, err))
 		}
 		done = append(done, f.gone.shown)

@@ -17,11 +17,11 @@ func (ts *Toolset) shellAsPatch(ctx context.Context, raw json.RawMessage) (res R
 	if msg != "" {
 		return errorResult(msg), true
 	}
-	files, msg := ts.planPatchText(ctx, inv.Dir, inv.Text)
+	files, msg := ts.files().planPatchText(ctx, inv.Dir, inv.Text)
 	if msg != "" {
 		return errorResult(msg), true
 	}
-	return ts.runPatch(ctx, files), true
+	return ts.files().runPatch(ctx, files), true
 }
 
 // previewShellPatch is shellAsPatch's Preview: apply_patch's, with As set.
@@ -33,7 +33,7 @@ func (ts *Toolset) previewShellPatch(ctx context.Context, raw json.RawMessage) (
 	if msg != "" {
 		return Preview{}, msg, true
 	}
-	files, msg := ts.planPatchText(ctx, inv.Dir, inv.Text)
+	files, msg := ts.files().planPatchText(ctx, inv.Dir, inv.Text)
 	if msg != "" {
 		return Preview{}, msg, true
 	}

@@ -164,12 +164,12 @@ var readOnlyPreviews = map[string]previewFunc{
 
 // pathPreview resolves path and titles the call after it.
 func pathPreview(ts *Toolset, path string, title func(rel string) string) (Preview, string) {
-	abs, err := ts.root.resolveIn(ts.dir, path)
+	abs, err := ts.at.root.resolveIn(ts.at.dir, path)
 	if err != nil {
 		return Preview{}, err.Error()
 	}
-	rel := ts.root.Rel(abs)
-	return Preview{Title: title(ts.show(rel)), Locations: []string{rel}}, ""
+	rel := ts.at.root.Rel(abs)
+	return Preview{Title: title(ts.at.show(rel)), Locations: []string{rel}}, ""
 }
 
 // commandTitle is a one-line title for a shell command: its first line,

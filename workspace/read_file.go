@@ -67,17 +67,17 @@ func (ts *Toolset) readFile(ctx context.Context, d *toolDef, raw json.RawMessage
 		}
 		limit = *a.Limit
 	}
-	abs, name, err := ts.resolveName(*a.Path)
+	abs, name, err := ts.at.resolveName(*a.Path)
 	if err != nil {
 		return errorResult(err.Error())
 	}
-	rel := ts.root.Rel(abs)
-	shown := ts.show(rel)
+	rel := ts.at.root.Rel(abs)
+	shown := ts.at.show(rel)
 	var res Result
 	if ts.ed.Reader != nil {
-		res = ts.readFromEditor(ctx, abs, name, shown, offset, limit)
+		res = ts.reader().readFromEditor(ctx, abs, name, shown, offset, limit)
 	} else {
-		res = ts.readFileAt(ctx, name, shown, offset, limit)
+		res = ts.reader().readFileAt(ctx, name, shown, offset, limit)
 	}
 	res.Title = "Read " + shown
 	if !res.IsError {
@@ -86,11 +86,23 @@ func (ts *Toolset) readFile(ctx context.Context, d *toolDef, raw json.RawMessage
 	return res
 }
 
+// fileReader reads the files of one read_file call: from the call's
+// editor when it has the file open (unsaved changes included), else
+// through the root's handle. A plain value made by Toolset.reader for one
+// call.
+type fileReader struct {
+	at place
+	ed Editor
+}
+
+// reader is the fileReader of ts's call.
+func (ts *Toolset) reader() fileReader { return fileReader{at: ts.at, ed: ts.ed} }
+
 // readFileAt reads name (the root handle's name for rel) through the handle.
-func (ts *Toolset) readFileAt(ctx context.Context, name, rel string, offset, limit int) Result {
+func (fr fileReader) readFileAt(ctx context.Context, name, rel string, offset, limit int) Result {
 	// Stat first for the messages; OpenRegular then checks again what it
 	// opened, since the path may change in between.
-	fi, err := ts.root.handle().Stat(name)
+	fi, err := fr.at.root.handle().Stat(name)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return errorResult(fmt.Sprintf("file %q does not exist; use list_dir or grep to find the right path", rel))
@@ -101,7 +113,7 @@ func (ts *Toolset) readFileAt(ctx context.Context, name, rel string, offset, lim
 	case !fi.Mode().IsRegular():
 		return errorResult(fmt.Sprintf("%q is not a regular file (%v); only regular files can be read", rel, fi.Mode().Type()))
 	}
-	f, fi, err := ts.root.OpenRegular(name)
+	f, fi, err := fr.at.root.OpenRegular(name)
 	if err != nil {
 		return errorResult(useFailed("read", rel, err))
 	}
@@ -124,26 +136,26 @@ func (ts *Toolset) readFileAt(ctx context.Context, name, rel string, offset, lim
 // asking; a file on disk over watch.ReadWholeMax is read from the disk. When the
 // editor fails, the disk answers, with a note saying so; a file on neither
 // gets the disk's message.
-func (ts *Toolset) readFromEditor(ctx context.Context, abs, name, rel string, offset, limit int) Result {
-	fi, err := ts.root.handle().Stat(name)
+func (fr fileReader) readFromEditor(ctx context.Context, abs, name, rel string, offset, limit int) Result {
+	fi, err := fr.at.root.handle().Stat(name)
 	switch {
 	case err == nil && fi.IsDir():
 		return errorResult(fmt.Sprintf("%q is a directory, not a file; use list_dir to see its entries", rel))
 	case err == nil && !fi.Mode().IsRegular():
 		return errorResult(fmt.Sprintf("%q is not a regular file (%v); only regular files can be read", rel, fi.Mode().Type()))
-	case err == nil && fi.Size() > watch.ReadWholeMax, err == nil && ts.isImage(name):
+	case err == nil && fi.Size() > watch.ReadWholeMax, err == nil && fr.isImage(name):
 		// An editor would send a file this large whole (what it holds
 		// open, or reads from disk, in one message): the disk's pages are
 		// read instead, as far as they are shown. An editor has no text
 		// for an image: its bytes are the disk's.
-		return ts.readFileAt(ctx, name, rel, offset, limit)
+		return fr.readFileAt(ctx, name, rel, offset, limit)
 	}
-	text, err := ts.ed.Reader.ReadText(ctx, abs)
+	text, err := fr.ed.Reader.ReadText(ctx, abs)
 	if ctx.Err() != nil {
 		return cancelledResult("read_file")
 	}
 	if err != nil {
-		res := ts.readFileAt(ctx, name, rel, offset, limit)
+		res := fr.readFileAt(ctx, name, rel, offset, limit)
 		if !res.IsError {
 			res.Output += editorReadNote(rel, err)
 		}

@@ -84,10 +84,10 @@ func (ts *Toolset) shell(ctx context.Context, d *toolDef, raw json.RawMessage) R
 	title := commandTitle(command)
 	var planted func() []string
 	if ts.plants != nil {
-		planted = ts.plants.Begin(ts.root.Path())
+		planted = ts.plants.Begin(ts.at.root.Path())
 	}
 	timeout := time.Duration(timeoutMS) * time.Millisecond
-	run := sandbox.Run(ctx, sandbox.Command{Root: ts.root.Path(), Dir: ts.workdir(), Line: command, Net: ts.net, Timeout: timeout, Show: ts.live})
+	run := sandbox.Run(ctx, sandbox.Command{Root: ts.at.root.Path(), Dir: ts.at.workdir(), Line: command, Net: ts.net, Timeout: timeout, Show: ts.live})
 	var notes []string
 	if planted != nil {
 		notes = planted() // sandbox/planted_repo.go: before anything else sees the tree
