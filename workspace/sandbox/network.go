@@ -1,8 +1,9 @@
 package sandbox
 
-// Network is whether the commands of one shell call may use the network. The
-// daemon decides it per call from the session's mode (HEARTH_SHELL_NETWORK)
-// and hands it over with the workspace Toolset.WithNetwork; the zero Network allows it.
+// Network is whether the commands of one shell call may use the network.
+// The daemon decides it per call from the session's mode
+// (HEARTH_SHELL_NETWORK) and hands it over with the workspace's
+// Toolset.WithNetwork; the zero Network allows it.
 type Network struct {
 	// Off cuts the commands off the network where the sandbox can
 	// (NetworkEnforced): an empty network namespace, else Landlock's TCP
