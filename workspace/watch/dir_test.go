@@ -112,3 +112,31 @@ func writeFile(t testing.TB, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+// genTree writes files one-line files spread over top × leaf directories
+// under a fresh directory and opens it.
+func genTree(b *testing.B, top, leaf, files int) Dir {
+	base, err := filepath.EvalSymlinks(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range top {
+		for k := range leaf {
+			dir := filepath.Join(base, fmt.Sprintf("d%03d", i), fmt.Sprintf("s%03d", k))
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				b.Fatal(err)
+			}
+			for f := range files {
+				if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d.go", f)), []byte("package x\n"), 0o644); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+	r, err := openDir(base)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { r.Close() })
+	return r
+}
