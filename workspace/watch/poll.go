@@ -34,7 +34,9 @@ func (l *loop) enterPolling(problem string) {
 	for _, ch := range fences {
 		close(ch)
 	}
-	l.notifyMode("polling")
+	if l.opts.onMode != nil {
+		l.opts.onMode("polling")
+	}
 }
 
 // poll is one scan of polling mode. Scans are spaced so that they take at
@@ -85,17 +87,14 @@ func (l *loop) retryWatch() {
 	l.w.fenceMu.Unlock()
 	l.w.setMode(watchMode, "")
 	l.log.Info("workspace: watching for changes again", "root", l.root.Path())
-	l.notifyMode(watchMode)
+	if l.opts.onMode != nil {
+		l.opts.onMode(watchMode)
+	}
 }
 
+// setMode records the loop's mode and why, for Mode and Problem.
 func (w *Watcher) setMode(mode, problem string) {
 	w.fenceMu.Lock()
 	w.mode, w.problem = mode, problem
 	w.fenceMu.Unlock()
-}
-
-func (l *loop) notifyMode(mode string) {
-	if l.opts.onMode != nil {
-		l.opts.onMode(mode)
-	}
 }

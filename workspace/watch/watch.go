@@ -345,7 +345,7 @@ func (l *loop) onEvent(ev fsnotify.Event) {
 	if ev.Name == root {
 		if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
 			// The root itself is gone, and its watch with it.
-			l.enterPolling(l.rootGoneProblem())
+			l.enterPolling(rootGoneProblem(l.root.Path(), l.opts.PollInterval))
 		}
 		return
 	}
@@ -368,12 +368,14 @@ func (l *loop) rootRemoved() bool {
 	if _, err := os.Lstat(l.root.Path()); !vanished(err) {
 		return false
 	}
-	l.enterPolling(l.rootGoneProblem())
+	l.enterPolling(rootGoneProblem(l.root.Path(), l.opts.PollInterval))
 	return true
 }
 
-func (l *loop) rootGoneProblem() string {
-	return fmt.Sprintf("the workspace directory %s was removed or moved; scanning for it every %s", l.root.Path(), l.opts.PollInterval)
+// rootGoneProblem is Problem while the workspace directory at root is
+// gone, polled for every interval.
+func rootGoneProblem(root string, every time.Duration) string {
+	return fmt.Sprintf("the workspace directory %s was removed or moved; scanning for it every %s", root, every)
 }
 
 // onError rescans at once: events were lost, Sync markers' among them
