@@ -26,7 +26,7 @@
 // cell_nocgo_linux.go), and the shell tool is unsupported where there is no
 // Unix (run_other.go).
 //
-// Imports: the standard library, golang.org/x/sys and go-landlock; no
-// hearth package. workspace, the daemon and cmd/hearth import it; it never
+// Imports: the standard library, golang.org/x/sys, go-landlock and go-git's
+// config format (a planted repository's settings); no hearth package. workspace, the daemon and cmd/hearth import it; it never
 // imports workspace.
 package sandbox

@@ -24,6 +24,7 @@
 // The directory is a Dir (workspace.Root implements it): every file is read
 // through its handle, never by a name outside it.
 //
-// Imports: the standard library and fsnotify; no hearth package. workspace
-// and the daemon import it; it never imports workspace.
+// Imports: the standard library, fsnotify, go-udiff (the delta's diffs),
+// go-git's gitignore and config formats, and golang.org/x/sys; no hearth
+// package. workspace and the daemon import it; it never imports workspace.
 package watch
