@@ -26,7 +26,8 @@ import (
 	"github.com/hearthd/hearth/rpc"
 	"github.com/hearthd/hearth/session"
 	"github.com/hearthd/hearth/store"
-	"github.com/hearthd/hearth/workspace"
+	"github.com/hearthd/hearth/workspace/sandbox"
+	"github.com/hearthd/hearth/workspace/watch"
 )
 
 // Daemon is the per-user process state. Created by New; Serve runs an
@@ -41,7 +42,7 @@ type Daemon struct {
 	db      *store.DB
 	lock    *dataDirLock // the data directory's, held until the database closed
 	started time.Time
-	watches *workspace.WatchHub // the workspaces' shared inotify instance; closed by Close after them
+	watches *watch.Hub // the workspaces' shared inotify instance; closed by Close after them
 
 	ctx    context.Context // cancelled by Close (cause session.ErrShutdown): ends turns and connections
 	cancel context.CancelCauseFunc
@@ -91,7 +92,7 @@ func New(cfg Config, log *slog.Logger) (*Daemon, error) {
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	d := &Daemon{
-		cfg: cfg, log: log, db: db, lock: lock, started: time.Now(), ctx: ctx, cancel: cancel, watches: workspace.NewWatchHub(log),
+		cfg: cfg, log: log, db: db, lock: lock, started: time.Now(), ctx: ctx, cancel: cancel, watches: watch.NewHub(log),
 		workspaces: map[string]*openWorkspace{}, sessions: map[string]*openSession{},
 		clients: map[*clientConn]struct{}{}, left: make(chan struct{}),
 		opening: map[string]chan struct{}{},
@@ -118,7 +119,7 @@ func New(cfg Config, log *slog.Logger) (*Daemon, error) {
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()
-		workspace.NetworkEnforced()
+		sandbox.NetworkEnforced()
 	}()
 	d.wg.Add(1)
 	go d.reapLoop(min(cfg.sessionIdle(), cfg.workspaceIdle()) / 4)

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/hearthd/hearth/store"
-	"github.com/hearthd/hearth/workspace"
+	"github.com/hearthd/hearth/workspace/watch"
 )
 
 // contextDelta is what changed on disk since the session's last prompt,
@@ -27,9 +27,9 @@ func (d *Daemon) contextDelta(ctx context.Context, s *openSession) string {
 		d.log.Warn("context delta: read set", "err", err)
 		return ""
 	}
-	seen := make(map[string]workspace.Seen, len(hashes))
+	seen := make(map[string]watch.Seen, len(hashes))
 	for p, h := range hashes {
-		seen[p] = workspace.Seen{Hash: h, Load: func() []byte {
+		seen[p] = watch.Seen{Hash: h, Load: func() []byte {
 			b, err := d.db.SeenContent(ctx, s.id, p)
 			if err != nil {
 				d.log.Warn("context delta: read set", "err", err)
@@ -44,10 +44,10 @@ func (d *Daemon) contextDelta(ctx context.Context, s *openSession) string {
 		w.Touch(time.Now(), slices.Collect(maps.Keys(seen))...)
 		// The first delta of a session reopened from the store also covers
 		// files that changed while no watcher ran (the daemon was down).
-		stale = workspace.StaleFiles(s.ws.root, seen)
+		stale = watch.StaleFiles(s.ws.root, seen)
 		s.staleChecked = true
 	}
-	delta, err := w.DeltaWith(ctx, s.since, seen, workspace.DeltaCaps{}, stale)
+	delta, err := w.DeltaWith(ctx, s.since, seen, watch.DeltaCaps{}, stale)
 	if err != nil {
 		d.log.Warn("context delta", "err", err)
 		return ""

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/hearthd/hearth/session"
-	"github.com/hearthd/hearth/workspace"
+	"github.com/hearthd/hearth/workspace/sandbox"
 )
 
 // The environment note tells the model where and how its session works:
@@ -131,7 +131,7 @@ func (e environment) modeWords() string {
 		s = "Reads run; edits, commands and MCP tools that are not read-only ask the user first."
 	}
 	net := shellNetwork(e.network, e.mode)
-	switch ok, _ := workspace.NetworkEnforced(); {
+	switch ok, _ := sandbox.NetworkEnforced(); {
 	case !net.Off:
 		s += " Commands have the network."
 	case ok:
@@ -139,7 +139,7 @@ func (e environment) modeWords() string {
 	default:
 		s += " Commands should have no network, but this machine cannot take it from them."
 	}
-	if dirs := workspace.CommandWrites(e.root); dirs != nil {
+	if dirs := sandbox.CommandWrites(e.root); dirs != nil {
 		s += " Commands may write only in " + strings.Join(dirs, ", ") + "."
 	} else {
 		s += " Commands are not sandboxed: they may write wherever the user can."

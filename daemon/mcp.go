@@ -14,6 +14,7 @@ import (
 	"github.com/hearthd/hearth/rpc"
 	"github.com/hearthd/hearth/session"
 	"github.com/hearthd/hearth/workspace"
+	"github.com/hearthd/hearth/workspace/sandbox"
 )
 
 // The MCP servers an editor passes in session/new and session/load belong to
@@ -120,7 +121,7 @@ func (d *Daemon) startMCP(ctx context.Context, w *openWorkspace, cwd string, ser
 	}
 	dir, _ := sessionDir(w.root.Path(), cwd)
 	set := mcp.Start(ctx, servers, mcp.Options{
-		Dir: dir, Env: workspace.ToolEnv(), Version: d.cfg.Version,
+		Dir: dir, Env: sandbox.ToolEnv(), Version: d.cfg.Version,
 		CallTimeout: d.cfg.MCPCallTimeout,
 	})
 	for _, p := range set.Problems() {

@@ -21,6 +21,7 @@ import (
 	"github.com/hearthd/hearth/session/responses"
 	"github.com/hearthd/hearth/store"
 	"github.com/hearthd/hearth/workspace"
+	"github.com/hearthd/hearth/workspace/watch"
 )
 
 // openWorkspace is a workspace with open sessions: its root, its tools and
@@ -33,9 +34,9 @@ type openWorkspace struct {
 	tools    *workspace.Toolset
 	specs    map[string][]json.RawMessage // tool specs per patch style (workspaceSpecs), built once: byte-identical on every request
 	client   *session.Client
-	watcher  *workspace.Watcher // nil when the workspace could not be watched
-	watch    string             // why there is no watcher (status, and a notice at each session's first prompt); see watchState
-	lastUsed time.Time          // guarded by Daemon.mu: opened, or its last session closed
+	watcher  *watch.Watcher // nil when the workspace could not be watched
+	watch    string         // why there is no watcher (status, and a notice at each session's first prompt); see watchState
+	lastUsed time.Time      // guarded by Daemon.mu: opened, or its last session closed
 
 	spare     *spareSession // guarded by Daemon.mu: a session warmed ahead of time (spare.go)
 	spareBusy bool          // guarded by Daemon.mu: a spare is being made
@@ -120,7 +121,7 @@ func (d *Daemon) workspaceFor(ctx context.Context, dir string) (*openWorkspace, 
 	}
 	ts := workspace.NewToolset(root)
 	w = &openWorkspace{root: root, tools: ts, lastUsed: time.Now()}
-	if wt, err := workspace.NewWatcher(root, workspace.WatchOptions{Logger: d.log.With("workspace", path), MaxDirs: maxDirs, Hub: d.watches}); err != nil {
+	if wt, err := watch.New(root, watch.Options{Logger: d.log.With("workspace", path), MaxDirs: maxDirs, Hub: d.watches}); err != nil {
 		w.watch = "off: " + err.Error() + ". The model is not told what changes on disk"
 		d.log.Warn("workspace not watched: the model will not hear of changes on disk", "root", path, "err", err)
 	} else {
@@ -493,7 +494,7 @@ func (t *sessionTools) run(ctx context.Context, call session.ToolCall) session.T
 
 // maxSeenContent bounds the copy of a file kept to diff against later: what
 // read_file keeps of what it read (a larger file is hashed, not kept).
-const maxSeenContent = workspace.MaxContent
+const maxSeenContent = watch.MaxContent
 
 // seen is what the model now knows of rel: the content it read or wrote,
 // so the next context delta shows only what changed since. The session

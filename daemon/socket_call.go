@@ -6,14 +6,14 @@ import (
 	"net"
 	"os"
 
-	"github.com/hearthd/hearth/workspace"
+	"github.com/hearthd/hearth/workspace/sandbox"
 )
 
 // Nothing a tool call starts may drive the daemon: a command the model
 // runs that connected to the socket could otherwise speak ACP as the user —
 // open a session outside its sandbox, approve its own permission requests,
 // switch a session to full-auto. So each connection accepted on the socket
-// is checked against the shell calls running (workspace.CallPIDs): when the
+// is checked against the shell calls running (sandbox.CallPIDs): when the
 // process that connected has a call's leader (its sandbox helper, the
 // call's child subreaper) among its ancestors, the connection is closed
 // before anything is read from it. Where the check cannot be made while
@@ -71,7 +71,7 @@ func (d *Daemon) admit(c net.Conn) bool {
 // pipe), and any connection on an OS where the peer's pid is not read, is
 // none's.
 func callPeer(c net.Conn) (int, error) {
-	calls := workspace.CallPIDs() // after the connect: every call forked before it is here
+	calls := sandbox.CallPIDs() // after the connect: every call forked before it is here
 	if len(calls) == 0 {
 		return 0, nil
 	}

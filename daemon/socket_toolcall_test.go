@@ -18,6 +18,7 @@ import (
 	"github.com/hearthd/hearth/rpc"
 	"github.com/hearthd/hearth/session/sim"
 	"github.com/hearthd/hearth/workspace"
+	"github.com/hearthd/hearth/workspace/sandbox"
 )
 
 // shellPrompt is a prompt whose scripted model runs command with the shell
@@ -88,7 +89,7 @@ func TestToolCallCannotDriveDaemon(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(workspace.CallPIDs()) == 0 {
+	if len(sandbox.CallPIDs()) == 0 {
 		t.Errorf("no call runs: the command's cell (or helper) is not recorded")
 	}
 	out, err := exec.Command(exe, acpProbeSubcommand, td.cfg.Socket).Output()
@@ -107,7 +108,7 @@ func TestToolCallCannotDriveDaemon(t *testing.T) {
 }
 
 // Where the network is off and user namespaces work, the command does not
-// even find the socket: the sandbox hides it (workspace.Sandbox.Socket),
+// even find the socket: the sandbox hides it (sandbox.Config.Socket),
 // a wall of its own — the daemon sees no connection to refuse.
 func TestToolCallFindsNoSocket(t *testing.T) {
 	td := startDaemon(t, sim.Options{}, "")
@@ -115,15 +116,15 @@ func TestToolCallFindsNoSocket(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	workspace.SetSandbox(workspace.Sandbox{Helper: []string{exe, sandboxSubcommand}, Socket: td.cfg.Socket})
-	t.Cleanup(func() { workspace.SetSandbox(workspace.Sandbox{}) })
+	sandbox.Set(sandbox.Config{Helper: []string{exe, sandboxSubcommand}, Socket: td.cfg.Socket})
+	t.Cleanup(func() { sandbox.Set(sandbox.Config{}) })
 	ed := td.connect()
 	ed.initialize()
 	id := ed.newSession(td.root)
 	ed.must(rpc.MethodSessionSetMode, acp.SetSessionModeRequest{SessionId: id, ModeId: ModeFullAuto}, nil)
 	ed.prompt(id, shellPrompt(t, mustCommandExe(t)+" "+acpProbeSubcommand+" "+td.cfg.Socket))
 	out := lastToolOutput(t, td)
-	status := workspace.NetworkStatus()
+	status := sandbox.NetworkStatus()
 	if !strings.Contains(status, "empty network namespace") {
 		// No namespaces here: the daemon's own check is the wall.
 		if n := td.d.refusedCalls.Load(); !strings.HasPrefix(out, "refused: ") || n != 1 {
@@ -193,7 +194,7 @@ func TestCallPeerFailsClosed(t *testing.T) {
 }
 
 // runningCall runs a shell call (plain /bin/sh, no helper) that blocks
-// until the test ends: workspace.CallPIDs holds it meanwhile.
+// until the test ends: sandbox.CallPIDs holds it meanwhile.
 func runningCall(tb testing.TB) {
 	tb.Helper()
 	dir := tb.TempDir()
@@ -216,8 +217,8 @@ func runningCall(tb testing.TB) {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { w.Close(); <-done; root.Close() })
-	if len(workspace.CallPIDs()) != 1 {
-		tb.Fatalf("calls running: %v, want one", workspace.CallPIDs())
+	if len(sandbox.CallPIDs()) != 1 {
+		tb.Fatalf("calls running: %v, want one", sandbox.CallPIDs())
 	}
 }
 

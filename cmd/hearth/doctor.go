@@ -24,7 +24,7 @@ import (
 	"github.com/hearthd/hearth/rpc"
 	"github.com/hearthd/hearth/session/responses"
 	"github.com/hearthd/hearth/store"
-	"github.com/hearthd/hearth/workspace"
+	"github.com/hearthd/hearth/workspace/sandbox"
 )
 
 // check is one line of `hearth doctor`, and one element of its --json.
@@ -359,7 +359,7 @@ func sandboxChecks(cfg daemon.Config, fileEnv map[string]string) []check {
 		out = append(out, check{status, name, fmt.Sprintf(format, a...)})
 	}
 	// What the kernel lets the shell tool's sandbox enforce: never pretend.
-	if sb := workspace.SandboxStatus(); strings.HasPrefix(sb, "not sandboxed") {
+	if sb := sandbox.Status(); strings.HasPrefix(sb, "not sandboxed") {
 		add("warn", "sandbox", "%s; shell commands run with your full rights", sb)
 	} else {
 		add("ok", "sandbox", "%s", sb)
@@ -370,20 +370,20 @@ func sandboxChecks(cfg daemon.Config, fileEnv map[string]string) []check {
 	if allowed == "" {
 		allowed = fileEnv[sandboxSocketsVar]
 	}
-	if ss := workspace.SocketStatus(sandboxSockets(allowed)); strings.HasPrefix(ss, "every ") {
+	if ss := sandbox.SocketStatus(sandboxSockets(allowed)); strings.HasPrefix(ss, "every ") {
 		add("warn", "sockets", "%s", ss)
 	} else {
 		add("ok", "sockets", "%s", ss)
 	}
 	if runtime.GOOS == "linux" {
-		if pb := workspace.ProcessBoundStatus(sandboxPids()); strings.Contains(pb, "nothing bounds") {
+		if pb := sandbox.ProcessBoundStatus(sandboxPids()); strings.Contains(pb, "nothing bounds") {
 			add("warn", "processes", "%s", pb)
 		} else {
 			add("ok", "processes", "%s", pb)
 		}
 	}
 	// Whether a mode's "no network" holds here, and what it leaves open.
-	switch nw := workspace.NetworkStatus(); {
+	switch nw := sandbox.NetworkStatus(); {
 	case cfg.ShellNetwork == daemon.NetworkOn:
 		add("ok", "network", "%s", daemon.ShellNetworkSummary(cfg.ShellNetwork))
 	case strings.HasPrefix(nw, "cannot"):

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hearthd/hearth/workspace"
+	"github.com/hearthd/hearth/workspace/sandbox"
 )
 
 // isolate points every path hearth reads at a fresh temp directory.
@@ -261,7 +261,7 @@ func TestDoctorNetwork(t *testing.T) {
 	}
 	c := network()
 	const modes = "HEARTH_SHELL_NETWORK=mode: commands have no network in read-only and full-auto, the network in ask and auto-edit"
-	if status := workspace.NetworkStatus(); strings.HasPrefix(status, "cannot restrict the network: ") {
+	if status := sandbox.NetworkStatus(); strings.HasPrefix(status, "cannot restrict the network: ") {
 		if c.Status != "warn" || c.Detail != modes+", but "+status {
 			t.Errorf("where the network cannot be restricted (%s): %+v", status, c)
 		}

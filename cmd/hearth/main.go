@@ -32,7 +32,7 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 
-	"github.com/hearthd/hearth/workspace"
+	"github.com/hearthd/hearth/workspace/sandbox"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -116,9 +116,9 @@ func usage(w io.Writer) {
 
 func main() {
 	// The sandbox helper of one shell command: hidden, no flags, no signal
-	// context of its own (workspace.SandboxExec handles its signals).
+	// context of its own (sandbox.Exec handles its signals).
 	if len(os.Args) > 1 && os.Args[1] == sandboxCommand {
-		os.Exit(workspace.SandboxExec(os.Args[2:]))
+		os.Exit(sandbox.Exec(os.Args[2:]))
 	}
 	if len(os.Args) > 1 && os.Args[1] == spawnCommand {
 		os.Exit(runSpawn(os.Args[2:]))
