@@ -5,7 +5,6 @@ package sandbox
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -239,28 +238,4 @@ func TestCellHidesSocketsBoundLater(t *testing.T) {
 			t.Errorf("round %d: a command reached a socket bound while its cell ran: %q", round, got)
 		}
 	}
-}
-
-// cellsCPUTime is the user and system time of the running cells and of
-// the calls they reaped, from /proc/PID/stat (in clock ticks, 100 a
-// second on Linux).
-func cellsCPUTime(b testing.TB) time.Duration {
-	cells.mu.Lock()
-	defer cells.mu.Unlock()
-	var ticks int64
-	for _, c := range cells.m {
-		st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.cmd.Process.Pid))
-		if err != nil {
-			b.Fatal(err)
-		}
-		f := strings.Fields(string(st[strings.LastIndexByte(string(st), ')')+2:]))
-		for _, i := range []int{11, 12, 13, 14} { // utime stime cutime cstime (fields 14–17)
-			n, err := strconv.ParseInt(f[i], 10, 64)
-			if err != nil {
-				b.Fatal(err)
-			}
-			ticks += n
-		}
-	}
-	return time.Duration(ticks) * 10 * time.Millisecond
 }
