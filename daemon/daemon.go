@@ -8,8 +8,9 @@
 // that is the built-in simulator its caller runs (cmd/hearth), so the
 // simulator is no part of the daemon.
 //
-// Imports: daemon sits above rpc, workspace, session, store and mcp; only
-// cmd imports it.
+// Imports: daemon sits above rpc, workspace, session, store, mcp and
+// safesocket (the socket file, its peers and the data directory's lock);
+// only cmd imports it.
 package daemon
 
 import (
@@ -24,6 +25,7 @@ import (
 	"time"
 
 	"github.com/hearthd/hearth/rpc"
+	"github.com/hearthd/hearth/safesocket"
 	"github.com/hearthd/hearth/session"
 	"github.com/hearthd/hearth/store"
 	"github.com/hearthd/hearth/workspace"
@@ -39,7 +41,7 @@ type Daemon struct {
 	cfg     Config
 	log     *slog.Logger
 	db      *store.DB
-	lock    *dataDirLock // the data directory's, held until the database closed
+	lock    *safesocket.DataDirLock // the data directory's, held until the database closed
 	started time.Time
 	watches *workspace.WatchHub // the workspaces' shared inotify instance; closed by Close after them
 
@@ -70,7 +72,7 @@ type Daemon struct {
 }
 
 // New takes the data directory's lock (one daemon per directory: a second
-// is refused, ErrDataDirInUse) and opens the database, marking turns that
+// is refused, safesocket.ErrDataDirInUse) and opens the database, marking turns that
 // were running when a previous daemon died as interrupted. In simulator
 // mode cfg.BaseURL must be the simulator's, which the caller started.
 func New(cfg Config, log *slog.Logger) (*Daemon, error) {
@@ -80,13 +82,17 @@ func New(cfg Config, log *slog.Logger) (*Daemon, error) {
 	if err := cfg.checkRunnable(); err != nil {
 		return nil, err
 	}
-	lock, err := lockDataDir(cfg)
+	socket := cfg.Socket
+	if cfg.NoSocket != "" {
+		socket = ""
+	}
+	lock, err := safesocket.LockDataDir(cfg.DataDir, socket, cfg.NoSocket)
 	if err != nil {
 		return nil, err
 	}
 	db, err := store.Open(cfg.DBPath())
 	if err != nil {
-		lock.release()
+		lock.Release()
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
@@ -242,7 +248,7 @@ var errClosed = rpc.ErrShuttingDown
 // drain, then interrupts the rest (they are stored as interrupted) and
 // closes everything (Close).
 func (d *Daemon) Shutdown(drain time.Duration) error {
-	d.lock.closing()
+	d.lock.Closing()
 	d.mu.Lock()
 	lns := d.listeners
 	d.draining = true // after this no turn starts (turns.Add), so Wait is not racing one
@@ -291,7 +297,7 @@ func (d *Daemon) Close() error {
 		return nil
 	}
 	d.closed = true
-	d.lock.closing()
+	d.lock.Closing()
 	lns := d.listeners
 	clients := make([]*clientConn, 0, len(d.clients))
 	for c := range d.clients {
@@ -320,7 +326,7 @@ func (d *Daemon) Close() error {
 	}
 	d.watches.Close()
 	err := d.db.Close()
-	d.lock.release()
+	d.lock.Release()
 	return err
 }
 

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 
+	"github.com/hearthd/hearth/safesocket"
 	"github.com/hearthd/hearth/workspace"
 )
 
@@ -22,19 +23,6 @@ import (
 // editor waits for its answers, and a connection that may be a call's is
 // not worth the risk. With no call running there is nothing to check.
 
-// peerProc is the process at the other end of a connection (peerProcess),
-// until close.
-type peerProc struct {
-	pid   int // 0: not visible from the daemon's pid namespace
-	pidfd int // -1: no pidfd (before Linux 6.5, and off Linux)
-}
-
-// procInfo is what the ancestry walk reads of one process.
-type procInfo struct {
-	ppid  int
-	start uint64 // start time, in the OS's unit: a parent starts no later than its child
-}
-
 // maxAncestry bounds the walk up a process's parents.
 const maxAncestry = 1 << 12
 
@@ -43,11 +31,11 @@ const maxAncestry = 1 << 12
 var errAncestryChanged = errors.New("the process's ancestry changed while it was read")
 
 // admit decides whether a connection accepted on the socket is served:
-// the peer runs as the daemon's user (checkPeer) and belongs to no tool
+// the peer runs as the daemon's user (safesocket.CheckPeer) and belongs to no tool
 // call (callPeer). A refused connection gets no answer; the caller closes
 // it.
 func (d *Daemon) admit(c net.Conn) bool {
-	if err := checkPeer(c); err != nil {
+	if err := safesocket.CheckPeer(c); err != nil {
 		d.log.Warn("refused connection", "err", err)
 		return false
 	}
@@ -75,23 +63,23 @@ func callPeer(c net.Conn) (int, error) {
 	if len(calls) == 0 {
 		return 0, nil
 	}
-	p, ok, err := peerProcess(c)
+	p, ok, err := safesocket.PeerProcess(c)
 	if !ok {
 		return 0, nil
 	}
 	if err != nil {
 		return 0, err
 	}
-	defer p.close()
-	if p.pid <= 0 {
+	defer p.Close()
+	if p.PID <= 0 {
 		return 0, errors.New("the peer's pid is not visible from the daemon's pid namespace")
 	}
-	leader, err := callAncestor(p.pid, calls, os.Getpid(), procParent)
+	leader, err := callAncestor(p.PID, calls, os.Getpid(), safesocket.ProcParent)
 	if err != nil || leader != 0 {
 		return leader, err
 	}
-	if !p.alive() {
-		return 0, fmt.Errorf("process %d exited before its ancestry was read", p.pid)
+	if !p.Alive() {
+		return 0, fmt.Errorf("process %d exited before its ancestry was read", p.PID)
 	}
 	return 0, nil
 }
@@ -101,7 +89,7 @@ func callPeer(c net.Conn) (int, error) {
 // one process. A chain that changes while it is read (a parent exits and
 // its child is reparented, a pid is reused) is read again, up to three
 // times; a pid that cannot be read at all is an error.
-func callAncestor(pid int, calls map[int]bool, self int, parent func(int) (procInfo, error)) (int, error) {
+func callAncestor(pid int, calls map[int]bool, self int, parent func(int) (safesocket.ProcInfo, error)) (int, error) {
 	for range 3 {
 		leader, err := walkAncestry(pid, calls, self, parent)
 		if !errors.Is(err, errAncestryChanged) {
@@ -111,7 +99,7 @@ func callAncestor(pid int, calls map[int]bool, self int, parent func(int) (procI
 	return 0, fmt.Errorf("process %d: %w, three times", pid, errAncestryChanged)
 }
 
-func walkAncestry(pid int, calls map[int]bool, self int, parent func(int) (procInfo, error)) (int, error) {
+func walkAncestry(pid int, calls map[int]bool, self int, parent func(int) (safesocket.ProcInfo, error)) (int, error) {
 	info, err := parent(pid)
 	if err != nil {
 		return 0, fmt.Errorf("process %d: %w", pid, err)
@@ -120,14 +108,14 @@ func walkAncestry(pid int, calls map[int]bool, self int, parent func(int) (procI
 		if calls[pid] {
 			return pid, nil
 		}
-		if pid == self || info.ppid <= 1 {
+		if pid == self || info.PPID <= 1 {
 			return 0, nil
 		}
-		up, err := parent(info.ppid)
-		if err != nil || up.start > info.start {
+		up, err := parent(info.PPID)
+		if err != nil || up.Start > info.Start {
 			return 0, errAncestryChanged
 		}
-		pid, info = info.ppid, up
+		pid, info = info.PPID, up
 	}
 	return 0, fmt.Errorf("process %d: more than %d ancestors", pid, maxAncestry)
 }

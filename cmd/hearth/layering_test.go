@@ -22,11 +22,12 @@ var allowed = map[string][]string{
 	"session/responses": {},
 	"mcp":               {},
 	"mcp/mcptest":       {}, // imported by tests only: a tiny MCP server
+	"safesocket":        {},
 	"workspace":         {"store"},
 	"session":           {"store", "session/responses"},
-	"daemon":            {"rpc", "workspace", "session", "session/responses", "store", "mcp"},
-	"installer":         {"daemon", "rpc"},
-	"cmd/hearth":        {"daemon", "rpc", "workspace", "session", "session/responses", "session/sim", "store", "installer", "mcp", "cmd/hearth/internal/bench"},
+	"daemon":            {"rpc", "workspace", "session", "session/responses", "store", "mcp", "safesocket"},
+	"installer":         {},
+	"cmd/hearth":        {"daemon", "rpc", "workspace", "session", "session/responses", "session/sim", "store", "installer", "mcp", "safesocket", "cmd/hearth/internal/bench"},
 	// hearth bench: the request modes against the simulator.
 	"cmd/hearth/internal/bench": {"session", "session/responses", "session/sim", "store", "workspace"},
 	// Imported by tests only: isolates them from the user's environment.
