@@ -50,6 +50,8 @@ type Daemon struct {
 	wg     sync.WaitGroup // accept loops, client connections
 	turns  sync.WaitGroup // running turns, for Shutdown's drain; Add only under mu and while not draining
 
+	settings settings // the sessions' modes and config options
+
 	lastBusy atomic.Int64 // unix nanos when the daemon last had a client or a turn
 
 	closedSessions, closedWorkspaces atomic.Int64 // closed since start: by the reaper, or (sessions) session/close
@@ -102,8 +104,9 @@ func New(cfg Config, log *slog.Logger) (*Daemon, error) {
 		clients: map[*clientConn]struct{}{}, left: make(chan struct{}),
 		opening: map[string]chan struct{}{},
 	}
+	d.settings = settings{db: db, network: func() string { return d.Config().ShellNetwork }}
 	d.lastBusy.Store(time.Now().UnixNano())
-	if err := d.checkDB(); err != nil {
+	if err := checkDB(ctx, db, log); err != nil {
 		d.Close()
 		return nil, err
 	}
@@ -136,23 +139,23 @@ func New(cfg Config, log *slog.Logger) (*Daemon, error) {
 // start that waits longer than this is worse than one not checked.
 const startCheck = 5 * time.Second
 
-// checkDB runs the store's quick check at start, so that a damaged database
+// checkDB runs db's quick check at start, so that a damaged database
 // is refused here, with the file and the fix named, rather than failing
 // turns at random later. A check that takes over startCheck is cut short
 // and logged: the daemon starts unchecked. Nothing is moved or deleted.
-func (d *Daemon) checkDB() error {
-	ctx, cancel := context.WithTimeout(d.ctx, startCheck)
+func checkDB(ctx context.Context, db *store.DB, log *slog.Logger) error {
+	ctx, cancel := context.WithTimeout(ctx, startCheck)
 	defer cancel()
 	start := time.Now()
-	err := d.db.QuickCheck(ctx)
+	err := db.QuickCheck(ctx)
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
-		d.log.Warn("database not checked: quick_check took over "+startCheck.String()+"; `hearth doctor` runs the full check", "db", d.db.Path())
+		log.Warn("database not checked: quick_check took over "+startCheck.String()+"; `hearth doctor` runs the full check", "db", db.Path())
 		return nil
 	case err != nil:
 		return fmt.Errorf("check database: %w", err)
 	}
-	d.log.Info("database checked", "db", d.db.Path(), "took", time.Since(start).Round(time.Millisecond))
+	log.Info("database checked", "db", db.Path(), "took", time.Since(start).Round(time.Millisecond))
 	return nil
 }
 
@@ -191,7 +194,7 @@ func (d *Daemon) swapConfig(cfg Config) (session.Config, []*session.Client, erro
 		clients = append(clients, w.client)
 	}
 	d.log.Info("configuration reloaded", "base", rpc.RedactURL(d.cfg.BaseURL), "model", d.cfg.Model, "simulator", d.cfg.Simulator)
-	return d.sessionConfig(), clients, nil
+	return d.cfg.sessionConfig(d.netDial), clients, nil
 }
 
 // Config returns the configuration in effect.

@@ -104,7 +104,7 @@ func (d *Daemon) closeWorkspace(w *openWorkspace) {
 	w.spare = nil
 	d.mu.Unlock()
 	if sp != nil {
-		d.discardSpare(sp)
+		sp.discard(d.db, d.log)
 	}
 	w.close()
 }

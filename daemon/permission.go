@@ -68,7 +68,7 @@ func (t *sessionTools) authorize(ctx context.Context, call session.ToolCall, too
 	// The request goes straight to the wire; the tool_call updates before it
 	// wait in the outbox. Let them out first, so the editor knows the call
 	// it is asked about.
-	asker.flush(ctx)
+	asker.out.flush(ctx)
 	var resp acp.RequestPermissionResponse
 	if err := rpc.Call(ctx, asker.conn, rpc.MethodSessionRequestPermission, req, &resp); err != nil {
 		if ctx.Err() != nil || errors.Is(err, context.Canceled) {

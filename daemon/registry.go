@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -106,7 +107,7 @@ func (d *Daemon) workspaceFor(ctx context.Context, dir string) (*openWorkspace, 
 			w.lastUsed = time.Now()
 			return true
 		}
-		cfg, maxDirs = d.sessionConfig(), d.cfg.WatchMaxDirs
+		cfg, maxDirs = d.cfg.sessionConfig(d.netDial), d.cfg.WatchMaxDirs
 		return false
 	})
 	if err != nil || !mine {
@@ -220,26 +221,26 @@ func (d *Daemon) opened(key string) {
 	close(wait)
 }
 
-// sessionConfig is the model-API configuration of workspace clients.
-// Called with d.mu held (or before the daemon is shared).
-func (d *Daemon) sessionConfig() session.Config {
+// sessionConfig is the model-API configuration of workspace clients under
+// c, dialling with dial (nil: the network).
+func (c Config) sessionConfig(dial func(ctx context.Context, network, addr string) (net.Conn, error)) session.Config {
 	return session.Config{
-		BaseURL:           d.cfg.BaseURL,
-		APIKey:            d.cfg.APIKey,
-		Model:             d.cfg.Model,
+		BaseURL:           c.BaseURL,
+		APIKey:            c.APIKey,
+		Model:             c.Model,
 		Instructions:      session.Guidance, // byte-identical on every request (session/guidance.go)
-		Lanes:             d.cfg.Lanes,
-		ReasoningEffort:   d.cfg.ReasoningEffort,
-		ReasoningSummary:  d.cfg.ReasoningSummary,
-		KeepaliveInterval: d.cfg.Keepalive,
-		WarmupTimeout:     d.cfg.WarmupTimeout,
-		FirstEventTimeout: d.cfg.FirstEventTimeout,
-		IdleTimeout:       d.cfg.IdleTimeout,
-		MaxConnAge:        d.cfg.MaxConnAge,
-		ContextWindow:     d.cfg.ContextWindow,
-		ToolOutputTokens:  d.cfg.ToolOutputTokens,
-		Compaction:        d.cfg.Compaction,
-		Dial:              d.netDial,
+		Lanes:             c.Lanes,
+		ReasoningEffort:   c.ReasoningEffort,
+		ReasoningSummary:  c.ReasoningSummary,
+		KeepaliveInterval: c.Keepalive,
+		WarmupTimeout:     c.WarmupTimeout,
+		FirstEventTimeout: c.FirstEventTimeout,
+		IdleTimeout:       c.IdleTimeout,
+		MaxConnAge:        c.MaxConnAge,
+		ContextWindow:     c.ContextWindow,
+		ToolOutputTokens:  c.ToolOutputTokens,
+		Compaction:        c.Compaction,
+		Dial:              dial,
 	}
 }
 
@@ -325,7 +326,7 @@ func (d *Daemon) lookup(ctx context.Context, id string) (*openSession, error) {
 	if s != nil {
 		return s, nil
 	}
-	row, err := d.storedSession(ctx, id)
+	row, err := storedSession(ctx, d.db, id)
 	if err != nil {
 		return nil, err
 	}
@@ -336,10 +337,11 @@ func (d *Daemon) lookup(ctx context.Context, id string) (*openSession, error) {
 	return d.openConversation(ctx, id, w, nil, nil, nil)
 }
 
-// storedSession reads session id's row: a session the store does not hold
-// is an unknown session (-32002); a store that fails to answer is not.
-func (d *Daemon) storedSession(ctx context.Context, id string) (store.Session, error) {
-	row, err := d.db.Session(ctx, id)
+// storedSession reads session id's row from db: a session the store does
+// not hold is an unknown session (-32002); a store that fails to answer is
+// not.
+func storedSession(ctx context.Context, db *store.DB, id string) (store.Session, error) {
+	row, err := db.Session(ctx, id)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return row, fmt.Errorf("%w: %s", rpc.ErrUnknownSession, id)
@@ -432,8 +434,8 @@ func (t *sessionTools) Run(ctx context.Context, call session.ToolCall) session.T
 }
 
 func (t *sessionTools) run(ctx context.Context, call session.ToolCall) session.ToolResult {
-	if call.Name == planToolName {
-		return t.runPlan(call) // plan.go
+	if st, ok := lookupSessionLevelTool(call.Name); ok {
+		return st.run(t.s, call) // session_level_tools.go
 	}
 	if tool, set, ok := t.s.mcpTool(call.Name); ok {
 		return t.runMCP(ctx, call, tool, set)
@@ -555,7 +557,7 @@ func (d *Daemon) loadStreaming(ctx context.Context, id string, servers []mcp.Ser
 	if s != nil {
 		w = s.ws
 	} else {
-		row, err := d.storedSession(ctx, id)
+		row, err := storedSession(ctx, d.db, id)
 		if err != nil {
 			return nil, err
 		}
@@ -585,11 +587,11 @@ func (d *Daemon) loadStreaming(ctx context.Context, id string, servers []mcp.Ser
 		}
 	}
 	if s != nil {
-		d.refreshMCP(s, servers)
+		s.refreshMCP(d.ctx, d.Config(), d.log, servers)
 		return s, nil
 	}
 	if items == nil {
 		items = []store.Item{}
 	}
-	return d.openConversation(ctx, id, w, nil, items, d.startMCP(d.ctx, w, cwd, servers))
+	return d.openConversation(ctx, id, w, nil, items, startMCP(d.ctx, d.Config(), d.log, w, cwd, servers))
 }

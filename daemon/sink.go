@@ -27,8 +27,8 @@ func (u updates) Thought(delta string) {
 }
 
 func (u updates) ToolCall(call session.ToolCall, status string, res *session.ToolResult) {
-	if call.Name == planToolName {
-		return // shown as the plan it sets (plan.go), not as a tool call
+	if st, ok := lookupSessionLevelTool(call.Name); ok && st.hideCall {
+		return // shown its own way (update_plan: as the plan it sets), not as a tool call
 	}
 	id := acp.ToolCallId(call.CallID)
 	switch status {

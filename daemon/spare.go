@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"slices"
 	"time"
 
@@ -56,7 +57,7 @@ func (d *Daemon) ensureSpare(w *openWorkspace) {
 		case err != nil:
 			d.log.Info("no spare session for the workspace", "root", w.root.Path(), "err", err)
 		case !keep:
-			d.discardSpare(sp)
+			sp.discard(d.db, d.log)
 		}
 	}()
 }
@@ -73,7 +74,7 @@ func (d *Daemon) makeSpare(w *openWorkspace, cwd string) (*spareSession, error) 
 	if err := d.db.CreateSession(ctx, store.Session{ID: id, Root: w.root.Path(), Cwd: cwd, Mode: ModeAsk, Model: w.client.Config().Model, Spare: true}); err != nil {
 		return nil, fmt.Errorf("create spare session: %w", err)
 	}
-	initial := d.initialContext(w, cwd)
+	initial := initialContext(d.Config(), w, cwd)
 	s, err := d.newOpenSession(ctx, id, w, initial, nil, nil)
 	if err != nil {
 		d.db.DeleteSession(context.WithoutCancel(ctx), id)
@@ -100,12 +101,12 @@ func (d *Daemon) takeSpare(ctx context.Context, w *openWorkspace, cwd string, in
 		return nil
 	}
 	if sp.cwd != cwd || !slices.EqualFunc(sp.initial, initial, func(a, b json.RawMessage) bool { return bytes.Equal(a, b) }) {
-		d.discardSpare(sp)
+		sp.discard(d.db, d.log)
 		return nil
 	}
 	if err := d.db.TakeSpare(ctx, sp.s.id); err != nil {
 		d.log.Warn("take spare session", "err", err)
-		d.discardSpare(sp)
+		sp.discard(d.db, d.log)
 		return nil
 	}
 	d.mu.Lock()
@@ -120,12 +121,12 @@ func (d *Daemon) takeSpare(ctx context.Context, w *openWorkspace, cwd string, in
 	return sp.s
 }
 
-// discardSpare closes a spare and deletes its row.
-func (d *Daemon) discardSpare(sp *spareSession) {
+// discard closes a spare and deletes its row from db.
+func (sp *spareSession) discard(db *store.DB, log *slog.Logger) {
 	sp.s.conv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := d.db.DeleteSession(ctx, sp.s.id); err != nil {
-		d.log.Warn("delete spare session", "session", sp.s.id, "err", err)
+	if err := db.DeleteSession(ctx, sp.s.id); err != nil {
+		log.Warn("delete spare session", "session", sp.s.id, "err", err)
 	}
 }

@@ -25,7 +25,7 @@ func (d *Daemon) Status() rpc.Status { return d.status(nil) }
 // out (a status call is not a client worth counting).
 func (d *Daemon) status(asker *clientConn) rpc.Status {
 	d.mu.Lock()
-	sc := d.sessionConfig().WithDefaults()
+	sc := d.cfg.sessionConfig(d.netDial).WithDefaults()
 	st := rpc.Status{
 		Version: d.cfg.Version, PID: pid(), Started: d.started, Socket: d.cfg.Socket,
 		DataDir: d.cfg.DataDir, Model: sc.Model, Profile: profileStatus(sc), BaseURL: rpc.RedactURL(d.cfg.BaseURL),
@@ -100,7 +100,7 @@ func (c *clientConn) probe(ctx context.Context, params json.RawMessage) (any, er
 // reachable and takes its key, without sending a request.
 func (d *Daemon) Probe(ctx context.Context) rpc.ProbeResult {
 	d.mu.Lock()
-	sc, simulator := d.sessionConfig(), d.cfg.Simulator
+	sc, simulator := d.cfg.sessionConfig(d.netDial), d.cfg.Simulator
 	d.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
