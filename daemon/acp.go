@@ -21,8 +21,8 @@ func (d *Daemon) mux(c *clientConn) *rpc.Mux {
 	m := rpc.NewMux(d.log.With("client", c.id))
 	m.HandleAsync(rpc.MethodHearthCompact, c.gated(c.compact))
 	m.Handle(rpc.MethodHearthInspect, c.gated(c.inspect))
-	m.Handle(rpc.MethodHearthProbe, c.gated(detached(c.probe)))
-	m.Handle(rpc.MethodHearthStatus, c.gated(c.status))
+	m.Handle(rpc.MethodHearthProbe, c.gated(detached(func(ctx context.Context, _ json.RawMessage) (any, error) { return d.Probe(ctx), nil })))
+	m.Handle(rpc.MethodHearthStatus, c.gated(func(context.Context, json.RawMessage) (any, error) { return d.status(c), nil }))
 	m.Handle(rpc.MethodAuthenticate, c.gated(c.authenticate))
 	m.Handle(rpc.MethodInitialize, detached(c.initialize))
 	m.Handle(rpc.MethodLogout, c.gated(c.logout))
@@ -125,7 +125,7 @@ func (c *clientConn) newSession(ctx context.Context, params json.RawMessage) (ac
 	// servers are up.
 	var s *openSession
 	if len(servers) == 0 {
-		s = d.takeSpare(ctx, w, cwd, initial)
+		s = d.spares.take(ctx, w, cwd, initial)
 	}
 	if s == nil {
 		id := newSessionID()
@@ -289,8 +289,8 @@ func (c *clientConn) prepareLoad(ctx context.Context, params json.RawMessage) (f
 		// streamed from the store page by page (a session not open yet
 		// opens with the items read).
 		s, err := c.d.loadStreaming(ctx, id, servers, func(w *openWorkspace, page []store.Item) error {
-			return c.replay(ctx, replayer{session: id, root: w.root.Path(),
-				kind: func(name string) acp.ToolKind { return toolKind(w, name) }}, page)
+			return replayer{session: id, root: w.root.Path(),
+				kind: func(name string) acp.ToolKind { return toolKind(w, name) }}.replay(ctx, c.out, page)
 		})
 		if err != nil {
 			return nil, err

@@ -1,8 +1,6 @@
 package daemon
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -143,17 +141,6 @@ func (w deadlineWriter) Write(p []byte) (int, error) {
 	return w.ReadWriteCloser.Write(p)
 }
 
-// notify queues a notification.
-func (c *clientConn) notify(method string, params json.RawMessage) {
-	c.out.enqueue(notification{method: method, params: params})
-}
-
-// notifyText queues a text chunk of session's agent message, or of its
-// thoughts.
-func (c *clientConn) notifyText(session, text string, thought bool) {
-	c.out.enqueue(notification{chunkSession: session, chunk: []byte(text), thought: thought})
-}
-
 // errDisconnected: the editor was disconnected while the daemon waited on it.
 var errDisconnected = errors.New("editor disconnected")
 
@@ -188,11 +175,4 @@ func (c *clientConn) close() {
 	if c.out != nil {
 		c.out.wait()
 	}
-}
-
-// call makes a server→client request (e.g. permission) with the caller's
-// deadline.
-func (c *clientConn) call(ctx context.Context, method string, params any, result any) error {
-	_, err := c.conn.Call(ctx, method, params, result)
-	return err
 }

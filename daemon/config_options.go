@@ -235,7 +235,7 @@ func (c *clientConn) usageAfterReply(ctx context.Context, s *openSession) {
 		b, err := json.Marshal(acp.SessionNotification{SessionId: acp.SessionId(s.id),
 			Update: acp.SessionUpdate{UsageUpdate: &acp.SessionUsageUpdate{Used: used, Size: size}}})
 		if err == nil {
-			c.notify(rpc.MethodSessionUpdate, b)
+			c.out.notify(rpc.MethodSessionUpdate, b)
 		}
 	}
 	if !rpc.AfterReply(c.stream, ctx, tell) {

@@ -54,8 +54,9 @@ type Daemon struct {
 
 	lastBusy atomic.Int64 // unix nanos when the daemon last had a client or a turn
 
-	closedSessions, closedWorkspaces atomic.Int64 // closed since start: by the reaper, or (sessions) session/close
-	refusedCalls                     atomic.Int64 // connections refused as (maybe) a tool call's (socket_call.go)
+	reaper    reaper    // closes idle sessions and workspaces (lifetime.go)
+	spares    spares    // the workspaces' spare sessions (spare.go)
+	admission admission // which connections on the socket are served (socket_call.go)
 
 	left    chan struct{}            // guarded by mu; closed and replaced each time an editor's connection ends (tests wait on it)
 	opening map[string]chan struct{} // guarded by mu: opens in progress (workspace roots, "session:"+id), closed when done
@@ -105,6 +106,7 @@ func New(cfg Config, log *slog.Logger) (*Daemon, error) {
 		opening: map[string]chan struct{}{},
 	}
 	d.settings = settings{db: db, network: func() string { return d.Config().ShellNetwork }}
+	d.reaper.d, d.spares.d, d.admission.log = d, d, log
 	d.lastBusy.Store(time.Now().UnixNano())
 	if err := checkDB(ctx, db, log); err != nil {
 		d.Close()
@@ -130,7 +132,7 @@ func New(cfg Config, log *slog.Logger) (*Daemon, error) {
 		workspace.NetworkEnforced()
 	}()
 	d.wg.Add(1)
-	go d.reapLoop(min(cfg.sessionIdle(), cfg.workspaceIdle()) / 4)
+	go d.reaper.loop(min(cfg.sessionIdle(), cfg.workspaceIdle()) / 4)
 	return d, nil
 }
 
@@ -169,10 +171,16 @@ func (d *Daemon) Reload(cfg Config) error {
 	}
 	d.reloading.Lock()
 	defer d.reloading.Unlock()
-	sc, clients, err := d.swapConfig(cfg)
-	if err != nil {
-		return err
+	d.mu.Lock()
+	cfg.Socket, cfg.DataDir, cfg.Version, cfg.Credentials = d.cfg.Socket, d.cfg.DataDir, d.cfg.Version, d.cfg.Credentials
+	d.cfg = cfg
+	var clients []*session.Client
+	for _, w := range d.workspaces {
+		clients = append(clients, w.client)
 	}
+	sc := cfg.sessionConfig(d.netDial)
+	d.mu.Unlock()
+	d.log.Info("configuration reloaded", "base", rpc.RedactURL(cfg.BaseURL), "model", cfg.Model, "simulator", cfg.Simulator)
 	// Outside d.mu: a client retires its connections, and closing one may
 	// wait on the network (a TLS close waits up to 5 s for a peer that
 	// stopped reading).
@@ -180,21 +188,6 @@ func (d *Daemon) Reload(cfg Config) error {
 		c.Reconfigure(sc)
 	}
 	return nil
-}
-
-// swapConfig puts cfg in effect and returns the open workspaces' clients
-// and the configuration they are to take.
-func (d *Daemon) swapConfig(cfg Config) (session.Config, []*session.Client, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	cfg.Socket, cfg.DataDir, cfg.Version, cfg.Credentials = d.cfg.Socket, d.cfg.DataDir, d.cfg.Version, d.cfg.Credentials
-	d.cfg = cfg
-	var clients []*session.Client
-	for _, w := range d.workspaces {
-		clients = append(clients, w.client)
-	}
-	d.log.Info("configuration reloaded", "base", rpc.RedactURL(d.cfg.BaseURL), "model", d.cfg.Model, "simulator", d.cfg.Simulator)
-	return d.cfg.sessionConfig(d.netDial), clients, nil
 }
 
 // Config returns the configuration in effect.
@@ -227,20 +220,16 @@ func (d *Daemon) Serve(ln net.Listener) error {
 			}
 			return fmt.Errorf("accept: %w", err)
 		}
-		if !d.admit(c) {
+		if !d.admission.admit(c) {
 			c.Close()
 			continue
 		}
-		d.goServe(c)
+		d.wg.Add(1)
+		go func() {
+			defer d.wg.Done()
+			d.ServeConn(c)
+		}()
 	}
-}
-
-func (d *Daemon) goServe(c net.Conn) {
-	d.wg.Add(1)
-	go func() {
-		defer d.wg.Done()
-		d.ServeConn(c)
-	}()
 }
 
 // errClosed refuses what arrives while the daemon drains or after it closed:
@@ -325,7 +314,7 @@ func (d *Daemon) Close() error {
 		s.close()
 	}
 	for _, w := range workspaces {
-		d.closeWorkspace(w)
+		d.spares.closeWorkspace(w)
 	}
 	d.watches.Close()
 	err := d.db.Close()

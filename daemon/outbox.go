@@ -167,6 +167,17 @@ func (o *outbox) wakeWriter() {
 	}
 }
 
+// notify queues a notification.
+func (o *outbox) notify(method string, params json.RawMessage) {
+	o.enqueue(notification{method: method, params: params})
+}
+
+// notifyText queues a text chunk of session's agent message, or of its
+// thoughts.
+func (o *outbox) notifyText(session, text string, thought bool) {
+	o.enqueue(notification{chunkSession: session, chunk: []byte(text), thought: thought})
+}
+
 // enqueueWithin queues n once the outbox holds less than budget bytes, so a
 // producer that can wait (session/load's replay) never fills it. It fails
 // when the editor is disconnected or ctx ends.

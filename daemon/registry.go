@@ -102,7 +102,7 @@ func (d *Daemon) workspaceFor(ctx context.Context, dir string) (*openWorkspace, 
 	var w *openWorkspace
 	var cfg session.Config
 	var maxDirs int
-	mine, err := d.beginOpen(ctx, path, func() bool {
+	opened, err := d.beginOpen(ctx, path, func() bool {
 		if w = d.workspaces[path]; w != nil {
 			w.lastUsed = time.Now()
 			return true
@@ -110,10 +110,10 @@ func (d *Daemon) workspaceFor(ctx context.Context, dir string) (*openWorkspace, 
 		cfg, maxDirs = d.cfg.sessionConfig(d.netDial), d.cfg.WatchMaxDirs
 		return false
 	})
-	if err != nil || !mine {
+	if err != nil || opened == nil {
 		return w, err
 	}
-	defer d.opened(path)
+	defer opened()
 
 	if _, err := d.db.EnsureWorkspace(ctx, path); err != nil {
 		return nil, err
@@ -148,37 +148,44 @@ func (d *Daemon) workspaceFor(ctx context.Context, dir string) (*openWorkspace, 
 	d.workspaces[path] = w
 	d.mu.Unlock()
 	keep = true
-	d.ensureSpare(w)
+	d.spares.ensure(w)
 	return w, nil
 }
 
 // beginOpen makes the caller the one that opens key (a workspace root, or
 // "session:"+id), after any open of it in progress has ended. found runs
-// under d.mu: when it reports the thing open already, beginOpen returns
-// false and the caller uses what found saw. A true return must be paired
-// with opened(key).
-func (d *Daemon) beginOpen(ctx context.Context, key string, found func() bool) (bool, error) {
+// under d.mu: when it reports the thing open already, beginOpen returns a
+// nil opened and the caller uses what found saw. Otherwise the caller
+// calls opened once its open has ended, open or failed: callers waiting
+// for it look again.
+func (d *Daemon) beginOpen(ctx context.Context, key string, found func() bool) (opened func(), err error) {
 	for {
 		d.mu.Lock()
 		if d.closed {
 			d.mu.Unlock()
-			return false, errClosed
+			return nil, errClosed
 		}
 		if found() {
 			d.mu.Unlock()
-			return false, nil
+			return nil, nil
 		}
 		wait := d.opening[key]
 		if wait == nil {
-			d.opening[key] = make(chan struct{})
+			done := make(chan struct{})
+			d.opening[key] = done
 			d.mu.Unlock()
-			return true, nil
+			return func() {
+				d.mu.Lock()
+				delete(d.opening, key)
+				d.mu.Unlock()
+				close(done)
+			}, nil
 		}
 		d.mu.Unlock()
 		select {
 		case <-wait:
 		case <-ctx.Done():
-			return false, ctx.Err()
+			return nil, ctx.Err()
 		}
 	}
 }
@@ -209,16 +216,6 @@ func cwdAdvice(dir string, err error) string {
 		return fmt.Sprintf("%s is a file, not a directory: give the project directory that holds it", dir)
 	}
 	return err.Error()
-}
-
-// opened ends the open in progress under key (a root or a session id):
-// callers waiting for it look again.
-func (d *Daemon) opened(key string) {
-	d.mu.Lock()
-	wait := d.opening[key]
-	delete(d.opening, key)
-	d.mu.Unlock()
-	close(wait)
 }
 
 // sessionConfig is the model-API configuration of workspace clients under
@@ -252,18 +249,18 @@ func (c Config) sessionConfig(dial func(ctx context.Context, network, addr strin
 func (d *Daemon) openConversation(ctx context.Context, id string, w *openWorkspace, initial []json.RawMessage, items []store.Item, servers *mcp.Set) (*openSession, error) {
 	key := "session:" + id
 	var s *openSession
-	mine, err := d.beginOpen(ctx, key, func() bool {
+	opened, err := d.beginOpen(ctx, key, func() bool {
 		if s = d.sessions[id]; s != nil {
 			s.touch()
 			return true
 		}
 		return false
 	})
-	if err != nil || !mine {
+	if err != nil || opened == nil {
 		servers.Close()
 		return s, err
 	}
-	defer d.opened(key)
+	defer opened()
 	s, err = d.newOpenSession(ctx, id, w, initial, items, servers)
 	if err != nil {
 		servers.Close()
@@ -388,7 +385,7 @@ func (s *openSession) broadcast(u acp.SessionUpdate, skip *clientConn) {
 	defer s.mu.Unlock()
 	for c := range s.subs {
 		if c != skip {
-			c.notify(rpc.MethodSessionUpdate, b)
+			c.out.notify(rpc.MethodSessionUpdate, b)
 		}
 	}
 }
@@ -400,7 +397,7 @@ func (s *openSession) broadcastText(text string, thought bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for c := range s.subs {
-		c.notifyText(s.id, text, thought)
+		c.out.notifyText(s.id, text, thought)
 	}
 }
 

@@ -38,18 +38,18 @@ type replayer struct {
 }
 
 // replay queues the session/update notifications that show stored items
-// again, in order, for this client only. It never fills more than the
+// again, in order, into one editor's outbox only. It never fills more than the
 // replay budget of the outbox: it waits for the editor to read, so memory
 // stays bounded however long the transcript. It fails if the editor is
 // disconnected meanwhile.
-func (c *clientConn) replay(ctx context.Context, r replayer, items []store.Item) error {
+func (r replayer) replay(ctx context.Context, out *outbox, items []store.Item) error {
 	for _, it := range items {
 		if session.FromCompaction(it.View) {
 			continue // the API's compaction: the model's view, not something that happened
 		}
 		b, ok := r.notification(it)
 		if ok {
-			if err := c.out.enqueueWithin(ctx, notification{method: rpc.MethodSessionUpdate, params: b}, c.out.replayBudget()); err != nil {
+			if err := out.enqueueWithin(ctx, notification{method: rpc.MethodSessionUpdate, params: b}, out.replayBudget()); err != nil {
 				return err
 			}
 		}
@@ -57,7 +57,7 @@ func (c *clientConn) replay(ctx context.Context, r replayer, items []store.Item)
 			continue // only a user's message carries images: no search of the others' bytes
 		}
 		for _, b := range userImageUpdates(r.session, it.Data) {
-			if err := c.out.enqueueWithin(ctx, notification{method: rpc.MethodSessionUpdate, params: b}, c.out.replayBudget()); err != nil {
+			if err := out.enqueueWithin(ctx, notification{method: rpc.MethodSessionUpdate, params: b}, out.replayBudget()); err != nil {
 				return err
 			}
 		}

@@ -299,7 +299,7 @@ func (d *Daemon) closeWhenDone(ctx context.Context, s *openSession, done <-chan 
 	d.mu.Unlock()
 	if free {
 		s.close()
-		d.closedSessions.Add(1)
+		d.reaper.closedSessions.Add(1)
 		d.log.Info("session closed by its editor", "session", s.id)
 	}
 	return nil
@@ -344,14 +344,14 @@ func (c *clientConn) prepareDelete(ctx context.Context, params json.RawMessage) 
 		}
 		// No open of it may start while its rows go.
 		key := "session:" + id
-		mine, err := d.beginOpen(ctx, key, func() bool { return d.sessions[id] != nil })
+		opened, err := d.beginOpen(ctx, key, func() bool { return d.sessions[id] != nil })
 		if err != nil {
 			return nil, err
 		}
-		if !mine {
+		if opened == nil {
 			return nil, rpc.InvalidParams("sessionId", "session %s was opened again meanwhile; close it there first", id)
 		}
-		defer d.opened(key)
+		defer opened()
 		if err := d.db.DeleteSession(ctx, id); err != nil {
 			if errors.Is(err, store.ErrNotFound) {
 				return nil, fmt.Errorf("%w: %s", rpc.ErrUnknownSession, id)

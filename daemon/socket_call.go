@@ -3,8 +3,11 @@ package daemon
 import (
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"os"
+	"sync/atomic"
 
 	"github.com/hearthd/hearth/safesocket"
 	"github.com/hearthd/hearth/workspace"
@@ -30,24 +33,32 @@ const maxAncestry = 1 << 12
 // by a newer process, while the chain was read; it is read again.
 var errAncestryChanged = errors.New("the process's ancestry changed while it was read")
 
+// admission decides which connections accepted on the socket are served,
+// and counts those refused as (maybe) a tool call's. One per daemon, the
+// Daemon's field, for its lifetime; Serve asks it of each connection.
+type admission struct {
+	log          *slog.Logger
+	refusedCalls atomic.Int64 // connections refused as (maybe) a tool call's
+}
+
 // admit decides whether a connection accepted on the socket is served:
-// the peer runs as the daemon's user (safesocket.CheckPeer) and belongs to no tool
-// call (callPeer). A refused connection gets no answer; the caller closes
-// it.
-func (d *Daemon) admit(c net.Conn) bool {
+// the peer runs as the daemon's user (safesocket.CheckPeer) and belongs to
+// no tool call (callPeer). A refused connection gets no answer; the caller
+// closes it.
+func (a *admission) admit(c net.Conn) bool {
 	if err := safesocket.CheckPeer(c); err != nil {
-		d.log.Warn("refused connection", "err", err)
+		a.log.Warn("refused connection", "err", err)
 		return false
 	}
 	leader, err := callPeer(c)
 	switch {
 	case err != nil:
-		d.refusedCalls.Add(1)
-		d.log.Info("refused a connection while commands run: cannot tell whether a command made it", "err", err)
+		a.refusedCalls.Add(1)
+		a.log.Info("refused a connection while commands run: cannot tell whether a command made it", "err", err)
 		return false
 	case leader != 0:
-		d.refusedCalls.Add(1)
-		d.log.Info("refused a connection from a command the model runs", "call", leader)
+		a.refusedCalls.Add(1)
+		a.log.Info("refused a connection from a command the model runs", "call", leader)
 		return false
 	}
 	return true
@@ -120,10 +131,10 @@ func walkAncestry(pid int, calls map[int]bool, self int, parent func(int) (safes
 	return 0, fmt.Errorf("process %d: more than %d ancestors", pid, maxAncestry)
 }
 
-// callConn says why c's connection belongs to a running tool call (or may:
-// it cannot be told), or "" when it does not.
-func (c *clientConn) callConn() string {
-	nc, ok := c.rw.(net.Conn)
+// callConn says why an editor's connection rw belongs to a running tool
+// call (or may: it cannot be told), or "" when it does not.
+func callConn(rw io.ReadWriteCloser) string {
+	nc, ok := rw.(net.Conn)
 	if !ok {
 		return ""
 	}

@@ -14,10 +14,6 @@ import (
 	"github.com/hearthd/hearth/store"
 )
 
-func (c *clientConn) status(ctx context.Context, params json.RawMessage) (any, error) {
-	return c.d.status(c), nil
-}
-
 // Status is what `hearth status` prints, counting every client.
 func (d *Daemon) Status() rpc.Status { return d.status(nil) }
 
@@ -47,7 +43,7 @@ func (d *Daemon) status(asker *clientConn) rpc.Status {
 		}
 		s.mu.Unlock()
 	}
-	st.Sessions.Closed, st.Sessions.WorkspacesClosed = d.closedSessions.Load(), d.closedWorkspaces.Load()
+	st.Sessions.Closed, st.Sessions.WorkspacesClosed = d.reaper.closedSessions.Load(), d.reaper.closedWorkspaces.Load()
 	for root, w := range d.workspaces {
 		s := w.client.Stats()
 		st.Workspaces = append(st.Workspaces, rpc.WorkspaceStatus{
@@ -91,10 +87,6 @@ func (w *openWorkspace) watchNotice() string {
 // probeTimeout bounds _hearth/probe; it holds only the asking client's
 // read loop.
 const probeTimeout = 10 * time.Second
-
-func (c *clientConn) probe(ctx context.Context, params json.RawMessage) (any, error) {
-	return c.d.Probe(ctx), nil
-}
 
 // Probe checks that the model API the daemon uses now (after reloads) is
 // reachable and takes its key, without sending a request.
