@@ -47,8 +47,8 @@ const textPiece = 256 << 10
 
 // clientConn is one editor connection: one accept(2) on the socket, or the
 // stdio pair. Created by ServeConn; lives until the peer hangs up or the
-// daemon closes. Its writer goroutine sends notifications in order; close
-// waits for it.
+// daemon closes. Its outbox's writer goroutine sends notifications in
+// order; close waits for it.
 type clientConn struct {
 	d           *Daemon
 	id          int
