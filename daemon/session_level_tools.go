@@ -21,8 +21,9 @@ type sessionLevelTool struct {
 	// spec is its function spec, fixed bytes: every request carries the
 	// same.
 	spec json.RawMessage
-	// kind is the ACP tool kind its result is stored with (the result's
-	// view); with hideOutput, a replay knows the output by it.
+	// kind is the ACP tool kind its calls show with (toolKind) and its
+	// result is stored with (the result's view); with hideOutput, a replay
+	// knows the output by it.
 	kind acp.ToolKind
 	// run answers a call in session s, showing the editors what it does.
 	run func(s *openSession, call session.ToolCall) session.ToolResult

@@ -88,9 +88,14 @@ func (t *sessionTools) liveOutput(call session.ToolCall) func(string) {
 	}
 }
 
+// toolKind is the ACP kind a call of name shows with: a workspace tool's,
+// or a session-level tool's.
 func toolKind(w *openWorkspace, name string) acp.ToolKind {
 	if t, ok := w.tools.Lookup(name); ok && t.Kind != "" {
 		return acp.ToolKind(t.Kind)
+	}
+	if st, ok := lookupSessionLevelTool(name); ok {
+		return st.kind
 	}
 	return acp.ToolKindOther
 }
