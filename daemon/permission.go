@@ -56,7 +56,7 @@ func (t *sessionTools) authorize(ctx context.Context, call session.ToolCall, too
 	// A permission request never goes to a connection a tool call made: a
 	// command would approve its own next step. admit refuses those at
 	// accept; this holds the rule where the request is sent.
-	if why := asker.callConn(); why != "" {
+	if why := callConn(asker.rw); why != "" {
 		t.d.log.Info("permission not asked of a tool call's connection", "client", asker.id, "why", why)
 		return refused("the prompt's connection may belong to a running command, which cannot approve %s; %s did not run", tool.Name, tool.Name), false
 	}
@@ -68,7 +68,7 @@ func (t *sessionTools) authorize(ctx context.Context, call session.ToolCall, too
 	// The request goes straight to the wire; the tool_call updates before it
 	// wait in the outbox. Let them out first, so the editor knows the call
 	// it is asked about.
-	asker.flush(ctx)
+	asker.out.flush(ctx)
 	var resp acp.RequestPermissionResponse
 	if err := rpc.Call(ctx, asker.conn, rpc.MethodSessionRequestPermission, req, &resp); err != nil {
 		if ctx.Err() != nil || errors.Is(err, context.Canceled) {

@@ -68,7 +68,7 @@ func TestToolCallCannotDriveDaemon(t *testing.T) {
 		if out := lastToolOutput(t, td); !strings.HasPrefix(out, "refused: ") {
 			t.Errorf("%s, %q: the command's connection got %q", c.mode, c.command, out)
 		}
-		if n := td.d.refusedCalls.Load(); n != int64(i+1) {
+		if n := td.d.admission.refusedCalls.Load(); n != int64(i+1) {
 			t.Errorf("%s, %q: %d connections refused as a tool call's, want %d", c.mode, c.command, n, i+1)
 		}
 	}
@@ -102,7 +102,7 @@ func TestToolCallCannotDriveDaemon(t *testing.T) {
 	}
 	other := td.connect()
 	other.initialize()
-	if n := td.d.refusedCalls.Load(); n != 4 {
+	if n := td.d.admission.refusedCalls.Load(); n != 4 {
 		t.Errorf("%d connections refused, want the 4 the calls made", n)
 	}
 }
@@ -127,7 +127,7 @@ func TestToolCallFindsNoSocket(t *testing.T) {
 	status := sandbox.NetworkStatus()
 	if !strings.Contains(status, "empty network namespace") {
 		// No namespaces here: the daemon's own check is the wall.
-		if n := td.d.refusedCalls.Load(); !strings.HasPrefix(out, "refused: ") || n != 1 {
+		if n := td.d.admission.refusedCalls.Load(); !strings.HasPrefix(out, "refused: ") || n != 1 {
 			t.Errorf("no namespaces (%s): the command's connection got %q, the daemon refused %d", status, out, n)
 		}
 		return
@@ -138,7 +138,7 @@ func TestToolCallFindsNoSocket(t *testing.T) {
 	if !strings.HasPrefix(out, hidden+"no such file or directory") && !strings.HasPrefix(out, hidden+"permission denied") {
 		t.Errorf("the full-auto command found the socket: %q", out)
 	}
-	if n := td.d.refusedCalls.Load(); n != 0 {
+	if n := td.d.admission.refusedCalls.Load(); n != 0 {
 		t.Errorf("the daemon refused %d connections: the socket was not hidden", n)
 	}
 }

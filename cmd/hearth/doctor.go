@@ -22,6 +22,7 @@ import (
 	"github.com/hearthd/hearth/daemon"
 	"github.com/hearthd/hearth/installer"
 	"github.com/hearthd/hearth/rpc"
+	"github.com/hearthd/hearth/safesocket"
 	"github.com/hearthd/hearth/session/responses"
 	"github.com/hearthd/hearth/store"
 	"github.com/hearthd/hearth/workspace/sandbox"
@@ -167,12 +168,12 @@ func checkBaseURL(ctx context.Context, base string) (string, string, string) {
 }
 
 // checkSocketDir applies the daemon's own rules to the socket's path
-// (daemon.CanListen: its length, a directory it can write) and directory
-// (daemon.CheckSocketDir), then looks at the socket.
+// (safesocket.CanListen: its length, a directory it can write) and directory
+// (safesocket.CheckDir), then looks at the socket.
 func checkSocketDir(socket string) (string, string, string) {
 	const name = "socket"
 	dir := filepath.Dir(socket)
-	if err := daemon.CanListen(socket); err != nil {
+	if err := safesocket.CanListen(socket); err != nil {
 		return "fail", name, err.Error()
 	}
 	info, err := os.Stat(dir)
@@ -182,7 +183,7 @@ func checkSocketDir(socket string) (string, string, string) {
 	case err != nil:
 		return "fail", name, err.Error()
 	}
-	if err := daemon.CheckSocketDir(dir); err != nil {
+	if err := safesocket.CheckDir(dir); err != nil {
 		return "fail", name, err.Error()
 	}
 	s, err := os.Lstat(socket)
@@ -230,8 +231,8 @@ func daemonChecks(ctx context.Context, cfg daemon.Config) []check {
 	shell := shellConfig(cfg)
 	cctx, cancel := context.WithTimeout(ctx, doctorTimeout)
 	defer cancel()
-	conn, err := daemon.DialSocket(cctx, cfg.Socket)
-	if errors.Is(err, daemon.ErrUnsafeSocket) {
+	conn, err := safesocket.Dial(cctx, cfg.Socket)
+	if errors.Is(err, safesocket.ErrUnsafe) {
 		return []check{{"fail", "daemon", err.Error()}}
 	}
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/hearthd/hearth/daemon"
 	"github.com/hearthd/hearth/installer"
 	"github.com/hearthd/hearth/rpc"
+	"github.com/hearthd/hearth/safesocket"
 )
 
 // errNotRunning is exit code 3, as `status` documents.
@@ -26,10 +27,10 @@ func errNotRunning(cfg daemon.Config) error {
 }
 
 // connect dials the daemon and initializes an rpc client; an unsafe socket
-// is refused (daemon.DialSocket), a missing one is errNotRunning.
+// is refused (safesocket.Dial), a missing one is errNotRunning.
 func connect(ctx context.Context, cfg daemon.Config) (*rpc.Client, error) {
-	c, err := daemon.DialSocket(ctx, cfg.Socket)
-	if errors.Is(err, daemon.ErrUnsafeSocket) {
+	c, err := safesocket.Dial(ctx, cfg.Socket)
+	if errors.Is(err, safesocket.ErrUnsafe) {
 		return nil, err
 	}
 	if err != nil {

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package daemon
+package safesocket
 
 // writable cannot be asked here without opening a file; Listen's own
 // errors say it.

@@ -1,4 +1,4 @@
-package daemon
+package safesocket
 
 import (
 	"errors"
@@ -18,7 +18,7 @@ var maxSocketPath = len(syscall.RawSockaddrUnix{}.Path) - 1
 // that does not exist yet, the nearest one that does, where it would be
 // created — not writable by this user. nil when it can. Listen asks it
 // first, and `hearth doctor` asks it too, so both say the same. Whether the
-// directory is safe is CheckSocketDir's question.
+// directory is safe is CheckDir's question.
 func CanListen(path string) error {
 	if n := len(path); n > maxSocketPath {
 		return fmt.Errorf("the socket path %s is %d bytes, over the system's limit of %d: set HEARTH_SOCKET to a shorter path", path, n, maxSocketPath)

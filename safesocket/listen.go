@@ -1,4 +1,4 @@
-package daemon
+package safesocket
 
 import (
 	"errors"
@@ -17,7 +17,7 @@ var ErrAlreadyRunning = errors.New("another hearth daemon is already running")
 // Listen opens the daemon's unix socket. A socket directory that does not
 // exist is created 0700 (its missing parents too); one that exists is never
 // chmodded (it may be $HOME or /tmp) but is refused when it is unsafe
-// (CheckSocketDir). A path that is not a socket, or a socket another user
+// (CheckDir). A path that is not a socket, or a socket another user
 // owns, is refused; a socket that still answers means a second daemon and
 // is refused; a stale one (nobody answers) is removed. The new socket is
 // 0600. A path the system cannot take, or a directory this user cannot
@@ -102,13 +102,13 @@ func prepareSocketDir(dir string) error {
 		}
 		return nil
 	case errors.Is(err, fs.ErrExist):
-		return CheckSocketDir(dir)
+		return CheckDir(dir)
 	default:
 		return fmt.Errorf("socket directory: %w", err)
 	}
 }
 
-// CheckSocketDir reports why dir, a directory hearth did not create, cannot
+// CheckDir reports why dir, a directory hearth did not create, cannot
 // hold the daemon's socket, with the fix in the message; nil when it can.
 // hearth never changes the mode of such a directory. The rules:
 //
@@ -122,7 +122,7 @@ func prepareSocketDir(dir string) error {
 //     where hearth's clients would connect to it. In a sticky directory (1777,
 //     like /tmp) they cannot touch entries they do not own, and Listen
 //     refuses a socket path that another user owns.
-func CheckSocketDir(dir string) error {
+func CheckDir(dir string) error {
 	fi, err := os.Stat(dir)
 	if err != nil {
 		return fmt.Errorf("socket directory: %w", err)

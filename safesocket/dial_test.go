@@ -1,4 +1,4 @@
-package daemon
+package safesocket
 
 import (
 	"context"
@@ -38,16 +38,16 @@ func TestDialSocketRefusesUnsafeSockets(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("safe", func(t *testing.T) {
-		c, err := DialSocket(ctx, listen(t, private(t)))
+		c, err := Dial(ctx, listen(t, private(t)))
 		if err != nil {
-			t.Fatalf("DialSocket on a 0600 socket in a 0700 directory: %v", err)
+			t.Fatalf("Dial on a 0600 socket in a 0700 directory: %v", err)
 		}
 		c.Close()
 	})
 	t.Run("missing", func(t *testing.T) {
-		_, err := DialSocket(ctx, filepath.Join(private(t), "s.sock"))
-		if !errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrUnsafeSocket) {
-			t.Fatalf("DialSocket on no socket: %v; want not-exist, not unsafe", err)
+		_, err := Dial(ctx, filepath.Join(private(t), "s.sock"))
+		if !errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrUnsafe) {
+			t.Fatalf("Dial on no socket: %v; want not-exist, not unsafe", err)
 		}
 	})
 	for _, tc := range []struct {
@@ -78,13 +78,13 @@ func TestDialSocketRefusesUnsafeSockets(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := tc.setup(t)
-			c, err := DialSocket(ctx, path)
+			c, err := Dial(ctx, path)
 			if err == nil {
 				c.Close()
-				t.Fatal("DialSocket connected")
+				t.Fatal("Dial connected")
 			}
-			if !errors.Is(err, ErrUnsafeSocket) || !strings.Contains(err.Error(), tc.fix) || !strings.Contains(err.Error(), filepath.Dir(path)) {
-				t.Fatalf("error %q: want ErrUnsafeSocket naming the path and the fix %q", err, tc.fix)
+			if !errors.Is(err, ErrUnsafe) || !strings.Contains(err.Error(), tc.fix) || !strings.Contains(err.Error(), filepath.Dir(path)) {
+				t.Fatalf("error %q: want ErrUnsafe naming the path and the fix %q", err, tc.fix)
 			}
 		})
 	}
@@ -96,9 +96,9 @@ func TestDialSocketRefusesUnsafeSockets(t *testing.T) {
 		if err := os.Lchown(path, 54321, 54321); err != nil {
 			t.Fatal(err)
 		}
-		_, err := DialSocket(ctx, path)
-		if !errors.Is(err, ErrUnsafeSocket) || !strings.Contains(err.Error(), "uid 54321") {
-			t.Fatalf("DialSocket on another user's socket: %v", err)
+		_, err := Dial(ctx, path)
+		if !errors.Is(err, ErrUnsafe) || !strings.Contains(err.Error(), "uid 54321") {
+			t.Fatalf("Dial on another user's socket: %v", err)
 		}
 	})
 }

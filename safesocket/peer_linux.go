@@ -1,4 +1,4 @@
-package daemon
+package safesocket
 
 import (
 	"bytes"
@@ -44,19 +44,19 @@ func ownerUID(fi os.FileInfo) (int, bool) {
 	return int(st.Uid), true
 }
 
-// peerProcess identifies the process that connected c: its pid, recorded
+// PeerProcess identifies the process that connected c: its pid, recorded
 // at connect(2) (SO_PEERCRED), and where the kernel has SO_PEERPIDFD
-// (Linux 6.5) a pidfd of that very process, whose alive says whether the
+// (Linux 6.5) a pidfd of that very process, whose Alive says whether the
 // pid still names it. ok is false for a connection that is not a unix
 // socket.
-func peerProcess(c net.Conn) (p peerProc, ok bool, err error) {
+func PeerProcess(c net.Conn) (p Peer, ok bool, err error) {
 	uc, isUnix := c.(*net.UnixConn)
 	if !isUnix {
-		return peerProc{}, false, nil
+		return Peer{}, false, nil
 	}
 	raw, err := uc.SyscallConn()
 	if err != nil {
-		return peerProc{}, true, fmt.Errorf("peer credentials: %w", err)
+		return Peer{}, true, fmt.Errorf("peer credentials: %w", err)
 	}
 	p.pidfd = -1
 	var cerr error
@@ -65,52 +65,52 @@ func peerProcess(c net.Conn) (p peerProc, ok bool, err error) {
 		if cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED); cerr != nil {
 			return
 		}
-		p.pid = int(cred.Pid)
+		p.PID = int(cred.Pid)
 		if pfd, err := unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_PEERPIDFD); err == nil {
 			p.pidfd = pfd
 		}
 	}); err != nil {
-		return peerProc{}, true, fmt.Errorf("peer credentials: %w", err)
+		return Peer{}, true, fmt.Errorf("peer credentials: %w", err)
 	}
 	if cerr != nil {
-		return peerProc{}, true, fmt.Errorf("peer credentials: %w", cerr)
+		return Peer{}, true, fmt.Errorf("peer credentials: %w", cerr)
 	}
 	return p, true, nil
 }
 
-// alive reports whether the connecting process still runs, so that its pid
+// Alive reports whether the connecting process still runs, so that its pid
 // was not reused meanwhile; true where there is no pidfd to ask.
-func (p peerProc) alive() bool {
+func (p Peer) Alive() bool {
 	return p.pidfd < 0 || unix.PidfdSendSignal(p.pidfd, 0, nil, 0) == nil
 }
 
-func (p peerProc) close() {
+func (p Peer) Close() {
 	if p.pidfd >= 0 {
 		unix.Close(p.pidfd)
 	}
 }
 
-// procParent reads pid's parent and start time (clock ticks since boot)
+// ProcParent reads pid's parent and start time (clock ticks since boot)
 // from /proc/PID/stat.
-func procParent(pid int) (procInfo, error) {
+func ProcParent(pid int) (ProcInfo, error) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return procInfo{}, err
+		return ProcInfo{}, err
 	}
 	// The command name, in parentheses, may hold anything: fields start
 	// after its last ')'.
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return procInfo{}, fmt.Errorf("/proc/%d/stat: no command name", pid)
+		return ProcInfo{}, fmt.Errorf("/proc/%d/stat: no command name", pid)
 	}
 	f := strings.Fields(string(b[i+1:]))
 	if len(f) < 20 {
-		return procInfo{}, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
+		return ProcInfo{}, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
 	}
 	ppid, err1 := strconv.Atoi(f[1])
 	start, err2 := strconv.ParseUint(f[19], 10, 64)
 	if err1 != nil || err2 != nil {
-		return procInfo{}, fmt.Errorf("/proc/%d/stat: unreadable ppid or start time", pid)
+		return ProcInfo{}, fmt.Errorf("/proc/%d/stat: unreadable ppid or start time", pid)
 	}
-	return procInfo{ppid: ppid, start: start}, nil
+	return ProcInfo{PPID: ppid, Start: start}, nil
 }

@@ -1,4 +1,4 @@
-package daemon
+package safesocket
 
 import (
 	"fmt"
@@ -50,44 +50,44 @@ func ownerUID(fi os.FileInfo) (int, bool) {
 	return int(st.Uid), true
 }
 
-// peerProcess identifies the process that connected c: its pid, recorded
-// at connect(2) (LOCAL_PEERPID). macOS has no pidfd: alive cannot tell a
+// PeerProcess identifies the process that connected c: its pid, recorded
+// at connect(2) (LOCAL_PEERPID). macOS has no pidfd: Alive cannot tell a
 // reused pid. ok is false for a connection that is not a unix socket.
-func peerProcess(c net.Conn) (p peerProc, ok bool, err error) {
+func PeerProcess(c net.Conn) (p Peer, ok bool, err error) {
 	uc, isUnix := c.(*net.UnixConn)
 	if !isUnix {
-		return peerProc{}, false, nil
+		return Peer{}, false, nil
 	}
 	raw, err := uc.SyscallConn()
 	if err != nil {
-		return peerProc{}, true, fmt.Errorf("peer pid: %w", err)
+		return Peer{}, true, fmt.Errorf("peer pid: %w", err)
 	}
 	var cerr error
 	if err := raw.Control(func(fd uintptr) {
-		p.pid, cerr = unix.GetsockoptInt(int(fd), unix.SOL_LOCAL, unix.LOCAL_PEERPID)
+		p.PID, cerr = unix.GetsockoptInt(int(fd), unix.SOL_LOCAL, unix.LOCAL_PEERPID)
 	}); err != nil {
-		return peerProc{}, true, fmt.Errorf("peer pid: %w", err)
+		return Peer{}, true, fmt.Errorf("peer pid: %w", err)
 	}
 	if cerr != nil {
-		return peerProc{}, true, fmt.Errorf("peer pid: %w", cerr)
+		return Peer{}, true, fmt.Errorf("peer pid: %w", cerr)
 	}
 	p.pidfd = -1
 	return p, true, nil
 }
 
-func (p peerProc) alive() bool { return true }
-func (p peerProc) close()      {}
+func (p Peer) Alive() bool { return true }
+func (p Peer) Close()      {}
 
-// procParent reads pid's parent and start time (microseconds since the
+// ProcParent reads pid's parent and start time (microseconds since the
 // epoch) with sysctl kern.proc.pid.
-func procParent(pid int) (procInfo, error) {
+func ProcParent(pid int) (ProcInfo, error) {
 	kp, err := unix.SysctlKinfoProc("kern.proc.pid", pid)
 	if err != nil {
-		return procInfo{}, fmt.Errorf("process %d: %w", pid, err)
+		return ProcInfo{}, fmt.Errorf("process %d: %w", pid, err)
 	}
 	if int(kp.Proc.P_pid) != pid {
-		return procInfo{}, fmt.Errorf("process %d: gone", pid)
+		return ProcInfo{}, fmt.Errorf("process %d: gone", pid)
 	}
 	tv := kp.Proc.P_starttime
-	return procInfo{ppid: int(kp.Eproc.Ppid), start: uint64(tv.Sec)*1e6 + uint64(tv.Usec)}, nil
+	return ProcInfo{PPID: int(kp.Eproc.Ppid), Start: uint64(tv.Sec)*1e6 + uint64(tv.Usec)}, nil
 }

@@ -1,4 +1,4 @@
-package daemon
+package safesocket
 
 import (
 	"bufio"
@@ -10,15 +10,16 @@ import (
 	"time"
 )
 
-// dataDirLockName is the lock file in the data directory (0600). The daemon
+// DataDirLockName is the lock file in the data directory (0600). The daemon
 // that uses the directory holds an flock on it from before the database
 // opens until Close, and writes into it its pid and the socket it serves, so
 // that a second daemon can say which one to stop.
-const dataDirLockName = "daemon.lock"
+const DataDirLockName = "daemon.lock"
 
-// ErrDataDirInUse is wrapped by New's error when another daemon (or a
-// command running one in its process) holds the data directory: two daemons
-// on one database would each take its sessions for their own.
+// ErrDataDirInUse is wrapped by LockDataDir's error (so by daemon.New's)
+// when another daemon (or a command running one in its process) holds the
+// data directory: two daemons on one database would each take its sessions
+// for their own.
 var ErrDataDirInUse = errors.New("the data directory is in use")
 
 // closingWait bounds how long a daemon waits for one that holds the data
@@ -26,24 +27,25 @@ var ErrDataDirInUse = errors.New("the data directory is in use")
 // margin, as `hearth stop` waits.
 const closingWait = 20 * time.Second
 
-// dataDirLock is the held lock of a data directory, from lockDataDir until
-// release (Daemon.Close, after the database closed). The process's exit
+// DataDirLock is the held lock of a data directory, from LockDataDir until
+// Release (the daemon's Close, after its database closed). The process's exit
 // releases it too, however it ends.
-type dataDirLock struct {
+type DataDirLock struct {
 	f      *os.File
-	record string // what lockDataDir wrote: pid, socket or command
+	record string // what LockDataDir wrote: pid, socket or command
 }
 
-// lockDataDir takes cfg.DataDir's lock, creating the directory 0700 when
-// missing, and records who holds it. Held by another process: an error
+// LockDataDir takes dir's lock, creating the directory 0700 when missing,
+// and records who holds it: this process, serving the socket at socket or,
+// when socket is "", running as command. Held by another process: an error
 // wrapping ErrDataDirInUse that names that process — unless its record says
 // it is shutting down (closing), when it waits for it to let go, for at
 // most closingWait.
-func lockDataDir(cfg Config) (*dataDirLock, error) {
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+func LockDataDir(dir, socket, command string) (*DataDirLock, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
 	}
-	path := filepath.Join(cfg.DataDir, dataDirLockName)
+	path := filepath.Join(dir, DataDirLockName)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("data directory lock: %w", err)
@@ -59,11 +61,11 @@ func lockDataDir(cfg Config) (*dataDirLock, error) {
 	if !held {
 		rec := readRecord(f)
 		f.Close()
-		return nil, inUseError(cfg.DataDir, rec)
+		return nil, inUseError(dir, rec)
 	}
-	record := fmt.Sprintf("pid=%d\nsocket=%s\n", os.Getpid(), cfg.Socket)
-	if cfg.NoSocket != "" {
-		record = fmt.Sprintf("pid=%d\ncommand=%s\n", os.Getpid(), cfg.NoSocket)
+	record := fmt.Sprintf("pid=%d\nsocket=%s\n", os.Getpid(), socket)
+	if socket == "" {
+		record = fmt.Sprintf("pid=%d\ncommand=%s\n", os.Getpid(), command)
 	}
 	if err := f.Truncate(0); err == nil {
 		_, err = f.WriteAt([]byte(record), 0)
@@ -72,7 +74,7 @@ func lockDataDir(cfg Config) (*dataDirLock, error) {
 		f.Close()
 		return nil, fmt.Errorf("data directory lock %s: %w", path, err)
 	}
-	return &dataDirLock{f: f, record: record}, nil
+	return &DataDirLock{f: f, record: record}, nil
 }
 
 // waitClosing takes f's lock once its holder, which said it is shutting
@@ -100,16 +102,16 @@ func readRecord(f *os.File) string {
 	return string(b[:n])
 }
 
-// closing marks the record: the holder is shutting down, so that a daemon
-// started now waits for it rather than being refused (Shutdown and Close
-// call it first).
-func (l *dataDirLock) closing() {
+// Closing marks the record: the holder is shutting down, so that a daemon
+// started now waits for it rather than being refused (the daemon's
+// Shutdown and Close call it first).
+func (l *DataDirLock) Closing() {
 	if l != nil {
 		l.f.WriteAt([]byte(l.record+"state=closing\n"), 0)
 	}
 }
 
-func (l *dataDirLock) release() {
+func (l *DataDirLock) Release() {
 	if l != nil {
 		l.f.Close()
 	}
@@ -134,10 +136,10 @@ func inUseError(dir, record string) error {
 		return inUse(fmt.Sprintf("another hearth process (pid %s, %s) uses the data directory %s; wait for it to end, %s",
 			pid, cmd, dir, other))
 	}
-	return inUse(fmt.Sprintf("another hearth daemon holds %s; stop it (hearth stop), %s", filepath.Join(dir, dataDirLockName), other))
+	return inUse(fmt.Sprintf("another hearth daemon holds %s; stop it (hearth stop), %s", filepath.Join(dir, DataDirLockName), other))
 }
 
-// inUse is New's error for a data directory another process holds: its
+// inUse is LockDataDir's error for a data directory another process holds: its
 // message says which and what to do; errors.Is finds ErrDataDirInUse.
 type inUse string
 
