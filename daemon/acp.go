@@ -71,6 +71,7 @@ func (c *clientConn) initialize(ctx context.Context, params json.RawMessage) (an
 	}
 	c.fsRead.Store(req.ClientCapabilities.Fs.ReadTextFile)
 	c.fsWrite.Store(req.ClientCapabilities.Fs.WriteTextFile)
+	c.asksOnWrite.Store(req.ClientInfo != nil && clientsAskingOnWrite[req.ClientInfo.Name])
 	c.initialized.Store(true)
 	cfg := c.d.Config()
 	var auth acp.AgentAuthCapabilities

@@ -59,6 +59,9 @@ type clientConn struct {
 	// The editor's clientCapabilities.fs, from its initialize: it serves
 	// fs/read_text_file, fs/write_text_file (editor_files.go).
 	fsRead, fsWrite atomic.Bool
+	// asksOnWrite: the client asks its user before every fs/write_text_file
+	// (clientsAskingOnWrite), so that question is the one a change gets.
+	asksOnWrite atomic.Bool
 
 	writeTimeout time.Duration // writeTimeout when accepted
 

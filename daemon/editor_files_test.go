@@ -36,12 +36,22 @@ type bufferEditor struct {
 
 // connectBuffers connects a bufferEditor advertising the given fs halves.
 func (td *testDaemon) connectBuffers(read, write bool) *bufferEditor {
+	return td.connectBuffersAs("", read, write)
+}
+
+// connectBuffersAs is connectBuffers for a client that names itself
+// (InitializeRequest.clientInfo) when name is not "".
+func (td *testDaemon) connectBuffersAs(name string, read, write bool) *bufferEditor {
 	td.t.Helper()
 	b := &bufferEditor{buffers: map[string]string{}}
 	b.editor = td.connectAnswering(b.onCall)
+	req := acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber,
+		ClientCapabilities: acp.ClientCapabilities{Fs: acp.FileSystemCapabilities{ReadTextFile: read, WriteTextFile: write}}}
+	if name != "" {
+		req.ClientInfo = &acp.Implementation{Name: name, Version: "1"}
+	}
 	var r acp.InitializeResponse
-	b.must(rpc.MethodInitialize, acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber,
-		ClientCapabilities: acp.ClientCapabilities{Fs: acp.FileSystemCapabilities{ReadTextFile: read, WriteTextFile: write}}}, &r)
+	b.must(rpc.MethodInitialize, req, &r)
 	return b
 }
 
@@ -318,6 +328,35 @@ func TestEditorErrorIsToolError(t *testing.T) {
 	out = lastToolOutput(t, td)
 	if !strings.Contains(out, "2\tbeta") || !strings.Contains(out, "did not answer within 300ms") {
 		t.Errorf("unanswered read told the model %q", out)
+	}
+}
+
+// acpx asks its user before every fs/write_text_file: an edit it is handed
+// whole is not asked about first by hearth too (one question for one
+// change); a command still is, and so is an edit another client makes.
+func TestClientThatAsksOnWriteIsAskedOnce(t *testing.T) {
+	td := startDaemon(t, sim.Options{}, "")
+	ed := td.connectBuffersAs("acpx", true, true)
+	id := ed.newSession(td.root)
+	a := filepath.Join(td.root, "a.txt")
+	ed.prompt(id, `e sim:calls=1 sim:tool=edit_file sim:args={"path":"a.txt","old_string":"beta","new_string":"BETA"}`)
+	if got, _ := ed.buffer(a); got != "alpha\nBETA\n" {
+		t.Errorf("buffer = %q", got)
+	}
+	if got := ed.asked(); slices.Contains(got, rpc.MethodSessionRequestPermission) || !slices.Contains(got, "fs/write_text_file "+a) {
+		t.Errorf("acpx was asked %q: want the write, and no permission request before it", got)
+	}
+	n := len(ed.asked())
+	ed.prompt(id, `run sim:calls=1 sim:tool=shell sim:args={"command":"true"}`)
+	if got := ed.asked()[n:]; !slices.Contains(got, rpc.MethodSessionRequestPermission) {
+		t.Errorf("a command was not asked about: %q", got)
+	}
+
+	other := td.connectBuffers(true, true)
+	id2 := other.newSession(td.root)
+	other.prompt(id2, `e sim:calls=1 sim:tool=edit_file sim:args={"path":"a.txt","old_string":"beta","new_string":"B"}`)
+	if got := other.asked(); !slices.Contains(got, rpc.MethodSessionRequestPermission) {
+		t.Errorf("a client that does not ask on write was not asked: %q", got)
 	}
 }
 

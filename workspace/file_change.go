@@ -130,7 +130,7 @@ func verbOf(tool string) string {
 
 // diff describes the change for the editor.
 func (c *fileChange) diff() *FileDiff {
-	return &FileDiff{Path: c.rel, Old: c.old, New: c.new, Unified: unifiedDiff(c.rel, c.old, c.new, c.existed)}
+	return &FileDiff{Path: c.rel, Old: c.old, New: c.new, Unified: unifiedDiff(c.rel, c.old, c.new, c.existed), Buffer: c.editor}
 }
 
 // commit writes the new content atomically: the file is either what it was

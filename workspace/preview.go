@@ -29,6 +29,24 @@ type Preview struct {
 	As string
 }
 
+// ToEditorOnly says that everything the call would change goes to the
+// editor's buffers (ACP fs/write_text_file): nothing is written, moved or
+// removed on disk by hearth itself.
+func (p Preview) ToEditorOnly() bool {
+	if p.Diff != nil {
+		return p.Diff.Buffer
+	}
+	if len(p.Files) == 0 {
+		return false
+	}
+	for _, f := range p.Files {
+		if !f.Buffer || f.Deleted || f.From != "" {
+			return false
+		}
+	}
+	return true
+}
+
 // FileDiff is the change one call makes (Result) or would make (Preview) to
 // one file. A plain value.
 type FileDiff struct {
