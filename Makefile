@@ -7,6 +7,7 @@ PKGS := ./...
 all: build
 
 build:
+	@test -e bin/hearth || echo "make: building bin/hearth; the first build downloads Go modules and compiles SQLite's C with gcc (cgo): about two minutes"
 	$(GO) build -o bin/hearth ./cmd/hearth
 
 # Every test: formatting, vet, the Go suite with the race detector (one

@@ -13,7 +13,6 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/hearthd/hearth/rpc"
-	"github.com/hearthd/hearth/session"
 	"github.com/hearthd/hearth/store"
 )
 
@@ -22,8 +21,8 @@ func (d *Daemon) mux(c *clientConn) *rpc.Mux {
 	m := rpc.NewMux(d.log.With("client", c.id))
 	m.HandleAsync(rpc.MethodHearthCompact, c.gated(c.compact))
 	m.Handle(rpc.MethodHearthInspect, c.gated(c.inspect))
-	m.Handle(rpc.MethodHearthProbe, c.gated(detached(c.probe)))
-	m.Handle(rpc.MethodHearthStatus, c.gated(c.status))
+	m.Handle(rpc.MethodHearthProbe, c.gated(detached(func(ctx context.Context, _ json.RawMessage) (any, error) { return d.Probe(ctx), nil })))
+	m.Handle(rpc.MethodHearthStatus, c.gated(func(context.Context, json.RawMessage) (any, error) { return d.status(c), nil }))
 	m.Handle(rpc.MethodAuthenticate, c.gated(c.authenticate))
 	m.Handle(rpc.MethodInitialize, detached(c.initialize))
 	m.Handle(rpc.MethodLogout, c.gated(c.logout))
@@ -72,6 +71,7 @@ func (c *clientConn) initialize(ctx context.Context, params json.RawMessage) (an
 	}
 	c.fsRead.Store(req.ClientCapabilities.Fs.ReadTextFile)
 	c.fsWrite.Store(req.ClientCapabilities.Fs.WriteTextFile)
+	c.asksOnWrite.Store(req.ClientInfo != nil && clientsAskingOnWrite[req.ClientInfo.Name])
 	c.initialized.Store(true)
 	cfg := c.d.Config()
 	var auth acp.AgentAuthCapabilities
@@ -102,7 +102,7 @@ func (c *clientConn) newSession(ctx context.Context, params json.RawMessage) (ac
 	if !filepath.IsAbs(req.Cwd) {
 		return acp.NewSessionResponse{}, rpc.InvalidParams("cwd", "must be an absolute path, got %q", req.Cwd)
 	}
-	if err := c.d.needLogin(); err != nil {
+	if err := c.d.Config().loginError(); err != nil {
 		return acp.NewSessionResponse{}, err
 	}
 	servers, err := mcpServers(params)
@@ -112,28 +112,28 @@ func (c *clientConn) newSession(ctx context.Context, params json.RawMessage) (ac
 	d := c.d
 	// Before the session opens: its warm-up goes out as it opens, and the
 	// answer must not wait behind anything after it.
-	modes := d.modeState(ModeAsk)
+	modes := d.settings.modeState(ModeAsk)
 	w, cwd, err := d.workspaceForCwd(ctx, req.Cwd)
 	if err != nil {
 		return acp.NewSessionResponse{}, err
 	}
 	cfg := w.client.Config() // a new session (a spare too) has chosen nothing
-	options := d.configOptions(ModeAsk, cfg, cfg.Model)
-	initial := d.initialContext(w, cwd)
+	options := d.settings.configOptions(ModeAsk, cfg, cfg.Model)
+	initial := initialContext(d.Config(), w, cwd)
 	// The workspace's spare, warm already (its tools are the workspace's:
 	// not for a session with MCP servers); else a new session whose warm-up
 	// starts here, in the background: session/new answers once its MCP
 	// servers are up.
 	var s *openSession
 	if len(servers) == 0 {
-		s = d.takeSpare(ctx, w, cwd, initial)
+		s = d.spares.take(ctx, w, cwd, initial)
 	}
 	if s == nil {
 		id := newSessionID()
 		if err := d.db.CreateSession(ctx, store.Session{ID: id, Root: w.root.Path(), Cwd: cwd, Mode: ModeAsk, Model: w.client.Config().Model}); err != nil {
 			return acp.NewSessionResponse{}, fmt.Errorf("create session: %w", err)
 		}
-		if s, err = d.openConversation(ctx, id, w, initial, nil, d.startMCP(d.ctx, w, cwd, servers)); err != nil {
+		if s, err = d.openConversation(ctx, id, w, initial, nil, startMCP(d.ctx, d.Config(), d.log, w, cwd, servers)); err != nil {
 			return acp.NewSessionResponse{}, err
 		}
 	}
@@ -164,7 +164,7 @@ func (c *clientConn) preparePrompt(ctx context.Context, params json.RawMessage) 
 		return nil, err
 	}
 	d := c.d
-	if err := d.needLogin(); err != nil {
+	if err := d.Config().loginError(); err != nil {
 		return nil, err
 	}
 	s, err := d.lookup(ctx, string(req.SessionId))
@@ -178,9 +178,10 @@ func (c *clientConn) preparePrompt(ctx context.Context, params json.RawMessage) 
 	if err != nil {
 		return nil, err
 	}
+	t := &promptTurn{c: c, s: s, content: content, tctx: tctx, release: release, db: d.db, log: d.log, cfg: d.Config()}
 	return func(rctx context.Context) (any, error) {
 		defer release()
-		return c.runPrompt(rctx, tctx, s, content, release)
+		return t.run(rctx)
 	}, nil
 }
 
@@ -215,63 +216,6 @@ func (d *Daemon) startTurn(c *clientConn, s *openSession) (tctx context.Context,
 		})
 	}
 	return tctx, release, false, nil
-}
-
-// runPrompt is a claimed turn: the user's message shown to the other
-// editors, then /compact, or the prompt with what the model must hear
-// first (turnInput). The session is released before this editor's answer
-// waits for its updates: an editor that stopped reading holds only its
-// own reply.
-func (c *clientConn) runPrompt(rctx, tctx context.Context, s *openSession, content promptContent, release func()) (any, error) {
-	d := c.d
-	s.offerCommands()
-	if content.text != "" || len(content.images) == 0 {
-		s.broadcast(acp.UpdateUserMessageText(content.text), c)
-	}
-	for _, v := range imageViews(content.images) {
-		s.broadcast(acp.UpdateUserMessage(v), c)
-	}
-	var stop session.StopReason
-	var err error
-	title := content.title()
-	if len(content.images) == 0 && isCompactCommand(content.text) {
-		stop, err = s.conv.Compact(tctx, updates{s})
-		title = ""
-	} else {
-		stop, err = s.conv.Prompt(tctx, d.turnInput(tctx, s, content), updates{s})
-	}
-	d.turnEnded(context.WithoutCancel(tctx), s, title)
-	release()
-	// The turn's updates reach this client before its answer; an editor
-	// that is disconnected meanwhile gets no answer.
-	c.flush(jsonrpc2.DetachContext(rctx))
-	if err != nil {
-		return nil, turnError(err)
-	}
-	return acp.PromptResponse{StopReason: acp.StopReason(stop)}, nil
-}
-
-// turnInput is what a prompt sends the model: notices for the editors
-// first, then the environment note when it changed (environment.go), the
-// context delta, a slash command's instructions (commands.go), and the
-// user's message.
-func (d *Daemon) turnInput(tctx context.Context, s *openSession, content promptContent) []json.RawMessage {
-	var input []json.RawMessage
-	if note := s.ws.watchNotice(); note != "" && !s.toldWatch {
-		s.toldWatch = true
-		updates{s}.Notice(note)
-	}
-	s.tellMCP(updates{s})
-	if env := d.environmentChange(s); env != "" {
-		input = append(input, session.DeveloperMessage(env))
-	}
-	if delta := d.contextDelta(tctx, s); delta != "" {
-		input = append(input, session.DeveloperMessage(delta))
-	}
-	if cmd := commandPrompt(content.text); cmd != "" {
-		input = append(input, session.DeveloperMessage(cmd))
-	}
-	return append(input, session.UserMessage(content.text, content.images...))
 }
 
 // claim makes the prompt of c, which cancel cancels, s's running turn. It
@@ -332,7 +276,7 @@ func (c *clientConn) prepareLoad(ctx context.Context, params json.RawMessage) (f
 	if err := rpc.DecodeParams(params, &req); err != nil {
 		return nil, err
 	}
-	if err := c.d.needLogin(); err != nil {
+	if err := c.d.Config().loginError(); err != nil {
 		return nil, err
 	}
 	id := string(req.SessionId)
@@ -346,14 +290,14 @@ func (c *clientConn) prepareLoad(ctx context.Context, params json.RawMessage) (f
 		// streamed from the store page by page (a session not open yet
 		// opens with the items read).
 		s, err := c.d.loadStreaming(ctx, id, servers, func(w *openWorkspace, page []store.Item) error {
-			return c.replay(ctx, replayer{session: id, root: w.root.Path(),
-				kind: func(name string) acp.ToolKind { return toolKind(w, name) }}, page)
+			return replayer{session: id, root: w.root.Path(),
+				kind: func(name string) acp.ToolKind { return toolKind(w, name) }}.replay(ctx, c.out, page)
 		})
 		if err != nil {
 			return nil, err
 		}
 		s.attach(c)
-		if err := c.flush(ctx); err != nil {
+		if err := c.out.flush(ctx); err != nil {
 			return nil, err
 		}
 		s.mu.Lock()
@@ -361,7 +305,7 @@ func (c *clientConn) prepareLoad(ctx context.Context, params json.RawMessage) (f
 		s.mu.Unlock()
 		c.offerAfterReply(rctx, s.id, true)
 		c.usageAfterReply(rctx, s)
-		return acp.LoadSessionResponse{Modes: c.d.modeState(mode), ConfigOptions: c.d.sessionOptions(s)}, nil
+		return acp.LoadSessionResponse{Modes: c.d.settings.modeState(mode), ConfigOptions: c.d.settings.sessionOptions(s)}, nil
 	}, nil
 }
 

@@ -38,9 +38,9 @@ func (c Config) LoginNeeded() bool {
 var errLogin = fmt.Errorf("%w: no OpenAI API key, and the simulator is off (HEARTH_SIMULATOR=off): "+
 	"run `hearth login` in a terminal (or set OPENAI_API_KEY), then try again", rpc.ErrAuthRequired)
 
-// needLogin is errLogin while the daemon's configuration needs a login.
-func (d *Daemon) needLogin() error {
-	if d.Config().LoginNeeded() {
+// loginError is errLogin while c needs a login.
+func (c Config) loginError() error {
+	if c.LoginNeeded() {
 		return errLogin
 	}
 	return nil

@@ -1,8 +1,6 @@
 package daemon
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -47,18 +45,10 @@ var (
 // (hearth's own clients: rpc.DefaultMaxMessage).
 const textPiece = 256 << 10
 
-// messageCost is what a message (or a text delta) of size bytes counts
-// against the outbox's byte bound.
-func (c *clientConn) messageCost(size int) int { return min(size, c.maxBytes/4) }
-
-// replayBudget is how much of the outbox a session/load replay fills before
-// it waits for the editor to read: the rest is left to live updates.
-func (c *clientConn) replayBudget() int { return c.maxBytes / 2 }
-
 // clientConn is one editor connection: one accept(2) on the socket, or the
 // stdio pair. Created by ServeConn; lives until the peer hangs up or the
-// daemon closes. Its writer goroutine sends notifications in order; close
-// waits for it.
+// daemon closes. Its outbox's writer goroutine sends notifications in
+// order; close waits for it.
 type clientConn struct {
 	d           *Daemon
 	id          int
@@ -69,49 +59,18 @@ type clientConn struct {
 	// The editor's clientCapabilities.fs, from its initialize: it serves
 	// fs/read_text_file, fs/write_text_file (editor_files.go).
 	fsRead, fsWrite atomic.Bool
+	// asksOnWrite: the client asks its user before every fs/write_text_file
+	// (clientsAskingOnWrite), so that question is the one a change gets.
+	asksOnWrite atomic.Bool
 
-	maxBytes     int           // outboxMaxBytes when accepted
 	writeTimeout time.Duration // writeTimeout when accepted
 
 	raw rawSocket // rw's socket, when it is one: writes without waiting (deadlineWriter.TryWrite)
 
-	mu     sync.Mutex     // guards outbox, queued, peak, space, writing, finish
-	outbox []notification // waiting for the writer, in order
-	queued int            // what the outbox counts against maxBytes: the sum of its entries' cost
-	peak   int            // the most queued was ever (tests read it)
-	space  chan struct{}  // non-nil: closed when the writer takes a message (replay waits on it)
-	// writing: a message is being written, by the writer or at once by
-	// enqueue (sendNow); the other waits, so messages keep their order.
-	writing bool
-	finish  bool          // a message written at once was taken only in part: the writer finishes it
-	wake    chan struct{} // signals the writer (cap 1)
-	quit    chan struct{} // closed by shutdown: stops the writer
-	ready   chan struct{} // closed once conn is set, or ServeConn gave up before
-	once    sync.Once
-	wg      sync.WaitGroup // the writer
-}
-
-// notification is one queued message to the editor.
-type notification struct {
-	method  string
-	params  json.RawMessage
-	flushed chan struct{} // non-nil: a marker, closed when reached
-
-	// A text chunk of an agent message, kept unencoded so that later chunks
-	// of the same session can join it while it waits.
-	chunkSession string
-	chunk        []byte
-	thought      bool // the chunk is of the model's thoughts, not its answer
-
-	cost int // what it counts against the outbox's bound, set by enqueue
-}
-
-// size is what n counts against the outbox's byte bound: its payload.
-func (n notification) size() int {
-	if n.chunkSession != "" {
-		return len(n.chunk) + len(n.chunkSession) + 100 // the envelope of the update
-	}
-	return len(n.method) + len(n.params)
+	out   *outbox       // the notifications queued for the editor, and their writer
+	quit  chan struct{} // closed by shutdown: stops the writer
+	ready chan struct{} // closed once conn is set, or ServeConn gave up before
+	once  sync.Once
 }
 
 // ServeConn serves one editor connection until it ends (Close ends it and
@@ -119,8 +78,7 @@ func (n notification) size() int {
 // JSON, or Content-Length headers when the first line is one) is detected
 // from the first line.
 func (d *Daemon) ServeConn(rw io.ReadWriteCloser) {
-	c := &clientConn{d: d, rw: rw, wake: make(chan struct{}, 1), quit: make(chan struct{}), ready: make(chan struct{}),
-		maxBytes: outboxMaxBytes, writeTimeout: writeTimeout}
+	c := &clientConn{d: d, rw: rw, quit: make(chan struct{}), ready: make(chan struct{}), writeTimeout: writeTimeout}
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
@@ -150,9 +108,11 @@ func (d *Daemon) ServeConn(rw io.ReadWriteCloser) {
 	}
 	log.Debug("client connected", "framing", framing.String())
 	c.conn, c.stream = jsonrpc2.NewConn(stream), stream
+	c.out = &outbox{ctx: d.ctx, conn: c.conn, stream: stream, direct: c.raw != nil, quit: c.quit,
+		disconnect: c.disconnect, shutdown: c.shutdown, maxBytes: outboxMaxBytes, writeTimeout: c.writeTimeout,
+		wake: make(chan struct{}, 1)}
 	close(c.ready)
-	c.wg.Add(1)
-	go c.write()
+	c.out.start()
 	c.conn.Go(d.ctx, d.mux(c).Handler())
 	select {
 	case <-c.conn.Done():
@@ -182,176 +142,6 @@ func (w deadlineWriter) Write(p []byte) (int, error) {
 	})
 	defer watchdog.Stop()
 	return w.ReadWriteCloser.Write(p)
-}
-
-// write sends queued notifications in order (each write has the
-// connection's deadline: deadlineWriter).
-func (c *clientConn) write() {
-	defer c.wg.Done()
-	for {
-		c.mu.Lock()
-		if c.finish && !c.writing {
-			// The rest of a message sendNow began: before anything else.
-			c.finish, c.writing = false, true
-			c.mu.Unlock()
-			err := rpc.Finish(c.stream)
-			c.mu.Lock()
-			c.writing = false
-			c.mu.Unlock()
-			if err != nil {
-				c.shutdown()
-				return
-			}
-			continue
-		}
-		if len(c.outbox) == 0 || c.writing {
-			c.mu.Unlock()
-			select {
-			case <-c.wake:
-				continue
-			case <-c.quit:
-				return
-			}
-		}
-		n := c.outbox[0]
-		c.outbox[0] = notification{}
-		c.outbox = c.outbox[1:]
-		c.queued -= n.cost
-		if c.space != nil {
-			close(c.space)
-			c.space = nil
-		}
-		c.writing = n.flushed == nil
-		c.mu.Unlock()
-		if n.flushed != nil {
-			close(n.flushed)
-			continue
-		}
-		err := c.send(n)
-		c.mu.Lock()
-		c.writing = false
-		c.mu.Unlock()
-		if err != nil {
-			c.shutdown()
-			return
-		}
-	}
-}
-
-// enqueue adds n to the outbox without blocking the caller; a text chunk
-// joins the chunk before it when that one is of the same session and still
-// waiting. An editor whose outbox would outgrow its bounds (n counted by
-// messageCost) is disconnected instead (and n dropped).
-func (c *clientConn) enqueue(n notification) {
-	select {
-	case <-c.quit:
-		return // disconnected: nothing will be written
-	default:
-	}
-	c.mu.Lock()
-	k := len(c.outbox)
-	if k == 0 && !c.writing && !c.finish && n.chunkSession != "" && c.raw != nil && len(n.chunk) <= textPiece {
-		c.sendNow(n) // unlocks
-		return
-	}
-	merge := n.chunkSession != "" && k > 0 && c.outbox[k-1].chunkSession == n.chunkSession &&
-		c.outbox[k-1].thought == n.thought
-	grow := c.messageCost(n.size())
-	if merge {
-		grow = c.messageCost(len(n.chunk))
-	}
-	if c.queued > 0 && c.queued+grow > c.maxBytes {
-		c.mu.Unlock()
-		c.disconnect(fmt.Sprintf("editor not reading its updates (%d bytes queued); disconnecting it", c.queued))
-		return
-	}
-	if !merge && k >= outboxLimit {
-		c.mu.Unlock()
-		c.disconnect(fmt.Sprintf("editor not reading its updates (%d messages queued); disconnecting it", k))
-		return
-	}
-	c.queued += grow
-	c.peak = max(c.peak, c.queued)
-	if merge {
-		c.outbox[k-1].chunk = append(c.outbox[k-1].chunk, n.chunk...)
-		c.outbox[k-1].cost += grow
-		c.mu.Unlock()
-		return
-	}
-	n.cost = grow
-	c.outbox = append(c.outbox, n)
-	c.mu.Unlock()
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
-}
-
-// enqueueWithin queues n once the outbox holds less than budget bytes, so a
-// producer that can wait (session/load's replay) never fills it. It fails
-// when the editor is disconnected or ctx ends.
-func (c *clientConn) enqueueWithin(ctx context.Context, n notification, budget int) error {
-	for {
-		c.mu.Lock()
-		if c.queued == 0 || c.queued+c.messageCost(n.size()) <= budget {
-			c.mu.Unlock()
-			c.enqueue(n)
-			return nil
-		}
-		if c.space == nil {
-			c.space = make(chan struct{})
-		}
-		space := c.space
-		c.mu.Unlock()
-		select {
-		case <-space:
-		case <-c.quit:
-			return errDisconnected
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-}
-
-// queuedBytes returns the payload bytes waiting in the outbox, and the most
-// that ever waited.
-func (c *clientConn) queuedBytes() (now, peak int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.queued, c.peak
-}
-
-// notify queues a notification.
-func (c *clientConn) notify(method string, params json.RawMessage) {
-	c.enqueue(notification{method: method, params: params})
-}
-
-// notifyText queues a text chunk of session's agent message, or of its
-// thoughts.
-func (c *clientConn) notifyText(session, text string, thought bool) {
-	c.enqueue(notification{chunkSession: session, chunk: []byte(text), thought: thought})
-}
-
-// flush waits until every notification queued so far was written, so a
-// reply sent after it cannot overtake them. An editor that has not read
-// them within writeTimeout is disconnected: its reply would otherwise wait
-// for a stranger.
-func (c *clientConn) flush(ctx context.Context) error {
-	done := make(chan struct{})
-	c.enqueue(notification{flushed: done})
-	timer := time.NewTimer(c.writeTimeout)
-	defer timer.Stop()
-	select {
-	case <-done:
-		return nil
-	case <-c.quit:
-		return errDisconnected
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-timer.C:
-		c.disconnect(fmt.Sprintf("editor did not read its updates within %s; disconnecting it", c.writeTimeout))
-		return errDisconnected
-	}
 }
 
 // errDisconnected: the editor was disconnected while the daemon waited on it.
@@ -385,12 +175,7 @@ func (c *clientConn) close() {
 	if c.conn != nil {
 		<-c.conn.Done()
 	}
-	c.wg.Wait()
-}
-
-// call makes a server→client request (e.g. permission) with the caller's
-// deadline.
-func (c *clientConn) call(ctx context.Context, method string, params any, result any) error {
-	_, err := c.conn.Call(ctx, method, params, result)
-	return err
+	if c.out != nil {
+		c.out.wait()
+	}
 }

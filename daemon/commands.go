@@ -110,7 +110,7 @@ func (s *openSession) offerCommands() {
 				s.offered = map[*clientConn]bool{}
 			}
 			s.offered[c] = true
-			c.notify(rpc.MethodSessionUpdate, b)
+			c.out.notify(rpc.MethodSessionUpdate, b)
 		}
 	}
 }

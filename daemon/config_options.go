@@ -11,6 +11,7 @@ import (
 
 	"github.com/hearthd/hearth/rpc"
 	"github.com/hearthd/hearth/session"
+	"github.com/hearthd/hearth/store"
 )
 
 // The ACP config options a session has (session/new, load and resume
@@ -26,21 +27,32 @@ const (
 var effortNames = map[string]string{"none": "None", "minimal": "Minimal", "low": "Low", "medium": "Medium",
 	"high": "High", "xhigh": "Extra high"}
 
+// settings says and changes what a session's editors may set: its mode,
+// model and reasoning effort, offered as ACP session modes and config
+// options. One per daemon, made by New and used until it closes; it keeps
+// no session's state (a session's choices are in its openSession, its
+// Conversation and the store), only what the options are built from.
+type settings struct {
+	db       *store.DB
+	network  func() string // Config.ShellNetwork in effect: the modes' descriptions depend on it
+	modelSet func() bool   // HEARTH_MODEL names the configured model (else it is hearth's default)
+}
+
 // configOptions are the config options of a session in mode whose requests
 // are built from cfg (its model and effort chosen or configured);
 // configured is the workspace's model (HEARTH_MODEL, or hearth's default).
-func (d *Daemon) configOptions(mode string, cfg session.Config, configured string) []acp.SessionConfigOption {
+func (st *settings) configOptions(mode string, cfg session.Config, configured string) []acp.SessionConfigOption {
 	if !validMode(mode) {
 		mode = ModeAsk
 	}
 	var modeValues acp.SessionConfigSelectOptionsUngrouped
-	for _, m := range sessionModes(d.cfg.ShellNetwork) {
+	for _, m := range sessionModes(st.network()) {
 		modeValues = append(modeValues, acp.SessionConfigSelectOption{Value: acp.SessionConfigValueId(m.Id), Name: m.Name, Description: m.Description})
 	}
 	opts := []acp.SessionConfigOption{
 		selectOption(optionMode, "Mode", acp.SessionConfigOptionCategoryMode, "What the agent may do without asking.", mode, modeValues),
 		selectOption(optionModel, "Model", acp.SessionConfigOptionCategoryModel, "The model that answers; changing it makes the next request carry the whole conversation.",
-			cfg.Model, modelValues(cfg.Model, configured)),
+			cfg.Model, modelValues(cfg.Model, configured, st.modelSet())),
 	}
 	if levels := effortLevels(cfg); len(levels) > 0 {
 		var values acp.SessionConfigSelectOptionsUngrouped
@@ -62,16 +74,20 @@ func selectOption(id, name string, cat acp.SessionConfigOptionCategory, desc, cu
 // modelValues are the models a session may choose, each once, in an order
 // that does not change with the choice: the configured one, hearth's list
 // (session.Models), then the current one (a model chosen when it was the
-// configured one).
-func modelValues(current, configured string) acp.SessionConfigSelectOptionsUngrouped {
+// configured one). fromEnv says HEARTH_MODEL named the configured one (else
+// it is hearth's default).
+func modelValues(current, configured string, fromEnv bool) acp.SessionConfigSelectOptionsUngrouped {
 	var out acp.SessionConfigSelectOptionsUngrouped
 	for _, m := range append(append([]string{configured}, session.Models...), current) {
 		if slices.ContainsFunc(out, func(o acp.SessionConfigSelectOption) bool { return string(o.Value) == m }) {
 			continue
 		}
 		desc := modelDescription(session.ProfileOf(m))
-		if m == configured {
+		switch {
+		case m == configured && fromEnv:
 			desc = "Configured (HEARTH_MODEL). " + desc
+		case m == configured:
+			desc = "hearth's default (HEARTH_MODEL is not set). " + desc
 		}
 		out = append(out, acp.SessionConfigSelectOption{Value: acp.SessionConfigValueId(m), Name: m, Description: &desc})
 	}
@@ -102,11 +118,11 @@ func effortLevels(cfg session.Config) []string {
 }
 
 // sessionOptions are s's config options now.
-func (d *Daemon) sessionOptions(s *openSession) []acp.SessionConfigOption {
+func (st *settings) sessionOptions(s *openSession) []acp.SessionConfigOption {
 	s.mu.Lock()
 	mode := s.mode
 	s.mu.Unlock()
-	return d.configOptions(mode, s.conv.Config(), s.ws.client.Config().Model)
+	return st.configOptions(mode, s.conv.Config(), s.ws.client.Config().Model)
 }
 
 // setConfigParams are session/set_config_option's params. Its value is a
@@ -135,11 +151,11 @@ func (c *clientConn) setConfigOption(ctx context.Context, params json.RawMessage
 	if err != nil {
 		return nil, err
 	}
-	if err := c.d.setOption(ctx, s, req.ConfigID, value); err != nil {
+	if err := c.d.settings.setOption(ctx, s, req.ConfigID, value); err != nil {
 		return nil, err
 	}
-	c.flush(ctx) // the updates reach this editor before the answer
-	return acp.SetSessionConfigOptionResponse{ConfigOptions: c.d.sessionOptions(s)}, nil
+	c.out.flush(ctx) // the updates reach this editor before the answer
+	return acp.SetSessionConfigOptionResponse{ConfigOptions: c.d.settings.sessionOptions(s)}, nil
 }
 
 func orNothing(raw json.RawMessage) string {
@@ -152,11 +168,11 @@ func orNothing(raw json.RawMessage) string {
 // setOption sets s's option id to value, which must be one of those it
 // offers now (-32602 naming what is wrong otherwise). Changes of one
 // session are applied and told in turn (openSession.changing).
-func (d *Daemon) setOption(ctx context.Context, s *openSession, id, value string) error {
+func (st *settings) setOption(ctx context.Context, s *openSession, id, value string) error {
 	s.changing.Lock()
 	defer s.changing.Unlock()
 	var offered []acp.SessionConfigOption
-	for _, o := range d.sessionOptions(s) {
+	for _, o := range st.sessionOptions(s) {
 		if string(o.Select.Id) == id {
 			offered = append(offered, o)
 		}
@@ -176,18 +192,18 @@ func (d *Daemon) setOption(ctx context.Context, s *openSession, id, value string
 	}
 	switch id {
 	case optionMode:
-		return d.switchMode(ctx, s, value)
+		return st.switchMode(ctx, s, value)
 	case optionModel:
 		ch := s.conv.Choice()
 		if !session.ProfileOf(value).Takes(ch.Effort) {
 			ch.Effort = "" // the new model's default
 		}
 		ch.Model = value
-		return d.choose(ctx, s, ch)
+		return st.choose(ctx, s, ch)
 	default:
 		ch := s.conv.Choice()
 		ch.Effort = value
-		return d.choose(ctx, s, ch)
+		return st.choose(ctx, s, ch)
 	}
 }
 
@@ -195,12 +211,12 @@ func (d *Daemon) setOption(ctx context.Context, s *openSession, id, value string
 // request (which is full: its settings changed), and told to every attached
 // editor — the whole set of options, since a model brings its own efforts,
 // and how full its window is. The caller holds s.changing.
-func (d *Daemon) choose(ctx context.Context, s *openSession, ch session.Choice) error {
-	if err := d.db.SetSessionChoice(ctx, s.id, ch.Model, ch.Effort); err != nil {
+func (st *settings) choose(ctx context.Context, s *openSession, ch session.Choice) error {
+	if err := st.db.SetSessionChoice(ctx, s.id, ch.Model, ch.Effort); err != nil {
 		return err
 	}
 	s.conv.SetChoice(ch)
-	s.broadcast(acp.SessionUpdate{ConfigOptionUpdate: &acp.SessionConfigOptionUpdate{ConfigOptions: d.sessionOptions(s)}}, nil)
+	s.broadcast(acp.SessionUpdate{ConfigOptionUpdate: &acp.SessionConfigOptionUpdate{ConfigOptions: st.sessionOptions(s)}}, nil)
 	if used, size := s.conv.ContextUsage(); used > 0 && size > 0 {
 		updates{s}.Usage(used, size)
 	}
@@ -224,7 +240,7 @@ func (c *clientConn) usageAfterReply(ctx context.Context, s *openSession) {
 		b, err := json.Marshal(acp.SessionNotification{SessionId: acp.SessionId(s.id),
 			Update: acp.SessionUpdate{UsageUpdate: &acp.SessionUsageUpdate{Used: used, Size: size}}})
 		if err == nil {
-			c.notify(rpc.MethodSessionUpdate, b)
+			c.out.notify(rpc.MethodSessionUpdate, b)
 		}
 	}
 	if !rpc.AfterReply(c.stream, ctx, tell) {

@@ -263,3 +263,24 @@ func TestSetConfigOptionBadInput(t *testing.T) {
 		t.Errorf("after the refusals: %s", got)
 	}
 }
+
+// The configured model is said to come from HEARTH_MODEL only when that
+// variable named it; otherwise it is hearth's default.
+func TestModelValuesSayWhereTheModelComesFrom(t *testing.T) {
+	desc := func(values acp.SessionConfigSelectOptionsUngrouped, m string) string {
+		for _, v := range values {
+			if string(v.Value) == m && v.Description != nil {
+				return *v.Description
+			}
+		}
+		t.Fatalf("no value %s in %+v", m, values)
+		return ""
+	}
+	m := session.DefaultModel
+	if got := desc(modelValues(m, m, false), m); strings.Contains(got, "HEARTH_MODEL).") || !strings.HasPrefix(got, "hearth's default") {
+		t.Errorf("unset HEARTH_MODEL: %q", got)
+	}
+	if got := desc(modelValues(m, m, true), m); !strings.HasPrefix(got, "Configured (HEARTH_MODEL).") {
+		t.Errorf("HEARTH_MODEL set: %q", got)
+	}
+}

@@ -8,8 +8,9 @@
 // that is the built-in simulator its caller runs (cmd/hearth), so the
 // simulator is no part of the daemon.
 //
-// Imports: daemon sits above rpc, workspace, session, store and mcp; only
-// cmd imports it.
+// Imports: daemon sits above rpc, workspace, session, store, mcp and
+// safesocket (the socket file, its peers and the data directory's lock);
+// only cmd imports it.
 package daemon
 
 import (
@@ -24,9 +25,11 @@ import (
 	"time"
 
 	"github.com/hearthd/hearth/rpc"
+	"github.com/hearthd/hearth/safesocket"
 	"github.com/hearthd/hearth/session"
 	"github.com/hearthd/hearth/store"
-	"github.com/hearthd/hearth/workspace"
+	"github.com/hearthd/hearth/workspace/sandbox"
+	"github.com/hearthd/hearth/workspace/watch"
 )
 
 // Daemon is the per-user process state. Created by New; Serve runs an
@@ -39,19 +42,22 @@ type Daemon struct {
 	cfg     Config
 	log     *slog.Logger
 	db      *store.DB
-	lock    *dataDirLock // the data directory's, held until the database closed
+	lock    *safesocket.DataDirLock // the data directory's, held until the database closed
 	started time.Time
-	watches *workspace.WatchHub // the workspaces' shared inotify instance; closed by Close after them
+	watches *watch.Hub // the workspaces' shared inotify instance; closed by Close after them
 
 	ctx    context.Context // cancelled by Close (cause session.ErrShutdown): ends turns and connections
 	cancel context.CancelCauseFunc
 	wg     sync.WaitGroup // accept loops, client connections
 	turns  sync.WaitGroup // running turns, for Shutdown's drain; Add only under mu and while not draining
 
+	settings settings // the sessions' modes and config options
+
 	lastBusy atomic.Int64 // unix nanos when the daemon last had a client or a turn
 
-	closedSessions, closedWorkspaces atomic.Int64 // closed since start: by the reaper, or (sessions) session/close
-	refusedCalls                     atomic.Int64 // connections refused as (maybe) a tool call's (socket_call.go)
+	reaper    reaper    // closes idle sessions and workspaces (lifetime.go)
+	spares    spares    // the workspaces' spare sessions (spare.go)
+	admission admission // which connections on the socket are served (socket_call.go)
 
 	left    chan struct{}            // guarded by mu; closed and replaced each time an editor's connection ends (tests wait on it)
 	opening map[string]chan struct{} // guarded by mu: opens in progress (workspace roots, "session:"+id), closed when done
@@ -70,7 +76,7 @@ type Daemon struct {
 }
 
 // New takes the data directory's lock (one daemon per directory: a second
-// is refused, ErrDataDirInUse) and opens the database, marking turns that
+// is refused, safesocket.ErrDataDirInUse) and opens the database, marking turns that
 // were running when a previous daemon died as interrupted. In simulator
 // mode cfg.BaseURL must be the simulator's, which the caller started.
 func New(cfg Config, log *slog.Logger) (*Daemon, error) {
@@ -80,24 +86,31 @@ func New(cfg Config, log *slog.Logger) (*Daemon, error) {
 	if err := cfg.checkRunnable(); err != nil {
 		return nil, err
 	}
-	lock, err := lockDataDir(cfg)
+	socket := cfg.Socket
+	if cfg.NoSocket != "" {
+		socket = ""
+	}
+	lock, err := safesocket.LockDataDir(cfg.DataDir, socket, cfg.NoSocket)
 	if err != nil {
 		return nil, err
 	}
 	db, err := store.Open(cfg.DBPath())
 	if err != nil {
-		lock.release()
+		lock.Release()
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	d := &Daemon{
-		cfg: cfg, log: log, db: db, lock: lock, started: time.Now(), ctx: ctx, cancel: cancel, watches: workspace.NewWatchHub(log),
+		cfg: cfg, log: log, db: db, lock: lock, started: time.Now(), ctx: ctx, cancel: cancel, watches: watch.NewHub(log),
 		workspaces: map[string]*openWorkspace{}, sessions: map[string]*openSession{},
 		clients: map[*clientConn]struct{}{}, left: make(chan struct{}),
 		opening: map[string]chan struct{}{},
 	}
+	d.settings = settings{db: db, network: func() string { return d.Config().ShellNetwork },
+		modelSet: func() bool { return d.Config().Model != "" }}
+	d.reaper.d, d.spares.d, d.admission.log = d, d, log
 	d.lastBusy.Store(time.Now().UnixNano())
-	if err := d.checkDB(); err != nil {
+	if err := checkDB(ctx, db, log); err != nil {
 		d.Close()
 		return nil, err
 	}
@@ -118,10 +131,10 @@ func New(cfg Config, log *slog.Logger) (*Daemon, error) {
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()
-		workspace.NetworkEnforced()
+		sandbox.NetworkEnforced()
 	}()
 	d.wg.Add(1)
-	go d.reapLoop(min(cfg.sessionIdle(), cfg.workspaceIdle()) / 4)
+	go d.reaper.loop(min(cfg.sessionIdle(), cfg.workspaceIdle()) / 4)
 	return d, nil
 }
 
@@ -130,23 +143,23 @@ func New(cfg Config, log *slog.Logger) (*Daemon, error) {
 // start that waits longer than this is worse than one not checked.
 const startCheck = 5 * time.Second
 
-// checkDB runs the store's quick check at start, so that a damaged database
+// checkDB runs db's quick check at start, so that a damaged database
 // is refused here, with the file and the fix named, rather than failing
 // turns at random later. A check that takes over startCheck is cut short
 // and logged: the daemon starts unchecked. Nothing is moved or deleted.
-func (d *Daemon) checkDB() error {
-	ctx, cancel := context.WithTimeout(d.ctx, startCheck)
+func checkDB(ctx context.Context, db *store.DB, log *slog.Logger) error {
+	ctx, cancel := context.WithTimeout(ctx, startCheck)
 	defer cancel()
 	start := time.Now()
-	err := d.db.QuickCheck(ctx)
+	err := db.QuickCheck(ctx)
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
-		d.log.Warn("database not checked: quick_check took over "+startCheck.String()+"; `hearth doctor` runs the full check", "db", d.db.Path())
+		log.Warn("database not checked: quick_check took over "+startCheck.String()+"; `hearth doctor` runs the full check", "db", db.Path())
 		return nil
 	case err != nil:
 		return fmt.Errorf("check database: %w", err)
 	}
-	d.log.Info("database checked", "db", d.db.Path(), "took", time.Since(start).Round(time.Millisecond))
+	log.Info("database checked", "db", db.Path(), "took", time.Since(start).Round(time.Millisecond))
 	return nil
 }
 
@@ -160,10 +173,16 @@ func (d *Daemon) Reload(cfg Config) error {
 	}
 	d.reloading.Lock()
 	defer d.reloading.Unlock()
-	sc, clients, err := d.swapConfig(cfg)
-	if err != nil {
-		return err
+	d.mu.Lock()
+	cfg.Socket, cfg.DataDir, cfg.Version, cfg.Credentials = d.cfg.Socket, d.cfg.DataDir, d.cfg.Version, d.cfg.Credentials
+	d.cfg = cfg
+	var clients []*session.Client
+	for _, w := range d.workspaces {
+		clients = append(clients, w.client)
 	}
+	sc := cfg.sessionConfig(d.netDial)
+	d.mu.Unlock()
+	d.log.Info("configuration reloaded", "base", rpc.RedactURL(cfg.BaseURL), "model", cfg.Model, "simulator", cfg.Simulator)
 	// Outside d.mu: a client retires its connections, and closing one may
 	// wait on the network (a TLS close waits up to 5 s for a peer that
 	// stopped reading).
@@ -171,21 +190,6 @@ func (d *Daemon) Reload(cfg Config) error {
 		c.Reconfigure(sc)
 	}
 	return nil
-}
-
-// swapConfig puts cfg in effect and returns the open workspaces' clients
-// and the configuration they are to take.
-func (d *Daemon) swapConfig(cfg Config) (session.Config, []*session.Client, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	cfg.Socket, cfg.DataDir, cfg.Version, cfg.Credentials = d.cfg.Socket, d.cfg.DataDir, d.cfg.Version, d.cfg.Credentials
-	d.cfg = cfg
-	var clients []*session.Client
-	for _, w := range d.workspaces {
-		clients = append(clients, w.client)
-	}
-	d.log.Info("configuration reloaded", "base", rpc.RedactURL(d.cfg.BaseURL), "model", d.cfg.Model, "simulator", d.cfg.Simulator)
-	return d.sessionConfig(), clients, nil
 }
 
 // Config returns the configuration in effect.
@@ -218,20 +222,16 @@ func (d *Daemon) Serve(ln net.Listener) error {
 			}
 			return fmt.Errorf("accept: %w", err)
 		}
-		if !d.admit(c) {
+		if !d.admission.admit(c) {
 			c.Close()
 			continue
 		}
-		d.goServe(c)
+		d.wg.Add(1)
+		go func() {
+			defer d.wg.Done()
+			d.ServeConn(c)
+		}()
 	}
-}
-
-func (d *Daemon) goServe(c net.Conn) {
-	d.wg.Add(1)
-	go func() {
-		defer d.wg.Done()
-		d.ServeConn(c)
-	}()
 }
 
 // errClosed refuses what arrives while the daemon drains or after it closed:
@@ -242,7 +242,7 @@ var errClosed = rpc.ErrShuttingDown
 // drain, then interrupts the rest (they are stored as interrupted) and
 // closes everything (Close).
 func (d *Daemon) Shutdown(drain time.Duration) error {
-	d.lock.closing()
+	d.lock.Closing()
 	d.mu.Lock()
 	lns := d.listeners
 	d.draining = true // after this no turn starts (turns.Add), so Wait is not racing one
@@ -291,7 +291,7 @@ func (d *Daemon) Close() error {
 		return nil
 	}
 	d.closed = true
-	d.lock.closing()
+	d.lock.Closing()
 	lns := d.listeners
 	clients := make([]*clientConn, 0, len(d.clients))
 	for c := range d.clients {
@@ -316,11 +316,11 @@ func (d *Daemon) Close() error {
 		s.close()
 	}
 	for _, w := range workspaces {
-		d.closeWorkspace(w)
+		d.spares.closeWorkspace(w)
 	}
 	d.watches.Close()
 	err := d.db.Close()
-	d.lock.release()
+	d.lock.Release()
 	return err
 }
 

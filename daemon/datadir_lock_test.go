@@ -12,6 +12,7 @@ import (
 	"github.com/coder/acp-go-sdk"
 
 	"github.com/hearthd/hearth/rpc"
+	"github.com/hearthd/hearth/safesocket"
 	"github.com/hearthd/hearth/session/sim"
 )
 
@@ -28,7 +29,7 @@ func TestSecondDaemonOnOneDataDirRefused(t *testing.T) {
 		t.Fatal("a second daemon started on the data directory of a running one")
 	}
 	want := fmt.Sprintf("another hearth daemon (pid %d, socket %s) uses the data directory %s", os.Getpid(), td.cfg.Socket, td.cfg.DataDir)
-	if !errors.Is(err, ErrDataDirInUse) || !strings.Contains(err.Error(), want) ||
+	if !errors.Is(err, safesocket.ErrDataDirInUse) || !strings.Contains(err.Error(), want) ||
 		!strings.Contains(err.Error(), "HEARTH_SOCKET="+td.cfg.Socket+" hearth stop") || !strings.Contains(err.Error(), "HEARTH_DATA_DIR") {
 		t.Fatalf("second daemon: %v\nwant it to say %q, and how to stop the first or choose another directory", err, want)
 	}
@@ -63,10 +64,10 @@ func TestDataDirHeldByInProcessDaemon(t *testing.T) {
 		t.Fatal("a second daemon started beside an in-process one")
 	}
 	want := fmt.Sprintf("another hearth process (pid %d, hearth ask --no-daemon) uses the data directory %s", os.Getpid(), cfg.DataDir)
-	if !errors.Is(err, ErrDataDirInUse) || !strings.Contains(err.Error(), want) {
+	if !errors.Is(err, safesocket.ErrDataDirInUse) || !strings.Contains(err.Error(), want) {
 		t.Fatalf("second daemon: %v\nwant %q", err, want)
 	}
-	if fi, err := os.Stat(filepath.Join(cfg.DataDir, dataDirLockName)); err != nil || fi.Mode().Perm() != 0o600 {
+	if fi, err := os.Stat(filepath.Join(cfg.DataDir, safesocket.DataDirLockName)); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("lock file: %v, mode %v; want 0600", err, fi.Mode().Perm())
 	}
 }
@@ -94,7 +95,7 @@ func TestNewWaitsForAClosingDaemon(t *testing.T) {
 	})
 	shut := make(chan error, 1)
 	go func() { shut <- td.d.Shutdown(time.Minute) }() // waits for the turn
-	lock := filepath.Join(td.cfg.DataDir, dataDirLockName)
+	lock := filepath.Join(td.cfg.DataDir, safesocket.DataDirLockName)
 	for deadline := time.Now().Add(10 * time.Second); ; { // no event says the record changed
 		if b, _ := os.ReadFile(lock); strings.Contains(string(b), "state=closing") {
 			break

@@ -7,32 +7,33 @@ import (
 	"time"
 
 	"github.com/hearthd/hearth/store"
-	"github.com/hearthd/hearth/workspace"
+	"github.com/hearthd/hearth/workspace/watch"
 )
 
-// contextDelta is what changed on disk since the session's last prompt,
+// contextDelta is what changed on disk since the turn's session's last prompt,
 // as the text of an input item that goes before the user's message (""
 // when nothing did): diffs for files the model has seen, lists for the
 // rest. The read set is updated with what the delta shows the model. Only
 // the turn's goroutine calls it.
-func (d *Daemon) contextDelta(ctx context.Context, s *openSession) string {
+func (t *promptTurn) contextDelta(ctx context.Context) string {
+	s := t.s
 	w := s.ws.watcher
 	if w == nil {
 		return ""
 	}
 	// The hashes of the read set; a text is read from the store only for a
 	// file that changed.
-	hashes, err := d.db.ReadSet(ctx, s.id)
+	hashes, err := t.db.ReadSet(ctx, s.id)
 	if err != nil {
-		d.log.Warn("context delta: read set", "err", err)
+		t.log.Warn("context delta: read set", "err", err)
 		return ""
 	}
-	seen := make(map[string]workspace.Seen, len(hashes))
+	seen := make(map[string]watch.Seen, len(hashes))
 	for p, h := range hashes {
-		seen[p] = workspace.Seen{Hash: h, Load: func() []byte {
-			b, err := d.db.SeenContent(ctx, s.id, p)
+		seen[p] = watch.Seen{Hash: h, Load: func() []byte {
+			b, err := t.db.SeenContent(ctx, s.id, p)
 			if err != nil {
-				d.log.Warn("context delta: read set", "err", err)
+				t.log.Warn("context delta: read set", "err", err)
 			}
 			return b
 		}}
@@ -44,12 +45,12 @@ func (d *Daemon) contextDelta(ctx context.Context, s *openSession) string {
 		w.Touch(time.Now(), slices.Collect(maps.Keys(seen))...)
 		// The first delta of a session reopened from the store also covers
 		// files that changed while no watcher ran (the daemon was down).
-		stale = workspace.StaleFiles(s.ws.root, seen)
+		stale = watch.StaleFiles(s.ws.root, seen)
 		s.staleChecked = true
 	}
-	delta, err := w.DeltaWith(ctx, s.since, seen, workspace.DeltaCaps{}, stale)
+	delta, err := w.DeltaWith(ctx, s.since, seen, watch.DeltaCaps{}, stale)
 	if err != nil {
-		d.log.Warn("context delta", "err", err)
+		t.log.Warn("context delta", "err", err)
 		return ""
 	}
 	s.since = delta.Next
@@ -58,13 +59,13 @@ func (d *Daemon) contextDelta(ctx context.Context, s *openSession) string {
 		if len(v.Content) > maxSeenContent {
 			v.Content = nil
 		}
-		if err := d.db.SetSeen(bg, s.id, p, store.Seen{Hash: v.Hash, Content: v.Content}); err != nil {
-			d.log.Warn("context delta: update read set", "err", err)
+		if err := t.db.SetSeen(bg, s.id, p, store.Seen{Hash: v.Hash, Content: v.Content}); err != nil {
+			t.log.Warn("context delta: update read set", "err", err)
 		}
 	}
 	for _, p := range delta.Forget {
-		if err := d.db.ForgetSeen(bg, s.id, p); err != nil {
-			d.log.Warn("context delta: update read set", "err", err)
+		if err := t.db.ForgetSeen(bg, s.id, p); err != nil {
+			t.log.Warn("context delta: update read set", "err", err)
 		}
 	}
 	if note := w.ScopeNote(); note != "" && !s.toldScope {

@@ -2,8 +2,10 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"time"
 
 	"github.com/coder/acp-go-sdk"
@@ -81,8 +83,36 @@ func (e editorFiles) call(ctx context.Context, method string, params, result any
 	case errors.Is(cctx.Err(), context.DeadlineExceeded):
 		return fmt.Errorf("%s: the editor did not answer within %s", method, editorCallTimeout)
 	case errors.As(err, &wire):
-		return fmt.Errorf("%s: the editor answered %q (code %d)", method, wire.Message, wire.Code)
+		said := editorSaid(wire)
+		if refusal.MatchString(said) {
+			return fmt.Errorf("%s: %w: %s", method, workspace.ErrEditorRefused, said)
+		}
+		return fmt.Errorf("%s: the editor answered %q (code %d)", method, said, wire.Code)
 	default:
 		return fmt.Errorf("%s: %v", method, err)
 	}
+}
+
+// refusal matches what clients say when they, or their user, refuse an fs
+// call rather than fail it (acpx: "Permission denied for
+// fs/write_text_file", sent as an internal error).
+var refusal = regexp.MustCompile(`(?i)\b(denied|refused|rejected|not allowed|not permitted)\b`)
+
+// editorSaid is an editor's error in words: its message, and the details a
+// client built on the ACP TypeScript SDK puts in data when what it threw
+// was not a protocol error (its message is then only "Internal error").
+func editorSaid(e *jsonrpc2.Error) string {
+	if len(e.Data) == 0 {
+		return e.Message
+	}
+	var data struct {
+		Details string `json:"details"`
+	}
+	if json.Unmarshal(e.Data, &data) != nil || data.Details == "" {
+		return e.Message
+	}
+	if e.Message == "" || e.Message == "Internal error" {
+		return data.Details
+	}
+	return e.Message + ": " + data.Details
 }

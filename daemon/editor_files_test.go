@@ -30,17 +30,28 @@ type bufferEditor struct {
 	sessions  []acp.SessionId   // the sessionId of each fs call
 	failRead  string            // non-empty: fs/read_text_file answers this error
 	failWrite string            // non-empty: fs/write_text_file answers this error
+	denyWrite string            // non-empty: fs/write_text_file is refused as acpx refuses it (the TS SDK's internal error, these details)
 	hang      chan struct{}     // non-nil: fs calls wait for it to close (or their ctx)
 }
 
 // connectBuffers connects a bufferEditor advertising the given fs halves.
 func (td *testDaemon) connectBuffers(read, write bool) *bufferEditor {
+	return td.connectBuffersAs("", read, write)
+}
+
+// connectBuffersAs is connectBuffers for a client that names itself
+// (InitializeRequest.clientInfo) when name is not "".
+func (td *testDaemon) connectBuffersAs(name string, read, write bool) *bufferEditor {
 	td.t.Helper()
 	b := &bufferEditor{buffers: map[string]string{}}
 	b.editor = td.connectAnswering(b.onCall)
+	req := acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber,
+		ClientCapabilities: acp.ClientCapabilities{Fs: acp.FileSystemCapabilities{ReadTextFile: read, WriteTextFile: write}}}
+	if name != "" {
+		req.ClientInfo = &acp.Implementation{Name: name, Version: "1"}
+	}
 	var r acp.InitializeResponse
-	b.must(rpc.MethodInitialize, acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber,
-		ClientCapabilities: acp.ClientCapabilities{Fs: acp.FileSystemCapabilities{ReadTextFile: read, WriteTextFile: write}}}, &r)
+	b.must(rpc.MethodInitialize, req, &r)
 	return b
 }
 
@@ -87,6 +98,10 @@ func (b *bufferEditor) onCall(ctx context.Context, method string, params json.Ra
 		defer b.mu.Unlock()
 		if b.failWrite != "" {
 			return nil, &jsonrpc2.Error{Code: jsonrpc2.InternalError, Message: b.failWrite}
+		}
+		if b.denyWrite != "" {
+			data, _ := json.Marshal(map[string]string{"details": b.denyWrite})
+			return nil, &jsonrpc2.Error{Code: jsonrpc2.InternalError, Message: "Internal error", Data: data}
 		}
 		b.buffers[req.Path] = req.Content
 		return acp.WriteTextFileResponse{}, nil
@@ -281,7 +296,19 @@ func TestEditorErrorIsToolError(t *testing.T) {
 		t.Error("the editor was not shown the call as failed")
 	}
 
+	// A client that refuses the write (acpx in a mode that denies it) is
+	// reported as a refusal, in its words, and not as an error to retry.
 	ed.mu.Lock()
+	ed.failWrite, ed.denyWrite = "", "Permission denied for fs/write_text_file"
+	ed.mu.Unlock()
+	ed.prompt(id, writeA)
+	out = lastToolOutput(t, td)
+	if !strings.Contains(out, `the user's editor refused to write "a.txt"`) || !strings.Contains(out, "Permission denied for fs/write_text_file") ||
+		!strings.Contains(out, "do not try it again") || strings.Contains(out, "Internal error") {
+		t.Errorf("refused write told the model %q", out)
+	}
+	ed.mu.Lock()
+	ed.denyWrite = ""
 	ed.failRead = "no such buffer"
 	ed.mu.Unlock()
 	ed.prompt(id, readADirective)
@@ -301,6 +328,35 @@ func TestEditorErrorIsToolError(t *testing.T) {
 	out = lastToolOutput(t, td)
 	if !strings.Contains(out, "2\tbeta") || !strings.Contains(out, "did not answer within 300ms") {
 		t.Errorf("unanswered read told the model %q", out)
+	}
+}
+
+// acpx asks its user before every fs/write_text_file: an edit it is handed
+// whole is not asked about first by hearth too (one question for one
+// change); a command still is, and so is an edit another client makes.
+func TestClientThatAsksOnWriteIsAskedOnce(t *testing.T) {
+	td := startDaemon(t, sim.Options{}, "")
+	ed := td.connectBuffersAs("acpx", true, true)
+	id := ed.newSession(td.root)
+	a := filepath.Join(td.root, "a.txt")
+	ed.prompt(id, `e sim:calls=1 sim:tool=edit_file sim:args={"path":"a.txt","old_string":"beta","new_string":"BETA"}`)
+	if got, _ := ed.buffer(a); got != "alpha\nBETA\n" {
+		t.Errorf("buffer = %q", got)
+	}
+	if got := ed.asked(); slices.Contains(got, rpc.MethodSessionRequestPermission) || !slices.Contains(got, "fs/write_text_file "+a) {
+		t.Errorf("acpx was asked %q: want the write, and no permission request before it", got)
+	}
+	n := len(ed.asked())
+	ed.prompt(id, `run sim:calls=1 sim:tool=shell sim:args={"command":"true"}`)
+	if got := ed.asked()[n:]; !slices.Contains(got, rpc.MethodSessionRequestPermission) {
+		t.Errorf("a command was not asked about: %q", got)
+	}
+
+	other := td.connectBuffers(true, true)
+	id2 := other.newSession(td.root)
+	other.prompt(id2, `e sim:calls=1 sim:tool=edit_file sim:args={"path":"a.txt","old_string":"beta","new_string":"B"}`)
+	if got := other.asked(); !slices.Contains(got, rpc.MethodSessionRequestPermission) {
+		t.Errorf("a client that does not ask on write was not asked: %q", got)
 	}
 }
 

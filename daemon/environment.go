@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/hearthd/hearth/session"
-	"github.com/hearthd/hearth/workspace"
+	"github.com/hearthd/hearth/workspace/sandbox"
 )
 
 // The environment note tells the model where and how its session works:
@@ -47,25 +47,26 @@ func envNow() time.Time {
 }
 
 // initialContext is what a new session working in cwd (absolute, in w)
-// begins with, before its warm-up: its environment note (in ask, the mode
+// under cfg begins with, before its warm-up: its environment note (in ask, the mode
 // of a new session), then the AGENTS.md files that apply there
 // (agents.go). A spare is handed out only to a session/new whose initial
 // context is the spare's.
-func (d *Daemon) initialContext(w *openWorkspace, cwd string) []json.RawMessage {
+func initialContext(cfg Config, w *openWorkspace, cwd string) []json.RawMessage {
 	_, dir := sessionDir(w.root.Path(), cwd)
-	env := session.DeveloperMessage(d.environmentOf(w, cwd, ModeAsk, envNow()).text())
+	env := session.DeveloperMessage(environmentOf(cfg, w, cwd, ModeAsk, envNow()).text())
 	return append([]json.RawMessage{env}, agentsContext(w.root, dir)...)
 }
 
-// environmentChange is s's environment note when it differs from the last
+// environmentChange is the turn's session's environment note when it differs from the last
 // one its model was told (the mode was set, the day turned; a session
 // stored before hearth told it has none), else "". Only the turn's
 // goroutine calls it.
-func (d *Daemon) environmentChange(s *openSession) string {
+func (t *promptTurn) environmentChange() string {
+	s := t.s
 	s.mu.Lock()
 	mode := s.mode
 	s.mu.Unlock()
-	text := d.environmentOf(s.ws, s.cwd, mode, envNow()).text()
+	text := environmentOf(t.cfg, s.ws, s.cwd, mode, envNow()).text()
 	if told, _ := s.conv.Told(environmentHeader); told == text {
 		return ""
 	}
@@ -82,9 +83,8 @@ type environment struct {
 }
 
 // environmentOf is the environment of a session working in cwd of w, in
-// mode, now.
-func (d *Daemon) environmentOf(w *openWorkspace, cwd, mode string, now time.Time) environment {
-	cfg := d.Config()
+// mode, now, under cfg.
+func environmentOf(cfg Config, w *openWorkspace, cwd, mode string, now time.Time) environment {
 	e := environment{cwd: cwd, root: w.root.Path(), mode: mode, network: cfg.ShellNetwork, now: now}
 	if e.root == cwd {
 		if _, why := workspaceRoot(cwd, cfg); why != "" {
@@ -131,7 +131,7 @@ func (e environment) modeWords() string {
 		s = "Reads run; edits, commands and MCP tools that are not read-only ask the user first."
 	}
 	net := shellNetwork(e.network, e.mode)
-	switch ok, _ := workspace.NetworkEnforced(); {
+	switch ok, _ := sandbox.NetworkEnforced(); {
 	case !net.Off:
 		s += " Commands have the network."
 	case ok:
@@ -139,7 +139,7 @@ func (e environment) modeWords() string {
 	default:
 		s += " Commands should have no network, but this machine cannot take it from them."
 	}
-	if dirs := workspace.CommandWrites(e.root); dirs != nil {
+	if dirs := sandbox.CommandWrites(e.root); dirs != nil {
 		s += " Commands may write only in " + strings.Join(dirs, ", ") + "."
 	} else {
 		s += " Commands are not sandboxed: they may write wherever the user can."

@@ -15,6 +15,7 @@ import (
 	"github.com/coder/acp-go-sdk"
 
 	"github.com/hearthd/hearth/rpc"
+	"github.com/hearthd/hearth/safesocket"
 	"github.com/hearthd/hearth/session/responses"
 	"github.com/hearthd/hearth/session/sim"
 )
@@ -75,7 +76,7 @@ func startDaemonWith(t *testing.T, simOpts sim.Options, apiKey string, configure
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := Listen(cfg.Socket)
+	ln, err := safesocket.Listen(cfg.Socket)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +99,7 @@ func (td *testDaemon) restart() {
 	if err != nil {
 		td.t.Fatal(err)
 	}
-	ln, err := Listen(td.cfg.Socket)
+	ln, err := safesocket.Listen(td.cfg.Socket)
 	if err != nil {
 		d.Close()
 		td.t.Fatal(err)

@@ -1,6 +1,9 @@
 package daemon
 
-import "time"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // Sessions and workspaces have lifetimes. A session with no attached editor
 // and no running turn closes after Config.SessionIdle: its conversation
@@ -33,9 +36,21 @@ func (c Config) workspaceIdle() time.Duration {
 // touch records that s was used now: its idle time starts over.
 func (s *openSession) touch() { s.lastUsed.Store(time.Now().UnixNano()) }
 
-// reapLoop closes idle sessions and workspaces, looking every so often,
-// until the daemon closes.
-func (d *Daemon) reapLoop(every time.Duration) {
+// reaper closes the sessions and workspaces that have been idle too long,
+// and counts what it and session/close closed (status shows it). One per
+// daemon, the Daemon's field: its loop runs from New until Close cancels
+// the daemon's context, owned by Daemon.wg. What it closes it takes out of
+// the daemon's registry under Daemon.mu.
+type reaper struct {
+	d *Daemon
+
+	closedSessions, closedWorkspaces atomic.Int64 // closed since start: by the reaper, or (sessions) session/close
+}
+
+// loop closes idle sessions and workspaces, looking every so often, until
+// the daemon closes.
+func (r *reaper) loop(every time.Duration) {
+	d := r.d
 	defer d.wg.Done()
 	t := time.NewTicker(max(every, 10*time.Millisecond))
 	defer t.Stop()
@@ -44,7 +59,7 @@ func (d *Daemon) reapLoop(every time.Duration) {
 		case <-d.ctx.Done():
 			return
 		case now := <-t.C:
-			d.reap(now)
+			r.reap(now)
 		}
 	}
 }
@@ -52,7 +67,8 @@ func (d *Daemon) reapLoop(every time.Duration) {
 // reap closes the sessions and workspaces idle at now and reports how many.
 // The decisions are made under d.mu; the closing (goroutines, sockets,
 // watches) happens outside it.
-func (d *Daemon) reap(now time.Time) (sessions, workspaces int) {
+func (r *reaper) reap(now time.Time) (sessions, workspaces int) {
+	d := r.d
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
@@ -88,25 +104,12 @@ func (d *Daemon) reap(now time.Time) (sessions, workspaces int) {
 		d.log.Info("session closed after being idle", "session", s.id)
 	}
 	for _, w := range wss {
-		d.closeWorkspace(w)
+		d.spares.closeWorkspace(w)
 		d.log.Info("workspace closed after being idle", "root", w.root.Path())
 	}
-	d.closedSessions.Add(int64(len(convs)))
-	d.closedWorkspaces.Add(int64(len(wss)))
+	r.closedSessions.Add(int64(len(convs)))
+	r.closedWorkspaces.Add(int64(len(wss)))
 	return len(convs), len(wss)
-}
-
-// closeWorkspace discards w's spare, then closes w. w is no longer in
-// d.workspaces, so no new spare is made.
-func (d *Daemon) closeWorkspace(w *openWorkspace) {
-	d.mu.Lock()
-	sp := w.spare
-	w.spare = nil
-	d.mu.Unlock()
-	if sp != nil {
-		d.discardSpare(sp)
-	}
-	w.close()
 }
 
 // close releases a workspace's model connections, watcher and root handle.

@@ -34,22 +34,22 @@ func TestIdleSessionsAndWorkspacesClose(t *testing.T) {
 	n := len(td.waitRequests(2))
 
 	// Attached: never idle, however long ago it was used.
-	if s, w := td.d.reap(time.Now().Add(time.Hour)); s != 0 || w != 0 {
+	if s, w := td.d.reaper.reap(time.Now().Add(time.Hour)); s != 0 || w != 0 {
 		t.Fatalf("reaped %d sessions, %d workspaces while an editor was attached", s, w)
 	}
 	a.c.Close()
 	td.waitDetached(1)
-	if s, _ := td.d.reap(time.Now()); s != 0 {
+	if s, _ := td.d.reaper.reap(time.Now()); s != 0 {
 		t.Fatal("a session was reaped before its idle time")
 	}
-	if s, w := td.d.reap(time.Now().Add(DefaultSessionIdle)); s != 1 || w != 0 {
+	if s, w := td.d.reaper.reap(time.Now().Add(DefaultSessionIdle)); s != 1 || w != 0 {
 		t.Fatalf("after the idle time: reaped %d sessions, %d workspaces; want the session only", s, w)
 	}
 	st := td.d.Status()
 	if st.Sessions.Open != 0 || st.Sessions.Closed != 1 || len(st.Workspaces) != 1 {
 		t.Errorf("status after the session closed: %+v, %d workspaces", st.Sessions, len(st.Workspaces))
 	}
-	if _, w := td.d.reap(time.Now().Add(DefaultSessionIdle + DefaultWorkspaceIdle)); w != 1 {
+	if _, w := td.d.reaper.reap(time.Now().Add(DefaultSessionIdle + DefaultWorkspaceIdle)); w != 1 {
 		t.Fatalf("the empty workspace was not closed")
 	}
 	if st := td.d.Status(); len(st.Workspaces) != 0 || st.Sessions.WorkspacesClosed != 1 {
@@ -183,8 +183,8 @@ func TestFiftyIdleSessions(t *testing.T) {
 	first.prompt(first.newSession(td.root), "sim:tokens=3000")
 	first.c.Close()
 	td.waitDetached(1)
-	td.d.reap(time.Now().Add(DefaultSessionIdle))
-	td.d.reap(time.Now().Add(DefaultSessionIdle + DefaultWorkspaceIdle))
+	td.d.reaper.reap(time.Now().Add(DefaultSessionIdle))
+	td.d.reaper.reap(time.Now().Add(DefaultSessionIdle + DefaultWorkspaceIdle))
 	first.forget()
 	n0 := len(td.sim.Received())
 	base := heap()
@@ -208,8 +208,8 @@ func TestFiftyIdleSessions(t *testing.T) {
 	ed.c.Close()
 	td.waitDetached(len(ids))
 	n := len(td.sim.Received())
-	s, _ := td.d.reap(time.Now().Add(DefaultSessionIdle))
-	_, w := td.d.reap(time.Now().Add(DefaultSessionIdle + DefaultWorkspaceIdle))
+	s, _ := td.d.reaper.reap(time.Now().Add(DefaultSessionIdle))
+	_, w := td.d.reaper.reap(time.Now().Add(DefaultSessionIdle + DefaultWorkspaceIdle))
 	closed := heap()
 	// The simulator runs in this process and keeps a record of every
 	// request (the raw frame and its parsed input): not the daemon's.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/hearthd/hearth/internal/testenv"
 	"github.com/hearthd/hearth/mcp/mcptest"
-	"github.com/hearthd/hearth/workspace"
+	"github.com/hearthd/hearth/workspace/sandbox"
 )
 
 // sandboxSubcommand is the hidden subcommand under which this test binary,
@@ -22,7 +22,7 @@ const sandboxSubcommand = "__sandbox-exec"
 // of mcp_test.go.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == sandboxSubcommand {
-		os.Exit(workspace.SandboxExec(os.Args[2:]))
+		os.Exit(sandbox.Exec(os.Args[2:]))
 	}
 	if len(os.Args) > 2 && os.Args[1] == dialSubcommand {
 		os.Exit(dialProbe(os.Args[2]))

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"go.lsp.dev/jsonrpc2"
@@ -14,6 +15,7 @@ import (
 	"github.com/hearthd/hearth/rpc"
 	"github.com/hearthd/hearth/session"
 	"github.com/hearthd/hearth/workspace"
+	"github.com/hearthd/hearth/workspace/sandbox"
 )
 
 // The MCP servers an editor passes in session/new and session/load belong to
@@ -113,18 +115,18 @@ func (c *clientConn) prepareNew(ctx context.Context, params json.RawMessage) (fu
 
 // startMCP starts servers for a session in w whose working directory is
 // cwd (absolute; "" for the root): stdio servers run there, as the
-// session's shell does. Nil when there are none.
-func (d *Daemon) startMCP(ctx context.Context, w *openWorkspace, cwd string, servers []mcp.Server) *mcp.Set {
+// session's shell does, under cfg. Nil when there are none.
+func startMCP(ctx context.Context, cfg Config, log *slog.Logger, w *openWorkspace, cwd string, servers []mcp.Server) *mcp.Set {
 	if len(servers) == 0 {
 		return nil
 	}
 	dir, _ := sessionDir(w.root.Path(), cwd)
 	set := mcp.Start(ctx, servers, mcp.Options{
-		Dir: dir, Env: workspace.ToolEnv(), Version: d.cfg.Version,
-		CallTimeout: d.cfg.MCPCallTimeout,
+		Dir: dir, Env: sandbox.ToolEnv(), Version: cfg.Version,
+		CallTimeout: cfg.MCPCallTimeout,
 	})
 	for _, p := range set.Problems() {
-		d.log.Warn("MCP server left out", "root", w.root.Path(), "problem", p)
+		log.Warn("MCP server left out", "root", w.root.Path(), "problem", p)
 	}
 	return set
 }
@@ -155,11 +157,12 @@ func (s *openSession) setMCP(set *mcp.Set) *mcp.Set {
 	return old
 }
 
-// refreshMCP makes an open session's servers those a session/load gave:
+// refreshMCP makes an open session's servers those a session/load gave
+// (started as startMCP does):
 // nothing happens when they are the same; else the new ones start and
 // replace the old, and the session's next request carries the new tool list
 // in full. While a turn runs the session keeps its servers.
-func (d *Daemon) refreshMCP(s *openSession, servers []mcp.Server) {
+func (s *openSession) refreshMCP(ctx context.Context, cfg Config, log *slog.Logger, servers []mcp.Server) {
 	s.mu.Lock()
 	same, busy := mcp.Same(s.mcp.Servers(), servers), s.cancel != nil
 	s.mu.Unlock()
@@ -172,7 +175,7 @@ func (d *Daemon) refreshMCP(s *openSession, servers []mcp.Server) {
 		s.mu.Unlock()
 		return
 	}
-	s.setMCP(d.startMCP(d.ctx, s.ws, s.cwd, servers)).Close()
+	s.setMCP(startMCP(ctx, cfg, log, s.ws, s.cwd, servers)).Close()
 }
 
 // tellMCP shows the editor what went wrong with the session's MCP servers

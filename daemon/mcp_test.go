@@ -220,7 +220,7 @@ func TestMCPServersStopWithTheSession(t *testing.T) {
 	}
 	ed.c.Close()
 	td.waitDetached(1)
-	if n, _ := td.d.reap(time.Now().Add(time.Hour)); n != 1 {
+	if n, _ := td.d.reaper.reap(time.Now().Add(time.Hour)); n != 1 {
 		t.Fatalf("reaped %d sessions", n)
 	}
 	if !processGone(t, pid1) {
@@ -315,7 +315,7 @@ func TestMCPServersOnLoad(t *testing.T) {
 	// A session not open starts its servers before it warms up.
 	ed.c.Close()
 	td.waitDetached(1)
-	td.d.reap(time.Now().Add(time.Hour))
+	td.d.reaper.reap(time.Now().Add(time.Hour))
 	ed2 := td.connect()
 	ed2.initialize()
 	before := len(td.sim.Received())

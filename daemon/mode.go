@@ -51,11 +51,11 @@ func sessionModes(setting string) []acp.SessionMode {
 }
 
 // modeState is what session/new and session/load answer with.
-func (d *Daemon) modeState(current string) *acp.SessionModeState {
+func (st *settings) modeState(current string) *acp.SessionModeState {
 	if !validMode(current) {
 		current = ModeAsk
 	}
-	return &acp.SessionModeState{AvailableModes: sessionModes(d.cfg.ShellNetwork), CurrentModeId: acp.SessionModeId(current)}
+	return &acp.SessionModeState{AvailableModes: sessionModes(st.network()), CurrentModeId: acp.SessionModeId(current)}
 }
 
 func (c *clientConn) setMode(ctx context.Context, params json.RawMessage) (any, error) {
@@ -71,12 +71,12 @@ func (c *clientConn) setMode(ctx context.Context, params json.RawMessage) (any, 
 		return nil, err
 	}
 	s.changing.Lock()
-	err = c.d.switchMode(ctx, s, string(req.ModeId))
+	err = c.d.settings.switchMode(ctx, s, string(req.ModeId))
 	s.changing.Unlock()
 	if err != nil {
 		return nil, err
 	}
-	c.flush(ctx) // the updates reach this editor before the answer
+	c.out.flush(ctx) // the updates reach this editor before the answer
 	return acp.SetSessionModeResponse{}, nil
 }
 
@@ -84,14 +84,14 @@ func (c *clientConn) setMode(ctx context.Context, params json.RawMessage) (any, 
 // editor, as the current mode (current_mode_update) and in the config
 // options (config_option_update), whether session/set_mode or
 // session/set_config_option changed it. The caller holds s.changing.
-func (d *Daemon) switchMode(ctx context.Context, s *openSession, mode string) error {
-	if err := d.db.SetSessionMode(ctx, s.id, mode); err != nil {
+func (st *settings) switchMode(ctx context.Context, s *openSession, mode string) error {
+	if err := st.db.SetSessionMode(ctx, s.id, mode); err != nil {
 		return err
 	}
 	s.mu.Lock()
 	s.mode = mode
 	s.mu.Unlock()
-	s.broadcast(acp.SessionUpdate{ConfigOptionUpdate: &acp.SessionConfigOptionUpdate{ConfigOptions: d.sessionOptions(s)}}, nil)
+	s.broadcast(acp.SessionUpdate{ConfigOptionUpdate: &acp.SessionConfigOptionUpdate{ConfigOptions: st.sessionOptions(s)}}, nil)
 	s.broadcast(acp.SessionUpdate{CurrentModeUpdate: &acp.SessionCurrentModeUpdate{CurrentModeId: acp.SessionModeId(mode)}}, nil)
 	return nil
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/hearthd/hearth/workspace"
+	"github.com/hearthd/hearth/workspace/sandbox"
 )
 
 // HEARTH_SHELL_NETWORK: whether the shell tool's commands have the network.
@@ -43,20 +43,20 @@ func parseShellNetwork(v string) (string, error) {
 // shellNetwork is the network of one shell call in a session of mode,
 // under setting (Config.ShellNetwork; "" is mode). An unknown mode is
 // treated as the default, ask.
-func shellNetwork(setting, mode string) workspace.Network {
+func shellNetwork(setting, mode string) sandbox.Network {
 	switch setting {
 	case NetworkOn:
-		return workspace.Network{}
+		return sandbox.Network{}
 	case NetworkOff:
-		return workspace.Network{Off: true, Why: "this daemon (HEARTH_SHELL_NETWORK=off)"}
+		return sandbox.Network{Off: true, Why: "this daemon (HEARTH_SHELL_NETWORK=off)"}
 	}
 	if !validMode(mode) {
 		mode = ModeAsk
 	}
 	if modeNetwork[mode] {
-		return workspace.Network{}
+		return sandbox.Network{}
 	}
-	return workspace.Network{Off: true, Why: mode + " mode"}
+	return sandbox.Network{Off: true, Why: mode + " mode"}
 }
 
 // networkNote is what a mode's description says of its commands' network,
@@ -68,7 +68,7 @@ func networkNote(setting, mode string) string {
 	if !shellNetwork(setting, mode).Off {
 		return " Commands have the network."
 	}
-	if ok, why := workspace.NetworkEnforced(); !ok {
+	if ok, why := sandbox.NetworkEnforced(); !ok {
 		return " Commands should have no network, but this machine cannot take it from them (" + why + ")."
 	}
 	return " Commands have no network (HEARTH_SHELL_NETWORK=on gives it)."

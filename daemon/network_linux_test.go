@@ -11,7 +11,7 @@ import (
 
 	"github.com/hearthd/hearth/rpc"
 	"github.com/hearthd/hearth/session/sim"
-	"github.com/hearthd/hearth/workspace"
+	"github.com/hearthd/hearth/workspace/sandbox"
 )
 
 // TestShellNetworkFollowsMode: through the real daemon and the real sandbox
@@ -58,7 +58,7 @@ func TestShellNetworkFollowsMode(t *testing.T) {
 	ed.initialize()
 	var ns acp.NewSessionResponse
 	ed.must(rpc.MethodSessionNew, acp.NewSessionRequest{Cwd: td.root, McpServers: []acp.McpServer{}}, &ns)
-	enforced, why := workspace.NetworkEnforced()
+	enforced, why := sandbox.NetworkEnforced()
 	for _, m := range ns.Modes.AvailableModes {
 		want := map[string]string{
 			ModeAsk:      "Commands have the network.",

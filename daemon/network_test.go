@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hearthd/hearth/workspace"
+	"github.com/hearthd/hearth/workspace/sandbox"
 )
 
 // dialSubcommand makes this test binary connect to a TCP address and send
@@ -37,8 +37,8 @@ func useSandboxHelper(t *testing.T, allowSockets ...string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	workspace.SetSandbox(workspace.Sandbox{Helper: []string{exe, sandboxSubcommand}, Sockets: allowSockets})
-	t.Cleanup(func() { workspace.SetSandbox(workspace.Sandbox{}) })
+	sandbox.Set(sandbox.Config{Helper: []string{exe, sandboxSubcommand}, Sockets: allowSockets})
+	t.Cleanup(func() { sandbox.Set(sandbox.Config{}) })
 }
 
 // TestShellNetworkMapping: HEARTH_SHELL_NETWORK=mode follows the modes'
@@ -94,7 +94,7 @@ func TestModeDescriptionsSayNetwork(t *testing.T) {
 		}
 		return out
 	}
-	workspace.SetSandbox(workspace.Sandbox{})
+	sandbox.Set(sandbox.Config{})
 	d := desc("")
 	if want := "Commands should have no network, but this machine cannot take it from them (shell commands run without the sandbox helper)."; !strings.HasSuffix(d[ModeFullAuto], want) {
 		t.Errorf("full-auto without a helper: %q", d[ModeFullAuto])
@@ -116,7 +116,7 @@ func TestModeDescriptionsSayNetwork(t *testing.T) {
 
 	useSandboxHelper(t)
 	d = desc(NetworkOff)
-	enforced, why := workspace.NetworkEnforced()
+	enforced, why := sandbox.NetworkEnforced()
 	for _, m := range []string{ModeAsk, ModeAutoEdit, ModeFullAuto} {
 		if enforced && !strings.HasSuffix(d[m], "Commands have no network (HEARTH_SHELL_NETWORK=on gives it).") ||
 			!enforced && !strings.Contains(d[m], "cannot take it from them ("+why+")") {

@@ -6,6 +6,7 @@ import (
 	"github.com/hearthd/hearth/session"
 	"github.com/hearthd/hearth/store"
 	"github.com/hearthd/hearth/workspace"
+	"github.com/hearthd/hearth/workspace/watch"
 )
 
 // patchResult completes the session's result of an apply_patch (or of a
@@ -15,7 +16,7 @@ import (
 // the preview and the permission prompt (the result lists the files in its
 // output), and the read-set entries beyond the first go to the store at
 // once instead of with the output. Deleted files, and the sources of moves,
-// stay in the read set as gone (workspace.GoneHash): the model knows they
+// stay in the read set as gone (watch.GoneHash): the model knows they
 // are, so the next context delta does not tell it.
 func (t *sessionTools) patchResult(ctx context.Context, out *session.ToolResult, files []workspace.FileDiff) {
 	if len(files) == 1 {
@@ -24,7 +25,7 @@ func (t *sessionTools) patchResult(ctx context.Context, out *session.ToolResult,
 	}
 	bg := context.WithoutCancel(ctx) // the files changed: record it even if the turn ends now
 	gone := func(rel string) {
-		if err := t.d.db.SetSeen(bg, t.s.id, rel, store.Seen{Hash: workspace.GoneHash}); err != nil {
+		if err := t.d.db.SetSeen(bg, t.s.id, rel, store.Seen{Hash: watch.GoneHash}); err != nil {
 			t.d.log.Warn("apply_patch: update read set", "err", err)
 		}
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/hearthd/hearth/rpc"
 	"github.com/hearthd/hearth/session/sim"
-	"github.com/hearthd/hearth/workspace"
+	"github.com/hearthd/hearth/workspace/watch"
 )
 
 // simCall is a prompt whose simulated model calls tool once with args,
@@ -145,7 +145,7 @@ func TestApplyPatchAsked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if seen["a.txt"].Hash != workspace.GoneHash || seen["new/b.txt"].Hash != workspace.GoneHash || len(seen) != 3 ||
+	if seen["a.txt"].Hash != watch.GoneHash || seen["new/b.txt"].Hash != watch.GoneHash || len(seen) != 3 ||
 		string(seen["c.txt"].Content) != "alpha\ngamma\n" {
 		t.Errorf("read set after delete and move: %v", seen)
 	}

@@ -21,10 +21,19 @@ var permissionOptions = []acp.PermissionOption{
 	{OptionId: "reject_always", Name: "Always reject", Kind: acp.PermissionOptionKindRejectAlways},
 }
 
+// clientsAskingOnWrite are the ACP clients (InitializeRequest.clientInfo's
+// name) that ask their user before every fs/write_text_file, whatever the
+// agent asked first: for an edit that goes entirely through that call,
+// hearth does not ask too. acpx does so in its default permission mode,
+// and refuses the write itself in a session it cannot ask in.
+var clientsAskingOnWrite = map[string]bool{"acpx": true}
+
 // authorize decides whether a call of a tool that changes things may run:
 // by the session's mode, by an "always" the user gave earlier in the
 // session, or by asking the editor that sent the prompt. It returns a
-// result for the model when the call must not run.
+// result for the model when the call must not run. A client that asks its
+// user before each write it is handed (clientsAskingOnWrite) is not asked
+// first about an edit it will be handed whole.
 func (t *sessionTools) authorize(ctx context.Context, call session.ToolCall, tool workspace.Tool, pv workspace.Preview) (*session.ToolResult, bool) {
 	s := t.s
 	s.mu.Lock()
@@ -53,10 +62,13 @@ func (t *sessionTools) authorize(ctx context.Context, call session.ToolCall, too
 	if asker == nil {
 		return refused("no editor is attached to approve %s", tool.Name), false
 	}
+	if asker.asksOnWrite.Load() && asker.fsWrite.Load() && pv.ToEditorOnly() {
+		return nil, true // the client asks its user before it writes: one question for one change
+	}
 	// A permission request never goes to a connection a tool call made: a
 	// command would approve its own next step. admit refuses those at
 	// accept; this holds the rule where the request is sent.
-	if why := asker.callConn(); why != "" {
+	if why := callConn(asker.rw); why != "" {
 		t.d.log.Info("permission not asked of a tool call's connection", "client", asker.id, "why", why)
 		return refused("the prompt's connection may belong to a running command, which cannot approve %s; %s did not run", tool.Name, tool.Name), false
 	}
@@ -68,7 +80,7 @@ func (t *sessionTools) authorize(ctx context.Context, call session.ToolCall, too
 	// The request goes straight to the wire; the tool_call updates before it
 	// wait in the outbox. Let them out first, so the editor knows the call
 	// it is asked about.
-	asker.flush(ctx)
+	asker.out.flush(ctx)
 	var resp acp.RequestPermissionResponse
 	if err := rpc.Call(ctx, asker.conn, rpc.MethodSessionRequestPermission, req, &resp); err != nil {
 		if ctx.Err() != nil || errors.Is(err, context.Canceled) {

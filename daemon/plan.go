@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -16,8 +15,8 @@ import (
 // whole list each time), live and in session/load replays, never as a tool
 // call.
 //
-// It lives here, in the daemon's sessionTools, rather than in session as a
-// tool the loop answers itself: a plan is something to show the user, and
+// It is a session-level tool of the daemon (session_level_tools.go: its
+// row), rather than in session as a tool the loop answers itself: a plan is something to show the user, and
 // the daemon is what holds the editors (the broadcast, the replay) and
 // assembles the tool list by the model's profile; the agent loop stays a
 // loop over whatever Tools it is given, and a conversation with no one to
@@ -86,14 +85,14 @@ func parsePlan(arguments string) (steps []planStep, msg string) {
 	return *a.Plan, ""
 }
 
-// runPlan answers an update_plan call: the plan goes to every attached
-// editor, the model hears it was taken (or what was wrong).
-func (t *sessionTools) runPlan(call session.ToolCall) session.ToolResult {
+// runPlan answers an update_plan call: the plan goes to every editor
+// attached to s, the model hears it was taken (or what was wrong).
+func runPlan(s *openSession, call session.ToolCall) session.ToolResult {
 	steps, msg := parsePlan(call.Arguments)
 	if msg != "" {
 		return session.ToolResult{Output: msg, IsError: true, Title: "Update plan", Kind: string(planKind)}
 	}
-	t.s.broadcast(planUpdate(steps), nil)
+	s.broadcast(planUpdate(steps), nil)
 	return session.ToolResult{Output: "Plan updated", Title: "Update plan", Kind: string(planKind)}
 }
 
@@ -108,9 +107,12 @@ func planUpdate(steps []planStep) acp.SessionUpdate {
 	return acp.UpdatePlan(entries...)
 }
 
-// isPlanOutput reports whether a stored tool output's view is
-// update_plan's, which a replay leaves out (the call showed as the plan).
-func isPlanOutput(view json.RawMessage) bool {
-	var v session.ToolView
-	return bytes.Contains(view, []byte(planKind)) && json.Unmarshal(view, &v) == nil && v.Kind == string(planKind)
+// replayPlan is the plan a stored update_plan call set, as it was shown
+// live; false for a call that was refused (no plan was shown).
+func replayPlan(arguments string) (acp.SessionUpdate, bool) {
+	steps, msg := parsePlan(arguments)
+	if msg != "" {
+		return acp.SessionUpdate{}, false
+	}
+	return planUpdate(steps), true
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -18,8 +19,10 @@ import (
 	"github.com/hearthd/hearth/mcp"
 	"github.com/hearthd/hearth/rpc"
 	"github.com/hearthd/hearth/session"
+	"github.com/hearthd/hearth/session/responses"
 	"github.com/hearthd/hearth/store"
 	"github.com/hearthd/hearth/workspace"
+	"github.com/hearthd/hearth/workspace/watch"
 )
 
 // openWorkspace is a workspace with open sessions: its root, its tools and
@@ -32,9 +35,9 @@ type openWorkspace struct {
 	tools    *workspace.Toolset
 	specs    map[string][]json.RawMessage // tool specs per patch style (workspaceSpecs), built once: byte-identical on every request
 	client   *session.Client
-	watcher  *workspace.Watcher // nil when the workspace could not be watched
-	watch    string             // why there is no watcher (status, and a notice at each session's first prompt); see watchState
-	lastUsed time.Time          // guarded by Daemon.mu: opened, or its last session closed
+	watcher  *watch.Watcher // nil when the workspace could not be watched
+	watch    string         // why there is no watcher (status, and a notice at each session's first prompt); see watchState
+	lastUsed time.Time      // guarded by Daemon.mu: opened, or its last session closed
 
 	spare     *spareSession // guarded by Daemon.mu: a session warmed ahead of time (spare.go)
 	spareBusy bool          // guarded by Daemon.mu: a spare is being made
@@ -101,25 +104,25 @@ func (d *Daemon) workspaceFor(ctx context.Context, dir string) (*openWorkspace, 
 	var w *openWorkspace
 	var cfg session.Config
 	var maxDirs int
-	mine, err := d.beginOpen(ctx, path, func() bool {
+	opened, err := d.beginOpen(ctx, path, func() bool {
 		if w = d.workspaces[path]; w != nil {
 			w.lastUsed = time.Now()
 			return true
 		}
-		cfg, maxDirs = d.sessionConfig(), d.cfg.WatchMaxDirs
+		cfg, maxDirs = d.cfg.sessionConfig(d.netDial), d.cfg.WatchMaxDirs
 		return false
 	})
-	if err != nil || !mine {
+	if err != nil || opened == nil {
 		return w, err
 	}
-	defer d.opened(path)
+	defer opened()
 
 	if _, err := d.db.EnsureWorkspace(ctx, path); err != nil {
 		return nil, err
 	}
 	ts := workspace.NewToolset(root)
 	w = &openWorkspace{root: root, tools: ts, lastUsed: time.Now()}
-	if wt, err := workspace.NewWatcher(root, workspace.WatchOptions{Logger: d.log.With("workspace", path), MaxDirs: maxDirs, Hub: d.watches}); err != nil {
+	if wt, err := watch.New(root, watch.Options{Logger: d.log.With("workspace", path), MaxDirs: maxDirs, Hub: d.watches}); err != nil {
 		w.watch = "off: " + err.Error() + ". The model is not told what changes on disk"
 		d.log.Warn("workspace not watched: the model will not hear of changes on disk", "root", path, "err", err)
 	} else {
@@ -147,37 +150,44 @@ func (d *Daemon) workspaceFor(ctx context.Context, dir string) (*openWorkspace, 
 	d.workspaces[path] = w
 	d.mu.Unlock()
 	keep = true
-	d.ensureSpare(w)
+	d.spares.ensure(w)
 	return w, nil
 }
 
 // beginOpen makes the caller the one that opens key (a workspace root, or
 // "session:"+id), after any open of it in progress has ended. found runs
-// under d.mu: when it reports the thing open already, beginOpen returns
-// false and the caller uses what found saw. A true return must be paired
-// with opened(key).
-func (d *Daemon) beginOpen(ctx context.Context, key string, found func() bool) (bool, error) {
+// under d.mu: when it reports the thing open already, beginOpen returns a
+// nil opened and the caller uses what found saw. Otherwise the caller
+// calls opened once its open has ended, open or failed: callers waiting
+// for it look again.
+func (d *Daemon) beginOpen(ctx context.Context, key string, found func() bool) (opened func(), err error) {
 	for {
 		d.mu.Lock()
 		if d.closed {
 			d.mu.Unlock()
-			return false, errClosed
+			return nil, errClosed
 		}
 		if found() {
 			d.mu.Unlock()
-			return false, nil
+			return nil, nil
 		}
 		wait := d.opening[key]
 		if wait == nil {
-			d.opening[key] = make(chan struct{})
+			done := make(chan struct{})
+			d.opening[key] = done
 			d.mu.Unlock()
-			return true, nil
+			return func() {
+				d.mu.Lock()
+				delete(d.opening, key)
+				d.mu.Unlock()
+				close(done)
+			}, nil
 		}
 		d.mu.Unlock()
 		select {
 		case <-wait:
 		case <-ctx.Done():
-			return false, ctx.Err()
+			return nil, ctx.Err()
 		}
 	}
 }
@@ -210,36 +220,28 @@ func cwdAdvice(dir string, err error) string {
 	return err.Error()
 }
 
-// opened ends the open in progress under key (a root or a session id):
-// callers waiting for it look again.
-func (d *Daemon) opened(key string) {
-	d.mu.Lock()
-	wait := d.opening[key]
-	delete(d.opening, key)
-	d.mu.Unlock()
-	close(wait)
-}
-
-// sessionConfig is the model-API configuration of workspace clients.
-// Called with d.mu held (or before the daemon is shared).
-func (d *Daemon) sessionConfig() session.Config {
+// sessionConfig is the model-API configuration of workspace clients under
+// c, dialling with dial (nil: the network).
+func (c Config) sessionConfig(dial func(ctx context.Context, network, addr string) (net.Conn, error)) session.Config {
 	return session.Config{
-		BaseURL:           d.cfg.BaseURL,
-		APIKey:            d.cfg.APIKey,
-		Model:             d.cfg.Model,
+		Config: responses.Config{
+			BaseURL:           c.BaseURL,
+			APIKey:            c.APIKey,
+			Lanes:             c.Lanes,
+			KeepaliveInterval: c.Keepalive,
+			MaxConnAge:        c.MaxConnAge,
+			Dial:              dial,
+		},
+		Model:             c.Model,
 		Instructions:      session.Guidance, // byte-identical on every request (session/guidance.go)
-		Lanes:             d.cfg.Lanes,
-		ReasoningEffort:   d.cfg.ReasoningEffort,
-		ReasoningSummary:  d.cfg.ReasoningSummary,
-		KeepaliveInterval: d.cfg.Keepalive,
-		WarmupTimeout:     d.cfg.WarmupTimeout,
-		FirstEventTimeout: d.cfg.FirstEventTimeout,
-		IdleTimeout:       d.cfg.IdleTimeout,
-		MaxConnAge:        d.cfg.MaxConnAge,
-		ContextWindow:     d.cfg.ContextWindow,
-		ToolOutputTokens:  d.cfg.ToolOutputTokens,
-		Compaction:        d.cfg.Compaction,
-		Dial:              d.netDial,
+		ReasoningEffort:   c.ReasoningEffort,
+		ReasoningSummary:  c.ReasoningSummary,
+		WarmupTimeout:     c.WarmupTimeout,
+		FirstEventTimeout: c.FirstEventTimeout,
+		IdleTimeout:       c.IdleTimeout,
+		ContextWindow:     c.ContextWindow,
+		ToolOutputTokens:  c.ToolOutputTokens,
+		Compaction:        c.Compaction,
 	}
 }
 
@@ -251,18 +253,18 @@ func (d *Daemon) sessionConfig() session.Config {
 func (d *Daemon) openConversation(ctx context.Context, id string, w *openWorkspace, initial []json.RawMessage, items []store.Item, servers *mcp.Set) (*openSession, error) {
 	key := "session:" + id
 	var s *openSession
-	mine, err := d.beginOpen(ctx, key, func() bool {
+	opened, err := d.beginOpen(ctx, key, func() bool {
 		if s = d.sessions[id]; s != nil {
 			s.touch()
 			return true
 		}
 		return false
 	})
-	if err != nil || !mine {
+	if err != nil || opened == nil {
 		servers.Close()
 		return s, err
 	}
-	defer d.opened(key)
+	defer opened()
 	s, err = d.newOpenSession(ctx, id, w, initial, items, servers)
 	if err != nil {
 		servers.Close()
@@ -325,7 +327,7 @@ func (d *Daemon) lookup(ctx context.Context, id string) (*openSession, error) {
 	if s != nil {
 		return s, nil
 	}
-	row, err := d.storedSession(ctx, id)
+	row, err := storedSession(ctx, d.db, id)
 	if err != nil {
 		return nil, err
 	}
@@ -336,10 +338,11 @@ func (d *Daemon) lookup(ctx context.Context, id string) (*openSession, error) {
 	return d.openConversation(ctx, id, w, nil, nil, nil)
 }
 
-// storedSession reads session id's row: a session the store does not hold
-// is an unknown session (-32002); a store that fails to answer is not.
-func (d *Daemon) storedSession(ctx context.Context, id string) (store.Session, error) {
-	row, err := d.db.Session(ctx, id)
+// storedSession reads session id's row from db: a session the store does
+// not hold is an unknown session (-32002); a store that fails to answer is
+// not.
+func storedSession(ctx context.Context, db *store.DB, id string) (store.Session, error) {
+	row, err := db.Session(ctx, id)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return row, fmt.Errorf("%w: %s", rpc.ErrUnknownSession, id)
@@ -386,7 +389,7 @@ func (s *openSession) broadcast(u acp.SessionUpdate, skip *clientConn) {
 	defer s.mu.Unlock()
 	for c := range s.subs {
 		if c != skip {
-			c.notify(rpc.MethodSessionUpdate, b)
+			c.out.notify(rpc.MethodSessionUpdate, b)
 		}
 	}
 }
@@ -398,7 +401,7 @@ func (s *openSession) broadcastText(text string, thought bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for c := range s.subs {
-		c.notifyText(s.id, text, thought)
+		c.out.notifyText(s.id, text, thought)
 	}
 }
 
@@ -432,8 +435,8 @@ func (t *sessionTools) Run(ctx context.Context, call session.ToolCall) session.T
 }
 
 func (t *sessionTools) run(ctx context.Context, call session.ToolCall) session.ToolResult {
-	if call.Name == planToolName {
-		return t.runPlan(call) // plan.go
+	if st, ok := lookupSessionLevelTool(call.Name); ok {
+		return st.run(t.s, call) // session_level_tools.go
 	}
 	if tool, set, ok := t.s.mcpTool(call.Name); ok {
 		return t.runMCP(ctx, call, tool, set)
@@ -490,7 +493,7 @@ func (t *sessionTools) run(ctx context.Context, call session.ToolCall) session.T
 
 // maxSeenContent bounds the copy of a file kept to diff against later: what
 // read_file keeps of what it read (a larger file is hashed, not kept).
-const maxSeenContent = workspace.MaxContent
+const maxSeenContent = watch.MaxContent
 
 // seen is what the model now knows of rel: the content it read or wrote,
 // so the next context delta shows only what changed since. The session
@@ -555,7 +558,7 @@ func (d *Daemon) loadStreaming(ctx context.Context, id string, servers []mcp.Ser
 	if s != nil {
 		w = s.ws
 	} else {
-		row, err := d.storedSession(ctx, id)
+		row, err := storedSession(ctx, d.db, id)
 		if err != nil {
 			return nil, err
 		}
@@ -585,11 +588,11 @@ func (d *Daemon) loadStreaming(ctx context.Context, id string, servers []mcp.Ser
 		}
 	}
 	if s != nil {
-		d.refreshMCP(s, servers)
+		s.refreshMCP(d.ctx, d.Config(), d.log, servers)
 		return s, nil
 	}
 	if items == nil {
 		items = []store.Item{}
 	}
-	return d.openConversation(ctx, id, w, nil, items, d.startMCP(d.ctx, w, cwd, servers))
+	return d.openConversation(ctx, id, w, nil, items, startMCP(d.ctx, d.Config(), d.log, w, cwd, servers))
 }

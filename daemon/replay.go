@@ -38,18 +38,18 @@ type replayer struct {
 }
 
 // replay queues the session/update notifications that show stored items
-// again, in order, for this client only. It never fills more than the
+// again, in order, into one editor's outbox only. It never fills more than the
 // replay budget of the outbox: it waits for the editor to read, so memory
 // stays bounded however long the transcript. It fails if the editor is
 // disconnected meanwhile.
-func (c *clientConn) replay(ctx context.Context, r replayer, items []store.Item) error {
+func (r replayer) replay(ctx context.Context, out *outbox, items []store.Item) error {
 	for _, it := range items {
 		if session.FromCompaction(it.View) {
 			continue // the API's compaction: the model's view, not something that happened
 		}
 		b, ok := r.notification(it)
 		if ok {
-			if err := c.enqueueWithin(ctx, notification{method: rpc.MethodSessionUpdate, params: b}, c.replayBudget()); err != nil {
+			if err := out.enqueueWithin(ctx, notification{method: rpc.MethodSessionUpdate, params: b}, out.replayBudget()); err != nil {
 				return err
 			}
 		}
@@ -57,7 +57,7 @@ func (c *clientConn) replay(ctx context.Context, r replayer, items []store.Item)
 			continue // only a user's message carries images: no search of the others' bytes
 		}
 		for _, b := range userImageUpdates(r.session, it.Data) {
-			if err := c.enqueueWithin(ctx, notification{method: rpc.MethodSessionUpdate, params: b}, c.replayBudget()); err != nil {
+			if err := out.enqueueWithin(ctx, notification{method: rpc.MethodSessionUpdate, params: b}, out.replayBudget()); err != nil {
 				return err
 			}
 		}
@@ -67,8 +67,9 @@ func (c *clientConn) replay(ctx context.Context, r replayer, items []store.Item)
 
 // notification is the session/update that shows it: for a tool call
 // (function or custom), its kind as live; for a tool result with a stored
-// view, the title, locations and diff the live view showed. An update_plan
-// call shows as the plan it set, and its result not at all, as live.
+// view, the title, locations and diff the live view showed. A
+// session-level tool's call shows as it did live (update_plan's as the plan
+// it set), and its result not at all.
 func (r replayer) notification(it store.Item) (json.RawMessage, bool) {
 	switch it.Type {
 	case "function_call", "custom_tool_call":
@@ -82,17 +83,18 @@ func (r replayer) notification(it store.Item) (json.RawMessage, bool) {
 				acp.WithStartStatus(acp.ToolCallStatusPending), acp.WithStartRawInput(map[string]string{"input": call.Input}))
 			b, err := json.Marshal(acp.SessionNotification{SessionId: acp.SessionId(r.session), Update: u})
 			return b, err == nil
-		case call.Name == planToolName:
-			steps, msg := parsePlan(call.Arguments)
-			if msg != "" {
-				return nil, false // refused live: no plan was shown
+		}
+		if st, ok := lookupSessionLevelTool(call.Name); ok && st.replay != nil {
+			u, shown := st.replay(call.Arguments)
+			if !shown {
+				return nil, false // refused live: nothing was shown
 			}
-			b, err := json.Marshal(acp.SessionNotification{SessionId: acp.SessionId(r.session), Update: planUpdate(steps)})
+			b, err := json.Marshal(acp.SessionNotification{SessionId: acp.SessionId(r.session), Update: u})
 			return b, err == nil
 		}
 		return toolCallNotification(r.session, call.CallID, call.Name, r.kind(call.Name), call.Arguments), true
 	case "function_call_output", "custom_tool_call_output":
-		if isPlanOutput(it.View) {
+		if hiddenOutput(it.View) {
 			return nil, false
 		}
 		if it.View == nil {

@@ -101,17 +101,18 @@ func decodeCursor(s string) (store.SessionPos, error) {
 // isoTime is a time as ACP's updatedAt carries it (ISO 8601, UTC).
 func isoTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
-// turnEnded tells s's editors, at the end of each turn, the time of the
+// ended tells the session's editors, at the end of the turn, the time of the
 // session's last activity and — after the first prompt of a session
 // without one — its title, which it stores (session/list and hearth
 // inspect show it). first is that prompt's title, "" for a turn that
 // gives none (/compact).
-func (d *Daemon) turnEnded(ctx context.Context, s *openSession, first string) {
+func (t *promptTurn) ended(ctx context.Context, first string) {
+	s := t.s
 	u := &acp.SessionSessionInfoUpdate{}
 	if first != "" {
-		if row, err := d.db.Session(ctx, s.id); err == nil && row.Title == "" {
-			if err := d.db.SetSessionTitle(ctx, s.id, first); err != nil {
-				d.log.Warn("cannot store the session's title", "session", s.id, "err", err)
+		if row, err := t.db.Session(ctx, s.id); err == nil && row.Title == "" {
+			if err := t.db.SetSessionTitle(ctx, s.id, first); err != nil {
+				t.log.Warn("cannot store the session's title", "session", s.id, "err", err)
 			} else {
 				u.Title = &first
 			}
@@ -170,7 +171,7 @@ func (c *clientConn) prepareResume(ctx context.Context, params json.RawMessage) 
 	if err := rpc.DecodeParams(params, &req); err != nil {
 		return nil, err
 	}
-	if err := c.d.needLogin(); err != nil {
+	if err := c.d.Config().loginError(); err != nil {
 		return nil, err
 	}
 	servers, err := mcpServers(params)
@@ -189,7 +190,7 @@ func (c *clientConn) prepareResume(ctx context.Context, params json.RawMessage) 
 		s.mu.Unlock()
 		c.offerAfterReply(rctx, s.id, true)
 		c.usageAfterReply(rctx, s)
-		return acp.ResumeSessionResponse{Modes: c.d.modeState(mode), ConfigOptions: c.d.sessionOptions(s)}, nil
+		return acp.ResumeSessionResponse{Modes: c.d.settings.modeState(mode), ConfigOptions: c.d.settings.sessionOptions(s)}, nil
 	}, nil
 }
 
@@ -203,7 +204,7 @@ func (d *Daemon) resume(ctx context.Context, id string, servers []mcp.Server) (*
 	}
 	d.mu.Unlock()
 	if s != nil {
-		d.refreshMCP(s, servers)
+		s.refreshMCP(d.ctx, d.Config(), d.log, servers)
 		return s, nil
 	}
 	row, err := d.db.Session(ctx, id)
@@ -214,7 +215,7 @@ func (d *Daemon) resume(ctx context.Context, id string, servers []mcp.Server) (*
 	if err != nil {
 		return nil, err
 	}
-	return d.openConversation(ctx, id, w, nil, nil, d.startMCP(d.ctx, w, row.Cwd, servers))
+	return d.openConversation(ctx, id, w, nil, nil, startMCP(d.ctx, d.Config(), d.log, w, row.Cwd, servers))
 }
 
 // prepareClose is session/close: the editor is done with the session. On
@@ -298,7 +299,7 @@ func (d *Daemon) closeWhenDone(ctx context.Context, s *openSession, done <-chan 
 	d.mu.Unlock()
 	if free {
 		s.close()
-		d.closedSessions.Add(1)
+		d.reaper.closedSessions.Add(1)
 		d.log.Info("session closed by its editor", "session", s.id)
 	}
 	return nil
@@ -343,14 +344,14 @@ func (c *clientConn) prepareDelete(ctx context.Context, params json.RawMessage) 
 		}
 		// No open of it may start while its rows go.
 		key := "session:" + id
-		mine, err := d.beginOpen(ctx, key, func() bool { return d.sessions[id] != nil })
+		opened, err := d.beginOpen(ctx, key, func() bool { return d.sessions[id] != nil })
 		if err != nil {
 			return nil, err
 		}
-		if !mine {
+		if opened == nil {
 			return nil, rpc.InvalidParams("sessionId", "session %s was opened again meanwhile; close it there first", id)
 		}
-		defer d.opened(key)
+		defer opened()
 		if err := d.db.DeleteSession(ctx, id); err != nil {
 			if errors.Is(err, store.ErrNotFound) {
 				return nil, fmt.Errorf("%w: %s", rpc.ErrUnknownSession, id)

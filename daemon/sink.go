@@ -27,8 +27,8 @@ func (u updates) Thought(delta string) {
 }
 
 func (u updates) ToolCall(call session.ToolCall, status string, res *session.ToolResult) {
-	if call.Name == planToolName {
-		return // shown as the plan it sets (plan.go), not as a tool call
+	if st, ok := lookupSessionLevelTool(call.Name); ok && st.hideCall {
+		return // shown its own way (update_plan: as the plan it sets), not as a tool call
 	}
 	id := acp.ToolCallId(call.CallID)
 	switch status {
@@ -88,9 +88,14 @@ func (t *sessionTools) liveOutput(call session.ToolCall) func(string) {
 	}
 }
 
+// toolKind is the ACP kind a call of name shows with: a workspace tool's,
+// or a session-level tool's.
 func toolKind(w *openWorkspace, name string) acp.ToolKind {
 	if t, ok := w.tools.Lookup(name); ok && t.Kind != "" {
 		return acp.ToolKind(t.Kind)
+	}
+	if st, ok := lookupSessionLevelTool(name); ok {
+		return st.kind
 	}
 	return acp.ToolKindOther
 }

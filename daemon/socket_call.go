@@ -3,17 +3,21 @@ package daemon
 import (
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"os"
+	"sync/atomic"
 
-	"github.com/hearthd/hearth/workspace"
+	"github.com/hearthd/hearth/safesocket"
+	"github.com/hearthd/hearth/workspace/sandbox"
 )
 
 // Nothing a tool call starts may drive the daemon: a command the model
 // runs that connected to the socket could otherwise speak ACP as the user —
 // open a session outside its sandbox, approve its own permission requests,
 // switch a session to full-auto. So each connection accepted on the socket
-// is checked against the shell calls running (workspace.CallPIDs): when the
+// is checked against the shell calls running (sandbox.CallPIDs): when the
 // process that connected has a call's leader (its sandbox helper, the
 // call's child subreaper) among its ancestors, the connection is closed
 // before anything is read from it. Where the check cannot be made while
@@ -22,19 +26,6 @@ import (
 // editor waits for its answers, and a connection that may be a call's is
 // not worth the risk. With no call running there is nothing to check.
 
-// peerProc is the process at the other end of a connection (peerProcess),
-// until close.
-type peerProc struct {
-	pid   int // 0: not visible from the daemon's pid namespace
-	pidfd int // -1: no pidfd (before Linux 6.5, and off Linux)
-}
-
-// procInfo is what the ancestry walk reads of one process.
-type procInfo struct {
-	ppid  int
-	start uint64 // start time, in the OS's unit: a parent starts no later than its child
-}
-
 // maxAncestry bounds the walk up a process's parents.
 const maxAncestry = 1 << 12
 
@@ -42,24 +33,32 @@ const maxAncestry = 1 << 12
 // by a newer process, while the chain was read; it is read again.
 var errAncestryChanged = errors.New("the process's ancestry changed while it was read")
 
+// admission decides which connections accepted on the socket are served,
+// and counts those refused as (maybe) a tool call's. One per daemon, the
+// Daemon's field, for its lifetime; Serve asks it of each connection.
+type admission struct {
+	log          *slog.Logger
+	refusedCalls atomic.Int64 // connections refused as (maybe) a tool call's
+}
+
 // admit decides whether a connection accepted on the socket is served:
-// the peer runs as the daemon's user (checkPeer) and belongs to no tool
-// call (callPeer). A refused connection gets no answer; the caller closes
-// it.
-func (d *Daemon) admit(c net.Conn) bool {
-	if err := checkPeer(c); err != nil {
-		d.log.Warn("refused connection", "err", err)
+// the peer runs as the daemon's user (safesocket.CheckPeer) and belongs to
+// no tool call (callPeer). A refused connection gets no answer; the caller
+// closes it.
+func (a *admission) admit(c net.Conn) bool {
+	if err := safesocket.CheckPeer(c); err != nil {
+		a.log.Warn("refused connection", "err", err)
 		return false
 	}
 	leader, err := callPeer(c)
 	switch {
 	case err != nil:
-		d.refusedCalls.Add(1)
-		d.log.Info("refused a connection while commands run: cannot tell whether a command made it", "err", err)
+		a.refusedCalls.Add(1)
+		a.log.Info("refused a connection while commands run: cannot tell whether a command made it", "err", err)
 		return false
 	case leader != 0:
-		d.refusedCalls.Add(1)
-		d.log.Info("refused a connection from a command the model runs", "call", leader)
+		a.refusedCalls.Add(1)
+		a.log.Info("refused a connection from a command the model runs", "call", leader)
 		return false
 	}
 	return true
@@ -71,27 +70,27 @@ func (d *Daemon) admit(c net.Conn) bool {
 // pipe), and any connection on an OS where the peer's pid is not read, is
 // none's.
 func callPeer(c net.Conn) (int, error) {
-	calls := workspace.CallPIDs() // after the connect: every call forked before it is here
+	calls := sandbox.CallPIDs() // after the connect: every call forked before it is here
 	if len(calls) == 0 {
 		return 0, nil
 	}
-	p, ok, err := peerProcess(c)
+	p, ok, err := safesocket.PeerProcess(c)
 	if !ok {
 		return 0, nil
 	}
 	if err != nil {
 		return 0, err
 	}
-	defer p.close()
-	if p.pid <= 0 {
+	defer p.Close()
+	if p.PID <= 0 {
 		return 0, errors.New("the peer's pid is not visible from the daemon's pid namespace")
 	}
-	leader, err := callAncestor(p.pid, calls, os.Getpid(), procParent)
+	leader, err := callAncestor(p.PID, calls, os.Getpid(), safesocket.ProcParent)
 	if err != nil || leader != 0 {
 		return leader, err
 	}
-	if !p.alive() {
-		return 0, fmt.Errorf("process %d exited before its ancestry was read", p.pid)
+	if !p.Alive() {
+		return 0, fmt.Errorf("process %d exited before its ancestry was read", p.PID)
 	}
 	return 0, nil
 }
@@ -101,7 +100,7 @@ func callPeer(c net.Conn) (int, error) {
 // one process. A chain that changes while it is read (a parent exits and
 // its child is reparented, a pid is reused) is read again, up to three
 // times; a pid that cannot be read at all is an error.
-func callAncestor(pid int, calls map[int]bool, self int, parent func(int) (procInfo, error)) (int, error) {
+func callAncestor(pid int, calls map[int]bool, self int, parent func(int) (safesocket.ProcInfo, error)) (int, error) {
 	for range 3 {
 		leader, err := walkAncestry(pid, calls, self, parent)
 		if !errors.Is(err, errAncestryChanged) {
@@ -111,7 +110,7 @@ func callAncestor(pid int, calls map[int]bool, self int, parent func(int) (procI
 	return 0, fmt.Errorf("process %d: %w, three times", pid, errAncestryChanged)
 }
 
-func walkAncestry(pid int, calls map[int]bool, self int, parent func(int) (procInfo, error)) (int, error) {
+func walkAncestry(pid int, calls map[int]bool, self int, parent func(int) (safesocket.ProcInfo, error)) (int, error) {
 	info, err := parent(pid)
 	if err != nil {
 		return 0, fmt.Errorf("process %d: %w", pid, err)
@@ -120,22 +119,22 @@ func walkAncestry(pid int, calls map[int]bool, self int, parent func(int) (procI
 		if calls[pid] {
 			return pid, nil
 		}
-		if pid == self || info.ppid <= 1 {
+		if pid == self || info.PPID <= 1 {
 			return 0, nil
 		}
-		up, err := parent(info.ppid)
-		if err != nil || up.start > info.start {
+		up, err := parent(info.PPID)
+		if err != nil || up.Start > info.Start {
 			return 0, errAncestryChanged
 		}
-		pid, info = info.ppid, up
+		pid, info = info.PPID, up
 	}
 	return 0, fmt.Errorf("process %d: more than %d ancestors", pid, maxAncestry)
 }
 
-// callConn says why c's connection belongs to a running tool call (or may:
-// it cannot be told), or "" when it does not.
-func (c *clientConn) callConn() string {
-	nc, ok := c.rw.(net.Conn)
+// callConn says why an editor's connection rw belongs to a running tool
+// call (or may: it cannot be told), or "" when it does not.
+func callConn(rw io.ReadWriteCloser) string {
+	nc, ok := rw.(net.Conn)
 	if !ok {
 		return ""
 	}

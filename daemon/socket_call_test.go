@@ -5,6 +5,8 @@ import (
 	"io/fs"
 	"strings"
 	"testing"
+
+	"github.com/hearthd/hearth/safesocket"
 )
 
 // The ancestry walk finds a running call's leader among a process's
@@ -13,24 +15,24 @@ import (
 // refuses — when the process cannot be read at all.
 func TestCallAncestor(t *testing.T) {
 	const self = 100
-	table := func(m map[int]procInfo) func(int) (procInfo, error) {
-		return func(pid int) (procInfo, error) {
+	table := func(m map[int]safesocket.ProcInfo) func(int) (safesocket.ProcInfo, error) {
+		return func(pid int) (safesocket.ProcInfo, error) {
 			if p, ok := m[pid]; ok {
 				return p, nil
 			}
-			return procInfo{}, fs.ErrNotExist
+			return safesocket.ProcInfo{}, fs.ErrNotExist
 		}
 	}
 	calls := map[int]bool{200: true}
-	tree := map[int]procInfo{
-		1:   {ppid: 0, start: 0},
-		100: {ppid: 1, start: 10},   // the daemon
-		200: {ppid: 100, start: 20}, // a call's helper
-		201: {ppid: 200, start: 21}, // its shell
-		202: {ppid: 201, start: 22}, // a command
-		300: {ppid: 1, start: 30},   // a setsid'd process of the user's
-		301: {ppid: 300, start: 31},
-		400: {ppid: 100, start: 40}, // an MCP server, the daemon's child
+	tree := map[int]safesocket.ProcInfo{
+		1:   {PPID: 0, Start: 0},
+		100: {PPID: 1, Start: 10},   // the daemon
+		200: {PPID: 100, Start: 20}, // a call's helper
+		201: {PPID: 200, Start: 21}, // its shell
+		202: {PPID: 201, Start: 22}, // a command
+		300: {PPID: 1, Start: 30},   // a setsid'd process of the user's
+		301: {PPID: 300, Start: 31},
+		400: {PPID: 100, Start: 40}, // an MCP server, the daemon's child
 	}
 	for _, c := range []struct {
 		pid, want int
@@ -47,15 +49,15 @@ func TestCallAncestor(t *testing.T) {
 	// 202's parent 201 exits between the two reads; 202 is reparented to
 	// the helper (the call's subreaper) and the second walk finds it.
 	reads := 0
-	exiting := func(pid int) (procInfo, error) {
+	exiting := func(pid int) (safesocket.ProcInfo, error) {
 		if pid == 202 {
 			reads++
 			if reads > 1 {
-				return procInfo{ppid: 200, start: 22}, nil
+				return safesocket.ProcInfo{PPID: 200, Start: 22}, nil
 			}
 		}
 		if pid == 201 {
-			return procInfo{}, fs.ErrNotExist
+			return safesocket.ProcInfo{}, fs.ErrNotExist
 		}
 		return table(tree)(pid)
 	}
@@ -64,11 +66,11 @@ func TestCallAncestor(t *testing.T) {
 	}
 
 	// 201's pid now names a process that started after 202: not its parent.
-	reused := map[int]procInfo{}
+	reused := map[int]safesocket.ProcInfo{}
 	for k, v := range tree {
 		reused[k] = v
 	}
-	reused[201] = procInfo{ppid: 300, start: 50}
+	reused[201] = safesocket.ProcInfo{PPID: 300, Start: 50}
 	if _, err := callAncestor(202, calls, self, table(reused)); err == nil || !strings.Contains(err.Error(), "changed") {
 		t.Errorf("a parent pid that was reused: %v, want the chain refused", err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/hearthd/hearth/rpc"
 	"github.com/hearthd/hearth/session/sim"
 	"github.com/hearthd/hearth/workspace"
+	"github.com/hearthd/hearth/workspace/sandbox"
 )
 
 // shellPrompt is a prompt whose scripted model runs command with the shell
@@ -67,7 +68,7 @@ func TestToolCallCannotDriveDaemon(t *testing.T) {
 		if out := lastToolOutput(t, td); !strings.HasPrefix(out, "refused: ") {
 			t.Errorf("%s, %q: the command's connection got %q", c.mode, c.command, out)
 		}
-		if n := td.d.refusedCalls.Load(); n != int64(i+1) {
+		if n := td.d.admission.refusedCalls.Load(); n != int64(i+1) {
 			t.Errorf("%s, %q: %d connections refused as a tool call's, want %d", c.mode, c.command, n, i+1)
 		}
 	}
@@ -88,7 +89,7 @@ func TestToolCallCannotDriveDaemon(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(workspace.CallPIDs()) == 0 {
+	if len(sandbox.CallPIDs()) == 0 {
 		t.Errorf("no call runs: the command's cell (or helper) is not recorded")
 	}
 	out, err := exec.Command(exe, acpProbeSubcommand, td.cfg.Socket).Output()
@@ -101,13 +102,13 @@ func TestToolCallCannotDriveDaemon(t *testing.T) {
 	}
 	other := td.connect()
 	other.initialize()
-	if n := td.d.refusedCalls.Load(); n != 4 {
+	if n := td.d.admission.refusedCalls.Load(); n != 4 {
 		t.Errorf("%d connections refused, want the 4 the calls made", n)
 	}
 }
 
 // Where the network is off and user namespaces work, the command does not
-// even find the socket: the sandbox hides it (workspace.Sandbox.Socket),
+// even find the socket: the sandbox hides it (sandbox.Config.Socket),
 // a wall of its own — the daemon sees no connection to refuse.
 func TestToolCallFindsNoSocket(t *testing.T) {
 	td := startDaemon(t, sim.Options{}, "")
@@ -115,18 +116,18 @@ func TestToolCallFindsNoSocket(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	workspace.SetSandbox(workspace.Sandbox{Helper: []string{exe, sandboxSubcommand}, Socket: td.cfg.Socket})
-	t.Cleanup(func() { workspace.SetSandbox(workspace.Sandbox{}) })
+	sandbox.Set(sandbox.Config{Helper: []string{exe, sandboxSubcommand}, Socket: td.cfg.Socket})
+	t.Cleanup(func() { sandbox.Set(sandbox.Config{}) })
 	ed := td.connect()
 	ed.initialize()
 	id := ed.newSession(td.root)
 	ed.must(rpc.MethodSessionSetMode, acp.SetSessionModeRequest{SessionId: id, ModeId: ModeFullAuto}, nil)
 	ed.prompt(id, shellPrompt(t, mustCommandExe(t)+" "+acpProbeSubcommand+" "+td.cfg.Socket))
 	out := lastToolOutput(t, td)
-	status := workspace.NetworkStatus()
+	status := sandbox.NetworkStatus()
 	if !strings.Contains(status, "empty network namespace") {
 		// No namespaces here: the daemon's own check is the wall.
-		if n := td.d.refusedCalls.Load(); !strings.HasPrefix(out, "refused: ") || n != 1 {
+		if n := td.d.admission.refusedCalls.Load(); !strings.HasPrefix(out, "refused: ") || n != 1 {
 			t.Errorf("no namespaces (%s): the command's connection got %q, the daemon refused %d", status, out, n)
 		}
 		return
@@ -137,7 +138,7 @@ func TestToolCallFindsNoSocket(t *testing.T) {
 	if !strings.HasPrefix(out, hidden+"no such file or directory") && !strings.HasPrefix(out, hidden+"permission denied") {
 		t.Errorf("the full-auto command found the socket: %q", out)
 	}
-	if n := td.d.refusedCalls.Load(); n != 0 {
+	if n := td.d.admission.refusedCalls.Load(); n != 0 {
 		t.Errorf("the daemon refused %d connections: the socket was not hidden", n)
 	}
 }
@@ -193,7 +194,7 @@ func TestCallPeerFailsClosed(t *testing.T) {
 }
 
 // runningCall runs a shell call (plain /bin/sh, no helper) that blocks
-// until the test ends: workspace.CallPIDs holds it meanwhile.
+// until the test ends: sandbox.CallPIDs holds it meanwhile.
 func runningCall(tb testing.TB) {
 	tb.Helper()
 	dir := tb.TempDir()
@@ -216,8 +217,8 @@ func runningCall(tb testing.TB) {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { w.Close(); <-done; root.Close() })
-	if len(workspace.CallPIDs()) != 1 {
-		tb.Fatalf("calls running: %v, want one", workspace.CallPIDs())
+	if len(sandbox.CallPIDs()) != 1 {
+		tb.Fatalf("calls running: %v, want one", sandbox.CallPIDs())
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"slices"
 	"time"
 
@@ -29,10 +30,17 @@ type spareSession struct {
 	initial []json.RawMessage
 }
 
-// ensureSpare starts making a spare for w in the background unless it has
+// spares makes, hands out and discards the workspaces' spares. One per
+// daemon, the Daemon's field, for its lifetime: the goroutines it starts to
+// make spares are owned by Daemon.wg, and each workspace's spare
+// (openWorkspace.spare, spareBusy, spareCwd) is guarded by Daemon.mu.
+type spares struct{ d *Daemon }
+
+// ensure starts making a spare for w in the background unless it has
 // one, one is being made, spares are off, or the daemon is closing. The
 // goroutine is owned by d.wg.
-func (d *Daemon) ensureSpare(w *openWorkspace) {
+func (sps spares) ensure(w *openWorkspace) {
+	d := sps.d
 	d.mu.Lock()
 	if d.closed || d.cfg.NoSpare || w.spare != nil || w.spareBusy || d.workspaces[w.root.Path()] != w {
 		d.mu.Unlock()
@@ -44,7 +52,7 @@ func (d *Daemon) ensureSpare(w *openWorkspace) {
 	d.mu.Unlock()
 	go func() {
 		defer d.wg.Done()
-		sp, err := d.makeSpare(w, cwd)
+		sp, err := sps.create(w, cwd)
 		d.mu.Lock()
 		w.spareBusy = false
 		keep := err == nil && !d.closed && d.workspaces[w.root.Path()] == w
@@ -56,14 +64,15 @@ func (d *Daemon) ensureSpare(w *openWorkspace) {
 		case err != nil:
 			d.log.Info("no spare session for the workspace", "root", w.root.Path(), "err", err)
 		case !keep:
-			d.discardSpare(sp)
+			sp.discard(d.db, d.log)
 		}
 	}()
 }
 
-// makeSpare creates a spare session in w, working in cwd ("" for the
+// create creates a spare session in w, working in cwd ("" for the
 // root), and starts its warm-up.
-func (d *Daemon) makeSpare(w *openWorkspace, cwd string) (*spareSession, error) {
+func (sps spares) create(w *openWorkspace, cwd string) (*spareSession, error) {
+	d := sps.d
 	ctx, cancel := context.WithTimeout(d.ctx, 30*time.Second)
 	defer cancel()
 	id := newSessionID()
@@ -73,7 +82,7 @@ func (d *Daemon) makeSpare(w *openWorkspace, cwd string) (*spareSession, error) 
 	if err := d.db.CreateSession(ctx, store.Session{ID: id, Root: w.root.Path(), Cwd: cwd, Mode: ModeAsk, Model: w.client.Config().Model, Spare: true}); err != nil {
 		return nil, fmt.Errorf("create spare session: %w", err)
 	}
-	initial := d.initialContext(w, cwd)
+	initial := initialContext(d.Config(), w, cwd)
 	s, err := d.newOpenSession(ctx, id, w, initial, nil, nil)
 	if err != nil {
 		d.db.DeleteSession(context.WithoutCancel(ctx), id)
@@ -83,14 +92,15 @@ func (d *Daemon) makeSpare(w *openWorkspace, cwd string) (*spareSession, error) 
 	return &spareSession{s: s, cwd: cwd, initial: initial}, nil
 }
 
-// takeSpare hands out w's spare for a session/new in cwd whose initial
+// take hands out w's spare for a session/new in cwd whose initial
 // context is initial, and starts making the next one, in cwd: where the
 // last session/new was opened is where the next is likely to be. It
 // returns nil when there is no spare, or one that does not fit (made for
 // another directory, the AGENTS.md files or the day changed), which is
 // discarded.
-func (d *Daemon) takeSpare(ctx context.Context, w *openWorkspace, cwd string, initial []json.RawMessage) *openSession {
-	defer d.ensureSpare(w)
+func (sps spares) take(ctx context.Context, w *openWorkspace, cwd string, initial []json.RawMessage) *openSession {
+	d := sps.d
+	defer sps.ensure(w)
 	d.mu.Lock()
 	sp := w.spare
 	w.spare = nil
@@ -100,12 +110,12 @@ func (d *Daemon) takeSpare(ctx context.Context, w *openWorkspace, cwd string, in
 		return nil
 	}
 	if sp.cwd != cwd || !slices.EqualFunc(sp.initial, initial, func(a, b json.RawMessage) bool { return bytes.Equal(a, b) }) {
-		d.discardSpare(sp)
+		sp.discard(d.db, d.log)
 		return nil
 	}
 	if err := d.db.TakeSpare(ctx, sp.s.id); err != nil {
 		d.log.Warn("take spare session", "err", err)
-		d.discardSpare(sp)
+		sp.discard(d.db, d.log)
 		return nil
 	}
 	d.mu.Lock()
@@ -120,12 +130,26 @@ func (d *Daemon) takeSpare(ctx context.Context, w *openWorkspace, cwd string, in
 	return sp.s
 }
 
-// discardSpare closes a spare and deletes its row.
-func (d *Daemon) discardSpare(sp *spareSession) {
+// discard closes a spare and deletes its row from db.
+func (sp *spareSession) discard(db *store.DB, log *slog.Logger) {
 	sp.s.conv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := d.db.DeleteSession(ctx, sp.s.id); err != nil {
-		d.log.Warn("delete spare session", "session", sp.s.id, "err", err)
+	if err := db.DeleteSession(ctx, sp.s.id); err != nil {
+		log.Warn("delete spare session", "session", sp.s.id, "err", err)
 	}
+}
+
+// closeWorkspace discards w's spare, then closes w. w is no longer in
+// d.workspaces, so no new spare is made.
+func (sps spares) closeWorkspace(w *openWorkspace) {
+	d := sps.d
+	d.mu.Lock()
+	sp := w.spare
+	w.spare = nil
+	d.mu.Unlock()
+	if sp != nil {
+		sp.discard(d.db, d.log)
+	}
+	w.close()
 }

@@ -72,7 +72,7 @@ func waitGone(t *testing.T, c *clientConn, why string) {
 	select {
 	case <-c.quit:
 	case <-time.After(time.Minute):
-		now, peak := c.queuedBytes()
+		now, peak := c.out.queuedBytes()
 		t.Fatalf("%s: client %d still connected (%d bytes queued, peak %d)", why, c.id, now, peak)
 	}
 }
@@ -137,7 +137,7 @@ func TestStalledEditorHoldsNoOneHostage(t *testing.T) {
 		if got := strings.Fields(agentText(b.updates()[before:])); len(got) != words {
 			t.Fatalf("B's prompt %d: %d words, want %d", i, len(got), words)
 		}
-		now, peak := stalled.queuedBytes()
+		now, peak := stalled.out.queuedBytes()
 		t.Logf("B's answer %d in %v; stalled editor: %d bytes queued (peak %d)", i, time.Since(start), now, peak)
 	}
 
@@ -163,7 +163,7 @@ func TestStalledEditorHoldsNoOneHostage(t *testing.T) {
 	}
 
 	waitGone(t, stalled, "the stalled editor, over its byte bound")
-	_, peak := stalled.queuedBytes()
+	_, peak := stalled.out.queuedBytes()
 	if peak > limit+64<<10 {
 		t.Errorf("the stalled editor's outbox peaked at %d bytes; bound %d", peak, limit)
 	}

@@ -14,10 +14,6 @@ import (
 	"github.com/hearthd/hearth/store"
 )
 
-func (c *clientConn) status(ctx context.Context, params json.RawMessage) (any, error) {
-	return c.d.status(c), nil
-}
-
 // Status is what `hearth status` prints, counting every client.
 func (d *Daemon) Status() rpc.Status { return d.status(nil) }
 
@@ -25,7 +21,7 @@ func (d *Daemon) Status() rpc.Status { return d.status(nil) }
 // out (a status call is not a client worth counting).
 func (d *Daemon) status(asker *clientConn) rpc.Status {
 	d.mu.Lock()
-	sc := d.sessionConfig().WithDefaults()
+	sc := d.cfg.sessionConfig(d.netDial).WithDefaults()
 	st := rpc.Status{
 		Version: d.cfg.Version, PID: pid(), Started: d.started, Socket: d.cfg.Socket,
 		DataDir: d.cfg.DataDir, Model: sc.Model, Profile: profileStatus(sc), BaseURL: rpc.RedactURL(d.cfg.BaseURL),
@@ -47,7 +43,7 @@ func (d *Daemon) status(asker *clientConn) rpc.Status {
 		}
 		s.mu.Unlock()
 	}
-	st.Sessions.Closed, st.Sessions.WorkspacesClosed = d.closedSessions.Load(), d.closedWorkspaces.Load()
+	st.Sessions.Closed, st.Sessions.WorkspacesClosed = d.reaper.closedSessions.Load(), d.reaper.closedWorkspaces.Load()
 	for root, w := range d.workspaces {
 		s := w.client.Stats()
 		st.Workspaces = append(st.Workspaces, rpc.WorkspaceStatus{
@@ -92,15 +88,11 @@ func (w *openWorkspace) watchNotice() string {
 // read loop.
 const probeTimeout = 10 * time.Second
 
-func (c *clientConn) probe(ctx context.Context, params json.RawMessage) (any, error) {
-	return c.d.Probe(ctx), nil
-}
-
 // Probe checks that the model API the daemon uses now (after reloads) is
 // reachable and takes its key, without sending a request.
 func (d *Daemon) Probe(ctx context.Context) rpc.ProbeResult {
 	d.mu.Lock()
-	sc, simulator := d.sessionConfig(), d.cfg.Simulator
+	sc, simulator := d.cfg.sessionConfig(d.netDial), d.cfg.Simulator
 	d.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()

@@ -14,9 +14,9 @@ import (
 
 // send writes n to the editor: a text chunk as pieces of at most
 // textPiece bytes, each cut before a character starts.
-func (c *clientConn) send(n notification) error {
+func (o *outbox) send(n notification) error {
 	if n.chunkSession == "" {
-		return c.conn.Notify(c.d.ctx, n.method, n.params)
+		return o.conn.Notify(o.ctx, n.method, n.params)
 	}
 	kind := "agent_message_chunk"
 	if n.thought {
@@ -25,7 +25,7 @@ func (c *clientConn) send(n notification) error {
 	for rest := n.chunk; len(rest) > 0; {
 		piece := rest[:pieceEnd(rest, textPiece)]
 		rest = rest[len(piece):]
-		if err := c.conn.Notify(c.d.ctx, rpc.MethodSessionUpdate, textNotification(n.chunkSession, kind, string(piece))); err != nil {
+		if err := o.conn.Notify(o.ctx, rpc.MethodSessionUpdate, textNotification(n.chunkSession, kind, string(piece))); err != nil {
 			return err
 		}
 	}
@@ -51,41 +51,38 @@ func pieceEnd(text []byte, max int) int {
 // waiting: a model's text relayed from the connection's reader then needs
 // no wake-up of the writer. What the socket does not take goes the
 // ordinary way: all of n, first in the outbox, or the rest of its frame,
-// which the writer finishes before anything else. Called with c.mu held
+// which the writer finishes before anything else. Called with o.mu held
 // and the outbox empty; it unlocks.
-func (c *clientConn) sendNow(n notification) {
-	c.writing = true
-	c.mu.Unlock()
+func (o *outbox) sendNow(n notification) {
+	o.writing = true
+	o.mu.Unlock()
 	kind := "agent_message_chunk"
 	if n.thought {
 		kind = "agent_thought_chunk"
 	}
 	msg := jsonrpc2.NewNotification(rpc.MethodSessionUpdate, jsonrpc2.RawMessage(textNotification(n.chunkSession, kind, string(n.chunk))))
-	written, pending, err := rpc.TryWrite(c.stream, msg)
-	c.mu.Lock()
-	c.writing = false
+	written, pending, err := rpc.TryWrite(o.stream, msg)
+	o.mu.Lock()
+	o.writing = false
 	switch {
 	case err != nil:
-		c.mu.Unlock()
-		c.shutdown()
+		o.mu.Unlock()
+		o.shutdown()
 		return
 	case written:
-		c.finish = pending
+		o.finish = pending
 	default:
 		// Not written: it goes first (others may have queued meanwhile).
-		n.cost = c.messageCost(n.size())
-		c.queued += n.cost
-		c.peak = max(c.peak, c.queued)
-		c.outbox = append(c.outbox, notification{})
-		copy(c.outbox[1:], c.outbox)
-		c.outbox[0] = n
+		n.cost = o.messageCost(n.size())
+		o.queued += n.cost
+		o.peak = max(o.peak, o.queued)
+		o.items = append(o.items, notification{})
+		copy(o.items[1:], o.items)
+		o.items[0] = n
 	}
-	wake := c.finish || len(c.outbox) > 0
-	c.mu.Unlock()
+	wake := o.finish || len(o.items) > 0
+	o.mu.Unlock()
 	if wake {
-		select {
-		case c.wake <- struct{}{}:
-		default:
-		}
+		o.wakeWriter()
 	}
 }

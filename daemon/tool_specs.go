@@ -16,7 +16,7 @@ var patchStyles = []string{session.PatchFreeform, session.PatchFunction, ""}
 // session carries the same bytes: the workspace's tools in their order —
 // apply_patch as the style says (CustomSpec for freeform, Spec for function,
 // left out for "": a shell command that is an apply_patch invocation is
-// still applied as one) — then update_plan.
+// still applied as one) — then the session-level tools (update_plan).
 func workspaceSpecs(ts *workspace.Toolset) map[string][]json.RawMessage {
 	specs := make(map[string][]json.RawMessage, len(patchStyles))
 	for _, style := range patchStyles {
@@ -33,7 +33,7 @@ func workspaceSpecs(ts *workspace.Toolset) map[string][]json.RawMessage {
 			}
 			list = append(list, spec)
 		}
-		specs[style] = append(list, planSpec)
+		specs[style] = append(list, sessionLevelSpecs()...)
 	}
 	return specs
 }

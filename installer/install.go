@@ -9,8 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/hearthd/hearth/daemon"
 )
 
 // ErrUnsupported is returned for systems without a per-user service manager
@@ -37,9 +35,9 @@ type Plan struct {
 }
 
 // SpecFor builds the Spec of the current user: the binary's absolute path,
-// the home directory, $XDG_CONFIG_HOME and the socket and data directory of
-// cfg.
-func SpecFor(cfg daemon.Config, binary string) (Spec, error) {
+// the home directory, $XDG_CONFIG_HOME, and the daemon's socket and data
+// directory as its configuration has them (the unit passes them on).
+func SpecFor(socket, dataDir, binary string) (Spec, error) {
 	home, err := os.UserHomeDir()
 	if err != nil {
 		return Spec{}, fmt.Errorf("no home directory: %w", err)
@@ -50,7 +48,7 @@ func SpecFor(cfg daemon.Config, binary string) (Spec, error) {
 	if r, err := filepath.EvalSymlinks(binary); err == nil {
 		binary = r
 	}
-	return Spec{Binary: binary, Home: home, Socket: cfg.Socket, DataDir: cfg.DataDir, ConfigHome: ConfigHome()}, nil
+	return Spec{Binary: binary, Home: home, Socket: socket, DataDir: dataDir, ConfigHome: ConfigHome()}, nil
 }
 
 // NewPlan returns the files install writes on goos.

@@ -13,8 +13,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/hearthd/hearth/daemon"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -350,7 +348,7 @@ func mapsEqual(a, b map[string]string) bool {
 func TestUnitPathFollowsXDGConfigHome(t *testing.T) {
 	cfg := t.TempDir()
 	t.Setenv("XDG_CONFIG_HOME", cfg)
-	spec, err := SpecFor(daemon.Config{Socket: "/s", DataDir: "/d"}, "/opt/hearth/bin/hearth")
+	spec, err := SpecFor("/s", "/d", "/opt/hearth/bin/hearth")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,7 +357,7 @@ func TestUnitPathFollowsXDGConfigHome(t *testing.T) {
 	}
 	for _, v := range []string{"", "relative/dir"} {
 		t.Setenv("XDG_CONFIG_HOME", v)
-		spec, err := SpecFor(daemon.Config{}, "/opt/hearth/bin/hearth")
+		spec, err := SpecFor("", "", "/opt/hearth/bin/hearth")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -33,7 +33,7 @@ func BenchmarkToolLoop30(b *testing.B) {
 			var gaps []time.Duration
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
-				e := newEnv(&testing.T{}, sim.Options{}, session.Config{Lanes: responses.LanesOn, DisableIncremental: mode.full, DisableCompression: mode.plain})
+				e := newEnv(&testing.T{}, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn, DisableCompression: mode.plain}, DisableIncremental: mode.full})
 				id := fmt.Sprintf("bench-%d", i)
 				c := e.open(id)
 				warm(e.t, c)
@@ -80,7 +80,7 @@ func BenchmarkToolLoop30(b *testing.B) {
 // quadratic).
 func TestToolLoopBytesShape(t *testing.T) {
 	perReq := func(full bool) []int64 {
-		e := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn, DisableIncremental: full})
+		e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}, DisableIncremental: full})
 		c := e.open("s")
 		warm(t, c)
 		prompt(t, c, loopPrompt, nil)

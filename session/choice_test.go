@@ -16,7 +16,7 @@ import (
 // them and is full, since its settings changed; the request log says why;
 // the one after chains again.
 func TestChoiceChangesTheNextRequest(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn})
+	e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}})
 	c := e.open("s1")
 	prompt(t, c, "hello", newRecorder())
 	c.SetChoice(session.Choice{Model: "gpt-5.2", Effort: "high"})
@@ -55,7 +55,7 @@ func TestChoiceChangesTheNextRequest(t *testing.T) {
 // A choice given to Open is in place for the warm-up: the first request
 // after a restart chains on it.
 func TestChoiceAtOpenWarmsWithIt(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn})
+	e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}})
 	if err := e.db.CreateSession(context.Background(), store.Session{ID: "s1", Root: e.root}); err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func (u *usageRecorder) Usage(used, size int) {
 // response's input and output) and the window; a turn of three requests
 // tells it three times, growing.
 func TestUsageAfterEachResponse(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn, ContextWindow: 50_000})
+	e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}, ContextWindow: 50_000})
 	c := e.open("s1")
 	rec := &usageRecorder{recorder: newRecorder()}
 	prompt(t, c, `look sim:calls=2 sim:tool=read_file sim:args={"path":"a.txt"}`, rec)
@@ -115,7 +115,7 @@ func TestUsageAfterEachResponse(t *testing.T) {
 	}
 	// An unknown window (sim-model, no HEARTH_CONTEXT_WINDOW): nothing to
 	// tell.
-	e2 := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn})
+	e2 := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}})
 	rec2 := &usageRecorder{recorder: newRecorder()}
 	prompt(t, e2.open("s2"), "hello", rec2)
 	if len(rec2.usage) != 0 {

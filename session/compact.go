@@ -107,19 +107,20 @@ func (c *Conversation) compact(ctx context.Context, turnID int64, sink Sink, why
 
 // summarize asks the model for the hand-off summary of the view, aside
 // from the transcript: chained on the baseline when the view and the
-// question fit the window, else (or when the server refuses it for its
-// length) in parts no larger than the window holds (summarizeParts).
+// question fit the window, else (or when Judge says to make it smaller) in
+// parts no larger than the window holds (summarizeParts). Each summary
+// request goes through its failures as any model request (judged).
 func (c *Conversation) summarize(ctx context.Context, turnID int64) (summary, respID string, err error) {
 	cfg := c.Config()
 	ask := []json.RawMessage{UserMessage(compactionPrompt)}
 	size := c.line.nextInput() + tokensOf(ask...)
 	budget := int(cfg.CompactAt * float64(cfg.ContextWindow)) // 0 when the window is unknown
 	if cfg.ContextWindow <= 0 || size <= cfg.ContextWindow {
-		r, err := c.exchangeAside(ctx, turnID, nil, ask)
+		r, v, err := c.judged(ctx, func() (*reply, error) { return c.exchangeAside(ctx, turnID, nil, ask) }, nil, nil)
 		if err == nil {
 			return summaryOf(r)
 		}
-		if responses.Classify(err) != responses.KindContextLength {
+		if v.Action != responses.Compact {
 			return "", "", fmt.Errorf("compact: the summary request: %w", err)
 		}
 		// The server's window is smaller than the view: half of it fits

@@ -28,7 +28,7 @@ func BenchmarkCompaction(b *testing.B) {
 			var reqs, sent, after, before int
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
-				e := newEnv(&testing.T{}, sim.Options{Cost: sim.ReferenceCost()}, session.Config{Lanes: responses.LanesOn, Compaction: mode})
+				e := newEnv(&testing.T{}, sim.Options{Cost: sim.ReferenceCost()}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}, Compaction: mode})
 				var lines strings.Builder
 				for n := range 300 {
 					fmt.Fprintf(&lines, "line %3d of a file the model reads: %s\n", n, strings.Repeat("x", 12))

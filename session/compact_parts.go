@@ -16,7 +16,8 @@ import (
 // prompt; then the next part after that part's summary; and so on until
 // the rest fits, whose summary covers everything. No request carries more
 // than budget tokens by hearth's estimate, and a part the server still
-// refuses for its length is tried again at half the budget.
+// refuses for its length (Judge's Compact) is tried again at half the
+// budget.
 
 // maxPartRefusals bounds the parts refused for their length in one
 // compaction (each halves the room for items).
@@ -47,9 +48,9 @@ func (c *Conversation) summarizeParts(ctx context.Context, turnID int64, budget 
 		}
 		part, next := nextPart(body, i, room)
 		in := append(append(append([]json.RawMessage(nil), head...), carried...), part...)
-		r, err := c.exchangeAside(ctx, turnID, in, ask)
+		r, v, err := c.judged(ctx, func() (*reply, error) { return c.exchangeAside(ctx, turnID, in, ask) }, nil, nil)
 		if err != nil {
-			if responses.Classify(err) == responses.KindContextLength && refusals < maxPartRefusals {
+			if v.Action == responses.Compact && refusals < maxPartRefusals {
 				refusals++
 				budget -= room / 2
 				continue

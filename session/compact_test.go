@@ -19,7 +19,7 @@ import (
 // view, not the whole history.
 func TestCompactionPastTheWindow(t *testing.T) {
 	const window = 8000 // tokens of 4 bytes, as the simulator counts
-	e := newEnv(t, sim.Options{ContextWindow: window}, session.Config{Lanes: responses.LanesOn, ContextWindow: window})
+	e := newEnv(t, sim.Options{ContextWindow: window}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}, ContextWindow: window})
 	c := e.open("long")
 	warm(t, c)
 	rec := newRecorder()
@@ -76,7 +76,7 @@ func TestCompactionPastTheWindow(t *testing.T) {
 // A server that refuses a request for its length (hearth did not know the
 // window) gets a compaction and one retry instead of a failed turn.
 func TestContextLengthRefusalCompacts(t *testing.T) {
-	e := newEnv(t, sim.Options{ContextWindow: 6000}, session.Config{Lanes: responses.LanesOn})
+	e := newEnv(t, sim.Options{ContextWindow: 6000}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}})
 	c := e.open("refused")
 	warm(t, c)
 	for i := range 12 {
@@ -93,7 +93,7 @@ func TestContextLengthRefusalCompacts(t *testing.T) {
 
 // /compact, asked by the user, compacts at once as a turn of its own.
 func TestCompactNow(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn})
+	e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}})
 	c := e.open("manual")
 	warm(t, c)
 	prompt(t, c, "remember the word walrus", nil)
@@ -106,7 +106,7 @@ func TestCompactNow(t *testing.T) {
 	if len(comps) != 1 || comps[0].Reason != session.CompactUser || comps[0].Summary == "" {
 		t.Fatalf("compactions %+v", comps)
 	}
-	tr := c.Transcript()
+	tr := session.TranscriptOf(c)
 	if len(tr) != 1 || !strings.Contains(string(tr[0]), "Summary of the conversation so far") {
 		t.Fatalf("the view after /compact: %d items, first %s", len(tr), tr[0])
 	}
@@ -121,7 +121,7 @@ func TestCompactNow(t *testing.T) {
 // and the session goes on.
 func TestCompactionPastTheWindowInParts(t *testing.T) {
 	const window = 12_000
-	e := newEnv(t, sim.Options{Windows: map[string]int{"sim-model": window}}, session.Config{Lanes: responses.LanesOn, ContextWindow: window})
+	e := newEnv(t, sim.Options{Windows: map[string]int{"sim-model": window}}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}, ContextWindow: window})
 	c := e.open("late")
 	warm(t, c)
 	for _, p := range []string{"one sim:tokens=1500", "two sim:tokens=1500", "three sim:tokens=3000", "four", "five"} {
@@ -186,7 +186,7 @@ func validRequests(t *testing.T, recs []sim.Received) {
 func TestServerCompaction(t *testing.T) {
 	const window = 12_000
 	e := newEnv(t, sim.Options{Windows: map[string]int{"sim-model": window}},
-		session.Config{Lanes: responses.LanesOn, ContextWindow: window, Compaction: session.CompactServer})
+		session.Config{Config: responses.Config{Lanes: responses.LanesOn}, ContextWindow: window, Compaction: session.CompactServer})
 	c := e.open("server")
 	warm(t, c)
 	for _, p := range []string{"one sim:tokens=1500", "two sim:tokens=1500", "three sim:tokens=3000", "four"} {
@@ -217,7 +217,7 @@ func TestServerCompaction(t *testing.T) {
 	if err != nil || len(comps) != 1 || comps[0].Summary != "" || comps[0].ResponseID != compact.ResponseID {
 		t.Fatalf("compactions %+v (%v)", comps, err)
 	}
-	tr := c.Transcript()
+	tr := session.TranscriptOf(c)
 	if itemType(tr[len(tr)-1]) == "compaction" || !strings.Contains(string(tr[0]), "one sim:") {
 		t.Fatalf("the view after the turn: %d items, first %.80s", len(tr), tr[0])
 	}
@@ -247,7 +247,7 @@ func TestServerCompaction(t *testing.T) {
 // An API compaction that fails leaves the view as it was, and the local
 // summary compacts instead.
 func TestServerCompactionFallsBack(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn, Compaction: session.CompactServer})
+	e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}, Compaction: session.CompactServer})
 	e.sim.InjectFault(sim.Fault{Kind: sim.FaultServerError, Match: func(r sim.Received) bool { return r.Endpoint == sim.EndpointCompact }})
 	c := e.open("fallback")
 	warm(t, c)
@@ -275,7 +275,7 @@ func TestServerCompactionFallsBack(t *testing.T) {
 // its first prompt compacts, in parts, before its request: nothing is
 // refused.
 func TestReopenedPastTheWindow(t *testing.T) {
-	e := newEnv(t, sim.Options{Windows: map[string]int{"small": 8000}}, session.Config{Lanes: responses.LanesOn})
+	e := newEnv(t, sim.Options{Windows: map[string]int{"small": 8000}}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}})
 	c := e.open("shrunk")
 	warm(t, c)
 	for _, p := range []string{"one sim:tokens=1500", "two sim:tokens=1500", "three sim:tokens=1500"} {
@@ -283,8 +283,8 @@ func TestReopenedPastTheWindow(t *testing.T) {
 	}
 	c.Close()
 	cfg := e.client.Config()
-	small := session.NewClient(session.Config{BaseURL: cfg.BaseURL, Instructions: cfg.Instructions, Model: "small",
-		Lanes: responses.LanesOn, ContextWindow: 8000}, nil)
+	small := session.NewClient(session.Config{Config: responses.Config{BaseURL: cfg.BaseURL, Lanes: responses.LanesOn},
+		Instructions: cfg.Instructions, Model: "small", ContextWindow: 8000}, nil)
 	t.Cleanup(func() { small.Close() })
 	from := len(e.sim.Received())
 	c2, err := session.Open(context.Background(), session.Options{ID: "shrunk", Client: small, DB: e.db, Tools: e.tools})
@@ -305,4 +305,28 @@ func TestReopenedPastTheWindow(t *testing.T) {
 	if comps, _ := e.db.Compactions(context.Background(), "shrunk"); len(comps) != 1 {
 		t.Fatalf("%d compactions; want the first prompt's", len(comps))
 	}
+}
+
+// A summary request that fails on its way (a lost connection, a server
+// error) is retried as any model request is, by Judge's verdict: the
+// compaction goes on instead of failing the turn.
+func TestSummaryRequestRetried(t *testing.T) {
+	e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}})
+	summary := func(r sim.Received) bool { return strings.Contains(string(r.Raw), "hand-off summary") }
+	e.sim.InjectFault(sim.Fault{Kind: sim.FaultCloseMidResponse, AfterEvents: 1, CloseCode: sim.CloseAbrupt, Match: summary})
+	e.sim.InjectFault(sim.Fault{Kind: sim.FaultServerError, Match: summary})
+	c := e.open("retried")
+	warm(t, c)
+	prompt(t, c, "remember the word walrus", nil)
+	if stop, err := c.Compact(context.Background(), nil); err != nil || stop != session.StopEndTurn {
+		t.Fatalf("Compact: %s %v", stop, err)
+	}
+	if n := e.sim.PendingFaults(); n != 0 {
+		t.Errorf("%d faults not met", n)
+	}
+	comps, _ := e.db.Compactions(context.Background(), "retried")
+	if len(comps) != 1 || comps[0].Summary == "" {
+		t.Fatalf("compactions %+v", comps)
+	}
+	prompt(t, c, "and now?", nil)
 }

@@ -1,8 +1,6 @@
 package session
 
 import (
-	"context"
-	"net"
 	"time"
 
 	"github.com/hearthd/hearth/session/responses"
@@ -28,22 +26,9 @@ var (
 // API is reached. A plain value; a Client holds a copy, replaced whole by
 // Reconfigure.
 type Config struct {
-	// How the API is reached: passed to the transport as they are
-	// (Transport); responses.Config says what each does.
-	BaseURL            string
-	APIKey             string // never logged or stored
-	Lanes              responses.LaneMode
-	KeepaliveInterval  time.Duration
-	KeepaliveTimeout   time.Duration
-	DisableCompression bool
-	HandshakeTimeout   time.Duration
-	MaxMessage         int64
-	ForceHTTP          bool
-	MaxConnAge         time.Duration
-	DialAttempts       int
-	DialBudget         time.Duration
-	FallbackRetry      time.Duration
-	Dial               func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Config is how the API is reached, handed to the transport as it is
+	// (Transport); responses.Config says what each field does.
+	responses.Config
 
 	Model string
 	// Profile is what hearth knows of Model's family (ProfileOf, filled by
@@ -109,22 +94,13 @@ func (c Config) ToolOutputBudget() int {
 }
 
 // Transport is the part of c the Responses transport reads.
-func (c Config) Transport() responses.Config {
-	return responses.Config{BaseURL: c.BaseURL, APIKey: c.APIKey, Lanes: c.Lanes,
-		KeepaliveInterval: c.KeepaliveInterval, KeepaliveTimeout: c.KeepaliveTimeout,
-		DisableCompression: c.DisableCompression, HandshakeTimeout: c.HandshakeTimeout, MaxMessage: c.MaxMessage,
-		ForceHTTP: c.ForceHTTP, MaxConnAge: c.MaxConnAge, DialAttempts: c.DialAttempts, DialBudget: c.DialBudget,
-		FallbackRetry: c.FallbackRetry, Dial: c.Dial}
-}
+func (c Config) Transport() responses.Config { return c.Config }
 
 // WithDefaults fills the zero fields with hearth's defaults: the
 // transport's (responses.Config.WithDefaults) and the agent loop's. The
 // silence timeouts are generous: reasoning models can think for minutes.
 func (c Config) WithDefaults() Config {
-	t := c.Transport().WithDefaults()
-	c.BaseURL, c.Lanes, c.KeepaliveInterval, c.KeepaliveTimeout = t.BaseURL, t.Lanes, t.KeepaliveInterval, t.KeepaliveTimeout
-	c.HandshakeTimeout, c.MaxMessage, c.MaxConnAge = t.HandshakeTimeout, t.MaxMessage, t.MaxConnAge
-	c.DialAttempts, c.DialBudget, c.FallbackRetry = t.DialAttempts, t.DialBudget, t.FallbackRetry
+	c.Config = c.Config.WithDefaults()
 	if c.Model == "" {
 		c.Model = DefaultModel
 	}

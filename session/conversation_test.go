@@ -30,7 +30,7 @@ func prompt(t *testing.T, c *session.Conversation, text string, sink session.Sin
 // request chains on the previous response and carries only the new items,
 // all over one handshake.
 func TestWarmupThenIncrementalToolLoop(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn})
+	e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}})
 	c := e.open("s1")
 	warm(t, c)
 	rec := newRecorder()
@@ -111,7 +111,7 @@ func TestWarmupThenIncrementalToolLoop(t *testing.T) {
 
 // Without a warm-up the first request is full, the rest incremental.
 func TestFirstRequestFullWithoutWarmup(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn})
+	e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}})
 	c := e.open("s1")
 	prompt(t, c, "read a.txt", newRecorder())
 	recs := e.wait(2)
@@ -130,7 +130,7 @@ func TestFirstRequestFullWithoutWarmup(t *testing.T) {
 // A second turn chains on the first turn's last response: the previous
 // assistant message is not resent.
 func TestSecondTurnIsIncremental(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn})
+	e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}})
 	c := e.open("s1")
 	warm(t, c)
 	prompt(t, c, "hello", newRecorder())
@@ -145,7 +145,7 @@ func TestSecondTurnIsIncremental(t *testing.T) {
 // A daemon restart: a new client and conversation rebuild the transcript
 // from the store; the first request is full and carries everything once.
 func TestReopenSendsFullTranscriptOnce(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn})
+	e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}})
 	c := e.open("s1")
 	prompt(t, c, "read a.txt", newRecorder())
 	c.Close()
@@ -155,8 +155,8 @@ func TestReopenSendsFullTranscriptOnce(t *testing.T) {
 	e.client = session.NewClient(e.client.Config(), nil)
 	t.Cleanup(func() { e.client.Close() })
 	c2 := e.reopen("s1")
-	if len(c2.Transcript()) != 6 { // user, reasoning, call, output, reasoning, message
-		t.Fatalf("reopened transcript has %d items, want 6", len(c2.Transcript()))
+	if len(session.TranscriptOf(c2)) != 6 { // user, reasoning, call, output, reasoning, message
+		t.Fatalf("reopened transcript has %d items, want 6", len(session.TranscriptOf(c2)))
 	}
 	prompt(t, c2, "and b?", newRecorder())
 	recs := e.wait(before + 1)
@@ -180,7 +180,7 @@ func TestReopenSendsFullTranscriptOnce(t *testing.T) {
 
 // Two conversations of one workspace share one socket on separate lanes.
 func TestConversationsShareOneSocket(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn})
+	e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}})
 	a, b := e.open("a"), e.open("b")
 	warm(t, a)
 	warm(t, b)
@@ -217,7 +217,7 @@ func TestConversationsShareOneSocket(t *testing.T) {
 // on a new connection (generate:false with the whole transcript), and the
 // next prompt chains on it.
 func TestCancelMidResponse(t *testing.T) {
-	e := newEnv(t, sim.Options{Cost: sim.Cost{TokensPerSecond: 200}}, session.Config{Lanes: responses.LanesOn})
+	e := newEnv(t, sim.Options{Cost: sim.Cost{TokensPerSecond: 200}}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}})
 	c := e.open("s1")
 	rec := newRecorder()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -246,7 +246,7 @@ func TestCancelMidResponse(t *testing.T) {
 
 // A warm-up that does not finish in time never blocks the turn.
 func TestSlowWarmupDoesNotBlockTurn(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn, WarmupTimeout: 300 * time.Millisecond})
+	e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}, WarmupTimeout: 300 * time.Millisecond})
 	e.sim.InjectFault(sim.Fault{Kind: sim.FaultSilence, Delay: time.Minute})
 	c := e.open("s1")
 	c.Warm()
@@ -266,7 +266,7 @@ func TestSlowWarmupDoesNotBlockTurn(t *testing.T) {
 // A transcript ending in an unanswered call (the daemon died mid-tool) is
 // repaired on open, so the next request is valid.
 func TestOpenRepairsUnansweredCall(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn})
+	e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}})
 	ctx := context.Background()
 	if err := e.db.CreateSession(ctx, store.Session{ID: "s1", Root: e.root}); err != nil {
 		t.Fatal(err)
@@ -282,7 +282,7 @@ func TestOpenRepairsUnansweredCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := e.reopen("s1")
-	tr := c.Transcript()
+	tr := session.TranscriptOf(c)
 	if len(tr) != 5 || itemType(tr[4]) != "function_call_output" || !strings.Contains(string(tr[4]), "call_1") {
 		t.Fatalf("transcript not repaired: %s", tr)
 	}
@@ -324,7 +324,7 @@ func (b *barrierTools) Run(ctx context.Context, call session.ToolCall) session.T
 // The read calls of one response run side by side; their outputs are
 // committed in call order, and the next request carries them in that order.
 func TestReadCallsRunConcurrently(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn})
+	e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}})
 	bt := &barrierTools{wsTools: e.tools, n: 4, all: make(chan struct{})}
 	c := e.openWith("par", bt)
 	warm(t, c)
@@ -359,7 +359,7 @@ func TestReadCallsRunConcurrently(t *testing.T) {
 // or of the configuration is seen by the next request: it carries the new
 // settings, in full.
 func TestChangedSettingsReachTheNextRequest(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn})
+	e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}})
 	tools := &wsTools{ts: e.tools.ts, runs: map[string]int{}, specs: e.tools.specs[:1]}
 	c := e.openWith("s1", tools)
 	warm(t, c)
@@ -421,7 +421,7 @@ func (s storedCheck) ToolCall(call session.ToolCall, status string, res *session
 // that a call runs only once it is stored, and that it finished only once
 // its output is.
 func TestReadsToldOnlyWhatIsStored(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn})
+	e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}})
 	c := e.openWith("s1", readTools{e.tools})
 	warm(t, c)
 	rec := newRecorder()
@@ -464,7 +464,7 @@ func (s cancelling) ToolCall(call session.ToolCall, status string, res *session.
 // started while the response arrived, so the turn is cancelled once the
 // editor hears it runs: the response has ended by then.)
 func TestStagedResponseStoredWhenTheTurnEnds(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn})
+	e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}})
 	c := e.openWith("s1", blockingReads{readTools{e.tools}})
 	warm(t, c)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -529,7 +529,7 @@ func (r releasing) ToolCall(call session.ToolCall, status string, res *session.T
 // A read that takes long is shown running while it runs: its call, staged
 // with the response, is stored early for it.
 func TestSlowReadShownRunning(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn})
+	e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}})
 	release := make(chan struct{})
 	c := e.openWith("s1", slowReads{readTools{e.tools}, release})
 	warm(t, c)
@@ -566,7 +566,7 @@ func (p probeReads) Run(ctx context.Context, call session.ToolCall) session.Tool
 // response has arrived: here the response's end is held back a second, and
 // the read has begun before it.
 func TestReadStartsBeforeTheResponseEnds(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn})
+	e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}})
 	p := probeReads{readTools{e.tools}, e.sim, make(chan bool, 1)}
 	c := e.openWith("s1", p)
 	warm(t, c)

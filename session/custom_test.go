@@ -52,7 +52,7 @@ func checkSchema(t *testing.T, recs []sim.Received) {
 // and a full request (a reopened conversation's warm-up) replays the call
 // without its id. Every request is valid under the official schema.
 func TestCustomToolCallRoundTrip(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn, Model: "gpt-5.3-codex"})
+	e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}, Model: "gpt-5.3-codex"})
 	tools := customPatchTools(e.tools)
 	c := e.openWith("s1", tools)
 	warm(t, c)
@@ -129,7 +129,7 @@ func TestCustomToolCallRoundTrip(t *testing.T) {
 // while it ran) is repaired on open with a custom_tool_call_output, the only
 // answer the API pairs with it, and the tool is not run again.
 func TestOpenRepairsUnansweredCustomCall(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn})
+	e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}})
 	ctx := context.Background()
 	if err := e.db.CreateSession(ctx, store.Session{ID: "s1", Root: e.root}); err != nil {
 		t.Fatal(err)
@@ -142,7 +142,7 @@ func TestOpenRepairsUnansweredCustomCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := e.reopen("s1")
-	tr := c.Transcript()
+	tr := session.TranscriptOf(c)
 	if len(tr) != 3 || itemType(tr[2]) != "custom_tool_call_output" || !strings.Contains(string(tr[2]), "call_1") {
 		t.Fatalf("transcript not repaired: %s", tr)
 	}

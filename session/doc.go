@@ -31,6 +31,10 @@
 //   - What the editor is told is in the store: every item is committed
 //     before a request that carries it is sent, and the editor hears of a
 //     staged tool output only once it is stored (session/transcript).
+//   - Failures: each failure of a model request is judged once
+//     (responses.Judge, where its stream was); the retry loop (judged, for
+//     turns and summary requests alike), the compaction and the warm-up
+//     switch on the verdict's action, and retries are budgeted per cause.
 //
 // Imports: session imports store, session/responses and session/transcript
 // (below it), never daemon, rpc or session/sim; tools are reached through

@@ -6,10 +6,10 @@ import (
 	"github.com/hearthd/hearth/session/transcript"
 )
 
-// Transcript returns a copy of the model's view, for the tests: the
+// TranscriptOf returns a copy of c's model view, for the tests: the
 // committed items, or after a compaction the initial items, the summary and
 // the items since.
-func (c *Conversation) Transcript() []json.RawMessage {
+func TranscriptOf(c *Conversation) []json.RawMessage {
 	return c.tr.Items()
 }
 

@@ -33,7 +33,7 @@ func encodePNG(t *testing.T, w, h int) []byte {
 // reopened conversation re-warms with the whole transcript (the simulator
 // validates them as the real API would).
 func TestImagesInTheTranscript(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn})
+	e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}})
 	shot := encodePNG(t, 9, 2)
 	if err := os.WriteFile(filepath.Join(e.root, "shot.png"), shot, 0o644); err != nil {
 		t.Fatal(err)

@@ -55,7 +55,7 @@ func replayed(t *testing.T, recs []sim.Received) int {
 // Every request asks for the encrypted reasoning, the configured effort
 // and summary, and names the session's prompt cache.
 func TestRequestsAskForReasoning(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn, ReasoningEffort: "high"})
+	e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}, ReasoningEffort: "high"})
 	c := e.open("s1")
 	warm(t, c)
 	rec := newRecorder()
@@ -86,7 +86,7 @@ func TestRequestsAskForReasoning(t *testing.T) {
 // HEARTH_REASONING_EFFORT=none is for models without reasoning: no
 // reasoning object and no include; summary none keeps the effort only.
 func TestReasoningNone(t *testing.T) {
-	e := newEnv(t, sim.Options{Reasoning: sim.ReasoningNever}, session.Config{Lanes: responses.LanesOn, ReasoningEffort: "none"})
+	e := newEnv(t, sim.Options{Reasoning: sim.ReasoningNever}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}, ReasoningEffort: "none"})
 	c := e.open("s1")
 	prompt(t, c, "hello", newRecorder())
 	r := e.wait(1)[0]
@@ -94,7 +94,7 @@ func TestReasoningNone(t *testing.T) {
 		t.Errorf("effort none sent %s → %s", r.Raw, r.Outcome)
 	}
 
-	e2 := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn, ReasoningSummary: "none"})
+	e2 := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}, ReasoningSummary: "none"})
 	rec := newRecorder()
 	prompt(t, e2.open("s2"), "hello", rec)
 	r = e2.wait(1)[0]
@@ -108,7 +108,7 @@ func TestReasoningNone(t *testing.T) {
 // and a restart all complete with zero refused requests, and every replay
 // carries the reasoning items with their encrypted_content.
 func TestReasoningReplaysAreNeverRefused(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn, FallbackRetry: time.Hour, DialAttempts: 1})
+	e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn, FallbackRetry: time.Hour, DialAttempts: 1}})
 	c := e.open("s1")
 	warm(t, c)
 	// A tool loop.
@@ -149,7 +149,7 @@ func TestReasoningReplaysAreNeverRefused(t *testing.T) {
 
 	recs = e.wait(len(e.sim.Received()))
 	replayed(t, recs)
-	transcript := c2.Transcript()
+	transcript := session.TranscriptOf(c2)
 	want := 0
 	for _, it := range transcript {
 		if itemType(it) == "reasoning" {
@@ -188,7 +188,7 @@ func TestReasoningReplaysAreNeverRefused(t *testing.T) {
 // items with ids and no encrypted_content, messages and calls with ids)
 // replays without a refusal: ids dropped, empty reasoning left out.
 func TestOldTranscriptReplays(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn})
+	e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}})
 	ctx := context.Background()
 	if err := e.db.CreateSession(ctx, store.Session{ID: "old", Root: e.root}); err != nil {
 		t.Fatal(err)
@@ -219,7 +219,7 @@ func TestOldTranscriptReplays(t *testing.T) {
 // Usage is recorded per request and summed per workspace; full requests
 // and increments both name the prompt cache.
 func TestUsageRecorded(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn})
+	e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}})
 	c := e.open("s1")
 	warm(t, c)
 	prompt(t, c, "read a.txt", newRecorder())
@@ -249,7 +249,7 @@ func TestUsageRecorded(t *testing.T) {
 // fewer than the frames' bytes.
 func TestCompressionOnTheWire(t *testing.T) {
 	for _, off := range []bool{false, true} {
-		e := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn, DisableCompression: off})
+		e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn, DisableCompression: off}})
 		c := e.open("s1")
 		warm(t, c)
 		prompt(t, c, `look sim:calls=3 sim:tool=read_file sim:args={"path":"big.txt"}`, newRecorder())
@@ -325,7 +325,7 @@ func TestServersWithoutLanes(t *testing.T) {
 // events keep the connection alive, not a wedged response on it.
 func TestSilentStreamTimesOutDespitePings(t *testing.T) {
 	e := newEnv(t, sim.Options{PingInterval: 20 * time.Millisecond, Cost: sim.Cost{TokensPerSecond: 200}},
-		session.Config{Lanes: responses.LanesOn, FirstEventTimeout: 300 * time.Millisecond, MaxAttempts: 1})
+		session.Config{Config: responses.Config{Lanes: responses.LanesOn}, FirstEventTimeout: 300 * time.Millisecond, MaxAttempts: 1})
 	a, b := e.open("a"), e.open("b")
 	warm(t, a)
 	warm(t, b)
@@ -352,8 +352,8 @@ func TestSilentStreamTimesOutDespitePings(t *testing.T) {
 // The client pings a quiet connection; one whose server never answers is
 // declared dead and the conversation re-warms on a new one.
 func TestKeepalive(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn,
-		KeepaliveInterval: 30 * time.Millisecond, KeepaliveTimeout: 60 * time.Millisecond})
+	e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn,
+		KeepaliveInterval: 30 * time.Millisecond, KeepaliveTimeout: 60 * time.Millisecond}})
 	warm(t, e.open("s1"))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -361,8 +361,8 @@ func TestKeepalive(t *testing.T) {
 		t.Fatalf("pings %d, handshakes %d: want answered pings on one connection", e.sim.PingsReceived(), e.sim.Handshakes())
 	}
 
-	e2 := newEnv(t, sim.Options{IgnorePings: true}, session.Config{Lanes: responses.LanesOn,
-		KeepaliveInterval: 30 * time.Millisecond, KeepaliveTimeout: 60 * time.Millisecond})
+	e2 := newEnv(t, sim.Options{IgnorePings: true}, session.Config{Config: responses.Config{Lanes: responses.LanesOn,
+		KeepaliveInterval: 30 * time.Millisecond, KeepaliveTimeout: 60 * time.Millisecond}})
 	warm(t, e2.open("s1"))
 	recs := e2.wait(2) // the warm-up, then the re-warm on a new connection
 	if recs[1].Conn == recs[0].Conn || recs[1].Generate == nil || *recs[1].Generate {

@@ -19,7 +19,7 @@ var errNoWarmupOverHTTP = errors.New("no warm-up over HTTP")
 // for a reason no retry fixes: the sentinel's advice, and the API's own
 // words. errors.Is finds both.
 type refusal struct {
-	kind error // responses.ErrAuth, ErrQuota, ErrContextLength, ErrModelNotFound
+	kind error // the failure table's advice: responses.ErrAuth, ErrQuota, ErrContextLength, ErrModelNotFound
 	err  error
 	size string // ErrContextLength: how large the session is
 }
@@ -33,29 +33,26 @@ func (r *refusal) Error() string {
 
 func (r *refusal) Unwrap() []error { return []error{r.kind, r.err} }
 
-// explain wraps the model API's final refusals with what the user can do.
-func explain(err error, size func() string) error {
-	r := &refusal{err: err}
-	switch responses.Classify(err) {
-	case responses.KindAuth:
-		r.kind = responses.ErrAuth
-	case responses.KindQuota:
-		r.kind = responses.ErrQuota
-	case responses.KindContextLength:
-		r.kind, r.size = responses.ErrContextLength, size()
-	case responses.KindModelNotFound:
-		r.kind = responses.ErrModelNotFound
-	default:
+// explain wraps a request's final failure, judged v, with what the user
+// can do: the failure table's advice for its cause (and the session's size
+// when the advice quotes it). A cause whose row has no advice fails with
+// its own words.
+func explain(err error, v responses.Verdict, size func() string) error {
+	if v.Advice == nil {
 		return err
+	}
+	r := &refusal{kind: v.Advice, err: err}
+	if v.ShowSize {
+		r.size = size()
 	}
 	return r
 }
 
-// storeErr marks a failure of the store as responses.KindStore; one that is
-// a cancelled context stays a cancellation.
+// storeErr marks a failure of the store as responses.CauseStore; one that
+// is a cancelled context stays a cancellation.
 func storeErr(err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	return responses.WithKind(responses.KindStore, err)
+	return responses.WithCause(responses.CauseStore, err)
 }

@@ -52,7 +52,7 @@ func (s *orderSink) Notice(string) {}
 // the first response's thoughts, its call, the second's thoughts, then
 // the answer, whole.
 func TestDeltasBatchedInOrder(t *testing.T) {
-	e := newEnv(t, sim.Options{Cost: sim.Cost{TokensPerSecond: 2000}}, session.Config{Lanes: responses.LanesOn})
+	e := newEnv(t, sim.Options{Cost: sim.Cost{TokensPerSecond: 2000}}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}})
 	c := e.open("s1")
 	warm(t, c)
 	s := &orderSink{}

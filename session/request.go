@@ -71,8 +71,7 @@ func (l *line) send(ctx context.Context, turnID int64, generate bool, sink Sink,
 	}
 	r, first, err := l.read(ctx, st, sink)
 	if err != nil {
-		l.failed(ctx, conn, st, reqID, err, first)
-		return nil, err
+		return nil, l.failed(ctx, conn, st, reqID, err, first)
 	}
 	r, err = l.settle(ctx, turnID, conn, o, reqID, r, first, sink != nil)
 	if err == nil && sink != nil {
@@ -201,14 +200,15 @@ func savedBytes(prev string, left []json.RawMessage) int {
 
 // failed ends a request whose response failed: the baseline is gone, the
 // stream is left or walked away from as Judge says, and the request's row
-// records the outcome.
-func (l *line) failed(ctx context.Context, conn responses.Link, st *responses.Stream, reqID int64, err error, first time.Time) {
+// records the outcome. It returns err with its verdict (judgedError).
+func (l *line) failed(ctx context.Context, conn responses.Link, st *responses.Stream, reqID int64, err error, first time.Time) error {
 	l.forget()
 	status := "failed"
 	if ctx.Err() != nil {
 		status = "cancelled"
 	}
-	switch responses.Judge(err, 0, 0).Stream {
+	v := responses.Judge(err)
+	switch v.Stream {
 	case responses.WalkAway:
 		l.abort(conn, st)
 	case responses.DropConn:
@@ -220,6 +220,7 @@ func (l *line) failed(ctx context.Context, conn responses.Link, st *responses.St
 		id = re.ResponseID
 	}
 	l.finish(reqID, id, status, err, first)
+	return &judgedError{err: err, v: v}
 }
 
 // settle stores a response with its request's end, in one transaction,

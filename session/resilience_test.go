@@ -36,7 +36,7 @@ func checkTranscript(t *testing.T, e *env, c *session.Conversation) []store.Item
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem := c.Transcript()
+	mem := session.TranscriptOf(c)
 	if len(mem) != len(items) {
 		t.Fatalf("memory has %d items, store %d", len(mem), len(items))
 	}
@@ -76,7 +76,7 @@ func checkTranscript(t *testing.T, e *env, c *session.Conversation) []store.Item
 // once, for good, without spending retries; requests carry the whole
 // transcript; status shows it; the editor is told once.
 func TestUpgrade426SwitchesToHTTP(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn})
+	e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}})
 	e.sim.InjectFault(sim.Fault{Kind: sim.FaultRefuseUpgrade, Status: 426})
 	c := e.open("s1")
 	c.Warm()
@@ -109,7 +109,7 @@ func TestUpgrade426SwitchesToHTTP(t *testing.T) {
 
 // 5xx on the upgrade is retried with backoff, then the WebSocket is used.
 func TestUpgradeRetriedThenWebSocket(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn, DialAttempts: 4})
+	e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn, DialAttempts: 4}})
 	e.sim.InjectFault(sim.Fault{Kind: sim.FaultRefuseUpgrade, Status: 503, Count: 2})
 	c := e.open("s1")
 	prompt(t, c, "hi", newRecorder())
@@ -124,7 +124,7 @@ func TestUpgradeRetriedThenWebSocket(t *testing.T) {
 
 // Upgrades that keep failing exhaust the budget, then HTTP takes over.
 func TestUpgradeFailuresFallBackToHTTP(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn, DialAttempts: 3})
+	e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn, DialAttempts: 3}})
 	e.sim.InjectFault(sim.Fault{Kind: sim.FaultRefuseUpgrade, Status: 500, Count: 100})
 	c := e.open("s1")
 	rec := newRecorder()
@@ -152,7 +152,7 @@ func TestBrokenResponseRetriedInFull(t *testing.T) {
 	}
 	for name, f := range faults {
 		t.Run(name, func(t *testing.T) {
-			e := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn})
+			e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}})
 			c := e.open("s1")
 			warm(t, c)
 			f.Match = hasToolOutput // break the answer that follows the tool's output
@@ -196,7 +196,7 @@ func TestBrokenResponseRetriedInFull(t *testing.T) {
 }
 
 func firstCall(t *testing.T, c *session.Conversation) string {
-	for _, it := range c.Transcript() {
+	for _, it := range session.TranscriptOf(c) {
 		var h struct {
 			Type   string
 			CallID string `json:"call_id"`
@@ -214,7 +214,7 @@ func firstCall(t *testing.T, c *session.Conversation) string {
 // re-warms on a new connection in the background, before any prompt, and
 // the next prompt chains on that.
 func TestCloseBetweenRequestsRewarms(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn})
+	e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}})
 	c := e.open("s1")
 	warm(t, c)
 	e.sim.InjectFault(sim.Fault{Kind: sim.FaultCloseAfterResponse, CloseCode: 1000, Match: isPrompt})
@@ -234,7 +234,7 @@ func TestCloseBetweenRequestsRewarms(t *testing.T) {
 // previous_response_not_found: retried once, at once, in full; the user's
 // message is in the transcript and in what was sent exactly once.
 func TestPreviousResponseNotFound(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn})
+	e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}})
 	c := e.open("s1")
 	warm(t, c)
 	e.sim.InjectFault(sim.Fault{Kind: sim.FaultDropCache, Match: isPrompt})
@@ -260,7 +260,7 @@ func TestPreviousResponseNotFound(t *testing.T) {
 
 // websocket_connection_limit_reached: reconnect and resend in full.
 func TestConnectionLimitReconnects(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn})
+	e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}})
 	c := e.open("s1")
 	warm(t, c)
 	e.sim.InjectFault(sim.Fault{Kind: sim.FaultConnectionLimit, Match: isPrompt})
@@ -281,7 +281,7 @@ func TestConnectionLimitReconnects(t *testing.T) {
 // Connections are rotated between requests once older than MaxConnAge,
 // never in the middle of a response.
 func TestRotationBetweenRequests(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn, MaxConnAge: time.Nanosecond})
+	e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn, MaxConnAge: time.Nanosecond}})
 	c := e.open("s1")
 	if stop := prompt(t, c, "please read a.txt", newRecorder()); stop != session.StopEndTurn {
 		t.Fatalf("stop %s", stop)
@@ -300,7 +300,7 @@ func TestRotationBetweenRequests(t *testing.T) {
 
 // rate_limit_exceeded: retried after the server's "try again in 1.5s".
 func TestRateLimitHonoursHint(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn})
+	e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}})
 	c := e.open("s1")
 	e.sim.InjectFault(sim.Fault{Kind: sim.FaultRateLimit})
 	if stop := prompt(t, c, "hi", newRecorder()); stop != session.StopEndTurn {
@@ -321,7 +321,7 @@ func TestRateLimitHonoursHint(t *testing.T) {
 // response.failed is retried with backoff; when it keeps failing the turn
 // fails with a clear error. response.incomplete ends the turn as max_tokens.
 func TestFailedAndIncompleteResponses(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn, MaxAttempts: 2})
+	e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}, MaxAttempts: 2})
 	c := e.open("s1")
 	e.sim.InjectFault(sim.Fault{Kind: sim.FaultResponseFailed, Match: isPrompt})
 	if stop := prompt(t, c, "hi", newRecorder()); stop != session.StopEndTurn {
@@ -350,7 +350,7 @@ func TestFailedAndIncompleteResponses(t *testing.T) {
 // not reset anything here because the simulator holds the event, not the
 // socket.
 func TestSilenceTimesOut(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn, FirstEventTimeout: 300 * time.Millisecond})
+	e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}, FirstEventTimeout: 300 * time.Millisecond})
 	c := e.open("s1")
 	e.sim.InjectFault(sim.Fault{Kind: sim.FaultSilence, Delay: time.Minute})
 	if stop := prompt(t, c, "hi", newRecorder()); stop != session.StopEndTurn {
@@ -365,7 +365,7 @@ func TestSilenceTimesOut(t *testing.T) {
 // Lanes off: each conversation gets its own connection, so two sessions of
 // one workspace never evict each other's baseline.
 func TestLanesOffOwnConnections(t *testing.T) {
-	e := newEnv(t, sim.Options{DisableLanes: true}, session.Config{Lanes: responses.LanesOff})
+	e := newEnv(t, sim.Options{DisableLanes: true}, session.Config{Config: responses.Config{Lanes: responses.LanesOff}})
 	a, b := e.open("a"), e.open("b")
 	warm(t, a)
 	warm(t, b)
@@ -390,7 +390,7 @@ func TestLanesOffOwnConnections(t *testing.T) {
 // More conversations than the server's 16 active responses and 32 lane
 // names: all complete; the 33rd lane name opens a second connection.
 func TestManyConversationsWithinLimits(t *testing.T) {
-	e := newEnv(t, sim.Options{Cost: sim.Cost{TokensPerSecond: 2000}}, session.Config{Lanes: responses.LanesOn})
+	e := newEnv(t, sim.Options{Cost: sim.Cost{TokensPerSecond: 2000}}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}})
 	var convs []*session.Conversation
 	for i := 0; i < 33; i++ {
 		convs = append(convs, e.open("s"+string(rune('A'+i))))
@@ -426,7 +426,7 @@ func TestManyConversationsWithinLimits(t *testing.T) {
 // lane A's request while lane B streams on the same socket; B's turn is
 // retried on a new connection and completes, and so does A's.
 func TestSiblingSurvivesAnotherLanesFailure(t *testing.T) {
-	e := newEnv(t, sim.Options{Cost: sim.Cost{TokensPerSecond: 400}}, session.Config{Lanes: responses.LanesOn})
+	e := newEnv(t, sim.Options{Cost: sim.Cost{TokensPerSecond: 400}}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}})
 	a, b := e.open("a"), e.open("b")
 	warm(t, a)
 	warm(t, b)
@@ -467,7 +467,7 @@ func TestSiblingSurvivesAnotherLanesFailure(t *testing.T) {
 // the transcript).
 func TestLongSessionRewarmsOnce(t *testing.T) {
 	e := newEnv(t, sim.Options{Cost: sim.Cost{PerInputKB: time.Millisecond}},
-		session.Config{Lanes: responses.LanesOn, WarmupTimeout: 100 * time.Millisecond})
+		session.Config{Config: responses.Config{Lanes: responses.LanesOn}, WarmupTimeout: 100 * time.Millisecond})
 	ctx := context.Background()
 	if err := e.db.CreateSession(ctx, store.Session{ID: "long", Root: e.root}); err != nil {
 		t.Fatal(err)

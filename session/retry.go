@@ -9,54 +9,131 @@ import (
 	"github.com/hearthd/hearth/session/transcript"
 )
 
-// request sends one model request of a turn and retries what Judge says
-// is safe to retry. Nothing of a failed response was applied — output items
-// are committed and tools run only after response.completed — so a retry
-// can never run a tool twice or write an item twice.
+// request sends one model request of a turn and does what Judge says of
+// each failure (judged), compacting a view too large for the window; the
+// final failure carries what the user can do (explain). Nothing of a
+// failed response was applied — output items are committed and tools run
+// only after response.completed — so a retry can never run a tool twice or
+// write an item twice.
 func (c *Conversation) request(ctx context.Context, turnID int64, sink Sink) (*reply, error) {
+	var att *attemptSink
+	r, v, err := c.judged(ctx, func() (*reply, error) {
+		att = &attemptSink{Sink: sink}
+		return c.exchange(ctx, turnID, true, att)
+	}, func(why string) { att.interrupted(why) }, func() error {
+		// Go on from a summary, then send again.
+		return c.compact(ctx, turnID, sink, CompactRefused)
+	})
+	if err != nil && ctx.Err() == nil {
+		return nil, explain(err, v, func() string { return sizeOf(c.tr) })
+	}
+	return r, err
+}
+
+// judged sends one model request through its failures: send is one
+// attempt, and each failure is judged once (responses.Judge) and counted
+// against its cause's budget. A retry goes again after its wait, a re-warm
+// or a full resend at once (told is called first, with why); a compaction
+// goes again once smaller made the request fit, and ends the attempts
+// when there is no smaller (the caller's to do) or it failed. It returns
+// the last failure and its verdict; a failure once ctx has ended is
+// returned as it is, unjudged.
+func (c *Conversation) judged(ctx context.Context, send func() (*reply, error), told func(why string), smaller func() error) (*reply, responses.Verdict, error) {
 	cfg := c.Config()
-	spent := map[string]bool{} // retries allowed once per request, by kind
-	// Each cause has its own budget of MaxAttempts failures, so a request
-	// whose own response kept failing is not also failed by the one
-	// connection loss a sibling caused on its last attempt; the total is
-	// bounded all the same.
-	tries := map[string]int{}
+	b := newBudget(cfg.MaxAttempts)
 	var err error
+	var v responses.Verdict
 	for attempt := 0; attempt < 2*cfg.MaxAttempts; attempt++ {
-		att := &attemptSink{Sink: sink}
 		var r *reply
-		r, err = c.exchange(ctx, turnID, true, att)
-		if err == nil {
-			return r, nil
+		if r, err = send(); err == nil {
+			return r, responses.Verdict{}, nil
 		}
 		if ctx.Err() != nil {
-			return nil, err
+			return nil, responses.Verdict{}, err
 		}
-		if responses.Classify(err) == responses.KindContextLength && !spent["compact"] {
-			// Once: go on from a summary, then send again.
-			spent["compact"] = true
-			if cerr := c.compact(ctx, turnID, sink, CompactRefused); cerr == nil {
-				continue
-			} else {
-				c.log.Info("compaction after a context_length_exceeded refusal failed", "err", cerr)
-			}
-		}
-		v := responses.Judge(err, tries[responses.Judge(err, 0, cfg.MaxRetryWait).Why], cfg.MaxRetryWait)
-		tries[v.Why]++
-		if !v.Retry || (v.Once != "" && spent[v.Once]) || tries[v.Why] >= cfg.MaxAttempts || attempt+1 == 2*cfg.MaxAttempts {
+		v = judge(err)
+		n, ok := b.take(v)
+		if !ok || attempt+1 == 2*cfg.MaxAttempts {
 			break
 		}
-		if v.Once != "" {
-			spent[v.Once] = true
+		if v.Action == responses.Compact {
+			if smaller == nil {
+				break
+			}
+			if cerr := smaller(); cerr != nil {
+				c.log.Info("compaction after a context_length_exceeded refusal failed", "err", cerr)
+				break
+			}
+			continue
 		}
+		wait := v.Wait(n, cfg.MaxRetryWait)
 		c.client.counters.retries.Add(1)
-		c.log.Info("retrying model request", "why", v.Why, "wait", v.Wait, "attempt", attempt+2, "of_this_cause", tries[v.Why], "err", err)
-		att.interrupted(v.Why)
-		if err := sleep(ctx, v.Wait); err != nil {
-			return nil, err
+		c.log.Info("retrying model request", "why", v.Why, "cause", v.Cause, "action", v.Action, "wait", wait,
+			"attempt", attempt+2, "of_this_cause", n+1, "err", err)
+		if told != nil {
+			told(v.Why)
+		}
+		if err := sleep(ctx, wait); err != nil {
+			return nil, responses.Verdict{}, err
 		}
 	}
-	return nil, explain(err, func() string { return sizeOf(c.tr) })
+	return nil, v, err
+}
+
+// judgedError is a failure judged where its stream was (failed), carried
+// to the retry loop so that it is judged once. Its text and chain are the
+// failure's. Made per failure.
+type judgedError struct {
+	err error
+	v   responses.Verdict
+}
+
+func (e *judgedError) Error() string { return e.err.Error() }
+func (e *judgedError) Unwrap() error { return e.err }
+
+// judge is err's verdict: the one it was given when it was judged, else
+// Judge's.
+func judge(err error) responses.Verdict {
+	if je, ok := err.(*judgedError); ok {
+		return je.v
+	}
+	return responses.Judge(err)
+}
+
+// budget is what one model request may still retry, per cause: each cause
+// has its own MaxAttempts failures, so a request whose own response kept
+// failing is not also failed by the one connection loss a sibling caused
+// on its last attempt (request bounds the total all the same); a cause
+// whose action is taken once (Verdict.Once) has one, and a compaction,
+// which sends a smaller request, counts against no retries. Made per
+// request.
+type budget struct {
+	max   int
+	tries map[responses.Cause]int
+}
+
+func newBudget(maxAttempts int) *budget {
+	return &budget{max: maxAttempts, tries: map[responses.Cause]int{}}
+}
+
+// take counts a failure judged v and reports whether the request goes
+// again (v's action is one that sends it again, and its cause has attempts
+// left), and how many failures of that cause came before it.
+func (b *budget) take(v responses.Verdict) (n int, ok bool) {
+	n = b.tries[v.Cause]
+	b.tries[v.Cause]++
+	switch v.Action {
+	case responses.Retry, responses.Rewarm, responses.Resend, responses.Compact:
+	default: // Fail; FallBackHTTP is the handshake's
+		return n, false
+	}
+	if v.Once && n > 0 {
+		return n, false
+	}
+	if v.Action == responses.Compact {
+		return n, true // the request that goes again is another, smaller one: no retry of this one
+	}
+	return n, n+1 < b.max
 }
 
 // sizeOf describes a conversation's transcript for a context-length

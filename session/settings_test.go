@@ -14,7 +14,7 @@ import (
 // A tool whose schema does not encode fails the request with an error that
 // names it; the request never goes out without the other tools.
 func TestToolSchemaThatDoesNotEncodeNamesTheTool(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn})
+	e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}})
 	bad := json.RawMessage(`{"type":"function","name":"broken_tool","parameters":{"type":"object",}`)
 	tools := &wsTools{ts: e.tools.ts, runs: map[string]int{}, specs: append(append([]json.RawMessage(nil), e.tools.specs...), bad)}
 	c := e.openWith("s1", tools)

@@ -23,7 +23,7 @@ import (
 // twice, every function call answered exactly once, memory equal to the
 // store.
 func TestSoak200TurnsWithRandomFaults(t *testing.T) {
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn, FirstEventTimeout: 500 * time.Millisecond,
+	e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}, FirstEventTimeout: 500 * time.Millisecond,
 		MaxRetryWait: 50 * time.Millisecond})
 	faults := []sim.Fault{
 		{Kind: sim.FaultCloseMidResponse, CloseCode: 1011, AfterEvents: 4},
@@ -157,7 +157,7 @@ func TestSoak200TurnsWithRandomFaults(t *testing.T) {
 func TestSoakFaultsOnOneLaneOnly(t *testing.T) {
 	// A first-event timeout a loaded machine under -race never reaches by
 	// itself, short enough that the silences cost little.
-	e := newEnv(t, sim.Options{}, session.Config{Lanes: responses.LanesOn, FirstEventTimeout: time.Second})
+	e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}, FirstEventTimeout: time.Second})
 	// By session, not by lane: a conversation that walks away from a silent
 	// lane goes on on another one.
 	faulty := func(r sim.Received) bool { return r.PromptCacheKey == "lane-a" }

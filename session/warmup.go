@@ -73,10 +73,8 @@ func (c *Conversation) warmUp(again bool) {
 		}
 		gauge.Add(1)
 		_, err := c.exchange(ctx, 0, false, nil)
-		if err != nil {
-			if v := responses.Judge(err, 0, 0); v.Retry && v.Once == responses.OnceLanes {
-				_, err = c.exchange(ctx, 0, false, nil) // once more, on a connection of its own
-			}
+		if err != nil && judge(err).Action == responses.Rewarm {
+			_, err = c.exchange(ctx, 0, false, nil) // once more, on a connection of its own
 		}
 		gauge.Add(-1)
 		if err != nil && !errors.Is(err, errNoWarmupOverHTTP) {

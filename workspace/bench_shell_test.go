@@ -1,50 +1,53 @@
-//go:build unix
+//go:build linux
 
 package workspace
 
 import (
 	"context"
 	"flag"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hearthd/hearth/workspace/sandbox"
 )
 
 // One command's own cost: the shell tool running `cat small.txt` (4 KiB)
-// through the sandbox helper, as hearth runs every command the model asks
-// for, next to the same command without the helper and the same file
-// through read_file. There is no model here: ns/op is the tool's whole
-// time, start to result. Fast enough for -benchtime 50x:
+// through the sandbox, as hearth runs every command the model asks for, next
+// to the same command without it and the same file through read_file. There
+// is no model here: ns/op is the tool's whole time, start to result:
 //
 //	go test -run '^$' -bench 'Shell|ReadFileTool' -benchtime 50x ./workspace/
 //
-// The helper is this test binary (TestMain runs __sandbox-exec), as in the
-// sandbox tests, or hearth's own with -helper (a larger binary, slower to
-// start):
+// The cell is this test binary (TestMain runs __sandbox-exec), or hearth's
+// own with -helper (a larger binary, slower to start):
 //
 //	go build -o /tmp/hearth ./cmd/hearth
 //	go test -run '^$' -bench 'Shell|ReadFileTool' -benchtime 50x ./workspace/ -args -helper /tmp/hearth
 //
 // The network is on (a Toolset's default, and ask's and auto-edit's), or
-// off (NoNetwork: full-auto's default, an empty network namespace for each
-// command).
+// off (full-auto's default: an empty network namespace for each command).
 
 var benchHelper = flag.String("helper", "", "the sandboxed command benchmarks' helper: a hearth binary (run as `hearth __sandbox-exec`) instead of this test binary")
 
-// useBenchSandbox is useSandbox with -helper's binary when it names one.
-func useBenchSandbox(b *testing.B) {
-	if *benchHelper == "" {
-		useSandbox(b)
-		return
+// useBenchSandbox sets the sandbox to run commands in cells of this test
+// binary, or of -helper's when it names one, until the benchmark ends; it
+// returns the configuration set.
+func useBenchSandbox(b *testing.B) sandbox.Config {
+	exe, err := os.Executable()
+	if *benchHelper != "" {
+		exe, err = filepath.Abs(*benchHelper)
 	}
-	exe, err := filepath.Abs(*benchHelper)
 	if err != nil {
 		b.Fatal(err)
 	}
-	SetSandbox(Sandbox{Helper: []string{exe, sandboxSubcommand}})
-	b.Cleanup(func() { SetSandbox(Sandbox{}) })
+	cfg := sandbox.Config{Helper: []string{exe, sandboxSubcommand}}
+	sandbox.Set(cfg)
+	b.Cleanup(func() { sandbox.Set(sandbox.Config{}) })
+	return cfg
 }
 
 // smallFile is 4 KiB of text, the file bench/peer.sh's rollout reads.
@@ -57,13 +60,12 @@ func benchSmallFile(b *testing.B) *Toolset {
 	return NewToolset(r)
 }
 
-// benchTool runs tool with args b.N times and checks each result holds
-// the file. Besides ns/op it reports cpu-ms/op: the CPU time (user and
-// system) of this process and of the processes it started and reaped — the
-// helper, sh, cat — and of the running sandbox cells and the calls they
-// reaped (in clock ticks: 10 ms), which a machine's load moves less than
-// the wall time.
-func benchTool(b *testing.B, ts *Toolset, tool string, args []byte) {
+// benchTool runs tool with args b.N times and checks each result holds the
+// file. Besides ns/op it reports cpu-ms/op: the CPU time (user and system) of
+// this process and of the processes it started — the cell and what it ran,
+// counted once the cell is closed and reaped after the loop — which a
+// machine's load moves less than the wall time.
+func benchTool(b *testing.B, ts *Toolset, cfg sandbox.Config, tool string, args []byte) {
 	b.ReportAllocs()
 	cpu0 := treeCPUTime(b)
 	for b.Loop() {
@@ -72,6 +74,8 @@ func benchTool(b *testing.B, ts *Toolset, tool string, args []byte) {
 			b.Fatalf("%s: %+v", tool, res)
 		}
 	}
+	b.StopTimer()
+	sandbox.Set(cfg) // closes the cells and waits for them: their time is the children's now
 	b.ReportMetric(float64(treeCPUTime(b)-cpu0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
 }
 
@@ -86,34 +90,26 @@ func treeCPUTime(b *testing.B) time.Duration {
 		}
 		total += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
-	return total + cellsCPUTime(b)
+	return total
 }
 
 func BenchmarkShellSandboxed(b *testing.B) {
-	if !sandboxSupported {
-		b.Skip("no sandbox helper on this OS")
-	}
 	ts := benchSmallFile(b)
-	useBenchSandbox(b)
-	benchTool(b, ts, "shell", []byte(`{"command":"cat small.txt"}`))
+	benchTool(b, ts, useBenchSandbox(b), "shell", []byte(`{"command":"cat small.txt"}`))
 }
 
 func BenchmarkShellSandboxedNoNetwork(b *testing.B) {
-	if !sandboxSupported {
-		b.Skip("no sandbox helper on this OS")
-	}
 	ts := benchSmallFile(b)
-	useBenchSandbox(b)
-	benchTool(b, ts.WithNetwork(Network{Off: true, Why: "full-auto mode"}), "shell", []byte(`{"command":"cat small.txt"}`))
+	benchTool(b, ts.WithNetwork(sandbox.Network{Off: true, Why: "full-auto mode"}), useBenchSandbox(b), "shell", []byte(`{"command":"cat small.txt"}`))
 }
 
 func BenchmarkShellUnsandboxed(b *testing.B) {
 	ts := benchSmallFile(b)
-	SetSandbox(Sandbox{}) // /bin/sh -c, as where the OS has no helper
-	benchTool(b, ts, "shell", []byte(`{"command":"cat small.txt"}`))
+	sandbox.Set(sandbox.Config{}) // /bin/sh -c, as where the OS has no helper
+	benchTool(b, ts, sandbox.Config{}, "shell", []byte(`{"command":"cat small.txt"}`))
 }
 
 func BenchmarkReadFileTool(b *testing.B) {
 	ts := benchSmallFile(b)
-	benchTool(b, ts, "read_file", []byte(`{"path":"small.txt"}`))
+	benchTool(b, ts, sandbox.Config{}, "read_file", []byte(`{"path":"small.txt"}`))
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hearthd/hearth/workspace/sandbox"
 )
 
 // A session opened in a subdirectory of the workspace (its working
@@ -41,7 +43,7 @@ func TestToolsetInWorkingDirectory(t *testing.T) {
 	if !res.IsError || !strings.Contains(res.Output, "is outside the workspace; use a path relative to the working directory") {
 		t.Errorf("read_file %s (out of the root): %+v", rel, res)
 	}
-	if _, _, err := ts.resolveName("../../.."); !errors.Is(err, ErrOutside) {
+	if _, _, err := ts.at.resolveName("../../.."); !errors.Is(err, ErrOutside) {
 		t.Errorf("../../.. from sub/dir: %v, want outside", err)
 	}
 
@@ -77,7 +79,7 @@ func TestToolsetInWorkingDirectory(t *testing.T) {
 	if strings.Join(wrote, ",") != "sub/dir/new.txt,sub/other.txt,sub/other.txt" {
 		t.Errorf("OnWrite heard %q, want paths relative to the root", wrote)
 	}
-	if shellUnsupported == "" {
+	if sandbox.Unsupported == "" {
 		res = call(t, ts, "shell", `{"command":"pwd"}`)
 		if want := filepath.Join(rootDir, "sub", "dir"); res.IsError || !strings.HasPrefix(res.Output, want+"\n") {
 			t.Errorf("shell pwd: %+v, want %s", res, want)

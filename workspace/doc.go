@@ -36,9 +36,14 @@
 //     whose command is exactly an apply_patch invocation (a heredoc or one
 //     quoted argument, after an optional `cd DIR &&`) is applied as
 //     apply_patch instead of being run; its Preview says so (As).
-//   - A shell command runs in its own process group, with the environment
-//     scrubbed of credentials; nothing it starts outlives the call.
+//   - A shell command runs through workspace/sandbox (confined where the
+//     OS allows, in its own process group, with the environment scrubbed of
+//     credentials); nothing it starts outlives the call.
 //
-// Imports: workspace imports no other hearth package; the daemon hands it to
-// session through session's own interfaces. imports_test.go enforces this.
+// Imports: workspace imports no other hearth package but its subpackages,
+// which sit below it and never import it: workspace/patch (the apply_patch
+// format), workspace/watch (the watcher, its journal and the context delta;
+// Root is its watch.Dir) and workspace/sandbox (running a command
+// confined, and where git's own files are). The daemon hands it to session
+// through session's own interfaces. imports_test.go enforces this.
 package workspace

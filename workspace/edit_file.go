@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/hearthd/hearth/workspace/watch"
 )
 
 var editFileDef = toolDef{
@@ -35,7 +37,7 @@ type editFileArgs struct {
 
 // planEditFile checks an edit_file call and computes its change and how many
 // occurrences it replaces. A non-empty msg is the error for the model.
-func (ts *Toolset) planEditFile(ctx context.Context, d *toolDef, raw json.RawMessage) (c *fileChange, n int, msg string) {
+func (fw fileWriter) planEditFile(ctx context.Context, d *toolDef, raw json.RawMessage) (c *fileChange, n int, msg string) {
 	var a editFileArgs
 	if msg := decodeArgs(d, raw, &a); msg != "" {
 		return nil, 0, msg
@@ -55,13 +57,13 @@ func (ts *Toolset) planEditFile(ctx context.Context, d *toolDef, raw json.RawMes
 	case oldS == newS:
 		return nil, 0, "old_string and new_string are the same, so the edit would change nothing; give the replacement text as new_string"
 	}
-	c, msg = ts.loadTarget(ctx, d.Name, *a.Path)
+	c, msg = fw.loadTarget(ctx, d.Name, *a.Path)
 	switch {
 	case msg != "":
 		return c, 0, msg
 	case !c.existed:
 		return c, 0, fmt.Sprintf("file %q does not exist; use write_file to create it, or list_dir to find the right path", c.shown)
-	case isBinary([]byte(c.old), true):
+	case watch.IsBinary([]byte(c.old), true):
 		return c, 0, fmt.Sprintf("%q is a binary file; edit_file changes text files only", c.shown)
 	}
 	n = strings.Count(c.old, oldS)
@@ -83,7 +85,7 @@ func (ts *Toolset) planEditFile(ctx context.Context, d *toolDef, raw json.RawMes
 }
 
 func (ts *Toolset) previewEditFile(ctx context.Context, d *toolDef, raw json.RawMessage) (Preview, string) {
-	c, _, msg := ts.planEditFile(ctx, d, raw)
+	c, _, msg := ts.files().planEditFile(ctx, d, raw)
 	if msg != "" {
 		return Preview{}, msg
 	}
@@ -91,7 +93,7 @@ func (ts *Toolset) previewEditFile(ctx context.Context, d *toolDef, raw json.Raw
 }
 
 func (ts *Toolset) editFile(ctx context.Context, d *toolDef, raw json.RawMessage) Result {
-	c, n, msg := ts.planEditFile(ctx, d, raw)
+	c, n, msg := ts.files().planEditFile(ctx, d, raw)
 	if msg != "" {
 		return changeFailed(c, "Edit ", msg)
 	}
@@ -99,5 +101,5 @@ func (ts *Toolset) editFile(ctx context.Context, d *toolDef, raw json.RawMessage
 	if n > 1 {
 		out = fmt.Sprintf("Replaced %d occurrences in %s.", n, c.shown)
 	}
-	return ts.apply(ctx, d, c, "Edit ", out)
+	return ts.files().apply(ctx, d, c, "Edit ", out)
 }

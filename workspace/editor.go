@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 )
 
@@ -31,6 +32,11 @@ type Editor struct {
 	// on disk by hearth, not even their directories.
 	Creates bool
 }
+
+// ErrEditorRefused is what a TextWriter's error wraps when the editor (or
+// its user) refused the write, as opposed to failing it: the model is told
+// not to try the same write again.
+var ErrEditorRefused = errors.New("the editor refused the write")
 
 // TextReader reads a file as the editor has it.
 type TextReader interface {

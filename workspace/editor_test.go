@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/hearthd/hearth/workspace/watch"
 )
 
 // fakeEditor is an editor holding some files' buffers in memory; it records
@@ -279,12 +281,12 @@ func TestReadFileViaEditorBigFile(t *testing.T) {
 	r, root, _ := newTree(t)
 	abs := filepath.Join(root, "big.txt")
 	writeFile(t, abs, strings.Repeat("a line on disk\n", 1000))
-	if err := os.Truncate(abs, readWholeMax+1); err != nil {
+	if err := os.Truncate(abs, watch.ReadWholeMax+1); err != nil {
 		t.Fatal(err)
 	}
 	mid := filepath.Join(root, "mid.txt")
 	writeFile(t, mid, "on disk\n")
-	ed := &fakeEditor{buffers: map[string]string{abs: "unsaved\n", mid: strings.Repeat("unsaved\n", MaxContent/8+1)}}
+	ed := &fakeEditor{buffers: map[string]string{abs: "unsaved\n", mid: strings.Repeat("unsaved\n", watch.MaxContent/8+1)}}
 	ts := NewToolset(r)
 	res := runVia(t, ts, ed.both(), "read_file", `{"path":"big.txt","limit":1}`)
 	if res.IsError || !strings.HasPrefix(res.Output, "     1\ta line on disk\n[truncated: showing lines 1-1 of a file of ") || res.Buffer {
@@ -292,7 +294,7 @@ func TestReadFileViaEditorBigFile(t *testing.T) {
 	}
 	res = runVia(t, ts, ed.both(), "read_file", `{"path":"mid.txt","limit":1}`)
 	if res.IsError || res.Output == "" || !res.Buffer || res.Content != "" || res.Hash != contentHash(ed.buffers[mid]) {
-		t.Errorf("read_file of a buffer over MaxContent: error %v, Buffer %v, %d bytes kept, hash ok %v",
+		t.Errorf("read_file of a buffer over watch.MaxContent: error %v, Buffer %v, %d bytes kept, hash ok %v",
 			res.IsError, res.Buffer, len(res.Content), res.Hash == contentHash(ed.buffers[mid]))
 	}
 	if got := ed.calls(); !slices.Equal(got, []string{"read " + mid}) {

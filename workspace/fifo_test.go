@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hearthd/hearth/workspace/watch"
 )
 
 // TestFIFONeverBlocks puts a FIFO with no writer where the tools look: each
@@ -46,7 +48,7 @@ func TestFIFONeverBlocks(t *testing.T) {
 }
 
 // A FIFO where the global excludes file should be neither blocks the
-// ignorer nor adds rules.
+// watch.Ignorer nor adds rules.
 func TestIgnorerGlobalExcludesFIFO(t *testing.T) {
 	r, _, _ := newTree(t)
 	xdg := t.TempDir()
@@ -55,7 +57,7 @@ func TestIgnorerGlobalExcludesFIFO(t *testing.T) {
 	if err := syscall.Mkfifo(filepath.Join(xdg, "git", "ignore"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if newIgnorer(r, DefaultIgnore).ignored("x.bak", false) {
+	if watch.NewIgnorer(r, watch.DefaultIgnore).Ignored("x.bak", false) {
 		t.Error("a FIFO's rules applied")
 	}
 }

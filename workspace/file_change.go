@@ -33,26 +33,38 @@ type fileChange struct {
 	new     string      // the content after the call
 }
 
+// fileWriter plans and commits the file changes of one call of write_file,
+// edit_file or apply_patch: each target resolved from the call's place and
+// refused inside a git directory, read from and written to the call's
+// editor when it has one (atomically on disk otherwise), and reported to
+// onWrite (Toolset.OnWrite) before it is written. A plain value made by
+// Toolset.files for one call.
+type fileWriter struct {
+	at      place
+	ed      Editor
+	onWrite func(rel string, content []byte)
+}
+
 // loadTarget resolves the model's path for a write and reads what is there
 // now, through the root's handle. tool names the caller in messages. A
 // non-empty msg says why the path cannot be written, for the model.
-func (ts *Toolset) loadTarget(ctx context.Context, tool, path string) (c *fileChange, msg string) {
-	abs, name, err := ts.resolveName(path)
+func (fw fileWriter) loadTarget(ctx context.Context, tool, path string) (c *fileChange, msg string) {
+	abs, name, err := fw.at.resolveName(path)
 	if err != nil {
 		return nil, err.Error()
 	}
-	rel := ts.root.Rel(abs)
-	c = &fileChange{name: name, abs: abs, rel: rel, shown: ts.show(rel)}
-	if abs == ts.root.Path() {
+	rel := fw.at.root.Rel(abs)
+	c = &fileChange{name: name, abs: abs, rel: rel, shown: fw.at.show(rel)}
+	if abs == fw.at.root.Path() {
 		return c, fmt.Sprintf("path %q is the workspace root directory; give the path of a file", path)
 	}
-	if msg := ts.gitWriteRefused(path, abs, c.shown); msg != "" {
+	if msg := fw.gitWriteRefused(path, abs, c.shown); msg != "" {
 		return c, msg // gitguard.go
 	}
-	fi, err := ts.root.handle().Stat(name)
+	fi, err := fw.at.root.handle().Stat(name)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		c.editor = ts.ed.Writer != nil && ts.ed.Creates // a new file: created by the editor, or on disk
+		c.editor = fw.ed.Writer != nil && fw.ed.Creates // a new file: created by the editor, or on disk
 		return c, ""
 	case errors.Is(err, syscall.ENOTDIR):
 		return c, fmt.Sprintf("cannot %s %q: part of the path is a file, not a directory", verbOf(tool), c.shown)
@@ -65,7 +77,7 @@ func (ts *Toolset) loadTarget(ctx context.Context, tool, path string) (c *fileCh
 	case fi.Size() > maxEditSize:
 		return c, fmt.Sprintf("%q is %d bytes, over the %d MiB limit of %s; use shell to change files this large", c.shown, fi.Size(), maxEditSize>>20, tool)
 	}
-	f, fi, err := ts.root.openRegular(name)
+	f, fi, err := fw.at.root.OpenRegular(name)
 	if err != nil {
 		return c, useFailed("read", c.shown, err)
 	}
@@ -80,8 +92,8 @@ func (ts *Toolset) loadTarget(ctx context.Context, tool, path string) (c *fileCh
 		return c, fmt.Sprintf("%q grew past %d MiB while being read; use shell to change files this large", c.shown, maxEditSize>>20)
 	}
 	c.existed, c.mode, c.old = true, fi.Mode()&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky), string(b)
-	if ts.ed.Writer != nil {
-		return ts.loadFromEditor(ctx, tool, c)
+	if fw.ed.Writer != nil {
+		return fw.loadFromEditor(ctx, tool, c)
 	}
 	return c, ""
 }
@@ -91,12 +103,12 @@ func (ts *Toolset) loadTarget(ctx context.Context, tool, path string) (c *fileCh
 // sees (the disk's, read already, when the editor offers no reads). An
 // editor that cannot give its text fails the call: changing the disk's text
 // in the buffer would throw the user's unsaved changes away.
-func (ts *Toolset) loadFromEditor(ctx context.Context, tool string, c *fileChange) (*fileChange, string) {
+func (fw fileWriter) loadFromEditor(ctx context.Context, tool string, c *fileChange) (*fileChange, string) {
 	c.editor = true
-	if ts.ed.Reader == nil {
+	if fw.ed.Reader == nil {
 		return c, ""
 	}
-	text, err := ts.ed.Reader.ReadText(ctx, c.abs)
+	text, err := fw.ed.Reader.ReadText(ctx, c.abs)
 	switch {
 	case ctx.Err() != nil:
 		return c, cancelledResult(tool).Output
@@ -118,7 +130,7 @@ func verbOf(tool string) string {
 
 // diff describes the change for the editor.
 func (c *fileChange) diff() *FileDiff {
-	return &FileDiff{Path: c.rel, Old: c.old, New: c.new, Unified: unifiedDiff(c.rel, c.old, c.new, c.existed)}
+	return &FileDiff{Path: c.rel, Old: c.old, New: c.new, Unified: unifiedDiff(c.rel, c.old, c.new, c.existed), Buffer: c.editor}
 }
 
 // commit writes the new content atomically: the file is either what it was
@@ -128,28 +140,31 @@ func (c *fileChange) diff() *FileDiff {
 // out since loadTarget looked makes the write fail instead of escaping.
 // A change the editor takes goes to its buffer instead, and the disk is left
 // alone.
-func (ts *Toolset) commit(ctx context.Context, c *fileChange) error {
+func (fw fileWriter) commit(ctx context.Context, c *fileChange) error {
 	if c.editor {
-		if err := ts.ed.Writer.WriteText(ctx, c.abs, c.new); err != nil {
+		if err := fw.ed.Writer.WriteText(ctx, c.abs, c.new); err != nil {
 			if ctx.Err() != nil {
 				return fmt.Errorf("the write to %q through the editor was cancelled; read the file before trying again", c.shown)
+			}
+			if errors.Is(err, ErrEditorRefused) {
+				return fmt.Errorf("the user's editor refused to write %q (%v): the change was not made; do not try it again, tell the user what you meant to change", c.shown, err)
 			}
 			return fmt.Errorf("the editor could not apply the write to %q (%v); read the file to see what it holds, then try again or tell the user", c.shown, err)
 		}
 		return nil
 	}
-	if err := ts.recheckGit(c); err != nil {
+	if err := fw.recheckGit(c); err != nil {
 		return err
 	}
 	if dir := filepath.Dir(c.name); !c.existed && dir != "." {
-		if err := ts.root.handle().MkdirAll(dir, 0o777); err != nil {
+		if err := fw.at.root.handle().MkdirAll(dir, 0o777); err != nil {
 			if escaped(err) {
 				return movedOut(c.shown)
 			}
 			return fmt.Errorf("cannot create the directory for %q: %v", c.shown, unwrapPathErr(err))
 		}
 	}
-	if err := writeAtomic(ts.root.handle(), c.name, []byte(c.new), c.mode, c.existed); err != nil {
+	if err := writeAtomic(fw.at.root.handle(), c.name, []byte(c.new), c.mode, c.existed); err != nil {
 		return errors.New(useFailed("write", c.shown, err))
 	}
 	return nil

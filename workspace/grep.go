@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/hearthd/hearth/workspace/watch"
 )
 
 const (
@@ -59,10 +61,10 @@ type grepRun struct {
 	glob    string
 	start   string // the directory the walk starts at, relative to the root, slash-separated ("." for the root)
 	out     strings.Builder
-	matches int      // all matching lines, shown or not
-	binary  int      // binary files skipped
-	files   []string // files with shown matches, in walk order
-	ignore  *ignorer // .gitignore rules and the default list, loaded as the walk enters directories
+	matches int            // all matching lines, shown or not
+	binary  int            // binary files skipped
+	files   []string       // files with shown matches, in walk order
+	ignore  *watch.Ignorer // .gitignore rules and the default list, loaded as the walk enters directories
 	br      *bufio.Reader
 	buf     []byte // the current line, reused
 	entry   []byte // the current output line, reused
@@ -83,7 +85,7 @@ func (ts *Toolset) grep(ctx context.Context, d *toolDef, raw json.RawMessage) Re
 	if err != nil {
 		return errorResult(fmt.Sprintf("invalid regular expression %q: %v. The syntax is Go RE2: no lookaround or backreferences; escape literal special characters like ( [ . * with a backslash", *a.Pattern, strings.TrimPrefix(err.Error(), "error parsing regexp: ")))
 	}
-	g := &grepRun{ctx: ctx, root: ts.root, re: re, ts: ts}
+	g := &grepRun{ctx: ctx, root: ts.at.root, re: re, ts: ts}
 	if a.Glob != nil && *a.Glob != "" {
 		g.glob = filepath.ToSlash(*a.Glob)
 		if _, err := path.Match(g.glob, ""); err != nil {
@@ -94,15 +96,15 @@ func (ts *Toolset) grep(ctx context.Context, d *toolDef, raw json.RawMessage) Re
 	if a.Path != nil {
 		p = *a.Path
 	}
-	abs, name, err := ts.resolveName(p)
+	abs, name, err := ts.at.resolveName(p)
 	if err != nil {
 		return errorResult(err.Error())
 	}
-	rel := ts.root.Rel(abs)
-	shown := ts.show(rel)
+	rel := ts.at.root.Rel(abs)
+	shown := ts.at.show(rel)
 	title := fmt.Sprintf("Grep %q in %s", *a.Pattern, shown)
 
-	fi, err := ts.root.handle().Stat(name)
+	fi, err := ts.at.root.handle().Stat(name)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return Result{IsError: true, Title: title, Output: fmt.Sprintf("%q does not exist; use list_dir to find the right path, or leave path out to search the working directory", shown)}
@@ -136,7 +138,7 @@ func (ts *Toolset) grep(ctx context.Context, d *toolDef, raw json.RawMessage) Re
 // ancestors, or one file, whatever the glob says.
 func (g *grepRun) search(name, rel string, dir bool) error {
 	if !dir {
-		f, _, err := g.root.openRegular(name)
+		f, _, err := g.root.OpenRegular(name)
 		if err != nil {
 			if escaped(err) {
 				return err
@@ -147,13 +149,13 @@ func (g *grepRun) search(name, rel string, dir bool) error {
 		return g.file(f, rel)
 	}
 	g.start = rel
-	g.ignore = newIgnorer(g.root, SearchIgnore)
+	g.ignore = watch.NewIgnorer(g.root, watch.SearchIgnore)
 	d := ""
-	g.ignore.load(d)
+	g.ignore.Load(d)
 	if rel != "." {
 		for _, part := range strings.Split(rel, "/") {
 			d = path.Join(d, part)
-			g.ignore.load(d)
+			g.ignore.Load(d)
 		}
 	}
 	top, err := openDir(g.root.handle(), name)
@@ -193,10 +195,10 @@ func (g *grepRun) walk(dir *os.Root, rel string, top bool) error {
 			child = rel + "/" + e.Name()
 		}
 		if e.IsDir() {
-			if skippedDirs[e.Name()] || g.ignore.ignored(child, true) {
+			if skippedDirs[e.Name()] || g.ignore.Ignored(child, true) {
 				continue
 			}
-			g.ignore.load(child)
+			g.ignore.Load(child)
 			sub, err := openDir(dir, e.Name())
 			if err != nil {
 				continue // unreadable, or no longer a directory
@@ -208,7 +210,7 @@ func (g *grepRun) walk(dir *os.Root, rel string, top bool) error {
 			}
 			continue
 		}
-		if g.ignore.ignored(child, false) {
+		if g.ignore.Ignored(child, false) {
 			continue
 		}
 		if !e.Type().IsRegular() && e.Type()&fs.ModeSymlink == 0 {
@@ -223,12 +225,12 @@ func (g *grepRun) walk(dir *os.Root, rel string, top bool) error {
 			if err != nil {
 				continue
 			}
-			file, _, err = g.root.openRegular(name)
+			file, _, err = g.root.OpenRegular(name)
 			if err != nil {
 				continue
 			}
 		} else {
-			file, err = dir.OpenFile(e.Name(), os.O_RDONLY|openNonblock, 0)
+			file, err = dir.OpenFile(e.Name(), os.O_RDONLY|watch.OpenNonblock, 0)
 			if err != nil {
 				continue
 			}
@@ -302,11 +304,11 @@ func matchSegments(glob, segs []string) bool {
 // walk.
 func (g *grepRun) file(f *os.File, rel string) error {
 	g.br.Reset(ctxReader{g.ctx, f})
-	head, err := g.br.Peek(sniffLen)
+	head, err := g.br.Peek(watch.SniffLen)
 	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
 		return g.readErr(err)
 	}
-	if isBinary(head, len(head) < sniffLen) {
+	if watch.IsBinary(head, len(head) < watch.SniffLen) {
 		g.binary++
 		return nil
 	}
@@ -321,7 +323,7 @@ func (g *grepRun) file(f *os.File, rel string) error {
 		if g.re.Match(text) {
 			g.matches++
 			if g.matches <= maxGrepMatches {
-				g.entry = append(g.entry[:0], g.ts.show(rel)...)
+				g.entry = append(g.entry[:0], g.ts.at.show(rel)...)
 				g.entry = append(g.entry, ':')
 				g.entry = strconv.AppendInt(g.entry, int64(lineNo), 10)
 				g.entry = append(g.entry, ':')

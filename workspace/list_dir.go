@@ -44,13 +44,13 @@ func (ts *Toolset) listDir(ctx context.Context, d *toolDef, raw json.RawMessage)
 	if a.Path == nil {
 		return missingArg(d, "path")
 	}
-	abs, name, err := ts.resolveName(*a.Path)
+	abs, name, err := ts.at.resolveName(*a.Path)
 	if err != nil {
 		return errorResult(err.Error())
 	}
-	rel := ts.root.Rel(abs)
-	shown := ts.show(rel)
-	res := listDirAt(ctx, ts.root.handle(), name, shown)
+	rel := ts.at.root.Rel(abs)
+	shown := ts.at.show(rel)
+	res := listDirAt(ctx, ts.at.root.handle(), name, shown)
 	res.Title = "List " + dirTitle(shown)
 	if !res.IsError {
 		res.Locations = []string{rel}

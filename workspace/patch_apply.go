@@ -6,13 +6,16 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strings"
+
+	"github.com/hearthd/hearth/workspace/patch"
+	"github.com/hearthd/hearth/workspace/watch"
 )
 
 // patchFile is what a patch does to one file, computed before anything is
 // written, so that a patch that cannot apply everywhere changes nothing.
 // It lives for one Preview or Run of apply_patch.
 type patchFile struct {
-	op   *patchOp
+	op   *patch.Op
 	put  *fileChange // the file written: added, updated, or a move's destination; nil for a delete
 	gone *fileChange // the file removed: deleted, or a move's source; nil otherwise
 }
@@ -23,18 +26,18 @@ type patchFile struct {
 // root (a shell invocation's `cd DIR`), and confined as write_file's are.
 // A non-empty msg says why the patch cannot apply, for the model; then
 // nothing may be written.
-func (ts *Toolset) planPatch(ctx context.Context, dir, text string) (files []patchFile, msg string) {
-	pt, err := parsePatch(text)
+func (fw fileWriter) planPatch(ctx context.Context, dir, text string) (files []patchFile, msg string) {
+	pt, err := patch.Parse(text)
 	if err != nil {
 		return nil, "invalid patch: " + err.Error()
 	}
 	touched := make(map[string]int) // absolute path → the patch line of the op that touches it
-	for i := range pt.ops {
+	for i := range pt.Ops {
 		if ctx.Err() != nil {
 			return nil, cancelledResult(applyPatchName).Output
 		}
-		op := &pt.ops[i]
-		f, msg := ts.planOp(ctx, dir, op)
+		op := &pt.Ops[i]
+		f, msg := fw.planOp(ctx, dir, op)
 		if msg != "" {
 			return nil, msg
 		}
@@ -43,9 +46,9 @@ func (ts *Toolset) planPatch(ctx context.Context, dir, text string) (files []pat
 				continue
 			}
 			if line, dup := touched[c.abs]; dup {
-				return nil, fmt.Sprintf("%s is changed twice, at lines %d and %d of the patch; give each file one section, with all its hunks", c.shown, line, op.line)
+				return nil, fmt.Sprintf("%s is changed twice, at lines %d and %d of the patch; give each file one section, with all its hunks", c.shown, line, op.Line)
 			}
-			touched[c.abs] = op.line
+			touched[c.abs] = op.Line
 		}
 		files = append(files, f)
 	}
@@ -53,55 +56,55 @@ func (ts *Toolset) planPatch(ctx context.Context, dir, text string) (files []pat
 }
 
 // planOp computes one operation of a patch.
-func (ts *Toolset) planOp(ctx context.Context, dir string, op *patchOp) (patchFile, string) {
+func (fw fileWriter) planOp(ctx context.Context, dir string, op *patch.Op) (patchFile, string) {
 	f := patchFile{op: op}
-	c, msg := ts.loadTarget(ctx, applyPatchName, inDir(dir, op.path))
+	c, msg := fw.loadTarget(ctx, applyPatchName, inDir(dir, op.Path))
 	if msg != "" {
 		return f, msg
 	}
-	switch op.kind {
-	case opAdd:
+	switch op.Kind {
+	case patch.OpAdd:
 		if c.existed {
-			return f, fmt.Sprintf("%s %s: the file already exists; change it with %s, or delete it first", patchAdd, c.shown, patchUpdate)
+			return f, fmt.Sprintf("%s %s: the file already exists; change it with %s, or delete it first", patch.HeaderAdd, c.shown, patch.HeaderUpdate)
 		}
-		c.new = joinAdded(op.lines)
+		c.new = joinAdded(op.Lines)
 		f.put = c
 		return f, ""
-	case opDelete:
+	case patch.OpDelete:
 		if !c.existed {
-			return f, fmt.Sprintf("%s %s: there is no such file", patchDelete, c.shown)
+			return f, fmt.Sprintf("%s %s: there is no such file", patch.HeaderDelete, c.shown)
 		}
-		if ts.isLink(inDir(dir, op.path)) {
-			return f, fmt.Sprintf("%s %s: the path is a symlink to %s; apply_patch does not remove links (nor the files they lead to): use shell to remove it", patchDelete, op.path, c.shown)
+		if fw.isLink(inDir(dir, op.Path)) {
+			return f, fmt.Sprintf("%s %s: the path is a symlink to %s; apply_patch does not remove links (nor the files they lead to): use shell to remove it", patch.HeaderDelete, op.Path, c.shown)
 		}
 		f.gone = c
 		return f, ""
 	}
 	switch {
 	case !c.existed:
-		return f, fmt.Sprintf("%s %s: there is no such file; create it with %s", patchUpdate, c.shown, patchAdd)
-	case isBinary([]byte(c.old), true):
-		return f, fmt.Sprintf("%s %s: it is a binary file; apply_patch changes text files only", patchUpdate, c.shown)
+		return f, fmt.Sprintf("%s %s: there is no such file; create it with %s", patch.HeaderUpdate, c.shown, patch.HeaderAdd)
+	case watch.IsBinary([]byte(c.old), true):
+		return f, fmt.Sprintf("%s %s: it is a binary file; apply_patch changes text files only", patch.HeaderUpdate, c.shown)
 	}
-	newText, err := applyHunks(c.shown, c.old, op.hunks)
+	newText, err := patch.ApplyHunks(c.shown, c.old, op.Hunks)
 	if err != nil {
 		return f, err.Error()
 	}
 	c.new = newText
 	f.put = c
-	if op.moveTo == "" {
+	if op.MoveTo == "" {
 		return f, ""
 	}
-	dest, msg := ts.loadTarget(ctx, applyPatchName, inDir(dir, op.moveTo))
+	dest, msg := fw.loadTarget(ctx, applyPatchName, inDir(dir, op.MoveTo))
 	switch {
 	case msg != "":
 		return f, msg
-	case ts.isLink(inDir(dir, op.path)):
-		return f, fmt.Sprintf("%s %s: the path is a symlink to %s; apply_patch does not move links: update %s itself, or use shell to move the link", patchMove, op.moveTo, c.shown, c.shown)
+	case fw.isLink(inDir(dir, op.Path)):
+		return f, fmt.Sprintf("%s %s: the path is a symlink to %s; apply_patch does not move links: update %s itself, or use shell to move the link", patch.HeaderMove, op.MoveTo, c.shown, c.shown)
 	case dest.abs == c.abs:
 		return f, "" // moved onto itself: an update
 	case dest.existed:
-		return f, fmt.Sprintf("%s %s: the file already exists; move to a new path, or delete it first", patchMove, dest.shown)
+		return f, fmt.Sprintf("%s %s: the file already exists; move to a new path, or delete it first", patch.HeaderMove, dest.shown)
 	}
 	dest.new = newText
 	dest.editor = false // a moved file is on disk before its source goes, whatever the editor creates
@@ -113,12 +116,12 @@ func (ts *Toolset) planOp(ctx context.Context, dir string, op *patchOp) (patchFi
 // symlink (its last component; links to directories on the way are the
 // path's). Removing or moving what Resolve gives for it would remove the
 // file the link leads to, which the model did not name.
-func (ts *Toolset) isLink(p string) bool {
+func (fw fileWriter) isLink(p string) bool {
 	name := filepath.Clean(p)
 	if filepath.IsAbs(p) {
-		name = ts.root.name(name)
+		name = fw.at.root.name(name)
 	}
-	fi, err := ts.root.handle().Lstat(name)
+	fi, err := fw.at.root.handle().Lstat(name)
 	return err == nil && fi.Mode()&fs.ModeSymlink != 0
 }
 
@@ -168,7 +171,7 @@ func patchDiffs(files []patchFile) []FileDiff {
 // then every removal. It stops at the first failure; the message then says
 // which files were changed already, since those writes cannot be taken
 // back.
-func (ts *Toolset) commitPatch(ctx context.Context, files []patchFile) string {
+func (fw fileWriter) commitPatch(ctx context.Context, files []patchFile) string {
 	var done []string
 	failed := func(rel, why string) string {
 		msg := fmt.Sprintf("apply_patch failed at %s: %s", rel, why)
@@ -184,16 +187,16 @@ func (ts *Toolset) commitPatch(ctx context.Context, files []patchFile) string {
 		if ctx.Err() != nil {
 			return failed(f.put.shown, "cancelled")
 		}
-		if ts.OnWrite != nil {
-			ts.OnWrite(f.put.rel, []byte(f.put.new))
+		if fw.onWrite != nil {
+			fw.onWrite(f.put.rel, []byte(f.put.new))
 		}
-		if err := ts.commit(ctx, f.put); err != nil {
+		if err := fw.commit(ctx, f.put); err != nil {
 			return failed(f.put.shown, err.Error())
 		}
 		if f.gone != nil && f.gone.mode&0o111 != 0 {
 			// A moved script stays executable; the file is there, so a
 			// failure here loses nothing worth failing the patch for.
-			_ = ts.root.handle().Chmod(f.put.name, f.gone.mode)
+			_ = fw.at.root.handle().Chmod(f.put.name, f.gone.mode)
 		}
 		done = append(done, f.put.shown)
 	}
@@ -201,10 +204,10 @@ func (ts *Toolset) commitPatch(ctx context.Context, files []patchFile) string {
 		if f.gone == nil {
 			continue
 		}
-		if err := ts.recheckGit(f.gone); err != nil {
+		if err := fw.recheckGit(f.gone); err != nil {
 			return failed(f.gone.shown, err.Error())
 		}
-		if err := ts.root.handle().Remove(f.gone.name); err != nil {
+		if err := fw.at.root.handle().Remove(f.gone.name); err != nil {
 			return failed(f.gone.shown, useFailed("remove", f.gone.shown, err))
 		}
 		done = append(done, f.gone.shown)
@@ -219,15 +222,15 @@ func patchSummary(files []patchFile) string {
 	buffer, created := false, false
 	for _, f := range files {
 		switch {
-		case f.op.kind == opAdd:
+		case f.op.Kind == patch.OpAdd:
 			parts = append(parts, "added "+f.put.shown)
 			created = created || f.put.editor
-		case f.op.kind == opDelete:
+		case f.op.Kind == patch.OpDelete:
 			parts = append(parts, "deleted "+f.gone.shown)
 		case f.gone != nil:
 			parts = append(parts, fmt.Sprintf("moved %s to %s", f.gone.shown, f.put.shown))
 		default:
-			parts = append(parts, fmt.Sprintf("updated %s (%s)", f.put.shown, plural(len(f.op.hunks), "hunk")))
+			parts = append(parts, fmt.Sprintf("updated %s (%s)", f.put.shown, plural(len(f.op.Hunks), "hunk")))
 			buffer = buffer || f.put.editor
 		}
 	}
@@ -248,9 +251,9 @@ func patchTitle(files []patchFile) string {
 		return fmt.Sprintf("Patch %d files", len(files))
 	}
 	switch f := files[0]; {
-	case f.op.kind == opAdd:
+	case f.op.Kind == patch.OpAdd:
 		return "Add " + f.put.shown
-	case f.op.kind == opDelete:
+	case f.op.Kind == patch.OpDelete:
 		return "Delete " + f.gone.shown
 	case f.gone != nil:
 		return fmt.Sprintf("Move %s to %s", f.gone.shown, f.put.shown)

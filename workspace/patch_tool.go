@@ -35,7 +35,7 @@ var applyPatchDef = toolDef{
 
 // patchGrammar is the Lark grammar of an apply_patch input, for the model
 // to write it as a custom tool's freeform input. It is stricter than
-// parsePatch, which also forgives what models write by habit.
+// patch.Parse, which also forgives what models write by habit.
 const patchGrammar = `start: begin_patch operation+ end_patch
 begin_patch: "*** Begin Patch" LF
 end_patch: "*** End Patch" LF?
@@ -65,7 +65,7 @@ type applyPatchArgs struct {
 
 // planApplyPatch checks an apply_patch call and computes its changes. A
 // non-empty msg is the error for the model.
-func (ts *Toolset) planApplyPatch(ctx context.Context, d *toolDef, raw json.RawMessage) ([]patchFile, string) {
+func (fw fileWriter) planApplyPatch(ctx context.Context, d *toolDef, raw json.RawMessage) ([]patchFile, string) {
 	var a applyPatchArgs
 	if msg := decodeArgs(d, raw, &a); msg != "" {
 		return nil, msg
@@ -73,13 +73,13 @@ func (ts *Toolset) planApplyPatch(ctx context.Context, d *toolDef, raw json.RawM
 	if a.Input == nil {
 		return nil, missingArg(d, "input").Output
 	}
-	return ts.planPatchText(ctx, "", *a.Input)
+	return fw.planPatchText(ctx, "", *a.Input)
 }
 
 // planPatchText plans a patch given as text, relative to dir, with the
 // tool's name on its failure.
-func (ts *Toolset) planPatchText(ctx context.Context, dir, text string) ([]patchFile, string) {
-	files, msg := ts.planPatch(ctx, dir, text)
+func (fw fileWriter) planPatchText(ctx context.Context, dir, text string) ([]patchFile, string) {
+	files, msg := fw.planPatch(ctx, dir, text)
 	if msg != "" {
 		return nil, "apply_patch changed nothing: " + msg
 	}
@@ -87,7 +87,7 @@ func (ts *Toolset) planPatchText(ctx context.Context, dir, text string) ([]patch
 }
 
 func (ts *Toolset) previewApplyPatch(ctx context.Context, d *toolDef, raw json.RawMessage) (Preview, string) {
-	files, msg := ts.planApplyPatch(ctx, d, raw)
+	files, msg := ts.files().planApplyPatch(ctx, d, raw)
 	if msg != "" {
 		return Preview{}, msg
 	}
@@ -99,22 +99,22 @@ func patchPreview(files []patchFile) Preview {
 }
 
 func (ts *Toolset) applyPatch(ctx context.Context, d *toolDef, raw json.RawMessage) Result {
-	files, msg := ts.planApplyPatch(ctx, d, raw)
+	files, msg := ts.files().planApplyPatch(ctx, d, raw)
 	if msg != "" {
 		return errorResult(msg)
 	}
-	return ts.runPatch(ctx, files)
+	return ts.files().runPatch(ctx, files)
 }
 
 // runPatch writes a planned patch and reports it.
-func (ts *Toolset) runPatch(ctx context.Context, files []patchFile) Result {
+func (fw fileWriter) runPatch(ctx context.Context, files []patchFile) Result {
 	title := patchTitle(files)
 	if ctx.Err() != nil {
 		return Result{IsError: true, Title: title, Output: cancelledResult(applyPatchName).Output + "; nothing was changed"}
 	}
 	diffs := patchDiffs(files)
 	res := Result{Title: title, Locations: patchLocations(files), Files: diffs}
-	if msg := ts.commitPatch(ctx, files); msg != "" {
+	if msg := fw.commitPatch(ctx, files); msg != "" {
 		res.IsError, res.Output, res.Files = true, msg, nil
 		return res
 	}

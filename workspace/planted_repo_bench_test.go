@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/hearthd/hearth/workspace/sandbox"
 )
 
 // BenchmarkPlantedRepoScan measures what hearth adds to every shell
@@ -36,16 +38,16 @@ func BenchmarkPlantedRepoScan(b *testing.B) {
 	b.Run("first", func(b *testing.B) {
 		defer perDir(b)
 		for b.Loop() {
-			g := newPlantGuard()
-			g.begin(root)()
+			g := sandbox.NewPlantGuard()
+			g.Begin(root)()
 		}
 	})
-	g := newPlantGuard()
-	g.begin(root)()
+	g := sandbox.NewPlantGuard()
+	g.Begin(root)()
 	b.Run("idle", func(b *testing.B) {
 		defer perDir(b)
 		for b.Loop() {
-			if notes := g.begin(root)(); len(notes) != 0 {
+			if notes := g.Begin(root)(); len(notes) != 0 {
 				b.Fatal(notes)
 			}
 		}
@@ -54,7 +56,7 @@ func BenchmarkPlantedRepoScan(b *testing.B) {
 		defer perDir(b)
 		n := 0
 		for b.Loop() {
-			end := g.begin(root)
+			end := g.Begin(root)
 			n++
 			os.WriteFile(filepath.Join(root, "d050", "s025", fmt.Sprintf("new%d", n)), nil, 0o644)
 			if notes := end(); len(notes) != 0 {
@@ -62,4 +64,32 @@ func BenchmarkPlantedRepoScan(b *testing.B) {
 			}
 		}
 	})
+}
+
+// genTree writes files one-line files spread over top × leaf directories
+// under a fresh directory and opens it.
+func genTree(b *testing.B, top, leaf, files int) *Root {
+	base, err := filepath.EvalSymlinks(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range top {
+		for k := range leaf {
+			dir := filepath.Join(base, fmt.Sprintf("d%03d", i), fmt.Sprintf("s%03d", k))
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				b.Fatal(err)
+			}
+			for f := range files {
+				if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d.go", f)), []byte("package x\n"), 0o644); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+	r, err := Open(base)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { r.Close() })
+	return r
 }

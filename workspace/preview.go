@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/aymanbagabas/go-udiff"
+
+	"github.com/hearthd/hearth/workspace/watch"
 )
 
 // Preview is what one tool call would do, computed without doing it, so the
@@ -25,6 +27,24 @@ type Preview struct {
 	// which the shell tool applies as apply_patch would, never running it.
 	// Permission and mode rules are then apply_patch's.
 	As string
+}
+
+// ToEditorOnly says that everything the call would change goes to the
+// editor's buffers (ACP fs/write_text_file): nothing is written, moved or
+// removed on disk by hearth itself.
+func (p Preview) ToEditorOnly() bool {
+	if p.Diff != nil {
+		return p.Diff.Buffer
+	}
+	if len(p.Files) == 0 {
+		return false
+	}
+	for _, f := range p.Files {
+		if !f.Buffer || f.Deleted || f.From != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // FileDiff is the change one call makes (Result) or would make (Preview) to
@@ -67,7 +87,7 @@ func diffLabelled(from, to, old, new string) string {
 		return fmt.Sprintf("rename from %s\nrename to %s\n", strings.TrimPrefix(from, "a/"), strings.TrimPrefix(to, "b/"))
 	case old == new:
 		return ""
-	case isBinary([]byte(old), true) || isBinary([]byte(new), true):
+	case watch.IsBinary([]byte(old), true) || watch.IsBinary([]byte(new), true):
 		return fmt.Sprintf("Binary files %s and %s differ\n", from, to)
 	case len(old)+len(new) > maxDiffBytes:
 		return fmt.Sprintf("Files %s and %s differ (too large to diff: %d and %d bytes)\n", from, to, len(old), len(new))
@@ -162,12 +182,12 @@ var readOnlyPreviews = map[string]previewFunc{
 
 // pathPreview resolves path and titles the call after it.
 func pathPreview(ts *Toolset, path string, title func(rel string) string) (Preview, string) {
-	abs, err := ts.root.resolveIn(ts.dir, path)
+	abs, err := ts.at.root.resolveIn(ts.at.dir, path)
 	if err != nil {
 		return Preview{}, err.Error()
 	}
-	rel := ts.root.Rel(abs)
-	return Preview{Title: title(ts.show(rel)), Locations: []string{rel}}, ""
+	rel := ts.at.root.Rel(abs)
+	return Preview{Title: title(ts.at.show(rel)), Locations: []string{rel}}, ""
 }
 
 // commandTitle is a one-line title for a shell command: its first line,

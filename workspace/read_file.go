@@ -13,6 +13,8 @@ import (
 	"io"
 	"io/fs"
 	"strings"
+
+	"github.com/hearthd/hearth/workspace/watch"
 )
 
 const (
@@ -65,17 +67,17 @@ func (ts *Toolset) readFile(ctx context.Context, d *toolDef, raw json.RawMessage
 		}
 		limit = *a.Limit
 	}
-	abs, name, err := ts.resolveName(*a.Path)
+	abs, name, err := ts.at.resolveName(*a.Path)
 	if err != nil {
 		return errorResult(err.Error())
 	}
-	rel := ts.root.Rel(abs)
-	shown := ts.show(rel)
+	rel := ts.at.root.Rel(abs)
+	shown := ts.at.show(rel)
 	var res Result
 	if ts.ed.Reader != nil {
-		res = ts.readFromEditor(ctx, abs, name, shown, offset, limit)
+		res = ts.reader().readFromEditor(ctx, abs, name, shown, offset, limit)
 	} else {
-		res = ts.readFileAt(ctx, name, shown, offset, limit)
+		res = ts.reader().readFileAt(ctx, name, shown, offset, limit)
 	}
 	res.Title = "Read " + shown
 	if !res.IsError {
@@ -84,11 +86,23 @@ func (ts *Toolset) readFile(ctx context.Context, d *toolDef, raw json.RawMessage
 	return res
 }
 
+// fileReader reads the files of one read_file call: from the call's
+// editor when it has the file open (unsaved changes included), else
+// through the root's handle. A plain value made by Toolset.reader for one
+// call.
+type fileReader struct {
+	at place
+	ed Editor
+}
+
+// reader is the fileReader of ts's call.
+func (ts *Toolset) reader() fileReader { return fileReader{at: ts.at, ed: ts.ed} }
+
 // readFileAt reads name (the root handle's name for rel) through the handle.
-func (ts *Toolset) readFileAt(ctx context.Context, name, rel string, offset, limit int) Result {
-	// Stat first for the messages; openRegular then checks again what it
+func (fr fileReader) readFileAt(ctx context.Context, name, rel string, offset, limit int) Result {
+	// Stat first for the messages; OpenRegular then checks again what it
 	// opened, since the path may change in between.
-	fi, err := ts.root.handle().Stat(name)
+	fi, err := fr.at.root.handle().Stat(name)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return errorResult(fmt.Sprintf("file %q does not exist; use list_dir or grep to find the right path", rel))
@@ -99,7 +113,7 @@ func (ts *Toolset) readFileAt(ctx context.Context, name, rel string, offset, lim
 	case !fi.Mode().IsRegular():
 		return errorResult(fmt.Sprintf("%q is not a regular file (%v); only regular files can be read", rel, fi.Mode().Type()))
 	}
-	f, fi, err := ts.root.openRegular(name)
+	f, fi, err := fr.at.root.OpenRegular(name)
 	if err != nil {
 		return errorResult(useFailed("read", rel, err))
 	}
@@ -119,29 +133,29 @@ func (ts *Toolset) readFileAt(ctx context.Context, name, rel string, offset, lim
 
 // readFromEditor reads rel through the editor: its buffer, unsaved changes
 // included. A directory or special file is refused as on disk, without
-// asking; a file on disk over readWholeMax is read from the disk. When the
+// asking; a file on disk over watch.ReadWholeMax is read from the disk. When the
 // editor fails, the disk answers, with a note saying so; a file on neither
 // gets the disk's message.
-func (ts *Toolset) readFromEditor(ctx context.Context, abs, name, rel string, offset, limit int) Result {
-	fi, err := ts.root.handle().Stat(name)
+func (fr fileReader) readFromEditor(ctx context.Context, abs, name, rel string, offset, limit int) Result {
+	fi, err := fr.at.root.handle().Stat(name)
 	switch {
 	case err == nil && fi.IsDir():
 		return errorResult(fmt.Sprintf("%q is a directory, not a file; use list_dir to see its entries", rel))
 	case err == nil && !fi.Mode().IsRegular():
 		return errorResult(fmt.Sprintf("%q is not a regular file (%v); only regular files can be read", rel, fi.Mode().Type()))
-	case err == nil && fi.Size() > readWholeMax, err == nil && ts.isImage(name):
+	case err == nil && fi.Size() > watch.ReadWholeMax, err == nil && fr.isImage(name):
 		// An editor would send a file this large whole (what it holds
 		// open, or reads from disk, in one message): the disk's pages are
 		// read instead, as far as they are shown. An editor has no text
 		// for an image: its bytes are the disk's.
-		return ts.readFileAt(ctx, name, rel, offset, limit)
+		return fr.readFileAt(ctx, name, rel, offset, limit)
 	}
-	text, err := ts.ed.Reader.ReadText(ctx, abs)
+	text, err := fr.ed.Reader.ReadText(ctx, abs)
 	if ctx.Err() != nil {
 		return cancelledResult("read_file")
 	}
 	if err != nil {
-		res := ts.readFileAt(ctx, name, rel, offset, limit)
+		res := fr.readFileAt(ctx, name, rel, offset, limit)
 		if !res.IsError {
 			res.Output += editorReadNote(rel, err)
 		}
@@ -152,17 +166,14 @@ func (ts *Toolset) readFromEditor(ctx context.Context, abs, name, rel string, of
 		// The read set keeps what the model saw of the buffer, as of a file
 		// on disk: the text itself only while it is small.
 		res.Buffer = true
-		if len(text) <= MaxContent {
+		if len(text) <= watch.MaxContent {
 			res.Content = text
 		}
 	}
 	return res
 }
 
-// MaxContent bounds the text a read_file keeps in Result.Content.
-const MaxContent = 256 << 10
-
-// keeper keeps what is written to it while that is at most MaxContent
+// keeper keeps what is written to it while that is at most watch.MaxContent
 // bytes, and nothing once it is more.
 type keeper struct {
 	b    []byte
@@ -171,7 +182,7 @@ type keeper struct {
 
 func (k *keeper) Write(p []byte) (int, error) {
 	if !k.over {
-		if len(k.b)+len(p) > MaxContent {
+		if len(k.b)+len(p) > watch.MaxContent {
 			k.b, k.over = nil, true
 		} else {
 			k.b = append(k.b, p...)
@@ -180,22 +191,13 @@ func (k *keeper) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// readWholeMax is the largest file read_file reads to its end whatever
-// part it shows: it counts the lines and hashes the whole text for the read
-// set (the context delta then tells a change from a touch). A larger file
-// is read only as far as the lines shown, so a read of three lines of a
-// file of gigabytes costs three lines: its output gives the file's size
-// instead of its line count, and it has no Hash (the read set cannot follow
-// it; the delta names it when it changes).
-const readWholeMax = 16 << 20
-
 // numberedText is read_file's answer for the text r yields (about size
 // bytes): its lines numbered, from offset, at most limit of them and
-// maxReadOutput bytes. A file of at most readWholeMax bytes is read whole,
+// maxReadOutput bytes. A file of at most watch.ReadWholeMax bytes is read whole,
 // for the hash of all of it and, when small enough, all of it
 // (Result.Content); a larger one only as far as what is shown.
 func numberedText(ctx context.Context, r io.Reader, rel string, offset, limit int, size int64) Result {
-	whole := size <= readWholeMax
+	whole := size <= watch.ReadWholeMax
 	src := io.Reader(ctxReader{ctx, r})
 	var h hash.Hash
 	var kept *keeper
@@ -203,7 +205,7 @@ func numberedText(ctx context.Context, r io.Reader, rel string, offset, limit in
 		// Every byte passes through the hash, shown or not: the read set
 		// needs the hash of the whole file.
 		h = sha256.New()
-		kept = &keeper{over: size > MaxContent}
+		kept = &keeper{over: size > watch.MaxContent}
 		if !kept.over {
 			kept.b = make([]byte, 0, max(size, 0))
 		}
@@ -212,11 +214,11 @@ func numberedText(ctx context.Context, r io.Reader, rel string, offset, limit in
 	// The buffer holds the sniffed head, and the whole of a small file.
 	bufSize := 64 << 10
 	if size >= 0 && size < int64(bufSize) {
-		bufSize = max(int(size)+1, sniffLen)
+		bufSize = max(int(size)+1, watch.SniffLen)
 	}
 	br := bufio.NewReaderSize(src, bufSize)
-	head, _ := br.Peek(sniffLen)
-	if isBinary(head, len(head) < sniffLen) {
+	head, _ := br.Peek(watch.SniffLen)
+	if watch.IsBinary(head, len(head) < watch.SniffLen) {
 		if !whole {
 			return Result{Output: binaryNote(rel, size)}
 		}

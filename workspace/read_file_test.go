@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/hearthd/hearth/workspace/watch"
 )
 
 func sha(s string) string {
@@ -184,12 +186,12 @@ func TestReadFileCancelled(t *testing.T) {
 }
 
 // A read keeps the text it hashed, whole even when only part is shown, for
-// the read set; a file larger than MaxContent is hashed but not kept.
+// the read set; a file larger than watch.MaxContent is hashed but not kept.
 func TestReadFileKeepsContent(t *testing.T) {
 	r, root, _ := newTree(t)
 	small := strings.Repeat("a line of some length\n", 500) // 11 KB: larger than the sniffed head
 	writeFile(t, filepath.Join(root, "small.txt"), small)
-	big := strings.Repeat("x", MaxContent) + "\nmore\n"
+	big := strings.Repeat("x", watch.MaxContent) + "\nmore\n"
 	writeFile(t, filepath.Join(root, "big.txt"), big)
 	ts := NewToolset(r)
 
@@ -199,7 +201,7 @@ func TestReadFileKeepsContent(t *testing.T) {
 	}
 	res = call(t, ts, "read_file", `{"path":"big.txt"}`)
 	if res.IsError || res.Content != "" || res.Hash != sha(big) {
-		t.Fatalf("read_file of a file over MaxContent: error %v, %d bytes kept, hash ok %v", res.IsError, len(res.Content), res.Hash == sha(big))
+		t.Fatalf("read_file of a file over watch.MaxContent: error %v, %d bytes kept, hash ok %v", res.IsError, len(res.Content), res.Hash == sha(big))
 	}
 }
 
@@ -225,7 +227,7 @@ func (s *lineSource) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// A file over readWholeMax is read only as far as the lines shown: a page
+// A file over watch.ReadWholeMax is read only as far as the lines shown: a page
 // of three lines of a file of gigabytes reads one buffer, not the file.
 func TestReadFileBigReadsOnlyThePage(t *testing.T) {
 	for _, tc := range []struct {

@@ -42,8 +42,8 @@ func imageTooLarge(rel, mime string, size int64) string {
 // isImage reports whether the regular file name (the root handle's name)
 // starts like an image. A file it cannot open is not one: the caller's own
 // read then reports why.
-func (ts *Toolset) isImage(name string) bool {
-	f, _, err := ts.root.openRegular(name)
+func (fr fileReader) isImage(name string) bool {
+	f, _, err := fr.at.root.OpenRegular(name)
 	if err != nil {
 		return false
 	}

@@ -110,7 +110,7 @@ func TestReadFileImageNotSent(t *testing.T) {
 	ts := NewToolset(r)
 
 	// Over the cap: described, not read at all (so not hashed: it is past
-	// readWholeMax too), not an error.
+	// watch.ReadWholeMax too), not an error.
 	big := filepath.Join(root, "huge.png")
 	writeFile(t, big, string(testPNG(t, 2, 2)))
 	if err := os.Truncate(big, MaxImageBytes+1); err != nil {

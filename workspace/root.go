@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/hearthd/hearth/workspace/watch"
 )
 
 // ErrOutside is wrapped by the *PathError Resolve returns for a path whose
@@ -308,16 +310,16 @@ func (r *Root) name(abs string) string {
 	return rel
 }
 
-// errNotRegular is wrapped by openRegular's error for something that is not
+// errNotRegular is wrapped by OpenRegular's error for something that is not
 // a regular file.
 var errNotRegular = errors.New("not a regular file")
 
-// openRegular opens name (as resolveName gives it) for reading through the
+// OpenRegular opens name (as resolveName gives it) for reading through the
 // root's handle. The open never blocks on a FIFO, and the file is returned
 // only if what was opened is a regular file; otherwise the error wraps
 // errNotRegular and fi describes what it is. The caller closes the file.
-func (r *Root) openRegular(name string) (f *os.File, fi fs.FileInfo, err error) {
-	f, err = r.handle().OpenFile(name, os.O_RDONLY|openNonblock, 0)
+func (r *Root) OpenRegular(name string) (f *os.File, fi fs.FileInfo, err error) {
+	f, err = r.handle().OpenFile(name, os.O_RDONLY|watch.OpenNonblock, 0)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -341,7 +343,7 @@ func (r *Root) ReadFile(p string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, _, err := r.openRegular(name)
+	f, _, err := r.OpenRegular(name)
 	if err != nil {
 		if escaped(err) {
 			return nil, movedOut(p)
@@ -359,7 +361,7 @@ func (r *Root) ReadFileHead(p string, max int) (head []byte, size int64, err err
 	if err != nil {
 		return nil, 0, err
 	}
-	f, fi, err := r.openRegular(name)
+	f, fi, err := r.OpenRegular(name)
 	if err != nil {
 		if escaped(err) {
 			return nil, 0, movedOut(p)

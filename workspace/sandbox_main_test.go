@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/hearthd/hearth/internal/testenv"
+	"github.com/hearthd/hearth/workspace/sandbox"
 )
 
 // sandboxSubcommand is the hidden subcommand under which this test binary,
@@ -13,19 +14,9 @@ const sandboxSubcommand = "__sandbox-exec"
 
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == sandboxSubcommand {
-		os.Exit(SandboxExec(os.Args[2:]))
+		os.Exit(sandbox.Exec(os.Args[2:]))
 	}
-	if len(os.Args) > 1 && netProbes[os.Args[1]] != nil {
-		os.Exit(netProbes[os.Args[1]](os.Args[2:]))
-	}
-	testenv.Main(func() int { // away from the user's HEARTH_*, OPENAI_*, XDG_* and HOME
-		defer func() {
-			if probeDir != "" {
-				os.RemoveAll(probeDir)
-			}
-		}()
-		return m.Run()
-	})
+	testenv.Main(m.Run) // away from the user's HEARTH_*, OPENAI_*, XDG_* and HOME
 }
 
 // useSandbox makes the shell tool run its commands through this test
@@ -36,6 +27,6 @@ func useSandbox(t testing.TB, deny ...string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	SetSandbox(Sandbox{Helper: []string{exe, sandboxSubcommand}, Deny: deny})
-	t.Cleanup(func() { SetSandbox(Sandbox{}) })
+	sandbox.Set(sandbox.Config{Helper: []string{exe, sandboxSubcommand}, Deny: deny})
+	t.Cleanup(func() { sandbox.Set(sandbox.Config{}) })
 }

@@ -4,16 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 	"time"
+
+	"github.com/hearthd/hearth/workspace/sandbox"
 )
 
 const (
 	defaultShellTimeoutMS = 120_000 // when the model gives no timeout_ms
 	maxShellTimeoutMS     = 600_000
-	shellHeadBytes        = 16 << 10 // output kept from the start...
-	shellTailBytes        = 16 << 10 // ...and from the end; the middle is counted, not kept
 )
 
 var shellDef = toolDef{
@@ -38,17 +37,6 @@ type shellArgs struct {
 	TimeoutMS *int    `json:"timeout_ms"`
 }
 
-// commandRun is the outcome of one shell command, from runCommand.
-type commandRun struct {
-	output    string // stdout and stderr combined, capped head and tail
-	exitCode  int    // when the command exited by itself
-	signal    string // the signal that killed it, when one did ("killed")
-	timedOut  bool   // killed because the timeout passed
-	cancelled bool   // killed because ctx was cancelled
-	escaped   bool   // a process outside the group kept the output open; reading stopped
-	err       error  // the command could not be started
-}
-
 // planShell checks a shell call. A non-empty msg is the error for the model.
 func planShell(d *toolDef, raw json.RawMessage) (command string, timeoutMS int, msg string) {
 	var a shellArgs
@@ -68,8 +56,8 @@ func planShell(d *toolDef, raw json.RawMessage) (command string, timeoutMS int, 
 		}
 		timeoutMS = *a.TimeoutMS
 	}
-	if shellUnsupported != "" {
-		return "", 0, shellUnsupported
+	if sandbox.Unsupported != "" {
+		return "", 0, sandbox.Unsupported
 	}
 	return *a.Command, timeoutMS, ""
 }
@@ -85,16 +73,6 @@ func (ts *Toolset) previewShell(ctx context.Context, d *toolDef, raw json.RawMes
 	return Preview{Title: commandTitle(command), Command: command}, ""
 }
 
-// shellArgv is how one command starts: through the sandbox helper when the
-// process configured one (SetSandbox) and the OS has it, else /bin/sh -c
-// (with the network whatever net says: NetworkEnforced reports it).
-func shellArgv(root, command string, net Network) (argv []string, helper bool) {
-	if sb := currentSandbox(); sandboxSupported && len(sb.Helper) > 0 {
-		return sb.helperArgs(root, command, net), true
-	}
-	return []string{"/bin/sh", "-c", command}, false
-}
-
 func (ts *Toolset) shell(ctx context.Context, d *toolDef, raw json.RawMessage) Result {
 	if res, ok := ts.shellAsPatch(ctx, raw); ok {
 		return res // patch_shell.go: applied as apply_patch, nothing run
@@ -104,58 +82,28 @@ func (ts *Toolset) shell(ctx context.Context, d *toolDef, raw json.RawMessage) R
 		return errorResult(msg)
 	}
 	title := commandTitle(command)
-	argv, helper := shellArgv(ts.root.Path(), command, ts.net)
-	var live io.Writer
-	if ts.live != nil {
-		l := startLive(ts.live)
-		defer l.stop() // before the result: the call's last update is its end
-		live = l
-	}
 	var planted func() []string
 	if ts.plants != nil {
-		planted = ts.plants.begin(ts.root.Path())
+		planted = ts.plants.Begin(ts.at.root.Path())
 	}
 	timeout := time.Duration(timeoutMS) * time.Millisecond
-	run, inCell := runInCell(ctx, currentSandbox(), ts.root.Path(), ts.workdir(), command, ts.net, currentToolEnv(), timeout, live)
-	if !inCell {
-		run = runCommand(ctx, ts.workdir(), argv, helper, currentToolEnv(), timeout, live)
-	}
-	helper = helper || inCell
+	run := sandbox.Run(ctx, sandbox.Command{Root: ts.at.root.Path(), Dir: ts.at.workdir(), Line: command, Net: ts.net, Timeout: timeout, Show: ts.live})
 	var notes []string
 	if planted != nil {
-		notes = planted() // planted_repo.go: before anything else sees the tree
+		notes = planted() // sandbox/planted_repo.go: before anything else sees the tree
 	}
-	if run.err != nil {
-		return Result{IsError: true, Title: title, Output: fmt.Sprintf("cannot run the command: %v", run.err)}
+	if run.Err != nil {
+		return Result{IsError: true, Title: title, Output: fmt.Sprintf("cannot run the command: %v", run.Err)}
 	}
+	text, failed := run.Report(timeout)
 	var out strings.Builder
-	out.WriteString(run.output)
-	if run.output == "" {
-		out.WriteString("(no output)")
-	}
-	if !strings.HasSuffix(run.output, "\n") {
-		out.WriteByte('\n')
-	}
-	if run.escaped {
-		out.WriteString("[a process that left the command's process group kept the output open; stopped reading]\n")
-	}
-	switch {
-	case run.timedOut:
-		fmt.Fprintf(&out, "[killed after timeout of %d ms]", timeoutMS)
-	case run.cancelled:
-		out.WriteString("[cancelled]")
-	case run.signal != "":
-		fmt.Fprintf(&out, "[killed by signal: %s]", run.signal)
-	default:
-		fmt.Fprintf(&out, "[exit code %d]", run.exitCode)
-	}
+	out.WriteString(text)
 	for _, n := range notes {
 		out.WriteString("\n" + n)
 	}
-	failed := run.timedOut || run.cancelled || run.signal != "" || run.exitCode != 0
-	if failed && ts.net.Off && helper {
-		if enforced, _ := NetworkEnforced(); enforced {
-			out.WriteString("\n" + networkNote(ts.net))
+	if failed && ts.net.Off && run.Confined {
+		if enforced, _ := sandbox.NetworkEnforced(); enforced {
+			out.WriteString("\n" + sandbox.NetworkNote(ts.net))
 		}
 	}
 	return Result{Output: out.String(), IsError: failed, Title: title}

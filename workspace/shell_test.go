@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hearthd/hearth/workspace/sandbox"
 )
 
 // runShell runs the shell tool with command and an optional timeout.
@@ -205,8 +207,8 @@ func TestShellKillsIgnoringTerm(t *testing.T) {
 		t.Fatalf("shell = %+v", res)
 	}
 	assertGone(t, pids(t, res.Output, "stubborn"))
-	if d := time.Since(start); d < killGrace {
-		t.Errorf("the call took %v; the child ignoring SIGTERM should have had the %v grace period", d, killGrace)
+	if d := time.Since(start); d < sandbox.KillGrace {
+		t.Errorf("the call took %v; the child ignoring SIGTERM should have had the %v grace period", d, sandbox.KillGrace)
 	}
 }
 

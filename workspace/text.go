@@ -9,34 +9,6 @@ import (
 	"unicode/utf8"
 )
 
-// sniffLen is how much of a file decides whether it is text.
-const sniffLen = 8 << 10
-
-// isBinary reports whether head, the first bytes of a file, looks like
-// binary data: a NUL byte (which no text encoding we show uses outside
-// UTF-16), or mostly bytes that are not UTF-8. Sparse invalid bytes, as in a
-// Latin-1 file, still count as text and are shown as U+FFFD. complete says
-// head is the whole file; otherwise a rune cut at its end is not held against it.
-func isBinary(head []byte, complete bool) bool {
-	if bytes.IndexByte(head, 0) >= 0 {
-		return true
-	}
-	invalid, n := 0, 0
-	for n < len(head) {
-		r, size := utf8.DecodeRune(head[n:])
-		if r == utf8.RuneError && size == 1 {
-			if !complete && !utf8.FullRune(head[n:]) {
-				break
-			}
-			invalid++
-		}
-		n += size
-	}
-	// "Mostly": random data is about half invalid bytes; text in a legacy
-	// encoding is far below a third.
-	return n > 0 && invalid*3 > n
-}
-
 // readLine reads one line from br, newline included, keeping at most keep
 // bytes of it in buf (which it reuses) and discarding the rest, so a
 // multi-megabyte line costs no memory. n is the line's full length. At the

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+
+	"github.com/hearthd/hearth/workspace/sandbox"
 )
 
 // Tool is one function the model may call: its name, description and JSON
@@ -99,7 +101,7 @@ type Result struct {
 	// disk may not hold until the user saves.
 	Buffer bool
 	// Content is, for a read_file of text, the whole text read (its hash
-	// is Hash) when it is at most MaxContent bytes, for the read set to diff
+	// is Hash) when it is at most watch.MaxContent bytes, for the read set to diff
 	// against without reading the file again ("" with the hash of nothing
 	// is an empty file). Nothing else keeps a copy of the file.
 	Content string
@@ -124,23 +126,20 @@ var toolDefs = []toolDef{readFileDef, listDirDef, grepDef, writeFileDef, editFil
 // for concurrent use once OnWrite is set; it starts no goroutine that
 // outlives a call and has nothing to close.
 type Toolset struct {
-	root *Root
-	ed   Editor  // the editor of the one call a copy made by via runs; zero on the shared Toolset
-	net  Network // the network of the one call a copy made by WithNetwork runs; zero (on) on the shared Toolset
-	// dir is the working directory of the session a copy made by In
-	// serves, relative to the root with the OS's separators; "" (the root)
-	// on the shared Toolset. The model's relative paths start there, the
-	// paths it is shown are relative to it, and the shell runs there.
-	dir string
+	// at is the root, and the working directory of the session a copy made
+	// by In serves (the root itself on the shared Toolset).
+	at  place
+	ed  Editor          // the editor of the one call a copy made by via runs; zero on the shared Toolset
+	net sandbox.Network // the network of the one call a copy made by WithNetwork runs; zero (on) on the shared Toolset
 
 	// live shows a running command's output, for the one call a copy
 	// made by WithLive runs; nil on the shared Toolset.
 	live func(output string)
 
 	// plants finds the repositories shell commands plant and disarms them
-	// (planted_repo.go); shared by the copies; nil on a Toolset not made
+	// (sandbox/planted_repo.go); shared by the copies; nil on a Toolset not made
 	// by NewToolset.
-	plants *plantGuard
+	plants *sandbox.PlantGuard
 
 	// OnWrite, if set, is called just before each write of write_file,
 	// edit_file or apply_patch with the file's workspace-relative path and
@@ -151,7 +150,25 @@ type Toolset struct {
 }
 
 // NewToolset returns the tools of the workspace at root.
-func NewToolset(root *Root) *Toolset { return &Toolset{root: root, plants: newPlantGuard()} }
+func NewToolset(root *Root) *Toolset {
+	return &Toolset{at: place{root: root}, plants: sandbox.NewPlantGuard()}
+}
+
+// place is where a call stands: the workspace root, and the working
+// directory of the session it serves. A plain value, copied with its
+// Toolset.
+type place struct {
+	root *Root
+	// dir is the working directory, relative to the root with the OS's
+	// separators; "" is the root. The model's relative paths start there,
+	// the paths it is shown are relative to it, and the shell runs there.
+	dir string
+}
+
+// files is the fileWriter of ts's call: its place, editor and OnWrite.
+func (ts *Toolset) files() fileWriter {
+	return fileWriter{at: ts.at, ed: ts.ed, onWrite: ts.OnWrite}
+}
 
 // In returns a copy of ts for a session whose working directory is dir, a
 // directory inside the root named relative to it ("" or "." is the root):
@@ -161,26 +178,26 @@ func NewToolset(root *Root) *Toolset { return &Toolset{root: root, plants: newPl
 // stay relative to the root. The copy lives for one call, like via's.
 func (ts *Toolset) In(dir string) *Toolset {
 	c := *ts
-	c.dir = filepath.Clean(filepath.FromSlash(dir))
-	if c.dir == "." {
-		c.dir = ""
+	c.at.dir = filepath.Clean(filepath.FromSlash(dir))
+	if c.at.dir == "." {
+		c.at.dir = ""
 	}
 	return &c
 }
 
 // resolveName resolves the model's path p (relative to the working
 // directory) as Root.resolveName does.
-func (ts *Toolset) resolveName(p string) (abs, name string, err error) {
-	return ts.root.resolveNameIn(ts.dir, p)
+func (at place) resolveName(p string) (abs, name string, err error) {
+	return at.root.resolveNameIn(at.dir, p)
 }
 
 // show is rel, a slash-separated path relative to the root (as Root.Rel
 // gives it), as the model names it: relative to the working directory.
-func (ts *Toolset) show(rel string) string {
-	if ts.dir == "" || filepath.IsAbs(rel) {
+func (at place) show(rel string) string {
+	if at.dir == "" || filepath.IsAbs(rel) {
 		return rel
 	}
-	s, err := filepath.Rel(ts.dir, filepath.FromSlash(rel))
+	s, err := filepath.Rel(at.dir, filepath.FromSlash(rel))
 	if err != nil {
 		return rel
 	}
@@ -189,7 +206,7 @@ func (ts *Toolset) show(rel string) string {
 
 // workdir is the absolute path of the working directory: where the shell
 // runs.
-func (ts *Toolset) workdir() string { return filepath.Join(ts.root.Path(), ts.dir) }
+func (at place) workdir() string { return filepath.Join(at.root.Path(), at.dir) }
 
 // Tools returns the tools in a fixed order.
 func (ts *Toolset) Tools() []Tool {

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/hearthd/hearth/workspace/sandbox"
 )
 
 // newTree creates, in a fresh temp dir, a workspace directory "root" and a
@@ -99,7 +101,7 @@ func (c *countdownCtx) Err() error {
 func (c *countdownCtx) Done() <-chan struct{} { return c.done }
 
 // removePrivateTmp removes, when the test ends, the /tmp a sandboxed
-// command of the workspace at root (canonical) got (privateTmpDir).
+// command of the workspace at root (canonical) got (sandbox's privateTmpDir).
 func removePrivateTmp(t testing.TB, root string) {
-	t.Cleanup(func() { os.RemoveAll(filepath.Join(os.TempDir(), privateTmpRel(root))) })
+	t.Cleanup(func() { os.RemoveAll(filepath.Join(os.TempDir(), sandbox.PrivateTmpRel(root))) })
 }

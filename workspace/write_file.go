@@ -31,7 +31,7 @@ type writeFileArgs struct {
 
 // planWriteFile checks a write_file call and computes its change. A non-empty
 // msg is the error for the model.
-func (ts *Toolset) planWriteFile(ctx context.Context, d *toolDef, raw json.RawMessage) (c *fileChange, msg string) {
+func (fw fileWriter) planWriteFile(ctx context.Context, d *toolDef, raw json.RawMessage) (c *fileChange, msg string) {
 	var a writeFileArgs
 	if msg := decodeArgs(d, raw, &a); msg != "" {
 		return nil, msg
@@ -42,7 +42,7 @@ func (ts *Toolset) planWriteFile(ctx context.Context, d *toolDef, raw json.RawMe
 	case a.Content == nil:
 		return nil, missingArg(d, "content").Output
 	}
-	c, msg = ts.loadTarget(ctx, d.Name, *a.Path)
+	c, msg = fw.loadTarget(ctx, d.Name, *a.Path)
 	if msg != "" {
 		return c, msg
 	}
@@ -51,7 +51,7 @@ func (ts *Toolset) planWriteFile(ctx context.Context, d *toolDef, raw json.RawMe
 }
 
 func (ts *Toolset) previewWriteFile(ctx context.Context, d *toolDef, raw json.RawMessage) (Preview, string) {
-	c, msg := ts.planWriteFile(ctx, d, raw)
+	c, msg := ts.files().planWriteFile(ctx, d, raw)
 	if msg != "" {
 		return Preview{}, msg
 	}
@@ -59,7 +59,7 @@ func (ts *Toolset) previewWriteFile(ctx context.Context, d *toolDef, raw json.Ra
 }
 
 func (ts *Toolset) writeFile(ctx context.Context, d *toolDef, raw json.RawMessage) Result {
-	c, msg := ts.planWriteFile(ctx, d, raw)
+	c, msg := ts.files().planWriteFile(ctx, d, raw)
 	if msg != "" {
 		return changeFailed(c, "Write ", msg)
 	}
@@ -72,22 +72,22 @@ func (ts *Toolset) writeFile(ctx context.Context, d *toolDef, raw json.RawMessag
 	default:
 		out = fmt.Sprintf("Wrote %s (%s).", c.shown, sizeText(c.new))
 	}
-	return ts.apply(ctx, d, c, "Write ", out)
+	return ts.files().apply(ctx, d, c, "Write ", out)
 }
 
 // apply writes a planned change and reports it: the Result every successful
 // write_file and edit_file returns, with the diff and the new content's hash.
-func (ts *Toolset) apply(ctx context.Context, d *toolDef, c *fileChange, verb, out string) Result {
+func (fw fileWriter) apply(ctx context.Context, d *toolDef, c *fileChange, verb, out string) Result {
 	if ctx.Err() != nil {
 		return changeFailed(c, verb, cancelledResult(d.Name).Output)
 	}
 	// Told before the write, so the watcher can never see the change first
 	// and report hearth's own write as the user's. (A failed write leaves
 	// the old content, which does not match the note, so nothing is lost.)
-	if ts.OnWrite != nil {
-		ts.OnWrite(c.rel, []byte(c.new))
+	if fw.onWrite != nil {
+		fw.onWrite(c.rel, []byte(c.new))
 	}
-	if err := ts.commit(ctx, c); err != nil {
+	if err := fw.commit(ctx, c); err != nil {
 		return changeFailed(c, verb, err.Error())
 	}
 	switch {

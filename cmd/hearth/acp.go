@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hearthd/hearth/daemon"
+	"github.com/hearthd/hearth/safesocket"
 )
 
 // runACP relays stdin/stdout to the daemon's socket byte for byte; the
@@ -54,11 +55,11 @@ var errDaemonExited = errors.New("the daemon exited before it listened")
 // dialOrStart connects to the daemon, starting `hearth serve` detached
 // (startDaemon) when no daemon answers. It waits for the daemon's own
 // word that it listens (startedDaemon.wait), then dials once. A socket that
-// is not safely the user's own (daemon.ErrUnsafeSocket) is refused, and no
+// is not safely the user's own (safesocket.ErrUnsafe) is refused, and no
 // daemon is started in its place.
 func dialOrStart(ctx context.Context, cfg daemon.Config, stderr io.Writer) (net.Conn, error) {
-	c, err := daemon.DialSocket(ctx, cfg.Socket)
-	if err == nil || errors.Is(err, daemon.ErrUnsafeSocket) {
+	c, err := safesocket.Dial(ctx, cfg.Socket)
+	if err == nil || errors.Is(err, safesocket.ErrUnsafe) {
 		return c, err
 	}
 	sd, err := startDaemon(cfg)
@@ -70,7 +71,7 @@ func dialOrStart(ctx context.Context, cfg daemon.Config, stderr io.Writer) (net.
 	werr := sd.wait(wctx, cfg.Socket)
 	// Ready; or it exited because it lost the race to another daemon,
 	// which answers: either way the socket is the judge.
-	if c, err := daemon.DialSocket(ctx, cfg.Socket); err == nil || errors.Is(err, daemon.ErrUnsafeSocket) {
+	if c, err := safesocket.Dial(ctx, cfg.Socket); err == nil || errors.Is(err, safesocket.ErrUnsafe) {
 		return c, err
 	}
 	var sf *startFailure
@@ -95,8 +96,8 @@ func dialOrStart(ctx context.Context, cfg daemon.Config, stderr io.Writer) (net.
 // (5 ms up to 100 ms) until it answers or ctx ends.
 func dialWinner(ctx context.Context, socket string, lost *startFailure) (net.Conn, error) {
 	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
-		c, err := daemon.DialSocket(ctx, socket)
-		if err == nil || errors.Is(err, daemon.ErrUnsafeSocket) {
+		c, err := safesocket.Dial(ctx, socket)
+		if err == nil || errors.Is(err, safesocket.ErrUnsafe) {
 			return c, err
 		}
 		select {

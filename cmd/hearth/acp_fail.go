@@ -10,8 +10,8 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 
-	"github.com/hearthd/hearth/daemon"
 	"github.com/hearthd/hearth/rpc"
+	"github.com/hearthd/hearth/safesocket"
 )
 
 // stdio is the editor's end of `hearth acp`: requests on stdin, answers on
@@ -63,7 +63,7 @@ const (
 	kindOther  = 'E'
 )
 
-// socketFailure marks serve's error at its socket (daemon.Listen).
+// socketFailure marks serve's error at its socket (safesocket.Listen).
 type socketFailure struct{ error }
 
 func (e socketFailure) Unwrap() error { return e.error }
@@ -76,7 +76,7 @@ func tellStarter(ready *os.File, err error) {
 	}
 	kind := byte(kindOther)
 	switch {
-	case errors.Is(err, daemon.ErrAlreadyRunning):
+	case errors.Is(err, safesocket.ErrAlreadyRunning):
 		kind = kindTaken
 	case errors.As(err, new(socketFailure)):
 		kind = kindSocket

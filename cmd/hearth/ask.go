@@ -81,7 +81,7 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	defer stop()
 	con := &console{out: stdout, err: stderr}
-	perm, closeTTY := newPermitter(ctx, con, o.yes, stderr)
+	perm, closeTTY := newPermitter(ctx, con, dir, o.yes, stderr)
 	defer closeTTY()
 	client := rpc.NewClient(rw, rpc.ClientOptions{OnNotify: con.notify, OnCall: perm.onCall})
 	defer client.Close()
@@ -184,8 +184,8 @@ func askConn(ctx context.Context, cfg daemon.Config, noDaemon bool, stderr io.Wr
 // newPermitter answers the daemon's permission requests: --yes allows,
 // else the terminal asks, else they are refused. closeTTY closes the
 // terminal it opened.
-func newPermitter(ctx context.Context, con *console, yes bool, stderr io.Writer) (perm *permitter, closeTTY func()) {
-	perm, closeTTY = &permitter{con: con, yes: yes, stop: ctx}, func() {}
+func newPermitter(ctx context.Context, con *console, dir string, yes bool, stderr io.Writer) (perm *permitter, closeTTY func()) {
+	perm, closeTTY = &permitter{con: con, dir: dir, yes: yes, stop: ctx}, func() {}
 	if yes {
 		return perm, closeTTY
 	}

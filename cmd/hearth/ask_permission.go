@@ -27,6 +27,7 @@ import (
 // one question at a time).
 type permitter struct {
 	con *console
+	dir string // the session's directory: diffs name files relative to it
 	yes bool
 	// tty is the terminal the answers are read from (nil without one), and
 	// in its buffered reader. stop is the ask's context: Ctrl-C ends a
@@ -61,7 +62,7 @@ func (p *permitter) onCall(ctx context.Context, method string, params json.RawMe
 	if req.ToolCall.Title != nil && *req.ToolCall.Title != "" {
 		title = *req.ToolCall.Title
 	}
-	detail, warning := describeCall(req.ToolCall, title)
+	detail, warning := describeCall(req.ToolCall, title, p.dir)
 	title = visibleLine(title)
 	switch {
 	case p.yes:
@@ -136,6 +137,17 @@ func choose(req acp.RequestPermissionRequest, kind acp.PermissionOptionKind) acp
 	return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeCancelled()}
 }
 
+// diffLabels are a diff's header names for path, as git gives them: a/ and
+// b/ before its path from the session's directory when it is inside, else
+// the path in full. Made visible: a name cannot move the terminal.
+func diffLabels(dir, path string) (from, to string) {
+	if rel, err := filepath.Rel(dir, path); err == nil && filepath.IsLocal(rel) {
+		name := visibleLine(filepath.ToSlash(rel))
+		return "a/" + name, "b/" + name
+	}
+	return visibleLine(path), visibleLine(path)
+}
+
 // maxDetailLines bounds a diff shown in a question; the rest is counted.
 const maxDetailLines = 80
 
@@ -143,19 +155,21 @@ const maxDetailLines = 80
 // edit would make (each line made visible), or the command, indented, on
 // one line exactly as it runs with its controls escaped; "" when there is
 // neither. warning is the line that says so when the command or the title
-// held characters shown escaped, else "".
-func describeCall(tc acp.ToolCallUpdate, title string) (detail, warning string) {
+// held characters shown escaped, else "". Files are named relative to dir.
+func describeCall(tc acp.ToolCallUpdate, title, dir string) (detail, warning string) {
 	var b strings.Builder
 	hidden := ""
 	for _, c := range tc.Content {
 		switch {
 		case c.Diff != nil:
+			from, to := diffLabels(dir, c.Diff.Path)
 			old := ""
 			if c.Diff.OldText != nil {
 				old = *c.Diff.OldText
+			} else {
+				from = "/dev/null" // no old text: the file is new
 			}
-			name := visibleLine(filepath.Base(c.Diff.Path))
-			d := udiff.Unified("a/"+name, "b/"+name, old, c.Diff.NewText)
+			d := udiff.Unified(from, to, old, c.Diff.NewText)
 			if d == "" {
 				d = "(no change to " + visibleLine(c.Diff.Path) + ")\n"
 			}

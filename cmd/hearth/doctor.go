@@ -22,9 +22,10 @@ import (
 	"github.com/hearthd/hearth/daemon"
 	"github.com/hearthd/hearth/installer"
 	"github.com/hearthd/hearth/rpc"
+	"github.com/hearthd/hearth/safesocket"
 	"github.com/hearthd/hearth/session/responses"
 	"github.com/hearthd/hearth/store"
-	"github.com/hearthd/hearth/workspace"
+	"github.com/hearthd/hearth/workspace/sandbox"
 )
 
 // check is one line of `hearth doctor`, and one element of its --json.
@@ -109,7 +110,7 @@ func doctor(ctx context.Context, cfg daemon.Config) []check {
 	case noSimulator:
 		add("fail", "api key", "none, and HEARTH_SIMULATOR=off: editors are asked to log in; run `hearth login` (it stores the key in %s)", envFile)
 	case simulator:
-		add("warn", "api key", "none: simulator mode (answers come from the built-in simulator); put OPENAI_API_KEY=... in %s", envFile)
+		add("warn", "api key", "none: simulator mode (answers come from the built-in simulator); run `hearth login` to give hearth your key (it goes in %s)", envFile)
 	default:
 		add("fail", "api key", "OPENAI_BASE_URL is set but no OPENAI_API_KEY: set it in the environment or in %s", envFile)
 	}
@@ -167,12 +168,12 @@ func checkBaseURL(ctx context.Context, base string) (string, string, string) {
 }
 
 // checkSocketDir applies the daemon's own rules to the socket's path
-// (daemon.CanListen: its length, a directory it can write) and directory
-// (daemon.CheckSocketDir), then looks at the socket.
+// (safesocket.CanListen: its length, a directory it can write) and directory
+// (safesocket.CheckDir), then looks at the socket.
 func checkSocketDir(socket string) (string, string, string) {
 	const name = "socket"
 	dir := filepath.Dir(socket)
-	if err := daemon.CanListen(socket); err != nil {
+	if err := safesocket.CanListen(socket); err != nil {
 		return "fail", name, err.Error()
 	}
 	info, err := os.Stat(dir)
@@ -182,7 +183,7 @@ func checkSocketDir(socket string) (string, string, string) {
 	case err != nil:
 		return "fail", name, err.Error()
 	}
-	if err := daemon.CheckSocketDir(dir); err != nil {
+	if err := safesocket.CheckDir(dir); err != nil {
 		return "fail", name, err.Error()
 	}
 	s, err := os.Lstat(socket)
@@ -230,8 +231,8 @@ func daemonChecks(ctx context.Context, cfg daemon.Config) []check {
 	shell := shellConfig(cfg)
 	cctx, cancel := context.WithTimeout(ctx, doctorTimeout)
 	defer cancel()
-	conn, err := daemon.DialSocket(cctx, cfg.Socket)
-	if errors.Is(err, daemon.ErrUnsafeSocket) {
+	conn, err := safesocket.Dial(cctx, cfg.Socket)
+	if errors.Is(err, safesocket.ErrUnsafe) {
 		return []check{{"fail", "daemon", err.Error()}}
 	}
 	if err != nil {
@@ -257,8 +258,8 @@ func daemonChecks(ctx context.Context, cfg daemon.Config) []check {
 		uses = "the built-in simulator, model " + modelOrDefault(st.Model)
 	}
 	if diffs := configDiffs(shell, st); len(diffs) > 0 {
-		out = append(out, check{"warn", "daemon config", fmt.Sprintf("uses %s; but %s. `hearth stop` (or `hearth restart` for the service) makes it start again with this shell's settings",
-			uses, strings.Join(diffs, "; "))})
+		out = append(out, check{"warn", "daemon config", fmt.Sprintf("started with other settings than this shell's: %s. `hearth stop` (or `hearth restart` for the service) makes it start again with this shell's settings",
+			strings.Join(diffs, "; "))})
 	} else {
 		out = append(out, check{"ok", "daemon config", "uses " + uses})
 	}
@@ -268,6 +269,11 @@ func daemonChecks(ctx context.Context, cfg daemon.Config) []check {
 	var pr rpc.ProbeResult
 	if err := c.Call(pctx, rpc.MethodHearthProbe, nil, &pr); err != nil {
 		return append(out, check{"warn", "model api", fmt.Sprintf("the daemon cannot probe its model API (%v); it may be older than this hearth: restart it", err)})
+	}
+	if st.Simulator && pr.Status == "ok" {
+		// The simulator takes any key: "the key accepted" would say the
+		// user has one.
+		return append(out, check{"ok", "model api", "from the daemon: the built-in simulator answers (it needs no key)"})
 	}
 	return append(out, check{pr.Status, "model api", "from the daemon: " + rpc.RedactURLs(pr.Detail)})
 }
@@ -354,7 +360,7 @@ func sandboxChecks(cfg daemon.Config, fileEnv map[string]string) []check {
 		out = append(out, check{status, name, fmt.Sprintf(format, a...)})
 	}
 	// What the kernel lets the shell tool's sandbox enforce: never pretend.
-	if sb := workspace.SandboxStatus(); strings.HasPrefix(sb, "not sandboxed") {
+	if sb := sandbox.Status(); strings.HasPrefix(sb, "not sandboxed") {
 		add("warn", "sandbox", "%s; shell commands run with your full rights", sb)
 	} else {
 		add("ok", "sandbox", "%s", sb)
@@ -365,20 +371,20 @@ func sandboxChecks(cfg daemon.Config, fileEnv map[string]string) []check {
 	if allowed == "" {
 		allowed = fileEnv[sandboxSocketsVar]
 	}
-	if ss := workspace.SocketStatus(sandboxSockets(allowed)); strings.HasPrefix(ss, "every ") {
+	if ss := sandbox.SocketStatus(sandboxSockets(allowed)); strings.HasPrefix(ss, "every ") {
 		add("warn", "sockets", "%s", ss)
 	} else {
 		add("ok", "sockets", "%s", ss)
 	}
 	if runtime.GOOS == "linux" {
-		if pb := workspace.ProcessBoundStatus(sandboxPids()); strings.Contains(pb, "nothing bounds") {
+		if pb := sandbox.ProcessBoundStatus(sandboxPids()); strings.Contains(pb, "nothing bounds") {
 			add("warn", "processes", "%s", pb)
 		} else {
 			add("ok", "processes", "%s", pb)
 		}
 	}
 	// Whether a mode's "no network" holds here, and what it leaves open.
-	switch nw := workspace.NetworkStatus(); {
+	switch nw := sandbox.NetworkStatus(); {
 	case cfg.ShellNetwork == daemon.NetworkOn:
 		add("ok", "network", "%s", daemon.ShellNetworkSummary(cfg.ShellNetwork))
 	case strings.HasPrefix(nw, "cannot"):

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hearthd/hearth/workspace"
+	"github.com/hearthd/hearth/workspace/sandbox"
 )
 
 // isolate points every path hearth reads at a fresh temp directory.
@@ -92,8 +92,8 @@ func TestDoctorHealthySimulator(t *testing.T) {
 	if code != 0 || strings.Contains(stdout.String(), "fail") {
 		t.Fatalf("exit %d\n%s%s", code, stdout.String(), stderr.String())
 	}
-	if !strings.Contains(stdout.String(), "simulator mode") {
-		t.Errorf("no simulator mode line:\n%s", stdout.String())
+	if !strings.Contains(stdout.String(), "simulator mode") || !strings.Contains(stdout.String(), "run `hearth login`") {
+		t.Errorf("no simulator mode line naming hearth login:\n%s", stdout.String())
 	}
 }
 
@@ -180,11 +180,31 @@ func TestDoctorAsksTheRunningDaemon(t *testing.T) {
 	}
 	_, out = doctorRun(t, e, "OPENAI_API_KEY=sk-shell-other-key-1", "HEARTH_MODEL=shell-model")
 	if !hasLine(out, "warn", "daemon config", "its model is sim-model, this shell's HEARTH_MODEL gives shell-model") ||
+		!hasLine(out, "warn", "daemon config", "started with other settings than this shell's: ") ||
 		!strings.Contains(out, "its API key is not this shell's OPENAI_API_KEY") {
 		t.Errorf("a shell unlike the daemon:\n%s", out)
 	}
 	if strings.Contains(out, "sk-shell-other-key-1") || strings.Contains(out, "sk-e2e") {
 		t.Errorf("a key is shown:\n%s", out)
+	}
+}
+
+// A daemon in simulator mode is not said to have had its key accepted: it
+// has none.
+func TestDoctorSimulatorDaemonHasNoKey(t *testing.T) {
+	e := newE2E(t)
+	var env []string
+	for _, kv := range e.env {
+		if !strings.HasPrefix(kv, "OPENAI_") {
+			env = append(env, kv)
+		}
+	}
+	e.env = env
+	e.serve()
+	_, out := doctorRun(t, e)
+	if !hasLine(out, "ok", "daemon config", "uses the built-in simulator") ||
+		!hasLine(out, "ok", "model api", "the built-in simulator answers (it needs no key)") || strings.Contains(out, "key accepted") {
+		t.Errorf("doctor of a simulator daemon:\n%s", out)
 	}
 }
 
@@ -241,7 +261,7 @@ func TestDoctorNetwork(t *testing.T) {
 	}
 	c := network()
 	const modes = "HEARTH_SHELL_NETWORK=mode: commands have no network in read-only and full-auto, the network in ask and auto-edit"
-	if status := workspace.NetworkStatus(); strings.HasPrefix(status, "cannot restrict the network: ") {
+	if status := sandbox.NetworkStatus(); strings.HasPrefix(status, "cannot restrict the network: ") {
 		if c.Status != "warn" || c.Detail != modes+", but "+status {
 			t.Errorf("where the network cannot be restricted (%s): %+v", status, c)
 		}

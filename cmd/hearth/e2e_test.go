@@ -20,7 +20,7 @@ import (
 	"github.com/hearthd/hearth/internal/testenv"
 	"github.com/hearthd/hearth/rpc"
 	"github.com/hearthd/hearth/session/sim"
-	"github.com/hearthd/hearth/workspace"
+	"github.com/hearthd/hearth/workspace/sandbox"
 )
 
 // binary is the hearth binary built once for the end-to-end tests.
@@ -32,7 +32,7 @@ func TestMain(m *testing.M) {
 	// that, never a second run of the tests (which would start helpers in
 	// turn).
 	if len(os.Args) > 1 && os.Args[1] == sandboxCommand {
-		os.Exit(workspace.SandboxExec(os.Args[2:]))
+		os.Exit(sandbox.Exec(os.Args[2:]))
 	}
 	dir, err := os.MkdirTemp("", "hearth-bin")
 	if err != nil {

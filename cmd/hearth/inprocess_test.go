@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hearthd/hearth/daemon"
+	"github.com/hearthd/hearth/safesocket"
 )
 
 // inProcess is a daemon run in this test process (serveInProcess).
@@ -38,7 +39,7 @@ func serveInProcess(t *testing.T) *inProcess {
 		t.Fatal(err)
 	}
 	p.d = d
-	ln, err := daemon.Listen(cfg.Socket)
+	ln, err := safesocket.Listen(cfg.Socket)
 	if err != nil {
 		d.Close()
 		t.Fatal(err)

@@ -25,7 +25,7 @@ func servicePlan() (installer.Plan, error) {
 	if err != nil {
 		return installer.Plan{}, fmt.Errorf("cannot find the hearth binary: %w", err)
 	}
-	spec, err := installer.SpecFor(cfg, bin)
+	spec, err := installer.SpecFor(cfg.Socket, cfg.DataDir, bin)
 	if err != nil {
 		return installer.Plan{}, err
 	}

@@ -22,11 +22,15 @@ var allowed = map[string][]string{
 	"session/responses": {},
 	"mcp":               {},
 	"mcp/mcptest":       {}, // imported by tests only: a tiny MCP server
-	"workspace":         {"store"},
+	"safesocket":        {},
+	"workspace":         {"store", "workspace/patch", "workspace/watch", "workspace/sandbox"},
+	"workspace/patch":   {},
+	"workspace/watch":   {},
+	"workspace/sandbox": {},
 	"session":           {"store", "session/responses", "session/transcript"},
-	"daemon":            {"rpc", "workspace", "session", "session/responses", "store", "mcp"},
-	"installer":         {"daemon", "rpc"},
-	"cmd/hearth":        {"daemon", "rpc", "workspace", "session", "session/responses", "session/sim", "store", "installer", "mcp", "cmd/hearth/internal/bench"},
+	"daemon":            {"rpc", "safesocket", "workspace", "workspace/watch", "workspace/sandbox", "session", "session/responses", "store", "mcp"},
+	"installer":         {},
+	"cmd/hearth":        {"daemon", "rpc", "safesocket", "workspace", "workspace/sandbox", "session", "session/responses", "session/sim", "store", "installer", "mcp", "cmd/hearth/internal/bench"},
 	// hearth bench: the request modes against the simulator.
 	"cmd/hearth/internal/bench": {"session", "session/responses", "session/sim", "store", "workspace"},
 	// The one owner of a conversation's transcript and its store writes.

@@ -3,7 +3,7 @@
 //	hearth serve [--socket P] [--stdio]   run the daemon
 //	hearth acp                            stdio ACP relay to the daemon (starts it when needed)
 //	hearth ask [flags] [PROMPT | -]       one prompt (or stdin), answer streamed; through the daemon; --continue, --session ID
-//	hearth status [--json]                the daemon and its workspaces
+//	hearth status [--json] [--wide]       the daemon and its workspaces
 //	hearth inspect [SESSION] [--json]     sessions, or one session's turns and requests
 //	hearth compact SESSION [--json]       compact a session now (as /compact)
 //	hearth login | logout                 store (after checking it) or remove the OpenAI API key
@@ -32,7 +32,7 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 
-	"github.com/hearthd/hearth/workspace"
+	"github.com/hearthd/hearth/workspace/sandbox"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -65,7 +65,7 @@ func init() {
 		{"serve", "serve [--socket PATH] [--stdio]", "Run the daemon on its unix socket (or serve one client on stdin/stdout).", 0, runServe},
 		{"acp", "acp", "Relay ACP on stdin/stdout to the daemon, starting the daemon when none answers (`hearth acp login` is `hearth login`: the login editors run).", 0, runACP},
 		{"ask", "ask [flags] [PROMPT | -]", "Send one prompt (or stdin) through the daemon, starting it when needed; stream the answer.", -1, runAsk},
-		{"status", "status [--json]", "Show the daemon, its workspaces and their connections.", 0, runStatus},
+		{"status", "status [--json] [--wide]", "Show the daemon, its workspaces and their connections.", 0, runStatus},
 		{"inspect", "inspect [SESSION] [--json]", "List sessions, or show one session's turns, items and requests (SESSION: its id or a unique prefix).", 1, runInspect},
 		{"compact", "compact SESSION [--json]", "Compact a session now: the model goes on from a summary of it (the whole history stays).", 1, runCompact},
 		{"login", "login", "Read an OpenAI API key (hidden; or stdin), check it, store it in ~/.config/hearth/env for the daemon.", 0, runLogin},
@@ -116,9 +116,9 @@ func usage(w io.Writer) {
 
 func main() {
 	// The sandbox helper of one shell command: hidden, no flags, no signal
-	// context of its own (workspace.SandboxExec handles its signals).
+	// context of its own (sandbox.Exec handles its signals).
 	if len(os.Args) > 1 && os.Args[1] == sandboxCommand {
-		os.Exit(workspace.SandboxExec(os.Args[2:]))
+		os.Exit(sandbox.Exec(os.Args[2:]))
 	}
 	if len(os.Args) > 1 && os.Args[1] == spawnCommand {
 		os.Exit(runSpawn(os.Args[2:]))

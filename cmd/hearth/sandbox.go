@@ -9,11 +9,11 @@ import (
 
 	"github.com/hearthd/hearth/daemon"
 	"github.com/hearthd/hearth/installer"
-	"github.com/hearthd/hearth/workspace"
+	"github.com/hearthd/hearth/workspace/sandbox"
 )
 
 // sandboxCommand is the hidden subcommand that runs one shell command of the
-// model confined (workspace.SandboxExec); main dispatches it before anything
+// model confined (sandbox.Exec); main dispatches it before anything
 // else.
 const sandboxCommand = "__sandbox-exec"
 
@@ -27,7 +27,7 @@ const sandboxCommand = "__sandbox-exec"
 // temp dir's grant, and commands could then create nothing directly in
 // /tmp. Landlock before ABI 9 cannot refuse connect(2) to the socket anyway:
 // where the network is off the helper hides the socket in a mount namespace
-// (workspace.Sandbox.Socket), and the daemon refuses every connection a
+// (sandbox.Config.Socket), and the daemon refuses every connection a
 // command makes (daemon/socket_call.go). Every other unix socket is hidden
 // there too, but those HEARTH_SANDBOX_SOCKETS lists (sandboxSockets), and
 // $XDG_RUNTIME_DIR is covered.
@@ -49,7 +49,7 @@ func configureSandbox(cfg daemon.Config) {
 	if sockDir != tmp && !strings.HasPrefix(sockDir, tmp+string(filepath.Separator)) {
 		deny = append(deny, sockDir)
 	}
-	workspace.SetSandbox(workspace.Sandbox{
+	sandbox.Set(sandbox.Config{
 		Helper:     []string{exe, sandboxCommand},
 		Deny:       deny,
 		Write:      cacheDirs(),

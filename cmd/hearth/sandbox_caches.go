@@ -19,7 +19,7 @@ import (
 // tool, outside any sandbox.
 
 // cacheDirs are the directories commands may write besides the workspace
-// and the temp dir (workspace.Sandbox.Write): Go's build and module caches,
+// and the temp dir (sandbox.Config.Write): Go's build and module caches,
 // cargo's registry and git checkouts, npm's cache and logs, and pip's
 // cache, wherever the environment puts them. Missing ones are skipped by
 // the sandbox's rules. A directory holding the running binary is left out.

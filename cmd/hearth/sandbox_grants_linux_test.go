@@ -13,6 +13,7 @@ import (
 
 	"github.com/hearthd/hearth/daemon"
 	"github.com/hearthd/hearth/workspace"
+	"github.com/hearthd/hearth/workspace/sandbox"
 )
 
 // sandboxedShell configures this process's sandbox as `hearth serve` does
@@ -28,8 +29,8 @@ func sandboxedShell(t *testing.T, base string) func(command string) workspace.Re
 		}
 	}
 	configureSandbox(daemon.Config{DataDir: data, Socket: filepath.Join(base, "run", "hearth.sock")})
-	t.Cleanup(func() { workspace.SetSandbox(workspace.Sandbox{}) })
-	if ws := workspace.CommandWrites(ws); ws == nil {
+	t.Cleanup(func() { sandbox.Set(sandbox.Config{}) })
+	if ws := sandbox.CommandWrites(ws); ws == nil {
 		t.Fatal("the sandbox does not confine commands here (no Landlock?): this test needs it")
 	}
 	r, err := workspace.Open(ws)

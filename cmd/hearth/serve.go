@@ -16,6 +16,7 @@ import (
 
 	"github.com/hearthd/hearth/daemon"
 	"github.com/hearthd/hearth/installer"
+	"github.com/hearthd/hearth/safesocket"
 )
 
 func loadConfig() (daemon.Config, error) {
@@ -74,7 +75,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	// once and their starters' connections queue on its socket meanwhile.
 	var ln net.Listener
 	if !o.stdio {
-		if ln, err = daemon.Listen(cfg.Socket); err != nil {
+		if ln, err = safesocket.Listen(cfg.Socket); err != nil {
 			return socketFailure{err}
 		}
 	}

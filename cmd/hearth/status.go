@@ -11,24 +11,26 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coder/acp-go-sdk"
 
 	"github.com/hearthd/hearth/daemon"
 	"github.com/hearthd/hearth/installer"
 	"github.com/hearthd/hearth/rpc"
+	"github.com/hearthd/hearth/safesocket"
 )
 
 // errNotRunning is exit code 3, as `status` documents.
 func errNotRunning(cfg daemon.Config) error {
-	return &exitError{3, fmt.Errorf("the hearth daemon is not running (socket %s); start it with `hearth serve`, or let `hearth acp` start it", cfg.Socket)}
+	return &exitError{3, fmt.Errorf("the hearth daemon is not running (socket %s);\nstart it with `hearth serve`, or let `hearth acp` start it", cfg.Socket)}
 }
 
 // connect dials the daemon and initializes an rpc client; an unsafe socket
-// is refused (daemon.DialSocket), a missing one is errNotRunning.
+// is refused (safesocket.Dial), a missing one is errNotRunning.
 func connect(ctx context.Context, cfg daemon.Config) (*rpc.Client, error) {
-	c, err := daemon.DialSocket(ctx, cfg.Socket)
-	if errors.Is(err, daemon.ErrUnsafeSocket) {
+	c, err := safesocket.Dial(ctx, cfg.Socket)
+	if errors.Is(err, safesocket.ErrUnsafe) {
 		return nil, err
 	}
 	if err != nil {
@@ -46,6 +48,7 @@ func connect(ctx context.Context, cfg daemon.Config) (*rpc.Client, error) {
 func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("status", stderr)
 	asJSON := fs.Bool("json", false, "print the status as JSON (the structs the daemon serves)")
+	wide := fs.Bool("wide", false, "one line per figure and a table of the workspaces, however wide (default: fit 80 columns)")
 	if err := fs.Parse(args); err != nil {
 		return &exitError{2, err}
 	}
@@ -71,8 +74,8 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *asJSON {
 		return writeJSON(stdout, st)
 	}
-	printStatus(stdout, st)
-	fmt.Fprintf(stdout, "service   %s\n", serviceLine(cctx))
+	printStatus(stdout, st, *wide)
+	fmt.Fprintf(stdout, "service     %s\n", serviceLine(cctx))
 	return nil
 }
 
@@ -103,52 +106,123 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
+// statusWidth is what the default output fits: a terminal's 80 columns.
+const statusWidth = 80
+
 // printStatus shows the daemon's status; paths, the model's name and the
-// API's reasons are made visible (visible.go).
-func printStatus(w io.Writer, st rpc.Status) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "daemon\thearth %s, pid %d, up %s\n", st.Version, st.PID, time.Since(st.Started).Round(time.Second))
-	fmt.Fprintf(tw, "socket\t%s\n", visibleLine(st.Socket))
-	fmt.Fprintf(tw, "data\t%s\n", visibleLine(st.DataDir))
+// API's reasons are made visible (visible.go). wide prints each figure on
+// one line and the workspaces as one table; else lines are wrapped to fit
+// statusWidth and each workspace is a block of short lines.
+func printStatus(w io.Writer, st rpc.Status, wide bool) {
+	field := func(name, value string) {
+		if wide {
+			fmt.Fprintf(w, "%-12s%s\n", name, value)
+			return
+		}
+		fmt.Fprintf(w, "%-12s%s\n", name, wrap(value, 12, statusWidth))
+	}
+	field("daemon", fmt.Sprintf("hearth %s, pid %d, up %s", st.Version, st.PID, time.Since(st.Started).Round(time.Second)))
+	field("socket", visibleLine(st.Socket))
+	field("data", visibleLine(st.DataDir))
 	api := visibleLine(st.BaseURL)
 	if st.Simulator {
 		api += " (built-in simulator)"
 	}
-	fmt.Fprintf(tw, "api\t%s\n", api)
-	fmt.Fprintf(tw, "api key\t%s\n", st.APIKey)
-	fmt.Fprintf(tw, "model\t%s\n", visibleLine(st.Model))
-	fmt.Fprintf(tw, "profile\t%s\n", profileLine(st.Profile))
-	fmt.Fprintf(tw, "clients\t%d\n", st.Clients)
-	fmt.Fprintf(tw, "workspaces\t%s open, %d closed after being idle\n",
-		plural(len(st.Workspaces), "workspace"), st.Sessions.WorkspacesClosed)
-	fmt.Fprintf(tw, "sessions\t%s open (%d idle), %d closed (idle, or by their editors)\n",
-		plural(st.Sessions.Open, "session"), st.Sessions.Idle, st.Sessions.Closed)
-	tw.Flush()
+	field("api", api)
+	field("api key", st.APIKey)
+	field("model", visibleLine(st.Model))
+	field("profile", profileLine(st.Profile))
+	field("clients", strconv.Itoa(st.Clients))
+	field("workspaces", fmt.Sprintf("%s open, %d closed after being idle",
+		plural(len(st.Workspaces), "workspace"), st.Sessions.WorkspacesClosed))
+	field("sessions", fmt.Sprintf("%s open (%d idle), %d closed (idle, or by their editors)",
+		plural(st.Sessions.Open, "session"), st.Sessions.Idle, st.Sessions.Closed))
 	if len(st.Workspaces) == 0 {
 		fmt.Fprintln(w, "\nno open workspaces")
 		return
 	}
 	fmt.Fprintln(w)
-	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "WORKSPACE\tMODEL\tSTATE\tTRANSPORT\tCONNS\tAGE\tSESSIONS\tHANDSHAKES\tWARM-UPS\tFULL\tINCREMENTAL\tRETRIES\tSENT\tON WIRE\tSAVED\tTOKENS IN/OUT\tCACHED")
+	if wide {
+		workspaceTable(w, st.Workspaces)
+	} else {
+		workspaceBlocks(w, st.Workspaces)
+	}
 	for _, ws := range st.Workspaces {
+		var notes []string
+		if ws.Fallback != "" {
+			notes = append(notes, "on HTTP because "+visibleLine(ws.Fallback))
+		}
+		if why, ok := strings.CutPrefix(ws.LaneMode, "off: "); ok {
+			notes = append(notes, "one WebSocket per session: "+visibleLine(why))
+		}
+		if ws.Watch != "" && ws.Watch != "inotify" && ws.Watch != "fsnotify" {
+			notes = append(notes, "file watching is "+ws.Watch)
+		}
+		for _, n := range notes {
+			line := visibleLine(ws.Root) + ": " + n
+			if !wide {
+				line = wrap(line, 2, statusWidth)
+			}
+			fmt.Fprintln(w, line)
+		}
+	}
+}
+
+// workspaceTable is --wide's table: one row per workspace, every figure.
+func workspaceTable(w io.Writer, list []rpc.WorkspaceStatus) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "WORKSPACE\tMODEL\tSTATE\tTRANSPORT\tCONNS\tAGE\tSESSIONS\tHANDSHAKES\tWARM-UPS\tFULL\tINCREMENTAL\tRETRIES\tSENT\tON WIRE\tSAVED\tTOKENS IN/OUT\tCACHED")
+	for _, ws := range list {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", visibleLine(ws.Root), visibleLine(ws.Model), visibleLine(ws.State), ws.Transport, ws.Connections,
 			ws.ConnAge().Round(time.Second), ws.Sessions, ws.Handshakes,
 			ws.Warmups, ws.FullRequests, ws.IncrementalRequests, ws.Retries, bytesHuman(ws.BytesSent),
 			bytesHuman(ws.WireBytesSent), bytesHuman(ws.BytesSaved), tokensInOut(ws.Tokens), cachedShare(ws.Tokens))
 	}
 	tw.Flush()
-	for _, ws := range st.Workspaces {
-		if ws.Fallback != "" {
-			fmt.Fprintf(w, "%s: on HTTP because %s\n", visibleLine(ws.Root), visibleLine(ws.Fallback))
+}
+
+// workspaceBlocks is the default view of the workspaces: the root on a line
+// of its own, then the same figures as the wide table in short lines.
+func workspaceBlocks(w io.Writer, list []rpc.WorkspaceStatus) {
+	for i, ws := range list {
+		if i > 0 {
+			fmt.Fprintln(w)
 		}
-		if why, ok := strings.CutPrefix(ws.LaneMode, "off: "); ok {
-			fmt.Fprintf(w, "%s: one WebSocket per session: %s\n", visibleLine(ws.Root), visibleLine(why))
+		lines := []string{
+			fmt.Sprintf("%s, %s on %s: %s for %s, %s", visibleLine(ws.Model), visibleLine(ws.State), ws.Transport,
+				plural(ws.Connections, "connection"), ws.ConnAge().Round(time.Second), plural(ws.Sessions, "session")),
+			fmt.Sprintf("requests: %s, %s, %d full, %d incremental, %d retried", plural(int(ws.Handshakes), "handshake"),
+				plural(int(ws.Warmups), "warm-up"), ws.FullRequests, ws.IncrementalRequests, ws.Retries),
+			fmt.Sprintf("sent %s (%s on the wire), saved %s", bytesHuman(ws.BytesSent), bytesHuman(ws.WireBytesSent), bytesHuman(ws.BytesSaved)),
+			fmt.Sprintf("tokens in/out %s, cached %s", tokensInOut(ws.Tokens), cachedShare(ws.Tokens)),
 		}
-		if ws.Watch != "" && ws.Watch != "inotify" && ws.Watch != "fsnotify" {
-			fmt.Fprintf(w, "%s: file watching is %s\n", ws.Root, ws.Watch)
+		fmt.Fprintln(w, visibleLine(ws.Root))
+		for _, l := range lines {
+			fmt.Fprintln(w, "  "+wrap(l, 4, statusWidth))
 		}
 	}
+}
+
+// wrap breaks s at spaces so that no line passes width, the first starting
+// at column indent and the others indented by indent spaces; a word longer
+// than a line (a path) stays whole.
+func wrap(s string, indent, width int) string {
+	var b strings.Builder
+	col := indent
+	for i, word := range strings.Split(s, " ") {
+		if i > 0 {
+			if col+1+utf8.RuneCountInString(word) > width {
+				b.WriteString("\n" + strings.Repeat(" ", indent))
+				col = indent
+			} else {
+				b.WriteByte(' ')
+				col++
+			}
+		}
+		b.WriteString(word)
+		col += utf8.RuneCountInString(word)
+	}
+	return b.String()
 }
 
 func bytesHuman(n int64) string {

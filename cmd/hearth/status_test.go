@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/hearthd/hearth/rpc"
 	"github.com/hearthd/hearth/session"
@@ -64,6 +65,26 @@ func TestStatusAfterOneTurn(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("status: exit %d, %s", code, errOut)
 	}
+	// A terminal's 80 columns hold every line; the workspace's figures are
+	// there, in words.
+	for _, l := range strings.Split(out, "\n") {
+		if n := utf8.RuneCountInString(l); n > statusWidth && !strings.Contains(l, root) {
+			t.Errorf("a line of %d columns:\n%s", n, l)
+		}
+	}
+	for _, want := range []string{`^` + regexp.QuoteMeta(root) + `$`, `^  requests: 1 handshake, \d+ warm-ups?, \d+ full, [1-9]\d* incremental, 0 retried$`,
+		`^  sent [0-9.]+ [KM]?i?B \([0-9.]+ [KM]?i?B on the wire\), saved`, `^profile +gpt-5\.x-codex: window 272,000 tokens, reasoning medium \(of low,$`} {
+		if !regexp.MustCompile(`(?m)` + want).MatchString(out) {
+			t.Errorf("status lacks a line %s:\n%s", want, out)
+		}
+	}
+	code, out, errOut = runCLI("status", "--wide")
+	if code != 0 {
+		t.Fatalf("status --wide: exit %d, %s", code, errOut)
+	}
+	if !strings.Contains(out, "INCREMENTAL") {
+		t.Errorf("status --wide has no table:\n%s", out)
+	}
 	for _, want := range []string{`model +` + session.DefaultModel,
 		`profile +gpt-5\.x-codex: window 272,000 tokens, reasoning medium \(of low, medium, high, xhigh\), images, parallel tool calls, tool output up to 10,000 tokens, apply_patch \(freeform\)`,
 		`clients +1`, `workspaces +1 workspace open, 0 closed after being idle`, `sessions +1 session open \(0 idle\), 0 closed \(idle, or by their editors\)`} {
@@ -88,12 +109,22 @@ func TestPrintStatusWatch(t *testing.T) {
 	polling := "polling: cannot watch /p for changes: the inotify watch limit is reached; run `sudo sysctl fs.inotify.max_user_watches=524288`"
 	st := rpc.Status{Workspaces: []rpc.WorkspaceStatus{{Root: "/p", Watch: polling}, {Root: "/q", Watch: "inotify"}}}
 	var b strings.Builder
-	printStatus(&b, st)
+	printStatus(&b, st, true)
 	if !strings.Contains(b.String(), "/p: file watching is "+polling+"\n") {
 		t.Errorf("the degraded workspace is not named:\n%s", b.String())
 	}
 	if strings.Contains(b.String(), "/q: file watching") {
 		t.Errorf("a workspace watched by inotify is reported:\n%s", b.String())
+	}
+	b.Reset()
+	printStatus(&b, st, false) // wrapped to 80 columns, the same words
+	if got := strings.Join(strings.Fields(b.String()), " "); !strings.Contains(got, "/p: file watching is "+polling) {
+		t.Errorf("the degraded workspace is not named when wrapped:\n%s", b.String())
+	}
+	for _, l := range strings.Split(b.String(), "\n") {
+		if utf8.RuneCountInString(l) > statusWidth {
+			t.Errorf("a line over %d columns: %q", statusWidth, l)
+		}
 	}
 }
 

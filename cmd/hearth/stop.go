@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -47,7 +48,14 @@ func runStop(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			// manager says what it knows (or why it cannot be asked).
 			return stopService(ctx, nil, stdout, stderr)
 		}
-		return err // exit 3: nothing to stop
+		var ee *exitError
+		if errors.As(err, &ee) && ee.code == 3 {
+			// Nothing to stop is what stop is for: a second stop, or a
+			// script's, succeeds as systemctl's does.
+			fmt.Fprintf(stdout, "hearth: the daemon is not running on %s; nothing to stop\n", cfg.Socket)
+			return nil
+		}
+		return err
 	}
 	defer client.Close()
 	var st rpc.Status

@@ -27,6 +27,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
+rm -f "$here/doc/tags" # the plugin must build them itself
 (cd "$repo" && go build -o "$tmp/hearth" ./cmd/hearth)
 # hearth's test MCP server (mcp/mcptest): the mcp package's test binary serves it.
 (cd "$repo" && go test -c -o "$tmp/mcp-server" ./mcp)
@@ -36,3 +37,6 @@ nvim --version | head -n1
 HEARTH_BIN="$tmp/hearth" HEARTH_TEST_TMP="$tmp" HEARTH_MCP_SERVER="$tmp/mcp-server" \
   timeout 600 nvim --headless -u NONE -i NONE -n \
   --cmd "set rtp^=$here" -c "luafile $here/tests/run.lua"
+
+# The same plugin on a real terminal: what the screen shows.
+bash "$here/tests/screen.sh" "$tmp/hearth" "$tmp"

@@ -46,7 +46,7 @@ type Compacted struct {
 const maxCompacted = 64 << 20
 
 // Compact asks the API to compact req's input. A refusal is an *APIError
-// (Classify gives its kind, as for any request); an answer that is not a
+// (CauseOf gives its cause, as for any request); an answer that is not a
 // compaction is an error saying so.
 func (c *Client) Compact(ctx context.Context, req CompactRequest) (*Compacted, error) {
 	body, err := json.Marshal(req)

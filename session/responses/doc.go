@@ -4,8 +4,8 @@
 // goroutine that routes events to the Stream of the request that owns
 // their lane, falls back to HTTP with SSE when the WebSocket is refused,
 // encodes response.create frames, parses the server's events, and decides
-// what a failure is and leads to (failure.go: Classify, Judge, the dial
-// rules).
+// what a failure is and leads to (cause.go: CauseOf; failure.go: the
+// failure table, Judge, the dial rules).
 //
 // It knows requests and responses, not transcripts: what a request carries,
 // when it may be incremental and what is stored is the agent loop's

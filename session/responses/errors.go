@@ -45,8 +45,9 @@ func (e *APIError) Is(target error) bool {
 	return false
 }
 
-// The model API's refusals that no retry can fix (Classify gives each its
-// kind); their messages say what to do.
+// The model API's refusals that no retry can fix (CauseOf gives each its
+// cause); their messages say what to do, and the failure table gives them
+// as its rows' advice.
 var (
 	ErrAuth          = errors.New("the model API rejected the API key: set a valid OPENAI_API_KEY (hearth doctor checks it), then restart the daemon or send it SIGHUP")
 	ErrQuota         = errors.New("the API key has no quota left: check the plan and billing of its account")

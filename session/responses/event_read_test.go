@@ -136,8 +136,8 @@ func TestEventOverLimitFailsOnlyItsResponse(t *testing.T) {
 	if !errors.As(err, &tl) || tl.Limit != 256<<10 || tl.Size <= tl.Limit || !strings.Contains(err.Error(), "over hearth's limit") {
 		t.Fatalf("the big response ended with %v, want an EventTooLargeError", err)
 	}
-	if k := Classify(err); k != KindModelAPI || Judge(err, 0, time.Second).Retry {
-		t.Errorf("an event over the limit is %v, retried %v: want a model API failure, not retried", k, Judge(err, 0, time.Second).Retry)
+	if v := Judge(err); v.Cause != CauseEventTooLarge || v.Action != Fail {
+		t.Errorf("an event over the limit is %v, and %v: want a failure, not retried", v.Cause, v.Action)
 	}
 	if r, err := end(small); err != nil || len(r.Output) != 1 {
 		t.Fatalf("the other lane's response: %+v, %v", r, err)

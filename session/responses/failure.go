@@ -1,7 +1,6 @@
 package responses
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"regexp"
@@ -10,138 +9,54 @@ import (
 	"time"
 )
 
-// The one place that decides what a failure leads to. Classify names its
-// kind, for everyone who acts on one: the retry loop, compaction and the
-// warm-up (session), the daemon's error codes (daemon/turn_error.go). Judge
-// decides what a failed model request does to its stream and connection
-// and whether it is retried; dialRule what a failed WebSocket handshake
-// does.
+// The one place that decides what a failure leads to. CauseOf names why a
+// request failed; the failure table (failures) says, per cause, what the
+// request does next (Action), what becomes of its stream and connection
+// (StreamAction), how long it waits, whether only once, and what the user
+// is told. Judge reads the row for one failure; the retry loop, the
+// compaction, the warm-up (session) and the handshake (dialRule) switch on
+// its Action, and the daemon's error table (daemon/turn_error.go) has a row
+// per cause too.
 // A failure belongs to the stream that failed: a sibling that loses its
 // connection because of it sees a lost connection and is retried, never
 // "aborted". failure_test.go lists every case.
 
-// Kind is what a failure is.
-type Kind uint8
+// Action is what a failed request does next.
+type Action uint8
 
 const (
-	// KindInternal: hearth's own failure, or one nothing here recognises.
-	KindInternal Kind = iota
-	// KindCancelled: the caller's context ended (the user cancelled, or a
-	// deadline passed).
-	KindCancelled
-	// KindStore: hearth's store could not commit or read. The transport
-	// never fails this way; the agent loop marks its store failures
-	// (WithKind).
-	KindStore
-	// KindAuth: the model API refused the API key.
-	KindAuth
-	// KindQuota: the API key has no quota left.
-	KindQuota
-	// KindContextLength: the request does not fit the model's context
-	// window.
-	KindContextLength
-	// KindModelNotFound: the model does not exist, or the key cannot use it.
-	KindModelNotFound
-	// KindModelAPI: the model API refused or failed the request for a
-	// reason a retry would meet again (a bad request, a refused upgrade, a
-	// server without stream_id lanes when they are required).
-	KindModelAPI
-	// KindTransient: the request failed on its way and may succeed again:
-	// a lost connection, silence, a rate limit, a server error, an evicted
-	// previous response, the connection's time limit.
-	KindTransient
+	// Fail: nothing here fixes it; the request fails with the error (and
+	// the row's advice).
+	Fail Action = iota
+	// Retry: send it again after Verdict.Wait, within the cause's budget.
+	Retry
+	// Rewarm: the client moved the conversation to a connection of its own
+	// (no stream_id lanes); send it again at once there — a warm-up warms
+	// again.
+	Rewarm
+	// Resend: the server lost the previous response; send it again at once,
+	// in full (the failure forgot the baseline).
+	Resend
+	// Compact: the request does not fit the window; make it smaller (compact
+	// the view, split a summary request), then send it again.
+	Compact
+	// FallBackHTTP: the endpoint has no WebSocket; go on over HTTP.
+	FallBackHTTP
 
-	// NumKinds is the number of kinds: tables indexed by Kind have this
-	// many rows, and their tests check it.
-	NumKinds = iota
+	numActions = iota
 )
 
-var kindNames = [NumKinds]string{"internal", "cancelled", "store", "auth", "quota", "context length",
-	"model not found", "model API", "transient"}
+var actionNames = [numActions]string{"fail", "retry", "re-warm", "full resend", "compact", "fall back to HTTP"}
 
-func (k Kind) String() string {
-	if int(k) < len(kindNames) {
-		return kindNames[k]
+func (a Action) String() string {
+	if int(a) < len(actionNames) {
+		return actionNames[a]
 	}
-	return fmt.Sprintf("Kind(%d)", k)
-}
-
-// kindError is an error of a kind its caller knows (WithKind).
-type kindError struct {
-	kind Kind
-	err  error
-}
-
-func (e *kindError) Error() string { return e.err.Error() }
-func (e *kindError) Unwrap() error { return e.err }
-
-// WithKind returns err, unchanged in its text and chain, classified as k.
-func WithKind(k Kind, err error) error {
-	if err == nil {
-		return nil
-	}
-	return &kindError{kind: k, err: err}
-}
-
-// Classify returns the kind of a non-nil err.
-func Classify(err error) Kind {
-	var (
-		k  *kindError
-		ae *APIError
-		re *ResponseError
-		he *HandshakeError
-		nl *NoLanesError
-		tl *EventTooLargeError
-	)
-	switch {
-	case errors.As(err, &k):
-		return k.kind
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return KindCancelled
-	case errors.Is(err, ErrAuth):
-		return KindAuth
-	case errors.Is(err, ErrQuota):
-		return KindQuota
-	case errors.Is(err, ErrContextLength):
-		return KindContextLength
-	case errors.Is(err, ErrModelNotFound):
-		return KindModelNotFound
-	case errors.Is(err, ErrSilence), errors.Is(err, ErrConnectionLost):
-		return KindTransient
-	case errors.As(err, &nl):
-		if nl.Switched {
-			return KindTransient // on a connection of its own, it cannot fail this way again
-		}
-		return KindModelAPI
-	case errors.As(err, &ae):
-		if transientAPI(ae) {
-			return KindTransient
-		}
-		return KindModelAPI
-	case errors.As(err, &re):
-		if re.Code == "server_error" || re.Code == "rate_limit_exceeded" {
-			return KindTransient
-		}
-		return KindModelAPI
-	case errors.As(err, &he), errors.As(err, &tl):
-		return KindModelAPI
-	}
-	return KindInternal
-}
-
-// transientAPI reports whether an API error event may not recur.
-func transientAPI(ae *APIError) bool {
-	switch {
-	case ae.Code == "previous_response_not_found", ae.Code == "websocket_connection_limit_reached",
-		ae.Code == "rate_limit_exceeded", ae.Status == 429,
-		ae.Status >= 500, ae.Code == "server_error", ae.Type == "server_error":
-		return true
-	}
-	return false
+	return fmt.Sprintf("Action(%d)", a)
 }
 
 // StreamAction is what a failed exchange does to its stream.
-type StreamAction int
+type StreamAction uint8
 
 const (
 	// Leave: the stream already ended (its terminal error, or the
@@ -157,76 +72,108 @@ const (
 	DropConn
 )
 
-// Reasons a retry may be taken at most once per request (Verdict.Once).
-const (
-	OnceLanes = "lanes" // retried without stream_id, on a connection of its own
-	OnceCache = "cache" // retried in full after the server evicted the previous response
-)
+// failure is one row of the failure table: what a cause leads to.
+type failure struct {
+	name   string       // the cause's name, for logs and tests
+	action Action       // what the request does next
+	stream StreamAction // what becomes of its stream
+	once   bool         // the action is taken at most once per request
+	wait   waitRule     // how long before it is sent again; nil: at once
+	why    string       // said to the user and the log: "retrying: <why>"
+	advice error        // a refusal's sentinel, what the user can do; nil: the error's own words say it
+	sized  bool         // the advice quotes the session's size
+}
 
-// Verdict is Judge's decision for one failed attempt.
+// failures is the failure table, one row per cause (TestFailureTable
+// checks every cause has one).
+var failures = [NumCauses]failure{
+	CauseInternal:         {name: "internal", why: "hearth failed"},
+	CauseCancelled:        {name: "cancelled", stream: WalkAway, why: "the request was cancelled"},
+	CauseStore:            {name: "store", why: "hearth's database failed"},
+	CauseAuth:             {name: "auth", why: "the model API rejected the API key", advice: ErrAuth},
+	CauseQuota:            {name: "quota", why: "the API key has no quota left", advice: ErrQuota},
+	CauseContextLength:    {name: "context length", action: Compact, once: true, why: "the conversation does not fit the context window", advice: ErrContextLength, sized: true},
+	CauseModelNotFound:    {name: "model not found", why: "the model does not exist", advice: ErrModelNotFound},
+	CauseRefused:          {name: "refused", why: "the model API refused the request"},
+	CauseResponseRefused:  {name: "response refused", why: "the response failed"},
+	CauseNoLanes:          {name: "no lanes", why: "the server has no stream_id lanes"},
+	CauseUpgradeRefused:   {name: "upgrade refused", why: "the WebSocket upgrade was refused"},
+	CauseEventTooLarge:    {name: "event too large", why: "the model API sent an event over hearth's limit"},
+	CauseNoWebSocket:      {name: "no WebSocket", action: FallBackHTTP, why: "the API answered the WebSocket upgrade with HTTP 426"},
+	CauseUpgradeFailed:    {name: "upgrade failed", action: Retry, why: "the WebSocket upgrade failed"},
+	CauseLanesSwitched:    {name: "lanes switched", action: Rewarm, once: true, why: "the server has no stream_id lanes"},
+	CauseSilence:          {name: "silence", action: Retry, stream: WalkAway, why: "the model API went silent"},
+	CauseConnectionLost:   {name: "connection lost", action: Retry, wait: soonAfterFirst, why: "the connection was lost"},
+	CausePreviousNotFound: {name: "previous response not found", action: Resend, once: true, why: "the server no longer had the previous response"},
+	CauseConnectionLimit:  {name: "connection limit", action: Retry, stream: DropConn, why: "the connection reached its time limit"},
+	CauseRateLimit:        {name: "rate limit", action: Retry, wait: hinted, why: "rate limited"},
+	CauseServerError:      {name: "server error", action: Retry, wait: serverBackoff, why: "the server failed"},
+	CauseResponseFailed:   {name: "response failed", action: Retry, wait: serverBackoff, why: "the response failed on the server"},
+}
+
+// Verdict is Judge's decision for one failure: the failure table's row for
+// its cause. A value, made per failure.
 type Verdict struct {
+	Cause  Cause
+	Action Action
 	Stream StreamAction
-	Retry  bool
-	Once   string // non-empty: retried at most once per request for this reason
-	Wait   time.Duration
-	Why    string // said to the user and the log when retried
+	Once   bool   // the action is taken at most once per request
+	Why    string // said to the user and the log
+	// Advice is a refusal's sentinel, what the user can do, to be wrapped
+	// around the error; nil when the error's own words say it. ShowSize:
+	// the advice quotes the session's size.
+	Advice   error
+	ShowSize bool
+
+	err  error // the failure, for its wait (a rate limit's hint)
+	wait waitRule
 }
 
-var errPreviousNotFound = errors.New("previous_response_not_found")
-
-// Judge decides what err — the failure of attempt (0-based) of one model
-// request — leads to; no wait is longer than maxWait. Only a transient
-// failure is retried; a cancelled one walks away from its stream; any
-// other would be refused (and billed) the same way again.
-func Judge(err error, attempt int, maxWait time.Duration) Verdict {
-	switch Classify(err) {
-	case KindCancelled:
-		return Verdict{Stream: WalkAway}
-	case KindTransient:
-		return transient(err, attempt, maxWait)
-	}
-	return Verdict{}
+// Judge decides what err, the failure of a model request or a handshake,
+// leads to. A transient failure is retried; a cancelled one walks away from
+// its stream; a refusal is not retried (it would be refused, and billed,
+// the same way again) unless something can change: the view's size, the
+// link.
+func Judge(err error) Verdict {
+	c := CauseOf(err)
+	f := failures[c]
+	return Verdict{Cause: c, Action: f.action, Stream: f.stream, Once: f.once, Why: f.why,
+		Advice: f.advice, ShowSize: f.sized, err: err, wait: f.wait}
 }
 
-// transient is Judge's decision for a transient failure.
-func transient(err error, attempt int, maxWait time.Duration) Verdict {
-	var ae *APIError
-	var nl *NoLanesError
-	switch {
-	case errors.Is(err, ErrSilence):
-		// The stream is out of step; the retry goes on a new lane or a new
-		// connection, so a late answer is never taken for the retry's.
-		return Verdict{Stream: WalkAway, Retry: true, Why: "the model API went silent"}
-	case errors.As(err, &nl):
-		// Once: the retry goes out without stream_id on a connection of its
-		// own, which cannot fail this way again.
-		return Verdict{Retry: true, Once: OnceLanes, Why: "the server has no stream_id lanes"}
-	case errors.Is(err, ErrConnectionLost):
-		// The first retry goes at once (a new connection is dialed); later
-		// ones back off.
-		wait := backoff(attempt, 100*time.Millisecond, 2*time.Second) * time.Duration(min(attempt, 1))
-		return Verdict{Retry: true, Wait: wait, Why: "the connection was lost"}
-	case errors.As(err, &ae):
-		switch {
-		case ae.Code == "previous_response_not_found":
-			return Verdict{Retry: true, Once: OnceCache, Why: "the server no longer had the previous response"}
-		case ae.Code == "websocket_connection_limit_reached":
-			return Verdict{Stream: DropConn, Retry: true, Why: "the connection reached its time limit"}
-		case ae.Code == "rate_limit_exceeded" || ae.Status == 429:
-			return Verdict{Retry: true, Wait: hinted(ae.Message, attempt, maxWait), Why: "rate limited"}
-		}
-		return Verdict{Retry: true, Wait: backoff(attempt, 500*time.Millisecond, maxWait), Why: "the server failed"}
+// Wait is how long to wait before the request goes again after its
+// attempt'th (0-based) failure of this cause, never longer than maxWait.
+func (v Verdict) Wait(attempt int, maxWait time.Duration) time.Duration {
+	if v.wait == nil {
+		return 0
 	}
-	// A response that failed on the server.
-	return Verdict{Retry: true, Wait: backoff(attempt, 500*time.Millisecond, maxWait), Why: "the response failed on the server"}
+	return v.wait(v.err, attempt, maxWait)
+}
+
+// A waitRule is how long a cause waits before its attempt'th retry.
+type waitRule func(err error, attempt int, maxWait time.Duration) time.Duration
+
+// soonAfterFirst: the first retry goes at once (a new connection is
+// dialed); later ones back off.
+func soonAfterFirst(_ error, attempt int, _ time.Duration) time.Duration {
+	return backoff(attempt, 100*time.Millisecond, 2*time.Second) * time.Duration(min(attempt, 1))
+}
+
+// serverBackoff backs off from half a second.
+func serverBackoff(_ error, attempt int, maxWait time.Duration) time.Duration {
+	return backoff(attempt, 500*time.Millisecond, maxWait)
 }
 
 var tryAgain = regexp.MustCompile(`(?i)try again in ([0-9.]+)\s*(ms|s)`)
 
 // hinted honours a "try again in 1.5s" hint, else backs off.
-func hinted(msg string, attempt int, maxWait time.Duration) time.Duration {
+func hinted(err error, attempt int, maxWait time.Duration) time.Duration {
 	d := backoff(attempt, time.Second, maxWait)
-	if m := tryAgain.FindStringSubmatch(msg); m != nil {
+	var ae *APIError
+	if !errors.As(err, &ae) {
+		return min(d, maxWait)
+	}
+	if m := tryAgain.FindStringSubmatch(ae.Message); m != nil {
 		if v, err := strconv.ParseFloat(m[1], 64); err == nil {
 			unit := time.Second
 			if strings.EqualFold(m[2], "ms") {
@@ -237,6 +184,8 @@ func hinted(msg string, attempt int, maxWait time.Duration) time.Duration {
 	}
 	return min(d, maxWait)
 }
+
+var errPreviousNotFound = errors.New("previous_response_not_found")
 
 // dialAction is what a failed WebSocket handshake leads to.
 type dialAction int
@@ -249,16 +198,17 @@ const (
 )
 
 // dialRule decides what the failure of handshake attempt (0-based), begun
-// elapsed after the first, leads to. ctxDone: the caller's context ended.
+// elapsed after the first, leads to, by Judge's verdict. ctxDone: the
+// caller's context ended. An error nothing recognises (CauseInternal) is
+// the network's on a dial (TLS, a proxy): tried again, then HTTP.
 func dialRule(err error, ctxDone bool, attempt int, elapsed time.Duration, cfg Config) dialAction {
-	var he *HandshakeError
-	switch {
-	case errors.Is(err, ErrClosed) || ctxDone:
+	if errors.Is(err, ErrClosed) || ctxDone {
 		return dialFail
-	case errors.As(err, &he) && he.StatusCode == 426:
-		// This endpoint does not do WebSocket: switch at once, for good.
-		return dialHTTPForGood
-	case errors.As(err, &he) && (he.StatusCode == 401 || he.StatusCode == 403 || he.StatusCode == 404):
+	}
+	switch v := Judge(err); {
+	case v.Action == FallBackHTTP:
+		return dialHTTPForGood // switch at once, for good
+	case v.Action == Fail && v.Cause != CauseInternal:
 		return dialFail // HTTP would be refused the same way
 	case attempt+1 >= cfg.DialAttempts || elapsed > cfg.DialBudget:
 		return dialFallBack

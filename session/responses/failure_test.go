@@ -8,71 +8,125 @@ import (
 	"time"
 )
 
-// Every failure a model request can meet, its kind, and what it leads to:
-// the stream's fate and the retry. One table, so that a new failure gets a
-// row and a decision instead of a branch somewhere; every kind has a row.
+// Every failure a model request can meet, its cause, and what it leads
+// to: the next action, the stream's fate, whether only once. One table, so
+// that a new failure gets a row and a decision instead of a branch
+// somewhere; every cause has a case.
 func TestJudgeTable(t *testing.T) {
 	cases := []struct {
 		name   string
 		err    error
-		kind   Kind
+		cause  Cause
+		action Action
 		stream StreamAction
-		retry  bool
-		once   string
+		once   bool
 	}{
-		{"cancelled by the user", context.Canceled, KindCancelled, WalkAway, false, ""},
-		{"turn deadline", context.DeadlineExceeded, KindCancelled, WalkAway, false, ""},
-		{"silence", fmt.Errorf("no event for 5m: %w", ErrSilence), KindTransient, WalkAway, true, ""},
-		{"connection lost", fmt.Errorf("%w: EOF", ErrConnectionLost), KindTransient, Leave, true, ""},
-		{"sibling aborted on the socket", errAborted, KindTransient, Leave, true, ""},
-		{"connection rotated under the request", errRotated, KindTransient, Leave, true, ""},
-		{"no lanes, switched", &NoLanesError{Why: "ignores", Switched: true}, KindTransient, Leave, true, OnceLanes},
-		{"no lanes, HEARTH_LANES=on", &NoLanesError{Why: "ignores"}, KindModelAPI, Leave, false, ""},
-		{"cache miss", &APIError{Status: 400, Code: "previous_response_not_found"}, KindTransient, Leave, true, OnceCache},
-		{"connection limit", &APIError{Status: 400, Code: "websocket_connection_limit_reached"}, KindTransient, DropConn, true, ""},
-		{"rate limit", &APIError{Status: 429, Code: "rate_limit_exceeded", Message: "try again in 20ms"}, KindTransient, Leave, true, ""},
-		{"server error event", &APIError{Status: 500, Code: "server_error"}, KindTransient, Leave, true, ""},
-		{"server error type", &APIError{Type: "server_error"}, KindTransient, Leave, true, ""},
-		{"response failed on the server", &ResponseError{Status: "failed", Code: "server_error"}, KindTransient, Leave, true, ""},
-		{"response rate limited", &ResponseError{Status: "failed", Code: "rate_limit_exceeded"}, KindTransient, Leave, true, ""},
-		{"response failed otherwise", &ResponseError{Status: "failed", Code: "invalid_prompt"}, KindModelAPI, Leave, false, ""},
-		{"invalid api key", &APIError{Status: 401, Code: "invalid_api_key"}, KindAuth, Leave, false, ""},
-		{"handshake 401", &HandshakeError{StatusCode: 401}, KindAuth, Leave, false, ""},
-		{"handshake 403", &HandshakeError{StatusCode: 403}, KindModelAPI, Leave, false, ""},
-		{"quota (a 429 that is not a rate limit)", &APIError{Status: 429, Type: "insufficient_quota", Code: "insufficient_quota"}, KindQuota, Leave, false, ""},
-		{"context length", &APIError{Status: 400, Code: "context_length_exceeded"}, KindContextLength, Leave, false, ""},
-		{"context length, with advice", fmt.Errorf("%w: %w", ErrContextLength, &APIError{Status: 400, Code: "context_length_exceeded"}), KindContextLength, Leave, false, ""},
-		{"unknown model", &APIError{Status: 404, Code: "model_not_found"}, KindModelNotFound, Leave, false, ""},
-		{"bad request", &APIError{Status: 400, Code: "invalid_value"}, KindModelAPI, Leave, false, ""},
-		{"item not found (store:false id)", &APIError{Status: 404, Message: "Item with id 'rs_1' not found."}, KindModelAPI, Leave, false, ""},
-		{"an event over the limit", &EventTooLargeError{Type: "response.completed", Size: 70 << 20, Limit: 64 << 20}, KindModelAPI, Leave, false, ""},
-		{"the store failed", WithKind(KindStore, fmt.Errorf("commit the response: disk full")), KindStore, Leave, false, ""},
-		{"client closed", ErrClosed, KindInternal, Leave, false, ""},
-		{"anything else", fmt.Errorf("no tool named x"), KindInternal, Leave, false, ""},
+		{"cancelled by the user", context.Canceled, CauseCancelled, Fail, WalkAway, false},
+		{"turn deadline", context.DeadlineExceeded, CauseCancelled, Fail, WalkAway, false},
+		{"silence", fmt.Errorf("no event for 5m: %w", ErrSilence), CauseSilence, Retry, WalkAway, false},
+		{"connection lost", fmt.Errorf("%w: EOF", ErrConnectionLost), CauseConnectionLost, Retry, Leave, false},
+		{"sibling aborted on the socket", errAborted, CauseConnectionLost, Retry, Leave, false},
+		{"connection rotated under the request", errRotated, CauseConnectionLost, Retry, Leave, false},
+		{"API unreachable", &unreachableError{base: "http://h/v1", cause: "connection refused"}, CauseConnectionLost, Retry, Leave, false},
+		{"no lanes, switched", &NoLanesError{Why: "ignores", Switched: true}, CauseLanesSwitched, Rewarm, Leave, true},
+		{"no lanes, HEARTH_LANES=on", &NoLanesError{Why: "ignores"}, CauseNoLanes, Fail, Leave, false},
+		{"cache miss", &APIError{Status: 400, Code: "previous_response_not_found"}, CausePreviousNotFound, Resend, Leave, true},
+		{"connection limit", &APIError{Status: 400, Code: "websocket_connection_limit_reached"}, CauseConnectionLimit, Retry, DropConn, false},
+		{"rate limit", &APIError{Status: 429, Code: "rate_limit_exceeded", Message: "try again in 20ms"}, CauseRateLimit, Retry, Leave, false},
+		{"server error event", &APIError{Status: 500, Code: "server_error"}, CauseServerError, Retry, Leave, false},
+		{"server error type", &APIError{Type: "server_error"}, CauseServerError, Retry, Leave, false},
+		{"response failed on the server", &ResponseError{Status: "failed", Code: "server_error"}, CauseResponseFailed, Retry, Leave, false},
+		{"response rate limited", &ResponseError{Status: "failed", Code: "rate_limit_exceeded"}, CauseResponseFailed, Retry, Leave, false},
+		{"response failed otherwise", &ResponseError{Status: "failed", Code: "invalid_prompt"}, CauseResponseRefused, Fail, Leave, false},
+		{"invalid api key", &APIError{Status: 401, Code: "invalid_api_key"}, CauseAuth, Fail, Leave, false},
+		{"handshake 401", &HandshakeError{StatusCode: 401}, CauseAuth, Fail, Leave, false},
+		{"handshake 403", &HandshakeError{StatusCode: 403}, CauseUpgradeRefused, Fail, Leave, false},
+		{"handshake 426", &HandshakeError{StatusCode: 426}, CauseNoWebSocket, FallBackHTTP, Leave, false},
+		{"handshake 503", &HandshakeError{StatusCode: 503}, CauseUpgradeFailed, Retry, Leave, false},
+		{"quota (a 429 that is not a rate limit)", &APIError{Status: 429, Type: "insufficient_quota", Code: "insufficient_quota"}, CauseQuota, Fail, Leave, false},
+		{"context length", &APIError{Status: 400, Code: "context_length_exceeded"}, CauseContextLength, Compact, Leave, true},
+		{"context length, with advice", fmt.Errorf("%w: %w", ErrContextLength, &APIError{Status: 400, Code: "context_length_exceeded"}), CauseContextLength, Compact, Leave, true},
+		{"unknown model", &APIError{Status: 404, Code: "model_not_found"}, CauseModelNotFound, Fail, Leave, false},
+		{"bad request", &APIError{Status: 400, Code: "invalid_value"}, CauseRefused, Fail, Leave, false},
+		{"item not found (store:false id)", &APIError{Status: 404, Message: "Item with id 'rs_1' not found."}, CauseRefused, Fail, Leave, false},
+		{"an event over the limit", &EventTooLargeError{Type: "response.completed", Size: 70 << 20, Limit: 64 << 20}, CauseEventTooLarge, Fail, Leave, false},
+		{"the store failed", WithCause(CauseStore, fmt.Errorf("commit the response: disk full")), CauseStore, Fail, Leave, false},
+		{"client closed", ErrClosed, CauseInternal, Fail, Leave, false},
+		{"anything else", fmt.Errorf("no tool named x"), CauseInternal, Fail, Leave, false},
 	}
-	covered := make([]bool, NumKinds)
+	covered := make([]bool, NumCauses)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if k := Classify(tc.err); k != tc.kind {
-				t.Errorf("Classify(%v) = %v, want %v", tc.err, k, tc.kind)
+			v := Judge(tc.err)
+			if v.Cause != tc.cause || CauseOf(tc.err) != tc.cause {
+				t.Errorf("Judge(%v) is of cause %v, want %v", tc.err, v.Cause, tc.cause)
 			}
-			v := Judge(tc.err, 0, time.Minute)
-			if v.Stream != tc.stream || v.Retry != tc.retry || v.Once != tc.once {
-				t.Errorf("Judge(%v) = %+v; want stream %d retry %v once %q", tc.err, v, tc.stream, tc.retry, tc.once)
-			}
-			if v.Retry && v.Why == "" {
-				t.Errorf("a retry with no reason to tell the user")
+			if v.Action != tc.action || v.Stream != tc.stream || v.Once != tc.once {
+				t.Errorf("Judge(%v) = %v, stream %d, once %v; want %v, stream %d, once %v", tc.err, v.Action, v.Stream, v.Once, tc.action, tc.stream, tc.once)
 			}
 		})
-		covered[tc.kind] = true
+		covered[tc.cause] = true
 	}
-	for k := range Kind(NumKinds) {
-		if !covered[k] {
-			t.Errorf("no case of kind %v: add one", k)
+	for c := range Cause(NumCauses) {
+		if !covered[c] {
+			t.Errorf("no case of cause %v: add one", c)
 		}
-		if k.String() == "" || strings.HasPrefix(k.String(), "Kind(") {
-			t.Errorf("kind %d has no name", k)
+	}
+}
+
+// Every cause has a row in the failure table: a name, what the user is
+// told, and an action; the refusals a user must act on carry their advice.
+// A cause without a row would be a quiet "fail, say nothing".
+func TestFailureTable(t *testing.T) {
+	names := map[string]Cause{}
+	for c := range Cause(NumCauses) {
+		f := failures[c]
+		if f.name == "" || f.why == "" || strings.HasPrefix(c.String(), "Cause(") {
+			t.Errorf("cause %d has no row in failures (name %q, why %q)", c, f.name, f.why)
 		}
+		if other, ok := names[f.name]; ok {
+			t.Errorf("causes %d and %d share the name %q", other, c, f.name)
+		}
+		names[f.name] = c
+		if f.advice != nil && f.action != Fail && f.action != Compact {
+			t.Errorf("cause %v gives advice but is %v: advice is for a failure the user must fix", c, f.action)
+		}
+		if f.sized && f.advice == nil {
+			t.Errorf("cause %v quotes the size without advice", c)
+		}
+		if f.action.String() == "" || strings.HasPrefix(f.action.String(), "Action(") {
+			t.Errorf("cause %v: action %d has no name", c, f.action)
+		}
+	}
+	for _, c := range []Cause{CauseAuth, CauseQuota, CauseContextLength, CauseModelNotFound} {
+		if failures[c].advice == nil {
+			t.Errorf("the refusal %v says nothing of what to do", c)
+		}
+	}
+}
+
+// The waits: a lost connection retries at once first, a rate limit after
+// the server's hint, never longer than the longest wait.
+func TestJudgeWaits(t *testing.T) {
+	lost := Judge(ErrConnectionLost)
+	if w := lost.Wait(0, time.Minute); w != 0 {
+		t.Errorf("the first retry after a loss waits %s", w)
+	}
+	if w := lost.Wait(1, time.Minute); w <= 0 || w > 2*time.Second {
+		t.Errorf("the second retry after a loss waits %s", w)
+	}
+	limited := Judge(&APIError{Status: 429, Code: "rate_limit_exceeded", Message: "try again in 20ms"})
+	if w := limited.Wait(0, time.Minute); w != 20*time.Millisecond {
+		t.Errorf("a rate limit hinting 20ms waits %s", w)
+	}
+	if w := Judge(&APIError{Status: 429, Message: "try again in 90s"}).Wait(0, time.Second); w != time.Second {
+		t.Errorf("a hint past the longest wait waits %s", w)
+	}
+	if w := Judge(&APIError{Status: 500}).Wait(3, time.Second); w <= 0 || w > time.Second {
+		t.Errorf("a server error's fourth retry waits %s", w)
+	}
+	if w := Judge(&APIError{Status: 400, Code: "previous_response_not_found"}).Wait(0, time.Minute); w != 0 {
+		t.Errorf("a cache miss waits %s before the full resend", w)
 	}
 }
 

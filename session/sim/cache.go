@@ -19,6 +19,25 @@ type cachedResponse struct {
 	bytes int // total size of items, for usage.input_tokens_details.cached_tokens
 }
 
+// effectiveInput is what a request's response reads: the items of the response it continues
+// (none without previous_response_id), then its own new input. One per request, built when
+// the request is resolved.
+type effectiveInput struct {
+	items       []json.RawMessage
+	bytes       int // total size of items, for usage and the window
+	cachedItems int // how many of items came from the continued response
+	cachedBytes int // their size, for usage.input_tokens_details.cached_tokens
+}
+
+// continuing is req's effective input when it continues parent. The cached part's size is kept
+// with it: a long conversation is not rescanned per request.
+func continuing(parent cachedResponse, req *request) effectiveInput {
+	items := make([]json.RawMessage, 0, len(parent.items)+len(req.input))
+	items = append(append(items, parent.items...), req.input...)
+	return effectiveInput{items: items, bytes: parent.bytes + itemsBytes(req.input),
+		cachedItems: len(parent.items), cachedBytes: parent.bytes}
+}
+
 // lookup finds id as the latest response of lane. Only the lane's own latest response can be
 // continued: an older one, or one from another lane, is a miss.
 func (c *laneCache) lookup(lane, id string) (cachedResponse, bool) {

@@ -26,61 +26,47 @@ import (
 
 // serveCompact answers POST …/responses/compact.
 func (s *Server) serveCompact(w http.ResponseWriter, r *http.Request) {
-	req, i, at, ok := s.readHTTPRequest(w, r, EndpointCompact)
+	x, ok := s.readHTTPRequest(w, r, EndpointCompact)
 	if !ok {
 		return
 	}
-	fail := func(e apiError) {
-		s.finish(i, e.outcome(), "")
-		e.writeHTTP(w)
-	}
+	req := x.req
 	if req.model == "" && req.invalid == nil {
 		req.fail(invalidRequest("missing_required_parameter", "model", "Missing required parameter: 'model'."))
 	}
-	if s.validate(req); req.invalid != nil {
-		fail(*req.invalid)
+	if s.opts.validate(req); req.invalid != nil {
+		x.fail(*req.invalid)
 		return
 	}
-	var parent cachedResponse
-	if req.prevID != "" {
-		var ok bool
-		if parent, ok = s.stored.lookup(req.prevID); !ok {
-			fail(previousNotFound(req.prevID))
-			return
-		}
+	parent, ok := x.parent()
+	if !ok {
+		return
 	}
-	effective := append(append([]json.RawMessage(nil), parent.items...), req.input...)
-	fault := s.takeFault(i)
+	in := continuing(parent, req)
+	fault := s.faults.takeFor(s.records, x.i)
 	if e, ok := fault.instead(req.model); ok {
-		fail(e)
+		x.fail(e)
 		return
 	}
-	effBytes := parent.bytes + itemsBytes(req.input)
-	if e := s.checkContext(i, req, effBytes); e != nil {
-		fail(*e)
+	if !x.fitsWindow(in.bytes) {
 		return
 	}
-	output := s.compacted(req.model, effective)
+	output := compacted(s.opts.secret(), req.model, in.items)
 	outTokens := (itemsBytes(output[len(output)-1:]) + 3) / 4
 	ctx, stop := s.requestContext(r)
 	defer stop()
 	cost := s.opts.Cost
-	delay := cost.ProcessDelay(req.inputBytes)
-	s.update(i, func(r *Received) { r.ProcessDelay = delay })
-	if err := newPacer(cost, at).wait(ctx, delay+cost.FirstToken+time.Duration(outTokens)*cost.tokenGap()); err != nil {
-		s.finish(i, OutcomeClosed, "")
-		panic(http.ErrAbortHandler)
-	}
+	x.process(ctx, cost.FirstToken+time.Duration(outTokens)*cost.tokenGap())
 	id := newID("resp")
-	in := inputTokens(req, effBytes)
+	n := inputTokens(req, in.bytes)
 	b, err := marshal(map[string]any{"id": id, "object": "response.compaction", "created_at": time.Now().Unix(),
-		"output": output, "usage": map[string]any{"input_tokens": in, "input_tokens_details": map[string]any{"cached_tokens": 0},
-			"output_tokens": outTokens, "output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": in + outTokens}})
+		"output": output, "usage": map[string]any{"input_tokens": n, "input_tokens_details": map[string]any{"cached_tokens": 0},
+			"output_tokens": outTokens, "output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": n + outTokens}})
 	if err != nil {
-		fail(serverError())
+		x.fail(serverError())
 		return
 	}
-	s.finish(i, id, id)
+	s.records.finish(x.i, id, id)
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(append(b, '\n'))
 }
@@ -88,9 +74,9 @@ func (s *Server) serveCompact(w http.ResponseWriter, r *http.Request) {
 // EndpointCompact is Received.Endpoint for POST …/responses/compact.
 const EndpointCompact = "responses/compact"
 
-// compacted is the compaction of items: the user's messages as they were, then one sealed
-// compaction item for the rest.
-func (s *Server) compacted(model string, items []json.RawMessage) []json.RawMessage {
+// compacted is the compaction of items: the user's messages as they were, then one compaction
+// item, sealed with secret, for the rest.
+func compacted(secret []byte, model string, items []json.RawMessage) []json.RawMessage {
 	var out []json.RawMessage
 	replaced, last := 0, ""
 	for _, it := range items {
@@ -108,6 +94,6 @@ func (s *Server) compacted(model string, items []json.RawMessage) []json.RawMess
 	id := newID("cmp")
 	digest := "compacted " + strconv.Itoa(replaced) + " items; the last request: " + strings.ToValidUTF8(last, "")
 	item, _ := json.Marshal(map[string]any{"type": "compaction", "id": id,
-		"encrypted_content": seal(s.opts.secret(), sealedReasoning{ID: id, Summary: digest, Model: model})})
+		"encrypted_content": seal(secret, sealedReasoning{ID: id, Summary: digest, Model: model})})
 	return append(out, item)
 }

@@ -182,7 +182,7 @@
 //
 // Otherwise it answers "You said: <text>" (followed by a blank line and Options.Hint when set:
 // the daemon's simulator names the words there, NoKeyHint), or after tool outputs "I called
-// <name> <count> time(s). Last result:\n" plus the first 20 lines of the last output. When the user's message
+// <name> <count> time(s). Last result:\n" plus the first 20 lines of the last output (and a line saying so when there were more). When the user's message
 // (or, after tool outputs, the last output) carries images, the answer ends with what the
 // model saw: "\n[saw 1 image: image/png 7x5 (92 bytes)]". Text streams one delta per word;
 // the deltas concatenate to the final text exactly.
@@ -244,4 +244,14 @@
 // stays open) or, on HTTP, the status with a JSON error body.
 //
 // An AfterEvents beyond the response's last event fires just before the terminal event.
+//
+// # Inside
+//
+// The Server owns its listener, its routes and Close; its state lives in parts that last as
+// long as it does: the recorder (records and pings, record.go), the faultQueue (faults.go),
+// the connSet of live WebSocket connections (conns.go), the responseStore of store:true
+// responses (stored.go) and the wireConns of its own listener (wire_count.go). Each WebSocket
+// connection is a wsConn with its lane scheduler and laneCache (ws.go, lanes.go, cache.go);
+// each POST an httpExchange (exchange.go); each response a reply (events.go). The rules a
+// request is checked against are methods of Options (validate.go).
 package sim

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -59,28 +60,41 @@ type Fault struct {
 	Match       func(Received) bool // optional filter on the request; it must not call the fault methods
 }
 
+// faultQueue holds the injected faults not yet used up, in injection order. One per Server; it
+// lives as long as the Server. Its lock is never held together with another lock of the Server.
+type faultQueue struct {
+	mu     sync.Mutex // guards faults
+	faults []*Fault
+}
+
 // InjectFault queues f behind the faults already pending.
-func (s *Server) InjectFault(f Fault) {
+func (s *Server) InjectFault(f Fault) { s.faults.push(f) }
+
+// ClearFaults removes every pending fault.
+func (s *Server) ClearFaults() { s.faults.clear() }
+
+// PendingFaults is the number of faults not yet used up.
+func (s *Server) PendingFaults() int { return s.faults.pending() }
+
+func (q *faultQueue) push(f Fault) {
 	if f.Count <= 0 {
 		f.Count = 1
 	}
-	s.faultMu.Lock()
-	defer s.faultMu.Unlock()
-	s.faults = append(s.faults, &f)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.faults = append(q.faults, &f)
 }
 
-// ClearFaults removes every pending fault.
-func (s *Server) ClearFaults() {
-	s.faultMu.Lock()
-	defer s.faultMu.Unlock()
-	s.faults = nil
+func (q *faultQueue) clear() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.faults = nil
 }
 
-// PendingFaults is the number of faults not yet used up.
-func (s *Server) PendingFaults() int {
-	s.faultMu.Lock()
-	defer s.faultMu.Unlock()
-	return len(s.faults)
+func (q *faultQueue) pending() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.faults)
 }
 
 // appliesTo reports whether a request fault kind can act on the given transport.
@@ -94,35 +108,34 @@ func (k FaultKind) appliesTo(transport string) bool {
 	return true
 }
 
-// takeHandshakeFault consumes one use of the first pending upgrade refusal.
-func (s *Server) takeHandshakeFault() *Fault {
-	return s.take(func(f *Fault) bool { return f.Kind == FaultRefuseUpgrade })
+// takeHandshake consumes one use of the first pending upgrade refusal.
+func (q *faultQueue) takeHandshake() *Fault {
+	return q.take(func(f *Fault) bool { return f.Kind == FaultRefuseUpgrade })
 }
 
-// takeFault consumes one use of the first pending fault that fits record i, and notes it there.
-func (s *Server) takeFault(i int) *Fault {
-	s.mu.Lock()
-	rec := s.recs[i]
-	s.mu.Unlock()
-	f := s.take(func(f *Fault) bool {
+// takeFor consumes one use of the first pending fault that fits record i of records, and notes
+// it there.
+func (q *faultQueue) takeFor(records *recorder, i int) *Fault {
+	rec := records.get(i)
+	f := q.take(func(f *Fault) bool {
 		return f.Kind.appliesTo(rec.Transport) && (f.Match == nil || f.Match(rec))
 	})
 	if f != nil {
-		s.update(i, func(r *Received) { r.Fault = f.Kind })
+		records.update(i, func(r *Received) { r.Fault = f.Kind })
 	}
 	return f
 }
 
-func (s *Server) take(fits func(*Fault) bool) *Fault {
-	s.faultMu.Lock()
-	defer s.faultMu.Unlock()
-	for i, f := range s.faults {
+func (q *faultQueue) take(fits func(*Fault) bool) *Fault {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for i, f := range q.faults {
 		if !fits(f) {
 			continue
 		}
 		f.Count--
 		if f.Count == 0 {
-			s.faults = append(s.faults[:i:i], s.faults[i+1:]...)
+			q.faults = append(q.faults[:i:i], q.faults[i+1:]...)
 		}
 		c := *f
 		return &c

@@ -20,7 +20,7 @@ func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
 		apiError{Status: 405, Type: "invalid_request_error", Code: "method_not_allowed", Message: "Use GET."}.writeHTTP(w)
 		return
 	}
-	if !s.authorized(r) {
+	if !s.opts.authorized(r) {
 		invalidAPIKey().writeHTTP(w)
 		return
 	}

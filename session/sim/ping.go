@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"context"
 	"errors"
 	"net"
 	"time"
@@ -13,8 +12,7 @@ import (
 // Options.IgnorePings. Gorilla calls the handler from inside the reader loop's ReadMessage.
 func (c *wsConn) handlePings() {
 	c.conn.SetPingHandler(func(data string) error {
-		c.s.pingsReceived.Add(1)
-		c.s.signal()
+		c.s.records.ping()
 		if c.s.opts.IgnorePings {
 			return nil
 		}
@@ -44,26 +42,6 @@ func (c *wsConn) pingLoop(every time.Duration) {
 		}
 		if err := c.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(c.s.opts.writeTimeout())); err != nil {
 			return
-		}
-	}
-}
-
-// PingsReceived is the number of pings clients sent on the Server's WebSocket connections.
-func (s *Server) PingsReceived() int { return int(s.pingsReceived.Load()) }
-
-// WaitPings waits until clients have sent at least n pings, or ctx ends.
-func (s *Server) WaitPings(ctx context.Context, n int) error {
-	for {
-		s.mu.Lock()
-		changed := s.changed
-		s.mu.Unlock()
-		if s.PingsReceived() >= n {
-			return nil
-		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return ctx.Err()
 		}
 	}
 }

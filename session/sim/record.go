@@ -3,6 +3,8 @@ package sim
 import (
 	"context"
 	"encoding/json"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -53,35 +55,61 @@ const (
 	OutcomeItemNotFound  = "item_not_found"      // refused with the code-less 404 "Item with id … not found" (store:false)
 )
 
-// record appends r (At defaulting to now), reports it to Options.OnReceived and returns its index.
-func (s *Server) record(r Received) int {
+// recorder keeps the Server's records, one per client frame or HTTP request in arrival order,
+// and counts the pings its clients sent; it wakes WaitReceived and WaitPings when either
+// changes. One per Server, created by New; it lives as long as the Server, and its records stay
+// readable after Close.
+type recorder struct {
+	onReceived func(Received) // Options.OnReceived
+	onAnswered func(Received) // Options.OnAnswered
+
+	mu      sync.Mutex // guards recs and changed
+	recs    []Received
+	changed chan struct{} // closed and replaced whenever a record is answered or a ping arrives
+
+	pings atomic.Int64 // client pings read on WebSocket connections
+}
+
+func newRecorder(onReceived, onAnswered func(Received)) *recorder {
+	return &recorder{onReceived: onReceived, onAnswered: onAnswered, changed: make(chan struct{})}
+}
+
+// add appends r (At defaulting to now), reports it to Options.OnReceived and returns its index.
+func (l *recorder) add(r Received) int {
 	if r.At.IsZero() {
 		r.At = time.Now()
 	}
-	s.mu.Lock()
-	s.recs = append(s.recs, r)
-	i := len(s.recs) - 1
-	s.mu.Unlock()
-	if s.opts.OnReceived != nil {
-		s.opts.OnReceived(r)
+	l.mu.Lock()
+	l.recs = append(l.recs, r)
+	i := len(l.recs) - 1
+	l.mu.Unlock()
+	if l.onReceived != nil {
+		l.onReceived(r)
 	}
 	return i
 }
 
+// get returns a copy of record i.
+func (l *recorder) get(i int) Received {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.recs[i]
+}
+
 // update edits record i in place.
-func (s *Server) update(i int, f func(*Received)) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	f(&s.recs[i])
+func (l *recorder) update(i int, f func(*Received)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	f(&l.recs[i])
 }
 
 // finish marks record i answered, wakes WaitReceived and reports it to
 // Options.OnAnswered.
-func (s *Server) finish(i int, outcome, responseID string) {
-	s.mu.Lock()
-	r := &s.recs[i]
+func (l *recorder) finish(i int, outcome, responseID string) {
+	l.mu.Lock()
+	r := &l.recs[i]
 	if r.Answered {
-		s.mu.Unlock()
+		l.mu.Unlock()
 		return
 	}
 	r.Answered = true
@@ -92,33 +120,32 @@ func (s *Server) finish(i int, outcome, responseID string) {
 	if responseID != "" {
 		r.ResponseID = responseID
 	}
-	s.signalLocked()
+	l.signalLocked()
 	done := *r
-	s.mu.Unlock()
-	if s.opts.OnAnswered != nil {
-		s.opts.OnAnswered(done)
+	l.mu.Unlock()
+	if l.onAnswered != nil {
+		l.onAnswered(done)
 	}
 }
 
-// Received returns a copy of every record so far, in arrival order.
-func (s *Server) Received() []Received {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Received(nil), s.recs...)
+// all returns a copy of every record so far, in arrival order.
+func (l *recorder) all() []Received {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]Received(nil), l.recs...)
 }
 
-// WaitReceived waits until at least n records exist and all of the first n are answered, then
-// returns a copy of every record. If ctx ends first it returns the records so far and ctx's error.
-func (s *Server) WaitReceived(ctx context.Context, n int) ([]Received, error) {
+// wait is Server.WaitReceived.
+func (l *recorder) wait(ctx context.Context, n int) ([]Received, error) {
 	for {
-		s.mu.Lock()
-		ready := len(s.recs) >= n
+		l.mu.Lock()
+		ready := len(l.recs) >= n
 		for i := 0; ready && i < n; i++ {
-			ready = s.recs[i].Answered
+			ready = l.recs[i].Answered
 		}
-		recs := append([]Received(nil), s.recs...)
-		changed := s.changed
-		s.mu.Unlock()
+		recs := append([]Received(nil), l.recs...)
+		changed := l.changed
+		l.mu.Unlock()
 		if ready {
 			return recs, nil
 		}
@@ -130,14 +157,47 @@ func (s *Server) WaitReceived(ctx context.Context, n int) ([]Received, error) {
 	}
 }
 
-// signal wakes the waiters of WaitReceived and WaitPings.
-func (s *Server) signal() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.signalLocked()
+// ping counts a client's ping and wakes WaitPings.
+func (l *recorder) ping() {
+	l.pings.Add(1)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.signalLocked()
 }
 
-func (s *Server) signalLocked() {
-	close(s.changed)
-	s.changed = make(chan struct{})
+// waitPings is Server.WaitPings.
+func (l *recorder) waitPings(ctx context.Context, n int) error {
+	for {
+		l.mu.Lock()
+		changed := l.changed
+		l.mu.Unlock()
+		if int(l.pings.Load()) >= n {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
+
+func (l *recorder) signalLocked() {
+	close(l.changed)
+	l.changed = make(chan struct{})
+}
+
+// Received returns a copy of every record so far, in arrival order.
+func (s *Server) Received() []Received { return s.records.all() }
+
+// WaitReceived waits until at least n records exist and all of the first n are answered, then
+// returns a copy of every record. If ctx ends first it returns the records so far and ctx's error.
+func (s *Server) WaitReceived(ctx context.Context, n int) ([]Received, error) {
+	return s.records.wait(ctx, n)
+}
+
+// PingsReceived is the number of pings clients sent on the Server's WebSocket connections.
+func (s *Server) PingsReceived() int { return int(s.records.pings.Load()) }
+
+// WaitPings waits until clients have sent at least n pings, or ctx ends.
+func (s *Server) WaitPings(ctx context.Context, n int) error { return s.records.waitPings(ctx, n) }

@@ -242,6 +242,10 @@ func directiveArgs(text string) string {
 	return buf.String()
 }
 
+// quotedLines is how much of the last tool result the scripted answer
+// quotes.
+const quotedLines = 20
+
 func answerText(t turn) string {
 	if m := tokensDirective.FindStringSubmatch(t.text); m != nil {
 		n, _ := strconv.Atoi(m[1])
@@ -267,8 +271,9 @@ func answerText(t turn) string {
 		name = "a tool"
 	}
 	lines := strings.Split(partsText(t.outputs[last]), "\n")
-	if len(lines) > 20 {
-		lines = lines[:20]
+	if n := len(lines); n > quotedLines {
+		// Said, so that a cut listing does not look like a broken tool.
+		lines = append(lines[:quotedLines], fmt.Sprintf("[the simulator quotes the first %d of the result's %d lines]", quotedLines, n))
 	}
 	return fmt.Sprintf("I called %s %d time(s). Last result:\n%s", name, len(t.outputs), strings.Join(lines, "\n")) + saw
 }

@@ -93,7 +93,7 @@ func TestPlanCountsOutputsOfTheCurrentTurnOnly(t *testing.T) {
 	items := append(old, userMsg("sim:calls=2"), call("c1"), out("c1", "r1"), call("c2"),
 		map[string]any{"type": "function_call_output", "call_id": "c2", "output": []any{map[string]any{"type": "input_text", "text": strings.Join(long, "\n")}}})
 	p = planTurn(raws(t, items...), tools, true)
-	want := "I called read_file 2 time(s). Last result:\n" + strings.Join(long[:20], "\n")
+	want := "I called read_file 2 time(s). Last result:\n" + strings.Join(long[:20], "\n") + "\n[the simulator quotes the first 20 of the result's 30 lines]"
 	if p.callName != "" || p.text != want {
 		t.Fatalf("after 2 of 2 outputs: %+v", p)
 	}

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -87,6 +86,15 @@ func (o Options) window(model string) int {
 	return o.ContextWindow
 }
 
+// authorized reports whether r carries the APIKey, when one is required.
+func (o Options) authorized(r *http.Request) bool {
+	if o.APIKey == "" {
+		return true
+	}
+	want := "Bearer " + o.APIKey
+	return subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte(want)) == 1
+}
+
 func (o Options) readLimit() int64 {
 	if o.ReadLimit <= 0 {
 		return 64 << 20
@@ -110,30 +118,21 @@ type Server struct {
 	cancel   context.CancelFunc
 	upgrader websocket.Upgrader
 
-	mu         sync.Mutex // guards the fields below
-	closed     bool
-	hs         *http.Server  // set by Start/ListenAndServe
-	serveDone  chan struct{} // closed when hs.Serve returns
-	serveErr   error
-	conns      map[*wsConn]struct{}
-	nextConn   int
-	handshakes int
-	recs       []Received
-	changed    chan struct{} // closed and replaced whenever a record is answered
+	mu        sync.Mutex // guards closed, hs, serveDone and serveErr
+	closed    bool
+	hs        *http.Server  // set by Start/ListenAndServe
+	serveDone chan struct{} // closed when hs.Serve returns
+	serveErr  error
 
-	stored responseStore // HTTP responses created under store:true, for previous_response_id
-
-	pingsReceived atomic.Int64 // client pings read on WebSocket connections
-	wireIn        atomic.Int64 // bytes read from accepted TCP connections (Start/ListenAndServe)
-	wireOut       atomic.Int64 // bytes written to them
-
-	faultMu sync.Mutex // guards faults; never held together with mu
-	faults  []*Fault
+	records *recorder     // every request's record, and the pings (record.go)
+	faults  faultQueue    // injected faults not yet used up (faults.go)
+	conns   connSet       // live WebSocket connections (conns.go)
+	stored  responseStore // HTTP responses created under store:true, for previous_response_id (stored.go)
+	wire    wireConns     // the own listener's TCP connections and their bytes (wire_count.go)
 
 	closeOnce sync.Once
 	closeDone chan struct{}
 	handlers  sync.WaitGroup // ServeHTTP calls in progress, WebSocket connections included
-	netConns  sync.WaitGroup // connections of hs that are neither closed nor hijacked
 }
 
 // New returns a Server; it serves nothing until used as a handler or started.
@@ -146,8 +145,7 @@ func New(opts Options) *Server {
 			EnableCompression: true,
 			HandshakeTimeout:  10 * time.Second,
 		},
-		conns:     make(map[*wsConn]struct{}),
-		changed:   make(chan struct{}),
+		records:   newRecorder(opts.OnReceived, opts.OnAnswered),
 		closeDone: make(chan struct{}),
 	}
 }
@@ -194,8 +192,8 @@ func (s *Server) serve(ln net.Listener) error {
 		ln.Close()
 		return errors.New("sim: server already started or closed")
 	}
-	ln = countingListener{Listener: ln, s: s}
-	s.hs = &http.Server{Handler: s, ConnState: s.trackConn, ReadHeaderTimeout: 10 * time.Second}
+	ln = s.wire.listener(ln)
+	s.hs = &http.Server{Handler: s, ConnState: s.wire.connState, ReadHeaderTimeout: 10 * time.Second}
 	s.serveDone = make(chan struct{})
 	hs, done := s.hs, s.serveDone
 	if s.opts.OnListen != nil {
@@ -212,16 +210,6 @@ func (s *Server) serve(ln net.Listener) error {
 	return nil
 }
 
-// trackConn counts hs's connections so that Close can wait for their goroutines.
-func (s *Server) trackConn(_ net.Conn, st http.ConnState) {
-	switch st {
-	case http.StateNew:
-		s.netConns.Add(1)
-	case http.StateHijacked, http.StateClosed:
-		s.netConns.Done()
-	}
-}
-
 // Close stops serving: it closes the listener, sends every WebSocket a 1001 close frame and
 // drops it, aborts HTTP streams, and waits for every goroutine of the Server. Safe to call twice.
 func (s *Server) Close() error {
@@ -229,22 +217,19 @@ func (s *Server) Close() error {
 		s.mu.Lock()
 		s.closed = true
 		hs, done := s.hs, s.serveDone
-		conns := make([]*wsConn, 0, len(s.conns))
-		for c := range s.conns {
-			conns = append(conns, c)
-		}
 		s.mu.Unlock()
+		conns := s.conns.closeAll()
 
 		s.cancel()
 		if hs != nil {
 			hs.Close()
-			<-done // no new connections after Serve returns, so netConns.Wait is safe below
+			<-done // no new connections after Serve returns, so wire.wait is safe below
 		}
 		for _, c := range conns {
 			c.shutdown()
 		}
 		s.handlers.Wait()
-		s.netConns.Wait()
+		s.wire.wait()
 		close(s.closeDone)
 	})
 	<-s.closeDone
@@ -255,12 +240,7 @@ func (s *Server) Close() error {
 // network failure does, and returns how many it dropped. Their responses in flight end with
 // OutcomeClosed; their connection-local caches are gone.
 func (s *Server) DropConnections() int {
-	s.mu.Lock()
-	conns := make([]*wsConn, 0, len(s.conns))
-	for c := range s.conns {
-		conns = append(conns, c)
-	}
-	s.mu.Unlock()
+	conns := s.conns.list()
 	for _, c := range conns {
 		c.close(CloseAbrupt)
 	}
@@ -268,11 +248,7 @@ func (s *Server) DropConnections() int {
 }
 
 // Handshakes is the number of WebSocket upgrade attempts so far, refused ones included.
-func (s *Server) Handshakes() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.handshakes
-}
+func (s *Server) Handshakes() int { return s.conns.handshakeCount() }
 
 // ServeHTTP routes GET …/responses (WebSocket), POST …/responses (HTTP, SSE when stream:true),
 // POST …/responses/compact (compact.go) and GET …/models (models.go).
@@ -323,38 +299,11 @@ func (s *Server) enter() bool {
 	return true
 }
 
-func (s *Server) authorized(r *http.Request) bool {
-	if s.opts.APIKey == "" {
-		return true
-	}
-	want := "Bearer " + s.opts.APIKey
-	return subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte(want)) == 1
-}
-
 // requestContext ends when the client goes away or the Server closes.
 func (s *Server) requestContext(r *http.Request) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(r.Context())
 	stop := context.AfterFunc(s.ctx, cancel)
 	return ctx, func() { stop(); cancel() }
-}
-
-// track registers a live WebSocket connection and numbers it; false once the Server is closed.
-func (s *Server) track(c *wsConn) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return false
-	}
-	s.nextConn++
-	c.n = s.nextConn
-	s.conns[c] = struct{}{}
-	return true
-}
-
-func (s *Server) untrack(c *wsConn) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.conns, c)
 }
 
 // marshal encodes an event. The values are built here from valid JSON, so a failure is a bug:

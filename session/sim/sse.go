@@ -4,42 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"time"
 )
-
-// readHTTPRequest reads, parses and records the body of a POST to
-// endpoint (Received.Endpoint): the request, its record's index and when
-// it arrived, or false once it has answered (a bad key, a body it could
-// not read or over the limit, one that is not a JSON object).
-func (s *Server) readHTTPRequest(w http.ResponseWriter, r *http.Request, endpoint string) (*request, int, time.Time, bool) {
-	if !s.authorized(r) {
-		invalidAPIKey().writeHTTP(w)
-		return nil, 0, time.Time{}, false
-	}
-	at := time.Now()
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.readLimit()))
-	rec := Received{Transport: "http", Endpoint: endpoint, At: at, Raw: body, Bytes: len(body)}
-	var req *request
-	if err != nil {
-		e := invalidRequest("invalid_body", "", "Could not read the request body: %v", err)
-		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
-			e = invalidRequest("request_too_large", "", "The body is over %d bytes.", s.opts.readLimit())
-			e.Status = http.StatusRequestEntityTooLarge
-		}
-		s.finish(s.record(rec), e.outcome(), "")
-		e.writeHTTP(w)
-		return nil, 0, at, false
-	}
-	if req, err = parseRequest(body); err != nil {
-		e := invalidRequest("invalid_json", "", "The body is not a JSON object.")
-		s.finish(s.record(rec), e.outcome(), "")
-		e.writeHTTP(w)
-		return nil, 0, at, false
-	}
-	return req, s.record(req.fill(rec)), at, true
-}
 
 // serveHTTPCreate is the HTTP twin: POST …/responses. With stream:true the response streams
 // as SSE (event: <type> / data: <json>, no [DONE]); otherwise the final response object is
@@ -47,97 +13,85 @@ func (s *Server) readHTTPRequest(w http.ResponseWriter, r *http.Request, endpoin
 // Server's store, and a later request's previous_response_id continues from it on any
 // connection; under store:false nothing is kept, so continuing from it fails.
 func (s *Server) serveHTTPCreate(w http.ResponseWriter, r *http.Request) {
-	req, i, at, ok := s.readHTTPRequest(w, r, "")
+	x, ok := s.readHTTPRequest(w, r, "")
 	if !ok {
 		return
 	}
-	fail := func(e apiError) {
-		s.finish(i, e.outcome(), "")
-		e.writeHTTP(w)
-	}
+	req := x.req
 	switch {
 	case req.invalid != nil:
-		fail(*req.invalid)
+		x.fail(*req.invalid)
 		return
 	case req.has("generate"):
-		fail(unsupportedParameter("generate", "over HTTP (WebSocket only)"))
+		x.fail(unsupportedParameter("generate", "over HTTP (WebSocket only)"))
 		return
 	case req.has("stream_id"):
-		fail(unsupportedParameter("stream_id", "over HTTP (WebSocket only)"))
+		x.fail(unsupportedParameter("stream_id", "over HTTP (WebSocket only)"))
 		return
 	}
-	if s.validate(req); req.invalid != nil {
-		fail(*req.invalid)
+	if s.opts.validate(req); req.invalid != nil {
+		x.fail(*req.invalid)
 		return
 	}
-	var parent cachedResponse
-	if req.prevID != "" {
-		var ok bool
-		if parent, ok = s.stored.lookup(req.prevID); !ok {
-			fail(previousNotFound(req.prevID))
-			return
-		}
-	}
-	effective := make([]json.RawMessage, 0, len(parent.items)+len(req.input))
-	effective = append(append(effective, parent.items...), req.input...)
-	if e := checkOutputs(effective, len(parent.items)); e != nil {
-		fail(*e)
+	parent, ok := x.parent()
+	if !ok {
 		return
 	}
-	fault := s.takeFault(i)
+	in := continuing(parent, req)
+	if e := checkOutputs(in.items, in.cachedItems); e != nil {
+		x.fail(*e)
+		return
+	}
+	fault := s.faults.takeFor(s.records, x.i)
 	if e, ok := fault.instead(modelOr(req.model, s.opts.model())); ok {
-		fail(e)
+		x.fail(e)
 		return
 	}
-	// The cached part's size is kept with it: a long conversation is not rescanned per request.
-	effBytes := parent.bytes + itemsBytes(req.input)
-	if e := s.checkContext(i, req, effBytes); e != nil {
-		fail(*e)
+	if !x.fitsWindow(in.bytes) {
 		return
 	}
+	x.reply(in, fault)
+}
 
-	ctx, stop := s.requestContext(r)
+// reply waits out the input's processing, runs the response and answers with it: as it
+// streams (SSE) or whole (JSON). A stream that cannot end cleanly aborts the handler.
+func (x *httpExchange) reply(in effectiveInput, fault *Fault) {
+	ctx, stop := x.s.requestContext(x.r)
 	defer stop()
-	delay := s.opts.Cost.ProcessDelay(req.inputBytes)
-	s.update(i, func(r *Received) { r.ProcessDelay = delay })
-	pace := newPacer(s.opts.Cost, at)
-	if err := pace.wait(ctx, delay); err != nil {
-		s.finish(i, OutcomeClosed, "")
-		panic(http.ErrAbortHandler) // the server is closing (or the client left): no clean end
-	}
+	pace := x.process(ctx, 0)
 	var ew eventWriter
 	var collected *collectWriter
-	if req.stream {
-		ew = newSSEWriter(w)
+	if x.req.stream {
+		ew = newSSEWriter(x.w)
 	} else {
 		collected = &collectWriter{}
 		ew = collected
 	}
-	rep := newReply(req, "", effective, effBytes, parent.bytes, pace, fault, ew, s.opts)
-	if !req.storeOff() {
-		rep.persist = s.stored.put
+	rep := newReply(x.req, "", in.items, in.bytes, in.cachedBytes, pace, fault, ew, x.s.opts)
+	if !x.req.storeOff() {
+		rep.persist = x.s.stored.put
 	}
-	s.update(i, func(r *Received) { r.ResponseID = rep.id })
+	x.s.records.update(x.i, func(r *Received) { r.ResponseID = rep.id })
 	res, err := rep.run(ctx)
-	s.update(i, func(r *Received) { r.OutputDelay = res.outputDelay })
+	x.s.records.update(x.i, func(r *Received) { r.OutputDelay = res.outputDelay })
 	switch {
 	case errors.Is(err, errFaultClosed):
-		s.finish(i, OutcomeFaultClosed, rep.id)
+		x.s.records.finish(x.i, OutcomeFaultClosed, rep.id)
 		panic(http.ErrAbortHandler) // net/http drops the connection without ending the stream
 	case errors.Is(err, errStreamError):
-		s.finish(i, "rate_limit_exceeded", rep.id)
+		x.s.records.finish(x.i, "rate_limit_exceeded", rep.id)
 	case err != nil:
-		s.finish(i, OutcomeClosed, rep.id)
+		x.s.records.finish(x.i, OutcomeClosed, rep.id)
 		panic(http.ErrAbortHandler)
 	case res.status == "failed":
-		s.finish(i, OutcomeFailed, rep.id)
+		x.s.records.finish(x.i, OutcomeFailed, rep.id)
 	case res.status == "incomplete":
-		s.finish(i, OutcomeIncomplete, rep.id)
+		x.s.records.finish(x.i, OutcomeIncomplete, rep.id)
 	default:
-		s.finish(i, rep.id, rep.id)
+		x.s.records.finish(x.i, rep.id, rep.id)
 	}
 	if collected != nil {
-		collected.write(w)
+		collected.write(x.w)
 	}
 }
 

@@ -10,16 +10,16 @@ import (
 // docs/ARCHITECTURE.md's "The Responses protocol", Options.Models, reasoning support) to a parsed request, on either transport. A problem
 // is kept as the request's first validation failure, so that it is answered in order on the
 // request's lane and consumes no fault.
-func (s *Server) validate(req *request) {
+func (o Options) validate(req *request) {
 	if req.invalid != nil {
 		return
 	}
-	model := modelOr(req.model, s.opts.model())
-	if len(s.opts.Models) > 0 && !contains(s.opts.Models, model) {
+	model := modelOr(req.model, o.model())
+	if len(o.Models) > 0 && !contains(o.Models, model) {
 		req.fail(modelNotFound(model))
 		return
 	}
-	if e := req.reasoning.effort; e != "" && e != "none" && !s.opts.reasons(model) {
+	if e := req.reasoning.effort; e != "" && e != "none" && !o.reasons(model) {
 		req.fail(unsupportedParameter("reasoning.effort", "with this model"))
 		return
 	}
@@ -32,7 +32,7 @@ func (s *Server) validate(req *request) {
 		}
 	}
 	for i, it := range req.input {
-		if !s.verifyReasoningItem(it) {
+		if !o.verifyReasoningItem(it) {
 			name := itemID(it)
 			if name == "" {
 				name = "input[" + strconv.Itoa(i) + "]"
@@ -69,7 +69,7 @@ func itemID(item json.RawMessage) string {
 // verifyReasoningItem checks a reasoning input item's encrypted_content, if it has one, and a
 // compaction item's, which it must have: the content must be one this server's secret sealed.
 // Other items always pass.
-func (s *Server) verifyReasoningItem(item json.RawMessage) bool {
+func (o Options) verifyReasoningItem(item json.RawMessage) bool {
 	var v struct {
 		Type             string          `json:"type"`
 		EncryptedContent json.RawMessage `json:"encrypted_content"`
@@ -84,7 +84,7 @@ func (s *Server) verifyReasoningItem(item json.RawMessage) bool {
 	if json.Unmarshal(v.EncryptedContent, &sealed) != nil {
 		return false
 	}
-	_, ok := unseal(s.opts.secret(), sealed)
+	_, ok := unseal(o.secret(), sealed)
 	return ok
 }
 
@@ -94,17 +94,16 @@ func inputTokens(req *request, effBytes int) int {
 	return (effBytes + len(req.fields["instructions"]) + len(req.tools) + 3) / 4
 }
 
-// checkContext records the effective input's tokens in record i and refuses an input larger
-// than the model's window (Options.Windows, else Options.ContextWindow).
-func (s *Server) checkContext(i int, req *request, effBytes int) *apiError {
+// checkContext counts the effective input's tokens, for the record's InputTokens, and refuses
+// an input larger than the model's window (Options.Windows, else Options.ContextWindow).
+func (o Options) checkContext(req *request, effBytes int) (tokens int, _ *apiError) {
 	n := inputTokens(req, effBytes)
-	s.update(i, func(r *Received) { r.InputTokens = n })
-	w := s.opts.window(modelOr(req.model, s.opts.model()))
+	w := o.window(modelOr(req.model, o.model()))
 	if w <= 0 || n <= w {
-		return nil
+		return n, nil
 	}
 	e := contextLengthExceeded()
-	return &e
+	return n, &e
 }
 
 // instead is the error a request fault answers with in place of the response, if any.

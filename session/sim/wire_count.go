@@ -1,12 +1,47 @@
 package sim
 
-import "net"
+import (
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+)
 
-// countingListener wraps the listener of Start and ListenAndServe so that every accepted
-// connection counts its bytes into the Server's totals, before and after a WebSocket hijack.
+// wireConns follows the TCP connections accepted on the Server's own listener (Start,
+// ListenAndServe): the bytes they carry, for WireBytes, and those neither closed nor hijacked,
+// for Close to wait on. One per Server; it lives as long as the Server. A Server used only as an
+// http.Handler leaves it at zero.
+type wireConns struct {
+	in   atomic.Int64   // bytes read from the connections
+	out  atomic.Int64   // bytes written to them
+	open sync.WaitGroup // connections neither closed nor hijacked
+}
+
+// listener wraps ln so that every connection it accepts counts its bytes here.
+func (w *wireConns) listener(ln net.Listener) net.Listener {
+	return countingListener{Listener: ln, w: w}
+}
+
+// connState is the http.Server's ConnState hook: it counts the open connections so that Close
+// can wait for their goroutines.
+func (w *wireConns) connState(_ net.Conn, st http.ConnState) {
+	switch st {
+	case http.StateNew:
+		w.open.Add(1)
+	case http.StateHijacked, http.StateClosed:
+		w.open.Done()
+	}
+}
+
+// wait returns once every connection is closed or hijacked. Only after the listener's Serve
+// has returned: no connection starts after that.
+func (w *wireConns) wait() { w.open.Wait() }
+
+// countingListener makes every accepted connection count its bytes into a wireConns, before
+// and after a WebSocket hijack.
 type countingListener struct {
 	net.Listener
-	s *Server
+	w *wireConns
 }
 
 func (l countingListener) Accept() (net.Conn, error) {
@@ -14,24 +49,24 @@ func (l countingListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &countingConn{Conn: c, s: l.s}, nil
+	return &countingConn{Conn: c, w: l.w}, nil
 }
 
 // countingConn is one accepted TCP connection that counts the bytes read and written.
 type countingConn struct {
 	net.Conn
-	s *Server
+	w *wireConns
 }
 
 func (c *countingConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
-	c.s.wireIn.Add(int64(n))
+	c.w.in.Add(int64(n))
 	return n, err
 }
 
 func (c *countingConn) Write(p []byte) (int, error) {
 	n, err := c.Conn.Write(p)
-	c.s.wireOut.Add(int64(n))
+	c.w.out.Add(int64(n))
 	return n, err
 }
 
@@ -40,5 +75,5 @@ func (c *countingConn) Write(p []byte) (int, error) {
 // (compressed, when permessage-deflate was negotiated) included. A Server used only as an
 // http.Handler counts nothing.
 func (s *Server) WireBytes() (in, out int64) {
-	return s.wireIn.Load(), s.wireOut.Load()
+	return s.wire.in.Load(), s.wire.out.Load()
 }

@@ -18,14 +18,12 @@ const closeGrace = time.Second
 // serveWS authenticates, applies handshake faults and cost, upgrades, and serves the
 // connection until it ends.
 func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	s.handshakes++
-	s.mu.Unlock()
-	if !s.authorized(r) {
+	s.conns.handshake()
+	if !s.opts.authorized(r) {
 		invalidAPIKey().writeHTTP(w)
 		return
 	}
-	if f := s.takeHandshakeFault(); f != nil {
+	if f := s.faults.takeHandshake(); f != nil {
 		refusedUpgrade(f.status()).writeHTTP(w)
 		return
 	}
@@ -41,11 +39,11 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	}
 	c := newWSConn(s, conn)
 	c.compressed = s.upgrader.EnableCompression && offersDeflate(r.Header)
-	if !s.track(c) { // Close began during the upgrade
+	if !s.conns.add(c) { // Close began during the upgrade
 		c.shutdown()
 		return
 	}
-	defer s.untrack(c)
+	defer s.conns.remove(c)
 	c.serve()
 }
 
@@ -54,7 +52,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 // server closes it. serve returns only after every goroutine of the connection has ended.
 type wsConn struct {
 	s    *Server
-	n    int // connection number, set by Server.track
+	n    int // connection number, set by connSet.add
 	conn *websocket.Conn
 	born time.Time
 	// compressed: permessage-deflate was negotiated. Gorilla accepts the extension whenever
@@ -123,7 +121,7 @@ func (c *wsConn) serve() {
 	never := c.sched.close()
 	c.wg.Wait()
 	for _, j := range never {
-		c.s.finish(j.rec, OutcomeClosed, "")
+		c.s.records.finish(j.rec, OutcomeClosed, "")
 	}
 }
 
@@ -131,17 +129,17 @@ func (c *wsConn) serve() {
 func (c *wsConn) handleFrame(mt int, data []byte, at time.Time) bool {
 	rec := Received{Conn: c.n, Transport: "ws", At: at, Raw: data, Bytes: len(data), Compressed: c.compressed}
 	if mt != websocket.TextMessage {
-		c.s.finish(c.s.record(rec), OutcomeProtocolError, "")
+		c.s.records.finish(c.s.records.add(rec), OutcomeProtocolError, "")
 		c.closeNow(websocket.CloseUnsupportedData, "binary frames are not supported")
 		return false
 	}
 	req, err := parseRequest(data)
 	if err != nil || req.typ == "" {
-		c.s.finish(c.s.record(rec), OutcomeProtocolError, "")
+		c.s.records.finish(c.s.records.add(rec), OutcomeProtocolError, "")
 		c.closeNow(websocket.CloseProtocolError, "expected a JSON object with a string type")
 		return false
 	}
-	i := c.s.record(req.fill(rec))
+	i := c.s.records.add(req.fill(rec))
 	if req.typ != "response.create" {
 		c.reject(i, req, invalidRequest("unknown_event_type", "type", "Unsupported client event type '%s'.", req.typ))
 		return true
@@ -174,18 +172,18 @@ func (c *wsConn) create(i int, req *request, at time.Time) {
 			lane = req.streamID
 		}
 	}
-	c.s.validate(req)
+	c.s.opts.validate(req)
 	var fault *Fault
 	if req.invalid == nil && !req.has("background") {
-		fault = c.s.takeFault(i) // a request that fails validation consumes no fault
+		fault = c.s.faults.takeFor(c.s.records, i) // a request that fails validation consumes no fault
 	}
 	if fault.is(FaultConnectionLimit) || time.Since(c.born) >= c.s.opts.maxAge() {
 		c.connectionLimit()
-		c.s.finish(i, "websocket_connection_limit_reached", "")
+		c.s.records.finish(i, "websocket_connection_limit_reached", "")
 		return
 	}
 	if !c.sched.submit(&job{rec: i, req: req, lane: lane, fault: fault, at: at}) {
-		c.s.finish(i, OutcomeClosed, "")
+		c.s.records.finish(i, OutcomeClosed, "")
 	}
 }
 
@@ -197,7 +195,7 @@ func (c *wsConn) reject(i int, req *request, e apiError) {
 		streamID = req.streamID
 	}
 	_ = c.writeJSON(e.wsEvent(nil, streamID))
-	c.s.finish(i, e.outcome(), "")
+	c.s.records.finish(i, e.outcome(), "")
 }
 
 // connectionLimit sends the connection-wide limit error and closes the connection.

@@ -13,18 +13,19 @@ import (
 func (c *wsConn) runJob(j *job) {
 	defer c.wg.Done()
 	outcome, id := c.respond(j)
-	c.s.finish(j.rec, outcome, id)
+	c.s.records.finish(j.rec, outcome, id)
 	if j.fault.is(FaultCloseAfterResponse) && outcome != OutcomeClosed {
 		c.close(j.fault.closeCode())
 	}
 	c.sched.done(j)
 }
 
-// respond validates and resolves a request on its lane and streams its response. It returns
-// the record's outcome and the response id, if one was created.
+// respond resolves a request on its lane and streams its response. It returns the record's
+// outcome and the response id, if one was created.
 func (c *wsConn) respond(j *job) (outcome, responseID string) {
 	req, lane := j.req, j.lane
-	fail := func(e apiError) (string, string) {
+	in, e := c.resolve(j)
+	if e != nil {
 		if req.prevID != "" {
 			c.cache.evict(lane) // a failed continuation evicts its parent
 		}
@@ -33,35 +34,6 @@ func (c *wsConn) respond(j *job) (outcome, responseID string) {
 		}
 		return e.outcome(), ""
 	}
-	switch {
-	case req.invalid != nil:
-		return fail(*req.invalid)
-	case req.has("background"):
-		return fail(unsupportedParameter("background", "over WebSocket"))
-	}
-	if j.fault.is(FaultDropCache) {
-		c.cache.clear()
-	}
-	if e, ok := j.fault.instead(modelOr(req.model, c.s.opts.model())); ok {
-		return fail(e)
-	}
-	var parent cachedResponse
-	if req.prevID != "" {
-		var ok bool
-		if parent, ok = c.cache.lookup(lane, req.prevID); !ok {
-			return fail(previousNotFound(req.prevID))
-		}
-	}
-	effective := make([]json.RawMessage, 0, len(parent.items)+len(req.input))
-	effective = append(append(effective, parent.items...), req.input...)
-	if e := checkOutputs(effective, len(parent.items)); e != nil {
-		return fail(*e)
-	}
-	// The cached part's size is kept with it: a long conversation is not rescanned per request.
-	effBytes := parent.bytes + itemsBytes(req.input)
-	if e := c.s.checkContext(j.rec, req, effBytes); e != nil {
-		return fail(*e)
-	}
 
 	delay := c.s.opts.Cost.ProcessDelay(req.inputBytes)
 	start := j.at
@@ -69,15 +41,15 @@ func (c *wsConn) respond(j *job) (outcome, responseID string) {
 		start = time.Now()
 	}
 	pace := newPacer(c.s.opts.Cost, start)
-	c.s.update(j.rec, func(r *Received) { r.ProcessDelay = delay })
+	c.s.records.update(j.rec, func(r *Received) { r.ProcessDelay = delay })
 	if err := pace.wait(c.ctx, delay); err != nil {
 		return OutcomeClosed, ""
 	}
-	rep := newReply(req, lane, effective, effBytes, parent.bytes, pace, j.fault, wsWriter{c}, c.s.opts)
+	rep := newReply(req, lane, in.items, in.bytes, in.cachedBytes, pace, j.fault, wsWriter{c}, c.s.opts)
 	rep.conn = c.n
-	c.s.update(j.rec, func(r *Received) { r.ResponseID = rep.id })
+	c.s.records.update(j.rec, func(r *Received) { r.ResponseID = rep.id })
 	res, err := rep.run(c.ctx)
-	c.s.update(j.rec, func(r *Received) { r.OutputDelay, r.AnsweredAt = res.outputDelay, res.answeredAt })
+	c.s.records.update(j.rec, func(r *Received) { r.OutputDelay, r.AnsweredAt = res.outputDelay, res.answeredAt })
 	switch {
 	case errors.Is(err, errFaultClosed):
 		return OutcomeFaultClosed, rep.id
@@ -96,19 +68,54 @@ func (c *wsConn) respond(j *job) (outcome, responseID string) {
 		}
 		return OutcomeFailed, rep.id
 	case "incomplete":
-		c.cacheResponse(lane, rep.id, effective, effBytes, res.output)
+		c.cacheResponse(lane, rep.id, in, res.output)
 		return OutcomeIncomplete, rep.id
 	}
-	c.cacheResponse(lane, rep.id, effective, effBytes, res.output)
+	c.cacheResponse(lane, rep.id, in, res.output)
 	return rep.id, rep.id
+}
+
+// resolve checks a request on its lane, applies its fault if that empties the cache or answers
+// in the response's place, and builds its effective input from the lane's latest response. The
+// error is the one the request is answered with.
+func (c *wsConn) resolve(j *job) (effectiveInput, *apiError) {
+	req := j.req
+	switch {
+	case req.invalid != nil:
+		return effectiveInput{}, req.invalid
+	case req.has("background"):
+		e := unsupportedParameter("background", "over WebSocket")
+		return effectiveInput{}, &e
+	}
+	if j.fault.is(FaultDropCache) {
+		c.cache.clear()
+	}
+	if e, ok := j.fault.instead(modelOr(req.model, c.s.opts.model())); ok {
+		return effectiveInput{}, &e
+	}
+	var parent cachedResponse
+	if req.prevID != "" {
+		var ok bool
+		if parent, ok = c.cache.lookup(j.lane, req.prevID); !ok {
+			e := previousNotFound(req.prevID)
+			return effectiveInput{}, &e
+		}
+	}
+	in := continuing(parent, req)
+	if e := checkOutputs(in.items, in.cachedItems); e != nil {
+		return effectiveInput{}, e
+	}
+	n, e := c.s.opts.checkContext(req, in.bytes)
+	c.s.records.update(j.rec, func(r *Received) { r.InputTokens = n })
+	return in, e
 }
 
 // cacheResponse makes a response the lane's latest: a continuation starts from its effective
 // input followed by its output.
-func (c *wsConn) cacheResponse(lane, id string, effective []json.RawMessage, effBytes int, output []json.RawMessage) {
-	items := make([]json.RawMessage, 0, len(effective)+len(output))
-	items = append(append(items, effective...), output...)
-	c.cache.put(lane, cachedResponse{id: id, items: items, bytes: effBytes + itemsBytes(output)})
+func (c *wsConn) cacheResponse(lane, id string, in effectiveInput, output []json.RawMessage) {
+	items := make([]json.RawMessage, 0, len(in.items)+len(output))
+	items = append(append(items, in.items...), output...)
+	c.cache.put(lane, cachedResponse{id: id, items: items, bytes: in.bytes + itemsBytes(output)})
 }
 
 func modelOr(model, def string) string {

@@ -880,6 +880,31 @@ local function main()
     truthy(find_line(lines, 'You said: after the cancel', true), 'next answer')
   end)
 
+  test('the chat buffer: <C-c> cancels its turn, q closes its window', function()
+    relay.hold('tok2')
+    vim.cmd('Hearth count sim:tokens=15000')
+    local s = hearth.current_session()
+    local before = turns_done
+    wait('the start of the answer', function()
+      return relay.held ~= nil and last_line() == 'tok0 tok1'
+    end)
+    local win = truthy(s.chat:window(), 'a window shows the chat')
+    local from = vim.api.nvim_get_current_win()
+    vim.api.nvim_set_current_win(win)
+    vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes('<C-c>', true, false, true), 'x', false)
+    wait('the turn to end', function()
+      return turns_done > before
+    end)
+    relay.release()
+    eq(s.last_stop, 'cancelled', 'stop reason after <C-c> in the chat')
+    vim.api.nvim_feedkeys('q', 'x', false)
+    eq(vim.api.nvim_win_is_valid(win), false, 'the chat window after q')
+    if vim.api.nvim_win_is_valid(from) then
+      vim.api.nvim_set_current_win(from)
+    end
+    s.chat:show(hearth.config.open)
+  end)
+
   test(':HearthCancel while a command runs: the call shows [cancelled], an earlier failure [failed]', function()
     local function exists(name)
       return vim.loop.fs_stat(ws .. '/' .. name) ~= nil
@@ -1040,6 +1065,10 @@ local function main()
     local turn_lines, at = last_turn(asked.lines)
     local minus = at + truthy(find_line(turn_lines, '  │ - two', true), 'the diff in ' .. vim.inspect(turn_lines))
     local plus = at + truthy(find_line(turn_lines, '  │ + TWO', true), 'the diff in ' .. vim.inspect(turn_lines))
+    truthy(find_line(turn_lines, '  │ @@ -1,3 +1,3 @@', true), 'the hunk header in ' .. vim.inspect(turn_lines))
+    truthy(find_line(turn_lines, '  │   one', true), 'an unchanged line as context in ' .. vim.inspect(turn_lines))
+    eq(find_line(turn_lines, '  │ - one', true), nil, 'an unchanged line marked removed')
+    eq(find_line(turn_lines, '  │ + one', true), nil, 'an unchanged line marked added')
     eq(asked.folds[minus], -1, 'the removed line folded while asked')
     eq(asked.folds[plus], -1, 'the added line folded while asked')
     truthy(asked.header, 'the call, titled, in ' .. vim.inspect(asked.lines))
@@ -1371,8 +1400,9 @@ local function main()
     -- after midnight)
     truthy(shown, 'the first session was listed')
     local cwd = vim.fn.fnamemodify(vim.loop.fs_realpath(ws), ':~')
-    local ok_when = shown:match('^today %d%d:%d%d  hello there  (.*)$')
-      or shown:match('^yesterday %d%d:%d%d  hello there  (.*)$')
+    -- marked ● as the current directory's
+    local ok_when = shown:match('^● today %d%d:%d%d  hello there  (.*)$')
+      or shown:match('^● yesterday %d%d:%d%d  hello there  (.*)$')
     eq(ok_when, cwd, 'the listed session: ' .. shown)
     local s = hearth.current_session()
     truthy(s.chat.buf ~= old, 'a new buffer')
@@ -1574,7 +1604,8 @@ local function main()
   end)
 
   test(':help hearth opens the documentation', function()
-    vim.cmd('helptags ' .. vim.fn.fnameescape(root .. '/doc'))
+    -- no :helptags here: loading the plugin built them
+    eq(vim.fn.filereadable(root .. '/doc/tags'), 1, 'doc/tags after the plugin loaded')
     for _, tag in ipairs({ 'hearth', ':Hearth', 'hearth-slash-commands', ':HearthResume', ':HearthMode', ':HearthModel', ':HearthEffort', 'hearth-context', ':HearthImage', 'hearth-images', 'hearth-plan', 'hearth-statusline',
       'hearth-permissions', 'hearth-buffers', 'hearth.setup()', 'hearth-thoughts', 'hl-hearthThought', 'hearth-mcp' }) do
       vim.cmd('help ' .. tag)

@@ -125,7 +125,7 @@ type rig struct {
 }
 
 func (r *rig) open(ctx context.Context) error {
-	cfg := session.Config{BaseURL: r.base, Model: "sim-model", Instructions: "bench", Lanes: responses.LanesOn}
+	cfg := session.Config{Config: responses.Config{BaseURL: r.base, Lanes: responses.LanesOn}, Model: "sim-model", Instructions: "bench"}
 	if r.mode.cfg != nil {
 		r.mode.cfg(&cfg)
 	}

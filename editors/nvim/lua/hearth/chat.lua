@@ -77,8 +77,15 @@ function Chat:bufnr()
     end,
   })
   self.buf = buf
+  if M.on_buffer then
+    M.on_buffer(buf, self.sid)
+  end
   return buf
 end
+
+-- on_buffer, when set (init.lua sets it), is called with each chat buffer
+-- as it is created and its session's id: the buffer's mappings.
+M.on_buffer = nil
 
 -- reset empties the buffer (session/load replays into it).
 function Chat:reset()
@@ -427,6 +434,31 @@ local function summary(input)
   return s
 end
 
+-- hunks is a diff's text as the chat shows it: unified hunks with three
+-- lines of context ("@@ -a,b +c,d @@", then "  same", "- old", "+ new"), so
+-- one changed line of a long file reads as itself. A new file is all "+".
+function M.hunks(old, new)
+  old = type(old) == 'string' and old or ''
+  new = type(new) == 'string' and new or ''
+  local function whole(s)
+    return (s == '' or s:sub(-1) == '\n') and s or s .. '\n'
+  end
+  -- vim.diff is xdiff, Git's own (Neovim 0.6+; the plugin needs 0.7)
+  local d = vim.diff(whole(old), whole(new), { result_type = 'unified', ctxlen = 3 })
+  local lines = {}
+  for _, l in ipairs(vim.split(d, '\n', { plain = true })) do
+    local mark, rest = l:sub(1, 1), l:sub(2)
+    if l:find('^@@') then
+      table.insert(lines, l)
+    elseif mark == '-' or mark == '+' then
+      table.insert(lines, mark .. ' ' .. rest)
+    elseif mark == ' ' then
+      table.insert(lines, '  ' .. rest)
+    end -- '\\ No newline at end of file' and the final empty line: dropped
+  end
+  return lines
+end
+
 local function out_lines(t)
   local lines = {}
   local function add(text)
@@ -445,11 +477,9 @@ local function out_lines(t)
       add(M.content_text(c.content))
     elseif kind == 'diff' then
       add('diff ' .. (nn(c.path) or ''))
-      local old = nn(c.oldText)
-      if type(old) == 'string' and old ~= '' then
-        add((old:gsub('\n$', ''):gsub('[^\n]+', '- %0')))
+      for _, l in ipairs(M.hunks(nn(c.oldText), nn(c.newText))) do
+        add(l)
       end
-      add(((nn(c.newText) or ''):gsub('\n$', ''):gsub('[^\n]+', '+ %0')))
     elseif kind == 'terminal' then
       add('[terminal ' .. tostring(nn(c.terminalId)) .. ']')
     end
@@ -568,38 +598,53 @@ function Chat:_output_range(t)
   return pos[1] + 2, pos[1] + 1 + t.nout
 end
 
--- reveal opens the closed fold of a call's output in every window showing
--- the chat: asked about a call, the user reads its diff or command there.
--- It returns those windows, for unreveal.
+-- reveal puts a call in view in every window showing the chat, for the
+-- question asked about it: its output's fold opened, its header at the top
+-- of the window so that its diff or command fills the rows above the
+-- question (a prompt such as vim.ui.select's list covers the screen's last
+-- rows), and the screen redrawn before the prompt blocks. It returns what
+-- unreveal needs to put those windows back.
 function Chat:reveal(t)
-  local first, last = self:_output_range(t)
-  local opened = {}
-  if not first then
-    return opened
+  local pos = vim.api.nvim_buf_get_extmark_by_id(self:bufnr(), M.ns, t.mark, {})
+  if not pos or pos[1] == nil then
+    return {}
   end
+  local header = pos[1] + 1
+  local first, last = self:_output_range(t)
+  local n = vim.api.nvim_buf_line_count(self:bufnr())
+  local shown = {}
   for _, win in ipairs(vim.fn.win_findbuf(self:bufnr())) do
     vim.api.nvim_win_call(win, function()
-      if vim.fn.foldclosed(first) ~= -1 then
+      local w = { win = win, following = vim.api.nvim_win_get_cursor(win)[1] >= n }
+      if first and vim.fn.foldclosed(first) ~= -1 then
         vim.cmd(string.format('silent! %d,%dfoldopen!', first, last))
-        table.insert(opened, win)
+        w.opened = true
       end
+      vim.api.nvim_win_set_cursor(win, { header, 0 })
+      vim.fn.winrestview({ topline = header })
+      table.insert(shown, w)
     end)
   end
-  return opened
+  vim.cmd('redraw')
+  return shown
 end
 
 -- unreveal closes again the folds reveal opened (once the question is
 -- answered): a window with an open fold opens the folds added after it,
--- so the chat would stop folding thoughts and tool output.
-function Chat:unreveal(t, wins)
+-- so the chat would stop folding thoughts and tool output. A window that
+-- followed the chat's end follows it again.
+function Chat:unreveal(t, shown)
   local first, last = self:_output_range(t)
-  if not first then
-    return
-  end
-  for _, win in ipairs(wins or {}) do
+  for _, w in ipairs(shown or {}) do
+    local win = w.win
     if vim.api.nvim_win_is_valid(win) and vim.api.nvim_win_get_buf(win) == self:bufnr() then
       vim.api.nvim_win_call(win, function()
-        vim.cmd(string.format('silent! %d,%dfoldclose!', first, last))
+        if w.opened and first then
+          vim.cmd(string.format('silent! %d,%dfoldclose!', first, last))
+        end
+        if w.following then
+          vim.api.nvim_win_set_cursor(win, { vim.api.nvim_buf_line_count(self:bufnr()), 0 })
+        end
       end)
     end
   end

@@ -691,10 +691,10 @@ function M.prompt(text, cb)
   end)
 end
 
---- :HearthCancel — cancel the current session's turn; open permission
---- questions are answered "cancelled".
-function M.cancel()
-  local s = M.current_session()
+--- :HearthCancel — cancel the current session's turn (or sid's); open
+--- permission questions are answered "cancelled".
+function M.cancel(sid)
+  local s = sid and S.sessions[sid] or M.current_session()
   if not s or (not s.turn and #s.questions == 0) then
     notify('nothing to cancel')
     return false
@@ -710,9 +710,16 @@ function M.cancel()
   return true
 end
 
--- format_session is one line of :HearthResume's list: when the session was
--- last used, in local time ("today 14:02"), its title (the daemon's: the
--- start of its first prompt) or else its id, and its directory.
+-- here says whether a stored session is the current directory's.
+local function here(item)
+  local cwd = nn(item.cwd)
+  return type(cwd) == 'string' and vim.fn.fnamemodify(cwd, ':p') == vim.fn.fnamemodify(vim.fn.getcwd(), ':p')
+end
+
+-- format_session is one line of :HearthResume's list: a mark on the
+-- current directory's sessions, when the session was last used, in local
+-- time ("today 14:02"), its title (the daemon's: the start of its first
+-- prompt) or else its id, and its directory.
 local function format_session(item)
   local title = nn(item.title)
   local updated = nn(item.updatedAt)
@@ -720,7 +727,7 @@ local function format_session(item)
   local cwd = nn(item.cwd)
   cwd = type(cwd) == 'string' and vim.fn.fnamemodify(cwd, ':~') or ''
   local at = t and when.human(t) or tostring(updated or '')
-  return chat.visible(string.format('%s  %s  %s', at, title or item.sessionId, cwd))
+  return chat.visible(string.format('%s %s  %s  %s', here(item) and '●' or ' ', at, title or item.sessionId, cwd))
 end
 
 local function load(item, cb)
@@ -775,7 +782,13 @@ function M.resume(id, cb)
       notify('no stored sessions')
       return
     end
-    vim.ui.select(items, {
+    -- the current directory's first, each group in the daemon's order
+    local mine, others = {}, {}
+    for _, item in ipairs(items) do
+      table.insert(here(item) and mine or others, item)
+    end
+    vim.list_extend(mine, others)
+    vim.ui.select(mine, {
       prompt = 'Resume hearth session',
       kind = 'hearth_session',
       format_item = format_session,
@@ -956,6 +969,19 @@ local function complete_prompt(arg, line)
   end
   table.sort(out)
   return out
+end
+
+-- A chat buffer's own keys, as a fugitive or help window has them: q closes
+-- the window, <C-c> cancels the turn of the buffer's session.
+chat.on_buffer = function(buf, sid)
+  vim.keymap.set('n', 'q', function()
+    if #vim.api.nvim_tabpage_list_wins(0) > 1 then
+      vim.cmd('close')
+    end
+  end, { buffer = buf, silent = true, desc = 'hearth: close the chat window' })
+  vim.keymap.set('n', '<C-c>', function()
+    M.cancel(sid)
+  end, { buffer = buf, silent = true, desc = "hearth: cancel this session's turn" })
 end
 
 function M.create_commands()

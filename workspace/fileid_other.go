@@ -1,9 +1,0 @@
-//go:build !unix
-
-package workspace
-
-import "io/fs"
-
-// fileID is 0 where inode numbers are not available: renames then show as
-// a delete and a create.
-func fileID(fs.FileInfo) uint64 { return 0 }

@@ -1,0 +1,367 @@
+//go:build linux && cgo
+
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// A cell is the daemon's side of one cell server (cellServer): the
+// sandbox of one workspace and policy, started on the first command that
+// needs it and closed after cellIdle without a command, when the sandbox
+// configuration changes (Set), or with the daemon (the server dies
+// with its parent too). Its reader goroutine owns the socket's receiving
+// side and ends when the server does; close waits for it.
+type cell struct {
+	key     string
+	fd      int
+	cmd     *exec.Cmd
+	release func()
+
+	wmu sync.Mutex // one message at a time
+
+	mu      sync.Mutex // guards waiting, nextID, running, closed
+	waiting map[uint64]chan cellMsg
+	nextID  uint64
+	running int
+	idle    *time.Timer
+	closed  bool
+
+	dead chan struct{} // closed when the reader has ended and the server is reaped
+}
+
+// cellMsg is one reply and the descriptors it carried.
+type cellMsg struct {
+	rep cellReply
+	fds []int
+}
+
+// cellIdle is how long a cell with no command stays up.
+const cellIdle = 10 * time.Minute
+
+// cellStartTimeout bounds a server's set-up (namespaces, mounts, rules).
+const cellStartTimeout = 20 * time.Second
+
+// cells are the running cells by policy; failed records policies whose
+// cell could not start, so each of their commands does not try again.
+var cells struct {
+	mu     sync.Mutex // guards m and failed; held while a cell starts
+	m      map[string]*cell
+	failed map[string]error
+}
+
+// runInCell runs command through the workspace's cell, starting it when
+// needed. ok is false when no cell can run it here (user namespaces
+// refused, Landlock missing): the caller runs the per-command helper.
+func runInCell(ctx context.Context, sb Config, root, dir, command string, net Network, env []string, timeout time.Duration, live io.Writer) (Outcome, bool) {
+	if len(sb.Helper) == 0 || !landlockWorks() {
+		return Outcome{}, false
+	}
+	c, err := getCell(sb, root, net)
+	if err != nil {
+		return Outcome{}, false
+	}
+	return c.run(ctx, dir, []string{"/bin/sh", "-c", command}, env, timeout, live), true
+}
+
+func getCell(sb Config, root string, net Network) (*cell, error) {
+	pids := sb.Pids
+	if pids <= 0 {
+		pids = defaultPids()
+	}
+	args := sb.serveArgs(root, net, pids)
+	key := strings.Join(args, "\x00")
+	cells.mu.Lock()
+	defer cells.mu.Unlock()
+	if err := cells.failed[key]; err != nil {
+		return nil, err
+	}
+	if c := cells.m[key]; c != nil {
+		select {
+		case <-c.dead:
+		default:
+			return c, nil
+		}
+	}
+	c, err := startCell(key, args, net.Off)
+	if err != nil {
+		if cells.failed == nil {
+			cells.failed = map[string]error{}
+		}
+		cells.failed[key] = err
+		return nil, err
+	}
+	if cells.m == nil {
+		cells.m = map[string]*cell{}
+	}
+	cells.m[key] = c
+	return c, nil
+}
+
+// closeCells closes every cell and waits for their servers to exit.
+func closeCells() {
+	cells.mu.Lock()
+	all := cells.m
+	cells.m, cells.failed = nil, nil
+	cells.mu.Unlock()
+	for _, c := range all {
+		c.close()
+	}
+}
+
+// startCell starts a server and waits for its hello (the reply with ID 0,
+// sent once its namespaces, mounts and rules are set up).
+func startCell(key string, args []string, noNet bool) (*cell, error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	theirs := os.NewFile(uintptr(fds[1]), "cell")
+	defer theirs.Close()
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.ExtraFiles = []*os.File{theirs}
+	cmd.Env = currentToolEnv()
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = cellProcAttr(noNet)
+	release, err := startCall(cmd) // its calls are the daemon's to refuse on the socket
+	if err != nil {
+		unix.Close(fds[0])
+		return nil, fmt.Errorf("start the sandbox cell: %w", err)
+	}
+	c := &cell{key: key, fd: fds[0], cmd: cmd, release: release, waiting: map[uint64]chan cellMsg{}, dead: make(chan struct{})}
+	hello := c.expect(0)
+	go c.read()
+	t := time.NewTimer(cellStartTimeout)
+	defer t.Stop()
+	select {
+	case m, ok := <-hello:
+		if ok && m.rep.Err == "" {
+			c.idle = time.AfterFunc(cellIdle, c.idleClose)
+			return c, nil
+		}
+		c.close()
+		if ok {
+			return nil, errors.New(m.rep.Err)
+		}
+		return nil, errors.New("the sandbox cell ended while starting")
+	case <-t.C:
+		c.close()
+		return nil, errors.New("the sandbox cell did not start in time")
+	}
+}
+
+// cellProcAttr starts the server in user, mount and pid namespaces of its
+// own (its /proc shows the cell's processes, none of the user's others),
+// and a network namespace when the network is off. The user namespace
+// maps the user's ids to themselves (root maps every id); an ordinary user
+// keeps CAP_SYS_ADMIN there across the exec (ambient) to set up mounts and
+// pid namespaces. Its own process group keeps it out of the signals sent to
+// a command's group; it dies with the daemon.
+func cellProcAttr(noNet bool) *syscall.SysProcAttr {
+	uid, gid, size := os.Getuid(), os.Getgid(), 1
+	if uid == 0 {
+		uid, gid, size = 0, 0, math.MaxInt32
+	}
+	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID)
+	if noNet {
+		flags |= syscall.CLONE_NEWNET
+	}
+	a := &syscall.SysProcAttr{
+		Cloneflags:                 flags,
+		UidMappings:                []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: size}},
+		GidMappings:                []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: size}},
+		GidMappingsEnableSetgroups: uid == 0,
+		Setpgid:                    true,
+		Pdeathsig:                  syscall.SIGKILL,
+	}
+	if uid != 0 {
+		a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN}
+	}
+	return a
+}
+
+// expect registers a reply channel for id; the reader closes it when the
+// server is gone.
+func (c *cell) expect(id uint64) chan cellMsg {
+	ch := make(chan cellMsg, 2)
+	c.mu.Lock()
+	c.waiting[id] = ch
+	c.mu.Unlock()
+	return ch
+}
+
+// read hands each reply to its waiter until the socket closes, then fails
+// every waiter and reaps the server.
+func (c *cell) read() {
+	for {
+		var m cellMsg
+		fds, err := recvCell(c.fd, &m.rep)
+		m.fds = fds
+		if err != nil {
+			closeFDs(fds)
+			break
+		}
+		c.mu.Lock()
+		ch := c.waiting[m.rep.ID]
+		if m.rep.Done || m.rep.Err != "" || m.rep.ID == 0 {
+			delete(c.waiting, m.rep.ID)
+		}
+		c.mu.Unlock()
+		if ch == nil {
+			closeFDs(fds)
+			continue
+		}
+		ch <- m
+	}
+	c.mu.Lock()
+	for id, ch := range c.waiting {
+		close(ch)
+		delete(c.waiting, id)
+	}
+	c.closed = true
+	c.mu.Unlock()
+	unix.Close(c.fd)
+	c.cmd.Wait()
+	c.release()
+	close(c.dead)
+}
+
+// close ends the server (its socket's end makes it kill its calls and
+// exit) and waits for it.
+func (c *cell) close() {
+	unix.Shutdown(c.fd, unix.SHUT_RDWR)
+	<-c.dead
+	if c.idle != nil {
+		c.idle.Stop()
+	}
+}
+
+// idleClose runs on the idle timer's goroutine, which ends with it: a cell
+// still running a command waits another cellIdle.
+func (c *cell) idleClose() {
+	c.mu.Lock()
+	busy := c.running > 0
+	c.mu.Unlock()
+	if busy {
+		c.idle.Reset(cellIdle)
+		return
+	}
+	cells.mu.Lock()
+	if cells.m[c.key] == c {
+		delete(cells.m, c.key)
+	}
+	cells.mu.Unlock()
+	c.close()
+}
+
+// run runs one command in the cell, as runCommand does for a process of
+// its own: output into one pipe (copied to live), SIGTERM to the call on
+// timeout or cancel (its init then ends every process of the call within
+// KillGrace), SIGKILL when even that does not end it.
+func (c *cell) run(ctx context.Context, dir string, argv, env []string, timeout time.Duration, live io.Writer) Outcome {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return Outcome{Err: err}
+	}
+	defer pr.Close()
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		pw.Close()
+		return Outcome{Err: errCellClosed}
+	}
+	c.nextID++
+	id := c.nextID
+	c.running++
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.running--
+		c.mu.Unlock()
+	}()
+	replies := c.expect(id)
+
+	output := readOutput(pr, live)
+
+	c.wmu.Lock()
+	err = sendCell(c.fd, cellRequest{ID: id, Dir: dir, Argv: argv, Env: env}, int(pw.Fd()))
+	c.wmu.Unlock()
+	pw.Close()
+	if err != nil {
+		pr.Close()
+		<-output.done
+		return Outcome{Err: fmt.Errorf("the sandbox cell: %w", err)}
+	}
+	first, ok := <-replies
+	if !ok || first.rep.Err != "" || len(first.fds) != 1 {
+		closeFDs(first.fds)
+		pr.Close()
+		<-output.done
+		if ok && first.rep.Err != "" {
+			return Outcome{Err: errors.New(first.rep.Err)}
+		}
+		return Outcome{Err: errCellClosed}
+	}
+	pidfd := first.fds[0]
+	defer unix.Close(pidfd)
+
+	var run Outcome
+	end, ended := awaitCall(ctx, replies, pidfd, timeout, &run)
+	run.Output, run.Escaped = output.finish()
+	switch {
+	case !ended:
+		run.Err = errCellClosed
+	case end.rep.Err != "":
+		run.Err = errors.New(end.rep.Err)
+	case end.rep.Status >= 0:
+		ws := syscall.WaitStatus(end.rep.Status)
+		if ws.Signaled() {
+			run.Signal = ws.Signal().String()
+			run.ExitCode = -1
+		} else {
+			run.ExitCode = ws.ExitStatus()
+		}
+	default:
+		run.ExitCode = -1
+	}
+	return run
+}
+
+// awaitCall waits for the call's end. On timeout or cancel (marked in run)
+// it sends the call's init SIGTERM, which ends the call within KillGrace,
+// and SIGKILL, which ends it at once, should even that not come in time.
+// ended is false when the cell went away first.
+func awaitCall(ctx context.Context, replies chan cellMsg, pidfd int, timeout time.Duration, run *Outcome) (end cellMsg, ended bool) {
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case end, ended = <-replies:
+		return end, ended
+	case <-timer.C:
+		run.TimedOut = true
+	case <-ctx.Done():
+		run.Cancelled = true
+	}
+	unix.PidfdSendSignal(pidfd, unix.SIGTERM, nil, 0)
+	backstop := time.NewTimer(KillGrace + helperSlack)
+	defer backstop.Stop()
+	select {
+	case end, ended = <-replies:
+	case <-backstop.C:
+		unix.PidfdSendSignal(pidfd, unix.SIGKILL, nil, 0)
+		end, ended = <-replies
+	}
+	return end, ended
+}

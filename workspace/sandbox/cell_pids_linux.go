@@ -1,0 +1,175 @@
+//go:build linux && cgo
+
+package sandbox
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// pidBound is how a cell bounds each call's processes: a pids cgroup of
+// the call's own under the cell's (where the cell may make one: root, and
+// cgroup v1 or a delegated v2 subtree), else a user namespace of the
+// call's own whose RLIMIT_NPROC counts only the call's processes (the
+// kernel counts processes per user per user namespace; it does not apply
+// the limit to the host's root, hence the cgroup first). It lives as long
+// as the cell server.
+type pidBound struct {
+	limit int
+	base  string // the cell's cgroup directory, "" when there is none
+	how   string // for the doctor
+}
+
+// callBound is one call's share of the bound, from forCall.
+type callBound struct {
+	ownUserNS bool
+	nproc     int
+	procsFD   int    // the call's cgroup.procs, -1: none
+	dir       string // the call's cgroup, removed when it is done
+}
+
+func newPidBound(limit int) pidBound {
+	b := pidBound{limit: limit}
+	if limit <= 0 {
+		return b
+	}
+	if os.Getuid() == 0 {
+		if dir, err := pidsCgroup(); err == nil {
+			// A name of its own: the cell is pid 1 of its pid namespace, as
+			// every other cell is, in this process or another hearth's.
+			if base, err := os.MkdirTemp(dir, "hearth-cell-"); err == nil {
+				os.Chmod(base, 0o755)
+				b.base = base
+			}
+		}
+	}
+	return b
+}
+
+// forCall makes the call's bound: its cgroup, or its user namespace's
+// limit.
+func (b pidBound) forCall(n uint64) (callBound, error) {
+	c := callBound{procsFD: -1}
+	switch {
+	case b.limit <= 0:
+	case b.base != "":
+		c.dir = filepath.Join(b.base, "call-"+strconv.FormatUint(n, 10))
+		if err := os.Mkdir(c.dir, 0o755); err != nil {
+			return c, fmt.Errorf("make the call's pids cgroup: %w", err)
+		}
+		if err := os.WriteFile(filepath.Join(c.dir, "pids.max"), []byte(strconv.Itoa(b.limit)), 0); err != nil {
+			os.Remove(c.dir)
+			return c, fmt.Errorf("bound the call's pids cgroup: %w", err)
+		}
+		fd, err := unix.Open(filepath.Join(c.dir, "cgroup.procs"), unix.O_WRONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			os.Remove(c.dir)
+			return c, fmt.Errorf("open the call's pids cgroup: %w", err)
+		}
+		c.procsFD = fd
+	case os.Getuid() != 0:
+		c.ownUserNS, c.nproc = true, b.limit
+	}
+	return c, nil
+}
+
+// started releases what the fork needed.
+func (c callBound) started() {
+	if c.procsFD >= 0 {
+		unix.Close(c.procsFD)
+	}
+}
+
+// done removes the call's cgroup once its processes are gone; the kernel
+// may take a moment to release the last of them.
+func (c callBound) done() {
+	if c.dir == "" {
+		return
+	}
+	for range 200 {
+		if err := unix.Rmdir(c.dir); err != unix.EBUSY {
+			return
+		}
+		unix.Nanosleep(&unix.Timespec{Nsec: 5e6}, nil) // the kernel's release has no event to wait on
+	}
+}
+
+func (b pidBound) close() {
+	if b.base != "" {
+		unix.Rmdir(b.base)
+	}
+}
+
+// pidsCgroup is the directory of this process's cgroup in the pids
+// controller's hierarchy: v1's pids mount, or v2 where pids is enabled.
+func pidsCgroup() (string, error) {
+	f, err := os.Open("/proc/self/cgroup")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	var v2 string
+	for sc.Scan() {
+		parts := strings.SplitN(sc.Text(), ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		if parts[0] == "0" && parts[1] == "" {
+			v2 = parts[2]
+			continue
+		}
+		for _, c := range strings.Split(parts[1], ",") {
+			if c == "pids" {
+				dir := filepath.Join("/sys/fs/cgroup/pids", parts[2])
+				if _, err := os.Stat(filepath.Join(dir, "cgroup.procs")); err == nil {
+					return dir, nil
+				}
+			}
+		}
+	}
+	if v2 != "" {
+		dir := filepath.Join("/sys/fs/cgroup", v2)
+		if b, err := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control")); err == nil && strings.Contains(string(b), "pids") {
+			return dir, nil
+		}
+	}
+	return "", errors.New("no pids cgroup this process may divide")
+}
+
+// defaultPids is the default bound on one command's processes: a
+// sixteenth of the machine's pid space, between 512 and 8192, so that one
+// command can never take the pids every other program needs.
+func defaultPids() int {
+	n := 32768
+	if b, err := os.ReadFile("/proc/sys/kernel/pid_max"); err == nil {
+		if v, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+			n = v
+		}
+	}
+	return min(8192, max(512, n/16))
+}
+
+// ProcessBoundStatus says, for `hearth doctor`, how each command's
+// processes are bounded here: at pids (0: the default), by a pids cgroup
+// or a limit in the command's own user namespace.
+func ProcessBoundStatus(pids int) string {
+	if pids <= 0 {
+		pids = defaultPids()
+	}
+	how := "a process limit in its own user namespace"
+	if os.Getuid() == 0 {
+		if _, err := pidsCgroup(); err != nil {
+			return fmt.Sprintf("each command runs in a pid namespace of its own (its processes end with it), but as root with no pids cgroup to divide (%v) nothing bounds how many it may start", err)
+		}
+		how = "a pids cgroup of its own"
+	}
+	return fmt.Sprintf("each command runs in a pid namespace of its own (its processes end with it) and may hold at most %d processes and threads at once (%s; HEARTH_SANDBOX_PIDS)", pids, how)
+}

@@ -1,0 +1,318 @@
+//go:build linux && cgo
+
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// cellFD is the server's end of its socketpair with the daemon.
+const cellFD = 3
+
+// cellServer runs the commands of one workspace and policy. It lives as
+// long as its socket to the daemon: when that closes (the daemon closed
+// the cell or died), it kills its calls and exits. The namespaces and
+// mounts are set up once, at start; the Landlock ruleset is built once and
+// again only when a directory it lists has changed. Each command is forked
+// from here (spawnCall) as pid 1 of a pid namespace of its own, which
+// confines itself and starts the shell: no binary is executed but the
+// shell, and nothing walks /proc.
+type cellServer struct {
+	policy helperPolicy
+	abi    int
+	null   int // /dev/null, every call's stdin
+
+	wmu sync.Mutex // one message at a time on the socket
+
+	rmu     sync.Mutex // the ruleset and what it was built from
+	ruleset int
+	flags   uint32
+	stamp   string
+
+	sockets cellSockets
+
+	pids  pidBound
+	calls sync.WaitGroup // one per running call's waiter
+	live  sync.Map       // call id → its init's pidfd, while it runs: killAll's
+	seq   atomic.Uint64
+}
+
+func serveCell(args []string) int {
+	syscall.CloseOnExec(cellFD)
+	s := &cellServer{ruleset: -1}
+	if err := s.setUp(args); err != nil {
+		s.reply(cellReply{Err: "the sandbox cell: " + err.Error()}, -1)
+		return 126
+	}
+	defer s.pids.close()
+	s.reply(cellReply{}, -1) // hello: ready
+	s.serve()
+	return 0
+}
+
+// setUp applies the policy in args to this process's fresh namespaces:
+// the mounts, the pid bound, the first ruleset.
+func (s *cellServer) setUp(args []string) error {
+	p, err := parseHelperArgs(append(args, "--", ""))
+	if err != nil {
+		return err
+	}
+	s.policy = p
+	m := p.mounts()
+	// The host's socket table stays open: each call covers what was bound
+	// since (refreshSockets); the daemon's /proc entry is gone once the
+	// cell has a /proc of its own.
+	if s.sockets.table, err = os.Open(m.unixTable); err != nil {
+		return fmt.Errorf("open the machine's unix socket table: %w", err)
+	}
+	s.sockets.exempt = m.exempt()
+	if err := setupCallMounts(m); err != nil {
+		return err
+	}
+	// /tmp is the workspace's own now: commands write there.
+	s.policy.write = append(s.policy.write, "/tmp")
+	// A /proc of the cell's pid namespace, before the rules name it: the
+	// calls see their cell's processes, none of the user's others.
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("mount the cell's /proc: %w", err)
+	}
+	if s.null, err = unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0); err != nil {
+		return err
+	}
+	s.abi, _ = landlockABI()
+	s.pids = newPidBound(p.pids)
+	if _, _, err := s.currentRuleset(); err != nil {
+		s.pids.close()
+		return fmt.Errorf("build the rules: %w", err)
+	}
+	return nil
+}
+
+// serve reads requests until the socket closes, then ends every call.
+func (s *cellServer) serve() {
+	for {
+		var req cellRequest
+		fds, err := recvCell(cellFD, &req)
+		if err != nil {
+			closeFDs(fds)
+			break
+		}
+		if len(fds) != 1 {
+			closeFDs(fds)
+			s.reply(cellReply{ID: req.ID, Err: "a request needs exactly one descriptor, its output"}, -1)
+			continue
+		}
+		s.start(req, fds[0])
+	}
+	// The daemon is gone or closed the cell: nothing may outlive it.
+	s.killAll()
+	s.calls.Wait()
+}
+
+func (s *cellServer) killAll() {
+	s.live.Range(func(_, v any) bool {
+		unix.PidfdSendSignal(v.(int), unix.SIGKILL, nil, 0)
+		return true
+	})
+}
+
+// start forks one call and answers with its init's pidfd; a waiter sends
+// the end.
+func (s *cellServer) start(req cellRequest, out int) {
+	defer unix.Close(out)
+	fail := func(err error) { s.reply(cellReply{ID: req.ID, Err: err.Error()}, -1) }
+	if err := s.refreshSockets(); err != nil {
+		fail(err) // a socket bound since the last call could not be hidden: nothing runs
+		return
+	}
+	ruleset, flags, err := s.currentRuleset()
+	if err != nil {
+		fail(fmt.Errorf("build the sandbox rules: %w", err))
+		return
+	}
+	var status [2]int
+	if err := unix.Pipe2(status[:], unix.O_CLOEXEC); err != nil {
+		fail(err)
+		return
+	}
+	defer unix.Close(status[1])
+	bound, err := s.pids.forCall(s.seq.Add(1))
+	if err != nil {
+		unix.Close(status[0])
+		fail(err)
+		return
+	}
+	spec := callSpec{
+		rulesetFD: ruleset, rulesetFlags: flags,
+		ownUserNS: bound.ownUserNS, uid: os.Getuid(), gid: os.Getgid(), nproc: bound.nproc,
+		cgroupFD: bound.procsFD, outFD: out, nullFD: s.null, statusFD: status[1],
+		grace: int(KillGrace / time.Millisecond), dir: req.Dir, argv: req.Argv, env: req.Env,
+	}
+	pid, pidfd, stack, err := spawnCall(spec)
+	bound.started()
+	if err != nil {
+		unix.Close(status[0])
+		bound.done()
+		fail(err)
+		return
+	}
+	s.live.Store(req.ID, pidfd)
+	s.reply(cellReply{ID: req.ID, Pid: pid}, pidfd) // before the end, which await sends
+	s.calls.Add(1)
+	go s.await(req.ID, pidfd, status[0], bound, stack)
+}
+
+// await waits for a call's init to exit, reads its report and answers.
+func (s *cellServer) await(id uint64, pidfd, status int, bound callBound, stack unsafe.Pointer) {
+	defer s.calls.Done()
+	defer unix.Close(status)
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PIDFD, pidfd, &info, unix.WEXITED, nil)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	s.live.Delete(id)
+	unix.Close(pidfd)
+	freeCallStack(stack) // reaped: nothing runs on it any more
+	bound.done()
+	rep := cellReply{ID: id, Done: true, Status: -1}
+	var buf [8]byte
+	n, _ := unix.Read(status, buf[:])
+	switch {
+	case n != 8:
+		rep.Err = "the call's init ended without a report"
+	case int32(le32(buf[:4])) == 1:
+		v := int(int32(le32(buf[4:])))
+		rep.Err = fmt.Sprintf("cannot %s: %v", callSetupSteps[v>>16], syscall.Errno(v&0xffff))
+	default:
+		rep.Status = int(int32(le32(buf[4:])))
+	}
+	s.reply(rep, -1)
+}
+
+func le32(b []byte) uint32 {
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+}
+
+func (s *cellServer) reply(r cellReply, fd int) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if fd >= 0 {
+		sendCell(cellFD, r, fd)
+		return
+	}
+	sendCell(cellFD, r)
+}
+
+// currentRuleset is the Landlock ruleset for the next call: the one built
+// before unless a directory the rules list entry by entry (an ancestor of
+// a denied directory) or a granted directory has changed since.
+func (s *cellServer) currentRuleset() (int, uint32, error) {
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	stamp := s.rulesStamp()
+	if s.stamp == stamp && s.stamp != "" {
+		return s.ruleset, s.flags, nil
+	}
+	fd, flags, err := landlockConfig(s.policy.noNet).NewRulesetFD(sandboxRules(s.policy, s.abi)...)
+	if err != nil {
+		return -1, 0, err
+	}
+	if s.ruleset >= 0 {
+		unix.Close(s.ruleset)
+	}
+	s.ruleset, s.flags, s.stamp = fd, flags, stamp
+	return fd, flags, nil
+}
+
+// rulesStamp names the state the rules depend on: the modification times
+// of the split directories (whose entries get rules one by one) and
+// whether each granted directory exists.
+func (s *cellServer) rulesStamp() string {
+	var b []byte
+	for _, d := range splitDirs(s.policy.deny) {
+		var st unix.Stat_t
+		if unix.Stat(d, &st) == nil {
+			b = strconv.AppendInt(b, st.Mtim.Nano(), 36)
+		}
+		b = append(b, ',')
+	}
+	for _, w := range s.policy.write {
+		if _, err := os.Stat(w); err == nil {
+			b = append(b, '+')
+		}
+		b = append(b, ',')
+	}
+	return string(b)
+}
+
+// splitDirs are the ancestors of the denied directories: sandboxRules
+// grants their entries one by one.
+func splitDirs(deny []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, d := range deny {
+		for _, c := range []string{canonical(d), d} {
+			for a := filepath.Dir(c); ; a = filepath.Dir(a) {
+				if !seen[a] {
+					seen[a] = true
+					out = append(out, a)
+				}
+				if a == "/" || a == "." {
+					break
+				}
+			}
+		}
+	}
+	return out
+}
+
+// cellSockets keeps a cell's commands away from unix sockets bound after
+// it started: the host's table, re-read before each call, and the rows
+// already looked at.
+type cellSockets struct {
+	table  *os.File
+	seen   map[string]string // path → socket inode, as the table gives them
+	exempt func(string) bool // callMounts.exempt
+}
+
+// refreshSockets covers, with /dev/null, every socket bound on the host
+// since the last look that the cell's namespace shows at its path (not in
+// a private area, a directory commands write, or allowed): a tmux or an
+// nvim server started while the cell runs, or a covered socket the host
+// removed and bound again. A socket it cannot cover fails the call.
+func (s *cellServer) refreshSockets() error {
+	c := &s.sockets
+	if c.seen == nil {
+		c.seen = map[string]string{}
+	}
+	if _, err := c.table.Seek(0, 0); err != nil {
+		return fmt.Errorf("read the machine's unix sockets: %w", err)
+	}
+	socks, err := readHostSockets(c.table, c.seen)
+	if err != nil {
+		return err
+	}
+	for _, h := range socks {
+		if c.exempt(h.path) {
+			continue
+		}
+		if err := unix.Mount("/dev/null", h.path, "", unix.MS_BIND, ""); err != nil {
+			delete(c.seen, h.path) // look again next time
+			return fmt.Errorf("hide the socket %s bound since the sandbox started: %w", h.path, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,329 @@
+//go:build linux && cgo
+
+package sandbox
+
+/*
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <linux/capability.h>
+#include <linux/sched.h>
+#include <pthread.h>
+
+#ifndef CLONE_PIDFD
+#define CLONE_PIDFD 0x00001000
+#endif
+#ifndef PR_CAP_AMBIENT
+#define PR_CAP_AMBIENT 47
+#define PR_CAP_AMBIENT_CLEAR_ALL 4
+#endif
+#ifndef SYS_landlock_restrict_self
+#define SYS_landlock_restrict_self 446
+#endif
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+
+// hearth_call is one command for hearth_spawn: everything the call's init
+// needs, set up by the cell server before the fork so that the child only
+// makes system calls.
+struct hearth_call {
+	int ruleset_fd;            // Landlock ruleset, -1: none
+	unsigned int ruleset_flags;
+	int own_userns;            // a user namespace of the call's own (its process count)
+	char uid_map[32], gid_map[32];
+	long nproc;                // RLIMIT_NPROC in it, 0: none
+	int cgroup_fd;             // cgroup.procs of the call's pids cgroup, -1: none
+	int out_fd, null_fd;       // stdout+stderr, stdin
+	int status_fd;             // the shell's end is reported here
+	int grace_ms;              // SIGTERM to SIGKILL
+	const char *dir;
+	char *const *argv;
+	char *const *envp;
+};
+
+// A report on status_fd: what ended the call. kind 0: the shell's wait
+// status (or -1: it was still running when the call was ended); kind 1: a
+// set-up step failed, value = step << 16 | errno.
+struct hearth_report { int32_t kind, value; };
+
+static void report(int fd, int kind, int value) {
+	struct hearth_report r = { kind, value };
+	ssize_t n;
+	do { n = write(fd, &r, sizeof r); } while (n < 0 && errno == EINTR);
+}
+
+static void fail(struct hearth_call *c, int step) {
+	report(c->status_fd, 1, step << 16 | errno);
+	_exit(127);
+}
+
+static int write_file(const char *path, const char *s) {
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0) return -1;
+	ssize_t n = write(fd, s, strlen(s));
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+// close_others closes every descriptor but keep (sorted, distinct): the
+// init outlives this fork, and the server holds other calls' output pipes.
+static void close_others(int *keep, int n) {
+	unsigned int from = 0;
+	for (int i = 0; i < n; i++) {
+		if (keep[i] < 0) continue;
+		if ((unsigned int)keep[i] > from) syscall(SYS_close_range, from, keep[i] - 1, 0);
+		from = keep[i] + 1;
+	}
+	syscall(SYS_close_range, from, ~0U, 0);
+}
+
+static void sort_fds(int *a, int n) {
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && a[j-1] > a[j]; j--) { int t = a[j]; a[j] = a[j-1]; a[j-1] = t; }
+}
+
+static long now_ms(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+// The init and the shell's starter are clone(2)d with CLONE_VM: they
+// share the server's memory instead of copying its page tables (a fork of
+// a Go process, and the copy-on-write faults of the server while a forked
+// copy lives, cost milliseconds). Each runs on a stack of its own (callStack)
+// and touches nothing of the server's but the call's spec, which the server
+// keeps until the init signals on sync_fd that the shell has started.
+#define CALL_STACK (64 * 1024)
+
+struct init_args { struct hearth_call *c; int sync_fd; char *sh_stack; };
+
+static int start_shell(void *arg) {
+	struct hearth_call *c = arg;
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (dup2(c->null_fd, 0) < 0 || dup2(c->out_fd, 1) < 0 || dup2(c->out_fd, 2) < 0) _exit(127);
+	execve(c->argv[0], c->argv, c->envp);
+	_exit(127);
+}
+
+// call_init runs as pid 1 of the call's pid namespace: it confines itself,
+// starts the shell, reaps every process of the call as it ends (orphans are
+// reparented here), and when the shell exits or SIGTERM/SIGINT/SIGHUP
+// comes, ends everything left: SIGTERM, grace_ms, SIGKILL. Its own exit
+// makes the kernel kill whatever remains of the namespace.
+static int call_init(void *arg) {
+	struct init_args *a = arg;
+	struct hearth_call *c = a->c;
+	struct sigaction dfl;
+	memset(&dfl, 0, sizeof dfl);
+	dfl.sa_handler = SIG_DFL;
+	for (int s = 1; s < 65; s++) sigaction(s, &dfl, NULL); // Go's handlers are not ours
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	int keep[6] = { c->ruleset_fd, c->cgroup_fd, c->out_fd, c->null_fd, c->status_fd, a->sync_fd };
+	sort_fds(keep, 6);
+	close_others(keep, 6);
+	if (c->own_userns) {
+		if (write_file("/proc/self/setgroups", "deny") < 0) fail(c, 1);
+		if (write_file("/proc/self/uid_map", c->uid_map) < 0) fail(c, 2);
+		if (write_file("/proc/self/gid_map", c->gid_map) < 0) fail(c, 3);
+	}
+	if (c->nproc > 0) {
+		struct rlimit rl = { c->nproc, c->nproc };
+		if (setrlimit(RLIMIT_NPROC, &rl) < 0) fail(c, 4);
+	}
+	if (c->cgroup_fd >= 0) {
+		if (write(c->cgroup_fd, "0", 1) != 1) fail(c, 5);
+		close(c->cgroup_fd);
+	}
+	if (chdir(c->dir) < 0) fail(c, 6);
+	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	for (int cap = 0; cap < 64; cap++) prctl(PR_CAPBSET_DROP, cap, 0, 0, 0); // EINVAL past the last
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) fail(c, 7);
+	if (c->ruleset_fd >= 0) {
+		if (syscall(SYS_landlock_restrict_self, c->ruleset_fd, c->ruleset_flags) < 0) fail(c, 8);
+		close(c->ruleset_fd);
+	}
+	// No capability left for the init either: the shell, without any,
+	// could not even read its parent's /proc files otherwise.
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2];
+	memset(data, 0, sizeof data);
+	if (syscall(SYS_capset, &hdr, data) < 0) fail(c, 10);
+	// vfork-like: this init waits until the shell has exec'd.
+	pid_t sh = clone(start_shell, a->sh_stack, CLONE_VM | CLONE_VFORK | SIGCHLD, c);
+	if (sh < 0) fail(c, 9);
+	int status_fd = c->status_fd, grace_ms = c->grace_ms;
+	close(c->out_fd); // the call's processes hold the output now: EOF when they are gone
+	close(c->null_fd);
+	close(a->sync_fd); // the server may free the spec: nothing of it is read below
+
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	int done = 0, status = -1;
+	for (;;) {
+		int ws;
+		pid_t p;
+		while ((p = waitpid(-1, &ws, WNOHANG)) > 0)
+			if (p == sh) { done = 1; status = ws; }
+		if (done) break;
+		int sig = sigwaitinfo(&set, NULL);
+		if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP) break;
+	}
+	kill(-1, SIGTERM); // every other process of the namespace
+	long deadline = now_ms() + grace_ms;
+	for (;;) {
+		int ws;
+		pid_t p;
+		while ((p = waitpid(-1, &ws, WNOHANG)) > 0)
+			if (p == sh && !done) { done = 1; status = ws; }
+		if (p < 0 && errno == ECHILD) break; // nothing left
+		long left = deadline - now_ms();
+		if (left <= 0) break;
+		struct timespec ts = { left / 1000, (left % 1000) * 1000000 };
+		sigtimedwait(&set, NULL, &ts);
+	}
+	report(status_fd, 0, status);
+	_exit(0); // the kernel kills and reaps what is left of the namespace
+}
+
+// hearth_spawn starts the call's init in a new pid namespace (and a user
+// namespace when asked) and returns its pid, with a pidfd and the
+// stack to free once it has exited (hearth_free_stack), or -errno. It
+// returns once the shell has started or the init has failed. Signals stay
+// blocked across the clone so none reaches Go's handlers in the child.
+static int hearth_spawn(struct hearth_call *c, int *pidfd, void **stack) {
+	char *mem = mmap(NULL, 2 * CALL_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (mem == MAP_FAILED) return -errno;
+	int sync[2];
+	if (pipe2(sync, O_CLOEXEC) < 0) { int e = errno; munmap(mem, 2 * CALL_STACK); return -e; }
+	struct init_args a = { c, sync[1], mem + CALL_STACK }; // the shell's starter: the lower half
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int flags = CLONE_VM | CLONE_NEWPID | CLONE_PIDFD | SIGCHLD | (c->own_userns ? CLONE_NEWUSER : 0);
+	int pid = clone(call_init, mem + 2 * CALL_STACK, flags, &a, pidfd);
+	int err = errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	close(sync[1]);
+	if (pid < 0) {
+		close(sync[0]);
+		munmap(mem, 2 * CALL_STACK);
+		return -err;
+	}
+	char b;
+	while (read(sync[0], &b, 1) < 0 && errno == EINTR) {}
+	close(sync[0]);
+	*stack = mem;
+	return pid;
+}
+
+static void hearth_free_stack(void *stack) { munmap(stack, 2 * CALL_STACK); }
+*/
+import "C"
+
+import (
+	"fmt"
+	"syscall"
+	"unsafe"
+)
+
+// cellSpawnable: this build can start calls from a cell (cgo on Linux).
+const cellSpawnable = true
+
+// callSpec is one command for spawnCall.
+type callSpec struct {
+	rulesetFD    int // -1: none
+	rulesetFlags uint32
+	ownUserNS    bool // a user namespace of the call's own, mapping uid and gid to themselves
+	uid, gid     int
+	nproc        int // RLIMIT_NPROC in that namespace
+	cgroupFD     int // the call's pids cgroup's cgroup.procs, -1: none
+	outFD        int
+	nullFD       int
+	statusFD     int
+	grace        int // ms
+	dir          string
+	argv, env    []string
+}
+
+// spawnCall starts spec's init in a new pid namespace and returns its pid,
+// a pidfd (the caller closes it) and its stack (freeCallStack, once the
+// init has exited and been reaped).
+func spawnCall(spec callSpec) (pid, pidfd int, stack unsafe.Pointer, err error) {
+	var c C.struct_hearth_call
+	c.ruleset_fd = C.int(spec.rulesetFD)
+	c.ruleset_flags = C.uint(spec.rulesetFlags)
+	if spec.ownUserNS {
+		c.own_userns = 1
+		setCString(c.uid_map[:], fmt.Sprintf("%d %d 1", spec.uid, spec.uid))
+		setCString(c.gid_map[:], fmt.Sprintf("%d %d 1", spec.gid, spec.gid))
+	}
+	c.nproc = C.long(spec.nproc)
+	c.cgroup_fd = C.int(spec.cgroupFD)
+	c.out_fd, c.null_fd, c.status_fd = C.int(spec.outFD), C.int(spec.nullFD), C.int(spec.statusFD)
+	c.grace_ms = C.int(spec.grace)
+	c.dir = C.CString(spec.dir)
+	defer C.free(unsafe.Pointer(c.dir))
+	argv, freeArgv := cStrings(spec.argv)
+	defer freeArgv()
+	envp, freeEnv := cStrings(spec.env)
+	defer freeEnv()
+	c.argv, c.envp = argv, envp
+	var fd C.int = -1
+	r := C.hearth_spawn(&c, &fd, &stack)
+	if r < 0 {
+		return 0, -1, nil, fmt.Errorf("start the call: %w", syscall.Errno(-r))
+	}
+	return int(r), int(fd), stack, nil
+}
+
+// freeCallStack releases the stacks of a call whose init has exited.
+func freeCallStack(stack unsafe.Pointer) { C.hearth_free_stack(stack) }
+
+func setCString(dst []C.char, s string) {
+	for i := 0; i < len(s) && i < len(dst)-1; i++ {
+		dst[i] = C.char(s[i])
+	}
+}
+
+// cStrings is a NULL-terminated C array of copies of ss, and its free.
+func cStrings(ss []string) (**C.char, func()) {
+	arr := (**C.char)(C.malloc(C.size_t(len(ss)+1) * C.size_t(unsafe.Sizeof((*C.char)(nil)))))
+	s := unsafe.Slice(arr, len(ss)+1)
+	for i, x := range ss {
+		s[i] = C.CString(x)
+	}
+	s[len(ss)] = nil
+	return arr, func() {
+		for _, p := range s[:len(ss)] {
+			C.free(unsafe.Pointer(p))
+		}
+		C.free(unsafe.Pointer(arr))
+	}
+}
+
+// callSetupSteps name the init's set-up steps in its failure reports.
+var callSetupSteps = map[int]string{
+	1: "deny setgroups in the call's user namespace", 2: "map the call's uid", 3: "map the call's gid",
+	4: "bound the call's processes", 5: "join the call's pids cgroup", 6: "enter the working directory",
+	7: "set no_new_privs", 8: "confine the call with Landlock", 9: "start the shell", 10: "drop capabilities",
+}

@@ -1,0 +1,135 @@
+//go:build linux && cgo
+
+package sandbox
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+// The daemon and a cell server talk over a unix stream socketpair: each
+// message is a 4-byte little-endian length, then that much JSON; the
+// descriptors a message carries ride on its first bytes (SCM_RIGHTS).
+
+// cellRequest asks the server to run one command. Its descriptor is the
+// write end of the output pipe.
+type cellRequest struct {
+	ID   uint64   `json:"id"`
+	Dir  string   `json:"dir"`
+	Argv []string `json:"argv"`
+	Env  []string `json:"env"`
+}
+
+// cellReply answers a request twice: once started (carrying the pidfd of
+// the call's init, or Err), then Done with the shell's wait status
+// (Status -1: the call was ended before the shell) or Err.
+type cellReply struct {
+	ID     uint64 `json:"id"`
+	Pid    int    `json:"pid,omitempty"`
+	Done   bool   `json:"done,omitempty"`
+	Status int    `json:"status"`
+	Err    string `json:"err,omitempty"`
+}
+
+// maxCellMessage bounds one message: a command line and its environment.
+const maxCellMessage = 16 << 20
+
+// sendCell writes v with fds on the socket fd.
+func sendCell(fd int, v any, fds ...int) error {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	msg := binary.LittleEndian.AppendUint32(make([]byte, 0, 4+len(body)), uint32(len(body)))
+	msg = append(msg, body...)
+	var oob []byte
+	if len(fds) > 0 {
+		oob = unix.UnixRights(fds...)
+	}
+	for len(msg) > 0 {
+		n, err := unix.SendmsgN(fd, msg, oob, nil, unix.MSG_NOSIGNAL)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		msg, oob = msg[n:], nil
+	}
+	return nil
+}
+
+// recvCell reads one message into v and returns the descriptors it
+// carried (close-on-exec). io.EOF-like ends come back as errCellClosed.
+func recvCell(fd int, v any) ([]int, error) {
+	head := make([]byte, 4)
+	oob := make([]byte, unix.CmsgSpace(4*4))
+	var fds []int
+	for got := 0; got < 4; {
+		n, oobn, _, _, err := unix.Recvmsg(fd, head[got:], oob, unix.MSG_CMSG_CLOEXEC)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return fds, err
+		}
+		if n == 0 {
+			return fds, errCellClosed
+		}
+		if oobn > 0 {
+			fs, err := parseRights(oob[:oobn])
+			if err != nil {
+				return fds, err
+			}
+			fds = append(fds, fs...)
+		}
+		got += n
+	}
+	size := binary.LittleEndian.Uint32(head)
+	if size > maxCellMessage {
+		return fds, fmt.Errorf("a message of %d bytes", size)
+	}
+	body := make([]byte, size)
+	for got := 0; got < len(body); {
+		n, err := unix.Read(fd, body[got:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return fds, err
+		}
+		if n == 0 {
+			return fds, errCellClosed
+		}
+		got += n
+	}
+	return fds, json.Unmarshal(body, v)
+}
+
+var errCellClosed = errors.New("the sandbox cell closed its socket")
+
+func parseRights(oob []byte) ([]int, error) {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil, err
+	}
+	var fds []int
+	for _, m := range msgs {
+		fs, err := unix.ParseUnixRights(&m)
+		if err != nil {
+			return fds, err
+		}
+		fds = append(fds, fs...)
+	}
+	return fds, nil
+}
+
+func closeFDs(fds []int) {
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
+}
