@@ -13,7 +13,7 @@ func TranscriptOf(c *Conversation) []json.RawMessage {
 	return c.tr.Items()
 }
 
-// ReplayForm is an item's replay form (replay.go).
+// ReplayForm is an item's replay form (session/transcript).
 func ReplayForm(item json.RawMessage) json.RawMessage {
 	form, _ := transcript.ReplayForm(item)
 	return form

@@ -14,7 +14,7 @@ import (
 	"github.com/hearthd/hearth/store"
 )
 
-// The real API's rules for reasoning models under store:false (replay.go
+// The real API's rules for reasoning models under store:false (transcript/replay.go
 // says them), enforced by the simulator, against every path that resends
 // the transcript.
 
