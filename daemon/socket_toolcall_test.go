@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/coder/acp-go-sdk"
 
@@ -85,10 +86,7 @@ func TestToolCallCannotDriveDaemon(t *testing.T) {
 	done := make(chan error, 1)
 	catBlock := acp.PromptRequest{SessionId: id, Prompt: []acp.ContentBlock{acp.TextBlock(shellPrompt(t, "cat "+block))}}
 	go func() { done <- ed.call(rpc.MethodSessionPrompt, catBlock, nil) }()
-	w, err := os.OpenFile(block, os.O_WRONLY, 0) // returns once the command has opened it: the call runs
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := openWhenRead(t, block, done) // the command has opened it: the call runs
 	if len(sandbox.CallPIDs()) == 0 {
 		t.Errorf("no call runs: the command's cell (or helper) is not recorded")
 	}
@@ -253,4 +251,42 @@ func BenchmarkCallPeer(b *testing.B) {
 			b.Fatalf("call %d, %v", leader, err)
 		}
 	}
+}
+
+// openWhenRead opens the FIFO path for writing, which returns once a
+// command has opened it for reading. It fails the test when the prompt that
+// should run that command ends first (done: the command failed) or after a
+// minute, instead of waiting for ever.
+func openWhenRead(t *testing.T, path string, done chan error) *os.File {
+	t.Helper()
+	opened := make(chan *os.File, 1)
+	go func() {
+		w, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			w = nil
+		}
+		opened <- w
+	}()
+	unblock := func() { // a reader of our own lets the open return
+		if r, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
+			if w := <-opened; w != nil {
+				w.Close()
+			}
+			r.Close()
+		}
+	}
+	select {
+	case w := <-opened:
+		if w == nil {
+			t.Fatalf("cannot open %s", path)
+		}
+		return w
+	case err := <-done:
+		unblock()
+		t.Fatalf("the prompt ended before its command opened %s: %v", path, err)
+	case <-time.After(time.Minute):
+		unblock()
+		t.Fatalf("no command opened %s within a minute", path)
+	}
+	return nil
 }
