@@ -149,8 +149,7 @@ func (d *Daemon) workspaceFor(ctx context.Context, dir string) (*openWorkspace, 
 	}
 	d.workspaces[path] = w
 	d.mu.Unlock()
-	keep = true
-	d.spares.ensure(w)
+	keep = true // its spare is made once a session the user holds has warmed (openConversation)
 	return w, nil
 }
 
@@ -280,6 +279,7 @@ func (d *Daemon) openConversation(ctx context.Context, id string, w *openWorkspa
 	s.touch()
 	d.mu.Unlock()
 	s.conv.Warm()
+	d.spares.ensure(w, s)
 	return s, nil
 }
 

@@ -38,8 +38,11 @@ type spares struct{ d *Daemon }
 
 // ensure starts making a spare for w in the background unless it has
 // one, one is being made, spares are off, or the daemon is closing. The
-// goroutine is owned by d.wg.
-func (sps spares) ensure(w *openWorkspace) {
+// goroutine is owned by d.wg. After is a session the user holds: the spare
+// waits for its warm-up to end first, so that on a cold workspace the
+// user's own warm-up, which their first prompt chains on, is not queued
+// behind the spare's (nil: no wait).
+func (sps spares) ensure(w *openWorkspace, after *openSession) {
 	d := sps.d
 	d.mu.Lock()
 	if d.closed || d.cfg.NoSpare || w.spare != nil || w.spareBusy || d.workspaces[w.root.Path()] != w {
@@ -50,8 +53,18 @@ func (sps spares) ensure(w *openWorkspace) {
 	cwd := w.spareCwd
 	d.wg.Add(1) // under d.mu with closed checked: Close's Wait sees it
 	d.mu.Unlock()
+	var warming <-chan struct{}
+	if after != nil {
+		warming, _ = after.conv.WarmupDone()
+	}
 	go func() {
 		defer d.wg.Done()
+		if warming != nil {
+			select {
+			case <-warming:
+			case <-d.ctx.Done():
+			}
+		}
 		sp, err := sps.create(w, cwd)
 		d.mu.Lock()
 		w.spareBusy = false
@@ -98,9 +111,13 @@ func (sps spares) create(w *openWorkspace, cwd string) (*spareSession, error) {
 // returns nil when there is no spare, or one that does not fit (made for
 // another directory, the AGENTS.md files or the day changed), which is
 // discarded.
-func (sps spares) take(ctx context.Context, w *openWorkspace, cwd string, initial []json.RawMessage) *openSession {
+func (sps spares) take(ctx context.Context, w *openWorkspace, cwd string, initial []json.RawMessage) (taken *openSession) {
 	d := sps.d
-	defer sps.ensure(w)
+	defer func() {
+		if taken != nil {
+			sps.ensure(w, taken) // else the session opened instead makes it (openConversation)
+		}
+	}()
 	d.mu.Lock()
 	sp := w.spare
 	w.spare = nil

@@ -156,6 +156,49 @@ func BenchmarkFirstPrompt(b *testing.B) {
 // root does not go to a session/new in a subdirectory (its environment and
 // AGENTS.md files are another directory's), and the next is made there,
 // so the next session/new in that directory takes it.
+// On a cold workspace the session the user holds is warmed first: its
+// warm-up is the first request on the wire, before the spare's, and a prompt
+// sent at once chains on it.
+func TestColdWorkspaceWarmsTheUsersSessionFirst(t *testing.T) {
+	td := startDaemonWithSpare(t)
+	ed := td.connect()
+	ed.initialize()
+	id := ed.newSession(td.root)
+	ed.prompt(id, "hello")
+	spare := td.waitSpare(t)
+	recs := td.sim.Received()
+	if len(recs) < 3 || recs[0].PromptCacheKey != string(id) || recs[0].Generate == nil || *recs[0].Generate {
+		t.Fatalf("the first request is not the user's session's warm-up: %+v", firstKeys(recs))
+	}
+	var own []sim.Received
+	for i, r := range recs {
+		switch r.PromptCacheKey {
+		case string(id):
+			own = append(own, r)
+		case spare:
+			if len(own) == 0 {
+				t.Errorf("the spare's request %d went out before the session's warm-up", i)
+			}
+		}
+	}
+	if len(own) != 2 || own[1].PreviousResponseID != own[0].ResponseID {
+		t.Fatalf("the session's requests: %+v; want its warm-up, then the prompt chained on it", firstKeys(own))
+	}
+}
+
+// firstKeys names requests by their session (prompt_cache_key) and kind.
+func firstKeys(recs []sim.Received) []string {
+	var out []string
+	for _, r := range recs {
+		kind := "create"
+		if r.Generate != nil && !*r.Generate {
+			kind = "warm-up"
+		}
+		out = append(out, r.PromptCacheKey+" "+kind)
+	}
+	return out
+}
+
 func TestSpareFollowsWorkingDirectory(t *testing.T) {
 	td := startDaemonWithSpare(t)
 	os.Mkdir(filepath.Join(td.root, ".git"), 0o755)
