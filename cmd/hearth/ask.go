@@ -96,6 +96,7 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return cancelled(err)
 	}
 	res, err := askTurn(ctx, client, id, prompt)
+	closeAskSession(ctx, client, id)
 	con.endLine()
 	if err != nil {
 		return cancelled(err)
@@ -112,6 +113,16 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	return nil
 }
 
+// closeAskSession tells the daemon ask is done with its session: it stays
+// stored (--continue and --session reopen it) but is no longer held open,
+// so one-shot asks do not pile up idle sessions. The workspace, its warm
+// connection and its spare stay. Best effort, briefly, even after Ctrl-C.
+func closeAskSession(ctx context.Context, client *rpc.Client, id acp.SessionId) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	client.Call(cctx, rpc.MethodSessionClose, acp.CloseSessionRequest{SessionId: id}, nil)
+}
+
 // askOpts are ask's flags, and the words left for the prompt.
 type askOpts struct {
 	cwd, mode, sessionID string
@@ -124,6 +135,7 @@ func parseAskFlags(args []string, stderr io.Writer) (askOpts, error) {
 	fs := newFlags("ask", stderr)
 	fs.StringVar(&o.cwd, "cwd", "", "the session's working directory (default: the current directory); its workspace is the git repository that holds it")
 	fs.BoolVar(&o.yes, "yes", false, "allow every edit and command the agent asks for")
+	fs.BoolVar(&o.yes, "y", false, "short for --yes")
 	fs.StringVar(&o.mode, "mode", "", "the session's mode before the prompt: read-only, ask, auto-edit (edits run) or full-auto (edits and commands run)")
 	fs.BoolVar(&o.noDaemon, "no-daemon", false, "run the agent in this process instead of the daemon (nothing stays warm for the next ask)")
 	fs.BoolVar(&o.cont, "continue", false, "prompt the most recent session opened in the working directory instead of a new one")

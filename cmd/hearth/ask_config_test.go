@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"strings"
 	"testing"
 
@@ -50,5 +51,15 @@ func TestConfigNotes(t *testing.T) {
 				t.Errorf("in process there is no other daemon: %q", out)
 			}
 		})
+	}
+}
+
+// -y is --yes, as in apt and gh.
+func TestAskYesShortFlag(t *testing.T) {
+	for _, args := range [][]string{{"-y", "hi"}, {"--yes", "hi"}} {
+		o, err := parseAskFlags(args, io.Discard)
+		if err != nil || !o.yes || len(o.words) != 1 {
+			t.Errorf("%q: yes=%v words=%q err=%v", args, o.yes, o.words, err)
+		}
 	}
 }

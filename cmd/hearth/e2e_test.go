@@ -329,4 +329,16 @@ func TestAskWithoutKeyUsesSimulator(t *testing.T) {
 	if !strings.Contains(stderr.String(), "simulator") || !strings.Contains(stderr.String(), "list_dir") {
 		t.Errorf("stderr %q", stderr.String())
 	}
+	// A one-shot ask leaves its session stored (--continue reopens it), not
+	// open in the daemon.
+	st := exec.Command(binary, "status", "--json")
+	st.Env = cmd.Env
+	out, err := st.Output()
+	var status rpc.Status
+	if err != nil || json.Unmarshal(out, &status) != nil {
+		t.Fatalf("status: %v %s", err, out)
+	}
+	if status.Sessions.Open != 0 {
+		t.Errorf("%d sessions open after a one-shot ask, want 0", status.Sessions.Open)
+	}
 }
