@@ -327,7 +327,13 @@ func (c *Client) forget(ws *wsConn) {
 	}
 	lost := !c.closed && ws.completed.Load() > 0 && found
 	c.mu.Unlock()
-	c.log.Info("connection ended", "conn", ws.id, "err", ws.deadErr())
+	if err := ws.deadErr(); errors.Is(err, errAborted) {
+		// hearth's own doing (a cancel, a silent response): a WebSocket
+		// response has no cancel event, so its socket goes.
+		c.log.Info("connection closed to abandon a response", "conn", ws.id)
+	} else {
+		c.log.Info("connection ended", "conn", ws.id, "err", err)
+	}
 	if lost && c.lost != nil {
 		c.lost(key)
 	}
