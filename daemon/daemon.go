@@ -8,6 +8,19 @@
 // that is the built-in simulator its caller runs (cmd/hearth), so the
 // simulator is no part of the daemon.
 //
+// What lives how long: a Daemon from New to Close (its goroutines, the
+// reaper's loop and the spares' makers among them, are owned by its wait
+// group); a clientConn from accept to hang-up, writing through its outbox
+// (one writer goroutine, a byte bound, a write deadline: an editor that
+// stops reading is disconnected, never waited for); an openWorkspace from
+// its first session to HEARTH_WORKSPACE_IDLE without one; an openSession
+// from session/new, load or resume to HEARTH_SESSION_IDLE without an editor
+// or a turn. session/load replays the stored items a page at a time
+// (loadPage) and within half the outbox's bound, so memory stays flat
+// however long the transcript. A session/prompt is a promptTurn: one per
+// session at a time, claimed on the read loop so a session/cancel that
+// follows always finds it.
+//
 // Imports: daemon sits above rpc, workspace, session, store, mcp and
 // safesocket (the socket file, its peers and the data directory's lock);
 // only cmd imports it.

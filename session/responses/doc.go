@@ -10,4 +10,21 @@
 // It knows requests and responses, not transcripts: what a request carries,
 // when it may be incremental and what is stored is the agent loop's
 // (package session). It imports no other hearth package.
+//
+// Connections: each has one reader goroutine and one keepalive goroutine (a
+// ping every 30 s, 20 s to answer), both ended and awaited by its close; a
+// frame is parsed as it streams, and one over MaxMessage (64 MiB) fails its
+// own response only. A connection carries at most 16 responses at once and
+// 32 lane names, a lane stays on its connection, and a connection is
+// retired between requests past MaxConnAge (55 min). Deltas are handed on
+// in batches within a read window (12 ms, shrinking as streams share it).
+// A socket is never closed under a lock, and the lost hook is called
+// outside them.
+//
+// Dialling: one handshake at a time per Client, DialAttempts (5) with
+// jittered backoff within DialBudget; a 426 means HTTP for good, 401, 403
+// and 404 fail at once, anything else falls back to HTTP for FallbackRetry
+// (30 s, doubling up to 5 min) before the WebSocket is tried again. Lanes
+// are detected: a server that refuses stream_id gets one connection per
+// conversation from then on (NoLanesError, one retry).
 package responses
