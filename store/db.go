@@ -192,7 +192,9 @@ func (db *DB) Close() error {
 	db.calls.Wait()
 
 	cerr := db.ckpt.close()
-	db.closeStatements()
+	db.wmu.Lock()
+	db.stmts.close()
+	db.wmu.Unlock()
 	rerr := db.reader.Close()
 	// The writer goes last: closing the last connection checkpoints the WAL.
 	cwerr := db.wconn.Close()
