@@ -135,7 +135,7 @@ func (c *clientConn) compact(ctx context.Context, params json.RawMessage) (any, 
 		return nil, turnError(err)
 	}
 	res := rpc.CompactResult{SessionID: s.id, StopReason: string(stop)}
-	if last, err := c.d.db.LastCompaction(ctx, s.id); err == nil {
+	if last, err := c.d.db.Branches().LastCompaction(ctx, s.id); err == nil {
 		res.Compaction = &rpc.CompactionInfo{ThroughSeq: last.ThroughSeq, Reason: last.Reason, Summary: last.Summary,
 			ResponseID: last.ResponseID, Created: last.Created}
 	}

@@ -61,7 +61,7 @@ func tenPrompts(t *testing.T, mode string) {
 	if biggest > window || biggest < window/2 {
 		t.Errorf("the largest request held %d tokens; want the session to have grown past half of the %d window, never past it", biggest, window)
 	}
-	comps, err := td.d.db.Compactions(context.Background(), string(id))
+	comps, err := td.d.db.Branches().Compactions(context.Background(), string(id))
 	if err != nil || len(comps) < 2 {
 		t.Fatalf("compactions %d (%v); want the session compacted more than once", len(comps), err)
 	}

@@ -127,7 +127,7 @@ func New(cfg Config, log *slog.Logger) (*Daemon, error) {
 		d.Close()
 		return nil, err
 	}
-	if n, err := db.InterruptRunning(ctx); err != nil {
+	if n, err := db.Items().InterruptRunning(ctx); err != nil {
 		d.Close()
 		return nil, fmt.Errorf("mark interrupted turns: %w", err)
 	} else if n > 0 {

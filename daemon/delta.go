@@ -23,7 +23,7 @@ func (t *promptTurn) contextDelta(ctx context.Context) string {
 	}
 	// The hashes of the read set; a text is read from the store only for a
 	// file that changed.
-	hashes, err := t.db.ReadSet(ctx, s.id)
+	hashes, err := t.db.Memory().ReadSet(ctx, s.id)
 	if err != nil {
 		t.log.Warn("context delta: read set", "err", err)
 		return ""
@@ -31,7 +31,7 @@ func (t *promptTurn) contextDelta(ctx context.Context) string {
 	seen := make(map[string]watch.Seen, len(hashes))
 	for p, h := range hashes {
 		seen[p] = watch.Seen{Hash: h, Load: func() []byte {
-			b, err := t.db.SeenContent(ctx, s.id, p)
+			b, err := t.db.Memory().SeenContent(ctx, s.id, p)
 			if err != nil {
 				t.log.Warn("context delta: read set", "err", err)
 			}
@@ -59,12 +59,12 @@ func (t *promptTurn) contextDelta(ctx context.Context) string {
 		if len(v.Content) > maxSeenContent {
 			v.Content = nil
 		}
-		if err := t.db.SetSeen(bg, s.id, p, store.Seen{Hash: v.Hash, Content: v.Content}); err != nil {
+		if err := t.db.Memory().SetSeen(bg, s.id, p, store.Seen{Hash: v.Hash, Content: v.Content}); err != nil {
 			t.log.Warn("context delta: update read set", "err", err)
 		}
 	}
 	for _, p := range delta.Forget {
-		if err := t.db.ForgetSeen(bg, s.id, p); err != nil {
+		if err := t.db.Memory().ForgetSeen(bg, s.id, p); err != nil {
 			t.log.Warn("context delta: update read set", "err", err)
 		}
 	}

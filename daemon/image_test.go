@@ -132,7 +132,7 @@ func TestImagesReachTheModelAndTheEditors(t *testing.T) {
 	if ims := toolImages(e.updates()); len(ims) != 1 || ims[0].Data != shotB64 || ims[0].MimeType != "image/png" {
 		t.Errorf("the editor was shown %d tool images, want the file's", len(ims))
 	}
-	seen, err := td.d.db.SeenFiles(context.Background(), string(id))
+	seen, err := td.d.db.Memory().SeenFiles(context.Background(), string(id))
 	if err != nil || seen["shot.png"].Hash == "" || seen["shot.png"].Content != nil {
 		t.Errorf("read set entry for shot.png = %+v, %v; want its hash and no copy to diff", seen["shot.png"], err)
 	}
@@ -206,7 +206,7 @@ func TestPromptImageRefused(t *testing.T) {
 	if got := e.prompt(id, "fine"); got != acp.StopReasonEndTurn {
 		t.Fatalf("prompt after the refusals stopped with %s", got)
 	}
-	items, err := td.d.db.Items(context.Background(), string(id))
+	items, err := td.d.db.Items().List(context.Background(), string(id))
 	for len(items) > 0 && items[0].TurnID == 0 {
 		items = items[1:] // the session's initial items (its environment)
 	}

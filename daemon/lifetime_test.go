@@ -136,7 +136,7 @@ func TestConcurrentOpensRepairOnce(t *testing.T) {
 		if err := td.d.db.CreateSession(ctx, store.Session{ID: id, Root: td.root}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := td.d.db.AppendItems(ctx, id, 0, []store.NewItem{{Origin: store.OriginOutput, Data: call}}); err != nil {
+		if _, err := td.d.db.Items().Append(ctx, id, 0, []store.NewItem{{Origin: store.OriginOutput, Data: call}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -154,7 +154,7 @@ func TestConcurrentOpensRepairOnce(t *testing.T) {
 	}
 	wg.Wait()
 	for i := range n {
-		items, err := td.d.db.Items(ctx, fmt.Sprintf("s%d", i))
+		items, err := td.d.db.Items().List(ctx, fmt.Sprintf("s%d", i))
 		if err != nil {
 			t.Fatal(err)
 		}

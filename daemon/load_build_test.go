@@ -49,7 +49,7 @@ func buildSession(tb testing.TB, td *testDaemon, n int) (acp.SessionId, int) {
 		if pr.StopReason != acp.StopReasonEndTurn {
 			tb.Fatalf("prompt %d: stop %q", i, pr.StopReason)
 		}
-		page, err := td.d.db.ItemsPage(ctx, string(r.SessionId), int64(items), -1)
+		page, err := td.d.db.Items().Page(ctx, string(r.SessionId), int64(items), -1)
 		if err != nil {
 			tb.Fatal(err)
 		}

@@ -59,7 +59,7 @@ func seedSession(tb testing.TB, db *store.DB, root string, n int) (acp.SessionId
 		for ; i < n && len(batch) < 2000; i++ {
 			batch = append(batch, item(i))
 		}
-		if _, err := db.AppendItems(ctx, id, 0, batch); err != nil {
+		if _, err := db.Items().Append(ctx, id, 0, batch); err != nil {
 			tb.Fatal(err)
 		}
 	}
@@ -301,7 +301,7 @@ func benchLoad(b *testing.B, td *testDaemon, id acp.SessionId, mode string, item
 // storedBytes says how much of session id the store holds: its items, their
 // views.
 func storedBytes(tb testing.TB, td *testDaemon, id acp.SessionId) string {
-	items, err := td.d.db.Items(context.Background(), string(id))
+	items, err := td.d.db.Items().List(context.Background(), string(id))
 	if err != nil {
 		tb.Fatal(err)
 	}

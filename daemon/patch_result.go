@@ -25,7 +25,7 @@ func (t *sessionTools) patchResult(ctx context.Context, out *session.ToolResult,
 	}
 	bg := context.WithoutCancel(ctx) // the files changed: record it even if the turn ends now
 	gone := func(rel string) {
-		if err := t.d.db.SetSeen(bg, t.s.id, rel, store.Seen{Hash: watch.GoneHash}); err != nil {
+		if err := t.d.db.Memory().SetSeen(bg, t.s.id, rel, store.Seen{Hash: watch.GoneHash}); err != nil {
 			t.d.log.Warn("apply_patch: update read set", "err", err)
 		}
 	}
@@ -45,7 +45,7 @@ func (t *sessionTools) patchResult(ctx context.Context, out *session.ToolResult,
 			out.Seen = &store.SeenWrite{Path: f.Path, Seen: seen}
 			continue
 		}
-		if err := t.d.db.SetSeen(bg, t.s.id, f.Path, seen); err != nil {
+		if err := t.d.db.Memory().SetSeen(bg, t.s.id, f.Path, seen); err != nil {
 			t.d.log.Warn("apply_patch: update read set", "err", err)
 		}
 	}

@@ -107,7 +107,7 @@ func checkPatchApplied(t *testing.T, td *testDaemon, ed *editor, a *asker, id ac
 	if want := []string{"a.txt: alpha\nbeta\n -> alpha\ngamma\n", "new/b.txt: <none> -> b\n"}; !slices.Equal(diffs, want) {
 		t.Errorf("the prompt's diffs %q, want %q", diffs, want)
 	}
-	seen, err := td.d.db.SeenFiles(context.Background(), string(id))
+	seen, err := td.d.db.Memory().SeenFiles(context.Background(), string(id))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestApplyPatchAsked(t *testing.T) {
 	if out := lastToolOutput(t, td); out != "Applied the patch: deleted new/b.txt, moved a.txt to c.txt." {
 		t.Fatalf("the model got %q", out)
 	}
-	seen, err := td.d.db.SeenFiles(context.Background(), string(id))
+	seen, err := td.d.db.Memory().SeenFiles(context.Background(), string(id))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func TestApplyPatchAsked(t *testing.T) {
 			t.Errorf("the model was told of its own patch: %s", it)
 		}
 	}
-	if seen, err = td.d.db.SeenFiles(context.Background(), string(id)); err != nil || len(seen) != 1 {
+	if seen, err = td.d.db.Memory().SeenFiles(context.Background(), string(id)); err != nil || len(seen) != 1 {
 		t.Errorf("read set after the next prompt: %v, %v; want c.txt alone", seen, err)
 	}
 }

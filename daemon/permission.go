@@ -49,7 +49,7 @@ func (t *sessionTools) authorize(ctx context.Context, call session.ToolCall, too
 			return nil, true
 		}
 	}
-	perms, err := t.d.db.Permissions(ctx, s.id)
+	perms, err := t.d.db.Memory().Permissions(ctx, s.id)
 	if err != nil {
 		return refused("could not read the session's permissions: %v", err), false
 	}
@@ -95,12 +95,12 @@ func (t *sessionTools) authorize(ctx context.Context, call session.ToolCall, too
 	case "allow_once":
 		return nil, true
 	case "allow_always":
-		if err := t.d.db.SetPermission(ctx, s.id, tool.Name, store.Allow); err != nil {
+		if err := t.d.db.Memory().SetPermission(ctx, s.id, tool.Name, store.Allow); err != nil {
 			t.d.log.Warn("remember permission", "err", err)
 		}
 		return nil, true
 	case "reject_always":
-		if err := t.d.db.SetPermission(ctx, s.id, tool.Name, store.Reject); err != nil {
+		if err := t.d.db.Memory().SetPermission(ctx, s.id, tool.Name, store.Reject); err != nil {
 			t.d.log.Warn("remember permission", "err", err)
 		}
 	}

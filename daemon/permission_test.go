@@ -145,7 +145,7 @@ func TestPermissionAllowAndAlways(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(td.root, "c.txt")); err != nil {
 		t.Errorf("remembered allow did not write: %v", err)
 	}
-	perms, _ := td.d.db.Permissions(context.Background(), string(id))
+	perms, _ := td.d.db.Memory().Permissions(context.Background(), string(id))
 	if perms["write_file"] != store.Allow {
 		t.Errorf("permissions stored: %+v", perms)
 	}

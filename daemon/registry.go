@@ -569,7 +569,7 @@ func (d *Daemon) loadStreaming(ctx context.Context, id string, servers []mcp.Ser
 	}
 	var items []store.Item // kept only to open the session
 	for after := int64(0); ; {
-		page, err := d.db.ItemsPage(ctx, id, after, loadPage)
+		page, err := d.db.Items().Page(ctx, id, after, loadPage)
 		if err != nil {
 			return nil, err
 		}

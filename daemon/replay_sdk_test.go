@@ -262,7 +262,7 @@ func TestReplayOfDaemonSession(t *testing.T) {
 	} {
 		e.mustCall(rpc.MethodSessionPrompt, acp.PromptRequest{SessionId: id, Prompt: []acp.ContentBlock{acp.TextBlock(p)}}, nil)
 	}
-	items, err := td.d.db.Items(context.Background(), string(id))
+	items, err := td.d.db.Items().List(context.Background(), string(id))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -160,7 +160,7 @@ func TestSessionDelete(t *testing.T) {
 	if _, err := td.d.DB().Session(t.Context(), string(id)); err == nil {
 		t.Error("the session's row is still stored")
 	}
-	items, err := td.d.DB().ItemsPage(t.Context(), string(id), 0, 10)
+	items, err := td.d.DB().Items().Page(t.Context(), string(id), 0, 10)
 	if err != nil || len(items) != 0 {
 		t.Errorf("items left: %d (%v)", len(items), err)
 	}

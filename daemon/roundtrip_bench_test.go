@@ -122,14 +122,14 @@ func TestRoundTripCommits(t *testing.T) {
 		}
 		t.Logf("parallel=%d: %d commits, %d requests", parallel, commits, requests)
 	}
-	seen, err := td.d.db.SeenFiles(context.Background(), string(id))
+	seen, err := td.d.db.Memory().SeenFiles(context.Background(), string(id))
 	if err != nil || seen["a.txt"].Hash == "" {
 		t.Errorf("the read set does not hold a.txt: %v %v", seen, err)
 	}
 }
 
 // A request of a read round trip reaches the model API after its row, and
-// what it carries, are in SQLite (store.InsertRequestAfter, one
+// what it carries, are in SQLite (store.Requests.InsertAfter, one
 // transaction before the send). Seen from a connection of the test's own at
 // each arrival: the rows of the requests before it and its own.
 func TestRoundTripCommitBeforeSend(t *testing.T) {
@@ -157,7 +157,7 @@ func TestRoundTripCommitBeforeSend(t *testing.T) {
 	ed.initialize()
 	id := ed.newSession(td.root)
 	ed.prompt(id, "hello") // the first turn, after the warm-up
-	before, err := td.d.db.Requests(context.Background(), string(id))
+	before, err := td.d.db.Requests().List(context.Background(), string(id))
 	if err != nil {
 		t.Fatal(err)
 	}

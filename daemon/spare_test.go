@@ -85,7 +85,7 @@ func TestNewSessionTakesWarmSpare(t *testing.T) {
 	// In the client's own clock (the simulator stamps an answer after its
 	// write returns, which a fast client can beat): the prompt's request
 	// was sent after the warm-up's answer had been read.
-	reqs, err := td.d.db.Requests(context.Background(), spare)
+	reqs, err := td.d.db.Requests().List(context.Background(), spare)
 	if err != nil {
 		t.Fatal(err)
 	}

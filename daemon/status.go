@@ -132,7 +132,7 @@ func Inspect(ctx context.Context, db *store.DB, p rpc.InspectParams) (rpc.Inspec
 		}
 		res := rpc.InspectResult{Sessions: []rpc.SessionInfo{}}
 		for _, r := range rows {
-			u, err := db.SessionUsage(ctx, r.ID)
+			u, err := db.Requests().Usage(ctx, r.ID)
 			if err != nil {
 				return rpc.InspectResult{}, err
 			}
@@ -146,15 +146,15 @@ func Inspect(ctx context.Context, db *store.DB, p rpc.InspectParams) (rpc.Inspec
 	if err != nil {
 		return rpc.InspectResult{}, err
 	}
-	turns, err := db.Turns(ctx, s.ID)
+	turns, err := db.Items().Turns(ctx, s.ID)
 	if err != nil {
 		return rpc.InspectResult{}, err
 	}
-	items, err := db.Items(ctx, s.ID)
+	items, err := db.Items().List(ctx, s.ID)
 	if err != nil {
 		return rpc.InspectResult{}, err
 	}
-	reqs, err := db.Requests(ctx, s.ID)
+	reqs, err := db.Requests().List(ctx, s.ID)
 	if err != nil {
 		return rpc.InspectResult{}, err
 	}
@@ -185,7 +185,7 @@ func Inspect(ctx context.Context, db *store.DB, p rpc.InspectParams) (rpc.Inspec
 		det.Requests = append(det.Requests, ri)
 	}
 	det.Tokens = tokens(total)
-	comps, err := db.Compactions(ctx, s.ID)
+	comps, err := db.Branches().Compactions(ctx, s.ID)
 	if err != nil {
 		return rpc.InspectResult{}, err
 	}

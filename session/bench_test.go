@@ -42,7 +42,7 @@ func BenchmarkToolLoop30(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.StopTimer()
-				rows, err := e.db.Requests(context.Background(), id)
+				rows, err := e.db.Requests().List(context.Background(), id)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -84,7 +84,7 @@ func TestToolLoopBytesShape(t *testing.T) {
 		c := e.open("s")
 		warm(t, c)
 		prompt(t, c, loopPrompt, nil)
-		rows, err := e.db.Requests(context.Background(), "s")
+		rows, err := e.db.Requests().List(context.Background(), "s")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -33,7 +33,7 @@ func TestChoiceChangesTheNextRequest(t *testing.T) {
 	if recs[1].PreviousResponseID != "" || recs[2].PreviousResponseID != recs[1].ResponseID {
 		t.Fatalf("after the choice: prev %q, then %q (want full, then chained on %s)", recs[1].PreviousResponseID, recs[2].PreviousResponseID, recs[1].ResponseID)
 	}
-	reqs, err := e.db.Requests(context.Background(), "s1")
+	reqs, err := e.db.Requests().List(context.Background(), "s1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestUsageAfterEachResponse(t *testing.T) {
 	c := e.open("s1")
 	rec := &usageRecorder{recorder: newRecorder()}
 	prompt(t, c, `look sim:calls=2 sim:tool=read_file sim:args={"path":"a.txt"}`, rec)
-	reqs, err := e.db.Requests(context.Background(), "s1")
+	reqs, err := e.db.Requests().List(context.Background(), "s1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func TestCompactionPastTheWindow(t *testing.T) {
 	for i := range 14 { // each turn reads big.txt (2 KiB) twice
 		prompt(t, c, "turn "+string(rune('a'+i))+` sim:calls=2 sim:tool=read_file sim:args={"path":"big.txt"}`, rec)
 	}
-	comps, err := e.db.Compactions(context.Background(), "long")
+	comps, err := e.db.Branches().Compactions(context.Background(), "long")
 	if err != nil || len(comps) == 0 {
 		t.Fatalf("no compaction after 14 turns past the window: %v", err)
 	}
@@ -57,7 +57,7 @@ func TestCompactionPastTheWindow(t *testing.T) {
 		t.Errorf("the compacted view holds the first turn or lacks the summary")
 	}
 	// Everything is still stored.
-	items, _ := e.db.Items(context.Background(), "long")
+	items, _ := e.db.Items().List(context.Background(), "long")
 	if !strings.Contains(string(items[0].Data), "turn a") {
 		t.Errorf("the first item is no longer stored: %s", items[0].Data)
 	}
@@ -85,7 +85,7 @@ func TestContextLengthRefusalCompacts(t *testing.T) {
 			t.Fatalf("turn %d: %s %v", i, stop, err)
 		}
 	}
-	comps, err := e.db.Compactions(context.Background(), "refused")
+	comps, err := e.db.Branches().Compactions(context.Background(), "refused")
 	if err != nil || len(comps) == 0 || comps[0].Reason != session.CompactRefused {
 		t.Fatalf("compactions %+v %v; want one after the refusal", comps, err)
 	}
@@ -102,7 +102,7 @@ func TestCompactNow(t *testing.T) {
 	if err != nil || stop != session.StopEndTurn {
 		t.Fatalf("Compact: %s %v", stop, err)
 	}
-	comps, _ := e.db.Compactions(context.Background(), "manual")
+	comps, _ := e.db.Branches().Compactions(context.Background(), "manual")
 	if len(comps) != 1 || comps[0].Reason != session.CompactUser || comps[0].Summary == "" {
 		t.Fatalf("compactions %+v", comps)
 	}
@@ -150,7 +150,7 @@ func TestCompactionPastTheWindowInParts(t *testing.T) {
 	if strings.Contains(last, "one sim:") || !strings.Contains(last, "three sim:") || !strings.Contains(last, "Summary of the conversation so far") {
 		t.Errorf("the last part does not carry the first part's summary and the newer turns")
 	}
-	comps, err := e.db.Compactions(context.Background(), "late")
+	comps, err := e.db.Branches().Compactions(context.Background(), "late")
 	if err != nil || len(comps) != 1 || comps[0].ResponseID != asks[1].ResponseID {
 		t.Fatalf("compactions %+v (%v); want one, from the last summary request", comps, err)
 	}
@@ -213,7 +213,7 @@ func TestServerCompaction(t *testing.T) {
 		!strings.Contains(string(compact.Raw), `"type":"compaction"`) {
 		t.Fatalf("%d compaction requests; want two, the last with the session's settings and the first's compaction item", parts)
 	}
-	comps, err := e.db.Compactions(context.Background(), "server")
+	comps, err := e.db.Branches().Compactions(context.Background(), "server")
 	if err != nil || len(comps) != 1 || comps[0].Summary != "" || comps[0].ResponseID != compact.ResponseID {
 		t.Fatalf("compactions %+v (%v)", comps, err)
 	}
@@ -255,7 +255,7 @@ func TestServerCompactionFallsBack(t *testing.T) {
 	if stop, err := c.Compact(context.Background(), nil); err != nil || stop != session.StopEndTurn {
 		t.Fatalf("Compact: %s %v", stop, err)
 	}
-	comps, _ := e.db.Compactions(context.Background(), "fallback")
+	comps, _ := e.db.Branches().Compactions(context.Background(), "fallback")
 	if len(comps) != 1 || comps[0].Summary == "" {
 		t.Fatalf("compactions %+v; want the local summary", comps)
 	}
@@ -302,7 +302,7 @@ func TestReopenedPastTheWindow(t *testing.T) {
 			t.Fatalf("request %d after reopening holds %d tokens: %s", i, r.InputTokens, r.Outcome)
 		}
 	}
-	if comps, _ := e.db.Compactions(context.Background(), "shrunk"); len(comps) != 1 {
+	if comps, _ := e.db.Branches().Compactions(context.Background(), "shrunk"); len(comps) != 1 {
 		t.Fatalf("%d compactions; want the first prompt's", len(comps))
 	}
 }
@@ -324,7 +324,7 @@ func TestSummaryRequestRetried(t *testing.T) {
 	if n := e.sim.PendingFaults(); n != 0 {
 		t.Errorf("%d faults not met", n)
 	}
-	comps, _ := e.db.Compactions(context.Background(), "retried")
+	comps, _ := e.db.Branches().Compactions(context.Background(), "retried")
 	if len(comps) != 1 || comps[0].Summary == "" {
 		t.Fatalf("compactions %+v", comps)
 	}

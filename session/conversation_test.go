@@ -77,7 +77,7 @@ func TestWarmupThenIncrementalToolLoop(t *testing.T) {
 	// The transcript in the store is what was sent and received, in order:
 	// user message, then 3 × (function_call, function_call_output), then
 	// the assistant's message.
-	items, err := e.db.Items(context.Background(), "s1")
+	items, err := e.db.Items().List(context.Background(), "s1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestWarmupThenIncrementalToolLoop(t *testing.T) {
 	if strings.Join(types, " ") != want {
 		t.Errorf("stored transcript = %v\nwant %s", types, want)
 	}
-	reqs, err := e.db.Requests(context.Background(), "s1")
+	reqs, err := e.db.Requests().List(context.Background(), "s1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestFirstRequestFullWithoutWarmup(t *testing.T) {
 	if recs[1].PreviousResponseID != recs[0].ResponseID {
 		t.Errorf("second request does not chain")
 	}
-	reqs, _ := e.db.Requests(context.Background(), "s1")
+	reqs, _ := e.db.Requests().List(context.Background(), "s1")
 	if reqs[0].Kind != store.KindFull || reqs[0].FullReason == "" {
 		t.Errorf("first request recorded as %s (%q), want full with a reason", reqs[0].Kind, reqs[0].FullReason)
 	}
@@ -229,7 +229,7 @@ func TestCancelMidResponse(t *testing.T) {
 	if err != nil || stop != session.StopCancelled {
 		t.Fatalf("stop=%s err=%v, want cancelled", stop, err)
 	}
-	turns, _ := e.db.Turns(context.Background(), "s1")
+	turns, _ := e.db.Items().Turns(context.Background(), "s1")
 	if len(turns) != 1 || turns[0].Status != store.TurnCancelled {
 		t.Fatalf("turns = %+v", turns)
 	}
@@ -254,7 +254,7 @@ func TestSlowWarmupDoesNotBlockTurn(t *testing.T) {
 	if stop != session.StopEndTurn {
 		t.Fatalf("stop = %s", stop)
 	}
-	reqs, _ := e.db.Requests(context.Background(), "s1")
+	reqs, _ := e.db.Requests().List(context.Background(), "s1")
 	if len(reqs) != 2 || reqs[0].Kind != store.KindWarmup || reqs[0].Status != "cancelled" || reqs[1].Kind != store.KindFull {
 		for _, r := range reqs {
 			t.Logf("%+v", r)
@@ -273,7 +273,7 @@ func TestOpenRepairsUnansweredCall(t *testing.T) {
 	}
 	call := `{"type":"function_call","id":"fc_1","call_id":"call_1","name":"read_file","arguments":"{\"path\":\"a.txt\"}","status":"completed"}`
 	answered := `{"type":"function_call","id":"fc_0","call_id":"call_0","name":"read_file","arguments":"{\"path\":\"a.txt\"}","status":"completed"}`
-	if _, err := e.db.AppendItems(ctx, "s1", 0, []store.NewItem{
+	if _, err := e.db.Items().Append(ctx, "s1", 0, []store.NewItem{
 		{Origin: store.OriginInput, Data: session.UserMessage("read a.txt")},
 		{Origin: store.OriginOutput, Data: json.RawMessage(answered)},
 		{Origin: store.OriginInput, Data: json.RawMessage(`{"type":"function_call_output","call_id":"call_0","output":"alpha"}`)},
@@ -329,7 +329,7 @@ func TestReadCallsRunConcurrently(t *testing.T) {
 	c := e.openWith("par", bt)
 	warm(t, c)
 	prompt(t, c, `go sim:calls=4 sim:parallel=4 sim:tool=read_file sim:args={"path":"a.txt"}`, nil)
-	items, err := e.db.Items(context.Background(), "par")
+	items, err := e.db.Items().List(context.Background(), "par")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -405,7 +405,7 @@ type storedCheck struct {
 func (s storedCheck) ToolCall(call session.ToolCall, status string, res *session.ToolResult) {
 	want := map[string]string{"in_progress": "function_call", "completed": "function_call_output", "failed": "function_call_output"}[status]
 	if want != "" {
-		items, err := s.db.Items(context.Background(), s.id)
+		items, err := s.db.Items().List(context.Background(), s.id)
 		found := false
 		for _, it := range items {
 			found = found || (it.Type == want && strings.Contains(string(it.Data), `"`+call.CallID+`"`))
@@ -473,7 +473,7 @@ func TestStagedResponseStoredWhenTheTurnEnds(t *testing.T) {
 	if err != nil || stop != session.StopCancelled {
 		t.Fatalf("stop=%s err=%v, want cancelled", stop, err)
 	}
-	items, _ := e.db.Items(context.Background(), "s1")
+	items, _ := e.db.Items().List(context.Background(), "s1")
 	var types []string
 	for _, it := range items {
 		if it.Type != "reasoning" {
@@ -483,7 +483,7 @@ func TestStagedResponseStoredWhenTheTurnEnds(t *testing.T) {
 	if !slices.Equal(types, []string{"message", "function_call", "function_call_output"}) {
 		t.Fatalf("stored %v, want the message, the call and its output", types)
 	}
-	reqs, _ := e.db.Requests(context.Background(), "s1")
+	reqs, _ := e.db.Requests().List(context.Background(), "s1")
 	if last := reqs[len(reqs)-1]; last.Status != store.RequestCompleted || last.ResponseID == "" {
 		t.Fatalf("the staged response's request: %+v, want completed", last)
 	}
@@ -587,7 +587,7 @@ func TestReadStartsBeforeTheResponseEnds(t *testing.T) {
 	if got := strings.Join(rec.calls, " "); !strings.Contains(got, "read_file:in_progress read_file:completed") {
 		t.Fatalf("tool call updates: %s", got)
 	}
-	if items, _ := e.db.Items(context.Background(), "s1"); len(items) == 0 || items[len(items)-1].Type != "message" {
+	if items, _ := e.db.Items().List(context.Background(), "s1"); len(items) == 0 || items[len(items)-1].Type != "message" {
 		t.Fatalf("the turn did not end with the answer stored: %d items", len(items))
 	}
 }

@@ -73,7 +73,7 @@ func TestCustomToolCallRoundTrip(t *testing.T) {
 		Name   string `json:"name"`
 		Input  string `json:"input"`
 	}
-	stored, err := e.db.Items(context.Background(), c.ID())
+	stored, err := e.db.Items().List(context.Background(), c.ID())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestOpenRepairsUnansweredCustomCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	call := `{"type":"custom_tool_call","id":"ctc_1","call_id":"call_1","name":"apply_patch","input":"*** Begin Patch\n*** End Patch\n"}`
-	if _, err := e.db.AppendItems(ctx, "s1", 0, []store.NewItem{
+	if _, err := e.db.Items().Append(ctx, "s1", 0, []store.NewItem{
 		{Origin: store.OriginInput, Data: session.UserMessage("patch it")},
 		{Origin: store.OriginOutput, Data: json.RawMessage(call)},
 	}); err != nil {

@@ -63,7 +63,7 @@ func TestImagesInTheTranscript(t *testing.T) {
 	if want := fmt.Sprintf("[saw 1 image: image/png 9x2 (%d bytes)]", len(shot)); !strings.HasSuffix(rec.Text_(), want) {
 		t.Fatalf("answer %q, want it to end %q", rec.Text_(), want)
 	}
-	items, err := e.db.Items(context.Background(), "s1")
+	items, err := e.db.Items().List(context.Background(), "s1")
 	if err != nil {
 		t.Fatal(err)
 	}

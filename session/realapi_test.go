@@ -169,7 +169,7 @@ func TestReasoningReplaysAreNeverRefused(t *testing.T) {
 	}
 	// The store keeps the items as received, ids included (inspect shows
 	// them); memory holds what it stored with its response as replay forms.
-	stored, err := e.db.Items(context.Background(), c2.ID())
+	stored, err := e.db.Items().List(context.Background(), c2.ID())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func TestOldTranscriptReplays(t *testing.T) {
 		{Origin: store.OriginInput, Data: json.RawMessage(`{"type":"function_call_output","call_id":"call_1","output":"alpha"}`)},
 		{Origin: store.OriginOutput, Data: json.RawMessage(`{"type":"message","id":"msg_old1","role":"assistant","status":"completed","content":[{"type":"output_text","text":"alpha","annotations":[]}]}`)},
 	}
-	if _, err := e.db.AppendItems(ctx, "old", 0, old); err != nil {
+	if _, err := e.db.Items().Append(ctx, "old", 0, old); err != nil {
 		t.Fatal(err)
 	}
 	c := e.reopen("old")
@@ -223,7 +223,7 @@ func TestUsageRecorded(t *testing.T) {
 	c := e.open("s1")
 	warm(t, c)
 	prompt(t, c, "read a.txt", newRecorder())
-	reqs, err := e.db.Requests(context.Background(), "s1")
+	reqs, err := e.db.Requests().List(context.Background(), "s1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +240,7 @@ func TestUsageRecorded(t *testing.T) {
 	if st := e.client.Stats(); st.Usage != sum {
 		t.Errorf("workspace usage %+v, sum of requests %+v", st.Usage, sum)
 	}
-	if u, _ := e.db.SessionUsage(context.Background(), "s1"); u != sum {
+	if u, _ := e.db.Requests().Usage(context.Background(), "s1"); u != sum {
 		t.Errorf("session usage %+v, want %+v", u, sum)
 	}
 }

@@ -32,7 +32,7 @@ func hasToolOutput(r sim.Received) bool {
 // output item stored with its response is held as its replay form).
 func checkTranscript(t *testing.T, e *env, c *session.Conversation) []store.Item {
 	t.Helper()
-	items, err := e.db.Items(context.Background(), c.ID())
+	items, err := e.db.Items().List(context.Background(), c.ID())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,7 +336,7 @@ func TestFailedAndIncompleteResponses(t *testing.T) {
 	if stop := prompt(t, c, "talk sim:tokens=20", newRecorder()); stop != session.StopMaxTokens {
 		t.Fatalf("incomplete: stop %s", stop)
 	}
-	turns, _ := e.db.Turns(context.Background(), "s1")
+	turns, _ := e.db.Items().Turns(context.Background(), "s1")
 	want := []store.TurnStatus{store.TurnCompleted, store.TurnFailed, store.TurnCompleted}
 	for i, tr := range turns {
 		if tr.Status != want[i] {
@@ -477,7 +477,7 @@ func TestLongSessionRewarmsOnce(t *testing.T) {
 		items = append(items, store.NewItem{Origin: store.OriginInput,
 			Data: session.UserMessage(fmt.Sprintf("message %d: %s", i, strings.Repeat("x", 400)))})
 	}
-	if _, err := e.db.AppendItems(ctx, "long", 0, items); err != nil {
+	if _, err := e.db.Items().Append(ctx, "long", 0, items); err != nil {
 		t.Fatal(err)
 	}
 	c := e.reopen("long")

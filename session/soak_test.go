@@ -121,7 +121,7 @@ func TestSoak200TurnsWithRandomFaults(t *testing.T) {
 	total := 0
 	for _, c := range convs {
 		checkTranscript(t, e, c)
-		trs, err := e.db.Turns(context.Background(), c.ID())
+		trs, err := e.db.Items().Turns(context.Background(), c.ID())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,13 +11,14 @@ import (
 
 // The transcript has one owner: no non-test file of session writes to the
 // store but through its Transcript (session/transcript). A store write
-// method is a method of *store.DB that opens a write transaction; session
+// method is a method of *store.DB, or of a type a *store.DB hands out
+// (db.Items(), db.Requests(), ...), that opens a write transaction; session
 // may call one only on its transcript (c.tr), and holds a *store.DB only
 // to hand it to transcript.Open.
 func TestStoreWritesGoThroughTheTranscript(t *testing.T) {
-	writes := storeWriteMethods(t)
-	if len(writes) < 10 {
-		t.Fatalf("found %d store write methods; the scan of store is broken", len(writes))
+	writes, handles := storeWriteMethods(t)
+	if len(writes) < 20 || len(handles) < 4 {
+		t.Fatalf("found %d store write methods on %d types reached from *DB; the scan of store is broken", len(writes), len(handles))
 	}
 	files, err := filepath.Glob("*.go")
 	if err != nil {
@@ -49,18 +50,26 @@ func TestStoreWritesGoThroughTheTranscript(t *testing.T) {
 			if field, ok := n.(*ast.Field); ok && isStoreDB(field.Type) && !inOptions(f, field) {
 				t.Errorf("%s: a *store.DB outside Options: only the transcript writes to the store", fset.Position(field.Pos()))
 			}
+			if field, ok := n.(*ast.Field); ok && handles[strings.TrimPrefix(exprString(field.Type), "store.")] &&
+				strings.HasPrefix(exprString(field.Type), "store.") {
+				t.Errorf("%s: a %s held outside the transcript: only the transcript writes to the store",
+					fset.Position(field.Pos()), exprString(field.Type))
+			}
 			return true
 		})
 	}
 }
 
-// storeWriteMethods lists the methods of store's *DB that call db.write.
-func storeWriteMethods(t *testing.T) map[string]bool {
+// storeWriteMethods lists the write methods of store's *DB and of the
+// types its accessors return (handles: a method of *DB without parameters
+// returning one of store's types): those that call write, or another write
+// method of their own type.
+func storeWriteMethods(t *testing.T) (writes, handles map[string]bool) {
 	files, err := filepath.Glob("../store/*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]bool{}
+	var methods []*ast.FuncDecl
 	fset := token.NewFileSet()
 	for _, name := range files {
 		if strings.HasSuffix(name, "_test.go") {
@@ -71,21 +80,58 @@ func storeWriteMethods(t *testing.T) map[string]bool {
 			t.Fatal(err)
 		}
 		for _, d := range f.Decls {
-			fn, ok := d.(*ast.FuncDecl)
-			if !ok || fn.Recv == nil || fn.Body == nil || exprString(fn.Recv.List[0].Type) != "*DB" {
-				continue
+			if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv != nil && fn.Body != nil {
+				methods = append(methods, fn)
 			}
-			ast.Inspect(fn.Body, func(n ast.Node) bool {
-				if call, ok := n.(*ast.CallExpr); ok {
-					if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "write" {
-						out[fn.Name.Name] = true
-					}
-				}
-				return true
-			})
 		}
 	}
-	return out
+	handles = map[string]bool{"DB": true}
+	for _, fn := range methods {
+		res := fn.Type.Results
+		if recvType(fn) == "DB" && len(fn.Type.Params.List) == 0 && res != nil && len(res.List) == 1 {
+			if id, ok := res.List[0].Type.(*ast.Ident); ok && ast.IsExported(id.Name) {
+				handles[id.Name] = true
+			}
+		}
+	}
+	// Type.Method of every write method, grown until no method is added:
+	// a method that calls one of its type's write methods writes too.
+	found := map[string]bool{}
+	for grew := true; grew; {
+		grew = false
+		for _, fn := range methods {
+			typ := recvType(fn)
+			if !handles[typ] || found[typ+"."+fn.Name.Name] || !callsWrite(fn, typ, found) {
+				continue
+			}
+			found[typ+"."+fn.Name.Name], grew = true, true
+		}
+	}
+	writes = map[string]bool{}
+	for m := range found {
+		writes[m[strings.Index(m, ".")+1:]] = true
+	}
+	return writes, handles
+}
+
+// recvType is the name of fn's receiver type, without its star.
+func recvType(fn *ast.FuncDecl) string {
+	return strings.TrimPrefix(exprString(fn.Recv.List[0].Type), "*")
+}
+
+// callsWrite reports whether fn calls write, or a method of its type typ
+// already found writing.
+func callsWrite(fn *ast.FuncDecl, typ string, found map[string]bool) bool {
+	calls := false
+	ast.Inspect(fn.Body, func(n ast.Node) bool {
+		if call, ok := n.(*ast.CallExpr); ok {
+			if sel, ok := call.Fun.(*ast.SelectorExpr); ok && (sel.Sel.Name == "write" || found[typ+"."+sel.Sel.Name]) {
+				calls = true
+			}
+		}
+		return !calls
+	})
+	return calls
 }
 
 // onTranscript reports whether x is the conversation's transcript: c.tr,
@@ -128,6 +174,8 @@ func exprString(e ast.Expr) string {
 		return "*" + exprString(e.X)
 	case *ast.SelectorExpr:
 		return exprString(e.X) + "." + e.Sel.Name
+	case *ast.CallExpr:
+		return exprString(e.Fun) + "()"
 	}
 	return "?"
 }

@@ -11,6 +11,13 @@ import (
 // before a turn (the later items stay, out of the view), and a fork copies
 // its items up to a turn into a new session.
 
+// Branches is what reshapes a session's model view without deleting
+// items: compactions (older items replaced by a summary), rewinds (later
+// items taken out) and forks (items copied into a new session). Reached by
+// DB.Branches, it shares the DB's connections and compiled statements and
+// lives as long as the DB; its calls fail with ErrClosed once Close began.
+type Branches struct{ db *DB }
+
 // Rewind is a range of a session's items out of its model view. A row
 // lives as long as its session; a Rewind value is a snapshot.
 type Rewind struct {
@@ -19,8 +26,8 @@ type Rewind struct {
 
 // TurnSpan returns the seqs of the first and last items of a session's
 // turn; ErrNotFound when the turn has none.
-func (db *DB) TurnSpan(ctx context.Context, sessionID string, turnID int64) (first, last int64, err error) {
-	err = db.read(func(r *sql.DB) error {
+func (b Branches) TurnSpan(ctx context.Context, sessionID string, turnID int64) (first, last int64, err error) {
+	err = b.db.read(func(r *sql.DB) error {
 		var f, l sql.NullInt64
 		if err := r.QueryRowContext(ctx, `SELECT min(seq), max(seq) FROM items WHERE session_id = ? AND turn_id = ?`,
 			sessionID, turnID).Scan(&f, &l); err != nil {
@@ -40,9 +47,9 @@ func (db *DB) TurnSpan(ctx context.Context, sessionID string, turnID int64) (fir
 
 // AddRewind takes a session's items from fromSeq to its last out of the
 // model view, and returns the range.
-func (db *DB) AddRewind(ctx context.Context, sessionID string, fromSeq int64) (Rewind, error) {
+func (b Branches) AddRewind(ctx context.Context, sessionID string, fromSeq int64) (Rewind, error) {
 	r := Rewind{FromSeq: fromSeq}
-	err := db.write(ctx, func(tx *wtx) error {
+	err := b.db.write(ctx, func(tx *wtx) error {
 		last, err := sessionTail(ctx, tx, sessionID, 0)
 		if err != nil {
 			return err
@@ -62,9 +69,9 @@ func (db *DB) AddRewind(ctx context.Context, sessionID string, fromSeq int64) (R
 }
 
 // Rewinds returns a session's rewound ranges, oldest first.
-func (db *DB) Rewinds(ctx context.Context, sessionID string) ([]Rewind, error) {
+func (b Branches) Rewinds(ctx context.Context, sessionID string) ([]Rewind, error) {
 	var out []Rewind
-	err := db.read(func(r *sql.DB) error {
+	err := b.db.read(func(r *sql.DB) error {
 		rows, err := r.QueryContext(ctx, `SELECT from_seq, through_seq FROM rewinds WHERE session_id = ? ORDER BY id`, sessionID)
 		if err != nil {
 			return err
@@ -85,13 +92,13 @@ func (db *DB) Rewinds(ctx context.Context, sessionID string) ([]Rewind, error) {
 	return out, nil
 }
 
-// ForkSession copies session from's transcript up to item throughSeq into
+// Fork copies session from's transcript up to item throughSeq into
 // session to, which must exist and hold no item: its turns (as new rows,
 // in order), its items with their seqs, the compactions and rewinds made
 // before throughSeq. The read set is not copied: the fork's model is told
 // of every file again. One transaction: all of it is copied, or nothing.
-func (db *DB) ForkSession(ctx context.Context, from, to string, throughSeq int64) error {
-	err := db.write(ctx, func(tx *wtx) error {
+func (b Branches) Fork(ctx context.Context, from, to string, throughSeq int64) error {
+	err := b.db.write(ctx, func(tx *wtx) error {
 		if last, err := sessionTail(ctx, tx, to, 0); err != nil {
 			return err
 		} else if last != 0 {
@@ -108,7 +115,7 @@ func (db *DB) ForkSession(ctx context.Context, from, to string, throughSeq int64
 	return nil
 }
 
-// forkTx copies the rows ForkSession copies, inside tx.
+// forkTx copies the rows Fork copies, inside tx.
 func forkTx(ctx context.Context, tx *wtx, from, to string, through int64) error {
 	// The turns keep their seqs; each new turn's id is found by its seq.
 	if _, err := tx.ExecContext(ctx, `

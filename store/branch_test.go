@@ -15,43 +15,43 @@ func TestForkAndRewind(t *testing.T) {
 	newSession(t, db, "/src/app", "s")
 	newSession(t, db, "/src/app", "f")
 	item := []NewItem{{Origin: OriginInput, Data: []byte(`{"type":"message"}`)}}
-	if _, err := db.AppendItems(ctx, "s", 0, item); err != nil { // seq 1, initial
+	if _, err := db.Items().Append(ctx, "s", 0, item); err != nil { // seq 1, initial
 		t.Fatal(err)
 	}
 	var turns []int64
 	for range 3 { // seqs 2-3, 4-5, 6-7
-		turn, err := db.BeginTurn(ctx, "s")
+		turn, err := db.Items().BeginTurn(ctx, "s")
 		if err != nil {
 			t.Fatal(err)
 		}
 		turns = append(turns, turn.ID)
-		if _, err := db.AppendItems(ctx, "s", turn.ID, append(item, item...)); err != nil {
+		if _, err := db.Items().Append(ctx, "s", turn.ID, append(item, item...)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if first, last, err := db.TurnSpan(ctx, "s", turns[1]); err != nil || first != 4 || last != 5 {
+	if first, last, err := db.Branches().TurnSpan(ctx, "s", turns[1]); err != nil || first != 4 || last != 5 {
 		t.Fatalf("TurnSpan = %d, %d, %v; want 4, 5", first, last, err)
 	}
-	if _, _, err := db.TurnSpan(ctx, "f", turns[1]); !errors.Is(err, ErrNotFound) {
+	if _, _, err := db.Branches().TurnSpan(ctx, "f", turns[1]); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("TurnSpan of another session's turn: %v", err)
 	}
-	if _, err := db.AddCompaction(ctx, Compaction{SessionID: "s", ThroughSeq: 3, Summary: "a"}); err != nil {
+	if _, err := db.Branches().AddCompaction(ctx, Compaction{SessionID: "s", ThroughSeq: 3, Summary: "a"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.AddCompaction(ctx, Compaction{SessionID: "s", ThroughSeq: 5, Summary: "b"}); err != nil {
+	if _, err := db.Branches().AddCompaction(ctx, Compaction{SessionID: "s", ThroughSeq: 5, Summary: "b"}); err != nil {
 		t.Fatal(err)
 	}
-	if r, err := db.AddRewind(ctx, "s", 6); err != nil || r != (Rewind{6, 7}) {
+	if r, err := db.Branches().AddRewind(ctx, "s", 6); err != nil || r != (Rewind{6, 7}) {
 		t.Fatalf("AddRewind = %+v, %v", r, err)
 	}
-	if _, err := db.AddRewind(ctx, "s", 9); err == nil {
+	if _, err := db.Branches().AddRewind(ctx, "s", 9); err == nil {
 		t.Fatal("a rewind past the last item was recorded")
 	}
 
-	if err := db.ForkSession(ctx, "s", "f", 5); err != nil {
+	if err := db.Branches().Fork(ctx, "s", "f", 5); err != nil {
 		t.Fatal(err)
 	}
-	items, err := db.Items(ctx, "f")
+	items, err := db.Items().List(ctx, "f")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,14 +66,14 @@ func TestForkAndRewind(t *testing.T) {
 	if items[1].TurnID == items[3].TurnID {
 		t.Error("the fork's turns were merged")
 	}
-	comps, err := db.Compactions(ctx, "f")
+	comps, err := db.Branches().Compactions(ctx, "f")
 	if err != nil || len(comps) != 1 || comps[0].Summary != "a" {
 		t.Fatalf("the fork's compactions = %+v, %v; want the one before the cut", comps, err)
 	}
-	if rw, err := db.Rewinds(ctx, "f"); err != nil || len(rw) != 0 {
+	if rw, err := db.Branches().Rewinds(ctx, "f"); err != nil || len(rw) != 0 {
 		t.Fatalf("the fork's rewinds = %+v, %v; want none (the rewind is after the cut)", rw, err)
 	}
-	if err := db.ForkSession(ctx, "s", "f", 5); err == nil {
+	if err := db.Branches().Fork(ctx, "s", "f", 5); err == nil {
 		t.Fatal("a fork into a session with items succeeded")
 	}
 }

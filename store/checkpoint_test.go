@@ -20,7 +20,7 @@ func TestCheckpointerCopiesTheLogOffTheWritePath(t *testing.T) {
 	ran := db.ckpt.ranSignal()
 	newSession(t, db, "/src/app", "s1")
 	for i := 0; i < checkpointMin; i++ {
-		if _, err := db.AppendItems(context.Background(), "s1", 0, []NewItem{{Origin: OriginInput,
+		if _, err := db.Items().Append(context.Background(), "s1", 0, []NewItem{{Origin: OriginInput,
 			Data: []byte(`{"type":"message","text":"` + strings.Repeat("x", 3000) + `"}`)}}); err != nil {
 			t.Fatal(err)
 		}

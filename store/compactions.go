@@ -26,12 +26,12 @@ type Compaction struct {
 }
 
 // AddCompaction records a compaction of sessionID and returns its id.
-func (db *DB) AddCompaction(ctx context.Context, c Compaction) (int64, error) {
+func (b Branches) AddCompaction(ctx context.Context, c Compaction) (int64, error) {
 	if c.Created.IsZero() {
 		c.Created = now()
 	}
 	var id int64
-	err := db.write(ctx, func(tx *wtx) error {
+	err := b.db.write(ctx, func(tx *wtx) error {
 		if _, err := sessionTail(ctx, tx, c.SessionID, 0); err != nil {
 			return err
 		}
@@ -51,7 +51,7 @@ func (db *DB) AddCompaction(ctx context.Context, c Compaction) (int64, error) {
 // replacing everything before them, in one transaction, so that a restart
 // finds both or neither. c.ThroughSeq and c.Summary are set here (the
 // session's last item before items; empty).
-func (db *DB) AddCompactionItems(ctx context.Context, c Compaction, turnID int64, items []NewItem) (Compaction, []Item, error) {
+func (b Branches) AddCompactionItems(ctx context.Context, c Compaction, turnID int64, items []NewItem) (Compaction, []Item, error) {
 	out, t, err := newItems(c.SessionID, turnID, items)
 	if err != nil {
 		return c, nil, fmt.Errorf("store: add compaction to session %s: %w", c.SessionID, err)
@@ -60,7 +60,7 @@ func (db *DB) AddCompactionItems(ctx context.Context, c Compaction, turnID int64
 		c.Created = t
 	}
 	c.Summary = ""
-	err = db.write(ctx, func(tx *wtx) error {
+	err = b.db.write(ctx, func(tx *wtx) error {
 		last, err := sessionTail(ctx, tx, c.SessionID, turnID)
 		if err != nil {
 			return err
@@ -81,9 +81,9 @@ func (db *DB) AddCompactionItems(ctx context.Context, c Compaction, turnID int64
 }
 
 // Compactions returns a session's compactions, oldest first.
-func (db *DB) Compactions(ctx context.Context, sessionID string) ([]Compaction, error) {
+func (b Branches) Compactions(ctx context.Context, sessionID string) ([]Compaction, error) {
 	var out []Compaction
-	err := db.read(func(r *sql.DB) error {
+	err := b.db.read(func(r *sql.DB) error {
 		rows, err := r.QueryContext(ctx, `
 			SELECT id, through_seq, summary, response_id, reason, created
 			FROM compactions WHERE session_id = ? ORDER BY id`, sessionID)
@@ -110,9 +110,9 @@ func (db *DB) Compactions(ctx context.Context, sessionID string) ([]Compaction, 
 
 // LastCompaction returns a session's latest compaction; ErrNotFound when it
 // has none.
-func (db *DB) LastCompaction(ctx context.Context, sessionID string) (Compaction, error) {
+func (b Branches) LastCompaction(ctx context.Context, sessionID string) (Compaction, error) {
 	c := Compaction{SessionID: sessionID}
-	err := db.read(func(r *sql.DB) error {
+	err := b.db.read(func(r *sql.DB) error {
 		var created int64
 		err := r.QueryRowContext(ctx, `
 			SELECT id, through_seq, summary, response_id, reason, created

@@ -85,7 +85,7 @@ func TestQuickCheckFindsDamage(t *testing.T) {
 		t.Fatalf("QuickCheck of a sound database: %v", err)
 	}
 	newSession(t, db, "/src/app", "s1")
-	if _, err := db.AppendItems(ctx, "s1", 0, []NewItem{{Origin: OriginInput, Data: []byte(`{"type":"message"}`)}}); err != nil {
+	if _, err := db.Items().Append(ctx, "s1", 0, []NewItem{{Origin: OriginInput, Data: []byte(`{"type":"message"}`)}}); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
@@ -102,7 +102,7 @@ func TestQuickCheckFindsDamage(t *testing.T) {
 		t.Fatalf("QuickCheck of a damaged database: %v; want a *CorruptError naming %s and the fix", err, path)
 	}
 
-	_, err = db.Items(ctx, "s1")
+	_, err = db.Items().List(ctx, "s1")
 	if err == nil || !IsFailure(err) {
 		t.Fatalf("reading the damaged table: %v; want a store failure", err)
 	}

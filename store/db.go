@@ -60,6 +60,18 @@ type DB struct {
 // is a write to the log on disk, the cost a model round trip keeps low.
 func (db *DB) Commits() int64 { return db.commits.Load() }
 
+// Items returns the sessions' transcripts: items and turns.
+func (db *DB) Items() Items { return Items{db} }
+
+// Requests returns the request log and the commits made ahead of requests.
+func (db *DB) Requests() Requests { return Requests{db} }
+
+// Branches returns the sessions' compactions, rewinds and forks.
+func (db *DB) Branches() Branches { return Branches{db} }
+
+// Memory returns the sessions' read sets and remembered permissions.
+func (db *DB) Memory() Memory { return Memory{db} }
+
 // Open opens (creating if needed) the database at path and brings its
 // schema up to date. The parent directory is created 0700 if missing and
 // the database file (with its -wal and -shm companions) is kept 0600: the
@@ -192,7 +204,9 @@ func (db *DB) Close() error {
 	db.calls.Wait()
 
 	cerr := db.ckpt.close()
-	db.closeStatements()
+	db.wmu.Lock()
+	db.stmts.close()
+	db.wmu.Unlock()
 	rerr := db.reader.Close()
 	// The writer goes last: closing the last connection checkpoints the WAL.
 	cwerr := db.wconn.Close()

@@ -62,7 +62,7 @@ func TestOpenReopenKeepsData(t *testing.T) {
 		t.Errorf("Path() = %q, want %q", db.Path(), path)
 	}
 	newSession(t, db, "/src/app", "s1")
-	if _, err := db.AppendItems(ctx, "s1", 0, []NewItem{{Origin: OriginInput, Data: []byte(`{"type":"message"}`)}}); err != nil {
+	if _, err := db.Items().Append(ctx, "s1", 0, []NewItem{{Origin: OriginInput, Data: []byte(`{"type":"message"}`)}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {
@@ -81,7 +81,7 @@ func TestOpenReopenKeepsData(t *testing.T) {
 	if s.Root != "/src/app" || s.Mode != "code" || s.Model != "gpt-test" {
 		t.Errorf("session after reopen = %+v", s)
 	}
-	items, err := db.Items(ctx, "s1")
+	items, err := db.Items().List(ctx, "s1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,12 @@ import (
 	"unsafe"
 )
 
+// Items is a session's transcript in the store: its items, exactly as
+// exchanged with the model, and the turns they belong to. Reached by
+// DB.Items, it shares the DB's connections and compiled statements and
+// lives as long as the DB; its calls fail with ErrClosed once Close began.
+type Items struct{ db *DB }
+
 // Origin says which side of the conversation produced an item.
 type Origin string
 
@@ -21,7 +27,7 @@ const (
 	OriginOutput Origin = "output"
 )
 
-// NewItem is an item to append; it lives only for the AppendItems call.
+// NewItem is an item to append; it lives only for the Items.Append call.
 type NewItem struct {
 	Origin Origin
 	Data   json.RawMessage // a JSON object, kept byte for byte
@@ -42,13 +48,13 @@ type Item struct {
 	Created   time.Time
 }
 
-// AppendItems appends items to the end of a session's transcript in one
+// Append appends items to the end of a session's transcript in one
 // transaction: all are written, numbered after the existing ones, or none
 // are. Every Data must be a JSON object; the batch is checked before
 // anything is written. turnID 0 stores the items outside any turn; a
 // non-zero turnID must be a turn of the same session. The Items it returns
 // share the NewItems' Data and View.
-func (db *DB) AppendItems(ctx context.Context, sessionID string, turnID int64, items []NewItem) ([]Item, error) {
+func (it Items) Append(ctx context.Context, sessionID string, turnID int64, items []NewItem) ([]Item, error) {
 	out, t, err := newItems(sessionID, turnID, items)
 	if err != nil {
 		return nil, fmt.Errorf("store: append items to session %s: %w", sessionID, err)
@@ -56,7 +62,7 @@ func (db *DB) AppendItems(ctx context.Context, sessionID string, turnID int64, i
 	if len(items) == 0 {
 		return out, nil
 	}
-	err = db.write(ctx, func(tx *wtx) error { return appendItemsTx(ctx, tx, sessionID, turnID, out, t) })
+	err = it.db.write(ctx, func(tx *wtx) error { return appendItemsTx(ctx, tx, sessionID, turnID, out, t) })
 	if err != nil {
 		return nil, fmt.Errorf("store: append items to session %s: %w", sessionID, err)
 	}
@@ -186,22 +192,22 @@ func nullID(id int64) any {
 	return id
 }
 
-// Items returns a session's whole transcript in Seq order.
-func (db *DB) Items(ctx context.Context, sessionID string) ([]Item, error) {
-	return db.ItemsAfter(ctx, sessionID, 0)
+// List returns a session's whole transcript in Seq order.
+func (it Items) List(ctx context.Context, sessionID string) ([]Item, error) {
+	return it.After(ctx, sessionID, 0)
 }
 
-// ItemsAfter returns the items of a session with Seq > after, in order.
-func (db *DB) ItemsAfter(ctx context.Context, sessionID string, after int64) ([]Item, error) {
-	return db.ItemsPage(ctx, sessionID, after, -1)
+// After returns the items of a session with Seq > after, in order.
+func (it Items) After(ctx context.Context, sessionID string, after int64) ([]Item, error) {
+	return it.Page(ctx, sessionID, after, -1)
 }
 
-// ItemsPage returns at most limit items of a session with Seq > after, in
+// Page returns at most limit items of a session with Seq > after, in
 // order (limit < 0: all of them). Reading a long transcript page by page,
 // each page after the last Seq of the one before, keeps memory bounded.
-func (db *DB) ItemsPage(ctx context.Context, sessionID string, after int64, limit int) ([]Item, error) {
+func (it Items) Page(ctx context.Context, sessionID string, after int64, limit int) ([]Item, error) {
 	var out []Item
-	err := db.read(func(r *sql.DB) error {
+	err := it.db.read(func(r *sql.DB) error {
 		rows, err := r.QueryContext(ctx, `
 			SELECT seq, turn_id, origin, type, data, view, created
 			FROM items WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?`, sessionID, after, limit)
@@ -210,15 +216,15 @@ func (db *DB) ItemsPage(ctx context.Context, sessionID string, after int64, limi
 		}
 		defer rows.Close()
 		for rows.Next() {
-			it := Item{SessionID: sessionID}
+			item := Item{SessionID: sessionID}
 			var turn sql.NullInt64
 			var created int64
 			var data, view []byte // Scan copies into fresh slices; view stays nil for NULL
-			if err := rows.Scan(&it.Seq, &turn, &it.Origin, &it.Type, &data, &view, &created); err != nil {
+			if err := rows.Scan(&item.Seq, &turn, &item.Origin, &item.Type, &data, &view, &created); err != nil {
 				return err
 			}
-			it.TurnID, it.Data, it.View, it.Created = turn.Int64, data, view, fromNanos(created)
-			out = append(out, it)
+			item.TurnID, item.Data, item.View, item.Created = turn.Int64, data, view, fromNanos(created)
+			out = append(out, item)
 		}
 		return rows.Err()
 	})

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// ItemsPage walks a transcript in pages: each page starts after the last
+// Items.Page walks a transcript in pages: each page starts after the last
 // Seq of the one before, holds at most limit items of that session only,
 // and the pages together are the whole transcript in order.
 func TestItemsPage(t *testing.T) {
@@ -19,17 +19,17 @@ func TestItemsPage(t *testing.T) {
 	for i := range 12 {
 		batch = append(batch, NewItem{Origin: OriginInput, Data: fmt.Appendf(nil, `{"type":"message","n":%d}`, i)})
 	}
-	if _, err := db.AppendItems(ctx, "s1", 0, batch); err != nil {
+	if _, err := db.Items().Append(ctx, "s1", 0, batch); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.AppendItems(ctx, "s2", 0, batch[:3]); err != nil {
+	if _, err := db.Items().Append(ctx, "s2", 0, batch[:3]); err != nil {
 		t.Fatal(err)
 	}
 	var sizes []int
 	var seqs []int64
 	after := int64(0)
 	for {
-		page, err := db.ItemsPage(ctx, "s1", after, 5)
+		page, err := db.Items().Page(ctx, "s1", after, 5)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,11 +53,11 @@ func TestItemsPage(t *testing.T) {
 			t.Fatalf("seqs = %v, want 1..12", seqs)
 		}
 	}
-	if all, err := db.ItemsPage(ctx, "s1", 10, -1); err != nil || len(all) != 2 || all[0].Seq != 11 {
-		t.Errorf("ItemsPage(after 10, no limit) = %d items, %v", len(all), err)
+	if all, err := db.Items().Page(ctx, "s1", 10, -1); err != nil || len(all) != 2 || all[0].Seq != 11 {
+		t.Errorf("Items.Page(after 10, no limit) = %d items, %v", len(all), err)
 	}
-	if none, err := db.ItemsPage(ctx, "missing", 0, 5); err != nil || len(none) != 0 {
-		t.Errorf("ItemsPage of an unknown session = %v, %v", none, err)
+	if none, err := db.Items().Page(ctx, "missing", 0, 5); err != nil || len(none) != 0 {
+		t.Errorf("Items.Page of an unknown session = %v, %v", none, err)
 	}
 }
 
@@ -68,20 +68,20 @@ func TestItemViews(t *testing.T) {
 	db := openTest(t)
 	newSession(t, db, "/src/app", "s1")
 	view := `{"title":"Edit a.go","diff":{"path":"a.go","old":"x","new":"y"}}`
-	if _, err := db.AppendItems(ctx, "s1", 0, []NewItem{
+	if _, err := db.Items().Append(ctx, "s1", 0, []NewItem{
 		{Origin: OriginInput, Data: []byte(`{"type":"function_call_output","call_id":"c","output":"ok"}`), View: []byte(view)},
 		{Origin: OriginInput, Data: []byte(`{"type":"message"}`)},
 	}); err != nil {
 		t.Fatal(err)
 	}
-	items, err := db.ItemsPage(ctx, "s1", 0, 10)
+	items, err := db.Items().Page(ctx, "s1", 0, 10)
 	if err != nil || len(items) != 2 {
-		t.Fatalf("ItemsPage: %d items, %v", len(items), err)
+		t.Fatalf("Items.Page: %d items, %v", len(items), err)
 	}
 	if string(items[0].View) != view || items[1].View != nil {
 		t.Errorf("views read back: %q, %q", items[0].View, items[1].View)
 	}
-	if _, err := db.AppendItems(ctx, "s1", 0, []NewItem{{Origin: OriginInput, Data: []byte(`{}`), View: []byte(`{oops`)}}); err == nil {
+	if _, err := db.Items().Append(ctx, "s1", 0, []NewItem{{Origin: OriginInput, Data: []byte(`{}`), View: []byte(`{oops`)}}); err == nil {
 		t.Error("a view that is not JSON was stored")
 	}
 }
@@ -91,23 +91,23 @@ func TestCompactions(t *testing.T) {
 	ctx := context.Background()
 	db := openTest(t)
 	newSession(t, db, "/src/app", "s1")
-	if _, err := db.LastCompaction(ctx, "s1"); !errors.Is(err, ErrNotFound) {
+	if _, err := db.Branches().LastCompaction(ctx, "s1"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("LastCompaction of a session never compacted: %v", err)
 	}
 	for i, through := range []int64{10, 25} {
-		if _, err := db.AddCompaction(ctx, Compaction{SessionID: "s1", ThroughSeq: through, Summary: fmt.Sprintf("summary %d", i), Reason: "window"}); err != nil {
+		if _, err := db.Branches().AddCompaction(ctx, Compaction{SessionID: "s1", ThroughSeq: through, Summary: fmt.Sprintf("summary %d", i), Reason: "window"}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	last, err := db.LastCompaction(ctx, "s1")
+	last, err := db.Branches().LastCompaction(ctx, "s1")
 	if err != nil || last.ThroughSeq != 25 || last.Summary != "summary 1" {
 		t.Fatalf("LastCompaction: %+v %v", last, err)
 	}
-	all, err := db.Compactions(ctx, "s1")
+	all, err := db.Branches().Compactions(ctx, "s1")
 	if err != nil || len(all) != 2 || all[0].ThroughSeq != 10 {
 		t.Fatalf("Compactions: %+v %v", all, err)
 	}
-	if _, err := db.AddCompaction(ctx, Compaction{SessionID: "nope", Summary: "x"}); !errors.Is(err, ErrNotFound) {
+	if _, err := db.Branches().AddCompaction(ctx, Compaction{SessionID: "nope", Summary: "x"}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("a compaction of no session: %v", err)
 	}
 }
@@ -119,27 +119,27 @@ func TestCompactionItems(t *testing.T) {
 	ctx := context.Background()
 	db := openTest(t)
 	newSession(t, db, "/src/app", "s1")
-	if _, err := db.AppendItems(ctx, "s1", 0, []NewItem{{Origin: OriginInput, Data: []byte(`{"type":"message","role":"user","content":"a"}`)},
+	if _, err := db.Items().Append(ctx, "s1", 0, []NewItem{{Origin: OriginInput, Data: []byte(`{"type":"message","role":"user","content":"a"}`)},
 		{Origin: OriginOutput, Data: []byte(`{"type":"message","role":"assistant","content":"b"}`)}}); err != nil {
 		t.Fatal(err)
 	}
 	out := []NewItem{{Origin: OriginOutput, Data: []byte(`{"type":"message","role":"user","content":"a"}`), View: []byte(`{"compaction":true}`)},
 		{Origin: OriginOutput, Data: []byte(`{"type":"compaction","id":"cmp_1","encrypted_content":"sealed"}`), View: []byte(`{"compaction":true}`)}}
-	c, items, err := db.AddCompactionItems(ctx, Compaction{SessionID: "s1", ResponseID: "resp_1", Reason: "window"}, 0, out)
+	c, items, err := db.Branches().AddCompactionItems(ctx, Compaction{SessionID: "s1", ResponseID: "resp_1", Reason: "window"}, 0, out)
 	if err != nil || c.ThroughSeq != 2 || c.ID == 0 || len(items) != 2 || items[0].Seq != 3 || items[1].Type != "compaction" {
 		t.Fatalf("AddCompactionItems: %+v %+v %v", c, items, err)
 	}
-	last, err := db.LastCompaction(ctx, "s1")
+	last, err := db.Branches().LastCompaction(ctx, "s1")
 	if err != nil || last.ThroughSeq != 2 || last.Summary != "" || last.ResponseID != "resp_1" {
 		t.Fatalf("LastCompaction: %+v %v", last, err)
 	}
-	if _, _, err := db.AddCompactionItems(ctx, Compaction{SessionID: "s1"}, 0, []NewItem{{Origin: OriginOutput, Data: []byte(`not json`)}}); err == nil {
+	if _, _, err := db.Branches().AddCompactionItems(ctx, Compaction{SessionID: "s1"}, 0, []NewItem{{Origin: OriginOutput, Data: []byte(`not json`)}}); err == nil {
 		t.Fatal("a compaction with an item that is not JSON was stored")
 	}
-	if all, _ := db.Compactions(ctx, "s1"); len(all) != 1 {
+	if all, _ := db.Branches().Compactions(ctx, "s1"); len(all) != 1 {
 		t.Fatalf("%d compactions after a refused one", len(all))
 	}
-	if items, _ := db.Items(ctx, "s1"); len(items) != 4 {
+	if items, _ := db.Items().List(ctx, "s1"); len(items) != 4 {
 		t.Fatalf("%d items after a refused compaction", len(items))
 	}
 }

@@ -17,7 +17,7 @@ func TestAppendItemsContiguous(t *testing.T) {
 	newSession(t, db, "/src/app", "s2")
 
 	// Initial context before any turn, then two batches in a turn.
-	got, err := db.AppendItems(ctx, "s1", 0, []NewItem{
+	got, err := db.Items().Append(ctx, "s1", 0, []NewItem{
 		{Origin: OriginInput, Data: []byte(`{"type":"message","role":"developer","content":"AGENTS.md"}`)},
 		{Origin: OriginInput, Data: []byte(`{"type":"message","role":"user","content":"hi"}`)},
 	})
@@ -27,23 +27,23 @@ func TestAppendItemsContiguous(t *testing.T) {
 	if got[0].Seq != 1 || got[1].Seq != 2 || got[0].TurnID != 0 {
 		t.Fatalf("first batch = %+v", got)
 	}
-	turn, err := db.BeginTurn(ctx, "s1")
+	turn, err := db.Items().BeginTurn(ctx, "s1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.AppendItems(ctx, "s2", 0, []NewItem{{Origin: OriginInput, Data: []byte(`{}`)}}); err != nil {
+	if _, err := db.Items().Append(ctx, "s2", 0, []NewItem{{Origin: OriginInput, Data: []byte(`{}`)}}); err != nil {
 		t.Fatal(err)
 	}
 	for range 3 {
-		if _, err := db.AppendItems(ctx, "s1", turn.ID, []NewItem{{Origin: OriginOutput, Data: []byte(`{"type":"reasoning"}`)}}); err != nil {
+		if _, err := db.Items().Append(ctx, "s1", turn.ID, []NewItem{{Origin: OriginOutput, Data: []byte(`{"type":"reasoning"}`)}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if got, err := db.AppendItems(ctx, "s1", turn.ID, nil); err != nil || len(got) != 0 {
+	if got, err := db.Items().Append(ctx, "s1", turn.ID, nil); err != nil || len(got) != 0 {
 		t.Fatalf("empty batch = %v, %v", got, err)
 	}
 
-	items, err := db.Items(ctx, "s1")
+	items, err := db.Items().List(ctx, "s1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,14 +65,14 @@ func TestAppendItemsContiguous(t *testing.T) {
 	if items[0].Origin != OriginInput || items[4].Origin != OriginOutput || items[4].Type != "reasoning" {
 		t.Errorf("origin/type not kept: %+v %+v", items[0], items[4])
 	}
-	after, err := db.ItemsAfter(ctx, "s1", 3)
+	after, err := db.Items().After(ctx, "s1", 3)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(after) != 2 || after[0].Seq != 4 {
-		t.Errorf("ItemsAfter(3) = %+v", after)
+		t.Errorf("Items.After(3) = %+v", after)
 	}
-	if s2, _ := db.Items(ctx, "s2"); len(s2) != 1 || s2[0].Seq != 1 {
+	if s2, _ := db.Items().List(ctx, "s2"); len(s2) != 1 || s2[0].Seq != 1 {
 		t.Errorf("s2 items = %+v, want its own seq 1", s2)
 	}
 }
@@ -82,10 +82,10 @@ func TestAppendItemsRejectsInvalidBatch(t *testing.T) {
 	db := openTest(t)
 	newSession(t, db, "/src/app", "s1")
 	newSession(t, db, "/src/app", "s2")
-	if _, err := db.AppendItems(ctx, "s1", 0, []NewItem{{Origin: OriginInput, Data: []byte(`{"type":"message"}`)}}); err != nil {
+	if _, err := db.Items().Append(ctx, "s1", 0, []NewItem{{Origin: OriginInput, Data: []byte(`{"type":"message"}`)}}); err != nil {
 		t.Fatal(err)
 	}
-	other, err := db.BeginTurn(ctx, "s2")
+	other, err := db.Items().BeginTurn(ctx, "s2")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,22 +104,22 @@ func TestAppendItemsRejectsInvalidBatch(t *testing.T) {
 		"foreign turn": {other.ID, good},
 		"unknown turn": {999, good},
 	} {
-		_, err := db.AppendItems(ctx, "s1", tc.turn, []NewItem{good, tc.item, good})
+		_, err := db.Items().Append(ctx, "s1", tc.turn, []NewItem{good, tc.item, good})
 		if err == nil {
-			t.Errorf("%s: AppendItems accepted it", name)
+			t.Errorf("%s: Items.Append accepted it", name)
 		}
 	}
-	items, err := db.Items(ctx, "s1")
+	items, err := db.Items().List(ctx, "s1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(items) != 1 {
 		t.Errorf("invalid batches wrote %d items, want none", len(items)-1)
 	}
-	if _, err := db.AppendItems(ctx, "nope", 0, []NewItem{good}); !errors.Is(err, ErrNotFound) {
+	if _, err := db.Items().Append(ctx, "nope", 0, []NewItem{good}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("unknown session: %v, want ErrNotFound", err)
 	}
-	if _, err := db.AppendItems(ctx, "s1", 999, []NewItem{good}); !errors.Is(err, ErrNotFound) {
+	if _, err := db.Items().Append(ctx, "s1", 999, []NewItem{good}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("unknown turn: %v, want ErrNotFound", err)
 	}
 }
@@ -135,14 +135,14 @@ func TestAppendItemsRollsBackMidBatch(t *testing.T) {
 		WHEN NEW.type = 'boom' BEGIN SELECT RAISE(ABORT, 'boom'); END`); err != nil {
 		t.Fatal(err)
 	}
-	_, err := db.AppendItems(ctx, "s1", 0, []NewItem{
+	_, err := db.Items().Append(ctx, "s1", 0, []NewItem{
 		{Origin: OriginInput, Data: []byte(`{"type":"message"}`)},
 		{Origin: OriginOutput, Data: []byte(`{"type":"boom"}`)},
 	})
 	if err == nil {
-		t.Fatal("AppendItems succeeded through the failing trigger")
+		t.Fatal("Items.Append succeeded through the failing trigger")
 	}
-	items, err := db.Items(ctx, "s1")
+	items, err := db.Items().List(ctx, "s1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestAppendItemsRollsBackMidBatch(t *testing.T) {
 		t.Errorf("%d items survived a failed batch", len(items))
 	}
 	// The next append starts again at seq 1.
-	got, err := db.AppendItems(ctx, "s1", 0, []NewItem{{Origin: OriginInput, Data: []byte(`{}`)}})
+	got, err := db.Items().Append(ctx, "s1", 0, []NewItem{{Origin: OriginInput, Data: []byte(`{}`)}})
 	if err != nil || got[0].Seq != 1 {
 		t.Errorf("append after rollback = %+v, %v", got, err)
 	}
@@ -176,10 +176,10 @@ func TestItemDataByteExact(t *testing.T) {
 	for _, c := range cases {
 		batch = append(batch, NewItem{Origin: OriginOutput, Data: json.RawMessage(c.data)})
 	}
-	if _, err := db.AppendItems(ctx, "s1", 0, batch); err != nil {
+	if _, err := db.Items().Append(ctx, "s1", 0, batch); err != nil {
 		t.Fatal(err)
 	}
-	items, err := db.Items(ctx, "s1")
+	items, err := db.Items().List(ctx, "s1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +212,7 @@ func TestConcurrentAppends(t *testing.T) {
 	for w := range writers {
 		sid := fmt.Sprintf("s%d", w%sessions)
 		wg.Go(func() {
-			turn, err := db.BeginTurn(ctx, sid)
+			turn, err := db.Items().BeginTurn(ctx, sid)
 			if err != nil {
 				errs <- err
 				return
@@ -222,7 +222,7 @@ func TestConcurrentAppends(t *testing.T) {
 				for i := range batch {
 					batch[i] = NewItem{Origin: OriginOutput, Data: fmt.Appendf(nil, `{"type":"t","w":%d,"b":%d,"i":%d}`, w, b, i)}
 				}
-				got, err := db.AppendItems(ctx, sid, turn.ID, batch)
+				got, err := db.Items().Append(ctx, sid, turn.ID, batch)
 				if err != nil {
 					errs <- err
 					return
@@ -234,14 +234,14 @@ func TestConcurrentAppends(t *testing.T) {
 					}
 				}
 			}
-			if err := db.EndTurn(ctx, turn.ID, TurnCompleted, "end_turn", ""); err != nil {
+			if err := db.Items().EndTurn(ctx, turn.ID, TurnCompleted, "end_turn", ""); err != nil {
 				errs <- err
 			}
 		})
 		// A reader per writer, to exercise the pool against the writer.
 		wg.Go(func() {
 			for range batches {
-				if _, err := db.Items(ctx, sid); err != nil {
+				if _, err := db.Items().List(ctx, sid); err != nil {
 					errs <- err
 					return
 				}
@@ -263,7 +263,7 @@ func TestConcurrentAppends(t *testing.T) {
 		perWriter += 1 + b%3
 	}
 	for s := range sessions {
-		items, err := db.Items(ctx, fmt.Sprintf("s%d", s))
+		items, err := db.Items().List(ctx, fmt.Sprintf("s%d", s))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -292,7 +292,7 @@ func BenchmarkAppendItem(b *testing.B) {
 	ctx := context.Background()
 	db := openTest(b)
 	newSession(b, db, "/src/app", "s1")
-	turn, err := db.BeginTurn(ctx, "s1")
+	turn, err := db.Items().BeginTurn(ctx, "s1")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -300,7 +300,7 @@ func BenchmarkAppendItem(b *testing.B) {
 		string(bytes.Repeat([]byte("x"), 400)) + `"}`)}}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := db.AppendItems(ctx, "s1", turn.ID, item); err != nil {
+		if _, err := db.Items().Append(ctx, "s1", turn.ID, item); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -7,6 +7,13 @@ import (
 	"time"
 )
 
+// Requests is the request log: every request to the model API with its
+// usage, and the commits a conversation makes ahead of its next request
+// (Staged). Reached by DB.Requests, it shares the DB's connections and
+// compiled statements and lives as long as the DB; its calls fail with
+// ErrClosed once Close began.
+type Requests struct{ db *DB }
+
 // RequestKind says how much of the transcript a model request carried.
 type RequestKind string
 
@@ -41,7 +48,7 @@ type Request struct {
 	InputItems         int // items in the input actually sent
 	Status             string
 	Error              string
-	Sent               time.Time // zero = not yet; InsertRequest defaults it to now
+	Sent               time.Time // zero = not yet; Requests.Insert defaults it to now
 	FirstEvent         time.Time // zero = not yet
 	Finished           time.Time // zero = not yet
 	Usage              Usage     // what the response reported; zero until it completed
@@ -69,15 +76,15 @@ func (u Usage) CacheHitRatio() float64 {
 	return float64(u.Cached) / float64(u.Input)
 }
 
-// InsertRequest logs a request and returns its id. Status defaults to
+// Insert logs a request and returns its id. Status defaults to
 // "sent" and Sent to now.
-func (db *DB) InsertRequest(ctx context.Context, r Request) (int64, error) {
-	id, _, err := db.InsertRequestAfter(ctx, r, Staged{})
+func (rq Requests) Insert(ctx context.Context, r Request) (int64, error) {
+	id, _, err := rq.InsertAfter(ctx, r, Staged{})
 	return id, err
 }
 
 // Completion is a request's successful end, with its usage: committed by
-// CompleteRequest, or staged with what follows it (Staged.End).
+// Requests.Complete, or staged with what follows it (Staged.End).
 type Completion struct {
 	ID         int64
 	ResponseID string
@@ -131,28 +138,28 @@ func stagedTx(ctx context.Context, tx *wtx, sessionID string, turnID int64, s St
 // CommitStaged commits s in one transaction (a turn's staged outputs when
 // no request will carry them) and returns the items as stored (sharing
 // the Staged items' bytes).
-func (db *DB) CommitStaged(ctx context.Context, sessionID string, turnID int64, s Staged) ([]Item, error) {
+func (rq Requests) CommitStaged(ctx context.Context, sessionID string, turnID int64, s Staged) ([]Item, error) {
 	out, t, err := s.check(sessionID, turnID)
 	if err != nil {
 		return nil, fmt.Errorf("store: commit to session %s: %w", sessionID, err)
 	}
-	if err := db.write(ctx, func(tx *wtx) error { return stagedTx(ctx, tx, sessionID, turnID, s, out, t) }); err != nil {
+	if err := rq.db.write(ctx, func(tx *wtx) error { return stagedTx(ctx, tx, sessionID, turnID, s, out, t) }); err != nil {
 		return nil, fmt.Errorf("store: commit to session %s: %w", sessionID, err)
 	}
 	return out, nil
 }
 
-// InsertRequestAfter commits s (in r's session and turn), then logs r, all
+// InsertAfter commits s (in r's session and turn), then logs r, all
 // in one transaction: what a request carries is in the store before the
 // request is, and a read round trip commits once. It returns the request's
 // id and the items as stored.
-func (db *DB) InsertRequestAfter(ctx context.Context, r Request, s Staged) (int64, []Item, error) {
+func (rq Requests) InsertAfter(ctx context.Context, r Request, s Staged) (int64, []Item, error) {
 	r, out, t, err := checkRequest(r, s)
 	if err != nil {
 		return 0, nil, err
 	}
 	var id int64
-	err = db.write(ctx, func(tx *wtx) error {
+	err = rq.db.write(ctx, func(tx *wtx) error {
 		if err := stagedTx(ctx, tx, r.SessionID, r.TurnID, s, out, t); err != nil {
 			return err
 		}
@@ -198,10 +205,10 @@ func checkRequest(r Request, s Staged) (Request, []Item, time.Time, error) {
 	return r, out, t, nil
 }
 
-// FinishRequest records the outcome of a request. An empty responseID or a
+// Finish records the outcome of a request. An empty responseID or a
 // zero firstEvent keeps what was stored (the response may have failed before
 // either was known); a zero finished means now.
-func (db *DB) FinishRequest(ctx context.Context, id int64, responseID, status, errMsg string, firstEvent, finished time.Time) error {
+func (rq Requests) Finish(ctx context.Context, id int64, responseID, status, errMsg string, firstEvent, finished time.Time) error {
 	switch status {
 	case RequestCompleted, RequestFailed, RequestIncomplete, RequestCancelled:
 	default:
@@ -210,7 +217,7 @@ func (db *DB) FinishRequest(ctx context.Context, id int64, responseID, status, e
 	if finished.IsZero() {
 		finished = now()
 	}
-	err := db.write(ctx, func(tx *wtx) error {
+	err := rq.db.write(ctx, func(tx *wtx) error {
 		return finishRequestTx(ctx, tx, id, responseID, status, errMsg, firstEvent, finished)
 	})
 	if err != nil {
@@ -234,12 +241,12 @@ func finishRequestTx(ctx context.Context, tx *wtx, id int64, responseID, status,
 	return mustAffect(res)
 }
 
-// CompleteRequest records a request's successful end and its usage and
+// Complete records a request's successful end and its usage and
 // appends the response's output items to the transcript, in one
 // transaction: CommitStaged with the end and the items.
-func (db *DB) CompleteRequest(ctx context.Context, id int64, responseID, status string, firstEvent, finished time.Time,
+func (rq Requests) Complete(ctx context.Context, id int64, responseID, status string, firstEvent, finished time.Time,
 	usage Usage, sessionID string, turnID int64, items []NewItem) ([]Item, error) {
-	return db.CommitStaged(ctx, sessionID, turnID, Staged{Items: items,
+	return rq.CommitStaged(ctx, sessionID, turnID, Staged{Items: items,
 		End: &Completion{ID: id, ResponseID: responseID, Status: status, FirstEvent: firstEvent, Finished: finished, Usage: usage}})
 }
 
@@ -265,10 +272,10 @@ func completeTx(ctx context.Context, tx *wtx, sessionID string, e Completion) er
 	return mustAffect(res)
 }
 
-// Requests returns the requests of a session in ID (that is, send) order.
-func (db *DB) Requests(ctx context.Context, sessionID string) ([]Request, error) {
+// List returns the requests of a session in ID (that is, send) order.
+func (rq Requests) List(ctx context.Context, sessionID string) ([]Request, error) {
 	var out []Request
-	err := db.read(func(rd *sql.DB) error {
+	err := rq.db.read(func(rd *sql.DB) error {
 		rows, err := rd.QueryContext(ctx, `
 			SELECT id, turn_id, conn, kind, full_reason, previous_response_id, response_id,
 				bytes_sent, input_items, status, error, sent, first_event, finished,
@@ -299,10 +306,10 @@ func (db *DB) Requests(ctx context.Context, sessionID string) ([]Request, error)
 	return out, nil
 }
 
-// SessionUsage sums the usage of every request of a session.
-func (db *DB) SessionUsage(ctx context.Context, sessionID string) (Usage, error) {
+// Usage sums the usage of every request of a session.
+func (rq Requests) Usage(ctx context.Context, sessionID string) (Usage, error) {
 	var u Usage
-	err := db.read(func(rd *sql.DB) error {
+	err := rq.db.read(func(rd *sql.DB) error {
 		return rd.QueryRowContext(ctx, `
 			SELECT coalesce(sum(input_tokens), 0), coalesce(sum(cached_tokens), 0),
 				coalesce(sum(output_tokens), 0), coalesce(sum(reasoning_tokens), 0)

@@ -12,24 +12,24 @@ func TestRequestLog(t *testing.T) {
 	db := openTest(t)
 	newSession(t, db, "/src/app", "s1")
 	newSession(t, db, "/src/app", "s2")
-	turn, err := db.BeginTurn(ctx, "s1")
+	turn, err := db.Items().BeginTurn(ctx, "s1")
 	if err != nil {
 		t.Fatal(err)
 	}
 
-	warm, err := db.InsertRequest(ctx, Request{SessionID: "s1", Conn: "ws-1", Kind: KindWarmup, FullReason: "warm-up"})
+	warm, err := db.Requests().Insert(ctx, Request{SessionID: "s1", Conn: "ws-1", Kind: KindWarmup, FullReason: "warm-up"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	sent := time.Date(2025, 5, 1, 9, 0, 0, 42, time.UTC)
-	full, err := db.InsertRequest(ctx, Request{
+	full, err := db.Requests().Insert(ctx, Request{
 		SessionID: "s1", TurnID: turn.ID, Conn: "ws-1", Kind: KindFull, FullReason: "new connection",
 		PreviousResponseID: "", BytesSent: 12345, InputItems: 7, Sent: sent,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	inc, err := db.InsertRequest(ctx, Request{
+	inc, err := db.Requests().Insert(ctx, Request{
 		SessionID: "s1", TurnID: turn.ID, Conn: "ws-1", Kind: KindIncremental,
 		PreviousResponseID: "resp_1", BytesSent: 300, InputItems: 1,
 	})
@@ -41,23 +41,23 @@ func TestRequestLog(t *testing.T) {
 	}
 
 	first, fin := sent.Add(300*time.Millisecond), sent.Add(2*time.Second)
-	if err := db.FinishRequest(ctx, full, "resp_1", RequestCompleted, "", first, fin); err != nil {
+	if err := db.Requests().Finish(ctx, full, "resp_1", RequestCompleted, "", first, fin); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.FinishRequest(ctx, inc, "", RequestFailed, "connection reset", time.Time{}, time.Time{}); err != nil {
+	if err := db.Requests().Finish(ctx, inc, "", RequestFailed, "connection reset", time.Time{}, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.FinishRequest(ctx, inc, "", "done", "", time.Time{}, time.Time{}); err == nil {
-		t.Error("FinishRequest accepted an unknown status")
+	if err := db.Requests().Finish(ctx, inc, "", "done", "", time.Time{}, time.Time{}); err == nil {
+		t.Error("Requests.Finish accepted an unknown status")
 	}
-	if _, err := db.InsertRequest(ctx, Request{SessionID: "s1", Kind: "partial"}); err == nil {
-		t.Error("InsertRequest accepted an unknown kind")
+	if _, err := db.Requests().Insert(ctx, Request{SessionID: "s1", Kind: "partial"}); err == nil {
+		t.Error("Requests.Insert accepted an unknown kind")
 	}
-	if _, err := db.InsertRequest(ctx, Request{SessionID: "s2", TurnID: turn.ID, Kind: KindFull}); err == nil {
-		t.Error("InsertRequest accepted a turn of another session")
+	if _, err := db.Requests().Insert(ctx, Request{SessionID: "s2", TurnID: turn.ID, Kind: KindFull}); err == nil {
+		t.Error("Requests.Insert accepted a turn of another session")
 	}
 
-	reqs, err := db.Requests(ctx, "s1")
+	reqs, err := db.Requests().List(ctx, "s1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,46 +81,46 @@ func TestRequestLog(t *testing.T) {
 		i.Error != "connection reset" || !i.FirstEvent.IsZero() || i.Finished.IsZero() {
 		t.Errorf("incremental = %+v", i)
 	}
-	if other, err := db.Requests(ctx, "s2"); err != nil || len(other) != 0 {
+	if other, err := db.Requests().List(ctx, "s2"); err != nil || len(other) != 0 {
 		t.Errorf("Requests(s2) = %v, %v", other, err)
 	}
 }
 
-// InsertRequestAfter commits the items, the read-set updates and the request
+// Requests.InsertAfter commits the items, the read-set updates and the request
 // row together, or none of them.
 func TestInsertRequestAfter(t *testing.T) {
 	ctx := context.Background()
 	db := openTest(t)
 	newSession(t, db, "/src/app", "s1")
 	newSession(t, db, "/src/app", "s2")
-	turn, err := db.BeginTurn(ctx, "s1")
+	turn, err := db.Items().BeginTurn(ctx, "s1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := []NewItem{{Origin: OriginInput, Data: []byte(`{"type":"function_call_output","call_id":"c","output":"x"}`), View: []byte(`{"title":"t"}`)}}
 	seen := []SeenWrite{{Path: "a.txt", Seen: Seen{Hash: "h1", Content: []byte("alpha")}}}
-	id, items, err := db.InsertRequestAfter(ctx, Request{SessionID: "s1", TurnID: turn.ID, Kind: KindIncremental}, Staged{Items: out, Seen: seen})
+	id, items, err := db.Requests().InsertAfter(ctx, Request{SessionID: "s1", TurnID: turn.ID, Kind: KindIncremental}, Staged{Items: out, Seen: seen})
 	if err != nil || id == 0 || len(items) != 1 || items[0].Seq != 1 {
-		t.Fatalf("InsertRequestAfter: id %d, items %+v, %v", id, items, err)
+		t.Fatalf("Requests.InsertAfter: id %d, items %+v, %v", id, items, err)
 	}
-	stored, _ := db.Items(ctx, "s1")
-	files, _ := db.SeenFiles(ctx, "s1")
-	reqs, _ := db.Requests(ctx, "s1")
+	stored, _ := db.Items().List(ctx, "s1")
+	files, _ := db.Memory().SeenFiles(ctx, "s1")
+	reqs, _ := db.Requests().List(ctx, "s1")
 	if len(stored) != 1 || string(stored[0].View) != `{"title":"t"}` || files["a.txt"].Hash != "h1" || len(reqs) != 1 {
 		t.Fatalf("after the commit: items %d, seen %+v, requests %d", len(stored), files, len(reqs))
 	}
 	// A turn of another session: nothing of the batch is written.
-	other, err := db.BeginTurn(ctx, "s2")
+	other, err := db.Items().BeginTurn(ctx, "s2")
 	if err != nil {
 		t.Fatal(err)
 	}
 	seen[0].Seen.Hash = "h2"
-	if _, _, err := db.InsertRequestAfter(ctx, Request{SessionID: "s1", TurnID: other.ID, Kind: KindIncremental}, Staged{Items: out, Seen: seen}); err == nil {
+	if _, _, err := db.Requests().InsertAfter(ctx, Request{SessionID: "s1", TurnID: other.ID, Kind: KindIncremental}, Staged{Items: out, Seen: seen}); err == nil {
 		t.Fatal("a request in another session's turn was stored")
 	}
-	stored, _ = db.Items(ctx, "s1")
-	files, _ = db.SeenFiles(ctx, "s1")
-	reqs, _ = db.Requests(ctx, "s1")
+	stored, _ = db.Items().List(ctx, "s1")
+	files, _ = db.Memory().SeenFiles(ctx, "s1")
+	reqs, _ = db.Requests().List(ctx, "s1")
 	if len(stored) != 1 || files["a.txt"].Hash != "h1" || len(reqs) != 1 {
 		t.Fatalf("a failed batch left: items %d, seen %+v, requests %d", len(stored), files, len(reqs))
 	}
@@ -134,11 +134,11 @@ func TestInsertRequestAfterCompletesTheResponse(t *testing.T) {
 	ctx := context.Background()
 	db := openTest(t)
 	newSession(t, db, "/src/app", "s1")
-	turn, err := db.BeginTurn(ctx, "s1")
+	turn, err := db.Items().BeginTurn(ctx, "s1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, err := db.InsertRequest(ctx, Request{SessionID: "s1", TurnID: turn.ID, Kind: KindFull})
+	first, err := db.Requests().Insert(ctx, Request{SessionID: "s1", TurnID: turn.ID, Kind: KindFull})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,28 +148,28 @@ func TestInsertRequestAfterCompletesTheResponse(t *testing.T) {
 	}
 	end := &Completion{ID: first, ResponseID: "resp_1", Status: RequestCompleted, Usage: Usage{Input: 10, Output: 2}}
 	bad := &Completion{ID: first + 100, ResponseID: "resp_x", Status: RequestCompleted}
-	if _, _, err := db.InsertRequestAfter(ctx, Request{SessionID: "s1", TurnID: turn.ID, Kind: KindIncremental}, Staged{End: bad, Items: items}); err == nil {
+	if _, _, err := db.Requests().InsertAfter(ctx, Request{SessionID: "s1", TurnID: turn.ID, Kind: KindIncremental}, Staged{End: bad, Items: items}); err == nil {
 		t.Fatal("the end of an unknown request was recorded")
 	}
-	if stored, _ := db.Items(ctx, "s1"); len(stored) != 0 {
+	if stored, _ := db.Items().List(ctx, "s1"); len(stored) != 0 {
 		t.Fatalf("a failed batch left %d items", len(stored))
 	}
-	if _, _, err := db.InsertRequestAfter(ctx, Request{SessionID: "s1", TurnID: turn.ID, Kind: KindIncremental}, Staged{End: end, Items: items}); err != nil {
+	if _, _, err := db.Requests().InsertAfter(ctx, Request{SessionID: "s1", TurnID: turn.ID, Kind: KindIncremental}, Staged{End: end, Items: items}); err != nil {
 		t.Fatal(err)
 	}
-	stored, _ := db.Items(ctx, "s1")
-	reqs, _ := db.Requests(ctx, "s1")
+	stored, _ := db.Items().List(ctx, "s1")
+	reqs, _ := db.Requests().List(ctx, "s1")
 	if len(stored) != 2 || stored[0].Origin != OriginOutput || stored[1].Type != "function_call_output" || len(reqs) != 2 ||
 		reqs[0].Status != RequestCompleted || reqs[0].ResponseID != "resp_1" || reqs[0].Usage.Input != 10 || reqs[1].Status != RequestSent {
 		t.Fatalf("after the commit: items %+v, requests %+v", stored, reqs)
 	}
 	end = &Completion{ID: reqs[1].ID, ResponseID: "resp_2", Status: RequestIncomplete}
-	if _, err := db.CommitStaged(ctx, "s1", turn.ID, Staged{End: end, Items: items[:1], Seen: []SeenWrite{{Path: "a.txt", Seen: Seen{Hash: "h"}}}}); err != nil {
+	if _, err := db.Requests().CommitStaged(ctx, "s1", turn.ID, Staged{End: end, Items: items[:1], Seen: []SeenWrite{{Path: "a.txt", Seen: Seen{Hash: "h"}}}}); err != nil {
 		t.Fatal(err)
 	}
-	stored, _ = db.Items(ctx, "s1")
-	reqs, _ = db.Requests(ctx, "s1")
-	files, _ := db.SeenFiles(ctx, "s1")
+	stored, _ = db.Items().List(ctx, "s1")
+	reqs, _ = db.Requests().List(ctx, "s1")
+	files, _ := db.Memory().SeenFiles(ctx, "s1")
 	if len(stored) != 3 || reqs[1].Status != RequestIncomplete || files["a.txt"].Hash != "h" {
 		t.Fatalf("after CommitStaged: %d items, request %+v, seen %+v", len(stored), reqs[1], files)
 	}
@@ -182,7 +182,7 @@ func BenchmarkInsertRequestAfter(b *testing.B) {
 	ctx, db, req, staged := requestBench(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, _, err := db.InsertRequestAfter(ctx, req, staged); err != nil {
+		if _, _, err := db.Requests().InsertAfter(ctx, req, staged); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -195,7 +195,7 @@ func requestBench(b *testing.B) (context.Context, *DB, Request, Staged) {
 	b.Cleanup(cancel)
 	db := openTest(b)
 	newSession(b, db, "/src/app", "s1")
-	turn, err := db.BeginTurn(ctx, "s1")
+	turn, err := db.Items().BeginTurn(ctx, "s1")
 	if err != nil {
 		b.Fatal(err)
 	}

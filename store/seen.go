@@ -10,6 +10,12 @@ import (
 // what it saw (Seen); the context delta sent before a request is computed
 // against it. Rows live as long as their session.
 
+// Memory is what a session remembers beside its transcript: the read set
+// and the user's remembered permission answers. Reached by DB.Memory, it
+// shares the DB's connections and compiled statements and lives as long as
+// the DB; its calls fail with ErrClosed once Close began.
+type Memory struct{ db *DB }
+
 // Seen is what the model last saw of one file: the content hash and, when
 // small enough to keep, the content itself (the delta's diff needs it).
 type Seen struct {
@@ -19,8 +25,8 @@ type Seen struct {
 
 // SetSeen records what the model saw of path (read or written), replacing
 // the earlier entry.
-func (db *DB) SetSeen(ctx context.Context, sessionID, path string, s Seen) error {
-	err := db.write(ctx, func(tx *wtx) error { return setSeenTx(ctx, tx, sessionID, path, s) })
+func (m Memory) SetSeen(ctx context.Context, sessionID, path string, s Seen) error {
+	err := m.db.write(ctx, func(tx *wtx) error { return setSeenTx(ctx, tx, sessionID, path, s) })
 	if err != nil {
 		return fmt.Errorf("store: set seen %s in session %s: %w", path, sessionID, err)
 	}
@@ -28,7 +34,7 @@ func (db *DB) SetSeen(ctx context.Context, sessionID, path string, s Seen) error
 }
 
 // SeenWrite is one read-set update committed with a request
-// (InsertRequestAfter).
+// (Requests.InsertAfter).
 type SeenWrite struct {
 	Path string
 	Seen Seen
@@ -53,9 +59,9 @@ func setSeenTx(ctx context.Context, tx *wtx, sessionID, path string, s Seen) err
 }
 
 // SeenFiles returns the read set with contents: path → Seen.
-func (db *DB) SeenFiles(ctx context.Context, sessionID string) (map[string]Seen, error) {
+func (m Memory) SeenFiles(ctx context.Context, sessionID string) (map[string]Seen, error) {
 	out := make(map[string]Seen)
-	err := db.read(func(r *sql.DB) error {
+	err := m.db.read(func(r *sql.DB) error {
 		rows, err := r.QueryContext(ctx, `SELECT path, hash, content FROM read_set WHERE session_id = ?`, sessionID)
 		if err != nil {
 			return err
@@ -80,9 +86,9 @@ func (db *DB) SeenFiles(ctx context.Context, sessionID string) (map[string]Seen,
 // ReadSet returns the hashes of a session's read set, path → content hash,
 // without the stored texts: the context delta fetches a text (SeenContent)
 // only for a file that changed. An unknown session has an empty read set.
-func (db *DB) ReadSet(ctx context.Context, sessionID string) (map[string]string, error) {
+func (m Memory) ReadSet(ctx context.Context, sessionID string) (map[string]string, error) {
 	out := make(map[string]string)
-	err := db.read(func(r *sql.DB) error {
+	err := m.db.read(func(r *sql.DB) error {
 		rows, err := r.QueryContext(ctx, `SELECT path, hash FROM read_set WHERE session_id = ?`, sessionID)
 		if err != nil {
 			return err
@@ -106,9 +112,9 @@ func (db *DB) ReadSet(ctx context.Context, sessionID string) (map[string]string,
 // SeenContent returns the content kept for path in the read set: nil when
 // none is (or path is not in it). With ReadSet (the hashes), it lets the
 // context delta load only the texts of the files that changed.
-func (db *DB) SeenContent(ctx context.Context, sessionID, path string) ([]byte, error) {
+func (m Memory) SeenContent(ctx context.Context, sessionID, path string) ([]byte, error) {
 	var content []byte
-	err := db.read(func(r *sql.DB) error {
+	err := m.db.read(func(r *sql.DB) error {
 		err := r.QueryRowContext(ctx, `SELECT content FROM read_set WHERE session_id = ? AND path = ?`, sessionID, path).Scan(&content)
 		if err == sql.ErrNoRows {
 			return nil
@@ -122,8 +128,8 @@ func (db *DB) SeenContent(ctx context.Context, sessionID, path string) ([]byte, 
 }
 
 // ForgetSeen drops path from the read set: the model no longer knows it.
-func (db *DB) ForgetSeen(ctx context.Context, sessionID, path string) error {
-	err := db.write(ctx, func(tx *wtx) error {
+func (m Memory) ForgetSeen(ctx context.Context, sessionID, path string) error {
+	err := m.db.write(ctx, func(tx *wtx) error {
 		_, err := tx.ExecContext(ctx, `DELETE FROM read_set WHERE session_id = ? AND path = ?`, sessionID, path)
 		return err
 	})
@@ -142,8 +148,8 @@ const (
 )
 
 // SetPermission remembers the user's "always" answer for tool in a session.
-func (db *DB) SetPermission(ctx context.Context, sessionID, tool string, d Decision) error {
-	err := db.write(ctx, func(tx *wtx) error {
+func (m Memory) SetPermission(ctx context.Context, sessionID, tool string, d Decision) error {
+	err := m.db.write(ctx, func(tx *wtx) error {
 		_, err := tx.ExecContext(ctx, `
 			INSERT INTO permissions (session_id, tool, decision, updated) VALUES (?, ?, ?, ?)
 			ON CONFLICT (session_id, tool) DO UPDATE SET decision = excluded.decision, updated = excluded.updated`,
@@ -160,9 +166,9 @@ func (db *DB) SetPermission(ctx context.Context, sessionID, tool string, d Decis
 }
 
 // Permissions returns a session's remembered answers: tool → decision.
-func (db *DB) Permissions(ctx context.Context, sessionID string) (map[string]Decision, error) {
+func (m Memory) Permissions(ctx context.Context, sessionID string) (map[string]Decision, error) {
 	out := make(map[string]Decision)
-	err := db.read(func(r *sql.DB) error {
+	err := m.db.read(func(r *sql.DB) error {
 		rows, err := r.QueryContext(ctx, `SELECT tool, decision FROM permissions WHERE session_id = ?`, sessionID)
 		if err != nil {
 			return err

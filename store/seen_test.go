@@ -12,93 +12,93 @@ func TestSeenAndPermissions(t *testing.T) {
 	ctx := context.Background()
 	newSession(t, db, "/w", "s1")
 	newSession(t, db, "/w", "s2")
-	if err := db.SetSeen(ctx, "s1", "a.txt", Seen{Hash: "h1", Content: []byte("one\n")}); err != nil {
+	if err := db.Memory().SetSeen(ctx, "s1", "a.txt", Seen{Hash: "h1", Content: []byte("one\n")}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.SetSeen(ctx, "s1", "a.txt", Seen{Hash: "h2", Content: []byte("two\n")}); err != nil {
+	if err := db.Memory().SetSeen(ctx, "s1", "a.txt", Seen{Hash: "h2", Content: []byte("two\n")}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.SetSeen(ctx, "s1", "big.bin", Seen{Hash: "h3"}); err != nil {
+	if err := db.Memory().SetSeen(ctx, "s1", "big.bin", Seen{Hash: "h3"}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := db.SeenFiles(ctx, "s1")
+	got, err := db.Memory().SeenFiles(ctx, "s1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 2 || got["a.txt"].Hash != "h2" || string(got["a.txt"].Content) != "two\n" || got["big.bin"].Content != nil {
 		t.Fatalf("seen = %+v", got)
 	}
-	if other, _ := db.SeenFiles(ctx, "s2"); len(other) != 0 {
+	if other, _ := db.Memory().SeenFiles(ctx, "s2"); len(other) != 0 {
 		t.Fatalf("s2 sees s1's files: %+v", other)
 	}
-	if rs, _ := db.ReadSet(ctx, "s1"); rs["a.txt"] != "h2" {
+	if rs, _ := db.Memory().ReadSet(ctx, "s1"); rs["a.txt"] != "h2" {
 		t.Fatalf("ReadSet disagrees: %+v", rs)
 	}
 	for path, want := range map[string][]byte{"a.txt": []byte("two\n"), "big.bin": nil, "absent": nil} {
-		if got, err := db.SeenContent(ctx, "s1", path); err != nil || string(got) != string(want) || (got == nil) != (want == nil) {
+		if got, err := db.Memory().SeenContent(ctx, "s1", path); err != nil || string(got) != string(want) || (got == nil) != (want == nil) {
 			t.Errorf("SeenContent %s = %q, %v; want %q", path, got, err, want)
 		}
 	}
-	if err := db.ForgetSeen(ctx, "s1", "big.bin"); err != nil {
+	if err := db.Memory().ForgetSeen(ctx, "s1", "big.bin"); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := db.SeenFiles(ctx, "s1"); len(got) != 1 {
+	if got, _ := db.Memory().SeenFiles(ctx, "s1"); len(got) != 1 {
 		t.Fatalf("after ForgetSeen: %+v", got)
 	}
-	if err := db.SetSeen(ctx, "nope", "x", Seen{Hash: "h"}); !errors.Is(err, ErrNotFound) {
+	if err := db.Memory().SetSeen(ctx, "nope", "x", Seen{Hash: "h"}); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("unknown session: %v", err)
 	}
 
-	if err := db.SetPermission(ctx, "s1", "shell", Allow); err != nil {
+	if err := db.Memory().SetPermission(ctx, "s1", "shell", Allow); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.SetPermission(ctx, "s1", "shell", Reject); err != nil {
+	if err := db.Memory().SetPermission(ctx, "s1", "shell", Reject); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.SetPermission(ctx, "s1", "write_file", Allow); err != nil {
+	if err := db.Memory().SetPermission(ctx, "s1", "write_file", Allow); err != nil {
 		t.Fatal(err)
 	}
-	p, err := db.Permissions(ctx, "s1")
+	p, err := db.Memory().Permissions(ctx, "s1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(p) != 2 || p["shell"] != Reject || p["write_file"] != Allow {
 		t.Fatalf("permissions = %+v", p)
 	}
-	if err := db.SetPermission(ctx, "s1", "shell", Decision("maybe")); err == nil {
+	if err := db.Memory().SetPermission(ctx, "s1", "shell", Decision("maybe")); err == nil {
 		t.Fatal("a decision outside allow/reject was stored")
 	}
 }
 
-// CompleteRequest finishes the request and appends the output in one
+// Requests.Complete finishes the request and appends the output in one
 // transaction: a bad item leaves both undone.
 func TestCompleteRequestIsAtomic(t *testing.T) {
 	db := openTest(t)
 	ctx := context.Background()
 	newSession(t, db, "/w", "s1")
-	turn, err := db.BeginTurn(ctx, "s1")
+	turn, err := db.Items().BeginTurn(ctx, "s1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, err := db.InsertRequest(ctx, Request{SessionID: "s1", TurnID: turn.ID, Conn: "ws-1", Kind: KindFull})
+	id, err := db.Requests().Insert(ctx, Request{SessionID: "s1", TurnID: turn.ID, Conn: "ws-1", Kind: KindFull})
 	if err != nil {
 		t.Fatal(err)
 	}
 	bad := []NewItem{{Origin: OriginOutput, Data: []byte(`{"type":"message"}`)}, {Origin: OriginOutput, Data: []byte(`[1]`)}}
-	if _, err := db.CompleteRequest(ctx, id, "resp_1", RequestCompleted, time.Time{}, time.Time{}, Usage{}, "s1", turn.ID, bad); err == nil {
+	if _, err := db.Requests().Complete(ctx, id, "resp_1", RequestCompleted, time.Time{}, time.Time{}, Usage{}, "s1", turn.ID, bad); err == nil {
 		t.Fatal("a bad item was accepted")
 	}
-	reqs, _ := db.Requests(ctx, "s1")
-	items, _ := db.Items(ctx, "s1")
+	reqs, _ := db.Requests().List(ctx, "s1")
+	items, _ := db.Items().List(ctx, "s1")
 	if reqs[0].Status != RequestSent || len(items) != 0 {
 		t.Fatalf("after a refused completion: status %q, %d items", reqs[0].Status, len(items))
 	}
 	good := []NewItem{{Origin: OriginOutput, Data: []byte(`{"type":"message","id":"m1"}`)}}
-	out, err := db.CompleteRequest(ctx, id, "resp_1", RequestCompleted, time.Time{}, time.Time{}, Usage{Input: 100, Cached: 60, Output: 20, Reasoning: 8}, "s1", turn.ID, good)
+	out, err := db.Requests().Complete(ctx, id, "resp_1", RequestCompleted, time.Time{}, time.Time{}, Usage{Input: 100, Cached: 60, Output: 20, Reasoning: 8}, "s1", turn.ID, good)
 	if err != nil || len(out) != 1 || out[0].Seq != 1 {
 		t.Fatalf("complete: %v %+v", err, out)
 	}
-	reqs, _ = db.Requests(ctx, "s1")
+	reqs, _ = db.Requests().List(ctx, "s1")
 	if reqs[0].Status != RequestCompleted || reqs[0].ResponseID != "resp_1" || reqs[0].Finished.IsZero() {
 		t.Fatalf("request after completion: %+v", reqs[0])
 	}
@@ -106,7 +106,7 @@ func TestCompleteRequestIsAtomic(t *testing.T) {
 	if reqs[0].Usage != want {
 		t.Fatalf("usage stored %+v, want %+v", reqs[0].Usage, want)
 	}
-	if u, err := db.SessionUsage(ctx, "s1"); err != nil || u != want || u.CacheHitRatio() != 0.6 {
+	if u, err := db.Requests().Usage(ctx, "s1"); err != nil || u != want || u.CacheHitRatio() != 0.6 {
 		t.Fatalf("session usage %+v (%v), ratio %v", u, err, u.CacheHitRatio())
 	}
 }
@@ -125,7 +125,7 @@ func TestSeenAgainUnchangedWritesNothing(t *testing.T) {
 		return u
 	}
 	set := func(s Seen) {
-		if err := db.SetSeen(ctx, "s1", "a.txt", s); err != nil {
+		if err := db.Memory().SetSeen(ctx, "s1", "a.txt", s); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -136,15 +136,15 @@ func TestSeenAgainUnchangedWritesNothing(t *testing.T) {
 		t.Error("seeing the same hash again rewrote the entry")
 	}
 	set(Seen{Hash: "h1", Content: []byte("alpha")})
-	if got, _ := db.SeenFiles(ctx, "s1"); string(got["a.txt"].Content) != "alpha" {
+	if got, _ := db.Memory().SeenFiles(ctx, "s1"); string(got["a.txt"].Content) != "alpha" {
 		t.Errorf("content for an entry that had none was not kept: %+v", got["a.txt"])
 	}
 	set(Seen{Hash: "h1"})
-	if got, _ := db.SeenFiles(ctx, "s1"); string(got["a.txt"].Content) != "alpha" {
+	if got, _ := db.Memory().SeenFiles(ctx, "s1"); string(got["a.txt"].Content) != "alpha" {
 		t.Errorf("the same hash without content dropped the content: %+v", got["a.txt"])
 	}
 	set(Seen{Hash: "h2", Content: []byte("beta")})
-	if got, _ := db.SeenFiles(ctx, "s1"); got["a.txt"].Hash != "h2" || string(got["a.txt"].Content) != "beta" || updated() == first {
+	if got, _ := db.Memory().SeenFiles(ctx, "s1"); got["a.txt"].Hash != "h2" || string(got["a.txt"].Content) != "beta" || updated() == first {
 		t.Errorf("a change was not written: %+v", got["a.txt"])
 	}
 }

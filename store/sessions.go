@@ -211,7 +211,10 @@ func (db *DB) SessionsAfter(ctx context.Context, cwd string, pos *SessionPos, li
 
 // SetSessionTitle renames a session and bumps its Updated time.
 func (db *DB) SetSessionTitle(ctx context.Context, id, title string) error {
-	if err := db.updateSession(ctx, id, `UPDATE sessions SET title = ?, updated = ? WHERE id = ?`, title); err != nil {
+	err := db.write(ctx, func(tx *wtx) error {
+		return updateSession(ctx, tx, id, `UPDATE sessions SET title = ?, updated = ? WHERE id = ?`, title)
+	})
+	if err != nil {
 		return fmt.Errorf("store: set title of session %s: %w", id, err)
 	}
 	return nil
@@ -219,7 +222,10 @@ func (db *DB) SetSessionTitle(ctx context.Context, id, title string) error {
 
 // SetSessionMode changes a session's mode and bumps its Updated time.
 func (db *DB) SetSessionMode(ctx context.Context, id, mode string) error {
-	if err := db.updateSession(ctx, id, `UPDATE sessions SET mode = ?, updated = ? WHERE id = ?`, mode); err != nil {
+	err := db.write(ctx, func(tx *wtx) error {
+		return updateSession(ctx, tx, id, `UPDATE sessions SET mode = ?, updated = ? WHERE id = ?`, mode)
+	})
+	if err != nil {
 		return fmt.Errorf("store: set mode of session %s: %w", id, err)
 	}
 	return nil
@@ -244,16 +250,14 @@ func (db *DB) SetSessionChoice(ctx context.Context, id, model, effort string) er
 	return nil
 }
 
-// updateSession runs query (value, updated, id) and reports ErrNotFound
-// when no row matched.
-func (db *DB) updateSession(ctx context.Context, id, query, value string) error {
-	return db.write(ctx, func(tx *wtx) error {
-		res, err := tx.ExecContext(ctx, query, value, nanos(now()), id)
-		if err != nil {
-			return err
-		}
-		return mustAffect(res)
-	})
+// updateSession runs query (value, updated, id) inside tx and reports
+// ErrNotFound when no row matched.
+func updateSession(ctx context.Context, tx *wtx, id, query, value string) error {
+	res, err := tx.ExecContext(ctx, query, value, nanos(now()), id)
+	if err != nil {
+		return err
+	}
+	return mustAffect(res)
 }
 
 // TakeSpare makes a spare session the caller's: listed from now on, created

@@ -109,11 +109,11 @@ func TestSessionNotFound(t *testing.T) {
 	checks["SetSessionMode"] = db.SetSessionMode(ctx, "nope", "m")
 	checks["SetSessionChoice"] = db.SetSessionChoice(ctx, "nope", "o3", "")
 	checks["DeleteSession"] = db.DeleteSession(ctx, "nope")
-	_, checks["BeginTurn"] = db.BeginTurn(ctx, "nope")
-	checks["EndTurn"] = db.EndTurn(ctx, 42, TurnCompleted, "", "")
-	_, checks["InsertRequest"] = db.InsertRequest(ctx, Request{SessionID: "nope", Kind: KindFull})
-	checks["FinishRequest"] = db.FinishRequest(ctx, 42, "", RequestCompleted, "", time.Time{}, time.Time{})
-	checks["SetSeen"] = db.SetSeen(ctx, "nope", "a.go", Seen{Hash: "h"})
+	_, checks["BeginTurn"] = db.Items().BeginTurn(ctx, "nope")
+	checks["EndTurn"] = db.Items().EndTurn(ctx, 42, TurnCompleted, "", "")
+	_, checks["Requests.Insert"] = db.Requests().Insert(ctx, Request{SessionID: "nope", Kind: KindFull})
+	checks["Requests.Finish"] = db.Requests().Finish(ctx, 42, "", RequestCompleted, "", time.Time{}, time.Time{})
+	checks["SetSeen"] = db.Memory().SetSeen(ctx, "nope", "a.go", Seen{Hash: "h"})
 	for name, err := range checks {
 		if !errors.Is(err, ErrNotFound) {
 			t.Errorf("%s: %v, want ErrNotFound", name, err)
@@ -165,16 +165,16 @@ func TestSessionsOrderAndFilter(t *testing.T) {
 	check("unknown root", ids("/src/none", 0))
 
 	// A turn in a1 makes it the most recent.
-	turn, err := db.BeginTurn(ctx, "a1")
+	turn, err := db.Items().BeginTurn(ctx, "a1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.EndTurn(ctx, turn.ID, TurnCompleted, "end_turn", ""); err != nil {
+	if err := db.Items().EndTurn(ctx, turn.ID, TurnCompleted, "end_turn", ""); err != nil {
 		t.Fatal(err)
 	}
 	check("after turn", ids("", 0), "a1", "b1", "a2")
 	// An item in a2 (outside any turn) is activity too.
-	if _, err := db.AppendItems(ctx, "a2", 0, []NewItem{{Origin: OriginInput, Data: []byte(`{}`)}}); err != nil {
+	if _, err := db.Items().Append(ctx, "a2", 0, []NewItem{{Origin: OriginInput, Data: []byte(`{}`)}}); err != nil {
 		t.Fatal(err)
 	}
 	check("after item", ids("", 0), "a2", "a1", "b1")
@@ -196,17 +196,17 @@ func TestDeleteSessionCascades(t *testing.T) {
 	db := openTest(t)
 	newSession(t, db, "/src/app", "s1")
 	newSession(t, db, "/src/app", "keep")
-	turn, err := db.BeginTurn(ctx, "s1")
+	turn, err := db.Items().BeginTurn(ctx, "s1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.AppendItems(ctx, "s1", turn.ID, []NewItem{{Origin: OriginInput, Data: []byte(`{}`)}}); err != nil {
+	if _, err := db.Items().Append(ctx, "s1", turn.ID, []NewItem{{Origin: OriginInput, Data: []byte(`{}`)}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.InsertRequest(ctx, Request{SessionID: "s1", TurnID: turn.ID, Kind: KindFull}); err != nil {
+	if _, err := db.Requests().Insert(ctx, Request{SessionID: "s1", TurnID: turn.ID, Kind: KindFull}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.SetSeen(ctx, "s1", "main.go", Seen{Hash: "h1"}); err != nil {
+	if err := db.Memory().SetSeen(ctx, "s1", "main.go", Seen{Hash: "h1"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.DeleteSession(ctx, "s1"); err != nil {
@@ -271,7 +271,7 @@ func TestSpareSessions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := db.AppendItems(ctx, "spare2", 0, []NewItem{{Origin: OriginInput, Data: []byte(`{}`)}}); err != nil {
+	if _, err := db.Items().Append(ctx, "spare2", 0, []NewItem{{Origin: OriginInput, Data: []byte(`{}`)}}); err != nil {
 		t.Fatal(err)
 	}
 	list := func() (ids []string) {
@@ -306,7 +306,7 @@ func TestSpareSessions(t *testing.T) {
 	if _, err := db.Session(ctx, "spare2"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("spare2 survived: %v", err)
 	}
-	if items, _ := db.Items(ctx, "spare2"); len(items) != 0 {
+	if items, _ := db.Items().List(ctx, "spare2"); len(items) != 0 {
 		t.Errorf("spare2's items survived")
 	}
 }

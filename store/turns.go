@@ -42,9 +42,9 @@ type Turn struct {
 // session's Updated time. It does not check that the previous turn ended:
 // the session's serial loop guarantees that, and InterruptRunning cleans up
 // after a crash.
-func (db *DB) BeginTurn(ctx context.Context, sessionID string) (Turn, error) {
+func (it Items) BeginTurn(ctx context.Context, sessionID string) (Turn, error) {
 	t := Turn{SessionID: sessionID, Status: TurnRunning, Started: now()}
-	err := db.write(ctx, func(tx *wtx) error {
+	err := it.db.write(ctx, func(tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE sessions SET updated = ? WHERE id = ?`, nanos(t.Started), sessionID)
 		if err != nil {
 			return err
@@ -67,13 +67,13 @@ func (db *DB) BeginTurn(ctx context.Context, sessionID string) (Turn, error) {
 
 // EndTurn records how a running turn ended. It wraps ErrNotFound for an
 // unknown turn and ErrNotRunning for one that has already ended.
-func (db *DB) EndTurn(ctx context.Context, turnID int64, status TurnStatus, stopReason, errMsg string) error {
+func (it Items) EndTurn(ctx context.Context, turnID int64, status TurnStatus, stopReason, errMsg string) error {
 	switch status {
 	case TurnCompleted, TurnCancelled, TurnFailed, TurnInterrupted:
 	default:
 		return fmt.Errorf("store: end turn %d: invalid end status %q", turnID, status)
 	}
-	err := db.write(ctx, func(tx *wtx) error {
+	err := it.db.write(ctx, func(tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `
 			UPDATE turns SET status = ?, stop_reason = ?, error = ?, ended = ?
 			WHERE id = ? AND status = 'running'`,
@@ -102,9 +102,9 @@ func (db *DB) EndTurn(ctx context.Context, turnID int64, status TurnStatus, stop
 
 // Turns returns the turns of a session in order. An unknown session has no
 // turns.
-func (db *DB) Turns(ctx context.Context, sessionID string) ([]Turn, error) {
+func (it Items) Turns(ctx context.Context, sessionID string) ([]Turn, error) {
 	var out []Turn
-	err := db.read(func(r *sql.DB) error {
+	err := it.db.read(func(r *sql.DB) error {
 		rows, err := r.QueryContext(ctx, `
 			SELECT id, seq, status, stop_reason, error, started, ended
 			FROM turns WHERE session_id = ? ORDER BY seq`, sessionID)
@@ -133,9 +133,9 @@ func (db *DB) Turns(ctx context.Context, sessionID string) ([]Turn, error) {
 // InterruptRunning marks every running turn interrupted. The daemon calls it
 // at start, before serving: any turn still running then was cut short by a
 // crash or kill. It returns how many turns it marked.
-func (db *DB) InterruptRunning(ctx context.Context) (int64, error) {
+func (it Items) InterruptRunning(ctx context.Context) (int64, error) {
 	var n int64
-	err := db.write(ctx, func(tx *wtx) error {
+	err := it.db.write(ctx, func(tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `
 			UPDATE turns SET status = 'interrupted', ended = ?,
 				error = CASE error WHEN '' THEN 'daemon stopped during the turn' ELSE error END

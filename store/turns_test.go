@@ -16,7 +16,7 @@ func TestTurnLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	t1, err := db.BeginTurn(ctx, "s1")
+	t1, err := db.Items().BeginTurn(ctx, "s1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,24 +31,24 @@ func TestTurnLifecycle(t *testing.T) {
 		t.Errorf("session updated = %v, want the turn start %v", s.Updated, t1.Started)
 	}
 
-	if err := db.EndTurn(ctx, t1.ID, TurnFailed, "", "stream reset"); err != nil {
+	if err := db.Items().EndTurn(ctx, t1.ID, TurnFailed, "", "stream reset"); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.EndTurn(ctx, t1.ID, TurnCompleted, "", ""); !errors.Is(err, ErrNotRunning) {
+	if err := db.Items().EndTurn(ctx, t1.ID, TurnCompleted, "", ""); !errors.Is(err, ErrNotRunning) {
 		t.Errorf("ending twice: %v, want ErrNotRunning", err)
 	}
-	t2, err := db.BeginTurn(ctx, "s1")
+	t2, err := db.Items().BeginTurn(ctx, "s1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.EndTurn(ctx, t2.ID, TurnRunning, "", ""); err == nil {
+	if err := db.Items().EndTurn(ctx, t2.ID, TurnRunning, "", ""); err == nil {
 		t.Error("EndTurn accepted status running")
 	}
-	if err := db.EndTurn(ctx, t2.ID, TurnCompleted, "end_turn", ""); err != nil {
+	if err := db.Items().EndTurn(ctx, t2.ID, TurnCompleted, "end_turn", ""); err != nil {
 		t.Fatal(err)
 	}
 
-	turns, err := db.Turns(ctx, "s1")
+	turns, err := db.Items().Turns(ctx, "s1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestTurnLifecycle(t *testing.T) {
 	if got := turns[1]; got.Seq != 2 || got.Status != TurnCompleted || got.StopReason != "end_turn" || got.Ended.IsZero() {
 		t.Errorf("turns[1] = %+v", got)
 	}
-	if none, err := db.Turns(ctx, "nope"); err != nil || len(none) != 0 {
+	if none, err := db.Items().Turns(ctx, "nope"); err != nil || len(none) != 0 {
 		t.Errorf("Turns(unknown) = %v, %v", none, err)
 	}
 }
@@ -78,15 +78,15 @@ func TestInterruptRunningAfterRestart(t *testing.T) {
 	}
 	newSession(t, db, "/src/app", "s1")
 	newSession(t, db, "/src/app", "s2")
-	done, err := db.BeginTurn(ctx, "s1")
+	done, err := db.Items().BeginTurn(ctx, "s1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.EndTurn(ctx, done.ID, TurnCompleted, "end_turn", ""); err != nil {
+	if err := db.Items().EndTurn(ctx, done.ID, TurnCompleted, "end_turn", ""); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"s1", "s2"} {
-		if _, err := db.BeginTurn(ctx, id); err != nil {
+		if _, err := db.Items().BeginTurn(ctx, id); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -95,7 +95,7 @@ func TestInterruptRunningAfterRestart(t *testing.T) {
 	}
 
 	db = mustOpen(t, path)
-	n, err := db.InterruptRunning(ctx)
+	n, err := db.Items().InterruptRunning(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestInterruptRunningAfterRestart(t *testing.T) {
 		t.Errorf("InterruptRunning = %d, want 2", n)
 	}
 	for _, id := range []string{"s1", "s2"} {
-		turns, err := db.Turns(ctx, id)
+		turns, err := db.Items().Turns(ctx, id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,7 +115,7 @@ func TestInterruptRunningAfterRestart(t *testing.T) {
 			t.Errorf("completed turn changed to %s", turns[0].Status)
 		}
 	}
-	if n, err := db.InterruptRunning(ctx); err != nil || n != 0 {
+	if n, err := db.Items().InterruptRunning(ctx); err != nil || n != 0 {
 		t.Errorf("second InterruptRunning = %d, %v; want 0", n, err)
 	}
 }

@@ -47,14 +47,13 @@ func (tx *wtx) stmt(ctx context.Context, query string) *sql.Stmt {
 	return s
 }
 
-// closeStatements closes the cached statements; the connection closes after.
-func (db *DB) closeStatements() {
-	db.wmu.Lock()
-	defer db.wmu.Unlock()
-	for _, s := range db.stmts.m {
+// close closes the cached statements; the connection closes after. The
+// caller holds DB.wmu.
+func (st *statements) close() {
+	for _, s := range st.m {
 		s.Close()
 	}
-	db.stmts.m = nil
+	st.m = nil
 }
 
 // ExecContext runs query in the transaction with its cached statement.

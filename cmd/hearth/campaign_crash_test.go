@@ -328,11 +328,11 @@ func checkCrashStore(t *testing.T, path string, l *crashLedger, final bool) cras
 		if _, err := db.Session(ctx, string(id)); err != nil {
 			t.Fatalf("session %s was answered to session/new and is gone: %v", id, err)
 		}
-		items, err := db.Items(ctx, string(id))
+		items, err := db.Items().List(ctx, string(id))
 		if err != nil {
 			t.Fatal(err)
 		}
-		turns, err := db.Turns(ctx, string(id))
+		turns, err := db.Items().Turns(ctx, string(id))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -228,7 +228,7 @@ func TestFaultCampaign(t *testing.T) {
 	defer db.Close()
 	total := 0
 	for _, id := range ids {
-		trs, err := db.Turns(context.Background(), string(id))
+		trs, err := db.Items().Turns(context.Background(), string(id))
 		if err != nil {
 			t.Fatal(err)
 		}

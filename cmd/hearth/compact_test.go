@@ -33,7 +33,7 @@ func storedSession(t *testing.T, dir, id string) {
 	if err := db.CreateSession(ctx, store.Session{ID: id, Root: root, Mode: "ask"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.AppendItems(ctx, id, 0, []store.NewItem{{Origin: store.OriginInput, Data: session.UserMessage("remember the word walrus")}}); err != nil {
+	if _, err := db.Items().Append(ctx, id, 0, []store.NewItem{{Origin: store.OriginInput, Data: session.UserMessage("remember the word walrus")}}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -79,7 +79,7 @@ func TestSIGTERMDuringTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	turns, err := db.Turns(context.Background(), string(s.SessionId))
+	turns, err := db.Items().Turns(context.Background(), string(s.SessionId))
 	if err != nil || len(turns) != 1 || turns[0].Status != store.TurnInterrupted || turns[0].Ended.IsZero() {
 		t.Fatalf("turns after SIGTERM: %+v %v", turns, err)
 	}

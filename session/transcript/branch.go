@@ -59,7 +59,7 @@ func (t *Transcript) steerLocked() {
 // as a rewound range (Open leaves them out). The usage counts and what the
 // server held (epoch) go with them.
 func (t *Transcript) Rewind(ctx context.Context, turnID int64) error {
-	first, _, err := t.db.TurnSpan(ctx, t.id, turnID)
+	first, _, err := t.db.Branches().TurnSpan(ctx, t.id, turnID)
 	if err != nil {
 		return t.mark(fmt.Errorf("rewind: %w", err))
 	}
@@ -73,7 +73,7 @@ func (t *Transcript) Rewind(ctx context.Context, turnID int64) error {
 	case first <= through:
 		return ErrCompacted
 	}
-	if _, err := t.db.AddRewind(ctx, t.id, first); err != nil {
+	if _, err := t.db.Branches().AddRewind(ctx, t.id, first); err != nil {
 		return t.mark(fmt.Errorf("rewind: %w", err))
 	}
 	t.mu.Lock()
@@ -105,7 +105,7 @@ func (t *Transcript) indexLocked(seq int64) int {
 // has (its conversation goes out on another lane), and no read set: its
 // model is told of every file again.
 func (t *Transcript) Fork(ctx context.Context, to string, turnID int64) (*Transcript, error) {
-	_, last, err := t.db.TurnSpan(ctx, t.id, turnID)
+	_, last, err := t.db.Branches().TurnSpan(ctx, t.id, turnID)
 	if err != nil {
 		return nil, t.mark(fmt.Errorf("fork: %w", err))
 	}
@@ -118,7 +118,7 @@ func (t *Transcript) Fork(ctx context.Context, to string, turnID int64) (*Transc
 	case last <= through:
 		return nil, ErrCompacted
 	}
-	if err := t.db.ForkSession(ctx, t.id, to, last); err != nil {
+	if err := t.db.Branches().Fork(ctx, t.id, to, last); err != nil {
 		return nil, t.mark(fmt.Errorf("fork: %w", err))
 	}
 	t.mu.Lock()

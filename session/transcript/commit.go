@@ -31,7 +31,7 @@ func (t *Transcript) Commit(ctx context.Context, turnID int64, items []store.New
 	if len(items) == 0 {
 		return nil
 	}
-	rows, err := t.db.AppendItems(ctx, t.id, turnID, items)
+	rows, err := t.db.Items().Append(ctx, t.id, turnID, items)
 	if err != nil {
 		return t.mark(fmt.Errorf("commit %d item(s): %w", len(items), err))
 	}
@@ -79,7 +79,7 @@ func (t *Transcript) Flush(ctx context.Context, turnID int64) error {
 	if empty {
 		return nil
 	}
-	rows, err := t.db.CommitStaged(ctx, t.id, turnID, b)
+	rows, err := t.db.Requests().CommitStaged(ctx, t.id, turnID, b)
 	if err != nil {
 		t.mu.Lock()
 		tell, lostEnd := t.l.dropped()
@@ -119,7 +119,7 @@ func (t *Transcript) Next() (full []json.RawMessage, b store.Staged) {
 // request is on its way.
 func (t *Transcript) CommitRequest(ctx context.Context, r store.Request, b store.Staged) (reqID int64, tell func(), err error) {
 	r.SessionID = t.id
-	reqID, rows, err := t.db.InsertRequestAfter(ctx, r, b)
+	reqID, rows, err := t.db.Requests().InsertAfter(ctx, r, b)
 	if err != nil {
 		return 0, nil, t.mark(fmt.Errorf("record request: %w", err))
 	}
@@ -139,7 +139,7 @@ func (t *Transcript) CommitResponse(ctx context.Context, turnID int64, end *stor
 	for i, it := range output {
 		out[i] = store.NewItem{Origin: store.OriginOutput, Data: it}
 	}
-	rows, err := t.db.CommitStaged(ctx, t.id, turnID, store.Staged{End: end, Items: out})
+	rows, err := t.db.Requests().CommitStaged(ctx, t.id, turnID, store.Staged{End: end, Items: out})
 	if err != nil {
 		return nil, t.mark(fmt.Errorf("commit the response: %w", err))
 	}
@@ -162,7 +162,7 @@ func (t *Transcript) CommitResponse(ctx context.Context, turnID int64, end *stor
 // CommitEnd stores a request's end alone: the answer to a question aside
 // (a compaction's summary) is the caller's, not the transcript's.
 func (t *Transcript) CommitEnd(ctx context.Context, turnID int64, end *store.Completion) error {
-	if _, err := t.db.CommitStaged(ctx, t.id, turnID, store.Staged{End: end}); err != nil {
+	if _, err := t.db.Requests().CommitStaged(ctx, t.id, turnID, store.Staged{End: end}); err != nil {
 		return t.mark(fmt.Errorf("commit the response: %w", err))
 	}
 	return nil

@@ -30,11 +30,11 @@ func BenchmarkOpen(b *testing.B) {
 			batch[i] = store.NewItem{Origin: store.OriginOutput, Data: json.RawMessage(fmt.Sprintf(
 				`{"id":"fc_%d","type":"function_call","status":"completed","call_id":"c%d","name":"read_file","arguments":"{}"}`, i, i))}
 		}
-		if _, err := db.AppendItems(ctx, "s", 0, batch); err != nil {
+		if _, err := db.Items().Append(ctx, "s", 0, batch); err != nil {
 			b.Fatal(err)
 		}
 	}
-	items, err := db.Items(ctx, "s")
+	items, err := db.Items().List(ctx, "s")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -79,11 +79,11 @@ func Open(ctx context.Context, o Options) (*Transcript, error) {
 	items := o.Items
 	if items == nil {
 		var err error
-		if items, err = o.DB.Items(ctx, o.ID); err != nil {
+		if items, err = o.DB.Items().List(ctx, o.ID); err != nil {
 			return nil, t.mark(fmt.Errorf("load transcript of %s: %w", o.ID, err))
 		}
 	}
-	rewinds, err := o.DB.Rewinds(ctx, o.ID)
+	rewinds, err := o.DB.Branches().Rewinds(ctx, o.ID)
 	if err != nil {
 		return nil, t.mark(fmt.Errorf("load transcript of %s: %w", o.ID, err))
 	}
@@ -94,7 +94,7 @@ func Open(ctx context.Context, o Options) (*Transcript, error) {
 		}
 		t.initialN++
 	}
-	last, err := o.DB.LastCompaction(ctx, o.ID)
+	last, err := o.DB.Branches().LastCompaction(ctx, o.ID)
 	switch {
 	case err == nil:
 		t.viewAfter(items, last)

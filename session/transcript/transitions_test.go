@@ -390,7 +390,7 @@ func TestTransitions(t *testing.T) {
 			if got := names(h.open(id).Items()); got != tc.view {
 				t.Errorf("reopened view %s, want %s", got, tc.view)
 			}
-			stored, err := h.db.Items(h.ctx, id)
+			stored, err := h.db.Items().List(h.ctx, id)
 			if err != nil {
 				t.Fatal(err)
 			}

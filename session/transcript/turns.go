@@ -15,7 +15,7 @@ import (
 // BeginTurn records the start of the conversation's next turn and returns
 // its id.
 func (t *Transcript) BeginTurn(ctx context.Context) (int64, error) {
-	turn, err := t.db.BeginTurn(ctx, t.id)
+	turn, err := t.db.Items().BeginTurn(ctx, t.id)
 	if err != nil {
 		return 0, t.mark(fmt.Errorf("begin turn: %w", err))
 	}
@@ -24,7 +24,7 @@ func (t *Transcript) BeginTurn(ctx context.Context) (int64, error) {
 
 // EndTurn records how a turn ended.
 func (t *Transcript) EndTurn(ctx context.Context, turnID int64, status store.TurnStatus, stop, msg string) error {
-	if err := t.db.EndTurn(ctx, turnID, status, stop, msg); err != nil {
+	if err := t.db.Items().EndTurn(ctx, turnID, status, stop, msg); err != nil {
 		return t.mark(fmt.Errorf("end turn: %w", err))
 	}
 	return nil
@@ -33,5 +33,5 @@ func (t *Transcript) EndTurn(ctx context.Context, turnID int64, status store.Tur
 // FinishRequest records how a request that ended without a response to
 // commit went: failed or cancelled.
 func (t *Transcript) FinishRequest(ctx context.Context, reqID int64, respID, status, msg string, first time.Time) error {
-	return t.db.FinishRequest(ctx, reqID, respID, status, msg, first, time.Now())
+	return t.db.Requests().Finish(ctx, reqID, respID, status, msg, first, time.Now())
 }

@@ -89,7 +89,7 @@ func (t *Transcript) Compacted(ctx context.Context, summary, respID, why string,
 	view, seqs = append(view, t.l.committed[keep:]...), append(seqs, t.seqs[keep:]...)
 	t.mu.Unlock()
 
-	if _, err := t.db.AddCompaction(context.WithoutCancel(ctx), store.Compaction{SessionID: t.id, ThroughSeq: through,
+	if _, err := t.db.Branches().AddCompaction(context.WithoutCancel(ctx), store.Compaction{SessionID: t.id, ThroughSeq: through,
 		Summary: summary, ResponseID: respID, Reason: why}); err != nil {
 		return t.mark(fmt.Errorf("compact: %w", err))
 	}
@@ -119,7 +119,7 @@ func (t *Transcript) CompactedByServer(ctx context.Context, turnID int64, respID
 	for i, it := range output {
 		out[i] = store.NewItem{Origin: store.OriginOutput, Data: it, View: CompactionView}
 	}
-	comp, rows, err := t.db.AddCompactionItems(context.WithoutCancel(ctx), store.Compaction{SessionID: t.id,
+	comp, rows, err := t.db.Branches().AddCompactionItems(context.WithoutCancel(ctx), store.Compaction{SessionID: t.id,
 		ResponseID: respID, Reason: why}, turnID, out)
 	if err != nil {
 		return 0, t.mark(fmt.Errorf("compact: %w", err))
