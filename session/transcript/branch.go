@@ -43,8 +43,8 @@ func (t *Transcript) Rewind(ctx context.Context, turnID int64) error {
 	i := t.lay.index(first)
 	t.l.committed, t.lay.seqs = t.l.committed[:i:i], t.lay.seqs[:i:i]
 	t.cache = replayCache{}
-	t.lastInput, t.lastOutput, t.counted = 0, 0, 0
-	t.lay.turnStart, t.compactedAt = i, min(t.compactedAt, i)
+	t.use = meter{compactedAt: min(t.use.compactedAt, i)}
+	t.lay.turnStart = i
 	t.epoch++
 	return nil
 }
@@ -79,6 +79,6 @@ func (t *Transcript) Fork(ctx context.Context, to string, turnID int64) (*Transc
 	f.l = ledger{committed: t.l.committed[:k:k]}
 	f.lay = layout{seqs: append([]int64(nil), t.lay.seqs[:k]...),
 		prefix: t.lay.prefix, through: t.lay.through, initialN: t.lay.initialN, turnStart: k}
-	f.compactedAt = min(t.compactedAt, k)
+	f.use = meter{compactedAt: min(t.use.compactedAt, k)}
 	return f, nil
 }

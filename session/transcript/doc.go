@@ -11,10 +11,11 @@
 // its prefix. It holds no goroutine and nothing to close. Its state is in
 // parts, each a type with its own invariants: the ledger (what is committed
 // and staged, and who waits for it), the layout (where the view stands in
-// the store: the compaction view), the replay cache, and, handed out by
-// the Transcript for its lifetime, its Steering queue and its Turns (the
-// rows of its turns and requests). Readers take a View: an immutable
-// snapshot of the model's view.
+// the store: the compaction view), the replay cache, the meter (what the
+// last response's usage counted) and, handed out by the Transcript for its
+// lifetime, its Steering queue and its Turns (the rows of its turns and
+// requests). Readers take a View: an immutable snapshot of the model's
+// view.
 //
 // Imports: store only. It knows nothing of connections, lanes or the
 // model's API (session and session/responses do): what the server holds of

@@ -22,7 +22,8 @@ import (
 // Its state is in parts, each a type with its own invariants: the ledger
 // (committed and staged items, and who waits for them), the layout (where
 // the view stands in the store: the compaction view), the replay cache,
-// the Steering queue and the Turns rows; readers take a View.
+// the meter (what the last response's usage counted), the Steering queue
+// and the Turns rows; readers take a View.
 //
 // The invariants it keeps across them:
 //
@@ -44,11 +45,8 @@ type Transcript struct {
 	l     ledger
 	lay   layout
 	cache replayCache
-	// What the last response's usage covers: its input and output tokens,
-	// and how many items of the view (committed, then staged) it counted.
-	lastInput, lastOutput, counted int
-	compactedAt                    int // the view's length after the last compaction: compact again only once it grew
-	epoch                          uint64
+	use   meter
+	epoch uint64
 }
 
 // Options configure Open.

@@ -23,8 +23,8 @@ func (t *Transcript) Counted(u store.Usage, pending int) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.lastInput, t.lastOutput = int(u.Input), int(u.Output)
-	t.counted = len(t.l.committed) + pending
+	t.use.input, t.use.output = int(u.Input), int(u.Output)
+	t.use.counted = len(t.l.committed) + pending
 }
 
 // Usage is the last response's input and output tokens (0 before the
@@ -32,7 +32,7 @@ func (t *Transcript) Counted(u store.Usage, pending int) {
 func (t *Transcript) Usage() (input, output int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.lastInput, t.lastOutput
+	return t.use.input, t.use.output
 }
 
 // NextInput estimates the input tokens of the next request: the last
@@ -43,19 +43,7 @@ func (t *Transcript) Usage() (input, output int) {
 func (t *Transcript) NextInput(settings int) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	committed, staged := t.l.committed, t.l.staged
-	from, n := 0, settings
-	if t.lastInput > 0 && t.counted <= len(committed)+len(staged) {
-		from, n = t.counted, 4*(t.lastInput+t.lastOutput)
-	}
-	for i := from; i < len(committed)+len(staged); i++ {
-		if i < len(committed) {
-			n += len(committed[i])
-		} else {
-			n += len(staged[i-len(committed)].Data)
-		}
-	}
-	return (n + 3) / 4
+	return t.use.estimate(t.l.committed, t.l.staged, settings)
 }
 
 // Grown reports whether the view has grown since the last compaction: a
@@ -64,7 +52,7 @@ func (t *Transcript) NextInput(settings int) int {
 func (t *Transcript) Grown() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.l.next() > t.compactedAt
+	return t.l.next() > t.use.compactedAt
 }
 
 // Compacted records a compaction by a summary the model wrote (summary,
@@ -132,7 +120,6 @@ func (t *Transcript) adopt(view []json.RawMessage, lay layout) {
 	defer t.mu.Unlock()
 	t.l.committed, t.lay = view, lay
 	t.cache = replayCache{}
-	t.lastInput, t.lastOutput, t.counted = 0, 0, 0
-	t.compactedAt = len(view)
+	t.use = meter{compactedAt: len(view)}
 	t.epoch++
 }
