@@ -71,7 +71,7 @@ func (c *Conversation) compact(ctx context.Context, turnID int64, sink Sink, why
 	if err := c.tr.Flush(context.WithoutCancel(ctx), turnID); err != nil {
 		return err
 	}
-	before := c.tr.Len()
+	before := c.tr.View().Len()
 	how := "the API's compaction"
 	err := errors.New("not asked for")
 	if c.Config().Compaction == CompactServer {
@@ -92,7 +92,7 @@ func (c *Conversation) compact(ctx context.Context, turnID int64, sink Sink, why
 		}
 		how = "a summary"
 	}
-	after := c.tr.Len()
+	after := c.tr.View().Len()
 	if sink != nil {
 		sink.Notice(fmt.Sprintf("hearth: compacted this session (%s) with %s: %d items are now %d; "+
 			"the whole history stays in `hearth inspect %s`.", why, how, before, after, c.id))

@@ -29,7 +29,7 @@ const maxPartRefusals = 3
 // the view) leaves room for half of the view's items.
 func (c *Conversation) summarizeParts(ctx context.Context, turnID int64, budget int, ask []json.RawMessage) (summary, respID string, err error) {
 	view := c.tr.Input()
-	initial := min(c.tr.InitialCount(), len(view))
+	initial := min(c.tr.View().InitialCount(), len(view))
 	_, key, err := c.line.settings()
 	if err != nil {
 		return "", "", err

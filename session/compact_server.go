@@ -38,7 +38,7 @@ func (c *Conversation) compactOnServer(ctx context.Context, turnID int64, why st
 	}
 	view := c.tr.Input()
 	started := time.Now()
-	res, output, err := c.line.compactParts(ctx, set, view, c.tr.InitialCount())
+	res, output, err := c.line.compactParts(ctx, set, view, c.tr.View().InitialCount())
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 // committed items, or after a compaction the initial items, the summary and
 // the items since.
 func TranscriptOf(c *Conversation) []json.RawMessage {
-	return c.tr.Items()
+	return c.tr.View().Items()
 }
 
 // ReplayForm is an item's replay form (session/transcript).

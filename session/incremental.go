@@ -23,7 +23,7 @@ type baseline struct {
 	input      []json.RawMessage // the last request's full input
 	output     []json.RawMessage // what the server produced for it
 	responseID string
-	epoch      uint64 // the transcript's epoch it extends (transcript.Epoch)
+	epoch      uint64 // the transcript's epoch it extends (transcript.View.Epoch)
 }
 
 // Reasons a request goes out in full; stored with the request and shown by

@@ -50,7 +50,7 @@ func (l *line) forget() {
 // made after the turn token is back never misses a loss that rewarm
 // skipped while the turn held the token.
 func (l *line) lost() bool {
-	epoch := l.tr.Epoch()
+	epoch := l.tr.View().Epoch()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.base == nil || !l.base.conn.Alive() || l.base.epoch != epoch

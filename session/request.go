@@ -128,7 +128,7 @@ func (l *line) connect(ctx context.Context, generate bool, sink Sink) (responses
 // view, replay forms sent in full instead), plus aside, and plans it
 // against the baseline.
 func (l *line) prepare(conn responses.Link, lane string, generate bool, view, aside []json.RawMessage) (*outgoing, error) {
-	o := &outgoing{lane: lane, aside: aside != nil, epoch: l.tr.Epoch()}
+	o := &outgoing{lane: lane, aside: aside != nil, epoch: l.tr.View().Epoch()}
 	o.full, o.batch = l.tr.Next()
 	l.mu.Lock()
 	base := l.base
@@ -247,7 +247,7 @@ func (l *line) settle(ctx context.Context, turnID int64, conn responses.Link, o 
 		b.output = transcript.ReplayForms(nil, r.output)
 	case o.aside:
 		giveBack(r.output)
-		err = l.tr.CommitEnd(context.WithoutCancel(ctx), turnID, end)
+		err = l.tr.Turns().CommitEnd(context.WithoutCancel(ctx), turnID, end)
 	default:
 		giveBack(r.output) // before the database's own copies of a big answer
 		b.output, err = l.tr.CommitResponse(context.WithoutCancel(ctx), turnID, end, r.output)
@@ -294,7 +294,7 @@ func (l *line) finish(reqID int64, respID, status string, err error, first time.
 	// context is gone.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if ferr := l.tr.FinishRequest(ctx, reqID, respID, status, msg, first); ferr != nil {
+	if ferr := l.tr.Turns().FinishRequest(ctx, reqID, respID, status, msg, first); ferr != nil {
 		l.log.Warn("record request outcome", "err", ferr)
 	}
 }

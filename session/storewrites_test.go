@@ -134,14 +134,17 @@ func callsWrite(fn *ast.FuncDecl, typ string, found map[string]bool) bool {
 	return calls
 }
 
-// onTranscript reports whether x is the conversation's transcript: c.tr,
-// or a variable named tr.
+// onTranscript reports whether x is the conversation's transcript (c.tr,
+// or a variable named tr) or one of its parts it hands out (c.tr.Turns()).
 func onTranscript(x ast.Expr) bool {
 	switch x := x.(type) {
 	case *ast.SelectorExpr:
 		return x.Sel.Name == "tr"
 	case *ast.Ident:
 		return x.Name == "tr"
+	case *ast.CallExpr:
+		sel, ok := x.Fun.(*ast.SelectorExpr)
+		return ok && onTranscript(sel.X)
 	}
 	return false
 }

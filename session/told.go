@@ -21,7 +21,7 @@ var developerPrefix = func() []byte {
 // and compactions.
 func (c *Conversation) Told(prefix string) (string, bool) {
 	var text string
-	_, ok := c.tr.Latest(func(raw json.RawMessage) bool {
+	_, ok := c.tr.View().Latest(func(raw json.RawMessage) bool {
 		if !bytes.HasPrefix(raw, developerPrefix) {
 			return false
 		}

@@ -63,7 +63,7 @@ func (c *Conversation) asTurn(ctx context.Context, body func(turnID int64) (Stop
 	started := time.Now()
 	// Recorded even when ctx is already cancelled: a cancelled turn is
 	// still a turn the user asked for.
-	turnID, err := c.tr.BeginTurn(context.WithoutCancel(ctx))
+	turnID, err := c.tr.Turns().BeginTurn(context.WithoutCancel(ctx))
 	if err != nil {
 		return "", err
 	}
@@ -88,7 +88,7 @@ func (c *Conversation) asTurn(ctx context.Context, body func(turnID int64) (Stop
 	// write that waits for the one writer connection behind many sessions'
 	// (hundreds of turns at once) must not turn an answered turn into a
 	// failed one and leave it running in the store.
-	if eerr := c.tr.EndTurn(context.WithoutCancel(ctx), turnID, status, string(stop), msg); eerr != nil && err == nil {
+	if eerr := c.tr.Turns().EndTurn(context.WithoutCancel(ctx), turnID, status, string(stop), msg); eerr != nil && err == nil {
 		err = eerr
 	}
 	return stop, err

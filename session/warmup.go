@@ -59,7 +59,7 @@ func (c *Conversation) warmUp(again bool) {
 			return
 		}
 	}
-	deadline := warmupDeadline(c.Config(), c.tr.Bytes())
+	deadline := warmupDeadline(c.Config(), c.tr.View().Bytes())
 	ctx, cancel := context.WithTimeout(c.ctx, deadline)
 	w := &warmup{started: time.Now(), deadline: deadline, done: make(chan struct{}), cancel: cancel}
 	c.warm = w

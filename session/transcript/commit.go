@@ -12,20 +12,6 @@ import (
 // the in-memory change it makes, so an item is never read as committed
 // before it is durable.
 
-// storedLocked appends the seqs of rows, the items a batch stored, and
-// returns what waited for them. Called with mu held.
-func (t *Transcript) storedLocked(b store.Staged, rows []store.Item) (tell func()) {
-	tell = t.l.stored(b)
-	for i := range b.Items {
-		var seq int64
-		if i < len(rows) {
-			seq = rows[i].Seq
-		}
-		t.seqs = append(t.seqs, seq)
-	}
-	return tell
-}
-
 // Commit writes items to the store at once, then appends them to the view.
 func (t *Transcript) Commit(ctx context.Context, turnID int64, items []store.NewItem) error {
 	if len(items) == 0 {
@@ -37,7 +23,7 @@ func (t *Transcript) Commit(ctx context.Context, turnID int64, items []store.New
 	}
 	t.mu.Lock()
 	for i, it := range items {
-		t.l.committed, t.seqs = append(t.l.committed, it.Data), append(t.seqs, rows[i].Seq)
+		t.l.committed, t.lay.seqs = append(t.l.committed, it.Data), append(t.lay.seqs, rows[i].Seq)
 	}
 	t.mu.Unlock()
 	return nil
@@ -73,7 +59,7 @@ func (t *Transcript) StageResponse(end *store.Completion, output []json.RawMessa
 // the epoch on: the server holds a response the store does not.
 func (t *Transcript) Flush(ctx context.Context, turnID int64) error {
 	t.mu.Lock()
-	t.steerLocked()
+	t.l.stageSteered(t.steer.take())
 	b, empty := t.l.batch(), t.l.empty()
 	t.mu.Unlock()
 	if empty {
@@ -91,7 +77,8 @@ func (t *Transcript) Flush(ctx context.Context, turnID int64) error {
 		return t.mark(fmt.Errorf("commit %d item(s): %w", len(b.Items), err))
 	}
 	t.mu.Lock()
-	tell := t.storedLocked(b, rows)
+	t.lay.stored(b, rows)
+	tell := t.l.stored(b)
 	t.mu.Unlock()
 	tell()
 	return nil
@@ -104,8 +91,8 @@ func (t *Transcript) Next() (full []json.RawMessage, b store.Staged) {
 	t.convert()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.steerLocked()
-	full = append([]json.RawMessage(nil), t.inputLocked()...)
+	t.l.stageSteered(t.steer.take())
+	full = append([]json.RawMessage(nil), t.cache.input(t.l.committed)...)
 	b = t.l.batch()
 	for _, it := range b.Items {
 		full = ReplayForms(full, []json.RawMessage{it.Data})
@@ -124,7 +111,8 @@ func (t *Transcript) CommitRequest(ctx context.Context, r store.Request, b store
 		return 0, nil, t.mark(fmt.Errorf("record request: %w", err))
 	}
 	t.mu.Lock()
-	tell = t.storedLocked(b, rows)
+	t.lay.stored(b, rows)
+	tell = t.l.stored(b)
 	t.mu.Unlock()
 	return reqID, tell, nil
 }
@@ -151,19 +139,10 @@ func (t *Transcript) CommitResponse(ctx context.Context, turnID int64, end *stor
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	n := len(t.inputLocked())
+	n := len(t.cache.input(t.l.committed))
 	for i, it := range output {
-		t.l.committed, t.seqs = append(t.l.committed, it), append(t.seqs, rows[i].Seq)
+		t.l.committed, t.lay.seqs = append(t.l.committed, it), append(t.lay.seqs, rows[i].Seq)
 	}
-	in := t.inputLocked()
+	in := t.cache.input(t.l.committed)
 	return in[n:len(in):len(in)], nil
-}
-
-// CommitEnd stores a request's end alone: the answer to a question aside
-// (a compaction's summary) is the caller's, not the transcript's.
-func (t *Transcript) CommitEnd(ctx context.Context, turnID int64, end *store.Completion) error {
-	if _, err := t.db.Requests().CommitStaged(ctx, t.id, turnID, store.Staged{End: end}); err != nil {
-		return t.mark(fmt.Errorf("commit the response: %w", err))
-	}
-	return nil
 }

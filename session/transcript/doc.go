@@ -8,10 +8,17 @@
 //
 // A Transcript lives as long as its conversation (session.Conversation,
 // from Open to Close); Fork makes a new one for a new session that shares
-// its prefix. It holds no goroutine and nothing to close.
+// its prefix. It holds no goroutine and nothing to close. Its state is in
+// parts, each a type with its own invariants: the ledger (what is committed
+// and staged, and who waits for it), the layout (where the view stands in
+// the store: the compaction view), the replay cache, the meter (what the
+// last response's usage counted) and, handed out by the Transcript for its
+// lifetime, its Steering queue and its Turns (the rows of its turns and
+// requests). Readers take a View: an immutable snapshot of the model's
+// view.
 //
 // Imports: store only. It knows nothing of connections, lanes or the
 // model's API (session and session/responses do): what the server holds of
-// a transcript is the session's baseline, which the transcript's Epoch
-// tells it to forget.
+// a transcript is the session's baseline, which the epoch of the
+// transcript's View tells it to forget.
 package transcript

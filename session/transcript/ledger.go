@@ -29,7 +29,7 @@ import (
 // batch and stored (or dropped). It lives as long as its Transcript; a
 // compaction or a rewind replaces committed with the new view.
 type ledger struct {
-	committed  []json.RawMessage // the model's view (after a compaction, see Transcript.prefix)
+	committed  []json.RawMessage // the model's view (after a compaction, see layout)
 	staged     []store.NewItem
 	seen       []store.SeenWrite
 	end        *store.Completion // a staged response's end: its output leads staged
@@ -50,6 +50,14 @@ func (l *ledger) stage(items []store.NewItem, seen []store.SeenWrite, done func(
 	l.seen = append(l.seen, seen...)
 	if done != nil {
 		l.waiting = append(l.waiting, waiter{upTo: len(l.staged), done: done})
+	}
+}
+
+// stageSteered stages the items steered in (Steering.take), after what is
+// staged.
+func (l *ledger) stageSteered(q []steered) {
+	for _, s := range q {
+		l.stage([]store.NewItem{s.item}, nil, s.done)
 	}
 }
 

@@ -57,14 +57,14 @@ func (h *harness) open(id string) *transcript.Transcript {
 // turn runs a turn that commits names, as a turn of tr, and returns its id.
 func (h *harness) turn(tr *transcript.Transcript, names ...string) int64 {
 	h.t.Helper()
-	id, err := tr.BeginTurn(h.ctx)
+	id, err := tr.Turns().BeginTurn(h.ctx)
 	if err != nil {
 		h.t.Fatal(err)
 	}
 	if err := tr.Commit(h.ctx, id, newItems(names...)); err != nil {
 		h.t.Fatal(err)
 	}
-	if err := tr.EndTurn(h.ctx, id, store.TurnCompleted, "end_turn", ""); err != nil {
+	if err := tr.Turns().EndTurn(h.ctx, id, store.TurnCompleted, "end_turn", ""); err != nil {
 		h.t.Fatal(err)
 	}
 	return id
@@ -73,7 +73,7 @@ func (h *harness) turn(tr *transcript.Transcript, names ...string) int64 {
 // begin starts a turn and leaves it running.
 func (h *harness) begin() int64 {
 	h.t.Helper()
-	id, err := h.tr.BeginTurn(h.ctx)
+	id, err := h.tr.Turns().BeginTurn(h.ctx)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -265,9 +265,9 @@ func TestTransitions(t *testing.T) {
 			run: func(h *harness) (*transcript.Transcript, error) {
 				id := h.begin()
 				h.tr.Stage(newItems("u1"), nil, nil)
-				h.request(id)                          // the response is running
-				h.tr.Steer(item("s1"), h.waiter("s1")) // the user steers
-				if !h.tr.Steered() {
+				h.request(id)                                     // the response is running
+				h.tr.Steering().Steer(item("s1"), h.waiter("s1")) // the user steers
+				if !h.tr.Steering().Steered() {
 					h.t.Error("nothing steered")
 				}
 				h.response(id, "call:a")
@@ -332,7 +332,7 @@ func TestTransitions(t *testing.T) {
 					return nil, err
 				}
 				h.turn(f, "f3") // the fork goes on its own way
-				if got := names(h.tr.Items()); got != "init,u1,a1,u2,a2,u3,a3" {
+				if got := names(h.tr.View().Items()); got != "init,u1,a1,u2,a2,u3,a3" {
 					h.t.Errorf("the original's view is %s after the fork", got)
 				}
 				return f, nil
@@ -366,19 +366,19 @@ func TestTransitions(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
-			before := h.tr.Epoch()
+			before := h.tr.View().Epoch()
 			tr, err := tc.run(h)
 			if !errors.Is(err, tc.err) {
 				t.Fatalf("error %v, want %v", err, tc.err)
 			}
-			if got := names(tr.Items()); got != tc.view {
+			if got := names(tr.View().Items()); got != tc.view {
 				t.Errorf("view %s, want %s", got, tc.view)
 			}
 			if got := names(tr.Input()); got != tc.view {
 				t.Errorf("replay forms %s, want %s", got, tc.view)
 			}
-			if tr == h.tr && (h.tr.Epoch() != before) != tc.moved {
-				t.Errorf("epoch moved %v, want %v", h.tr.Epoch() != before, tc.moved)
+			if tr == h.tr && (h.tr.View().Epoch() != before) != tc.moved {
+				t.Errorf("epoch moved %v, want %v", h.tr.View().Epoch() != before, tc.moved)
 			}
 			if got := strings.Join(h.told, ","); got != tc.told {
 				t.Errorf("told %q, want %q", got, tc.told)
@@ -387,7 +387,7 @@ func TestTransitions(t *testing.T) {
 			if tr != h.tr {
 				id = "fork"
 			}
-			if got := names(h.open(id).Items()); got != tc.view {
+			if got := names(h.open(id).View().Items()); got != tc.view {
 				t.Errorf("reopened view %s, want %s", got, tc.view)
 			}
 			stored, err := h.db.Items().List(h.ctx, id)

@@ -23,8 +23,8 @@ func (t *Transcript) Counted(u store.Usage, pending int) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.lastInput, t.lastOutput = int(u.Input), int(u.Output)
-	t.counted = len(t.l.committed) + pending
+	t.use.input, t.use.output = int(u.Input), int(u.Output)
+	t.use.counted = len(t.l.committed) + pending
 }
 
 // Usage is the last response's input and output tokens (0 before the
@@ -32,7 +32,7 @@ func (t *Transcript) Counted(u store.Usage, pending int) {
 func (t *Transcript) Usage() (input, output int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.lastInput, t.lastOutput
+	return t.use.input, t.use.output
 }
 
 // NextInput estimates the input tokens of the next request: the last
@@ -43,19 +43,7 @@ func (t *Transcript) Usage() (input, output int) {
 func (t *Transcript) NextInput(settings int) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	committed, staged := t.l.committed, t.l.staged
-	from, n := 0, settings
-	if t.lastInput > 0 && t.counted <= len(committed)+len(staged) {
-		from, n = t.counted, 4*(t.lastInput+t.lastOutput)
-	}
-	for i := from; i < len(committed)+len(staged); i++ {
-		if i < len(committed) {
-			n += len(committed[i])
-		} else {
-			n += len(staged[i-len(committed)].Data)
-		}
-	}
-	return (n + 3) / 4
+	return t.use.estimate(t.l.committed, t.l.staged, settings)
 }
 
 // Grown reports whether the view has grown since the last compaction: a
@@ -64,7 +52,7 @@ func (t *Transcript) NextInput(settings int) int {
 func (t *Transcript) Grown() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.l.next() > t.compactedAt
+	return t.l.next() > t.use.compactedAt
 }
 
 // Compacted records a compaction by a summary the model wrote (summary,
@@ -74,7 +62,7 @@ func (t *Transcript) Grown() bool {
 func (t *Transcript) Compacted(ctx context.Context, summary, respID, why string, window int) error {
 	t.mu.Lock()
 	n := len(t.l.committed)
-	keep := max(t.turnStart, t.prefix, t.initialN)
+	keep := max(t.lay.turnStart, t.lay.prefix, t.lay.initialN)
 	size := 0
 	for _, it := range t.l.committed[min(keep, n):] {
 		size += len(it) / 4
@@ -82,32 +70,20 @@ func (t *Transcript) Compacted(ctx context.Context, summary, respID, why string,
 	if window > 0 && size > window/4 || keep > n {
 		keep = n
 	}
-	through := t.throughLocked(keep)
-	view := append([]json.RawMessage(nil), t.l.committed[:t.initialN]...)
-	seqs := append([]int64(nil), t.seqs[:t.initialN]...)
+	through := t.lay.throughAt(keep)
+	initial := t.lay.initialN
+	view := append([]json.RawMessage(nil), t.l.committed[:initial]...)
+	seqs := append([]int64(nil), t.lay.seqs[:initial]...)
 	view, seqs = append(view, SummaryItem(summary)), append(seqs, 0)
-	view, seqs = append(view, t.l.committed[keep:]...), append(seqs, t.seqs[keep:]...)
+	view, seqs = append(view, t.l.committed[keep:]...), append(seqs, t.lay.seqs[keep:]...)
 	t.mu.Unlock()
 
 	if _, err := t.db.Branches().AddCompaction(context.WithoutCancel(ctx), store.Compaction{SessionID: t.id, ThroughSeq: through,
 		Summary: summary, ResponseID: respID, Reason: why}); err != nil {
 		return t.mark(fmt.Errorf("compact: %w", err))
 	}
-	initial := t.InitialCount()
-	t.adopt(view, seqs, initial+1, initial+1, through)
+	t.adopt(view, layout{seqs: seqs, prefix: initial + 1, through: through, initialN: initial, turnStart: initial + 1})
 	return nil
-}
-
-// throughLocked is the last stored seq before view item keep: what a
-// compaction keeping committed[keep:] replaces. Called with mu held.
-func (t *Transcript) throughLocked(keep int) int64 {
-	switch {
-	case keep < len(t.seqs):
-		return t.seqs[keep] - 1 // the view's items from prefix on are stored
-	case len(t.seqs) > t.prefix:
-		return t.seqs[len(t.seqs)-1]
-	}
-	return t.through
 }
 
 // CompactedByServer records a compaction by the API: output, what it
@@ -125,29 +101,25 @@ func (t *Transcript) CompactedByServer(ctx context.Context, turnID int64, respID
 		return 0, t.mark(fmt.Errorf("compact: %w", err))
 	}
 	t.mu.Lock()
-	initial := t.initialN
+	initial := t.lay.initialN
 	view := append([]json.RawMessage(nil), t.l.committed[:initial]...)
-	seqs := append([]int64(nil), t.seqs[:initial]...)
+	seqs := append([]int64(nil), t.lay.seqs[:initial]...)
 	t.mu.Unlock()
 	for _, it := range rows {
 		view, seqs = append(view, it.Data), append(seqs, it.Seq)
 	}
-	t.adopt(view, seqs, initial, len(view), comp.ThroughSeq)
+	t.adopt(view, layout{seqs: seqs, prefix: initial, through: comp.ThroughSeq, initialN: initial, turnStart: len(view)})
 	return len(view), nil
 }
 
-// adopt makes view the model's view: its items from prefix on are the
-// stored items after through, and those from turn on the running turn's.
+// adopt makes view the model's view, placed in the store as lay says.
 // Nothing of the old view's counts holds for it, nor what the server held
 // (epoch).
-func (t *Transcript) adopt(view []json.RawMessage, seqs []int64, prefix, turn int, through int64) {
+func (t *Transcript) adopt(view []json.RawMessage, lay layout) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.l.committed, t.seqs = view, seqs
-	t.prefix, t.through = prefix, through
-	t.turnStart = turn
-	t.forms, t.converted = nil, 0
-	t.lastInput, t.lastOutput, t.counted = 0, 0, 0
-	t.compactedAt = len(view)
+	t.l.committed, t.lay = view, lay
+	t.cache = replayCache{}
+	t.use = meter{compactedAt: len(view)}
 	t.epoch++
 }

@@ -1,0 +1,56 @@
+package transcript
+
+import (
+	"encoding/json"
+	"sync"
+
+	"github.com/hearthd/hearth/store"
+)
+
+// Steering is a transcript's queue of the user's messages sent while a
+// response runs: each waits for the request after that response, where it
+// joins what is staged (Transcript.Next; or Flush at the turn's end),
+// behind the response's output and the outputs of the calls it made.
+//
+// Made with its Transcript (Transcript.Steering), it lives as long as it.
+// Safe for concurrent use: its lock guards only the queue, and is taken
+// after the Transcript's, never the other way round (take is called with
+// the Transcript's lock held). An item is taken once, in the order it was
+// steered; a fork starts with an empty queue (a fork while items wait is
+// refused).
+type Steering struct {
+	mu    sync.Mutex
+	queue []steered
+}
+
+// steered is an item sent while a response ran, with what waits for it.
+type steered struct {
+	item store.NewItem
+	done func(stored bool)
+}
+
+// Steer queues item for the request after the running response; it is
+// committed with that request's row, where the server commits it (the
+// successor's input). done (may be nil) is told as Transcript.Stage's.
+func (s *Steering) Steer(item json.RawMessage, done func(stored bool)) {
+	s.mu.Lock()
+	s.queue = append(s.queue, steered{item: store.NewItem{Origin: store.OriginInput, Data: item}, done: done})
+	s.mu.Unlock()
+}
+
+// Steered reports whether steered items wait for the next request: a turn
+// whose model has ended must answer them with another request.
+func (s *Steering) Steered() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.queue) > 0
+}
+
+// take empties the queue and returns what was in it, to be staged.
+func (s *Steering) take() []steered {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := s.queue
+	s.queue = nil
+	return q
+}
