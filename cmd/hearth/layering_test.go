@@ -1,10 +1,9 @@
 package main
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -106,31 +105,8 @@ func TestDaemonLinksNoSimulator(t *testing.T) {
 // its non-test files import (every file, whatever its build tags).
 func importGraph(t *testing.T) map[string]map[string]bool {
 	t.Helper()
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
 	got := map[string]map[string]bool{}
-	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			switch d.Name() {
-			case ".git", "node_modules", "editors", "testdata":
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		rel, _ := filepath.Rel(root, filepath.Dir(path))
-		pkg := filepath.ToSlash(rel)
-		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
-		if err != nil {
-			return err
-		}
+	walkSources(t, parser.ImportsOnly, func(pkg string, _ *token.FileSet, f *ast.File) {
 		for _, imp := range f.Imports {
 			p, _ := strconv.Unquote(imp.Path.Value)
 			if ok, known := wire[p]; known && !contains(ok, pkg) {
@@ -143,13 +119,9 @@ func importGraph(t *testing.T) map[string]map[string]bool {
 				got[pkg][strings.TrimPrefix(p, module+"/")] = true
 			}
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if len(got["daemon"]) == 0 || len(got["cmd/hearth"]) == 0 {
-		t.Fatalf("walked the wrong tree: no hearth imports found under %s", root)
+		t.Fatalf("walked the wrong tree: no hearth imports found")
 	}
 	return got
 }

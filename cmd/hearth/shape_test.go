@@ -25,7 +25,7 @@ const (
 func TestShape(t *testing.T) {
 	methods := map[string]int{} // "pkg.Type" → declared methods
 	var long []string
-	walkSources(t, func(pkg string, fset *token.FileSet, f *ast.File) {
+	walkSources(t, 0, func(pkg string, fset *token.FileSet, f *ast.File) {
 		for _, d := range f.Decls {
 			fn, ok := d.(*ast.FuncDecl)
 			if !ok || fn.Body == nil {
@@ -59,8 +59,8 @@ func TestShape(t *testing.T) {
 }
 
 // walkSources parses every non-test Go file of the module (editors and
-// testdata aside) and hands it to fn with its package's path.
-func walkSources(t *testing.T, fn func(pkg string, fset *token.FileSet, f *ast.File)) {
+// testdata aside) with mode and hands it to fn with its package's path.
+func walkSources(t *testing.T, mode parser.Mode, fn func(pkg string, fset *token.FileSet, f *ast.File)) {
 	t.Helper()
 	root, err := filepath.Abs("../..")
 	if err != nil {
@@ -82,7 +82,7 @@ func walkSources(t *testing.T, fn func(pkg string, fset *token.FileSet, f *ast.F
 		}
 		rel, _ := filepath.Rel(root, filepath.Dir(path))
 		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, path, nil, 0)
+		f, err := parser.ParseFile(fset, path, nil, mode)
 		if err != nil {
 			return err
 		}
