@@ -78,6 +78,7 @@ func TestStatusAfterOneTurn(t *testing.T) {
 			t.Errorf("status lacks a line %s:\n%s", want, out)
 		}
 	}
+	daemon.waitGone(t) // the status call's connection above
 	code, out, errOut = runCLI("status", "--wide")
 	if code != 0 {
 		t.Fatalf("status --wide: exit %d, %s", code, errOut)
