@@ -142,6 +142,7 @@ func TestSessionDelete(t *testing.T) {
 	id := a.newSession(td.root)
 	a.prompt(id, "write notes/x.txt hi")
 	keep := a.newSession(td.root)
+	a.prompt(keep, "hello") // listed: a session never prompted is not
 
 	b := td.connect()
 	b.initialize()

@@ -52,7 +52,7 @@ func (c *clientConn) list(ctx context.Context, params json.RawMessage) (any, err
 		}
 		pos = &p
 	}
-	rows, err := c.d.db.SessionsAfter(ctx, root, pos, listPage+1)
+	rows, err := c.d.db.SessionsAfter(ctx, root, pos, listPage+1, true) // a session opened and left without a prompt has nothing to go back to
 	if err != nil {
 		return nil, err
 	}

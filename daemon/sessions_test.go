@@ -100,6 +100,25 @@ func deref(p *string) string {
 	return *p
 }
 
+// A session opened and closed without a prompt is not listed: it has
+// nothing to go back to (no turn, no title). Prompted, it is.
+func TestSessionListLeavesOutUnprompted(t *testing.T) {
+	td := startDaemon(t, sim.Options{}, "")
+	ed := td.connect()
+	ed.initialize()
+	left := ed.newSession(td.root)
+	ed.must(rpc.MethodSessionClose, acp.CloseSessionRequest{SessionId: left}, nil)
+	used := ed.newSession(td.root)
+	ed.prompt(used, "hello")
+	var list acp.ListSessionsResponse
+	ed.must(rpc.MethodSessionList, acp.ListSessionsRequest{}, &list)
+	if len(list.Sessions) != 1 || list.Sessions[0].SessionId != used {
+		t.Errorf("session/list: %+v; want only the prompted session %s", list.Sessions, used)
+	}
+	// Still stored: an editor that kept its id may load it.
+	ed.must(rpc.MethodSessionLoad, acp.LoadSessionRequest{SessionId: left, Cwd: td.root, McpServers: []acp.McpServer{}}, &acp.LoadSessionResponse{})
+}
+
 // session/list pages through the sessions with nextCursor, most recent
 // first, each once, filtered by cwd; a cursor hearth did not give and a
 // relative cwd are refused as invalid params.
@@ -116,7 +135,7 @@ func TestSessionListPages(t *testing.T) {
 		}
 	}
 	other := t.TempDir()
-	if err := db.CreateSession(t.Context(), store.Session{ID: "ses_other", Root: other, Created: base}); err != nil {
+	if err := db.CreateSession(t.Context(), store.Session{ID: "ses_other", Root: other, Title: "elsewhere", Created: base}); err != nil {
 		t.Fatal(err)
 	}
 	ed := td.connect()

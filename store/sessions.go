@@ -148,7 +148,7 @@ func (db *DB) SessionIDsWithPrefix(ctx context.Context, prefix string, limit int
 // when cwd is ""), most recent activity first, at most limit of them (no
 // limit when limit <= 0).
 func (db *DB) Sessions(ctx context.Context, cwd string, limit int) ([]SessionSummary, error) {
-	return db.SessionsAfter(ctx, cwd, nil, limit)
+	return db.SessionsAfter(ctx, cwd, nil, limit, false)
 }
 
 // SessionPos is a place in the order Sessions lists sessions in: the
@@ -160,8 +160,10 @@ type SessionPos struct {
 
 // SessionsAfter is Sessions resumed after pos (nil: from the start): the
 // sessions listed after one whose latest activity and id are pos's — older,
-// or as old with a greater id — so that pages do not overlap.
-func (db *DB) SessionsAfter(ctx context.Context, cwd string, pos *SessionPos, limit int) ([]SessionSummary, error) {
+// or as old with a greater id — so that pages do not overlap. shown leaves
+// out the sessions that have nothing to show: no turn and no title (opened,
+// then left without a prompt).
+func (db *DB) SessionsAfter(ctx context.Context, cwd string, pos *SessionPos, limit int, shown bool) ([]SessionSummary, error) {
 	if limit <= 0 {
 		limit = -1 // SQLite: no limit
 	}
@@ -183,10 +185,11 @@ func (db *DB) SessionsAfter(ctx context.Context, cwd string, pos *SessionPos, li
 						coalesce((SELECT i.created FROM items i
 							WHERE i.session_id = s.id ORDER BY i.seq DESC LIMIT 1), 0)) AS last
 				FROM sessions s JOIN workspaces w ON w.id = s.workspace_id
-				WHERE (?1 = '' OR s.cwd = ?1) AND s.spare = 0)
+				WHERE (?1 = '' OR s.cwd = ?1) AND s.spare = 0
+					AND (?6 = 0 OR s.title != '' OR EXISTS (SELECT 1 FROM turns t WHERE t.session_id = s.id)))
 			WHERE ?2 = 0 OR last < ?3 OR (last = ?3 AND id > ?4)
 			ORDER BY last DESC, id
-			LIMIT ?5`, cwd, pos != nil, after, afterID, limit)
+			LIMIT ?5`, cwd, pos != nil, after, afterID, limit, shown)
 		if err != nil {
 			return err
 		}

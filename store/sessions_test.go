@@ -339,7 +339,7 @@ func TestSessionsAfterPages(t *testing.T) {
 	var got []string
 	var pos *SessionPos
 	for pages := 0; ; pages++ {
-		page, err := db.SessionsAfter(ctx, "/src/a", pos, 2)
+		page, err := db.SessionsAfter(ctx, "/src/a", pos, 2, false)
 		if err != nil {
 			t.Fatal(err)
 		}
