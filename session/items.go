@@ -51,13 +51,6 @@ func (h itemHeader) call() (ToolCall, bool) {
 	return ToolCall{}, false
 }
 
-// isCall and isOutput tell a tool call's item, and the item that answers
-// one, whichever kind of tool.
-func isCall(typ string) bool { return typ == "function_call" || typ == "custom_tool_call" }
-func isOutput(typ string) bool {
-	return typ == "function_call_output" || typ == "custom_tool_call_output"
-}
-
 // UserMessage is the input item of a user's prompt: its text, then its
 // images (input_image parts), if any.
 func UserMessage(text string, images ...Image) json.RawMessage {

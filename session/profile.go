@@ -118,7 +118,3 @@ func (p Profile) Reasons() bool { return len(p.ReasoningLevels) > 0 }
 // Takes reports whether the family accepts reasoning effort e: one of its
 // levels, or "none" (no reasoning object is sent).
 func (p Profile) Takes(e string) bool { return e == "none" || slices.Contains(p.ReasoningLevels, e) }
-
-// ContextWindowOf is the input window, in tokens, of the model's family;
-// 0 when it is not known.
-func ContextWindowOf(model string) int { return ProfileOf(model).ContextWindow }

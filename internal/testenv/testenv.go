@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 )
 
@@ -62,6 +61,3 @@ func Main(run func() int) {
 	cleanup()
 	os.Exit(code)
 }
-
-// Home is the temporary HOME Isolate set.
-func Home() string { return filepath.Clean(os.Getenv("HOME")) }

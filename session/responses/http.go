@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -28,7 +27,6 @@ type httpLink struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // one reader per in-flight request
 
-	inflight atomic.Int32
 }
 
 func newHTTPLink(cfg func() Config) *httpLink {
@@ -42,7 +40,6 @@ func (h *httpLink) Transport() string                     { return "http" }
 func (h *httpLink) Acquire(context.Context, string) error { return nil } // turns are serial per conversation
 func (h *httpLink) Release(string)                        {}
 func (h *httpLink) Cached(string) string                  { return "" }
-func (h *httpLink) active() int                           { return int(h.inflight.Load()) }
 func (h *httpLink) Alive() bool                           { return h.ctx.Err() == nil }
 func (h *httpLink) refusedLanes(string) bool              { return false } // no stream_id over HTTP
 func (h *httpLink) Abort(st *Stream, _ bool) {
@@ -89,11 +86,9 @@ func (h *httpLink) Send(ctx context.Context, lane string, frame []byte) (*Stream
 	}
 	st := newStream(h, lane)
 	st.cancel = rcancel
-	h.inflight.Add(1)
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
-		defer h.inflight.Add(-1)
 		defer rcancel()
 		h.read(req, st)
 	}()

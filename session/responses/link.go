@@ -27,7 +27,6 @@ type Link interface {
 	// from the lane (st.Abandoned reports it), else it drops the socket.
 	Abort(st *Stream, lanes bool)
 
-	active() int
 	// refusedLanes reports a server that refused stream_id on this link
 	// to the Client; true when it switched to one connection per
 	// conversation.
