@@ -3,8 +3,6 @@ package safesocket
 import (
 	"fmt"
 	"net"
-	"os"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -40,14 +38,6 @@ func peerUID(c net.Conn) (uid int, ok bool, err error) {
 		return 0, false, fmt.Errorf("peer credentials: unknown xucred version %d", cred.Version)
 	}
 	return int(cred.Uid), true, nil
-}
-
-func ownerUID(fi os.FileInfo) (int, bool) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return 0, false
-	}
-	return int(st.Uid), true
 }
 
 // PeerProcess identifies the process that connected c: its pid, recorded

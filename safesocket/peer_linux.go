@@ -7,7 +7,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -34,14 +33,6 @@ func peerUID(c net.Conn) (uid int, ok bool, err error) {
 		return 0, false, fmt.Errorf("peer credentials: %w", cerr)
 	}
 	return int(cred.Uid), true, nil
-}
-
-func ownerUID(fi os.FileInfo) (int, bool) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return 0, false
-	}
-	return int(st.Uid), true
 }
 
 // PeerProcess identifies the process that connected c: its pid, recorded
