@@ -156,7 +156,7 @@ func (s *cellServer) start(req cellRequest, out int) {
 		rulesetFD: ruleset, rulesetFlags: flags,
 		ownUserNS: bound.ownUserNS, uid: os.Getuid(), gid: os.Getgid(), nproc: bound.nproc,
 		cgroupFD: bound.procsFD, outFD: out, nullFD: s.null, statusFD: status[1],
-		grace: int(KillGrace / time.Millisecond), dir: req.Dir, argv: req.Argv, env: req.Env,
+		grace: int(KillGrace / time.Millisecond), dir: req.Dir, path: req.Path, argv: req.Argv, env: req.Env,
 	}
 	pid, pidfd, stack, err := spawnCall(spec)
 	bound.started()
