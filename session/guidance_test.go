@@ -23,7 +23,7 @@ var guidanceSHA256 = map[string]string{
 	"v1.md":         "d3823ed75a9d4775fdba09dfe699069d70b256d6c901b41fdb06671ca70c14d9",
 	"codex-v2.md":   "3604ac8c1040e976297b28a6b3bb0ad13953bb22f8916c4025820f6de6be1174",
 	"gpt5-v2.md":    "d1d2f6f20b92ada11b5d2167bd438d898496359e73c9d435ed423a5561808ef4",
-	"general-v2.md": "1f8471023daf05f7738d568780bbbada8852d15b80436f42d9dc5bd4e0c9b522",
+	"general-v2.md": "baf72375a448809cdc92ccf604cc2d832c4f3dd645c8bc502eadb344b46220cb",
 }
 
 func TestGuidanceIsVersioned(t *testing.T) {
