@@ -113,12 +113,19 @@ func TestUsageAfterEachResponse(t *testing.T) {
 	if used, size := c.ContextUsage(); used != rec.usage[2][0] || size != 50_000 {
 		t.Errorf("ContextUsage = %d, %d", used, size)
 	}
-	// An unknown window (sim-model, no HEARTH_CONTEXT_WINDOW): nothing to
-	// tell.
+	// An unknown window (sim-model, no HEARTH_CONTEXT_WINDOW): the usage
+	// is told against FallbackWindow, and the config keeps no window (the
+	// session compacts only on the server's refusal).
 	e2 := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}})
 	rec2 := &usageRecorder{recorder: newRecorder()}
-	prompt(t, e2.open("s2"), "hello", rec2)
-	if len(rec2.usage) != 0 {
-		t.Errorf("usage told without a window: %v", rec2.usage)
+	c2 := e2.open("s2")
+	prompt(t, c2, "hello", rec2)
+	reqs2, err := e2.db.Requests().List(context.Background(), "s2")
+	if err != nil || len(reqs2) != 1 {
+		t.Fatalf("requests %+v, %v", reqs2, err)
+	}
+	want := [2]int{int(reqs2[0].Usage.Input + reqs2[0].Usage.Output), session.FallbackWindow}
+	if len(rec2.usage) != 1 || rec2.usage[0] != want || c2.Config().ContextWindow != 0 {
+		t.Errorf("usage told without a window: %v, want %v; config window %d", rec2.usage, want, c2.Config().ContextWindow)
 	}
 }
