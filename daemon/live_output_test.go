@@ -155,6 +155,34 @@ func TestUsageUpdateForAModelWithoutAProfile(t *testing.T) {
 	}
 }
 
+// After a restart, an editor that loads or resumes a session hears how
+// full its context is right after the answer, as the last response left
+// it: the reopened session's meter comes from the stored requests, not
+// from its next turn.
+func TestUsageAfterARestart(t *testing.T) {
+	td := startDaemon(t, sim.Options{}, "")
+	a := td.connect()
+	a.initialize()
+	id := a.newSession(td.root)
+	a.prompt(id, `look sim:calls=1 sim:tool=read_file sim:args={"path":"a.txt"}`)
+	before := usages(a.updates())
+	if len(before) != 2 {
+		t.Fatalf("usage updates %v, want one a response", before)
+	}
+	want := before[len(before)-1]
+
+	td.d.Close()
+	td.restart()
+	b := td.connect()
+	b.initialize()
+	b.must(rpc.MethodSessionLoad, acp.LoadSessionRequest{SessionId: id, Cwd: td.root, McpServers: []acp.McpServer{}}, nil)
+	b.waitFor("the usage after load", func(ups []acp.SessionUpdate) bool { return equalUsage(usages(ups), [][2]int{want}) })
+	c := td.connect()
+	c.initialize()
+	c.resume(id, td.root)
+	c.waitFor("the usage after resume", func(ups []acp.SessionUpdate) bool { return equalUsage(usages(ups), [][2]int{want}) })
+}
+
 // A running command's output reaches every attached editor while it runs:
 // the command prints, then waits on a FIFO the test holds; its first line
 // is shown in the tool call before the test lets it go on. Every progress

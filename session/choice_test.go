@@ -129,3 +129,26 @@ func TestUsageAfterEachResponse(t *testing.T) {
 		t.Errorf("usage told without a window: %v, want %v; config window %d", rec2.usage, want, c2.Config().ContextWindow)
 	}
 }
+
+// A reopened conversation (after a daemon restart) knows how full its
+// context is from the stored requests: its usage, and the estimate of its
+// next request, are what they were when it closed. Items added since the
+// last response are counted by their bytes, as before.
+func TestUsageSurvivesReopen(t *testing.T) {
+	e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}, ContextWindow: 50_000})
+	c := e.open("s1")
+	prompt(t, c, `look sim:calls=2 sim:tool=read_file sim:args={"path":"a.txt"}`, newRecorder())
+	used, size := c.ContextUsage()
+	next := session.NextInputOf(c)
+	if used == 0 || next < used {
+		t.Fatalf("before: usage %d, next input %d", used, next)
+	}
+	c.Close()
+	r := e.reopen("s1")
+	if u, s := r.ContextUsage(); u != used || s != size {
+		t.Errorf("reopened: usage %d of %d, want %d of %d", u, s, used, size)
+	}
+	if n := session.NextInputOf(r); n != next {
+		t.Errorf("reopened: next input %d, want %d", n, next)
+	}
+}
