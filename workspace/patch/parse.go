@@ -65,10 +65,10 @@ type patchParser struct {
 }
 
 // Parse parses the text of an apply_patch call. It takes every text
-// Grammar makes, and forgives what models do to the format: a shell heredoc around it, CRLF line ends,
-// blank lines between operations, a missing final newline, a blank line
-// standing for an empty context line. The error names the patch's line and
-// what was expected there.
+// Grammar makes, and forgives what models do to the format: a shell
+// heredoc around it, CRLF line ends, blank lines between operations, a
+// missing final newline, a blank line standing for an empty context line.
+// The error names the patch's line and what was expected there.
 func Parse(text string) (*Patch, error) {
 	p := &patchParser{lines: patchLines(stripHeredoc(text))}
 	p.skipBlank()
