@@ -107,6 +107,14 @@ var profiles = []struct {
 // is still used when HEARTH_MODEL names it.
 var Models = []string{"gpt-5.3-codex", "gpt-5.2-codex", "gpt-5.4", "gpt-5.2", "gpt-4.1", "o3", "o4-mini", "gpt-4o"}
 
+// FallbackWindow is the window, in tokens, a model's usage is shown
+// against (ACP's usage_update needs a size) when its window is not known:
+// no profile row gives one and HEARTH_CONTEXT_WINDOW is unset. It is for
+// display only: such a model's session still compacts only when the
+// server refuses a request for its length. 128,000 is the smallest window
+// of the current OpenAI models, so the meter fills early rather than late.
+const FallbackWindow = 128_000
+
 // unknownProfile is what a model no row matches gets: no known window (so
 // compaction waits for the server's refusal), reasoning asked for at
 // medium with every level allowed (as before profiles: the default model
