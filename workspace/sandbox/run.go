@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 )
@@ -52,8 +53,36 @@ func Run(ctx context.Context, c Command) Outcome {
 		defer l.stop() // before the result: the call's last update is its end
 		live = l
 	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return Outcome{Err: err}
+	}
+	return run(ctx, c, callIO{out: pw, read: pr}, live)
+}
+
+// callIO is where one command's input and output go: its stdin (nil:
+// /dev/null), the descriptor it writes stdout and stderr to, and the one
+// the daemon reads that output from (a pipe's two ends, or a pty's slave
+// and master when tty). run owns all three: it closes in and out once the
+// command holds them, and read when it returns.
+type callIO struct {
+	in, out, read *os.File
+	tty           bool
+}
+
+// close closes the descriptors the command was to hold, for a command
+// that did not start.
+func (cio callIO) close() {
+	cio.out.Close()
+	if cio.in != nil && cio.in != cio.out {
+		cio.in.Close()
+	}
+}
+
+// run is Run with the command's descriptors given.
+func run(ctx context.Context, c Command, cio callIO, live io.Writer) Outcome {
 	env := currentToolEnv()
-	run, inCell := runInCell(ctx, current(), c.Root, c.Dir, c.Line, c.Net, env, c.Timeout, live)
+	run, inCell := runInCell(ctx, current(), c.Root, c.Dir, c.Line, c.Net, env, c.Timeout, live, cio)
 	if inCell {
 		run.Confined = true
 		return run
@@ -62,7 +91,7 @@ func Run(ctx context.Context, c Command) Outcome {
 	if sb := current(); sandboxSupported && len(sb.Helper) > 0 {
 		argv, helper = sb.helperArgs(c.Root, c.Line, c.Net), true
 	}
-	run = runCommand(ctx, c.Dir, argv, helper, env, c.Timeout, live)
+	run = runCommand(ctx, c.Dir, argv, helper, env, c.Timeout, live, cio)
 	run.Confined = helper
 	return run
 }
