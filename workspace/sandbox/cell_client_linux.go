@@ -322,6 +322,7 @@ func (c *cell) run(ctx context.Context, dir string, argv, env []string, timeout 
 	var run Outcome
 	end, ended := awaitCall(ctx, replies, pidfd, timeout, &run)
 	run.Output, run.Escaped = output.finish()
+	run.Total = output.out.total
 	switch {
 	case !ended:
 		run.Err = errCellClosed
@@ -330,7 +331,7 @@ func (c *cell) run(ctx context.Context, dir string, argv, env []string, timeout 
 	case end.rep.Status >= 0:
 		ws := syscall.WaitStatus(end.rep.Status)
 		if ws.Signaled() {
-			run.Signal = ws.Signal().String()
+			run.Signal, run.signum = ws.Signal().String(), int(ws.Signal())
 			run.ExitCode = -1
 		} else {
 			run.ExitCode = ws.ExitStatus()

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -39,6 +41,11 @@ type Outcome struct {
 	Escaped   bool   // a process outside the group kept the output open; reading stopped
 	Err       error  // the command could not be started
 	Confined  bool   // it ran through the sandbox helper or in a cell
+	// Total counts the bytes it printed, Output's cut middle included.
+	Total int64
+	// Wall is how long it ran, from its start to its end.
+	Wall   time.Duration
+	signum int // the number of Signal
 }
 
 // Run runs c and waits for it and everything it started: in the
@@ -80,7 +87,9 @@ func (cio callIO) close() {
 }
 
 // run is Run with the command's descriptors given.
-func run(ctx context.Context, c Command, cio callIO, live io.Writer) Outcome {
+func run(ctx context.Context, c Command, cio callIO, live io.Writer) (o Outcome) {
+	start := time.Now()
+	defer func() { o.Wall = time.Since(start) }()
 	env := currentToolEnv()
 	run, inCell := runInCell(ctx, current(), c.Root, c.Dir, c.Line, c.Net, env, c.Timeout, live, cio)
 	if inCell {
@@ -96,32 +105,42 @@ func run(ctx context.Context, c Command, cio callIO, live io.Writer) Outcome {
 	return run
 }
 
-// Report is the outcome as the model reads it: the output ("(no output)"
-// for none), a note when reading stopped early, and how the command ended
-// ("[exit code 0]"); failed says it did not exit 0. timeout is the
-// command's, for the message of one killed by it.
+// Report is the outcome as the model reads it, in the layout the models
+// trained on shell tools know: "Exit code: N", "Wall time: S seconds", the
+// original token count when the output was cut, then "Output:" and the
+// output, its cut middle marked, with a note after it when reading
+// stopped early or the command did not exit by itself (killed after its
+// timeout: code 124; cancelled: 130; by a signal: 128 + its number).
+// failed says it did not exit 0. timeout is the command's, for the
+// message of one killed by it.
 func (o Outcome) Report(timeout time.Duration) (text string, failed bool) {
-	var out strings.Builder
-	out.WriteString(o.Output)
-	if o.Output == "" {
-		out.WriteString("(no output)")
+	code, note := o.ExitCode, ""
+	switch {
+	case o.TimedOut:
+		code, note = 124, fmt.Sprintf("[killed after timeout of %d ms]", timeout.Milliseconds())
+	case o.Cancelled:
+		code, note = 130, "[cancelled]"
+	case o.Signal != "":
+		code, note = 128+o.signum, fmt.Sprintf("[killed by signal: %s]", o.Signal)
 	}
-	if !strings.HasSuffix(o.Output, "\n") {
+	var out strings.Builder
+	fmt.Fprintf(&out, "Exit code: %d\nWall time: %s seconds\n", code, strconv.FormatFloat(math.Round(o.Wall.Seconds()*10)/10, 'f', -1, 64))
+	if o.Total > int64(len(o.Output)) {
+		fmt.Fprintf(&out, "Original token count: %d\n", ApproxTokens(o.Total))
+	}
+	out.WriteString("Output:\n")
+	out.WriteString(o.Output)
+	if o.Output != "" && !strings.HasSuffix(o.Output, "\n") {
 		out.WriteByte('\n')
 	}
 	if o.Escaped {
 		out.WriteString("[a process that left the command's process group kept the output open; stopped reading]\n")
 	}
-	switch {
-	case o.TimedOut:
-		fmt.Fprintf(&out, "[killed after timeout of %d ms]", timeout.Milliseconds())
-	case o.Cancelled:
-		out.WriteString("[cancelled]")
-	case o.Signal != "":
-		fmt.Fprintf(&out, "[killed by signal: %s]", o.Signal)
-	default:
-		fmt.Fprintf(&out, "[exit code %d]", o.ExitCode)
-	}
+	out.WriteString(note)
 	failed = o.TimedOut || o.Cancelled || o.Signal != "" || o.ExitCode != 0
 	return out.String(), failed
 }
+
+// ApproxTokens is about how many tokens n bytes of text take: a quarter
+// of n, rounded up.
+func ApproxTokens(n int64) int64 { return (n + 3) / 4 }

@@ -91,11 +91,12 @@ func runCommand(ctx context.Context, dir string, argv []string, helper bool, env
 	release()
 
 	run.Output, run.Escaped = output.finish()
+	run.Total = output.out.total
 
 	if st := cmd.ProcessState; st != nil {
 		run.ExitCode = st.ExitCode()
 		if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			run.Signal = ws.Signal().String()
+			run.Signal, run.signum = ws.Signal().String(), int(ws.Signal())
 		}
 	} else if exitErr != nil {
 		run.Err = exitErr
