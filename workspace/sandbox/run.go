@@ -114,14 +114,14 @@ func run(ctx context.Context, c Command, cio callIO, live io.Writer) (o Outcome)
 // failed says it did not exit 0. timeout is the command's, for the
 // message of one killed by it.
 func (o Outcome) Report(timeout time.Duration) (text string, failed bool) {
-	code, note := o.ExitCode, ""
+	code, note := o.Code(), ""
 	switch {
 	case o.TimedOut:
-		code, note = 124, fmt.Sprintf("[killed after timeout of %d ms]", timeout.Milliseconds())
+		note = fmt.Sprintf("[killed after timeout of %d ms]", timeout.Milliseconds())
 	case o.Cancelled:
-		code, note = 130, "[cancelled]"
+		note = "[cancelled]"
 	case o.Signal != "":
-		code, note = 128+o.signum, fmt.Sprintf("[killed by signal: %s]", o.Signal)
+		note = fmt.Sprintf("[killed by signal: %s]", o.Signal)
 	}
 	var out strings.Builder
 	fmt.Fprintf(&out, "Exit code: %d\nWall time: %s seconds\n", code, strconv.FormatFloat(math.Round(o.Wall.Seconds()*10)/10, 'f', -1, 64))
@@ -139,6 +139,21 @@ func (o Outcome) Report(timeout time.Duration) (text string, failed bool) {
 	out.WriteString(note)
 	failed = o.TimedOut || o.Cancelled || o.Signal != "" || o.ExitCode != 0
 	return out.String(), failed
+}
+
+// Code is the exit code the model is told: the command's own, or 124 when
+// its timeout killed it, 130 when it was cancelled, 128 + the signal's
+// number when a signal killed it.
+func (o Outcome) Code() int {
+	switch {
+	case o.TimedOut:
+		return 124
+	case o.Cancelled:
+		return 130
+	case o.Signal != "":
+		return 128 + o.signum
+	}
+	return o.ExitCode
 }
 
 // ApproxTokens is about how many tokens n bytes of text take: a quarter
