@@ -168,6 +168,9 @@
 //	sim:chunk=K    its deltas carry K words each (default one word a delta)
 //	sim:custom=NAME custom tool calls of NAME instead, each with sim:input=TEXT (a JSON string
 //	               without spaces) as its input; one unless sim:calls says otherwise
+//	sim:steps=JSON different function calls in order, one per response: a compact JSON array of
+//	               [NAME, ARGS] pairs; the string "$session" in ARGS becomes the session ID the
+//	               last tool output gave (exec_command's process, for write_stdin)
 //
 // Without a directive, a text that starts with a plain word (words.go; WordsHelp lists them,
 // `hearth sim --help` prints it) makes the first response call that tool, when the request
