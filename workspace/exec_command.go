@@ -56,7 +56,7 @@ var execCommandDef = toolDef{
 	fields:  []string{"cmd", "workdir", "shell", "login", "tty", "yield_time_ms", "max_output_tokens", "sandbox_permissions", "justification"},
 	example: `{"cmd":"go test ./...","yield_time_ms":10000}`,
 	run:     (*Toolset).execCommand,
-	preview: (*Toolset).previewExec,
+	preview: previewExec,
 }
 
 var writeStdinDef = toolDef{
@@ -74,8 +74,8 @@ var writeStdinDef = toolDef{
 	},
 	fields:  []string{"session_id", "chars", "yield_time_ms", "max_output_tokens"},
 	example: `{"session_id":1001,"chars":"print(1)\n","yield_time_ms":1000}`,
-	run:     (*Toolset).writeStdin,
-	preview: (*Toolset).previewWrite,
+	run:     writeStdin,
+	preview: previewWrite,
 }
 
 type execArgs struct {
@@ -102,7 +102,7 @@ type execPlan struct {
 
 // planExec checks an exec_command call. A non-empty msg is the error for
 // the model.
-func (ts *Toolset) planExec(d *toolDef, raw json.RawMessage) (execPlan, string) {
+func planExec(at place, d *toolDef, raw json.RawMessage) (execPlan, string) {
 	var a execArgs
 	if msg := decodeArgs(d, raw, &a); msg != "" {
 		return execPlan{}, msg
@@ -113,7 +113,7 @@ func (ts *Toolset) planExec(d *toolDef, raw json.RawMessage) (execPlan, string) 
 	if strings.TrimSpace(*a.Cmd) == "" {
 		return execPlan{}, `cmd is empty; give a shell command line, e.g. {"cmd":"ls -la"}`
 	}
-	p := execPlan{cmd: *a.Cmd, dir: ts.at.workdir(), tty: a.TTY != nil && *a.TTY}
+	p := execPlan{cmd: *a.Cmd, dir: at.workdir(), tty: a.TTY != nil && *a.TTY}
 	var msg string
 	if p.yield, msg = yieldArg(a.YieldTimeMS, execDefaultYieldMS, minYieldMS, maxYieldMS); msg != "" {
 		return execPlan{}, msg
@@ -122,7 +122,7 @@ func (ts *Toolset) planExec(d *toolDef, raw json.RawMessage) (execPlan, string) 
 		return execPlan{}, msg
 	}
 	if a.Workdir != nil && *a.Workdir != "" {
-		abs, err := ts.at.root.resolveIn(ts.at.dir, *a.Workdir)
+		abs, err := at.root.resolveIn(at.dir, *a.Workdir)
 		if err != nil {
 			return execPlan{}, "workdir: " + err.Error()
 		}
@@ -193,8 +193,8 @@ func tokensArg(v *float64) (int, string) {
 	return int(min(*v, 1<<20)), ""
 }
 
-func (ts *Toolset) previewExec(_ context.Context, d *toolDef, raw json.RawMessage) (Preview, string) {
-	p, msg := ts.planExec(d, raw)
+func previewExec(ts *Toolset, _ context.Context, d *toolDef, raw json.RawMessage) (Preview, string) {
+	p, msg := planExec(ts.at, d, raw)
 	if msg != "" {
 		return Preview{}, msg
 	}
@@ -202,7 +202,7 @@ func (ts *Toolset) previewExec(_ context.Context, d *toolDef, raw json.RawMessag
 }
 
 func (ts *Toolset) execCommand(ctx context.Context, d *toolDef, raw json.RawMessage) Result {
-	plan, msg := ts.planExec(d, raw)
+	plan, msg := planExec(ts.at, d, raw)
 	if msg != "" {
 		return errorResult(msg)
 	}
@@ -343,7 +343,7 @@ func planWrite(d *toolDef, raw json.RawMessage) (writePlan, string) {
 	return w, ""
 }
 
-func (ts *Toolset) previewWrite(_ context.Context, d *toolDef, raw json.RawMessage) (Preview, string) {
+func previewWrite(_ *Toolset, _ context.Context, d *toolDef, raw json.RawMessage) (Preview, string) {
 	w, msg := planWrite(d, raw)
 	if msg != "" {
 		return Preview{}, msg
@@ -354,12 +354,12 @@ func (ts *Toolset) previewWrite(_ context.Context, d *toolDef, raw json.RawMessa
 	return Preview{Title: fmt.Sprintf("Write to process %d", w.id)}, ""
 }
 
-func (ts *Toolset) writeStdin(ctx context.Context, d *toolDef, raw json.RawMessage) Result {
+func writeStdin(ts *Toolset, ctx context.Context, d *toolDef, raw json.RawMessage) Result {
 	w, msg := planWrite(d, raw)
 	if msg != "" {
 		return errorResult(msg)
 	}
-	pv, _ := ts.previewWrite(ctx, d, raw)
+	pv, _ := previewWrite(ts, ctx, d, raw)
 	if ts.procs == nil {
 		return Result{IsError: true, Title: pv.Title, Output: "write_stdin runs only in a session"}
 	}
