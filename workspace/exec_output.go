@@ -91,20 +91,21 @@ func (c chunk) total() int64 { return int64(len(c.head)+len(c.tail)) + c.cut }
 // text is the chunk within budget bytes (0: no bound), as valid UTF-8: its
 // cut middle, if any, marked with about how many tokens were left out.
 func (c chunk) text(budget int) string {
-	head, tail, cut := c.head, c.tail, c.cut
+	head, tail := c.head, c.tail
 	if budget > 0 && len(head)+len(tail) > budget {
-		keepHead := min(len(head), budget/2)
-		keepTail := min(len(tail), budget-keepHead)
-		keepHead = min(len(head), budget-keepTail)
-		both := append(bytes.Clone(head), tail...)
-		cut += int64(len(both) - keepHead - keepTail)
-		head, tail = both[:keepHead], both[len(both)-keepTail:]
+		if c.cut == 0 { // one text: cut its middle
+			all := append(bytes.Clone(head), tail...)
+			head, tail = all[:budget/2], all[len(all)-(budget-budget/2):]
+		} else { // cut already between head and tail: shorten both
+			keepHead := min(len(head), budget/2)
+			head, tail = head[:keepHead], tail[len(tail)-min(len(tail), budget-keepHead):]
+		}
 	}
-	if cut == 0 {
+	if int64(len(head)+len(tail)) == c.total() {
 		return validText(append(bytes.Clone(head), tail...))
 	}
 	head, tail = cutRuneEnd(head), cutRuneStart(tail)
-	cut = c.total() - int64(len(head)+len(tail))
+	cut := c.total() - int64(len(head)+len(tail))
 	return validText(head) + fmt.Sprintf("…%d tokens truncated…", sandbox.ApproxTokens(cut)) + validText(tail)
 }
 
@@ -136,6 +137,9 @@ func cutRuneStart(b []byte) []byte {
 			return b[i:]
 		}
 	}
+	if len(b) < utf8.UTFMax {
+		return b[:0] // all of it the end of one character
+	}
 	return b
 }
 
@@ -144,34 +148,30 @@ func cutRuneStart(b []byte) []byte {
 // the process's exit code or the id to write to it with, the output's
 // original token count, then the output within the call's token budget.
 type execReport struct {
-	wall    time.Duration
-	exited  bool
-	code    int // when exited
-	id      int // when still running
-	out     chunk
-	budget  int      // max_output_tokens
-	notes   []string // hearth's own lines after the output
-	chunkID string
+	wall   time.Duration
+	exited bool
+	code   int // when exited
+	id     int // when still running
+	out    chunk
+	budget int      // max_output_tokens
+	notes  []string // hearth's own lines after the output
 }
 
 func (r execReport) String() string {
 	var b strings.Builder
-	id := r.chunkID
-	if id == "" {
-		id = fmt.Sprintf("%06x", rand.IntN(1<<24))
-	}
-	fmt.Fprintf(&b, "Chunk ID: %s\nWall time: %.4f seconds\n", id, r.wall.Seconds())
+	fmt.Fprintf(&b, "Chunk ID: %06x\nWall time: %.4f seconds\n", rand.IntN(1<<24), r.wall.Seconds())
 	if r.exited {
 		fmt.Fprintf(&b, "Process exited with code %d\n", r.code)
 	} else {
 		fmt.Fprintf(&b, "Process running with session ID %d\n", r.id)
 	}
 	fmt.Fprintf(&b, "Original token count: %d\nOutput:\n", sandbox.ApproxTokens(r.out.total()))
-	b.WriteString(r.out.text(r.budget * 4))
+	text := r.out.text(r.budget * 4)
+	b.WriteString(text)
+	if len(r.notes) > 0 && text != "" && !strings.HasSuffix(text, "\n") {
+		b.WriteByte('\n')
+	}
 	for _, n := range r.notes {
-		if b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
-			b.WriteByte('\n')
-		}
 		b.WriteString(n + "\n")
 	}
 	return b.String()
