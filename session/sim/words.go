@@ -41,7 +41,7 @@ Directives, anywhere in the prompt (a prompt that holds any takes no word):
   sim:custom=NAME  custom tool calls of NAME instead (one without sim:calls)
   sim:input=TEXT   their input: a JSON string with no spaces (write a space as
                    \u0020, a newline as \n)
-  sim:steps=JSON    function calls in order, one per response: a compact JSON
+  sim:steps=JSON   function calls in order, one per response: a compact JSON
                    array of [NAME, ARGS] pairs; "$session" in ARGS is the
                    session ID the last tool output gave
   sim:tokens=N     the text answer is N words: tok0 tok1 ...
