@@ -178,3 +178,28 @@ func TestExecCommandCancelledFast(t *testing.T) {
 		t.Errorf("processes after cancel %+v", list)
 	}
 }
+
+// A process exec_command left running ends when the daemon stops.
+func TestExecCommandEndsWithTheDaemon(t *testing.T) {
+	useSandboxHelper(t)
+	td := startDaemonWith(t, sim.Options{}, "", func(c *Config) { c.Model = "gpt-5.3-codex" })
+	ed := td.connect()
+	ed.initialize()
+	id := ed.newSession(td.root)
+	ed.must(rpc.MethodSessionSetMode, acp.SetSessionModeRequest{SessionId: id, ModeId: ModeFullAuto}, nil)
+	marker := fmt.Sprintf("stop_%d", time.Now().UnixNano())
+	ed.prompt(id, `sim:steps=[["exec_command",{"cmd":"python3\u0020-q\u0020-X\u0020`+marker+`","tty":true,"yield_time_ms":250}],`+
+		`["write_stdin",{"session_id":"$session","chars":"print(6*7)\n","yield_time_ms":3000}]]`)
+	if got := agentText(ed.updates()); !strings.Contains(got, "42\r\n") { // python3 itself runs now
+		t.Fatalf("the model read %q", got)
+	}
+	if pids := pidsRunning(t, "python3", "-q", "-X", marker); len(pids) != 1 {
+		t.Fatalf("python3 runs as %v", pids)
+	}
+	if err := td.d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left := pidsRunning(t, "python3", "-q", "-X", marker); len(left) != 0 {
+		t.Errorf("python3 outlived the daemon: %v", left)
+	}
+}
