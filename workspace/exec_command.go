@@ -193,7 +193,28 @@ func tokensArg(v *float64) (int, string) {
 	return int(min(*v, 1<<20)), ""
 }
 
-func previewExec(ts *Toolset, _ context.Context, d *toolDef, raw json.RawMessage) (Preview, string) {
+// asShellArgs is an exec_command call's arguments as a shell call's, for
+// the apply_patch invocations models send through their shell
+// (patch_shell.go); ok is false for a call with a workdir, or one that
+// does not decode.
+func asShellArgs(raw json.RawMessage) (json.RawMessage, bool) {
+	var a struct {
+		Cmd     string `json:"cmd"`
+		Workdir string `json:"workdir"`
+	}
+	if json.Unmarshal(raw, &a) != nil || a.Workdir != "" {
+		return nil, false
+	}
+	b, err := json.Marshal(map[string]string{"command": a.Cmd})
+	return b, err == nil
+}
+
+func previewExec(ts *Toolset, ctx context.Context, d *toolDef, raw json.RawMessage) (Preview, string) {
+	if args, ok := asShellArgs(raw); ok {
+		if p, msg, ok := ts.previewShellPatch(ctx, args); ok {
+			return p, msg
+		}
+	}
 	p, msg := planExec(ts.at, d, raw)
 	if msg != "" {
 		return Preview{}, msg
@@ -202,6 +223,11 @@ func previewExec(ts *Toolset, _ context.Context, d *toolDef, raw json.RawMessage
 }
 
 func (ts *Toolset) execCommand(ctx context.Context, d *toolDef, raw json.RawMessage) Result {
+	if args, ok := asShellArgs(raw); ok {
+		if res, ok := ts.shellAsPatch(ctx, args); ok {
+			return res // applied as apply_patch, nothing run
+		}
+	}
 	plan, msg := planExec(ts.at, d, raw)
 	if msg != "" {
 		return errorResult(msg)

@@ -237,3 +237,21 @@ func TestExecCommandCarriesEscalation(t *testing.T) {
 		t.Errorf("Preview = %+v, %v", pv, err)
 	}
 }
+
+// An apply_patch invocation sent through exec_command is applied as
+// apply_patch (asked about as one), nothing run.
+func TestExecCommandRunsApplyPatch(t *testing.T) {
+	r, root, _ := newTree(t)
+	writeFile(t, filepath.Join(root, "a.txt"), "a\n")
+	ts, ps := execTools(t, r)
+	args := mustJSON(t, map[string]string{"cmd": "apply_patch <<'EOF'\n" + shellTestPatch + "EOF"})
+	if p := preview(t, ts, "exec_command", args); p.As != "apply_patch" || len(p.Files) != 1 {
+		t.Fatalf("preview %+v", p)
+	}
+	if res := call(t, ts, "exec_command", args); res.IsError || len(res.Files) != 1 || readBack(t, filepath.Join(root, "a.txt")) != "A\n" {
+		t.Fatalf("result %+v", res)
+	}
+	if got := ps.List(); len(got) != 0 {
+		t.Errorf("List = %+v", got)
+	}
+}

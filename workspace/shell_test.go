@@ -104,14 +104,6 @@ func withoutWall(out string) string {
 
 var wallTime = regexp.MustCompile(`(?m)^(Wall time: )[0-9.]+ seconds\n`)
 
-// body is the output part of a shell result: what follows "Output:".
-func body(out string) string {
-	if _, b, ok := strings.Cut(out, "\nOutput:\n"); ok {
-		return b
-	}
-	return out
-}
-
 // reported is what the model reads of a command that ended with code and
 // printed output, its wall time shown as "T".
 func reported(code int, output string) string {
