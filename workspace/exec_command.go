@@ -237,19 +237,18 @@ func (ts *Toolset) execCommand(ctx context.Context, d *toolDef, raw json.RawMess
 		return Result{IsError: true, Title: title, Output: "exec_command runs only in a session"}
 	}
 	start := time.Now()
-	var planted func() []string
-	if ts.plants != nil {
-		planted = ts.plants.Begin(ts.at.root.Path())
-	}
+	planted := ts.guardPlants()
 	out := newPendingOutput()
 	sp, err := sandbox.Start(sandbox.Command{Root: ts.at.root.Path(), Dir: plan.dir, Line: plan.line, Net: ts.net, Timeout: sandbox.NoTimeout}, plan.tty, out)
 	if err != nil {
+		planted()
 		return Result{IsError: true, Title: title, Output: fmt.Sprintf("exec_command could not start the command: %v", err)}
 	}
 	p := &process{command: plan.cmd, tty: plan.tty, started: start, p: sp, out: out}
 	evicted, err := ts.procs.add(p)
 	if err != nil {
 		sp.Kill()
+		planted()
 		return Result{IsError: true, Title: title, Output: fmt.Sprintf("exec_command did not start the command: %v", err)}
 	}
 	var notes []string
@@ -262,10 +261,18 @@ func (ts *Toolset) execCommand(ctx context.Context, d *toolDef, raw json.RawMess
 		sp.Kill() // the model never got its id: nothing may be left behind
 		notes = append(notes, "[cancelled]")
 	}
-	if planted != nil {
-		notes = append(notes, planted()...)
-	}
+	notes = append(notes, planted()...)
 	return ts.procs.report(p, start, plan.tokens, title, notes)
+}
+
+// guardPlants starts watching for the repositories a command plants
+// (sandbox/planted_repo.go) for the length of one call; the function it
+// returns, called once when the call ends, disarms them and says so.
+func (ts *Toolset) guardPlants() (end func() []string) {
+	if ts.plants == nil {
+		return func() []string { return nil }
+	}
+	return ts.plants.Begin(ts.at.root.Path())
 }
 
 // report takes what p printed during a call that started at start and
@@ -394,6 +401,7 @@ func writeStdin(ts *Toolset, ctx context.Context, d *toolDef, raw json.RawMessag
 		return Result{IsError: true, Title: pv.Title, Output: fmt.Sprintf("no process with session ID %d is running in this session: its end was reported already, or it was never started; start one with exec_command", w.id)}
 	}
 	start := time.Now()
+	planted := ts.guardPlants()
 	var notes []string
 	if w.chars != "" {
 		if n, err := p.p.Write([]byte(w.chars), time.Second); err != nil && !isDone(p) {
@@ -403,6 +411,7 @@ func writeStdin(ts *Toolset, ctx context.Context, d *toolDef, raw json.RawMessag
 	if collect(ctx, p, w.yield, ts.live) {
 		notes = append(notes, "[cancelled while waiting; the process keeps running]")
 	}
+	notes = append(notes, planted()...)
 	return ts.procs.report(p, start, w.tokens, pv.Title, notes)
 }
 

@@ -255,3 +255,21 @@ func TestExecCommandRunsApplyPatch(t *testing.T) {
 		t.Errorf("List = %+v", got)
 	}
 }
+
+// A repository an exec_command's process plants while a call waits on it
+// is disarmed when the call ends, and the result says so.
+func TestExecCommandDisarmsPlantedRepo(t *testing.T) {
+	ts, dir := plantedTree(t)
+	ps := NewProcesses()
+	t.Cleanup(ps.Close)
+	ts = ts.WithProcesses(ps)
+	start := parseExec(t, call(t, ts, "exec_command", `{"cmd":"read x; mkdir -p planted/.git && printf '[core]\\n\\tfsmonitor = evil\\n' > planted/.git/config","yield_time_ms":250}`))
+	if !start.running {
+		t.Fatalf("%+v", start)
+	}
+	res := call(t, ts, "write_stdin", mustJSON(t, map[string]any{"session_id": start.id, "chars": "go\n", "yield_time_ms": 10_000}))
+	if r := parseExec(t, res); r.running || r.code != 0 {
+		t.Fatalf("%+v", r)
+	}
+	assertDisarmed(t, "planted through write_stdin", res, dir, "planted/.git", "evil")
+}
