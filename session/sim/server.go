@@ -46,10 +46,11 @@ type Options struct {
 	Hint string
 
 	PingInterval time.Duration // when > 0, the server pings every WebSocket connection this often
+	IgnorePings  bool          // do not answer client pings (no pong), to test a client's keepalive
+
 	// Deflate is the answer to a client's permessage-deflate offer: DeflateTakeover (default),
 	// DeflateNoTakeover or DeflateOff.
-	Deflate     DeflateMode
-	IgnorePings bool // do not answer client pings (no pong), to test a client's keepalive
+	Deflate DeflateMode
 
 	// OnAnswered, if set, is called with each request's record once it is
 	// answered (hearth sim -v prints them). It runs on the goroutine that

@@ -38,7 +38,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		return // the upgrader has answered the client
 	}
 	c := newWSConn(s, conn)
-	c.extension = ext
+	c.extension, c.compressed = ext, ext != ""
 	c.wire, _ = hw.Hijacked().Raw().(*countingConn)
 	if !s.conns.add(c) { // Close began during the upgrade
 		c.shutdown()
@@ -61,15 +61,16 @@ type wsConn struct {
 	conn *websocket.Conn
 	born time.Time
 	// extension is the permessage-deflate answer the handshake gave ("" when not negotiated);
-	// wsdeflate, under gorilla, compresses the frames.
-	extension string
-	// wire counts the TCP connection's bytes (nil when not on the Server's own listener).
-	wire   *countingConn
-	ctx    context.Context // cancelled when the connection ends
-	cancel context.CancelFunc
-	cache  laneCache
-	sched  *scheduler
-	wg     sync.WaitGroup // response goroutines and the age watcher
+	// wsdeflate, under gorilla, compresses the frames; wire counts the TCP connection's bytes
+	// (nil when not on the Server's own listener).
+	extension  string
+	wire       *countingConn
+	compressed bool            // permessage-deflate was negotiated: extension is not ""
+	ctx        context.Context // cancelled when the connection ends
+	cancel     context.CancelFunc
+	cache      laneCache
+	sched      *scheduler
+	wg         sync.WaitGroup // response goroutines and the age watcher
 
 	writeMu   sync.Mutex  // serializes data frames: gorilla allows one writer at a time
 	closing   atomic.Bool // a close frame was sent: frames still arriving are ignored
@@ -134,7 +135,7 @@ func (c *wsConn) serve() {
 // handleFrame answers one client frame; false means the connection must be dropped.
 func (c *wsConn) handleFrame(mt int, data []byte, at time.Time) bool {
 	rec := Received{Conn: c.n, Transport: "ws", At: at, Raw: data, Bytes: len(data),
-		Compressed: c.extension != "", Extension: c.extension}
+		Compressed: c.compressed, Extension: c.extension}
 	if mt != websocket.TextMessage {
 		c.s.records.finish(c.s.records.add(rec), OutcomeProtocolError, "")
 		c.closeNow(websocket.CloseUnsupportedData, "binary frames are not supported")
