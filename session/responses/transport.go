@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"fmt"
 	"net"
@@ -40,7 +41,7 @@ func wsDialer(cfg Config, u *url.URL, proxy proxyFunc, k *counters, gate *readGa
 		return d
 	}
 	open := func(ctx context.Context, network, addr string) (net.Conn, error) {
-		conn, err := openTransport(ctx, tcp, u, via, network, addr)
+		conn, err := openTransport(ctx, tcp, u, via, cfg.rootCAs, network, addr)
 		if err != nil {
 			return nil, err
 		}
@@ -59,7 +60,7 @@ func httpScheme(ws string) string {
 
 // openTransport connects to addr (u's host and port) for the WebSocket's
 // handshake: through via when set (HTTP CONNECT), with TLS when u is wss.
-func openTransport(ctx context.Context, tcp func(ctx context.Context, network, addr string) (net.Conn, error), u, via *url.URL, network, addr string) (net.Conn, error) {
+func openTransport(ctx context.Context, tcp func(ctx context.Context, network, addr string) (net.Conn, error), u, via *url.URL, roots *x509.CertPool, network, addr string) (net.Conn, error) {
 	hop := addr
 	if via != nil {
 		hop = via.Host
@@ -72,22 +73,22 @@ func openTransport(ctx context.Context, tcp func(ctx context.Context, network, a
 		return nil, err
 	}
 	if via != nil {
-		if conn, err = connect(ctx, conn, via, addr); err != nil {
+		if conn, err = connect(ctx, conn, via, roots, addr); err != nil {
 			return nil, err
 		}
 	}
 	if u.Scheme == "wss" {
-		if conn, err = handshakeTLS(ctx, conn, u.Hostname()); err != nil {
+		if conn, err = handshakeTLS(ctx, conn, u.Hostname(), roots); err != nil {
 			return nil, err
 		}
 	}
 	return conn, nil
 }
 
-// handshakeTLS runs a TLS client handshake for host over conn; conn is
-// closed when it fails.
-func handshakeTLS(ctx context.Context, conn net.Conn, host string) (net.Conn, error) {
-	tc := tls.Client(conn, &tls.Config{ServerName: host})
+// handshakeTLS runs a TLS client handshake for host over conn, trusting
+// roots (nil: the system's); conn is closed when it fails.
+func handshakeTLS(ctx context.Context, conn net.Conn, host string, roots *x509.CertPool) (net.Conn, error) {
+	tc := tls.Client(conn, &tls.Config{ServerName: host, RootCAs: roots})
 	if err := tc.HandshakeContext(ctx); err != nil {
 		conn.Close()
 		return nil, err
@@ -98,13 +99,13 @@ func handshakeTLS(ctx context.Context, conn net.Conn, host string) (net.Conn, er
 // connect asks the proxy via, on conn, for a tunnel to addr (HTTP
 // CONNECT, its credentials from via's user info); conn is closed when it
 // fails.
-func connect(ctx context.Context, conn net.Conn, via *url.URL, addr string) (net.Conn, error) {
+func connect(ctx context.Context, conn net.Conn, via *url.URL, roots *x509.CertPool, addr string) (net.Conn, error) {
 	fail := func(err error) (net.Conn, error) {
 		conn.Close()
 		return nil, fmt.Errorf("proxy %s: %w", via.Host, err)
 	}
 	if via.Scheme == "https" {
-		tc, err := handshakeTLS(ctx, conn, via.Hostname())
+		tc, err := handshakeTLS(ctx, conn, via.Hostname(), roots)
 		if err != nil {
 			return nil, fmt.Errorf("proxy %s: %w", via.Host, err)
 		}

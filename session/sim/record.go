@@ -44,9 +44,11 @@ type Received struct {
 	Outcome    string    // the response id when completed; otherwise an error code or an Outcome* value
 	Answered   bool      // a terminal event (or error) was written, or the request ended with its connection
 	AnsweredAt time.Time // WebSocket: when the terminal event had been written, else when Answered became true; with the next request's At, the client's own time between them
-	// WireIn and WireOut are the bytes the request's TCP connection carried in and out since the
-	// previous answer on it (its handshake, for its first), frames as compressed, when served on
-	// the Server's own listener: summed over a client's requests, its wire bytes.
+	// WireIn and WireOut are the bytes the request's TCP connection carried in and out between
+	// the previous answer on it (the connection's start, for its first: the handshake) and this
+	// answer, frames as compressed, when served on the Server's own listener. A request that
+	// arrives before its predecessor's answer is recorded falls into that one's count; the sum
+	// over a connection's requests is exact: a client's wire bytes.
 	WireIn, WireOut int64
 }
 
