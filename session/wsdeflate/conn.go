@@ -40,6 +40,7 @@ type Conn struct {
 
 	rmu      sync.Mutex // guards the handshake's state below, between Read and Write
 	head     bool       // the HTTP head is still being read (client) or written
+	plain    bool       // after the head, bytes pass as they are: the extension is off
 	params   *Params    // negotiated (nil: not, or not yet)
 	err      error      // the server's answer was refused
 	hs       []byte     // the head gathered so far
@@ -82,6 +83,7 @@ func level(o Options) int {
 func (c *Conn) start() {
 	p := c.params
 	if p == nil {
+		c.plain, c.dec.raw = true, true
 		return
 	}
 	c.dec.on = true
@@ -123,9 +125,13 @@ func (c *Conn) readingHead() bool {
 func (c *Conn) Write(p []byte) (int, error) {
 	c.rmu.Lock()
 	head := c.head && !(c.client && c.wroteReq)
+	plain := c.plain && !c.head
 	c.rmu.Unlock()
 	if head {
 		return c.writeHead(p)
+	}
+	if plain {
+		return c.Conn.Write(p)
 	}
 	out, err := c.enc.write(p)
 	if err != nil {
@@ -228,9 +234,8 @@ func (c *Conn) settle(head, rest []byte) error {
 	}
 	c.rmu.Lock()
 	c.params, c.head, c.hs = params, false, nil
-	c.start()
+	c.start() // without the extension, or after an error's head, bytes pass as they come
 	c.rmu.Unlock()
-	c.dec.raw = !strings.HasPrefix(status, "HTTP/1.1 101 ") // an error's body, not frames
 	c.dec.src = bufio.NewReaderSize(io.MultiReader(bytes.NewReader(append([]byte(nil), rest...)), c.Conn), chunk)
 	c.dec.out = append([]byte(nil), out...)
 	return nil

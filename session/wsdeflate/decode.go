@@ -29,7 +29,7 @@ type decoder struct {
 	on       bool // the extension was negotiated
 	takeover bool // the peer keeps its window: inflate with the last one
 	remask   bool // the server's side: gorilla wants masked frames (a zero key)
-	raw      bool // no frames follow (the handshake failed): bytes pass as they come
+	raw      bool // bytes pass as they come: no extension, or no frames (the handshake failed)
 
 	fr   io.ReadCloser // the inflater, reset for each message
 	dict []byte        // the last window bytes inflated (takeover)
