@@ -159,7 +159,7 @@ func (c *Conn) writeHead(p []byte) (int, error) {
 	switch {
 	case c.client:
 		line = "Sec-WebSocket-Extensions: " + Offer + "\r\n"
-	case c.params != nil && bytes.HasPrefix(c.hs, []byte("HTTP/1.1 101 ")):
+	case c.params != nil && switching(string(c.hs[:bytes.IndexByte(c.hs, '\r')])):
 		line = "Sec-WebSocket-Extensions: " + c.params.Header() + "\r\n"
 	}
 	head := append([]byte(nil), c.hs[:end+2]...)
@@ -222,7 +222,7 @@ func (c *Conn) settle(head, rest []byte) error {
 	}
 	var params *Params
 	out := head
-	if strings.HasPrefix(status, "HTTP/1.1 101 ") {
+	if switching(status) {
 		p, ok, err := answer(http.Header(mime).Values("Sec-WebSocket-Extensions"))
 		if err != nil {
 			return err
@@ -239,6 +239,12 @@ func (c *Conn) settle(head, rest []byte) error {
 	c.dec.src = bufio.NewReaderSize(io.MultiReader(bytes.NewReader(append([]byte(nil), rest...)), c.Conn), chunk)
 	c.dec.out = append([]byte(nil), out...)
 	return nil
+}
+
+// switching reports whether an HTTP status line is 101's.
+func switching(status string) bool {
+	f := strings.Fields(status)
+	return len(f) >= 2 && strings.HasPrefix(f[0], "HTTP/1.") && f[1] == "101"
 }
 
 // stripExtensions removes the Sec-WebSocket-Extensions lines from an HTTP
