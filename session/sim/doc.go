@@ -1,8 +1,9 @@
 // Package sim is a protocol-faithful simulator of OpenAI's Responses API over WebSocket and
 // its HTTP/SSE twin, for hearth's tests, benchmarks and demo (`hearth sim --addr`). It follows
 // the protocol as docs/ARCHITECTURE.md ("The Responses protocol") states it, and the details
-// below. It imports no other hearth package on purpose: it
-// must not share code with the client in session/, so that it catches the client's bugs.
+// below. It imports no other hearth package on purpose but session/wsdeflate (the wire's
+// compression, a leaf that knows frames, not the protocol): it must not share code with the
+// client in session/, so that it catches the client's bugs.
 //
 // # API
 //
