@@ -70,3 +70,23 @@ func TestNarrowClientWindow(t *testing.T) {
 		t.Fatalf("encoder on %v, decoder on %v takeover %v", c.enc.on, c.dec.on, c.dec.takeover)
 	}
 }
+
+// FuzzNegotiate: any header parses without a panic, and what the server
+// accepts, its own answer renders and the client reads back the same.
+func FuzzNegotiate(f *testing.F) {
+	f.Add("permessage-deflate; client_max_window_bits")
+	f.Add("permessage-deflate; server_no_context_takeover, x; y=\"1\"")
+	f.Fuzz(func(t *testing.T, offer string) {
+		answer([]string{offer})
+		for _, mode := range []Mode{Takeover, NoTakeover, Off} {
+			p, ok := Accept([]string{offer}, mode)
+			if !ok {
+				continue
+			}
+			back, ok, err := answer([]string{p.Header()})
+			if !ok || err != nil || back != p {
+				t.Fatalf("%q: accepted %+v, read back %+v %v %v", offer, p, back, ok, err)
+			}
+		}
+	})
+}
