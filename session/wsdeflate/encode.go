@@ -128,9 +128,13 @@ func (e *encoder) begin(h header) error {
 // compress feeds a chunk of a compressed message's payload (masked as
 // gorilla wrote it) to the compressor.
 func (e *encoder) compress(chunk []byte) error {
-	e.scratch = append(e.scratch[:0], chunk...) // gorilla's buffer is not ours to change
-	e.pos = mask(e.cur.key, e.pos, e.scratch)
-	if _, err := e.fw.Write(e.scratch); err != nil {
+	plain := chunk
+	if e.cur.masked {
+		e.scratch = append(e.scratch[:0], chunk...) // gorilla's buffer is not ours to change
+		e.pos = mask(e.cur.key, e.pos, e.scratch)
+		plain = e.scratch
+	}
+	if _, err := e.fw.Write(plain); err != nil {
 		return err
 	}
 	if e.buf.Len() >= emitAt {
