@@ -22,8 +22,8 @@ var tail = []byte{0x00, 0x00, 0xff, 0xff, 0x01, 0x00, 0x00, 0xff, 0xff}
 var errSequence = errors.New("websocket: a compressed message interrupted by another")
 
 // decoder transcodes the frames that arrive into the frames gorilla
-// reads: compressed messages inflated, everything else unchanged. It is
-// the Conn's reading goroutine's alone.
+// reads: compressed messages inflated, everything else unchanged. It
+// lives as long as its Conn and is the reading goroutine's alone.
 type decoder struct {
 	src      *bufio.Reader
 	on       bool // the extension was negotiated
@@ -175,7 +175,7 @@ func noEOF(err error) error {
 }
 
 // source is the inflater's input: the payloads of one compressed
-// message's frames, unmasked, then the tail. Control frames that arrive
+// message's frames, unmasked, then the tail. One lives per message. Control frames that arrive
 // between the message's frames are kept for the decoder to hand on first.
 type source struct {
 	d     *decoder

@@ -11,8 +11,8 @@ import (
 const emitAt = 32 << 10
 
 // encoder transcodes the frames gorilla writes into the frames that go on
-// the wire: data messages compressed, everything else unchanged. It is
-// the Conn's writing goroutine's alone.
+// the wire: data messages compressed, everything else unchanged. It lives
+// as long as its Conn and is the writing goroutine's alone.
 type encoder struct {
 	masked   bool // the client's side: our frames are masked (gorilla's too)
 	on       bool // compress data messages (negotiated, and allowed our window)
