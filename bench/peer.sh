@@ -23,7 +23,12 @@
 # CALLS). Everything it installs or writes is in a scratch directory, removed at the end (KEEP=1
 # keeps it).
 #
-# Environment: ROUNDS (5), CALLS (10), TOOL (read_file, or shell), SHELL_NETWORK (with
+# It also prints each client's wire bytes per rollout (the simulator's count of its connections'
+# bytes, both ways, handshakes and compressed frames included) and their ratio to Codex's.
+#
+# Environment: ROUNDS (5), CALLS (10), TOOL (read_file, or shell), DEFLATE (the simulator's answer to
+# permessage-deflate: takeover, no-takeover or off), HEARTH_BIN (a hearth binary to run as the
+# client, to measure another build against this simulator; default: built here), SHELL_NETWORK (with
 # TOOL=shell: hearth's HEARTH_SHELL_NETWORK, on for commands with the network; unset: full-auto's
 # default, off), CODEX_VERSION (editors/interop's pin),
 # CODEX_DIR (an existing npm prefix holding @openai/codex: skips the install),
@@ -38,6 +43,7 @@ repo="$(cd "$here/.." && pwd)"
 ROUNDS="${ROUNDS:-5}"
 CALLS="${CALLS:-10}"
 TOOL="${TOOL:-read_file}"
+DEFLATE="${DEFLATE:-takeover}"
 HANDSHAKE="${HANDSHAKE:-120ms}"
 PER_REQUEST="${PER_REQUEST:-70ms}"
 PER_INPUT_KB="${PER_INPUT_KB:-2ms}"
@@ -83,9 +89,11 @@ codex_version="$(node "$codex_js" --version 2>/dev/null | tail -1)"
 # --- hearth, the simulator, the workspace ----------------------------------------------------
 hearth="$scratch/hearth"
 (cd "$repo" && go build -o "$hearth" ./cmd/hearth)
+simbin="$hearth"
+if [ -n "${HEARTH_BIN:-}" ]; then hearth="$HEARTH_BIN"; fi
 
 key="sk-peer-$RANDOM$RANDOM"
-"$hearth" sim -v --addr 127.0.0.1:0 --api-key "$key" --handshake "$HANDSHAKE" --per-request "$PER_REQUEST" \
+"$simbin" sim -v --deflate "$DEFLATE" --addr 127.0.0.1:0 --api-key "$key" --handshake "$HANDSHAKE" --per-request "$PER_REQUEST" \
   --per-input-kb "$PER_INPUT_KB" --first-token "$FIRST_TOKEN" --tokens-per-second "$TOKENS_PER_SECOND" \
   >"$scratch/sim.log" 2>&1 &
 pids+=($!)
@@ -212,6 +220,15 @@ run_stats() {
     END { printf "%.1f%s\n", charged / 1000, gaps }'
 }
 
+# run_wire FROM TO: the wire bytes the client sent and received in the requests of the simulator's
+# log lines FROM to TO-1, each request's share of its connection: from the previous answer on it
+# to its own.
+run_wire() {
+  sed -n "$1,$(($2 - 1))p" "$scratch/sim.log" | awk '
+    /^request / { for (i = 2; i <= NF; i++) { k = substr($i, 1, index($i, "=") - 1); f[k] = substr($i, index($i, "=") + 1) }; s += f["wire_in"]; r += f["wire_out"] }
+    END { print s + 0, r + 0 }'
+}
+
 # --- the warm daemon: hearth serve, holding the workspace after one ask -----------------------
 "${warm_env[@]}" "$hearth" serve >"$scratch/serve.log" 2>&1 &
 pids+=($!)
@@ -234,7 +251,7 @@ fi
 # --- the rounds ------------------------------------------------------------------------------
 declare -A label=([codex]=codex [cold]="hearth cold" [warm]="hearth warm" [cold_read]="hearth cold read_file" [warm_read]="hearth warm read_file")
 if [ "$TOOL" = shell ]; then label[cold]="hearth cold shell"; label[warm]="hearth warm shell"; fi
-declare -A times=() ownrt=() outside=()
+declare -A times=() ownrt=() outside=() sent=() recv=() wire=()
 runs=() # NAME:WALL_MS:FIRST_LOG_LINE, in the order they ran
 n="${#names[@]}"
 header="round"
@@ -267,11 +284,18 @@ for i in "${!runs[@]}"; do
   read -r charged gaps <<<"$(run_stats "$from" "$to")"
   [ -z "$gaps" ] || ownrt[$name]+="$(echo "$gaps" | median) "
   outside[$name]+="$(awk -v w="$wall" -v c="$charged" 'BEGIN {printf "%.1f", w - c}') "
+  read -r ws wr <<<"$(run_wire "$from" "$to")"
+  sent[$name]+="$ws "
+  recv[$name]+="$wr "
+  wire[$name]+="$((ws + wr)) "
 done
 
-declare -A med=() medrt=() medout=()
+declare -A med=() medrt=() medout=() medwire=() medsent=() medrecv=()
 for name in "${names[@]}"; do
   med[$name]="$(echo "${times[$name]}" | median)"
+  medwire[$name]="$(echo "${wire[$name]}" | median)"
+  medsent[$name]="$(echo "${sent[$name]}" | median)"
+  medrecv[$name]="$(echo "${recv[$name]}" | median)"
   medrt[$name]="$(echo "${ownrt[$name]:-}" | median)"
   medout[$name]="$(echo "${outside[$name]}" | median)"
 done
@@ -284,6 +308,12 @@ for name in "${names[@]:1}"; do line+="$(awk -v h="${med[$name]}" -v c="${med[co
 echo "${line%,}"
 line="own time per tool round trip, median ms:"
 for name in "${names[@]}"; do line+=" ${label[$name]} $(awk -v m="${medrt[$name]}" 'BEGIN {if (m == "-") print m; else printf "%.1f", m}'),"; done
+echo "${line%,}"
+line="wire bytes per rollout, median KiB (sent + received):"
+for name in "${names[@]}"; do line+="$(awk -v b="${medwire[$name]}" -v s="${medsent[$name]}" -v r="${medrecv[$name]}" -v l="${label[$name]}" 'BEGIN {printf " %s %.1f (%.1f + %.1f),", l, b / 1024, s / 1024, r / 1024}')"; done
+echo "${line%,}"
+line="hearth/codex wire bytes (sent):"
+for name in "${names[@]:1}"; do line+="$(awk -v h="${medwire[$name]}" -v c="${medwire[codex]}" -v hs="${medsent[$name]}" -v cs="${medsent[codex]}" -v l="${label[$name]#hearth }" 'BEGIN {printf " %s %.2f× (%.2f×),", l, h / c, hs / cs}')"; done
 echo "${line%,}"
 if [ "$TOOL" = shell ]; then
   for k in cold warm; do
@@ -298,7 +328,7 @@ if [ "$TOOL" = shell ]; then
 else
   echo "rollout: $CALLS read calls of a 4 KiB file, one per response, then the answer; $ROUNDS interleaved rounds"
 fi
-echo "cost model (hearth sim): $cost"
+echo "cost model (hearth sim): $cost; permessage-deflate: $DEFLATE"
 echo "requests the simulator answered (all runs): $(grep -c 'transport=ws' "$scratch/sim.log") over WebSocket, $(grep -c 'transport=http' "$scratch/sim.log") over HTTP"
-echo "codex: @openai/codex $codex_version (codex exec, WebSocket provider); hearth: $(cd "$repo" && git rev-parse --short HEAD)${cold_args[*]:+, cold with ${cold_args[*]}}"
+echo "codex: @openai/codex $codex_version (codex exec, WebSocket provider); hearth: ${HEARTH_BIN:-$(cd "$repo" && git rev-parse --short HEAD)}${cold_args[*]:+, cold with ${cold_args[*]}}"
 echo "machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -1), load average $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"

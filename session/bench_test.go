@@ -27,13 +27,15 @@ func BenchmarkToolLoop30(b *testing.B) {
 	for _, mode := range []struct {
 		name        string
 		full, plain bool
-	}{{"incremental", false, false}, {"incremental-uncompressed", false, true}, {"full", true, false}} {
+		deflate     sim.DeflateMode
+	}{{"incremental", false, false, sim.DeflateTakeover}, {"incremental-no-takeover", false, false, sim.DeflateNoTakeover},
+		{"incremental-uncompressed", false, true, sim.DeflateTakeover}, {"full", true, false, sim.DeflateTakeover}} {
 		b.Run(mode.name, func(b *testing.B) {
 			var sent, reqs, wire int64
 			var gaps []time.Duration
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
-				e := newEnv(&testing.T{}, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn, DisableCompression: mode.plain}, DisableIncremental: mode.full})
+				e := newEnv(&testing.T{}, sim.Options{Deflate: mode.deflate}, session.Config{Config: responses.Config{Lanes: responses.LanesOn, DisableCompression: mode.plain}, DisableIncremental: mode.full})
 				id := fmt.Sprintf("bench-%d", i)
 				c := e.open(id)
 				warm(e.t, c)

@@ -17,8 +17,10 @@ const module = "github.com/hearthd/hearth"
 var allowed = map[string][]string{
 	"store":             {},
 	"rpc":               {},
-	"session/sim":       {},
-	"session/responses": {},
+	"session/sim":       {"session/wsdeflate"},
+	"session/responses": {"session/wsdeflate"},
+	// permessage-deflate with context takeover under gorilla/websocket.
+	"session/wsdeflate": {},
 	"mcp":               {},
 	"mcp/mcptest":       {}, // imported by tests only: a tiny MCP server
 	"safesocket":        {},

@@ -29,6 +29,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	lanes := fs.String("lanes", "on", "what stream_id does: on (parallel lanes), ignore (never echoed, one response at a time), refuse (unknown_parameter)")
 	reasoning := fs.String("reasoning", "auto", "which models reason: auto (all but gpt-4*, gpt-3.5*, chatgpt-4*), always, never")
 	ping := fs.Duration("ping", 0, "ping every WebSocket connection this often (0 = never)")
+	deflate := fs.String("deflate", "takeover", "what a client's permessage-deflate offer gets: takeover (as offered), no-takeover (a fresh compressor per message either way), off")
 	var window int
 	windows := map[string]int{}
 	fs.Func("window", "refuse a request whose input is over this many tokens (4 bytes each) with context_length_exceeded: N for every model, MODEL=N for one (repeat the flag)", func(v string) error {
@@ -47,7 +48,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		return nil
 	})
-	verbose := fs.Bool("v", false, "print one line per answered request (transport, connection, warm-up, previous_response_id, outcome; when it arrived and was answered, Unix µs, and the time the cost model charged it)")
+	verbose := fs.Bool("v", false, "print one line per answered request (transport, connection, warm-up, previous_response_id, outcome; when it arrived and was answered, Unix µs, the time the cost model charged it, and the WebSocket bytes in and out since the connection's previous answer)")
 	var cost sim.Cost
 	fs.DurationVar(&cost.Handshake, "handshake", 0, "simulated WebSocket handshake time")
 	fs.DurationVar(&cost.PerRequest, "per-request", 0, "simulated fixed cost of every request")
@@ -65,6 +66,10 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return &exitError{2, fmt.Errorf("--reasoning: %w", err)}
 	}
+	deflateMode, err := sim.ParseDeflateMode(*deflate)
+	if err != nil {
+		return &exitError{2, fmt.Errorf("--deflate: %w", err)}
+	}
 	var mu sync.Mutex // one line at a time on stdout
 	onAnswered := func(r sim.Received) {
 		gen := "-"
@@ -77,14 +82,14 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		fmt.Fprintf(stdout, "request transport=%s conn=%d type=%s generate=%s prev=%s items=%d bytes=%d tokens=%d outcome=%s at_us=%d answered_us=%d modelled_us=%d\n",
+		fmt.Fprintf(stdout, "request transport=%s conn=%d type=%s generate=%s prev=%s items=%d bytes=%d tokens=%d outcome=%s at_us=%d answered_us=%d modelled_us=%d wire_in=%d wire_out=%d\n",
 			r.Transport, r.Conn, r.Type, gen, prev, len(r.Input), r.Bytes, r.InputTokens, r.Outcome,
-			r.At.UnixMicro(), r.AnsweredAt.UnixMicro(), (r.ProcessDelay + r.OutputDelay).Microseconds())
+			r.At.UnixMicro(), r.AnsweredAt.UnixMicro(), (r.ProcessDelay + r.OutputDelay).Microseconds(), r.WireIn, r.WireOut)
 	}
 	if !*verbose {
 		onAnswered = nil
 	}
-	opts := sim.Options{APIKey: *key, DisableLanes: *noLanes, Lanes: laneMode, Reasoning: reasoningMode, PingInterval: *ping,
+	opts := sim.Options{APIKey: *key, DisableLanes: *noLanes, Lanes: laneMode, Reasoning: reasoningMode, PingInterval: *ping, Deflate: deflateMode,
 		Cost: cost, OnAnswered: onAnswered, ContextWindow: window, Windows: windows}
 	opts.OnListen = func(base string) {
 		ws := "ws" + strings.TrimPrefix(base, "http")

@@ -2,6 +2,7 @@ package responses
 
 import (
 	"context"
+	"crypto/x509"
 	"fmt"
 	"net"
 	"net/url"
@@ -74,6 +75,9 @@ type Config struct {
 	// Dial makes the WebSockets' TCP connections; nil is a net.Dialer.
 	// Tests give one whose connections stall.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+
+	// rootCAs are the roots wss trusts (nil: the system's); tests set it.
+	rootCAs *x509.CertPool
 }
 
 // defaultReadWindow is Config.ReadWindow's default: a dozen tokens of a

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -69,10 +70,12 @@ func dial(ctx context.Context, cfg Config, id string, log *slog.Logger, k *count
 	if err != nil {
 		return nil, err
 	}
+	pu, err := url.Parse(u)
+	if err != nil {
+		return nil, err
+	}
 	gate := newReadGate(cfg.ReadWindow)
-	d := websocket.Dialer{HandshakeTimeout: cfg.HandshakeTimeout, Proxy: http.ProxyFromEnvironment,
-		EnableCompression: !cfg.DisableCompression,
-		NetDialContext:    countingDialer(cfg.Dial, &k.wireSent, &k.wireReceived, gate)}
+	d := wsDialer(cfg, pu, http.ProxyFromEnvironment, k, gate)
 	h := http.Header{}
 	if cfg.APIKey != "" {
 		h.Set("Authorization", "Bearer "+cfg.APIKey)

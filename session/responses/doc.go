@@ -9,7 +9,7 @@
 //
 // It knows requests and responses, not transcripts: what a request carries,
 // when it may be incremental and what is stored is the agent loop's
-// (package session). It imports no other hearth package.
+// (package session).
 //
 // Connections: each has one reader goroutine and one keepalive goroutine (a
 // ping every 30 s, 20 s to answer), both ended and awaited by its close; a
@@ -27,4 +27,11 @@
 // (30 s, doubling up to 5 min) before the WebSocket is tried again. Lanes
 // are detected: a server that refuses stream_id gets one connection per
 // conversation from then on (NoLanesError, one retry).
+//
+// Compression: permessage-deflate with context takeover (wsdeflate, below
+// gorilla), so the instructions and tools every create repeats cost a few
+// bytes after the first; the client makes the TCP connection, the CONNECT
+// through an HTTP(S) proxy and the TLS itself for it (transport.go), and
+// honours a server that refuses takeover or the extension. It imports
+// session/wsdeflate, a leaf.
 package responses

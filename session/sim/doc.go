@@ -1,8 +1,9 @@
 // Package sim is a protocol-faithful simulator of OpenAI's Responses API over WebSocket and
 // its HTTP/SSE twin, for hearth's tests, benchmarks and demo (`hearth sim --addr`). It follows
 // the protocol as docs/ARCHITECTURE.md ("The Responses protocol") states it, and the details
-// below. It imports no other hearth package on purpose: it
-// must not share code with the client in session/, so that it catches the client's bugs.
+// below. It imports no other hearth package on purpose but session/wsdeflate (the wire's
+// compression, a leaf that knows frames, not the protocol): it must not share code with the
+// client in session/, so that it catches the client's bugs.
 //
 // # API
 //
@@ -20,6 +21,7 @@
 //	(*Server).DropConnections() int            drop every live WebSocket without a close frame
 //	Cost.ProcessDelay(inputBytes)              the processing delay the cost model charges
 //	ParseLaneMode, ParseReasoningMode          read the hearth sim --lanes / --reasoning values
+//	ParseDeflateMode                           reads the hearth sim --deflate value
 //
 // Options beyond auth, age and cost: Lanes (LanesOn, LanesIgnore, LanesRefuse) and the older
 // DisableLanes; Reasoning (ReasoningAuto, ReasoningAlways, ReasoningNever) and Secret;
@@ -50,9 +52,13 @@
 //
 // Pings: the server answers client pings with a pong (not with Options.IgnorePings) and
 // counts them (PingsReceived); with Options.PingInterval > 0 it pings every connection at
-// that interval. permessage-deflate is negotiated when the client offers it;
-// Received.Compressed records it per connection, and WireBytes counts what really crossed
-// the wire (compressed frames, headers included) on the Server's own listener.
+// that interval. permessage-deflate (RFC 7692) is negotiated when the client offers it, by
+// Options.Deflate: with context takeover as the client offers it (DeflateTakeover, the default:
+// Codex offers takeover), without it either way (DeflateNoTakeover, gorilla's server), or not
+// at all (DeflateOff); package wsdeflate compresses below gorilla. Received.Compressed and
+// Extension record it per connection, and WireBytes (and each record's WireIn and WireOut)
+// count what really crossed the wire (compressed frames, headers included) on the Server's own
+// listener.
 //
 // previous_response_id resolves against a connection-local cache that holds only the latest
 // response of each lane (store:false): a miss, an older response, or another lane's response

@@ -32,6 +32,7 @@ type Received struct {
 	Raw                json.RawMessage   // the whole frame or body
 	Bytes              int               // size of Raw
 	Compressed         bool              // WebSocket: the connection negotiated permessage-deflate
+	Extension          string            // WebSocket: the server's permessage-deflate answer ("" when not negotiated)
 
 	InputBytes   int           // size of the input field: what the cost model charges for
 	InputTokens  int           // the effective input (cached items, new input, instructions, tools) in tokens, as usage and the window count it; 0 until resolved
@@ -43,6 +44,12 @@ type Received struct {
 	Outcome    string    // the response id when completed; otherwise an error code or an Outcome* value
 	Answered   bool      // a terminal event (or error) was written, or the request ended with its connection
 	AnsweredAt time.Time // WebSocket: when the terminal event had been written, else when Answered became true; with the next request's At, the client's own time between them
+	// WireIn and WireOut are the bytes the request's TCP connection carried in and out between
+	// the previous answer on it (the connection's start, for its first: the handshake) and this
+	// answer, frames as compressed, when served on the Server's own listener. A request that
+	// arrives before its predecessor's answer is recorded falls into that one's count; the sum
+	// over a connection's requests is exact: a client's wire bytes.
+	WireIn, WireOut int64
 }
 
 // Outcomes that are not a response id or an API error code.
@@ -68,6 +75,8 @@ type recorder struct {
 	changed chan struct{} // closed and replaced whenever a record is answered or a ping arrives
 
 	pings atomic.Int64 // client pings read on WebSocket connections
+
+	wire map[int]*wireMark // WebSocket connection number → its byte counts at its last answer; guarded by mu
 }
 
 func newRecorder(onReceived, onAnswered func(Received)) *recorder {
@@ -117,6 +126,7 @@ func (l *recorder) finish(i int, outcome, responseID string) {
 		r.AnsweredAt = time.Now()
 	}
 	r.Outcome = outcome
+	l.markWireLocked(r)
 	if responseID != "" {
 		r.ResponseID = responseID
 	}

@@ -48,6 +48,10 @@ type Options struct {
 	PingInterval time.Duration // when > 0, the server pings every WebSocket connection this often
 	IgnorePings  bool          // do not answer client pings (no pong), to test a client's keepalive
 
+	// Deflate is the answer to a client's permessage-deflate offer: DeflateTakeover (default),
+	// DeflateNoTakeover or DeflateOff.
+	Deflate DeflateMode
+
 	// OnAnswered, if set, is called with each request's record once it is
 	// answered (hearth sim -v prints them). It runs on the goroutine that
 	// answered and must not call the Server's fault methods.
@@ -141,9 +145,11 @@ func New(opts Options) *Server {
 	return &Server{
 		opts: opts, ctx: ctx, cancel: cancel,
 		upgrader: websocket.Upgrader{
-			CheckOrigin:       func(*http.Request) bool { return true },
-			EnableCompression: true,
-			HandshakeTimeout:  10 * time.Second,
+			CheckOrigin:      func(*http.Request) bool { return true },
+			HandshakeTimeout: 10 * time.Second,
+			// Compression is wsdeflate's, below gorilla (negotiateDeflate); a read buffer of the
+			// upgrader's own makes gorilla read through it rather than the hijacked one.
+			ReadBufferSize: 4096,
 		},
 		records:   newRecorder(opts.OnReceived, opts.OnAnswered),
 		closeDone: make(chan struct{}),

@@ -52,22 +52,58 @@ func (l countingListener) Accept() (net.Conn, error) {
 	return &countingConn{Conn: c, w: l.w}, nil
 }
 
-// countingConn is one accepted TCP connection that counts the bytes read and written.
+// countingConn is one accepted TCP connection that counts the bytes read and written, its own
+// and the Server's.
 type countingConn struct {
 	net.Conn
-	w *wireConns
+	w       *wireConns
+	in, out atomic.Int64
 }
 
 func (c *countingConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	c.w.in.Add(int64(n))
+	c.in.Add(int64(n))
 	return n, err
 }
 
 func (c *countingConn) Write(p []byte) (int, error) {
 	n, err := c.Conn.Write(p)
 	c.w.out.Add(int64(n))
+	c.out.Add(int64(n))
 	return n, err
+}
+
+// wireMark is where a WebSocket connection's byte counts stood when its last request was answered.
+type wireMark struct {
+	c       *countingConn
+	in, out int64
+}
+
+// countWire makes the records of WebSocket connection n carry the bytes its TCP connection c
+// carried since the connection's previous answer (Received.WireIn, WireOut); nil c stops it.
+func (l *recorder) countWire(n int, c *countingConn) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if c == nil {
+		delete(l.wire, n)
+		return
+	}
+	if l.wire == nil {
+		l.wire = map[int]*wireMark{}
+	}
+	l.wire[n] = &wireMark{c: c}
+}
+
+// markWireLocked fills r's wire bytes from its connection's counts.
+func (l *recorder) markWireLocked(r *Received) {
+	m := l.wire[r.Conn]
+	if m == nil || r.Transport != "ws" {
+		return
+	}
+	in, out := m.c.in.Load(), m.c.out.Load()
+	r.WireIn, r.WireOut = in-m.in, out-m.out
+	m.in, m.out = in, out
 }
 
 // WireBytes is the number of bytes read from and written to every TCP connection the Server

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,17 +32,23 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // the client left or the server is closing
 	}
-	conn, err := s.upgrader.Upgrade(w, r, nil)
+	hw, ext := s.opts.negotiateDeflate(w, r)
+	conn, err := s.upgrader.Upgrade(hw, r, nil)
 	if err != nil {
 		return // the upgrader has answered the client
 	}
 	c := newWSConn(s, conn)
-	c.compressed = s.upgrader.EnableCompression && offersDeflate(r.Header)
+	c.extension, c.compressed = ext, ext != ""
+	c.wire, _ = hw.Hijacked().Raw().(*countingConn)
 	if !s.conns.add(c) { // Close began during the upgrade
 		c.shutdown()
 		return
 	}
 	defer s.conns.remove(c)
+	if c.wire != nil {
+		s.records.countWire(c.n, c.wire)
+		defer s.records.countWire(c.n, nil)
+	}
 	c.serve()
 }
 
@@ -55,10 +60,12 @@ type wsConn struct {
 	n    int // connection number, set by connSet.add
 	conn *websocket.Conn
 	born time.Time
-	// compressed: permessage-deflate was negotiated. Gorilla accepts the extension whenever
-	// the upgrader enables it and the client offers it; offersDeflate mirrors that decision,
-	// which is what the handshake's Sec-WebSocket-Extensions response then says.
-	compressed bool
+	// extension is the permessage-deflate answer the handshake gave ("" when not negotiated);
+	// wsdeflate, under gorilla, compresses the frames; wire counts the TCP connection's bytes
+	// (nil when not on the Server's own listener).
+	extension  string
+	wire       *countingConn
+	compressed bool            // permessage-deflate was negotiated: extension is not ""
 	ctx        context.Context // cancelled when the connection ends
 	cancel     context.CancelFunc
 	cache      laneCache
@@ -127,7 +134,8 @@ func (c *wsConn) serve() {
 
 // handleFrame answers one client frame; false means the connection must be dropped.
 func (c *wsConn) handleFrame(mt int, data []byte, at time.Time) bool {
-	rec := Received{Conn: c.n, Transport: "ws", At: at, Raw: data, Bytes: len(data), Compressed: c.compressed}
+	rec := Received{Conn: c.n, Transport: "ws", At: at, Raw: data, Bytes: len(data),
+		Compressed: c.compressed, Extension: c.extension}
 	if mt != websocket.TextMessage {
 		c.s.records.finish(c.s.records.add(rec), OutcomeProtocolError, "")
 		c.closeNow(websocket.CloseUnsupportedData, "binary frames are not supported")
@@ -227,16 +235,10 @@ func (c *wsConn) writeJSON(v any) error {
 	return c.writeFrame(websocket.TextMessage, data)
 }
 
-// compressMin is the smallest frame the server deflates when the client
-// negotiated permessage-deflate: the extension is per message, and a delta
-// of a few dozen bytes gains nothing from it but the compressor's set-up.
-const compressMin = 512
-
 func (c *wsConn) writeFrame(mt int, data []byte) error {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
 	_ = c.conn.SetWriteDeadline(time.Now().Add(c.s.opts.writeTimeout()))
-	c.conn.EnableWriteCompression(len(data) >= compressMin)
 	return c.conn.WriteMessage(mt, data)
 }
 
@@ -268,18 +270,4 @@ func (c *wsConn) close(code int) {
 // shutdown is Server.Close's end of the connection: going away, no wait.
 func (c *wsConn) shutdown() {
 	c.closeNow(websocket.CloseGoingAway, "server shutting down")
-}
-
-// offersDeflate reports whether the handshake offers permessage-deflate, the way gorilla's
-// upgrader reads Sec-WebSocket-Extensions: some extension in the list is named exactly that.
-func offersDeflate(h http.Header) bool {
-	for _, v := range h.Values("Sec-WebSocket-Extensions") {
-		for _, ext := range strings.Split(v, ",") {
-			name, _, _ := strings.Cut(ext, ";")
-			if strings.TrimSpace(name) == "permessage-deflate" {
-				return true
-			}
-		}
-	}
-	return false
 }
