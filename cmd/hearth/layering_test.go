@@ -26,6 +26,8 @@ var allowed = map[string][]string{
 	"workspace/patch":   {},
 	"workspace/watch":   {},
 	"workspace/sandbox": {},
+	// What a command line does, read without running it: read-only or covered by a rule.
+	"workspace/cmdsafe": {},
 	"session":           {"store", "session/responses", "session/transcript"},
 	"daemon":            {"rpc", "safesocket", "workspace", "workspace/watch", "workspace/sandbox", "session", "session/responses", "store", "mcp"},
 	"installer":         {},
