@@ -22,6 +22,9 @@ type Preview struct {
 	Diff      *FileDiff  // write_file, edit_file: the change to the file
 	Files     []FileDiff // apply_patch: the change to each file, in the patch's order
 	Command   string     // shell: the command line, as given
+	// Escalation is, for a command, whether the model asks to run it
+	// with more than the mode gives, and why.
+	Escalation Escalation
 	// As names the tool the call runs as when that is not the one called:
 	// "apply_patch" for a shell command that is an apply_patch invocation,
 	// which the shell tool applies as apply_patch would, never running it.

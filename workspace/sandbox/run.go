@@ -22,6 +22,7 @@ type Command struct {
 	Dir     string        // the working directory: Root or a directory below it
 	Line    string        // run with /bin/sh -c
 	Net     Network       // whether it may use the network
+	Access  Access        // what it may write
 	Timeout time.Duration // it is killed after
 	// Show, when not nil, is handed the output so far while the command
 	// runs (see liveHeadBytes), never after Run returns.
@@ -53,14 +54,14 @@ func Run(ctx context.Context, c Command) Outcome {
 		live = l
 	}
 	env := currentToolEnv()
-	run, inCell := runInCell(ctx, current(), c.Root, c.Dir, c.Line, c.Net, env, c.Timeout, live)
+	run, inCell := runInCell(ctx, current(), c.Root, c.Dir, c.Line, c.Net, c.Access, env, c.Timeout, live)
 	if inCell {
 		run.Confined = true
 		return run
 	}
 	argv, helper := []string{"/bin/sh", "-c", c.Line}, false
 	if sb := current(); sandboxSupported && len(sb.Helper) > 0 {
-		argv, helper = sb.helperArgs(c.Root, c.Line, c.Net), true
+		argv, helper = sb.helperArgs(c.Root, c.Line, c.Net, c.Access), true
 	}
 	run = runCommand(ctx, c.Dir, argv, helper, env, c.Timeout, live)
 	run.Confined = helper
