@@ -14,6 +14,13 @@ const (
 	// model API is reachable and takes its key (a WebSocket upgrade, closed
 	// at once), for `hearth doctor`. No params; result ProbeResult.
 	MethodHearthProbe = "_hearth/probe"
+	// MethodHearthRules (_hearth/rules, call): the workspaces' kept
+	// "always allow" rules (command prefixes, file paths). Params
+	// RulesParams (optional), result RulesResult.
+	MethodHearthRules = "_hearth/rules"
+	// MethodHearthRulesRevoke (_hearth/rules/revoke, call): remove one rule
+	// or all. Params RevokeRulesParams, result RevokeRulesResult.
+	MethodHearthRulesRevoke = "_hearth/rules/revoke"
 	// MethodHearthStatus (_hearth/status, call): daemon and workspace status.
 	// No params; result Status.
 	MethodHearthStatus = "_hearth/status"
