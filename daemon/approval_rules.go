@@ -67,13 +67,14 @@ func (t *sessionTools) commandRequest(pv workspace.Preview) CommandRequest {
 	return CommandRequest{Command: pv.Command, Workdir: t.s.cwd, Escalate: pv.Escalation.Escalate, Justification: pv.Escalation.Justification}
 }
 
-// escalationNote is what the permission request says of an escalation:
-// the model's justification, then what allowing it gives.
-func escalationNote(justification string) string {
+// escalationNote is what the permission request says of an escalation,
+// one text block each: the model's justification, then what allowing it
+// gives.
+func escalationNote(justification string) []string {
 	if strings.TrimSpace(justification) == "" {
 		justification = "(the model gave no reason)"
 	}
-	return justification + "\n\nAllowing runs this one command outside the session's sandbox: with the network, and able to write outside the workspace (hearth's own files stay out of reach)."
+	return []string{justification, "Allowing runs this one command outside the session's sandbox: with the network, and able to write outside the workspace (hearth's own files stay out of reach)."}
 }
 
 // commandOptions are the answers offered for a command: an escalation is

@@ -153,7 +153,9 @@ func permissionToolCall(s *openSession, call session.ToolCall, tool workspace.To
 		u.Content = append(u.Content, diffContent(s, f.Path, f.Old, f.New))
 	}
 	if pv.Escalation.Escalate {
-		u.Content = append(u.Content, acp.ToolContent(acp.TextBlock(escalationNote(pv.Escalation.Justification))))
+		for _, text := range escalationNote(pv.Escalation.Justification) {
+			u.Content = append(u.Content, acp.ToolContent(acp.TextBlock(text)))
+		}
 	}
 	if pv.Command != "" {
 		u.Content = append(u.Content, acp.ToolContent(acp.TextBlock("$ "+pv.Command)))
