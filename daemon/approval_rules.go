@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"path"
 	"strings"
 
@@ -128,7 +129,7 @@ func (t *sessionTools) rules() workspaceRules {
 type workspaceRules struct {
 	db   *store.DB
 	root string
-	log  interface{ Warn(string, ...any) }
+	log  *slog.Logger
 }
 
 // patterns are the workspace's rules of kind; none when they cannot be
