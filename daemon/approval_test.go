@@ -32,7 +32,7 @@ func TestAskModeReadOnlyCommandsDoNotAsk(t *testing.T) {
 	ed.initialize()
 	id := ed.newSession(td.root)
 	for _, c := range []string{"git status", "rg x", "cat a.txt | head -1", "ls -la src && git diff 2>&1"} {
-		ed.prompt(id, shellPrompt(t, c))
+		ed.prompt(id, shellArgsPrompt(t, map[string]string{"command": c}))
 		if a.asked() != 0 {
 			t.Fatalf("%q asked for permission", c)
 		}
@@ -43,14 +43,14 @@ func TestAskModeReadOnlyCommandsDoNotAsk(t *testing.T) {
 	if out := lastToolOutput(t, td); !strings.Contains(out, "main.go") {
 		t.Errorf("ls src: %q", out)
 	}
-	ed.prompt(id, shellPrompt(t, "rm a.txt"))
+	ed.prompt(id, shellArgsPrompt(t, map[string]string{"command": "rm a.txt"}))
 	if a.asked() != 1 {
 		t.Fatalf("rm asked %d times, want 1", a.asked())
 	}
 	if _, err := os.Stat(filepath.Join(td.root, "a.txt")); err != nil {
 		t.Errorf("a rejected rm ran: %v", err)
 	}
-	ed.prompt(id, shellPrompt(t, "cat a.txt > b.txt"))
+	ed.prompt(id, shellArgsPrompt(t, map[string]string{"command": "cat a.txt > b.txt"}))
 	if a.asked() != 2 {
 		t.Fatalf("a redirection to a file asked %d times in all, want 2", a.asked())
 	}
@@ -106,7 +106,7 @@ func TestAlwaysAllowRuleSurvivesRestart(t *testing.T) {
 	ed := td.connectAnswering(a.onCall)
 	ed.initialize()
 	id := ed.newSession(td.root)
-	ed.prompt(id, shellPrompt(t, "go test ./..."))
+	ed.prompt(id, shellArgsPrompt(t, map[string]string{"command": "go test ./..."}))
 	if a.asked() != 1 {
 		t.Fatalf("go test asked %d times, want 1", a.asked())
 	}
@@ -121,11 +121,11 @@ func TestAlwaysAllowRuleSurvivesRestart(t *testing.T) {
 	ed2 := td.connectAnswering(b.onCall)
 	ed2.initialize()
 	id2 := ed2.newSession(td.root)
-	ed2.prompt(id2, shellPrompt(t, "go test -run TestX ./pkg 2>&1 | tail -5"))
+	ed2.prompt(id2, shellArgsPrompt(t, map[string]string{"command": "go test -run TestX ./pkg 2>&1 | tail -5"}))
 	if b.asked() != 0 {
 		t.Fatalf("the kept rule did not hold after a restart: asked %d", b.asked())
 	}
-	ed2.prompt(id2, shellPrompt(t, "go vet ./..."))
+	ed2.prompt(id2, shellArgsPrompt(t, map[string]string{"command": "go vet ./..."}))
 	if b.asked() != 1 {
 		t.Fatalf("go vet asked %d times; a rule for go test covers only go test", b.asked())
 	}
@@ -143,7 +143,7 @@ func TestAlwaysAllowRuleSurvivesRestart(t *testing.T) {
 	if err := ed2.call(rpc.MethodHearthRulesRevoke, rpc.RevokeRulesParams{ID: rules.Rules[0].ID}, nil); err == nil || !strings.Contains(err.Error(), "no rule") {
 		t.Errorf("revoking it again: %v", err)
 	}
-	ed2.prompt(id2, shellPrompt(t, "go test ./..."))
+	ed2.prompt(id2, shellArgsPrompt(t, map[string]string{"command": "go test ./..."}))
 	if b.asked() != 2 {
 		t.Errorf("after the revoke go test asked %d times in all, want 2", b.asked())
 	}
