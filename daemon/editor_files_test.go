@@ -347,7 +347,7 @@ func TestClientThatAsksOnWriteIsAskedOnce(t *testing.T) {
 		t.Errorf("acpx was asked %q: want the write, and no permission request before it", got)
 	}
 	n := len(ed.asked())
-	ed.prompt(id, `run sim:calls=1 sim:tool=shell sim:args={"command":"true"}`)
+	ed.prompt(id, `run sim:calls=1 sim:tool=shell sim:args={"command":"touch\u0020made"}`) // a command that writes: one that only reads asks nobody
 	if got := ed.asked()[n:]; !slices.Contains(got, rpc.MethodSessionRequestPermission) {
 		t.Errorf("a command was not asked about: %q", got)
 	}

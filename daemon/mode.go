@@ -13,8 +13,8 @@ import (
 // contract (editors show and send them).
 const (
 	ModeReadOnly = "read-only" // no writes, no shell
-	ModeAsk      = "ask"       // writes and shell ask first (the default)
-	ModeAutoEdit = "auto-edit" // edits inside the workspace run; shell asks
+	ModeAsk      = "ask"       // writes and shell ask first, but commands that only read (the default)
+	ModeAutoEdit = "auto-edit" // edits inside the workspace run; shell asks, but commands that only read
 	ModeFullAuto = "full-auto" // everything runs without asking
 )
 
@@ -22,8 +22,8 @@ const (
 // shell's network is in each (sessionModes).
 var modes = []acp.SessionMode{
 	{Id: ModeReadOnly, Name: "Read only", Description: ptr("The agent reads and searches; it cannot write files or run commands.")},
-	{Id: ModeAsk, Name: "Ask", Description: ptr("Every file write and command asks for your permission first.")},
-	{Id: ModeAutoEdit, Name: "Auto-edit", Description: ptr("Edits inside the workspace run without asking; commands still ask.")},
+	{Id: ModeAsk, Name: "Ask", Description: ptr("File writes and commands ask for your permission first; commands that only read run at once.")},
+	{Id: ModeAutoEdit, Name: "Auto-edit", Description: ptr("Edits inside the workspace run without asking; commands still ask, but those that only read.")},
 	{Id: ModeFullAuto, Name: "Full auto", Description: ptr("Edits and commands run without asking.")},
 }
 

@@ -29,11 +29,12 @@ var permissionOptions = []acp.PermissionOption{
 var clientsAskingOnWrite = map[string]bool{"acpx": true}
 
 // authorize decides whether a call of a tool that changes things may run:
-// by the session's mode, by an "always" the user gave earlier in the
-// session, or by asking the editor that sent the prompt. It returns a
-// result for the model when the call must not run. A client that asks its
-// user before each write it is handed (clientsAskingOnWrite) is not asked
-// first about an edit it will be handed whole.
+// by the session's mode, by an "always" the user gave earlier (a path rule
+// of the workspace for an edit, the session's answer for the tool), or by
+// asking the editor that sent the prompt. It returns a result for the
+// model when the call must not run. A client that asks its user before
+// each write it is handed (clientsAskingOnWrite) is not asked first about
+// an edit it will be handed whole. Commands are authorizeCommand's.
 func (t *sessionTools) authorize(ctx context.Context, call session.ToolCall, tool workspace.Tool, pv workspace.Preview) (*session.ToolResult, bool) {
 	s := t.s
 	s.mu.Lock()
@@ -62,43 +63,27 @@ func (t *sessionTools) authorize(ctx context.Context, call session.ToolCall, too
 	case store.Reject:
 		return refused("the user rejected every %s call in this session; do not retry it", tool.Name), false
 	}
+	paths := t.rules().pathsOf(tool, pv)
+	if t.rules().pathsCovered(ctx, paths) {
+		return nil, true
+	}
 	if asker == nil {
 		return refused("no editor is attached to approve %s", tool.Name), false
 	}
 	if asker.asksOnWrite.Load() && asker.fsWrite.Load() && pv.ToEditorOnly() {
 		return nil, true // the client asks its user before it writes: one question for one change
 	}
-	// A permission request never goes to a connection a tool call made: a
-	// command would approve its own next step. admit refuses those at
-	// accept; this holds the rule where the request is sent.
-	if why := callConn(asker.rw); why != "" {
-		t.d.log.Info("permission not asked of a tool call's connection", "client", asker.id, "why", why)
-		return refused("the prompt's connection may belong to a running command, which cannot approve %s; %s did not run", tool.Name, tool.Name), false
+	choice, res := t.ask(ctx, asker, call, tool, pv, pathOptions(paths))
+	if res != nil {
+		return res, false
 	}
-	req := acp.RequestPermissionRequest{
-		SessionId: acp.SessionId(s.id),
-		ToolCall:  permissionToolCall(s, call, tool, pv),
-		Options:   permissionOptions,
-	}
-	// The request goes straight to the wire; the tool_call updates before it
-	// wait in the outbox. Let them out first, so the editor knows the call
-	// it is asked about.
-	asker.out.flush(ctx)
-	var resp acp.RequestPermissionResponse
-	if err := rpc.Call(ctx, asker.conn, rpc.MethodSessionRequestPermission, req, &resp); err != nil {
-		if ctx.Err() != nil || errors.Is(err, context.Canceled) {
-			return refused("cancelled by the user"), false
-		}
-		return refused("the permission request failed (%v); %s did not run", err, tool.Name), false
-	}
-	if resp.Outcome.Selected == nil {
-		return refused("cancelled by the user"), false
-	}
-	switch resp.Outcome.Selected.OptionId {
+	switch choice {
 	case "allow_once":
 		return nil, true
 	case "allow_always":
-		if err := t.d.db.Memory().SetPermission(ctx, s.id, tool.Name, store.Allow); err != nil {
+		if len(paths) > 0 {
+			t.rules().keep(ctx, store.RulePath, paths)
+		} else if err := t.d.db.Memory().SetPermission(ctx, s.id, tool.Name, store.Allow); err != nil {
 			t.d.log.Warn("remember permission", "err", err)
 		}
 		return nil, true
@@ -108,6 +93,39 @@ func (t *sessionTools) authorize(ctx context.Context, call session.ToolCall, too
 		}
 	}
 	return refused("the user rejected this %s call; the workspace is unchanged. Ask what they want instead", tool.Name), false
+}
+
+// ask sends asker the permission request for call with options and
+// returns the option chosen, or the model's result when nothing was.
+func (t *sessionTools) ask(ctx context.Context, asker *clientConn, call session.ToolCall, tool workspace.Tool, pv workspace.Preview, options []acp.PermissionOption) (string, *session.ToolResult) {
+	s := t.s
+	// A permission request never goes to a connection a tool call made: a
+	// command would approve its own next step. admit refuses those at
+	// accept; this holds the rule where the request is sent.
+	if why := callConn(asker.rw); why != "" {
+		t.d.log.Info("permission not asked of a tool call's connection", "client", asker.id, "why", why)
+		return "", refused("the prompt's connection may belong to a running command, which cannot approve %s; %s did not run", tool.Name, tool.Name)
+	}
+	req := acp.RequestPermissionRequest{
+		SessionId: acp.SessionId(s.id),
+		ToolCall:  permissionToolCall(s, call, tool, pv),
+		Options:   options,
+	}
+	// The request goes straight to the wire; the tool_call updates before it
+	// wait in the outbox. Let them out first, so the editor knows the call
+	// it is asked about.
+	asker.out.flush(ctx)
+	var resp acp.RequestPermissionResponse
+	if err := rpc.Call(ctx, asker.conn, rpc.MethodSessionRequestPermission, req, &resp); err != nil {
+		if ctx.Err() != nil || errors.Is(err, context.Canceled) {
+			return "", refused("cancelled by the user")
+		}
+		return "", refused("the permission request failed (%v); %s did not run", err, tool.Name)
+	}
+	if resp.Outcome.Selected == nil {
+		return "", refused("cancelled by the user")
+	}
+	return string(resp.Outcome.Selected.OptionId), nil
 }
 
 func refused(format string, args ...any) *session.ToolResult {
@@ -123,6 +141,9 @@ func permissionToolCall(s *openSession, call session.ToolCall, tool workspace.To
 	if title == "" {
 		title = tool.Name
 	}
+	if pv.Escalation.Escalate {
+		title += " (outside the sandbox)"
+	}
 	u := acp.ToolCallUpdate{ToolCallId: acp.ToolCallId(call.CallID), Title: &title, Kind: &kind, Status: &status,
 		RawInput: rawArgs(call.Arguments)}
 	for _, l := range pv.Locations {
@@ -133,6 +154,11 @@ func permissionToolCall(s *openSession, call session.ToolCall, tool workspace.To
 	}
 	for _, f := range pv.Files { // apply_patch: every file it changes
 		u.Content = append(u.Content, diffContent(s, f.Path, f.Old, f.New))
+	}
+	if pv.Escalation.Escalate {
+		for _, text := range escalationNote(pv.Escalation.Justification) {
+			u.Content = append(u.Content, acp.ToolContent(acp.TextBlock(text)))
+		}
 	}
 	if pv.Command != "" {
 		u.Content = append(u.Content, acp.ToolContent(acp.TextBlock("$ "+pv.Command)))

@@ -102,7 +102,7 @@ func TestPermissionNotAskedOfACallsConnection(t *testing.T) {
 	ed.initialize() // admitted: no call was running
 	id := ed.newSession(td.root)
 	runningCall(t)
-	if stop := ed.prompt(id, shellPrompt(t, "echo ran")); stop != acp.StopReasonEndTurn {
+	if stop := ed.prompt(id, shellPrompt(t, "echo ran && touch ran.txt")); stop != acp.StopReasonEndTurn {
 		t.Fatalf("stop %s", stop)
 	}
 	if out := lastToolOutput(t, td); !strings.Contains(out, "may belong to a running command") || strings.HasPrefix(out, "ran\n") {

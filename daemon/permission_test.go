@@ -123,8 +123,9 @@ func TestPermissionRejectLeavesDiskUntouched(t *testing.T) {
 }
 
 // Allowed once, the write happens and the editor gets the diff; "always"
-// is remembered for the session (and persisted), so the next write does not
-// ask; "always reject" refuses without asking.
+// is kept as a rule for the file in the workspace, so the next write of it
+// does not ask, and a write of another file does; "always reject" refuses
+// without asking.
 func TestPermissionAllowAndAlways(t *testing.T) {
 	td := startDaemon(t, sim.Options{}, "")
 	a := &asker{answers: []string{"allow_once", "allow_always"}}
@@ -147,16 +148,22 @@ func TestPermissionAllowAndAlways(t *testing.T) {
 		t.Error("the completed edit did not carry its diff")
 	}
 	ed.prompt(id, `again sim:calls=1 sim:tool=write_file sim:args={"path":"b.txt","content":"b\n"}`)
-	ed.prompt(id, `more sim:calls=1 sim:tool=write_file sim:args={"path":"c.txt","content":"c\n"}`)
+	ed.prompt(id, `more sim:calls=1 sim:tool=write_file sim:args={"path":"b.txt","content":"b2\n"}`)
 	if a.asked() != 2 {
-		t.Errorf("asked %d times; allow_always should have stopped the asking", a.asked())
+		t.Errorf("asked %d times; allow_always should have stopped the asking for b.txt", a.asked())
 	}
-	if _, err := os.Stat(filepath.Join(td.root, "c.txt")); err != nil {
-		t.Errorf("remembered allow did not write: %v", err)
+	if b, err := os.ReadFile(filepath.Join(td.root, "b.txt")); err != nil || string(b) != "b2\n" {
+		t.Errorf("remembered allow did not write: %q, %v", b, err)
 	}
-	perms, _ := td.d.db.Memory().Permissions(context.Background(), string(id))
-	if perms["write_file"] != store.Allow {
-		t.Errorf("permissions stored: %+v", perms)
+	if got, _ := td.d.db.Rules().Patterns(context.Background(), td.root, store.RulePath); len(got) != 1 || got[0] != "b.txt" {
+		t.Errorf("path rules kept: %q", got)
+	}
+	if opts := a.seen[1].Options; len(opts) != 4 || opts[1].OptionId != "allow_always" || !strings.Contains(opts[1].Name, "`b.txt`") {
+		t.Errorf("the options offered for b.txt: %+v", opts)
+	}
+	ed.prompt(id, `other sim:calls=1 sim:tool=write_file sim:args={"path":"c.txt","content":"c\n"}`)
+	if a.asked() != 3 {
+		t.Errorf("asked %d times; a rule for b.txt spared the question for c.txt", a.asked())
 	}
 
 	b := &asker{answers: []string{"reject_always"}}

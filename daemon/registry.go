@@ -456,6 +456,7 @@ func (t *sessionTools) run(ctx context.Context, call session.ToolCall) session.T
 	// Files go through the prompting editor's buffers when it offers them
 	// (editor_files.go); confinement stays the tools' own.
 	ed := t.s.toolEditor()
+	var grant CommandGrant
 	if known && !tool.ReadOnly {
 		pv, err := tools.PreviewVia(ctx, ed, call.Name, args)
 		if err != nil {
@@ -468,18 +469,26 @@ func (t *sessionTools) run(ctx context.Context, call session.ToolCall) session.T
 		// Every attached editor shows what the call will do (the diff, the
 		// command) before anyone is asked about it.
 		t.s.broadcast(previewUpdate(t.s, call, tool, pv), nil)
-		if res, ok := t.authorize(ctx, call, tool, pv); !ok {
+		var res *session.ToolResult
+		var ok bool
+		if tool.Kind == "execute" && pv.Command != "" {
+			grant, res, ok = t.authorizeCommand(ctx, call, tool, pv, t.commandRequest(pv)) // approval_rules.go
+		} else {
+			res, ok = t.authorize(ctx, call, tool, pv)
+		}
+		if !ok {
 			res.Kind, res.Title, res.Locations = tool.Kind, pv.Title, pv.Locations
 			return *res
 		}
 	}
 	// The shell's network follows the mode as it is now (the user may
-	// have switched while being asked).
+	// have switched while being asked), unless the user let the command out.
 	t.s.mu.Lock()
 	mode := t.s.mode
 	t.s.mu.Unlock()
 	start := time.Now()
-	r := tools.WithNetwork(shellNetwork(t.d.cfg.ShellNetwork, mode)).WithLive(t.liveOutput(call)).WithProcesses(t.s.procs).RunVia(ctx, ed, call.Name, args)
+	tools = tools.WithNetwork(grant.Network(t.d.cfg.ShellNetwork, mode)).WithAccess(grant.Access)
+	r := tools.WithLive(t.liveOutput(call)).WithProcesses(t.s.procs).RunVia(ctx, ed, call.Name, args)
 	if ws.watcher != nil {
 		ws.watcher.Touch(start, r.Locations...) // a tree too big to watch whole is watched where the tools go
 	}

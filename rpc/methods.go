@@ -22,6 +22,13 @@ const (
 	// session's exec_command calls left running. Params ProcessesParams,
 	// result ProcessesResult.
 	MethodHearthProcesses = "_hearth/processes"
+	// MethodHearthRules (_hearth/rules, call): the workspaces' kept
+	// "always allow" rules (command prefixes, file paths). Params
+	// RulesParams (optional), result RulesResult.
+	MethodHearthRules = "_hearth/rules"
+	// MethodHearthRulesRevoke (_hearth/rules/revoke, call): remove one rule
+	// or all. Params RevokeRulesParams, result RevokeRulesResult.
+	MethodHearthRulesRevoke = "_hearth/rules/revoke"
 	// MethodHearthStatus (_hearth/status, call): daemon and workspace status.
 	// No params; result Status.
 	MethodHearthStatus = "_hearth/status"

@@ -72,6 +72,9 @@ func (db *DB) Branches() Branches { return Branches{db} }
 // Memory returns the sessions' read sets and remembered permissions.
 func (db *DB) Memory() Memory { return Memory{db} }
 
+// Rules returns the workspaces' kept "always allow" rules.
+func (db *DB) Rules() Rules { return Rules{db} }
+
 // Open opens (creating if needed) the database at path and brings its
 // schema up to date. The parent directory is created 0700 if missing and
 // the database file (with its -wal and -shm companions) is kept 0600: the

@@ -48,8 +48,7 @@ var execCommandDef = toolDef{
 			`"tty":{"type":"boolean","description":"Give the command a terminal (a pty) instead of pipes. Default false."},` +
 			`"yield_time_ms":{"type":"number","description":"How long to wait for output before returning, in milliseconds (250 to 30000; default 10000). The call returns sooner when the command exits."},` +
 			`"max_output_tokens":{"type":"number","description":"The most output to return, in tokens (default 10000); the middle of longer output is cut."},` +
-			`"sandbox_permissions":{"type":"string","enum":["use_default","require_escalated"],"description":"use_default runs the command in the session's sandbox; require_escalated asks the user to run it with more than the sandbox allows."},` +
-			`"justification":{"type":"string","description":"With require_escalated: one sentence for the user on why the command needs it."}` +
+			EscalationParams +
 			`},"required":["cmd"],"additionalProperties":false}`),
 		Kind: "execute",
 	},
@@ -79,15 +78,14 @@ var writeStdinDef = toolDef{
 }
 
 type execArgs struct {
-	Cmd                *string  `json:"cmd"`
-	Workdir            *string  `json:"workdir"`
-	Shell              *string  `json:"shell"`
-	Login              *bool    `json:"login"`
-	TTY                *bool    `json:"tty"`
-	YieldTimeMS        *float64 `json:"yield_time_ms"`
-	MaxOutputTokens    *float64 `json:"max_output_tokens"`
-	SandboxPermissions *string  `json:"sandbox_permissions"`
-	Justification      *string  `json:"justification"`
+	Cmd             *string  `json:"cmd"`
+	Workdir         *string  `json:"workdir"`
+	Shell           *string  `json:"shell"`
+	Login           *bool    `json:"login"`
+	TTY             *bool    `json:"tty"`
+	YieldTimeMS     *float64 `json:"yield_time_ms"`
+	MaxOutputTokens *float64 `json:"max_output_tokens"`
+	escalation
 }
 
 // execPlan is a checked exec_command call.
@@ -96,8 +94,7 @@ type execPlan struct {
 	tty            bool
 	yield          time.Duration
 	tokens         int
-	escalate       bool   // sandbox_permissions: require_escalated
-	justification  string // shown when asking to escalate
+	esc            Escalation // sandbox_permissions and justification
 }
 
 // planExec checks an exec_command call. A non-empty msg is the error for
@@ -131,17 +128,8 @@ func planExec(at place, d *toolDef, raw json.RawMessage) (execPlan, string) {
 		}
 		p.dir = abs
 	}
-	if a.SandboxPermissions != nil {
-		switch *a.SandboxPermissions {
-		case "use_default":
-		case "require_escalated":
-			p.escalate = true
-		default:
-			return execPlan{}, fmt.Sprintf(`sandbox_permissions must be "use_default" or "require_escalated", not %q`, *a.SandboxPermissions)
-		}
-	}
-	if a.Justification != nil {
-		p.justification = *a.Justification
+	if p.esc, msg = a.escalation.check(); msg != "" {
+		return execPlan{}, msg
 	}
 	p.line = shellLine(p.cmd, a.Shell, a.Login != nil && *a.Login)
 	if sandbox.Unsupported != "" {
@@ -219,7 +207,7 @@ func previewExec(ts *Toolset, ctx context.Context, d *toolDef, raw json.RawMessa
 	if msg != "" {
 		return Preview{}, msg
 	}
-	return Preview{Title: commandTitle(p.cmd), Command: p.cmd, Escalate: p.escalate, Justification: p.justification}, ""
+	return Preview{Title: commandTitle(p.cmd), Command: p.cmd, Escalation: p.esc}, ""
 }
 
 func (ts *Toolset) execCommand(ctx context.Context, d *toolDef, raw json.RawMessage) Result {
@@ -239,7 +227,7 @@ func (ts *Toolset) execCommand(ctx context.Context, d *toolDef, raw json.RawMess
 	start := time.Now()
 	planted := ts.guardPlants()
 	out := newPendingOutput()
-	sp, err := sandbox.Start(sandbox.Command{Root: ts.at.root.Path(), Dir: plan.dir, Line: plan.line, Net: ts.net, Timeout: sandbox.NoTimeout}, plan.tty, out)
+	sp, err := sandbox.Start(sandbox.Command{Root: ts.at.root.Path(), Dir: plan.dir, Line: plan.line, Net: ts.net, Access: ts.access, Timeout: sandbox.NoTimeout}, plan.tty, out)
 	if err != nil {
 		planted()
 		return Result{IsError: true, Title: title, Output: fmt.Sprintf("exec_command could not start the command: %v", err)}

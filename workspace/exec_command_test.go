@@ -233,7 +233,7 @@ func TestExecCommandCarriesEscalation(t *testing.T) {
 	r, _, _ := newTree(t)
 	ts, _ := execTools(t, r)
 	pv, err := ts.Preview(context.Background(), "exec_command", json.RawMessage(`{"cmd":"curl example.com","sandbox_permissions":"require_escalated","justification":"fetch the page"}`))
-	if err != nil || !pv.Escalate || pv.Justification != "fetch the page" || pv.Command != "curl example.com" {
+	if err != nil || !pv.Escalation.Escalate || pv.Escalation.Justification != "fetch the page" || pv.Command != "curl example.com" {
 		t.Errorf("Preview = %+v, %v", pv, err)
 	}
 }

@@ -22,11 +22,9 @@ type Preview struct {
 	Diff      *FileDiff  // write_file, edit_file: the change to the file
 	Files     []FileDiff // apply_patch: the change to each file, in the patch's order
 	Command   string     // shell, exec_command: the command line, as given
-	// Escalate and Justification carry exec_command's sandbox_permissions
-	// ("require_escalated") and justification: the command asks to run
-	// with more than the session's sandbox gives, and says why.
-	Escalate      bool
-	Justification string
+	// Escalation is, for a command, whether the model asks to run it
+	// with more than the mode gives, and why.
+	Escalation Escalation
 	// As names the tool the call runs as when that is not the one called:
 	// "apply_patch" for a shell command that is an apply_patch invocation,
 	// which the shell tool applies as apply_patch would, never running it.

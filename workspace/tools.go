@@ -131,6 +131,9 @@ type Toolset struct {
 	at  place
 	ed  Editor          // the editor of the one call a copy made by via runs; zero on the shared Toolset
 	net sandbox.Network // the network of the one call a copy made by WithNetwork runs; zero (on) on the shared Toolset
+	// access is what the one call a copy made by WithAccess runs may
+	// write; zero (the mode's) on the shared Toolset.
+	access sandbox.Access
 
 	// live shows a running command's output, for the one call a copy
 	// made by WithLive runs; nil on the shared Toolset.

@@ -28,8 +28,10 @@ var allowed = map[string][]string{
 	"workspace/patch":   {},
 	"workspace/watch":   {},
 	"workspace/sandbox": {},
+	// What a command line does, read without running it: read-only or covered by a rule.
+	"workspace/cmdsafe": {},
 	"session":           {"store", "session/responses", "session/transcript"},
-	"daemon":            {"rpc", "safesocket", "workspace", "workspace/watch", "workspace/sandbox", "session", "session/responses", "store", "mcp"},
+	"daemon":            {"rpc", "safesocket", "workspace", "workspace/watch", "workspace/sandbox", "workspace/cmdsafe", "session", "session/responses", "store", "mcp"},
 	"installer":         {},
 	"cmd/hearth":        {"daemon", "rpc", "safesocket", "workspace", "workspace/sandbox", "session", "session/responses", "session/sim", "store", "installer", "mcp", "cmd/hearth/internal/bench"},
 	// hearth bench: the request modes against the simulator.

@@ -5,6 +5,7 @@
 //	hearth ask [flags] [PROMPT | -]       one prompt (or stdin), answer streamed; through the daemon; --continue, --session ID
 //	hearth status [--json] [--wide]       the daemon and its workspaces
 //	hearth inspect [SESSION] [--json]     sessions, or one session's turns and requests
+//	hearth rules [--json]                 the kept "always allow" rules; rules revoke ID | --all
 //	hearth compact SESSION [--json]       compact a session now (as /compact)
 //	hearth login | logout                 store (after checking it) or remove the OpenAI API key
 //	hearth sim [--addr A]                 the built-in Responses simulator
@@ -67,6 +68,7 @@ func init() {
 		{"ask", "ask [flags] [PROMPT | -]", "Send one prompt (or stdin) through the daemon, starting it when needed; stream the answer.", -1, runAsk},
 		{"status", "status [--json] [--wide]", "Show the daemon, its workspaces and their connections.", 0, runStatus},
 		{"inspect", "inspect [SESSION] [--json]", "List sessions, or show one session's turns, items and requests (SESSION: its id or a unique prefix).", 1, runInspect},
+		{"rules", "rules [revoke ID | --all]", "List the workspaces' kept \"always allow\" rules (command prefixes, file paths; --json), or revoke one or all.", 2, runRules},
 		{"compact", "compact SESSION [--json]", "Compact a session now: the model goes on from a summary of it (the whole history stays).", 1, runCompact},
 		{"login", "login", "Read an OpenAI API key (hidden; or stdin), check it, store it in ~/.config/hearth/env for the daemon.", 0, runLogin},
 		{"logout", "logout", "Remove the stored OpenAI API key; a running daemon goes on without it.", 0, runLogout},

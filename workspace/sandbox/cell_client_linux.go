@@ -20,7 +20,7 @@ import (
 )
 
 // A cell is the daemon's side of one cell server (cellServer): the
-// sandbox of one workspace and policy, started on the first command that
+// sandbox of one workspace and policy (network and Access), started on the first command that
 // needs it and closed after cellIdle without a command, when the sandbox
 // configuration changes (Set), or with the daemon (the server dies
 // with its parent too). Its reader goroutine owns the socket's receiving
@@ -67,23 +67,23 @@ var cells struct {
 // runInCell runs command through the workspace's cell, starting it when
 // needed. ok is false when no cell can run it here (user namespaces
 // refused, Landlock missing): the caller runs the per-command helper.
-func runInCell(ctx context.Context, sb Config, root, dir, command string, net Network, env []string, timeout time.Duration, live io.Writer, cio callIO) (Outcome, bool) {
+func runInCell(ctx context.Context, sb Config, root, dir, command string, net Network, access Access, env []string, timeout time.Duration, live io.Writer, cio callIO) (Outcome, bool) {
 	if len(sb.Helper) == 0 || !landlockWorks() {
 		return Outcome{}, false
 	}
-	c, err := getCell(sb, root, net)
+	c, err := getCell(sb, root, net, access)
 	if err != nil {
 		return Outcome{}, false
 	}
 	return c.run(ctx, dir, commandProgram(command, dir, env), timeout, live, cio), true
 }
 
-func getCell(sb Config, root string, net Network) (*cell, error) {
+func getCell(sb Config, root string, net Network, access Access) (*cell, error) {
 	pids := sb.Pids
 	if pids <= 0 {
 		pids = defaultPids()
 	}
-	args := sb.serveArgs(root, net, pids)
+	args := sb.serveArgs(root, net, access, pids)
 	key := strings.Join(args, "\x00")
 	cells.mu.Lock()
 	defer cells.mu.Unlock()

@@ -180,6 +180,8 @@ func socketStatus(allowed []string, nsErr error) string {
 type helperPolicy struct {
 	write, deny []string
 	noNet       bool     // --no-network: an empty network namespace, and Landlock refuses TCP
+	readOnly    bool     // --read-only: no write grant at all (write still names what the mounts keep)
+	writeAll    bool     // --write-anywhere: a write grant on / too
 	socket      string   // --hide-socket: hidden in the command's own mount namespace
 	tmp         string   // --tmp: bound over /tmp there
 	runtimeDir  string   // --runtime-dir: covered there
@@ -248,6 +250,10 @@ func parseHelperArgs(args []string) (helperPolicy, error) {
 			}
 		case noNetworkFlag:
 			p.noNet = true
+		case readOnlyFlag:
+			p.readOnly = true
+		case writeAnywhereFlag:
+			p.writeAll = true
 		case "--":
 			if i+2 != len(args) {
 				return p, errors.New("-- must be followed by exactly one command line")
@@ -290,7 +296,7 @@ func sandboxRules(p helperPolicy, abi int) []landlock.Rule {
 			roFiles = append(roFiles, g.path)
 		}
 	}
-	for _, w := range p.write {
+	for _, w := range p.writeGrants() {
 		for _, g := range expandGrant(canonical(w), deny, nil) {
 			if g.dir {
 				rwDirs = append(rwDirs, g.path)
@@ -320,6 +326,18 @@ func sandboxRules(p helperPolicy, abi int) []landlock.Rule {
 	rules = append(rules, landlock.PathAccess(ll.AccessFSReadDir, "/"))
 	rules = append(rules, landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full", "/dev/tty").IgnoreIfMissing())
 	return rules
+}
+
+// writeGrants are the directories the policy's rules let commands write:
+// none when read-only, / too (split around the denied ones) when escalated.
+func (p helperPolicy) writeGrants() []string {
+	switch {
+	case p.readOnly:
+		return nil
+	case p.writeAll:
+		return append([]string{"/"}, p.write...)
+	}
+	return p.write
 }
 
 // confineFlag, first among the helper's arguments, selects its second

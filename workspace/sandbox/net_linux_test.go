@@ -286,7 +286,7 @@ func TestNetworkStatusByABI(t *testing.T) {
 func TestHelperNetworkFlag(t *testing.T) {
 	sb := Config{Helper: []string{"/bin/hearth", "__sandbox-exec"}, Socket: "/run/h/hearth.sock", Sockets: []string{"/run/a.sock", "/run/b.sock"}, RuntimeDir: "/run/user/7"}
 	for _, off := range []bool{false, true} {
-		args := sb.helperArgs("/ws", "true", Network{Off: off})
+		args := sb.helperArgs("/ws", "true", Network{Off: off}, AccessWorkspace)
 		if got := slices.Contains(args, noNetworkFlag); got != off {
 			t.Errorf("Off=%v: helper args %q", off, args)
 		}

@@ -25,6 +25,7 @@ type Command struct {
 	Dir     string        // the working directory: Root or a directory below it
 	Line    string        // run with /bin/sh -c
 	Net     Network       // whether it may use the network
+	Access  Access        // what it may write
 	Timeout time.Duration // it is killed after
 	// Show, when not nil, is handed the output so far while the command
 	// runs (see liveHeadBytes), never after Run returns.
@@ -91,14 +92,14 @@ func run(ctx context.Context, c Command, cio callIO, live io.Writer) (o Outcome)
 	start := time.Now()
 	defer func() { o.Wall = time.Since(start) }()
 	env := currentToolEnv()
-	run, inCell := runInCell(ctx, current(), c.Root, c.Dir, c.Line, c.Net, env, c.Timeout, live, cio)
+	run, inCell := runInCell(ctx, current(), c.Root, c.Dir, c.Line, c.Net, c.Access, env, c.Timeout, live, cio)
 	if inCell {
 		run.Confined = true
 		return run
 	}
 	prog, helper := commandProgram(c.Line, c.Dir, env), false
 	if sb := current(); sandboxSupported && len(sb.Helper) > 0 {
-		argv := sb.helperArgs(c.Root, c.Line, c.Net)
+		argv := sb.helperArgs(c.Root, c.Line, c.Net, c.Access)
 		prog, helper = program{path: argv[0], argv: argv, env: env}, true
 	}
 	run = runCommand(ctx, c.Dir, prog, helper, c.Timeout, live, cio)

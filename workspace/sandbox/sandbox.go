@@ -129,9 +129,9 @@ const (
 
 // helperArgs is the helper's argument list after Helper for one command:
 // --write for each directory commands may write, --deny for each denied
-// one, --no-network when net is off, the mount namespace's flags, then --
-// and the command line.
-func (s Config) helperArgs(root, command string, net Network) []string {
+// one, --no-network when net is off, access's flag (Access), the mount
+// namespace's flags, then -- and the command line.
+func (s Config) helperArgs(root, command string, net Network, access Access) []string {
 	args := slices.Clone(s.Helper)
 	args = append(args, "--write", root, "--write", sandboxTempDir())
 	for _, d := range s.Write {
@@ -142,6 +142,9 @@ func (s Config) helperArgs(root, command string, net Network) []string {
 	}
 	if net.Off {
 		args = append(args, noNetworkFlag)
+	}
+	if f := access.flag(); f != "" {
+		args = append(args, f)
 	}
 	if s.Socket != "" {
 		args = append(args, hideSocketFlag, s.Socket)
@@ -163,13 +166,13 @@ func (s Config) helperArgs(root, command string, net Network) []string {
 }
 
 // serveArgs is the argument list of the cell server for the workspace at
-// root: Helper, --serve, the policy of helperArgs (the daemon's socket
+// root and one network and access: Helper, --serve, the policy of helperArgs (the daemon's socket
 // hidden whatever the network: a cell always has a mount namespace of its
 // own), the bound on each call's processes, and where the host's unix
 // socket table is read (the daemon's: the cell may have a network
 // namespace of its own, whose table is empty).
-func (s Config) serveArgs(root string, net Network, pids int) []string {
-	policy := s.helperArgs(root, "", net)
+func (s Config) serveArgs(root string, net Network, access Access, pids int) []string {
+	policy := s.helperArgs(root, "", net, access)
 	policy = policy[len(s.Helper) : len(policy)-2] // without -- COMMAND
 	return slices.Concat(s.Helper, []string{serveFlag}, policy,
 		[]string{pidsFlag, strconv.Itoa(pids), unixTableFlag, fmt.Sprintf("/proc/%d/net/unix", os.Getpid())})

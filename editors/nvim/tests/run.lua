@@ -810,6 +810,52 @@ local function main()
     eq(fold_of(base + h), base + h, 'the thought is folded')
   end)
 
+  test(':HearthRules lists the rule an "Always allow" kept, and revokes it: the command asks again', function()
+    local asked, answer = 0, 'allow_always'
+    select_handler = function(items, opts, on_choice)
+      asked = asked + 1
+      for _, o in ipairs(items) do
+        if o.kind == answer then
+          return on_choice(o)
+        end
+      end
+    end
+    local prompt = 'm sim:calls=1 sim:tool=shell sim:args={"command":"mkdir\\u0020-p\\u0020ruled"}'
+    run(prompt)
+    eq(asked, 1, 'permission questions')
+    run(prompt)
+    eq(asked, 1, 'permission questions once the rule is kept')
+    local from = #notes + 1
+    local res
+    vim.cmd('HearthRules')
+    hearth.rules('', function(_, r)
+      res = r
+    end)
+    wait('_hearth/rules', function()
+      return res ~= nil
+    end)
+    local rule
+    for _, r in ipairs(res.rules) do
+      if r.pattern == 'mkdir' and r.kind == 'command' then
+        rule = r
+      end
+    end
+    truthy(rule, 'the mkdir rule in ' .. vim.inspect(res.rules))
+    truthy(noted('mkdir', nil, from), ':HearthRules shows it')
+    local revoked
+    hearth.rules('revoke ' .. rule.id, function(_, r)
+      revoked = r
+    end)
+    wait('_hearth/rules/revoke', function()
+      return revoked ~= nil
+    end)
+    eq(revoked.revoked, 1, 'rules revoked')
+    answer = 'allow_once'
+    run(prompt)
+    eq(asked, 2, 'permission questions after the revoke')
+    select_handler = nil
+  end)
+
   test(':HearthStatus shows the daemon and the workspace, wrapped at words, sizes as the CLI prints them', function()
     local columns = vim.o.columns
     vim.o.columns = 72
@@ -1610,7 +1656,7 @@ local function main()
   test(':help hearth opens the documentation', function()
     -- no :helptags here: loading the plugin built them
     eq(vim.fn.filereadable(root .. '/doc/tags'), 1, 'doc/tags after the plugin loaded')
-    for _, tag in ipairs({ 'hearth', ':Hearth', 'hearth-slash-commands', ':HearthResume', ':HearthMode', ':HearthModel', ':HearthEffort', 'hearth-context', ':HearthImage', 'hearth-images', 'hearth-plan', 'hearth-statusline',
+    for _, tag in ipairs({ 'hearth', ':Hearth', 'hearth-slash-commands', ':HearthResume', ':HearthRules', ':HearthMode', ':HearthModel', ':HearthEffort', 'hearth-context', ':HearthImage', 'hearth-images', 'hearth-plan', 'hearth-statusline',
       'hearth-permissions', 'hearth-buffers', 'hearth.setup()', 'hearth-thoughts', 'hl-hearthThought', 'hearth-mcp' }) do
       vim.cmd('help ' .. tag)
       eq(vim.fn.fnamemodify(vim.api.nvim_buf_get_name(0), ':t'), 'hearth.txt', 'help file for ' .. tag)

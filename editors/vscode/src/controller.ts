@@ -6,6 +6,7 @@ import * as vscode from "vscode";
 
 import { HearthClient } from "./acp/client.js";
 import { HearthGoneError, HearthNotFoundError, README_URL, describeError } from "./acp/errors.js";
+import type { HearthRules } from "./acp/rules.js";
 import { findWorkspace, summarize, type HearthStatus, type StatusSummary } from "./acp/status.js";
 import { configInfo } from "./config.js";
 import { EditorFiles } from "./files.js";
@@ -483,6 +484,14 @@ export class Controller implements vscode.Disposable {
 
   async fetchInspect(sessionId: string): Promise<unknown> {
     return this.getClient().inspect(sessionId);
+  }
+
+  async fetchRules(): Promise<HearthRules> {
+    return this.getClient().rules();
+  }
+
+  async revokeRule(id: number): Promise<number> {
+    return (await this.getClient().revokeRule(id)).revoked;
   }
 
   get currentSession(): string | null {

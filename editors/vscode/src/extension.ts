@@ -2,6 +2,7 @@
 // virtual documents and the commands.
 import * as vscode from "vscode";
 
+import { ruleLabel } from "./acp/rules.js";
 import { statusMarkdown } from "./acp/status.js";
 import { CHAT_VIEW_ID, ChatViewProvider } from "./chatView.js";
 import { Controller } from "./controller.js";
@@ -123,6 +124,20 @@ export function activate(context: vscode.ExtensionContext): void {
       const doc = await vscode.workspace.openTextDocument(uri);
       await vscode.languages.setTextDocumentLanguage(doc, "json").then(undefined, () => doc);
       await vscode.window.showTextDocument(doc, { preview: true });
+    }),
+    command("hearth.manageRules", async () => {
+      const { rules } = await controller.fetchRules();
+      if (rules.length === 0) {
+        void vscode.window.showInformationMessage('hearth: no rules yet. "Always allow" on a command or an edit keeps one.');
+        return;
+      }
+      const pick = await vscode.window.showQuickPick(
+        rules.map((r) => ({ ...ruleLabel(r), rule: r })),
+        { placeHolder: "Revoke which rule? (a rule spares the question; the command still runs in the mode's sandbox)" },
+      );
+      if (!pick) return;
+      const n = await controller.revokeRule(pick.rule.id);
+      void vscode.window.showInformationMessage(`hearth: revoked ${n} rule: ${pick.label} asks again.`);
     }),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration("hearth")) output.appendLine("hearth settings changed: used from the next action");

@@ -92,6 +92,7 @@ describe("the extension, activated against a stand-in vscode API", () => {
       "hearth.ask",
       "hearth.cancel",
       "hearth.inspectSession",
+      "hearth.manageRules",
       "hearth.newSession",
       "hearth.resumeSession",
       "hearth.showStatus",
@@ -363,14 +364,15 @@ describe("the extension, activated against a stand-in vscode API", () => {
     // What the card shows: the command, from the request's tool call.
     assert.deepEqual(perm.content, [{ type: "content", content: { type: "text", text: "$ echo ran > ran-by-hearth.txt" } }]);
     assert.deepEqual(perm.rawInput, { command: "echo ran > ran-by-hearth.txt" });
-    assert.deepEqual(perm.options.map((o) => o.kind), ["allow_once", "allow_always", "reject_once", "reject_always"]);
+    // A redirection to a file: no command prefix to keep a rule for, so no "always".
+    assert.deepEqual(perm.options.map((o) => o.kind), ["allow_once", "reject_once", "reject_always"]);
     // The daemon's tool_call notification may come after its permission request.
     const callMsg = await posted.waitFor((m) => m.type === "update" && m.update.sessionUpdate === "tool_call", "the tool call", 10_000, from);
     assert.equal(callMsg.type === "update" && (callMsg.update as { toolCallId?: string }).toolCallId, perm.toolCallId);
     assert.equal(existsSync(ran), false, "nothing ran before the answer");
-    web.send({ type: "permission", requestId: perm.requestId, optionId: "allow_always" });
+    web.send({ type: "permission", requestId: perm.requestId, optionId: "allow_once" });
     const resolved = await posted.waitFor((m) => m.type === "permissionResolved", "permissionResolved", 10_000, from);
-    assert.deepEqual(resolved, { type: "permissionResolved", requestId: perm.requestId, outcome: "You chose: Always allow" });
+    assert.deepEqual(resolved, { type: "permissionResolved", requestId: perm.requestId, outcome: "You chose: Allow once" });
     const end = await posted.waitFor((m) => m.type === "turnEnded", "turnEnded", 10_000, from);
     assert.deepEqual(end, { type: "turnEnded", stopReason: "end_turn" });
     assert.equal(readFileSync(ran, "utf8"), "ran\n");
@@ -394,6 +396,35 @@ describe("the extension, activated against a stand-in vscode API", () => {
     assert.deepEqual(end2, { type: "turnEnded", stopReason: "cancelled" });
     assert.equal(aDoc?.getText(), "edited by hearth\n");
     assert.equal(readFileSync(aTxt, "utf8"), original);
+  });
+
+  test("Manage Always-Allow Rules lists the rule an \"Always allow\" kept and revokes the one picked: the command asks again", async () => {
+    let from = posted.length;
+    const command = simCall("shell", { command: "mkdir -p kept-by-rule" });
+    const perm = await after_({ type: "prompt", text: command }, (m) => m.type === "permission", "the permission request");
+    assert.ok(perm.type === "permission");
+    const always = perm.options.find((o) => o.kind === "allow_always");
+    assert.match(always?.name ?? "", /`mkdir`/);
+    web.send({ type: "permission", requestId: perm.requestId, optionId: "allow_always" });
+    await posted.waitFor((m) => m.type === "turnEnded", "turnEnded", 10_000, from);
+
+    let offered: any[] = [];
+    stub.rec.quickPick = (items) => {
+      offered = items;
+      return items.find((i) => i.label === "mkdir");
+    };
+    const infos = stub.rec.infos.length;
+    await stub.vscode.commands.executeCommand("hearth.manageRules");
+    stub.rec.quickPick = undefined;
+    assert.ok(offered.some((i) => i.label === "mkdir" && i.description === "command"), JSON.stringify(offered));
+    const info = await stub.rec.infos.waitFor((m) => /revoked 1 rule/.test(m.message), "the revoke's message", 10_000, infos);
+    assert.match(info.message, /mkdir asks again/);
+
+    from = posted.length;
+    const again = await after_({ type: "prompt", text: command }, (m) => m.type === "permission", "the question, asked again");
+    assert.ok(again.type === "permission");
+    web.send({ type: "permission", requestId: again.requestId, optionId: "reject_once" });
+    await posted.waitFor((m) => m.type === "turnEnded", "turnEnded", 10_000, from);
   });
 
   test("/compact: the offered commands reach the view; the prompt compacts the session, which answers after", async () => {

@@ -234,11 +234,12 @@ describe("permissions, modes and diffs (hearth acp + hearth sim)", () => {
     }
   });
 
-  test("allow_always is remembered for the session, and only for it", async () => {
+  test("allow_always keeps a rule for the file in the workspace: another session writes it without asking, another file asks", async () => {
     const id = await session();
     answer = async () => ({ outcome: "selected", optionId: "allow_always" });
     await turn(id, simCall("write_file", { path: "a.txt", content: "one\n" }));
     assert.equal(asked.length, 1);
+    assert.match(asked[0].options.find((o) => o.kind === "allow_always")?.name ?? "", /`a\.txt`/);
     assert.equal(read("a.txt"), "one\n");
     answer = undefined; // a second request would fail the test
     updates = [];
@@ -247,12 +248,31 @@ describe("permissions, modes and diffs (hearth acp + hearth sim)", () => {
     assert.equal(read("a.txt"), "two\n");
     assert.equal(finalUpdate(id).status, "completed");
 
-    // Another session asks again.
+    // Another session: the rule holds for a.txt; another file asks.
     const fresh = await session();
-    answer = async () => ({ outcome: "selected", optionId: "reject_once" });
     await turn(fresh, simCall("write_file", { path: "a.txt", content: "three\n" }));
-    assert.equal(asked.length, 2, "a new session asks");
-    assert.equal(read("a.txt"), "two\n");
+    assert.equal(asked.length, 1, "the workspace's rule spared the question");
+    assert.equal(read("a.txt"), "three\n");
+    answer = async () => ({ outcome: "selected", optionId: "reject_once" });
+    await turn(fresh, simCall("write_file", { path: "b.txt", content: "b\n" }));
+    assert.equal(asked.length, 2, "another file asks");
+
+    const { rules } = await client.rules();
+    assert.deepEqual(rules.map((r) => [r.kind, r.pattern]), [["path", "a.txt"]]);
+    for (const r of rules) assert.equal(await client.revokeRule(r.id).then((x) => x.revoked), 1);
+    assert.deepEqual((await client.rules()).rules, []);
+  });
+
+  test("a command that only reads runs without asking; one that writes asks", async () => {
+    const id = await session();
+    await turn(id, simCall("shell", { command: "git status 2>&1; ls | head -3" }));
+    assert.equal(asked.length, 0, "a read-only command asked");
+    assert.equal(finalUpdate(id).status, "completed");
+    answer = async () => ({ outcome: "selected", optionId: "reject_once" });
+    updates = [];
+    await turn(id, simCall("shell", { command: "rm a.txt" }));
+    assert.equal(asked.length, 1, "rm asked");
+    assert.equal(read("a.txt"), ORIGINAL_A);
   });
 
   test("reject_always is remembered: the next call is refused without asking", async () => {

@@ -168,6 +168,8 @@ export interface Recorder {
   external: Log<string>;
   config: Record<string, unknown>;
   output: Log<string>;
+  /** Answers showQuickPick with one of its items; unset: the pick is dismissed. */
+  quickPick?: (items: any[]) => any;
 }
 
 /** Builds the stub module and its recorder. `workspace` is the one folder open. */
@@ -256,7 +258,7 @@ export function makeVscode(workspace: string) {
         return Promise.resolve(undefined);
       },
       showInputBox: () => Promise.resolve(undefined),
-      showQuickPick: () => Promise.resolve(undefined),
+      showQuickPick: async (items: any[] | Promise<any[]>) => rec.quickPick?.(await items),
       showTextDocument: (doc: unknown, options?: unknown) => {
         if (doc instanceof TextDocument) rec.shown.push({ path: doc.uri.fsPath, options });
         return Promise.resolve(doc);

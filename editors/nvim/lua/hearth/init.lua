@@ -940,6 +940,52 @@ function M.status(cb)
   end)
 end
 
+--- :HearthRules [revoke ID|all] — the workspaces' kept "always allow" rules
+--- (a command prefix such as `go test`, or a file), or revoke one or all.
+--- cb(err, result) gets _hearth/rules's or _hearth/rules/revoke's answer.
+function M.rules(args, cb)
+  args = vim.trim(args or '')
+  local function done(err, res)
+    if cb then
+      cb(err, res)
+    end
+  end
+  local id, all = args:match('^revoke%s+(%d+)$'), args:match('^revoke%s+all$') ~= nil
+  if args ~= '' and not id and not all then
+    notify('usage: :HearthRules [revoke ID|all]', vim.log.levels.WARN)
+    return done('usage')
+  end
+  if id or all then
+    local params = all and { all = true } or { id = tonumber(id) }
+    M.request('_hearth/rules/revoke', params, function(err, res)
+      if err then
+        notify('revoke failed: ' .. err, vim.log.levels.ERROR)
+        return done(err)
+      end
+      notify(string.format('revoked %d rule(s)', nn(res.revoked) or 0), vim.log.levels.INFO)
+      done(nil, res)
+    end)
+    return
+  end
+  M.request('_hearth/rules', vim.empty_dict(), function(err, res)
+    if err then
+      notify('rules failed: ' .. err, vim.log.levels.ERROR)
+      return done(err)
+    end
+    local lines = {}
+    for _, r in ipairs(nn(res.rules) or {}) do
+      table.insert(lines, string.format('%d  %s  %s  %s', nn(r.id) or 0, tostring(nn(r.kind)), tostring(nn(r.pattern)), tostring(nn(r.root))))
+    end
+    if #lines == 0 then
+      lines = { 'no rules: "Always allow" on a command or an edit keeps one' }
+    else
+      table.insert(lines, ':HearthRules revoke ID (or all) removes them')
+    end
+    vim.notify(table.concat(lines, '\n'), vim.log.levels.INFO)
+    done(nil, res)
+  end)
+end
+
 ---------------------------------------------------------------------------
 -- Commands
 ---------------------------------------------------------------------------
@@ -1001,6 +1047,9 @@ function M.create_commands()
   cmd('HearthStatus', function()
     M.status()
   end, { nargs = 0, desc = 'hearth: daemon and connection status' })
+  cmd('HearthRules', function(a)
+    M.rules(a.args)
+  end, { nargs = '*', desc = 'hearth: list the kept "always allow" rules, or revoke one or all' })
   cmd('HearthImage', function(a)
     M.attach_image(a.args, a.bang)
   end, { nargs = '?', bang = true, complete = 'file', desc = 'hearth: attach an image to the next prompt' })

@@ -11,6 +11,7 @@ import { Readable, Writable } from "node:stream";
 
 import { resolveHearthBinary } from "./binary.js";
 import { HearthGoneError, HearthNotFoundError, HearthRpcError, describeError } from "./errors.js";
+import type { HearthRules } from "./rules.js";
 import type { HearthStatus } from "./status.js";
 
 export type { HearthStatus } from "./status.js";
@@ -417,6 +418,16 @@ export class HearthClient {
 
   inspect(sessionId: string): Promise<unknown> {
     return this.call("_hearth/inspect", { sessionId });
+  }
+
+  /** `_hearth/rules`: every workspace's kept "always allow" rules. */
+  rules(): Promise<HearthRules> {
+    return this.call<HearthRules>("_hearth/rules", {});
+  }
+
+  /** `_hearth/rules/revoke`: removes the rule `id`; the next such call asks again. */
+  revokeRule(id: number): Promise<{ revoked: number }> {
+    return this.call<{ revoked: number }>("_hearth/rules/revoke", { id });
   }
 
   private trackModes(n: acp.SessionNotification): void {
