@@ -145,7 +145,7 @@ func (r workspaceRules) patterns(ctx context.Context, kind store.RuleKind) []str
 // keep stores a rule of kind for each pattern.
 func (r workspaceRules) keep(ctx context.Context, kind store.RuleKind, patterns []string) {
 	for _, p := range patterns {
-		if _, err := r.db.Rules().Add(ctx, r.root, kind, p); err != nil {
+		if _, err := r.db.Rules().Keep(ctx, r.root, kind, p); err != nil {
 			r.log.Warn("keep a rule", "err", err)
 		}
 	}

@@ -36,7 +36,7 @@ func TestAskModeReadOnlyCommandsDoNotAsk(t *testing.T) {
 		if a.asked() != 0 {
 			t.Fatalf("%q asked for permission", c)
 		}
-		if out := lastToolOutput(t, td); !strings.Contains(out, "[exit code") {
+		if out := lastToolOutput(t, td); !strings.Contains(out, "Exit code:") {
 			t.Errorf("%q did not run: %q", c, out)
 		}
 	}
@@ -83,7 +83,7 @@ func TestEscalationShowsJustification(t *testing.T) {
 	if len(req.Options) != 2 || req.Options[0].OptionId != "allow_once" || req.Options[1].OptionId != "reject_once" {
 		t.Errorf("an escalation offers %+v", req.Options)
 	}
-	if out := lastToolOutput(t, td); !strings.Contains(out, "[exit code") {
+	if out := lastToolOutput(t, td); !strings.Contains(out, "Exit code:") {
 		t.Errorf("the allowed escalation did not run: %q", out)
 	}
 

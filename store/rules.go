@@ -30,9 +30,9 @@ type Rule struct {
 	Created time.Time
 }
 
-// Add keeps a rule for the workspace at root (created when new); adding
+// Keep keeps a rule for the workspace at root (created when new); adding
 // one that exists returns it as it was.
-func (r Rules) Add(ctx context.Context, root string, kind RuleKind, pattern string) (Rule, error) {
+func (r Rules) Keep(ctx context.Context, root string, kind RuleKind, pattern string) (Rule, error) {
 	out := Rule{Root: root, Kind: kind, Pattern: pattern}
 	err := r.db.write(ctx, func(tx *wtx) error {
 		w, err := ensureWorkspace(ctx, tx, root)

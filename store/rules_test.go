@@ -16,18 +16,18 @@ func TestRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := db.Rules().Add(ctx, "/w", RuleCommand, "go test")
+	a, err := db.Rules().Keep(ctx, "/w", RuleCommand, "go test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := db.Rules().Add(ctx, "/w", RuleCommand, "go test")
+	again, err := db.Rules().Keep(ctx, "/w", RuleCommand, "go test")
 	if err != nil || again.ID != a.ID || !again.Created.Equal(a.Created) {
 		t.Fatalf("adding the rule again = %+v, %v; first %+v", again, err, a)
 	}
-	if _, err := db.Rules().Add(ctx, "/w", RulePath, "src/a.go"); err != nil {
+	if _, err := db.Rules().Keep(ctx, "/w", RulePath, "src/a.go"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Rules().Add(ctx, "/v", RuleCommand, "make"); err != nil {
+	if _, err := db.Rules().Keep(ctx, "/v", RuleCommand, "make"); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {

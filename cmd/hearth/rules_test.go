@@ -25,11 +25,11 @@ func TestRulesListAndRevoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	goTest, err := db.Rules().Add(ctx, "/src/app", store.RuleCommand, "go test")
+	goTest, err := db.Rules().Keep(ctx, "/src/app", store.RuleCommand, "go test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Rules().Add(ctx, "/src/app", store.RulePath, "docs/notes.md"); err != nil {
+	if _, err := db.Rules().Keep(ctx, "/src/app", store.RulePath, "docs/notes.md"); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
