@@ -39,16 +39,19 @@ func workspaceSpecs(ts *workspace.Toolset) map[string][]json.RawMessage {
 }
 
 // Specs is the session's tool list for its model's patch style, then its
-// MCP tools. It is rebuilt only when the style changes (a reload that
-// changed the model, which makes the next request full anyway), so
-// requests stay incremental.
+// MCP tools, then what its model and mode are offered beyond them
+// (toolOffer: the web search). It is rebuilt only when the style or the
+// offer changes (a reload that changed the model, a mode that changes the
+// web search), which makes the next request full anyway, so requests stay
+// incremental.
 func (t *sessionTools) Specs() []json.RawMessage {
 	style := t.s.ws.client.Config().Profile.PatchStyle
+	offer := t.offer()
 	t.s.mu.Lock()
 	defer t.s.mu.Unlock()
-	if style != t.s.patchStyle {
-		t.s.patchStyle = style
-		t.s.specs = specsWith(t.s.ws.specsFor(style), t.s.mcp)
+	if style != t.s.patchStyle || offer != t.s.offer {
+		t.s.patchStyle, t.s.offer = style, offer
+		t.s.specs = offer.apply(specsWith(t.s.ws.specsFor(style), t.s.mcp))
 	}
 	return t.s.specs
 }

@@ -55,6 +55,9 @@ func (l *line) read(ctx context.Context, st *responses.Stream, sink Sink) (r *re
 // response arrives (earlyReads): it returns early, or the earlyReads it
 // started.
 func (l *line) relay(ctx context.Context, st *responses.Stream, e *responses.Event, sink Sink, early *earlyReads) *earlyReads {
+	if relaySearch(e, sink) { // the hosted web_search: shown, never run here
+		return early
+	}
 	switch e.Type {
 	case "response.output_text.delta", "response.reasoning_summary_text.delta":
 		relayText(e.Type, st.JoinDeltas(e), sink)

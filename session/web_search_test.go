@@ -1,0 +1,108 @@
+package session_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/hearthd/hearth/session"
+	"github.com/hearthd/hearth/session/sim"
+)
+
+// searchRecorder is a recorder that shows web searches (session.SearchSink).
+type searchRecorder struct {
+	*recorder
+	mu       sync.Mutex
+	searches []session.WebSearch
+}
+
+func (r *searchRecorder) WebSearch(ws session.WebSearch) {
+	r.mu.Lock()
+	r.searches = append(r.searches, ws)
+	r.mu.Unlock()
+}
+
+// withSearch offers the hosted web search beside the workspace's tools.
+type withSearch struct{ *wsTools }
+
+func (w withSearch) Specs() []json.RawMessage {
+	return append(append([]json.RawMessage(nil), w.wsTools.Specs()...), json.RawMessage(`{"type":"web_search","external_web_access":false}`))
+}
+
+// The model's web search reaches a SearchSink as it is announced and when
+// it is done, with its query; the turn ends on the answer that follows it
+// (hearth runs nothing for it). Under store:false a full request sends the
+// item back without its id and with its status, and the simulator, which
+// checks the item as the API does, accepts it.
+func TestWebSearchShownAndReplayed(t *testing.T) {
+	e := newEnv(t, sim.Options{}, session.Config{DisableIncremental: true})
+	c := e.openWith("s1", withSearch{e.tools})
+	rec := &searchRecorder{recorder: newRecorder()}
+	stop, err := c.Prompt(t.Context(), []json.RawMessage{session.UserMessage("search sqlite wal mode")}, rec)
+	if err != nil || stop != session.StopEndTurn {
+		t.Fatalf("prompt: %v %v", stop, err)
+	}
+	if !strings.Contains(rec.Text_(), `for "sqlite wal mode"`) {
+		t.Errorf("answer %q", rec.Text_())
+	}
+	rec.mu.Lock()
+	got := rec.searches
+	rec.mu.Unlock()
+	if len(got) != 2 || got[0].Status != "in_progress" || got[0].Query != "" || !strings.HasPrefix(got[0].ID, "ws_") ||
+		got[1].ID != got[0].ID || got[1].Status != "completed" || got[1].Action != "search" || got[1].Query != "sqlite wal mode" {
+		t.Fatalf("searches shown: %+v", got)
+	}
+	if got[1].Title() != "Search the web: sqlite wal mode" {
+		t.Errorf("title %q", got[1].Title())
+	}
+	if stop, err := c.Prompt(t.Context(), []json.RawMessage{session.UserMessage("thanks")}, rec); err != nil || stop != session.StopEndTurn {
+		t.Fatalf("second prompt: %v %v", stop, err)
+	}
+	recs := e.wait(len(e.sim.Received()))
+	last := recs[len(recs)-1]
+	if last.PreviousResponseID != "" || last.ResponseID == "" || last.Outcome != last.ResponseID {
+		t.Fatalf("the second turn's request: previous %q, outcome %q", last.PreviousResponseID, last.Outcome)
+	}
+	var replayed json.RawMessage
+	for _, it := range last.Input {
+		if bytes.Contains(it, []byte(`"web_search_call"`)) {
+			replayed = it
+		}
+	}
+	want := `{"type":"web_search_call","status":"completed","action":{"type":"search","query":"sqlite wal mode"}}`
+	var a, b any
+	json.Unmarshal(replayed, &a)
+	json.Unmarshal([]byte(want), &b)
+	if !jsonEqual(a, b) {
+		t.Errorf("the search went back as %s, want %s", replayed, want)
+	}
+}
+
+func jsonEqual(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return bytes.Equal(x, y)
+}
+
+// Each action of a web_search_call reads as what the editor is shown.
+func TestReadWebSearch(t *testing.T) {
+	for _, tc := range []struct{ item, title, query string }{
+		{`{"type":"web_search_call","id":"ws_1","status":"in_progress"}`, "Search the web", ""},
+		{`{"type":"web_search_call","id":"ws_1","status":"completed","action":{"type":"search","query":"go  1.26\nnotes"}}`, "Search the web: go 1.26 notes", "go  1.26\nnotes"},
+		{`{"type":"web_search_call","id":"ws_1","status":"completed","action":{"type":"search","queries":["a","b"]}}`, "Search the web: a; b", "a; b"},
+		{`{"type":"web_search_call","id":"ws_1","status":"completed","action":{"type":"open_page","url":"https://go.dev/doc"}}`, "Open https://go.dev/doc", "https://go.dev/doc"},
+		{`{"type":"web_search_call","id":"ws_1","status":"completed","action":{"type":"find_in_page","url":"https://go.dev","pattern":"wal"}}`, "Find wal in https://go.dev", "wal"},
+	} {
+		ws, ok := session.ReadWebSearch(json.RawMessage(tc.item))
+		if !ok || ws.ID != "ws_1" || ws.Title() != tc.title || ws.Query != tc.query {
+			t.Errorf("%s: %+v %v, title %q", tc.item, ws, ok, ws.Title())
+		}
+	}
+	for _, item := range []string{`{"type":"message","content":"web_search_call"}`, `{"type":"function_call","name":"web_search_call"}`, `not json "web_search_call"`} {
+		if _, ok := session.ReadWebSearch(json.RawMessage(item)); ok {
+			t.Errorf("%s read as a web search", item)
+		}
+	}
+}
