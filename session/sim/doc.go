@@ -161,7 +161,9 @@
 //
 // A tool {type:"web_search"} (or web_search_2025_08_26) takes only the API's fields —
 // external_web_access (absent = true), filters {allowed_domains}, user_location
-// {type:"approximate", country, region, city, timezone}, search_context_size — and refuses any
+// {type:"approximate", country, region, city, timezone}, search_context_size, and
+// search_content_types (text, image), which the published schema lacks but Codex sends and
+// the API takes — and refuses any
 // other (unknown_parameter, param tools[i].NAME), a wrong type (invalid_type) or value
 // (invalid_value); with reasoning.effort minimal the request gets the API's 400 "The following
 // tools cannot be used with reasoning.effort 'minimal': web_search." (param tools, code null).

@@ -16,8 +16,9 @@ import (
 // dated name web_search_2025_08_26) with the fields of the API's WebSearchTool and no others:
 // external_web_access (boolean; absent means true, live pages), filters (null or
 // {allowed_domains: null or [string]}), user_location (null or {type: "approximate",
-// country, region, city, timezone}, each a string or null) and search_context_size (low,
-// medium or high). Any other field is 400 unknown_parameter, a field of the wrong type
+// country, region, city, timezone}, each a string or null), search_context_size (low,
+// medium or high) and search_content_types (text and image: not in the published schema, but
+// the API takes it from Codex). Any other field is 400 unknown_parameter, a field of the wrong type
 // invalid_type, a value outside its enum invalid_value; with reasoning.effort minimal the
 // request is refused as the API refuses it ("The following tools cannot be used with
 // reasoning.effort 'minimal': web_search.", param tools, code null).
@@ -62,6 +63,8 @@ func checkHostedTool(i int, raw json.RawMessage) *apiError {
 			e = checkLocation(p, v)
 		case "search_context_size":
 			e = wantEnum(p, v, "low", "medium", "high")
+		case "search_content_types":
+			e = checkContentTypes(p, v)
 		default:
 			e = ptr(unknownParameter(p))
 		}
@@ -88,6 +91,22 @@ func checkFilters(at string, v json.RawMessage) *apiError {
 		if !isNull(f[name]) && json.Unmarshal(f[name], &domains) != nil {
 			p := at + ".allowed_domains"
 			return ptr(invalidRequest("invalid_type", p, "Invalid type for '%s': expected an array of strings.", p))
+		}
+	}
+	return nil
+}
+
+// checkContentTypes checks search_content_types: text and image results. The API's published
+// schema leaves it out of WebSearchTool, but the API takes it: Codex sends ["text", "image"]
+// for the models whose results may hold images.
+func checkContentTypes(at string, v json.RawMessage) *apiError {
+	var types []json.RawMessage
+	if json.Unmarshal(v, &types) != nil {
+		return ptr(invalidRequest("invalid_type", at, "Invalid type for '%s': expected an array of strings.", at))
+	}
+	for i, t := range types {
+		if e := wantEnum(at+"["+strconv.Itoa(i)+"]", t, "text", "image"); e != nil {
+			return e
 		}
 	}
 	return nil

@@ -79,6 +79,8 @@ func TestWebSearchToolShape(t *testing.T) {
 		{map[string]any{"type": "web_search_2025_08_26"}, "low", "", ""},
 		{map[string]any{"type": "web_search", "search_context_size": "high", "filters": map[string]any{"allowed_domains": []string{"go.dev"}},
 			"user_location": map[string]any{"type": "approximate", "country": "FR", "city": nil}}, "", "", ""},
+		{map[string]any{"type": "web_search", "external_web_access": true, "search_content_types": []string{"text", "image"}}, "", "", ""},
+		{map[string]any{"type": "web_search", "search_content_types": []string{"video"}}, "", "invalid_value", "tools[1].search_content_types[0]"},
 		{map[string]any{"type": "web_search", "external_web_access": "no"}, "", "invalid_type", "tools[1].external_web_access"},
 		{map[string]any{"type": "web_search", "max_results": 3}, "", "unknown_parameter", "tools[1].max_results"},
 		{map[string]any{"type": "web_search", "search_context_size": "huge"}, "", "invalid_value", "tools[1].search_context_size"},
