@@ -113,10 +113,10 @@ func isViewImageSpec(spec json.RawMessage) bool {
 
 // WebSearch shows a web search as a tool call of kind search: begun when
 // the response announces it, titled with what was looked for and ended
-// when it is done.
-func (u updates) WebSearch(ws session.WebSearch) {
+// when it is done (or failed with its response).
+func (u updates) WebSearch(ws session.WebSearch, begun bool) {
 	id := acp.ToolCallId(ws.ID)
-	if ws.Status == "in_progress" && ws.Action == "" {
+	if begun {
 		u.s.broadcast(acp.StartToolCall(id, ws.Title(), acp.WithStartKind(acp.ToolKindSearch),
 			acp.WithStartStatus(acp.ToolCallStatusInProgress)), nil)
 		return

@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/hearthd/hearth/session/responses"
@@ -89,15 +90,22 @@ func quoteTitle(q string) string {
 
 // SearchSink is a Sink that shows the model's web searches. A turn's sink
 // that implements it hears each web_search_call item when the response
-// announces it (Status in_progress, usually without its query) and when
-// it is done (completed or failed, with what was looked for).
+// announces it (begun; Status in_progress, usually without its query) and
+// when it ends: done (completed or failed, with what was looked for), or
+// failed with its response.
 type SearchSink interface {
-	WebSearch(ws WebSearch)
+	WebSearch(ws WebSearch, begun bool)
 }
 
-// relaySearch tells sink of a web_search_call that event e announces or
-// ends; false when e is about something else.
-func relaySearch(e *responses.Event, sink Sink) bool {
+// searches are the web searches of one response that were announced and
+// are not done yet: a response that fails or is cancelled ends them for the
+// editor (failed) instead of leaving them running. Made per response by
+// read.
+type searches []WebSearch
+
+// relay tells sink of a web_search_call that event e announces or ends;
+// false when e is about something else.
+func (s *searches) relay(e *responses.Event, sink Sink) bool {
 	if e.Type != "response.output_item.added" && e.Type != "response.output_item.done" {
 		return false
 	}
@@ -105,14 +113,34 @@ func relaySearch(e *responses.Event, sink Sink) bool {
 	if !ok {
 		return false
 	}
+	begun := e.Type == "response.output_item.added"
+	if begun {
+		if ws.Status != "failed" {
+			ws.Status = "in_progress"
+		}
+		*s = append(*s, ws)
+	} else {
+		*s = slices.DeleteFunc(*s, func(o WebSearch) bool { return o.ID == ws.ID })
+	}
+	tellSearch(sink, ws, begun)
+	return true
+}
+
+// fail tells sink that the searches still running failed with their
+// response.
+func (s searches) fail(sink Sink) {
+	for _, ws := range s {
+		ws.Status = "failed"
+		tellSearch(sink, ws, false)
+	}
+}
+
+// tellSearch tells sink of ws when it shows web searches.
+func tellSearch(sink Sink, ws WebSearch, begun bool) {
 	if a, ok := sink.(*attemptSink); ok {
 		sink = a.Sink // a request's attempt: the turn's own sink is inside
 	}
 	if s, ok := sink.(SearchSink); ok {
-		if e.Type == "response.output_item.added" && ws.Status != "failed" {
-			ws.Status = "in_progress"
-		}
-		s.WebSearch(ws)
+		s.WebSearch(ws, begun)
 	}
-	return true
 }

@@ -3,6 +3,7 @@ package session_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -16,11 +17,13 @@ type searchRecorder struct {
 	*recorder
 	mu       sync.Mutex
 	searches []session.WebSearch
+	begun    []bool
 }
 
-func (r *searchRecorder) WebSearch(ws session.WebSearch) {
+func (r *searchRecorder) WebSearch(ws session.WebSearch, begun bool) {
 	r.mu.Lock()
 	r.searches = append(r.searches, ws)
+	r.begun = append(r.begun, begun)
 	r.mu.Unlock()
 }
 
@@ -48,9 +51,9 @@ func TestWebSearchShownAndReplayed(t *testing.T) {
 		t.Errorf("answer %q", rec.Text_())
 	}
 	rec.mu.Lock()
-	got := rec.searches
+	got, begun := rec.searches, rec.begun
 	rec.mu.Unlock()
-	if len(got) != 2 || got[0].Status != "in_progress" || got[0].Query != "" || !strings.HasPrefix(got[0].ID, "ws_") ||
+	if len(got) != 2 || !begun[0] || begun[1] || got[0].Status != "in_progress" || got[0].Query != "" || !strings.HasPrefix(got[0].ID, "ws_") ||
 		got[1].ID != got[0].ID || got[1].Status != "completed" || got[1].Action != "search" || got[1].Query != "sqlite wal mode" {
 		t.Fatalf("searches shown: %+v", got)
 	}
@@ -104,5 +107,30 @@ func TestReadWebSearch(t *testing.T) {
 		if _, ok := session.ReadWebSearch(json.RawMessage(item)); ok {
 			t.Errorf("%s read as a web search", item)
 		}
+	}
+}
+
+// A response lost in the middle of a search ends that search for the
+// editor (failed) rather than leaving it running; the retry searches again.
+func TestWebSearchFailsWithItsResponse(t *testing.T) {
+	e := newEnv(t, sim.Options{Reasoning: sim.ReasoningNever}, session.Config{ReasoningEffort: "none"})
+	c := e.openWith("s1", withSearch{e.tools})
+	warm(t, c)
+	generating := func(r sim.Received) bool { return r.Generate == nil || *r.Generate }
+	// created, in_progress, the item added, its in_progress: then the close.
+	e.sim.InjectFault(sim.Fault{Kind: sim.FaultCloseMidResponse, AfterEvents: 4, CloseCode: sim.CloseAbrupt, Match: generating})
+	rec := &searchRecorder{recorder: newRecorder()}
+	if stop, err := c.Prompt(t.Context(), []json.RawMessage{session.UserMessage("search sqlite wal mode")}, rec); err != nil || stop != session.StopEndTurn {
+		t.Fatalf("prompt: %v %v", stop, err)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	var shown []string
+	for i, ws := range rec.searches {
+		shown = append(shown, fmt.Sprintf("%s %s %v", ws.ID, ws.Status, rec.begun[i]))
+	}
+	if len(rec.searches) != 4 || rec.searches[1].ID != rec.searches[0].ID || rec.searches[1].Status != "failed" || rec.begun[1] ||
+		rec.searches[3].ID != rec.searches[2].ID || rec.searches[3].Status != "completed" || rec.searches[2].ID == rec.searches[0].ID {
+		t.Errorf("searches shown:\n%s", strings.Join(shown, "\n"))
 	}
 }
