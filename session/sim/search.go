@@ -41,6 +41,9 @@ var webSearchTypes = []string{"web_search", "web_search_2025_08_26"}
 // checkHostedTool checks tool i of a request when it is the hosted web search; nil for
 // another tool.
 func checkHostedTool(i int, raw json.RawMessage) *apiError {
+	if !bytes.Contains(raw, []byte(`"web_search`)) {
+		return nil // every other tool: no second decode
+	}
 	var fields map[string]json.RawMessage
 	if json.Unmarshal(raw, &fields) != nil {
 		return nil
