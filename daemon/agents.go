@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,14 +15,40 @@ import (
 )
 
 // A session begins with the AGENTS.md files that apply where it works, in
-// one developer message: the user's own file first (hearth's configuration
+// one user message framed as the families learned it: "# AGENTS.md
+// instructions for <working directory>", then the files inside
+// <INSTRUCTIONS>. The user's own file comes first (hearth's configuration
 // directory: for every repository), then the repository's from its root
 // down to the session's working directory, root first, so that the deeper
 // files, which win, come last. In each directory an AGENTS.override.md
-// takes the place of the AGENTS.md. Each file is headed by its path and
-// what it applies to. They are read once, when the session begins (a
+// takes the place of the AGENTS.md. hearth's own notes stay inside the
+// framing: each file is headed by its path and what it applies to, and a
+// file cut to fit says so. They are read once, when the session begins (a
 // change later reaches the model as any file's does, through the context
 // delta).
+
+// The framing of the AGENTS.md message.
+const (
+	agentsHeading = "# AGENTS.md instructions for "
+	agentsOpen    = "<INSTRUCTIONS>"
+	agentsClose   = "</INSTRUCTIONS>"
+)
+
+// hearthContext reports whether a user message's text is one of hearth's
+// framings (the environment, the AGENTS.md files) rather than the user's
+// words: an editor's replay leaves it out.
+func hearthContext(text string) bool {
+	return strings.HasPrefix(text, environmentOpen) && strings.HasSuffix(text, environmentClose) ||
+		strings.HasPrefix(text, agentsHeading) && strings.HasSuffix(text, agentsClose)
+}
+
+// mayBeContext reports whether a user message's content (its JSON) may be
+// one of hearth's framings, by its first bytes, so that a replay decodes
+// only those.
+func mayBeContext(content []byte) bool {
+	head := content[:min(len(content), 96)]
+	return bytes.Contains(head, []byte("environment_context")) || bytes.Contains(head, []byte(agentsHeading))
+}
 
 // agentsLimit bounds the files' text in all: a larger set is cut, each file
 // keeping a fair share (agentsShares), with a note saying so.
@@ -55,15 +82,15 @@ func userAgentsDir() string {
 	return ""
 }
 
-// agentsContext is the initial item that gives a session working in dir
-// (relative to root; "" for the root) its AGENTS.md files, or nothing when
-// there are none.
-func agentsContext(root *workspace.Root, dir string) []json.RawMessage {
+// agentsContext is the initial item that gives a session working in cwd
+// (absolute; dir relative to root, "" for the root) its AGENTS.md files,
+// or nothing when there are none.
+func agentsContext(root *workspace.Root, dir, cwd string) []json.RawMessage {
 	files := agentsFiles(root, dir)
 	if len(files) == 0 {
 		return nil
 	}
-	return []json.RawMessage{session.DeveloperMessage(agentsText(files))}
+	return []json.RawMessage{session.UserMessage(agentsHeading + cwd + "\n\n" + agentsOpen + "\n" + agentsText(files) + agentsClose)}
 }
 
 // agentsFiles reads the files that apply to dir: the user's, then one per
@@ -131,14 +158,14 @@ func userAgentsFile(dir string) (agentsFile, bool) {
 	return agentsFile{}, false
 }
 
-// agentsText is the message: what the files are and how they rank, then
-// each file under its heading, cut to its share of agentsLimit.
+// agentsText is what goes inside <INSTRUCTIONS>: what the files are and
+// how they rank, then each file under its heading, cut to its share of
+// agentsLimit; it ends with a newline.
 func agentsText(files []agentsFile) string {
 	var b strings.Builder
-	b.WriteString("AGENTS.md files for this session, read when it began: the user's own first, then the repository's " +
-		"from its root down to the working directory. A file applies to its directory and everything below it; a " +
-		"deeper file wins over a shallower one, and the user's requests in the conversation win over every file. " +
-		"AGENTS.md files in other directories apply to the files under them: read them before changing files there.\n")
+	b.WriteString("(From hearth, read when this session began: the user's own file first, then the repository's from its root " +
+		"down to the working directory; a deeper file wins. AGENTS.md files in other directories apply to the files under " +
+		"them: read them before changing files there.)\n")
 	sizes := make([]int, len(files))
 	for i, f := range files {
 		sizes[i] = len(f.text)

@@ -13,18 +13,48 @@ import (
 )
 
 // developerTexts are the texts of the developer messages among items.
-func developerTexts(items []json.RawMessage) []string {
+func developerTexts(items []json.RawMessage) []string { return messageTexts(items, "developer") }
+
+// messageTexts are the texts of the one-text messages of role among items.
+func messageTexts(items []json.RawMessage, role string) []string {
 	var out []string
 	for _, it := range items {
 		var m struct {
 			Type, Role string
 			Content    []struct{ Text string }
 		}
-		if json.Unmarshal(it, &m) == nil && m.Type == "message" && m.Role == "developer" && len(m.Content) == 1 {
+		if json.Unmarshal(it, &m) == nil && m.Type == "message" && m.Role == role && len(m.Content) == 1 {
 			out = append(out, m.Content[0].Text)
 		}
 	}
 	return out
+}
+
+// contextTexts are the texts of hearth's context messages among items, in
+// order: the permissions (developer), the AGENTS.md files and the
+// environment (user messages in hearth's framings).
+func contextTexts(items []json.RawMessage) []string {
+	var out []string
+	for _, it := range items {
+		for _, role := range []string{"developer", "user"} {
+			for _, t := range messageTexts([]json.RawMessage{it}, role) {
+				if role == "developer" || hearthContext(t) {
+					out = append(out, t)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// agentsMessage is the text of the AGENTS.md message among items, or "".
+func agentsMessage(items []json.RawMessage) string {
+	for _, t := range messageTexts(items, "user") {
+		if strings.HasPrefix(t, agentsHeading) {
+			return t
+		}
+	}
+	return ""
 }
 
 // agentsTree is a repository with AGENTS.md files at its root and on the
@@ -62,12 +92,17 @@ func agentsTree(t *testing.T) *workspace.Root {
 // directory; files elsewhere are left to the model, which is told of them.
 func TestAgentsFromRootDown(t *testing.T) {
 	r := agentsTree(t)
-	items := agentsContext(r, filepath.Join("sub", "dir"))
-	texts := developerTexts(items)
-	if len(items) != 1 || len(texts) != 1 {
-		t.Fatalf("want one developer message, got %d items", len(items))
+	cwd := filepath.Join(r.Path(), "sub", "dir")
+	items := agentsContext(r, filepath.Join("sub", "dir"), cwd)
+	text := agentsMessage(items)
+	if len(items) != 1 || text == "" {
+		t.Fatalf("want one AGENTS.md message, got %d items", len(items))
 	}
-	text := texts[0]
+	// The framing the families learned: heading, then the files inside
+	// INSTRUCTIONS.
+	if want := "# AGENTS.md instructions for " + cwd + "\n\n<INSTRUCTIONS>\n"; !strings.HasPrefix(text, want) || !strings.HasSuffix(text, "\n</INSTRUCTIONS>") {
+		t.Errorf("the message is not framed as %q … </INSTRUCTIONS>:\n%s", want, text)
+	}
 	var at []int
 	for _, want := range []string{"the user's rules", "root rules", "sub rules", "override rules"} {
 		at = append(at, strings.Index(text, want))
@@ -90,7 +125,7 @@ func TestAgentsFromRootDown(t *testing.T) {
 		}
 	}
 	// At the root, only the root's (and the user's).
-	text = developerTexts(agentsContext(r, ""))[0]
+	text = agentsMessage(agentsContext(r, "", r.Path()))
 	if !strings.Contains(text, "root rules") || strings.Contains(text, "sub rules") {
 		t.Errorf("at the root:\n%s", text)
 	}
@@ -104,7 +139,7 @@ func TestAgentsConfined(t *testing.T) {
 	if err := os.Symlink(filepath.Join(r.Path(), "..", "outside", "AGENTS.md"), filepath.Join(r.Path(), "sub", "AGENTS.md")); err != nil {
 		t.Fatal(err)
 	}
-	if text := developerTexts(agentsContext(r, "sub"))[0]; strings.Contains(text, "outside rules") {
+	if text := agentsMessage(agentsContext(r, "sub", filepath.Join(r.Path(), "sub"))); strings.Contains(text, "outside rules") {
 		t.Errorf("a link out of the workspace was read:\n%s", text)
 	}
 }
@@ -117,7 +152,7 @@ func TestAgentsLimit(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir()) // no user file
 	long := strings.Repeat("a line of the root's long rules\n", 2000)
 	os.WriteFile(filepath.Join(r.Path(), "AGENTS.md"), []byte(long), 0o644)
-	text := developerTexts(agentsContext(r, filepath.Join("sub", "dir")))[0]
+	text := agentsMessage(agentsContext(r, filepath.Join("sub", "dir"), filepath.Join(r.Path(), "sub", "dir")))
 	if !strings.Contains(text, "override rules") || !strings.Contains(text, "sub rules") {
 		t.Errorf("the deeper files were crowded out")
 	}
@@ -151,9 +186,9 @@ func TestSessionBeginsWithAgentsChain(t *testing.T) {
 	ed.initialize()
 	ed.newSession(filepath.Join(td.root, "src"))
 	warm := td.waitRequests(1)[0]
-	texts := developerTexts(warm.Input)
-	if len(texts) != 2 {
-		t.Fatalf("the warm-up has %d developer messages, want the environment and the AGENTS.md files", len(texts))
+	texts := contextTexts(warm.Input[1:]) // after the guidance
+	if len(texts) != 3 || !strings.HasPrefix(texts[1], agentsHeading+filepath.Join(td.root, "src")+"\n\n<INSTRUCTIONS>\n") {
+		t.Fatalf("the warm-up's context: %q; want the permissions, the AGENTS.md files, the environment", texts)
 	}
 	i, j := strings.Index(texts[1], "root: use tabs"), strings.Index(texts[1], "src: no globals")
 	if i < 0 || j < i {

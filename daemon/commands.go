@@ -38,7 +38,7 @@ func isCompactCommand(text string) bool { return strings.TrimSpace(text) == "/co
 var commandPrompts = map[string]string{
 	"init": `The user ran /init: write an AGENTS.md for this repository — the file that agents working in it (you included, in later sessions) read before anything else.
 
-Study the repository first: its README and docs, the build and dependency files (Makefile, package.json, go.mod, pyproject.toml, Cargo.toml and the like), the CI configuration, how the source and the tests are laid out, and a few representative files. Then write AGENTS.md at the workspace root (the environment note names it): short and specific to this project, a few hundred words of Markdown, with sections only where they help:
+Study the repository first: its README and docs, the build and dependency files (Makefile, package.json, go.mod, pyproject.toml, Cargo.toml and the like), the CI configuration, how the source and the tests are laid out, and a few representative files. Then write AGENTS.md at the workspace root (the environment context names it): short and specific to this project, a few hundred words of Markdown, with sections only where they help:
 - how to build, run, test (the whole suite, and a single test), lint and format: the exact commands;
 - the layout: what lives where, and where new code goes;
 - the conventions a newcomer would get wrong: style, naming, error handling, tests, documentation, commit messages — what the project's own docs insist on;

@@ -217,7 +217,7 @@ func (st *settings) choose(ctx context.Context, s *openSession, ch session.Choic
 	}
 	s.conv.SetChoice(ch)
 	s.broadcast(acp.SessionUpdate{ConfigOptionUpdate: &acp.SessionConfigOptionUpdate{ConfigOptions: st.sessionOptions(s)}}, nil)
-	if used, size := s.conv.ContextUsage(); used > 0 && size > 0 {
+	if used, size := s.conv.ContextUsage(); used > 0 {
 		updates{s}.Usage(used, size)
 	}
 	return nil
@@ -225,7 +225,7 @@ func (st *settings) choose(ctx context.Context, s *openSession, ch session.Choic
 
 // usageAfterReply tells c how full s's context is, after the answer to
 // session/load or session/resume (which names the session) is written;
-// nothing when no response measured it yet or the window is not known.
+// nothing when no response measured it yet.
 // The figure is read when it is queued, under s.mu as broadcasts queue
 // theirs: read at the call, it could be queued after a newer one a turn
 // broadcast meanwhile.
@@ -234,7 +234,7 @@ func (c *clientConn) usageAfterReply(ctx context.Context, s *openSession) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		used, size := s.conv.ContextUsage()
-		if used == 0 || size == 0 {
+		if used == 0 {
 			return
 		}
 		b, err := json.Marshal(acp.SessionNotification{SessionId: acp.SessionId(s.id),

@@ -148,7 +148,7 @@ func TestApplyPatchStyleByProfile(t *testing.T) {
 	if got := readA(t, td); got != "alpha\ngamma\n" || a.asked() != 1 {
 		t.Fatalf("a.txt = %q after %d questions", got, a.asked())
 	}
-	if typ, out := sentOutput(t, td, toolCallID(t, ed)); typ != "function_call_output" || !strings.HasPrefix(out, "Applied the patch") {
+	if typ, out := sentOutput(t, td, toolCallID(t, ed)); typ != "function_call_output" || !strings.HasPrefix(out, "Success. Updated the following files:") {
 		t.Errorf("answered with %s %q", typ, out)
 	}
 	if tools := toolTypes(t, td.sim.Received()[0]); tools["apply_patch"] != "function" || tools["update_plan"] != "function" {

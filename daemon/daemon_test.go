@@ -154,7 +154,7 @@ func TestPromptAfterRestart(t *testing.T) {
 	tail := recs[n:]
 	// The reopened session warms up again from the stored transcript, so
 	// the prompt itself can chain.
-	if g := tail[0].Generate; g == nil || *g || len(tail[0].Input) != 4 { // environment, user, reasoning, answer
+	if g := tail[0].Generate; g == nil || *g || len(tail[0].Input) != 6 { // guidance, permissions, environment, user, reasoning, answer
 		t.Fatalf("after restart: first request %s", tail[0].Raw)
 	}
 	if tail[1].PreviousResponseID != tail[0].ResponseID {

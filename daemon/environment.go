@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"encoding/xml"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,22 +17,28 @@ import (
 	"github.com/hearthd/hearth/workspace/sandbox"
 )
 
-// The environment note tells the model where and how its session works:
-// its working directory and workspace, the OS and shell, today's date and
-// time zone, and its mode in plain words (what runs, what asks, what is
-// refused, whether commands have the network, where they may write). It
-// is a developer message — hearth's word, which the model trusts over
-// what a file or a message claims, and which session/load does not replay
-// to the editor as if the user had typed it — in the session's initial
-// items, so the warm-up carries it. Before each prompt the daemon builds it
-// again; when it differs from the last one the model was told (the mode was
-// set, the day turned), a new one goes before the user's message. Nothing
-// earlier is rewritten, so the request stays incremental; the last one told
-// is read from the transcript (session.Conversation.Told), so a restart or
-// a compaction does not lose track of it.
+// A session's model is told where and how it works in the shapes its
+// family was trained on. The environment is a user message
+// <environment_context> of elements: cwd, shell, current_date, timezone,
+// then what hearth knows besides (the workspace root, the directories
+// commands may write, the OS). The mode — what runs, what asks, what is
+// refused, the commands' network, and how to check the work under it —
+// is a developer message <permissions instructions> of its own
+// (policy_note.go), so that a mode change is one new message and nothing
+// else. Both are in the session's initial items, so the warm-up carries
+// them, with the AGENTS.md files (agents.go). Before each prompt the
+// daemon builds each again; one that differs from the last the model was
+// told (the mode was set, the day turned) goes before the user's message.
+// Nothing earlier is rewritten, so the request stays incremental; the last
+// one told is read from the transcript (session.Conversation.Told), so a
+// restart or a compaction does not lose track of it, and a session stored
+// before these framings gets both at its next prompt.
 
-// environmentHeader begins every environment note.
-const environmentHeader = "Environment of this session (from hearth; the latest note holds):\n"
+// The framings' first and last lines (Told finds them by the first).
+const (
+	environmentOpen  = "<environment_context>"
+	environmentClose = "</environment_context>"
+)
 
 // clock is the time the notes are written at, shifted by tests (a day
 // that turns).
@@ -47,45 +54,49 @@ func envNow() time.Time {
 }
 
 // initialContext is what a new session working in cwd (absolute, in w)
-// under cfg begins with, before its warm-up: its environment note (in ask, the mode
-// of a new session), then the AGENTS.md files that apply there
-// (agents.go). A spare is handed out only to a session/new whose initial
-// context is the spare's.
+// under cfg begins with, before its warm-up: its permissions (in ask, the
+// mode of a new session), the AGENTS.md files that apply there
+// (agents.go), then its environment. A spare is handed out only to a
+// session/new whose initial context is the spare's.
 func initialContext(cfg Config, w *openWorkspace, cwd string) []json.RawMessage {
 	_, dir := sessionDir(w.root.Path(), cwd)
-	env := session.DeveloperMessage(environmentOf(cfg, w, cwd, ModeAsk, envNow()).text())
-	return append([]json.RawMessage{env}, agentsContext(w.root, dir)...)
+	out := []json.RawMessage{session.DeveloperMessage(policyOf(cfg, w.root.Path(), ModeAsk).text())}
+	out = append(out, agentsContext(w.root, dir, cwd)...)
+	return append(out, session.UserMessage(environmentOf(cfg, w, cwd, envNow()).text()))
 }
 
-// environmentChange is the turn's session's environment note when it differs from the last
-// one its model was told (the mode was set, the day turned; a session
-// stored before hearth told it has none), else "". Only the turn's
-// goroutine calls it.
-func (t *promptTurn) environmentChange() string {
+// contextChanges are the turn's session's permissions and environment
+// when they differ from the last ones its model was told (the mode was
+// set, the day turned; a session stored before hearth told them has
+// none), as the items that tell them; nil when nothing changed. Only the
+// turn's goroutine calls it.
+func (t *promptTurn) contextChanges() []json.RawMessage {
 	s := t.s
 	s.mu.Lock()
 	mode := s.mode
 	s.mu.Unlock()
-	text := environmentOf(t.cfg, s.ws, s.cwd, mode, envNow()).text()
-	if told, _ := s.conv.Told(environmentHeader); told == text {
-		return ""
+	var out []json.RawMessage
+	if text := policyOf(t.cfg, s.ws.root.Path(), mode).text(); !toldAlready(s.conv, policyOpen, text) {
+		out = append(out, session.DeveloperMessage(text))
 	}
-	return text
+	if text := environmentOf(t.cfg, s.ws, s.cwd, envNow()).text(); !toldAlready(s.conv, environmentOpen, text) {
+		out = append(out, session.UserMessage(text))
+	}
+	return out
 }
 
-// environment is what one note says; a value built for one prompt.
+// environment is what one <environment_context> says; a value built for
+// one prompt.
 type environment struct {
 	cwd, root  string
 	passedOver string // why the repository around cwd is not the workspace, or ""
-	mode       string
-	network    string // Config.ShellNetwork
 	now        time.Time
 }
 
-// environmentOf is the environment of a session working in cwd of w, in
-// mode, now, under cfg.
-func environmentOf(cfg Config, w *openWorkspace, cwd, mode string, now time.Time) environment {
-	e := environment{cwd: cwd, root: w.root.Path(), mode: mode, network: cfg.ShellNetwork, now: now}
+// environmentOf is the environment of a session working in cwd of w, now,
+// under cfg.
+func environmentOf(cfg Config, w *openWorkspace, cwd string, now time.Time) environment {
+	e := environment{cwd: cwd, root: w.root.Path(), now: now}
 	if e.root == cwd {
 		if _, why := workspaceRoot(cwd, cfg); why != "" {
 			e.passedOver = why
@@ -94,57 +105,43 @@ func environmentOf(cfg Config, w *openWorkspace, cwd, mode string, now time.Time
 	return e
 }
 
-// text is the note.
+// text is the message: the elements the families know, in their order
+// and layout (two spaces of indent, one element a line), then hearth's.
 func (e environment) text() string {
 	var b strings.Builder
-	b.WriteString(environmentHeader)
-	fmt.Fprintf(&b, "- Working directory: %s. Relative paths in tool calls start here; the shell runs here.\n", e.cwd)
+	b.WriteString(environmentOpen + "\n")
+	element(&b, "cwd", e.cwd)
+	element(&b, "shell", filepath.Base(userShell()))
+	element(&b, "current_date", e.now.Format("2006-01-02"))
+	element(&b, "timezone", timeZone(e.now))
 	switch {
-	case e.cwd != e.root:
-		fmt.Fprintf(&b, "- Workspace: %s, the root of the git repository. The tools reach every file under it and nothing outside it. "+
-			"hearth's notes of files changed on disk name them relative to it.\n", e.root)
 	case e.passedOver != "":
-		fmt.Fprintf(&b, "- Workspace: the working directory; %s. The tools reach nothing outside it.\n", e.passedOver)
+		element(&b, "workspace_root", e.root+" (the working directory; "+e.passedOver+")")
 	default:
-		b.WriteString("- Workspace: the working directory. The tools reach every file under it and nothing outside it.\n")
+		element(&b, "workspace_root", e.root)
 	}
-	fmt.Fprintf(&b, "- OS: %s.\n", osDescription())
-	fmt.Fprintf(&b, "- Shell: the shell tool runs /bin/sh -c; the user's login shell is %s.\n", userShell())
-	fmt.Fprintf(&b, "- Date: %s; time zone %s.\n", e.now.Format("2006-01-02 (Monday)"), timeZone(e.now))
-	fmt.Fprintf(&b, "- Mode: %s. %s\n", e.mode, e.modeWords())
+	if dirs := sandbox.CommandWrites(e.root); dirs != nil {
+		b.WriteString("  <writable_roots>\n")
+		for _, d := range dirs {
+			b.WriteString("    <root>" + xmlText(d) + "</root>\n")
+		}
+		b.WriteString("  </writable_roots>\n")
+	}
+	element(&b, "os", osDescription())
+	b.WriteString(environmentClose)
 	return b.String()
 }
 
-// modeWords says what the mode lets run, in plain words: reads, edits and
-// commands; then, where commands may run, their network and where they may
-// write.
-func (e environment) modeWords() string {
-	var s string
-	switch e.mode {
-	case ModeReadOnly:
-		return "Reads run; edits, commands and MCP tools that are not read-only are refused."
-	case ModeAutoEdit:
-		s = "Reads and edits run without asking; commands and MCP tools that are not read-only ask the user first."
-	case ModeFullAuto:
-		s = "Reads, edits, commands and MCP tools all run without asking."
-	default:
-		s = "Reads run; edits, commands and MCP tools that are not read-only ask the user first."
-	}
-	net := shellNetwork(e.network, e.mode)
-	switch ok, _ := sandbox.NetworkEnforced(); {
-	case !net.Off:
-		s += " Commands have the network."
-	case ok:
-		s += " Commands have no network (no address is reachable, localhost included): a download or a service fails."
-	default:
-		s += " Commands should have no network, but this machine cannot take it from them."
-	}
-	if dirs := sandbox.CommandWrites(e.root); dirs != nil {
-		s += " Commands may write only in " + strings.Join(dirs, ", ") + "."
-	} else {
-		s += " Commands are not sandboxed: they may write wherever the user can."
-	}
-	return s
+// element writes one element of the environment on its own line.
+func element(b *strings.Builder, name, value string) {
+	b.WriteString("  <" + name + ">" + xmlText(value) + "</" + name + ">\n")
+}
+
+// xmlText escapes what would end an element early (a path may hold < or &).
+func xmlText(s string) string {
+	var b strings.Builder
+	xml.EscapeText(&b, []byte(s))
+	return b.String()
 }
 
 // osDescription is runtime.GOOS, with the distribution and kernel where
@@ -177,7 +174,8 @@ func userShell() string {
 }
 
 // timeZone names the local time zone at t: its IANA name when known ($TZ,
-// the /etc/localtime link), then its offset from UTC.
+// the /etc/localtime link), as the families were shown it, else its offset
+// from UTC.
 func timeZone(t time.Time) string {
 	name := strings.TrimPrefix(os.Getenv("TZ"), ":")
 	if name == "" || filepath.IsAbs(name) {
@@ -190,14 +188,13 @@ func timeZone(t time.Time) string {
 	if name == "" && t.Location().String() != "Local" {
 		name = t.Location().String()
 	}
+	if name != "" {
+		return name
+	}
 	_, off := t.Zone()
 	sign := '+'
 	if off < 0 {
 		sign, off = '-', -off
 	}
-	utc := fmt.Sprintf("UTC%c%02d:%02d", sign, off/3600, off%3600/60)
-	if name == "" {
-		return utc
-	}
-	return name + " (" + utc + ")"
+	return fmt.Sprintf("UTC%c%02d:%02d", sign, off/3600, off%3600/60)
 }

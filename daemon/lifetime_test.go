@@ -67,8 +67,8 @@ func TestIdleSessionsAndWorkspacesClose(t *testing.T) {
 		t.Fatalf("prompt after close: %s", stop)
 	}
 	recs := td.waitRequests(n + 2)
-	if g := recs[n].Generate; g == nil || *g || len(recs[n].Input) != 4 {
-		t.Errorf("reopening re-warmed %d items, want the environment note and the 3 of the first turn", len(recs[n].Input))
+	if g := recs[n].Generate; g == nil || *g || len(recs[n].Input) != 6 {
+		t.Errorf("reopening re-warmed %d items, want the guidance, the permissions, the environment and the 3 of the first turn", len(recs[n].Input))
 	}
 }
 

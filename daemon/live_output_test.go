@@ -2,16 +2,20 @@ package daemon
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/coder/acp-go-sdk"
 
 	"github.com/hearthd/hearth/rpc"
+	"github.com/hearthd/hearth/session"
 	"github.com/hearthd/hearth/session/sim"
+	"github.com/hearthd/hearth/store"
 )
 
 // usages are the usage_updates an editor received, as [used, size].
@@ -87,17 +91,96 @@ func equalUsage(a, b [][2]int) bool {
 	return true
 }
 
-// With the window not known (an unknown model, no HEARTH_CONTEXT_WINDOW)
-// no usage_update is sent: ACP's has no way to say so.
-func TestNoUsageUpdateWithoutAWindow(t *testing.T) {
-	td := startDaemon(t, sim.Options{}, "")
+// A model no profile row matches, with no HEARTH_CONTEXT_WINDOW: every
+// response of the session is still followed by a usage_update, of the
+// tokens its usage counted against session.FallbackWindow (or the tokens,
+// once they are more). The fallback is for display only: the session grows
+// past the threshold it would give (0.8 of it) without compacting, until
+// the server refuses a request for its length; then it compacts and the
+// turn is answered.
+func TestUsageUpdateForAModelWithoutAProfile(t *testing.T) {
+	const serverWindow = 120_000 // tokens; past 0.8 × FallbackWindow
+	if session.ProfileOf("sim-model").Family != "unknown" {
+		t.Fatal("sim-model has a profile")
+	}
+	td := startDaemon(t, sim.Options{Windows: map[string]int{"sim-model": serverWindow}}, "")
 	ed := td.connect()
 	ed.initialize()
 	id := ed.newSession(td.root)
-	ed.prompt(id, "hello")
-	if u := usages(ed.updates()); len(u) != 0 {
-		t.Fatalf("usage updates without a window: %v", u)
+	ed.prompt(id, `look sim:calls=1 sim:tool=read_file sim:args={"path":"a.txt"}`)
+	for i := 0; i < 12; i++ {
+		// 6,000 words of about 8 bytes: some 12,000 tokens an answer.
+		if stop := ed.prompt(id, fmt.Sprintf("question %d sim:tokens=6000", i)); stop != acp.StopReasonEndTurn {
+			t.Fatalf("prompt %d: stop reason %q", i, stop)
+		}
 	}
+	ctx := context.Background()
+	comps, err := td.d.db.Branches().Compactions(ctx, string(id))
+	if err != nil || len(comps) == 0 {
+		t.Fatalf("compactions %v (%v); want the session compacted when the server refused it", comps, err)
+	}
+	reqs, err := td.d.db.Requests().List(ctx, string(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The summary's requests (sent after the refusal, until the compaction
+	// is stored) are the compaction's own: no usage is shown for them.
+	var want [][2]int
+	biggest, refused := 0, time.Time{}
+	for _, r := range reqs {
+		used := int(r.Usage.Input + r.Usage.Output)
+		if strings.Contains(r.Error, "context_length_exceeded") && refused.IsZero() {
+			refused = r.Sent
+			if biggest <= session.FallbackWindow*8/10 {
+				t.Errorf("the server refused the session at %d tokens, before it passed the fallback window's threshold", biggest)
+			}
+		}
+		summary := !refused.IsZero() && r.Sent.After(refused) && r.Sent.Before(comps[0].Created)
+		if r.Kind == store.KindWarmup || used == 0 || summary {
+			continue
+		}
+		if refused.IsZero() {
+			biggest = max(biggest, used)
+		}
+		want = append(want, [2]int{used, max(session.FallbackWindow, used)})
+	}
+	if refused.IsZero() {
+		t.Fatalf("no request was refused for its length: %+v", reqs)
+	}
+	if comps[0].Reason != session.CompactRefused {
+		t.Errorf("the first compaction's reason is %q, want the server's refusal", comps[0].Reason)
+	}
+	if got := usages(ed.updates()); !equalUsage(got, want) {
+		t.Fatalf("usage updates %v\nwant %v", got, want)
+	}
+}
+
+// After a restart, an editor that loads or resumes a session hears how
+// full its context is right after the answer, as the last response left
+// it: the reopened session's meter comes from the stored requests, not
+// from its next turn.
+func TestUsageAfterARestart(t *testing.T) {
+	td := startDaemon(t, sim.Options{}, "")
+	a := td.connect()
+	a.initialize()
+	id := a.newSession(td.root)
+	a.prompt(id, `look sim:calls=1 sim:tool=read_file sim:args={"path":"a.txt"}`)
+	before := usages(a.updates())
+	if len(before) != 2 {
+		t.Fatalf("usage updates %v, want one a response", before)
+	}
+	want := before[len(before)-1]
+
+	td.d.Close()
+	td.restart()
+	b := td.connect()
+	b.initialize()
+	b.must(rpc.MethodSessionLoad, acp.LoadSessionRequest{SessionId: id, Cwd: td.root, McpServers: []acp.McpServer{}}, nil)
+	b.waitFor("the usage after load", func(ups []acp.SessionUpdate) bool { return equalUsage(usages(ups), [][2]int{want}) })
+	c := td.connect()
+	c.initialize()
+	c.resume(id, td.root)
+	c.waitFor("the usage after resume", func(ups []acp.SessionUpdate) bool { return equalUsage(usages(ups), [][2]int{want}) })
 }
 
 // A running command's output reaches every attached editor while it runs:

@@ -84,7 +84,7 @@ func checkPatchApplied(t *testing.T, td *testDaemon, ed *editor, a *asker, id ac
 	if b, err := os.ReadFile(filepath.Join(td.root, "new", "b.txt")); err != nil || string(b) != "b\n" {
 		t.Errorf("new/b.txt = %q, %v", b, err)
 	}
-	if out := toolOutputFor(t, td, toolCallID(t, ed)); out != "Applied the patch: updated a.txt (1 hunk), added new/b.txt." {
+	if out := toolOutputFor(t, td, toolCallID(t, ed)); out != "Success. Updated the following files:\nA new/b.txt\nM a.txt\n" {
 		t.Errorf("the model got %q", out)
 	}
 	if a.asked() != 1 {
@@ -138,7 +138,7 @@ func TestApplyPatchAsked(t *testing.T) {
 
 	second := "*** Begin Patch\n*** Delete File: new/b.txt\n*** Update File: a.txt\n*** Move to: c.txt\n*** End Patch\n"
 	ed.prompt(id, simCall(t, "apply_patch", map[string]string{"input": second}))
-	if out := lastToolOutput(t, td); out != "Applied the patch: deleted new/b.txt, moved a.txt to c.txt." {
+	if out := lastToolOutput(t, td); out != "Success. Updated the following files:\nM c.txt\nD new/b.txt\n" {
 		t.Fatalf("the model got %q", out)
 	}
 	seen, err := td.d.db.Memory().SeenFiles(context.Background(), string(id))

@@ -233,7 +233,7 @@ func (c Config) sessionConfig(dial func(ctx context.Context, network, addr strin
 			Dial:              dial,
 		},
 		Model:             c.Model,
-		Instructions:      session.Guidance, // byte-identical on every request (session/guidance.go)
+		Guidance:          true, // once per baseline, in the chain; no instructions (session/guidance.go)
 		ReasoningEffort:   c.ReasoningEffort,
 		ReasoningSummary:  c.ReasoningSummary,
 		WarmupTimeout:     c.WarmupTimeout,

@@ -155,14 +155,17 @@ func toolResultUpdate(root string, st acp.ToolCallStatus, output string, v sessi
 // replayNotification is the session/update that shows one stored item: a
 // user or agent message, the model's thoughts (its reasoning summaries), or
 // a tool's result as text (replayer.notification shows tool calls, and
-// results with a stored view). hearth's own context items (AGENTS.md) and
-// anything else show nothing (false).
+// results with a stored view). hearth's own context items (the
+// environment, the permissions, AGENTS.md) and anything else show nothing
+// (false).
 func replayNotification(sessionID string, item json.RawMessage) (json.RawMessage, bool) {
 	r, ok := scanReplayItem(item)
 	if !ok && json.Unmarshal(item, &r) != nil {
 		return nil, false
 	}
 	switch {
+	case r.Type == "message" && r.Role == "user" && mayBeContext(r.Content) && hearthContext(messageText(r.Content)):
+		return nil, false // hearth's own framing of the environment or AGENTS.md, not the user's words
 	case r.Type == "message" && (r.Role == "user" || r.Role == "assistant"):
 		kind := "user_message_chunk"
 		if r.Role == "assistant" {

@@ -46,6 +46,8 @@ func sdkNotification(r replayer, it store.Item) (json.RawMessage, bool) {
 			st = acp.ToolCallStatusFailed
 		}
 		u = acp.UpdateToolCall(acp.ToolCallId(ri.CallID), toolResultUpdate("", st, text, session.ToolView{}, images...)...)
+	case ri.Type == "message" && ri.Role == "user" && hearthContext(messageText(ri.Content)):
+		return nil, false // hearth's framings are not the user's words
 	case ri.Type == "message" && ri.Role == "user" && messageText(ri.Content) != "":
 		u = acp.UpdateUserMessageText(messageText(ri.Content))
 	case ri.Type == "message" && ri.Role == "assistant" && messageText(ri.Content) != "":

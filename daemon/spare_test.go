@@ -232,7 +232,7 @@ func TestSpareFollowsWorkingDirectory(t *testing.T) {
 			own = append(own, r)
 		}
 	}
-	if len(own) < 2 || own[1].PreviousResponseID != own[0].ResponseID || len(environmentNotes(own[1])) != 0 {
+	if len(own) < 2 || own[1].PreviousResponseID != own[0].ResponseID || len(contextTexts(own[1].Input)) != 0 {
 		t.Errorf("the taken spare's first prompt did not chain on its warm-up with nothing to add: %d requests", len(own))
 	}
 }

@@ -25,7 +25,7 @@ type promptTurn struct {
 	release func()          // ends the turn for the session (startTurn); may be called more than once
 	db      *store.DB
 	log     *slog.Logger
-	cfg     Config // in effect when the prompt arrived: the environment note says it
+	cfg     Config // in effect when the prompt arrived: the permissions and the environment say it
 }
 
 // run is the claimed turn: the user's message shown to the other editors,
@@ -62,7 +62,8 @@ func (t *promptTurn) run(rctx context.Context) (any, error) {
 }
 
 // input is what the prompt sends the model: notices for the editors
-// first, then the environment note when it changed (environment.go), the
+// first, then the permissions and the environment when they changed
+// (environment.go), the
 // context delta, a slash command's instructions (commands.go), and the
 // user's message.
 func (t *promptTurn) input() []json.RawMessage {
@@ -73,9 +74,7 @@ func (t *promptTurn) input() []json.RawMessage {
 		updates{s}.Notice(note)
 	}
 	s.tellMCP(updates{s})
-	if env := t.environmentChange(); env != "" {
-		input = append(input, session.DeveloperMessage(env))
-	}
+	input = append(input, t.contextChanges()...)
 	if delta := t.contextDelta(t.tctx); delta != "" {
 		input = append(input, session.DeveloperMessage(delta))
 	}

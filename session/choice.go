@@ -22,15 +22,27 @@ func (c *Conversation) Config() Config {
 
 // ContextUsage is how full the model's context is: the tokens of the last
 // response (its input and output, as its usage counted them; 0 before the
-// first) and the window (0 when the model's is not known).
+// first) and the window to show them against: the model's, or
+// FallbackWindow when it is not known.
 func (c *Conversation) ContextUsage() (used, size int) {
 	in, out := c.tr.Usage()
-	return in + out, c.Config().ContextWindow
+	return in + out, shownWindow(c.Config().ContextWindow, in+out)
+}
+
+// shownWindow is the window usage is shown against: the model's, else
+// FallbackWindow, or the tokens used when they are more (a meter past full
+// says nothing true).
+func shownWindow(window, used int) int {
+	if window > 0 {
+		return window
+	}
+	return max(FallbackWindow, used)
 }
 
 // UsageSink is a Sink that shows how full the context is. A turn's sink
-// that implements it hears, after each of the turn's responses, the
-// tokens in the context and the window (only when the window is known).
+// that implements it hears, after each of the turn's responses that
+// reported usage, the tokens in the context and the window
+// (ContextUsage's).
 type UsageSink interface {
 	Usage(used, size int)
 }
@@ -45,8 +57,8 @@ func (l *line) tellUsage(sink Sink) {
 		return
 	}
 	in, out := l.tr.Usage()
-	if used, size := in+out, l.config().ContextWindow; used > 0 && size > 0 {
-		u.Usage(used, size)
+	if used := in + out; used > 0 {
+		u.Usage(used, shownWindow(l.config().ContextWindow, used))
 	}
 }
 

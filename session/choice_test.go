@@ -113,12 +113,42 @@ func TestUsageAfterEachResponse(t *testing.T) {
 	if used, size := c.ContextUsage(); used != rec.usage[2][0] || size != 50_000 {
 		t.Errorf("ContextUsage = %d, %d", used, size)
 	}
-	// An unknown window (sim-model, no HEARTH_CONTEXT_WINDOW): nothing to
-	// tell.
+	// An unknown window (sim-model, no HEARTH_CONTEXT_WINDOW): the usage
+	// is told against FallbackWindow, and the config keeps no window (the
+	// session compacts only on the server's refusal).
 	e2 := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}})
 	rec2 := &usageRecorder{recorder: newRecorder()}
-	prompt(t, e2.open("s2"), "hello", rec2)
-	if len(rec2.usage) != 0 {
-		t.Errorf("usage told without a window: %v", rec2.usage)
+	c2 := e2.open("s2")
+	prompt(t, c2, "hello", rec2)
+	reqs2, err := e2.db.Requests().List(context.Background(), "s2")
+	if err != nil || len(reqs2) != 1 {
+		t.Fatalf("requests %+v, %v", reqs2, err)
+	}
+	want := [2]int{int(reqs2[0].Usage.Input + reqs2[0].Usage.Output), session.FallbackWindow}
+	if len(rec2.usage) != 1 || rec2.usage[0] != want || c2.Config().ContextWindow != 0 {
+		t.Errorf("usage told without a window: %v, want %v; config window %d", rec2.usage, want, c2.Config().ContextWindow)
+	}
+}
+
+// A reopened conversation (after a daemon restart) knows how full its
+// context is from the stored requests: its usage, and the estimate of its
+// next request, are what they were when it closed. Items added since the
+// last response are counted by their bytes, as before.
+func TestUsageSurvivesReopen(t *testing.T) {
+	e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}, ContextWindow: 50_000})
+	c := e.open("s1")
+	prompt(t, c, `look sim:calls=2 sim:tool=read_file sim:args={"path":"a.txt"}`, newRecorder())
+	used, size := c.ContextUsage()
+	next := session.NextInputOf(c)
+	if used == 0 || next < used {
+		t.Fatalf("before: usage %d, next input %d", used, next)
+	}
+	c.Close()
+	r := e.reopen("s1")
+	if u, s := r.ContextUsage(); u != used || s != size {
+		t.Errorf("reopened: usage %d of %d, want %d of %d", u, s, used, size)
+	}
+	if n := session.NextInputOf(r); n != next {
+		t.Errorf("reopened: next input %d, want %d", n, next)
 	}
 }

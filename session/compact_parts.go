@@ -24,7 +24,7 @@ import (
 const maxPartRefusals = 3
 
 // summarizeParts summarizes the view in parts of at most budget tokens
-// each (the settings, the initial items, the summary so far, the part and
+// each (the settings, the guidance, the initial items, the summary so far, the part and
 // the prompt ask); budget 0 (the window is unknown, and the server refused
 // the view) leaves room for half of the view's items.
 func (c *Conversation) summarizeParts(ctx context.Context, turnID int64, budget int, ask []json.RawMessage) (summary, respID string, err error) {
@@ -34,8 +34,12 @@ func (c *Conversation) summarizeParts(ctx context.Context, turnID int64, budget 
 	if err != nil {
 		return "", "", err
 	}
+	guide, err := c.line.head() // prepare puts it first in each request
+	if err != nil {
+		return "", "", err
+	}
 	head, body := view[:initial:initial], view[initial:]
-	fixed := (len(key)+3)/4 + tokensOf(head...) + tokensOf(ask...)
+	fixed := (len(key)+3)/4 + tokensOf(guide...) + tokensOf(head...) + tokensOf(ask...)
 	if budget <= 0 {
 		budget = fixed + tokensOf(body...)/2
 	}

@@ -36,9 +36,15 @@ func (c *Conversation) compactOnServer(ctx context.Context, turnID int64, why st
 	if err != nil {
 		return err
 	}
-	view := c.tr.Input()
+	guide, err := c.line.head()
+	if err != nil {
+		return err
+	}
+	// The view as a full request sends it: the guidance first, kept, as
+	// the initial items are, out of what the compaction returns.
+	view := append(append([]json.RawMessage(nil), guide...), c.tr.Input()...)
 	started := time.Now()
-	res, output, err := c.line.compactParts(ctx, set, view, c.tr.View().InitialCount())
+	res, output, err := c.line.compactParts(ctx, set, view, len(guide)+c.tr.View().InitialCount())
 	if err != nil {
 		return err
 	}

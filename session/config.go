@@ -34,8 +34,14 @@ type Config struct {
 	// Profile is what hearth knows of Model's family (ProfileOf, filled by
 	// WithDefaults): the defaults below come from it.
 	Profile Profile
-	// Instructions are sent, byte-identical, on every request.
+	// Instructions are sent, byte-identical, on every request ("": none;
+	// hearth's daemon sends none: its guidance goes in the chain).
 	Instructions string
+	// Guidance: every baseline — a full request's input, the warm-up's,
+	// a compacted view's — begins with hearth's guidance for the model's
+	// family and the tools on offer (GuidanceFor), one developer message
+	// the chain then carries (guidance.go).
+	Guidance bool
 
 	// ReasoningEffort is the request's reasoning.effort; "none" sends no
 	// reasoning object (models without reasoning); "" is the profile's
@@ -107,7 +113,9 @@ func (c Config) WithDefaults() Config {
 	if c.Profile.Family == "" {
 		c.Profile = ProfileOf(c.Model)
 	}
-	if c.ReasoningEffort == "" {
+	if c.ReasoningEffort == "" || !c.Profile.Takes(c.ReasoningEffort) {
+		// An effort the family refuses (minimal to a gpt-5.x model) is
+		// never sent: the API would refuse every request.
 		c.ReasoningEffort = c.Profile.DefaultReasoning
 		c.profileEffort = true
 	}

@@ -96,7 +96,7 @@ func TestCustomToolCallRoundTrip(t *testing.T) {
 		Output string `json:"output"`
 	}
 	json.Unmarshal(answer.Input[0], &out)
-	if out.Type != "custom_tool_call_output" || out.CallID != call.CallID || !strings.HasPrefix(out.Output, "Applied the patch") {
+	if out.Type != "custom_tool_call_output" || out.CallID != call.CallID || !strings.HasPrefix(out.Output, "Success. Updated the following files:") {
 		t.Fatalf("the call was answered with %s", answer.Input[0])
 	}
 	if tools.runs[call.CallID] != 1 {

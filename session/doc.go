@@ -1,6 +1,6 @@
 // Package session is hearth's agent loop: one Conversation per ACP
-// session — what the model is told (instructions, tools, the transcript and
-// the user's messages), the turn (model request → tools → model request),
+// session — what the model is told (the guidance for its family, tools, the
+// transcript and the user's messages), the turn (model request → tools → model request),
 // the commit path that keeps the store ahead of the editor, warm-ups,
 // incremental requests and compaction — and the Client its workspace's
 // conversations share. It reaches the model through session/responses,
@@ -17,7 +17,7 @@
 //
 //   - Serial ownership: a conversation runs one turn at a time, and on its
 //     lane one request owns the stream from send until its terminal event.
-//   - Warm-up: when a conversation opens it sends its real instructions,
+//   - Warm-up: when a conversation opens it sends its real guidance,
 //     tools and initial context with generate:false. The first prompt
 //     consumes the warm-up within what is left of one total deadline, never
 //     a second full timeout; failure, timeout or cancellation never block

@@ -18,3 +18,6 @@ func ReplayForm(item json.RawMessage) json.RawMessage {
 	form, _ := transcript.ReplayForm(item)
 	return form
 }
+
+// NextInputOf is c's estimate of its next request's input tokens.
+func NextInputOf(c *Conversation) int { return c.line.nextInput() }

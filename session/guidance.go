@@ -1,34 +1,148 @@
 package session
 
-import _ "embed" // the guidance text
+import (
+	"embed"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/template"
+)
 
-// Guidance is hearth's guidance to the model, in its own words: how to work
-// in the user's repository through their editor, where its instructions
-// come from (the environment note, AGENTS.md and their precedence), progress
-// and plans, finishing and checking the work, editing safely, which tool
-// for what, and how to present the answer. The daemon sends it as every
-// request's instructions (Config.Instructions).
+// hearth's guidance to the model is in its own words, one text per prompt
+// family (Profile.Prompt), each written for what that family was trained
+// to expect: the codex models (terse, tool-first, trained on apply_patch
+// and a shell), the other gpt-5 models (preambles and plans shown by
+// example), and every other model (general). Each covers how to work in
+// the user's repository through their editor, where instructions come
+// from (the environment context, AGENTS.md and their precedence),
+// preambles, plans and progress, ambition against precision, checking the
+// work (the mode's own policy is in the permissions message the daemon
+// sends), editing safely, the tools on offer and the final answer.
 //
-// Instructions rather than a developer message in the transcript: the
-// instructions are settings, encoded once and compared byte for byte with
-// the tools (settings.go), so a session's requests stay incremental while
-// the text is the same, and a new version reaches every session at its
-// next request (one full request, which a daemon's restart makes anyway).
-// A developer message would be stored in every session, kept by every
-// compaction and frozen at the version its session began with, and
-// sessions stored before it would never get one. Its one advantage is the
-// cost the instructions pay instead: they are resent on every request
-// (previous_response_id does not carry them over), so an incremental
-// request's frame is 13.6 KB instead of 7.3, 5.6 KB on the wire instead of
-// 1.9 after permessage-deflate, ~50 µs more to compress
-// (docs/BENCHMARKS.md) — milliseconds at most on an uplink, against a
-// model's seconds.
+// A developer message at the start of the chain rather than the
+// instructions: the instructions are not carried by previous_response_id,
+// so they would be resent with every request (7–10 KB a create, most of
+// an incremental request's bytes), while an input item is sent once per
+// baseline — the warm-up's, a full request's, a compacted view's — and
+// the chain carries it from there. It is not stored in the transcript:
+// the line puts it first in every full input (request.go), so a
+// compaction's new view begins with it again, a session stored before the
+// guidance was an input item gets it at its next baseline, and a new
+// version, another model or another set of tools reaches a session at its
+// next full request (a changed first item is a changed prefix: the
+// incremental rule sends that request in full).
 //
-// The text is versioned: changing guidance/vN.md means a new file and a
-// new GuidanceVersion (guidance_test.go records each version's sha256).
-//
-//go:embed guidance/v1.md
-var Guidance string
+// The texts are templates of the tools offered: a section for a tool that
+// is not offered is left out, and the shell is named by the tool the
+// family has (exec_command, or shell). They are versioned: changing
+// guidance/<family>-vN.md means a new file and a new GuidanceVersion
+// (guidance_test.go records each file's sha256).
 
-// GuidanceVersion is the version of Guidance (the N of guidance/vN.md).
-const GuidanceVersion = 1
+// GuidanceVersion is the version of the guidance texts (the N of
+// guidance/<family>-vN.md).
+const GuidanceVersion = 2
+
+//go:embed guidance/*-v2.md
+var guidanceFiles embed.FS
+
+// GuidanceFiles are the guidance templates of this version by prompt
+// family, as embedded.
+func GuidanceFiles() map[string]string {
+	out := map[string]string{}
+	for _, family := range []string{PromptCodex, PromptGPT5, PromptGeneral} {
+		b, err := guidanceFiles.ReadFile(guidanceFile(family))
+		if err != nil {
+			panic(fmt.Sprintf("session: the guidance of %s is not embedded: %v", family, err))
+		}
+		out[family] = string(b)
+	}
+	return out
+}
+
+func guidanceFile(family string) string {
+	return fmt.Sprintf("guidance/%s-v%d.md", family, GuidanceVersion)
+}
+
+// guidanceTemplates are GuidanceFiles parsed, once per process.
+var guidanceTemplates = func() map[string]*template.Template {
+	out := map[string]*template.Template{}
+	for family, text := range GuidanceFiles() {
+		out[family] = template.Must(template.New(family).Option("missingkey=error").Parse(text))
+	}
+	return out
+}()
+
+// guidanceTools is what a guidance template is rendered with: the tools on
+// offer. A value built per render.
+type guidanceTools struct {
+	names map[string]bool
+	// Shell names the shell tool offered (exec_command before shell), ""
+	// when there is none.
+	Shell string
+	// MCP: tools of the user's MCP servers are offered (mcp__ names).
+	MCP bool
+}
+
+// Has reports whether the tool name is offered.
+func (g guidanceTools) Has(name string) bool { return g.names[name] }
+
+// GuidanceFor is the guidance of prompt family (Profile.Prompt; an unknown
+// family gets the general one) for a session offered the tools named.
+func GuidanceFor(family string, tools []string) string {
+	t, ok := guidanceTemplates[family]
+	if !ok {
+		t = guidanceTemplates[PromptGeneral]
+	}
+	g := guidanceTools{names: map[string]bool{}}
+	for _, name := range tools {
+		g.names[name] = true
+		g.MCP = g.MCP || strings.HasPrefix(name, "mcp__")
+	}
+	for _, shell := range []string{"exec_command", "shell"} {
+		if g.names[shell] {
+			g.Shell = shell
+			break
+		}
+	}
+	var b strings.Builder
+	if err := t.Execute(&b, g); err != nil {
+		panic(fmt.Sprintf("session: the guidance of %s does not render: %v", family, err)) // the tests render every family
+	}
+	return tidy(b.String())
+}
+
+// tidy folds the blank lines a left-out section leaves into one, and ends
+// the text with one newline.
+func tidy(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	out := lines[:0]
+	for i, l := range lines {
+		l = strings.TrimRight(l, " \t")
+		if l == "" && i > 0 && out[len(out)-1] == "" {
+			continue
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n") + "\n"
+}
+
+// toolNames are the names of the tools specs offer: a function's or custom
+// tool's name, a hosted tool's type (web_search).
+func toolNames(specs []json.RawMessage) []string {
+	names := make([]string, 0, len(specs))
+	for _, spec := range specs {
+		var v struct {
+			Type string `json:"type"`
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(spec, &v) != nil {
+			continue
+		}
+		if v.Name != "" {
+			names = append(names, v.Name)
+		} else if v.Type != "" {
+			names = append(names, v.Type)
+		}
+	}
+	return names
+}

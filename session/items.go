@@ -124,9 +124,10 @@ func outputItem(typ, callID, output string, images []Image) json.RawMessage {
 
 func itemsEqual(a, b json.RawMessage) bool { return bytes.Equal(a, b) }
 
-// DeveloperMessage is an input item of context hearth adds (AGENTS.md):
-// it goes in the input, not the instructions, so editing it does not break
-// incremental requests of other sessions.
+// DeveloperMessage is an input item of context hearth adds (the guidance,
+// the permissions): it goes in the input, not the instructions, so the
+// chain carries it and editing it does not break incremental requests of
+// other sessions.
 func DeveloperMessage(text string) json.RawMessage {
 	return inputMessage("developer", text)
 }

@@ -64,13 +64,19 @@ func (l *line) laneName() string {
 }
 
 // nextInput estimates the input tokens of the next request
-// (Transcript.NextInput), the settings counted by their bytes.
+// (Transcript.NextInput), the settings and the guidance counted by their
+// bytes.
 func (l *line) nextInput() int {
 	_, key, err := l.settings()
+	head, _ := l.head()
 	if err != nil {
 		key = nil // the request will fail on its own; the estimate goes without
 	}
-	return l.tr.NextInput(len(key))
+	n := len(key)
+	for _, it := range head {
+		n += len(it)
+	}
+	return l.tr.NextInput(n)
 }
 
 // overWindow says whether the next request would be past the compaction

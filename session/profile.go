@@ -46,6 +46,13 @@ type Profile struct {
 	// takes. Every family below takes it; the field is here so that a
 	// family trained on another shape is a row, not a code path.
 	ShellStyle string `json:"shell_style"`
+	// Prompt is the guidance the family gets (guidance.go): PromptCodex,
+	// PromptGPT5 or PromptGeneral, each written for what that family was
+	// trained to expect.
+	Prompt string `json:"prompt"`
+	// Verbosity is the request's text.verbosity (low, medium, high), or ""
+	// for a family that does not take it (the field is left out).
+	Verbosity string `json:"verbosity,omitempty"`
 }
 
 // Patch and shell styles (Profile.PatchStyle, Profile.ShellStyle).
@@ -53,6 +60,13 @@ const (
 	PatchFreeform = "freeform"
 	PatchFunction = "function"
 	ShellCommand  = "command"
+)
+
+// Prompt families (Profile.Prompt): which guidance a family gets.
+const (
+	PromptCodex   = "codex"
+	PromptGPT5    = "gpt5"
+	PromptGeneral = "general"
 )
 
 // defaultToolOutputTokens is the tool-output budget of a family that does
@@ -68,23 +82,42 @@ var profiles = []struct {
 }{
 	{[]string{"gpt-5*codex*", "codex-*"}, Profile{Family: "gpt-5.x-codex", ContextWindow: 272_000, WebSearch: true,
 		ReasoningLevels: []string{"low", "medium", "high", "xhigh"}, DefaultReasoning: "medium",
-		Images: true, ParallelToolCalls: true, ToolOutputTokens: 10_000, PatchStyle: PatchFreeform, ShellStyle: ShellCommand}},
+		Images: true, ParallelToolCalls: true, ToolOutputTokens: 10_000, PatchStyle: PatchFreeform, ShellStyle: ShellCommand,
+		Prompt: PromptCodex, Verbosity: "medium"}},
+	// The first gpt-5 models take a minimal effort, which the later ones
+	// refuse.
+	{[]string{"gpt-5", "gpt-5-20*", "gpt-5-mini*", "gpt-5-nano*"}, Profile{Family: "gpt-5", ContextWindow: 272_000, WebSearch: true,
+		ReasoningLevels: []string{"minimal", "low", "medium", "high"}, DefaultReasoning: "medium",
+		Images: true, ParallelToolCalls: true, ToolOutputTokens: defaultToolOutputTokens, PatchStyle: PatchFreeform, ShellStyle: ShellCommand,
+		Prompt: PromptGPT5, Verbosity: "low"}},
 	{[]string{"gpt-5*"}, Profile{Family: "gpt-5.x", ContextWindow: 272_000, WebSearch: true,
-		ReasoningLevels: []string{"minimal", "low", "medium", "high", "xhigh"}, DefaultReasoning: "medium",
-		Images: true, ParallelToolCalls: true, ToolOutputTokens: defaultToolOutputTokens, PatchStyle: PatchFreeform, ShellStyle: ShellCommand}},
+		ReasoningLevels: []string{"low", "medium", "high", "xhigh"}, DefaultReasoning: "medium",
+		Images: true, ParallelToolCalls: true, ToolOutputTokens: defaultToolOutputTokens, PatchStyle: PatchFreeform, ShellStyle: ShellCommand,
+		Prompt: PromptGPT5, Verbosity: "low"}},
 	{[]string{"gpt-4.1*"}, Profile{Family: "gpt-4.1", ContextWindow: 1_047_576, DefaultReasoning: "none", WebSearch: true,
-		Images: true, ParallelToolCalls: true, ToolOutputTokens: defaultToolOutputTokens, PatchStyle: PatchFunction, ShellStyle: ShellCommand}},
+		Images: true, ParallelToolCalls: true, ToolOutputTokens: defaultToolOutputTokens, PatchStyle: PatchFunction, ShellStyle: ShellCommand,
+		Prompt: PromptGeneral}},
 	{[]string{"o3*", "o4-mini*", "o1*"}, Profile{Family: "o-series", ContextWindow: 200_000,
 		ReasoningLevels: []string{"low", "medium", "high"}, DefaultReasoning: "medium",
-		Images: true, ParallelToolCalls: true, ToolOutputTokens: defaultToolOutputTokens, PatchStyle: PatchFunction, ShellStyle: ShellCommand}},
+		Images: true, ParallelToolCalls: true, ToolOutputTokens: defaultToolOutputTokens, PatchStyle: PatchFunction, ShellStyle: ShellCommand,
+		Prompt: PromptGeneral}},
 	{[]string{"gpt-4o*", "chatgpt-4o*"}, Profile{Family: "gpt-4o", ContextWindow: 128_000, DefaultReasoning: "none", WebSearch: true,
-		Images: true, ParallelToolCalls: true, ToolOutputTokens: defaultToolOutputTokens, ShellStyle: ShellCommand}},
+		Images: true, ParallelToolCalls: true, ToolOutputTokens: defaultToolOutputTokens, ShellStyle: ShellCommand,
+		Prompt: PromptGeneral}},
 }
 
 // Models are the models editors offer to choose from (the model config
 // option): one or two of each family above, newest first. Any other model
 // is still used when HEARTH_MODEL names it.
 var Models = []string{"gpt-5.3-codex", "gpt-5.2-codex", "gpt-5.4", "gpt-5.2", "gpt-4.1", "o3", "o4-mini", "gpt-4o"}
+
+// FallbackWindow is the window, in tokens, a model's usage is shown
+// against (ACP's usage_update needs a size) when its window is not known:
+// no profile row gives one and HEARTH_CONTEXT_WINDOW is unset. It is for
+// display only: such a model's session still compacts only when the
+// server refuses a request for its length. 128,000 is the smallest window
+// of the current OpenAI models, so the meter fills early rather than late.
+const FallbackWindow = 128_000
 
 // unknownProfile is what a model no row matches gets: no known window (so
 // compaction waits for the server's refusal), reasoning asked for at
@@ -93,10 +126,11 @@ var Models = []string{"gpt-5.3-codex", "gpt-5.2-codex", "gpt-5.4", "gpt-5.2", "g
 // HEARTH_REASONING_EFFORT=none), images and parallel calls allowed (the
 // server refuses what it cannot take, with its own words), apply_patch as
 // a function (any model can call a function; only trained families get the
-// grammar), the default tool-output budget.
+// grammar), the default tool-output budget, the general guidance and no
+// text.verbosity (not every model takes it).
 var unknownProfile = Profile{Family: "unknown", ReasoningLevels: []string{"minimal", "low", "medium", "high", "xhigh"},
 	DefaultReasoning: "medium", Images: true, ParallelToolCalls: true, ToolOutputTokens: defaultToolOutputTokens,
-	PatchStyle: PatchFunction, ShellStyle: ShellCommand}
+	PatchStyle: PatchFunction, ShellStyle: ShellCommand, Prompt: PromptGeneral}
 
 // ProfileOf returns the profile of model's family, or the safe defaults of
 // an unknown model. The returned value shares nothing with the table.

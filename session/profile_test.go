@@ -2,6 +2,7 @@ package session
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -21,7 +22,9 @@ func TestProfileOf(t *testing.T) {
 		{"gpt-5.3-codex-spark", "gpt-5.x-codex", 272_000, "medium", PatchFreeform},
 		{"codex-mini-latest", "gpt-5.x-codex", 272_000, "medium", PatchFreeform},
 		{"gpt-5.2", "gpt-5.x", 272_000, "medium", PatchFreeform},
-		{"gpt-5-mini-2025-08-07", "gpt-5.x", 272_000, "medium", PatchFreeform},
+		{"gpt-5-mini-2025-08-07", "gpt-5", 272_000, "medium", PatchFreeform},
+		{"gpt-5", "gpt-5", 272_000, "medium", PatchFreeform},
+		{"gpt-5.5", "gpt-5.x", 272_000, "medium", PatchFreeform},
 		{"gpt-4.1", "gpt-4.1", 1_047_576, "none", PatchFunction},
 		{"gpt-4.1-mini-2025-04-14", "gpt-4.1", 1_047_576, "none", PatchFunction},
 		{"o3", "o-series", 200_000, "medium", PatchFunction},
@@ -42,6 +45,17 @@ func TestProfileOf(t *testing.T) {
 		}
 		if p.ToolOutputTokens <= 0 || p.ShellStyle != ShellCommand {
 			t.Errorf("ProfileOf(%q) = %+v: no tool-output budget or shell style", tc.model, p)
+		}
+	}
+	// Later gpt-5 models refuse a minimal effort; the first ones take it.
+	if slices.Contains(ProfileOf("gpt-5.2").ReasoningLevels, "minimal") || !slices.Contains(ProfileOf("gpt-5-mini").ReasoningLevels, "minimal") {
+		t.Error("minimal is offered to gpt-5.x, or not to gpt-5")
+	}
+	// Each family has its guidance; the gpt-5 families a verbosity the API takes.
+	for _, m := range []string{"gpt-5.3-codex", "gpt-5.2", "gpt-5", "o3", "gpt-4o", "sim-model"} {
+		p := ProfileOf(m)
+		if p.Prompt == "" || (strings.HasPrefix(m, "gpt-5") != (p.Verbosity != "")) || (p.Verbosity != "" && !slices.Contains([]string{"low", "medium", "high"}, p.Verbosity)) {
+			t.Errorf("ProfileOf(%q): prompt %q, verbosity %q", m, p.Prompt, p.Verbosity)
 		}
 	}
 	// What a caller does with its profile does not reach the table.
@@ -99,6 +113,8 @@ func TestConfigChoose(t *testing.T) {
 		{"the user's window stays", Config{Model: "gpt-5.3-codex", ContextWindow: 50_000}, "o3", "", "medium", 50_000},
 		{"the user's effort stays when taken", Config{Model: "gpt-5.3-codex", ReasoningEffort: "high"}, "o3", "", "high", 200_000},
 		{"the user's effort goes when not", Config{Model: "gpt-5.3-codex", ReasoningEffort: "xhigh"}, "o3", "", "medium", 200_000},
+		{"an effort the configured model refuses", Config{Model: "gpt-5.2", ReasoningEffort: "minimal"}, "", "", "medium", 272_000},
+		{"an effort the first gpt-5 takes", Config{Model: "gpt-5-mini", ReasoningEffort: "minimal"}, "", "", "minimal", 272_000},
 	} {
 		c := tc.cfg.Choose(tc.model, tc.effort)
 		if c.ReasoningEffort != tc.wantEffort || c.ContextWindow != tc.wantWindow {

@@ -128,6 +128,14 @@ func (l *line) connect(ctx context.Context, generate bool, sink Sink) (responses
 // view, replay forms sent in full instead), plus aside, and plans it
 // against the baseline.
 func (l *line) prepare(conn responses.Link, lane string, generate bool, view, aside []json.RawMessage) (*outgoing, error) {
+	set, key, err := l.settings()
+	if err != nil {
+		return nil, err
+	}
+	head, err := l.head()
+	if err != nil {
+		return nil, err
+	}
 	o := &outgoing{lane: lane, aside: aside != nil, epoch: l.tr.View().Epoch()}
 	o.full, o.batch = l.tr.Next()
 	l.mu.Lock()
@@ -136,14 +144,12 @@ func (l *line) prepare(conn responses.Link, lane string, generate bool, view, as
 		base = nil // a compaction, a rewind or a lost response's end: the server's chain is not the view's
 	}
 	if view != nil {
-		o.full, base = append([]json.RawMessage(nil), view...), nil
+		o.full, base = view, nil
 	}
-	o.full = append(o.full, aside...)
+	// The guidance first (guidance.go): a baseline begins with it, and an
+	// incremental request leaves it, with the rest of the prefix, out.
+	o.full = append(append(append(make([]json.RawMessage, 0, len(head)+len(o.full)+len(aside)), head...), o.full...), aside...)
 	l.mu.Unlock()
-	set, key, err := l.settings()
-	if err != nil {
-		return nil, err
-	}
 	o.key = key
 	o.items, o.prev, o.reason = plan(base, conn, lane, key, o.full, l.client.Config().DisableIncremental)
 	ev := responses.Create{Type: "response.create", Settings: set, Encoded: key, StreamID: lane, PreviousResponseID: o.prev, Input: o.items}

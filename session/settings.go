@@ -14,12 +14,13 @@ import (
 // settings and their encoding are kept until it changes (settingsCache).
 type settingsFrom struct {
 	model, instructions, effort, summary string
+	guidance                             bool
 	specs                                []json.RawMessage
 }
 
 func (a settingsFrom) same(b settingsFrom) bool {
 	return a.model == b.model && a.instructions == b.instructions && a.effort == b.effort &&
-		a.summary == b.summary && slices.EqualFunc(a.specs, b.specs, func(x, y json.RawMessage) bool { return bytes.Equal(x, y) })
+		a.summary == b.summary && a.guidance == b.guidance && slices.EqualFunc(a.specs, b.specs, func(x, y json.RawMessage) bool { return bytes.Equal(x, y) })
 }
 
 // settingsCache holds a conversation's last settings and their encoding:
@@ -31,6 +32,9 @@ type settingsCache struct {
 	from settingsFrom
 	set  responses.Settings
 	key  []byte // set.key(); nil until the first request
+	// head is what every baseline's input begins with: the guidance
+	// message (Config.Guidance), or nothing.
+	head []json.RawMessage
 }
 
 // settings are this conversation's non-input request fields, with their
@@ -38,7 +42,8 @@ type settingsCache struct {
 // tools change. A tool whose schema does not encode fails it.
 func (l *line) settings() (responses.Settings, []byte, error) {
 	cfg := l.config()
-	from := settingsFrom{model: cfg.Model, instructions: cfg.Instructions, effort: cfg.ReasoningEffort, summary: cfg.ReasoningSummary}
+	from := settingsFrom{model: cfg.Model, instructions: cfg.Instructions, effort: cfg.ReasoningEffort, summary: cfg.ReasoningSummary,
+		guidance: cfg.Guidance}
 	if l.box.tools != nil {
 		from.specs = l.box.tools.Specs()
 	}
@@ -52,8 +57,25 @@ func (l *line) settings() (responses.Settings, []byte, error) {
 		}
 		k.from, k.set = from, set
 		k.key = k.set.Key()
+		k.head = nil
+		if cfg.Guidance {
+			k.head = []json.RawMessage{DeveloperMessage(GuidanceFor(cfg.Profile.Prompt, toolNames(from.specs)))}
+		}
 	}
 	return k.set, k.key, nil
+}
+
+// head is what every baseline of the conversation begins with, before the
+// transcript's view: the guidance for its model and tools
+// (Config.Guidance), built with the settings and kept as long as they
+// are. Shared: callers copy before appending.
+func (l *line) head() ([]json.RawMessage, error) {
+	if _, _, err := l.settings(); err != nil {
+		return nil, err
+	}
+	l.setCache.mu.Lock()
+	defer l.setCache.mu.Unlock()
+	return l.setCache.head, nil
 }
 
 // buildSettings makes the settings of a conversation.
@@ -78,6 +100,9 @@ func buildSettings(cfg Config, specs []json.RawMessage, id string) (responses.Se
 			s.Reasoning.Summary = cfg.ReasoningSummary
 		}
 		s.Include = []string{"reasoning.encrypted_content"}
+	}
+	if v := cfg.Profile.Verbosity; v != "" {
+		s.Text = &responses.Text{Verbosity: v}
 	}
 	if tools != nil {
 		s.ToolChoice = "auto"

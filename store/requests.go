@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -304,6 +305,31 @@ func (rq Requests) List(ctx context.Context, sessionID string) ([]Request, error
 		return nil, fmt.Errorf("store: requests of session %s: %w", sessionID, err)
 	}
 	return out, nil
+}
+
+// LastCounted returns the last request of a session whose response
+// reported usage (input tokens); ErrNotFound when none did. It is what a
+// reopened conversation knows of how full its context is.
+func (rq Requests) LastCounted(ctx context.Context, sessionID string) (Request, error) {
+	r := Request{SessionID: sessionID}
+	err := rq.db.read(func(rd *sql.DB) error {
+		var turn, sent sql.NullInt64
+		err := rd.QueryRowContext(ctx, `
+			SELECT id, turn_id, kind, response_id, status, sent,
+				input_tokens, cached_tokens, output_tokens, reasoning_tokens
+			FROM requests WHERE session_id = ? AND input_tokens > 0 ORDER BY id DESC LIMIT 1`, sessionID).
+			Scan(&r.ID, &turn, &r.Kind, &r.ResponseID, &r.Status, &sent,
+				&r.Usage.Input, &r.Usage.Cached, &r.Usage.Output, &r.Usage.Reasoning)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrNotFound
+		}
+		r.TurnID, r.Sent = turn.Int64, fromNullNanos(sent)
+		return err
+	})
+	if err != nil {
+		return r, fmt.Errorf("store: last counted request of session %s: %w", sessionID, err)
+	}
+	return r, nil
 }
 
 // Usage sums the usage of every request of a session.

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -202,4 +204,47 @@ func requestBench(b *testing.B) (context.Context, *DB, Request, Staged) {
 	out := []NewItem{{Origin: OriginInput, Data: []byte(`{"type":"function_call_output","call_id":"c","output":"` + strings.Repeat("x", 2000) + `"}`)}}
 	seen := []SeenWrite{{Path: "a.txt", Seen: Seen{Hash: "h", Content: []byte("alpha")}}}
 	return ctx, db, Request{SessionID: "s1", TurnID: turn.ID, Kind: KindIncremental, BytesSent: 100}, Staged{Items: out, Seen: seen}
+}
+
+// LastCounted is the last request whose response reported usage: not a
+// later one that failed, nor one of another session; ErrNotFound before
+// any did.
+func TestLastCountedRequest(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	newSession(t, db, "/src/app", "s1")
+	newSession(t, db, "/src/app", "s2")
+	if _, err := db.Requests().LastCounted(ctx, "s1"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("LastCounted of a session without requests: %v", err)
+	}
+	turn, err := db.Items().BeginTurn(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for i, u := range []Usage{{Input: 100, Output: 10}, {Input: 200, Cached: 100, Output: 20, Reasoning: 5}} {
+		id, err := db.Requests().Insert(ctx, Request{SessionID: "s1", TurnID: turn.ID, Kind: KindFull})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Requests().Complete(ctx, id, fmt.Sprintf("resp_%d", i), RequestCompleted, time.Time{}, time.Time{}, u, "s1", turn.ID, nil); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	failed, err := db.Requests().Insert(ctx, Request{SessionID: "s1", TurnID: turn.ID, Kind: KindIncremental})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Requests().Finish(ctx, failed, "", RequestFailed, "refused", time.Time{}, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := db.Requests().LastCounted(ctx, "s1")
+	if err != nil || r.ID != ids[1] || r.TurnID != turn.ID || r.ResponseID != "resp_1" || r.Sent.IsZero() ||
+		r.Usage != (Usage{Input: 200, Cached: 100, Output: 20, Reasoning: 5}) {
+		t.Fatalf("LastCounted = %+v, %v; want request %d", r, err, ids[1])
+	}
+	if _, err := db.Requests().LastCounted(ctx, "s2"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("LastCounted of s2: %v", err)
+	}
 }

@@ -67,7 +67,7 @@ func TestToolsetInWorkingDirectory(t *testing.T) {
 	}
 	patch := "*** Begin Patch\n*** Update File: ../other.txt\n@@\n one\n-two\n+2\n three\n*** End Patch\n"
 	res = call(t, ts, "apply_patch", mustJSON(t, map[string]string{"input": patch}))
-	if res.IsError || !strings.Contains(res.Output, "updated ../other.txt") || len(res.Files) != 1 || res.Files[0].Path != "sub/other.txt" {
+	if res.IsError || !strings.Contains(res.Output, "\nM ../other.txt\n") || len(res.Files) != 1 || res.Files[0].Path != "sub/other.txt" {
 		t.Errorf("apply_patch ../other.txt: %+v", res)
 	}
 	// The shell's cd, and the patch it applies, start at the working directory.

@@ -72,7 +72,7 @@ func (fw fileWriter) planOp(ctx context.Context, dir string, op *patch.Op) (patc
 		return f, ""
 	case patch.OpDelete:
 		if !c.existed {
-			return f, fmt.Sprintf("%s %s: there is no such file", patch.HeaderDelete, c.shown)
+			return f, fmt.Sprintf("cannot read %s to delete it: there is no such file", c.shown)
 		}
 		if fw.isLink(inDir(dir, op.Path)) {
 			return f, fmt.Sprintf("%s %s: the path is a symlink to %s; apply_patch does not remove links (nor the files they lead to): use shell to remove it", patch.HeaderDelete, op.Path, c.shown)
@@ -82,7 +82,7 @@ func (fw fileWriter) planOp(ctx context.Context, dir string, op *patch.Op) (patc
 	}
 	switch {
 	case !c.existed:
-		return f, fmt.Sprintf("%s %s: there is no such file; create it with %s", patch.HeaderUpdate, c.shown, patch.HeaderAdd)
+		return f, fmt.Sprintf("cannot read %s to update it: there is no such file; create it with %s", c.shown, patch.HeaderAdd)
 	case watch.IsBinary([]byte(c.old), true):
 		return f, fmt.Sprintf("%s %s: it is a binary file; apply_patch changes text files only", patch.HeaderUpdate, c.shown)
 	}
@@ -215,33 +215,38 @@ func (fw fileWriter) commitPatch(ctx context.Context, files []patchFile) string 
 	return ""
 }
 
-// patchSummary is apply_patch's output for the model: what happened to
-// each file.
+// patchSummary is apply_patch's output for the model, in the shape the
+// models were trained on: a success line, then one line a file, "A PATH"
+// for an added file, "M PATH" for an updated one (a moved file under its
+// new path), "D PATH" for a deleted one, added first, deleted last. Notes
+// on the user's editor follow.
 func patchSummary(files []patchFile) string {
-	var parts []string
+	var b strings.Builder
+	b.WriteString("Success. Updated the following files:\n")
 	buffer, created := false, false
-	for _, f := range files {
-		switch {
-		case f.op.Kind == patch.OpAdd:
-			parts = append(parts, "added "+f.put.shown)
-			created = created || f.put.editor
-		case f.op.Kind == patch.OpDelete:
-			parts = append(parts, "deleted "+f.gone.shown)
-		case f.gone != nil:
-			parts = append(parts, fmt.Sprintf("moved %s to %s", f.gone.shown, f.put.shown))
-		default:
-			parts = append(parts, fmt.Sprintf("updated %s (%s)", f.put.shown, plural(len(f.op.Hunks), "hunk")))
-			buffer = buffer || f.put.editor
+	for _, mark := range []byte("AMD") {
+		for _, f := range files {
+			switch {
+			case mark == 'A' && f.op.Kind == patch.OpAdd:
+				created = created || f.put.editor
+			case mark == 'M' && f.op.Kind == patch.OpUpdate:
+				buffer = buffer || f.put.editor
+			case mark == 'D' && f.op.Kind == patch.OpDelete:
+				fmt.Fprintf(&b, "D %s\n", f.gone.shown)
+				continue
+			default:
+				continue
+			}
+			fmt.Fprintf(&b, "%c %s\n", mark, f.put.shown)
 		}
 	}
-	out := "Applied the patch: " + strings.Join(parts, ", ") + "."
 	if buffer {
-		out += " Updated files open in the user's editor changed there, unsaved: shell commands see the files on disk, which keep their old text until the user saves."
+		b.WriteString("Updated files open in the user's editor changed there, unsaved: shell commands see the files on disk, which keep their old text until the user saves.\n")
 	}
 	if created {
-		out += " Added files were handed to the user's editor, which creates them: shell commands see them once the editor has saved them."
+		b.WriteString("Added files were handed to the user's editor, which creates them: shell commands see them once the editor has saved them.\n")
 	}
-	return out
+	return b.String()
 }
 
 // patchTitle is the call's title for the editor: what it does to its one

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hearthd/hearth/workspace/patch"
 )
 
 // patchCall runs apply_patch with the patch given as its lines.
@@ -83,7 +85,7 @@ func TestApplyPatchHeadersHunksAndEndOfFile(t *testing.T) {
 	if got := readBack(t, filepath.Join(root, "x.go")); got != want {
 		t.Fatalf("x.go =\n%s\nwant\n%s", got, want)
 	}
-	if res.Output != "Applied the patch: updated x.go (2 hunks)." || res.Title != "Patch x.go" {
+	if res.Output != "Success. Updated the following files:\nM x.go\n" || res.Title != "Patch x.go" {
 		t.Errorf("output %q, title %q", res.Output, res.Title)
 	}
 	if len(res.Files) != 1 || res.Files[0].Path != "x.go" || res.Files[0].Old != file || res.Files[0].New != want ||
@@ -137,7 +139,7 @@ func TestApplyPatchAddDeleteMove(t *testing.T) {
 	if fi, err := os.Stat(moved); err != nil || fi.Mode().Perm()&0o100 == 0 {
 		t.Errorf("moved script lost its executable bit: %v %v", fi.Mode(), err)
 	}
-	if want := "Applied the patch: added new/deep/hello.txt, deleted gone.txt, moved old/run.sh to bin/run.sh."; res.Output != want {
+	if want := "Success. Updated the following files:\nA new/deep/hello.txt\nM bin/run.sh\nD gone.txt\n"; res.Output != want {
 		t.Errorf("output %q", res.Output)
 	}
 	if want := []string{"new/deep/hello.txt", "gone.txt", "old/run.sh", "bin/run.sh"}; strings.Join(res.Locations, " ") != strings.Join(want, " ") {
@@ -160,16 +162,16 @@ func TestApplyPatchAllOrNothing(t *testing.T) {
 		want  string
 	}{
 		{"second hunk not found", []string{"*** Update File: a.go", "@@", "-one", "+1", "@@", " two", "-three", "+3"},
-			`hunk 2 of a.go (line 8 of the patch, starting " two"): the lines to replace (context and '-' lines) were not found; the closest match, at line 2, differs at line 3: the file has "tree", the patch "three"`},
+			`hunk 2 of a.go (line 8 of the patch, starting " two"): the expected lines (context and '-' lines) are not in the file; the closest match, at line 2, differs at line 3: the file has "tree", the patch "three"; read the file again and copy them exactly. The expected lines:` + "\ntwo\nthree"},
 		{"nothing close", []string{"*** Update File: a.go", "-zzz", "+y"},
-			`hunk 1 of a.go (line 5 of the patch, starting "-zzz"): the lines to replace (context and '-' lines) were not found; read the file again`},
+			`hunk 1 of a.go (line 5 of the patch, starting "-zzz"): the expected lines (context and '-' lines) are not in the file; read the file again and copy them exactly. The expected lines:` + "\nzzz"},
 		{"hunks out of order", []string{"*** Update File: a.go", "@@", "-two", "+2", "@@", "-one", "+1"},
 			"hunk 2 of a.go (line 8 of the patch, starting \"-one\"): its lines are at line 1, before the previous hunk's change"},
 		{"header not found", []string{"*** Update File: a.go", "@@ func nope()", "-one", "+1"},
 			`hunk 1 of a.go (line 5 of the patch, @@ "func nope()"): no line matching the @@ line "func nope()" was found; read the file again`},
 		{"add over a file", []string{"*** Add File: a.go", "+x"}, "*** Add File: a.go: the file already exists"},
-		{"delete a missing file", []string{"*** Delete File: nope.txt"}, "*** Delete File: nope.txt: there is no such file"},
-		{"update a missing file", []string{"*** Update File: nope.txt", "-x"}, "*** Update File: nope.txt: there is no such file; create it with *** Add File:"},
+		{"delete a missing file", []string{"*** Delete File: nope.txt"}, "cannot read nope.txt to delete it: there is no such file"},
+		{"update a missing file", []string{"*** Update File: nope.txt", "-x"}, "cannot read nope.txt to update it: there is no such file; create it with *** Add File:"},
 		{"move onto a file", []string{"*** Update File: a.go", "*** Move to: b.txt", "-one", "+1"}, "*** Move to: b.txt: the file already exists"},
 		{"a file twice", []string{"*** Update File: a.go", "-one", "+1", "*** Delete File: ./a.go"}, "a.go is changed twice, at lines 4 and 7 of the patch"},
 		{"binary", []string{"*** Update File: bin.dat", "-x", "+y"}, "it is a binary file"},
@@ -290,5 +292,40 @@ func TestApplyPatchViaEditor(t *testing.T) {
 	}
 	if readBack(t, filepath.Join(root, "n.txt")) != "new\n" || readBack(t, filepath.Join(root, "moved.txt")) != "moved\n" {
 		t.Error("the added file or the move's destination is not on disk")
+	}
+}
+
+// The success text lists added, updated (a move under its new path) and
+// deleted files in that order, whatever the patch's order, then the notes
+// on the user's editor when its buffers took the writes.
+func TestPatchSummary(t *testing.T) {
+	add := &patch.Op{Kind: patch.OpAdd}
+	upd := &patch.Op{Kind: patch.OpUpdate}
+	del := &patch.Op{Kind: patch.OpDelete}
+	files := []patchFile{
+		{op: del, gone: &fileChange{shown: "old.txt"}},
+		{op: upd, put: &fileChange{shown: "b/new.go", editor: true}, gone: &fileChange{shown: "a/old.go"}},
+		{op: add, put: &fileChange{shown: "n.md", editor: true}},
+		{op: upd, put: &fileChange{shown: "m.go"}},
+	}
+	want := "Success. Updated the following files:\nA n.md\nM b/new.go\nM m.go\nD old.txt\n" +
+		"Updated files open in the user's editor changed there, unsaved: shell commands see the files on disk, which keep their old text until the user saves.\n" +
+		"Added files were handed to the user's editor, which creates them: shell commands see them once the editor has saved them.\n"
+	if got := patchSummary(files); got != want {
+		t.Errorf("summary\n%s\nwant\n%s", got, want)
+	}
+}
+
+// A bare @@ with no lines after it, which the reference grammar allows,
+// changes nothing; the hunks before it apply.
+func TestApplyPatchBareHeaderAtTheEnd(t *testing.T) {
+	r, root, _ := newTree(t)
+	writeFile(t, filepath.Join(root, "a.go"), "one\ntwo\n")
+	res := patchCall(t, NewToolset(r), "*** Begin Patch", "*** Update File: a.go", "@@", "-one", "+1", "@@", "*** End Patch")
+	if res.IsError || res.Output != "Success. Updated the following files:\nM a.go\n" {
+		t.Fatalf("result %+v", res)
+	}
+	if got := readBack(t, filepath.Join(root, "a.go")); got != "1\ntwo\n" {
+		t.Errorf("a.go = %q", got)
 	}
 }

@@ -21,7 +21,7 @@ func TestShellRunsApplyPatch(t *testing.T) {
 		t.Fatalf("preview %+v", p)
 	}
 	res := call(t, ts, "shell", command)
-	if res.IsError || res.Output != "Applied the patch: updated a.txt (1 hunk)." || len(res.Files) != 1 {
+	if res.IsError || res.Output != "Success. Updated the following files:\nM a.txt\n" || len(res.Files) != 1 {
 		t.Fatalf("result %+v", res)
 	}
 	if got := readBack(t, filepath.Join(root, "a.txt")); got != "A\n" {

@@ -9,6 +9,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/hearthd/hearth/internal/apischema"
+	"github.com/hearthd/hearth/workspace/patch"
 )
 
 // responsesSchema returns the official Responses API schema's def,
@@ -52,7 +53,7 @@ func TestToolSpecsValidateAgainstResponsesSchema(t *testing.T) {
 		Format                  struct{ Type, Syntax, Definition string }
 	}
 	if err := json.Unmarshal(custom, &spec); err != nil || spec.Type != "custom" || spec.Name != "apply_patch" ||
-		spec.Format.Type != "grammar" || spec.Format.Syntax != "lark" || spec.Format.Definition != patchGrammar || !strings.Contains(spec.Description, "*** Begin Patch") {
+		spec.Format.Type != "grammar" || spec.Format.Syntax != "lark" || spec.Format.Definition != patch.Grammar || !strings.Contains(spec.Description, "*** Begin Patch") {
 		t.Fatalf("custom spec %s (%v)", custom, err)
 	}
 	request := func(tools []json.RawMessage) []byte {

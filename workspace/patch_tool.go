@@ -3,6 +3,8 @@ package workspace
 import (
 	"context"
 	"encoding/json"
+
+	"github.com/hearthd/hearth/workspace/patch"
 )
 
 const applyPatchName = "apply_patch"
@@ -18,46 +20,20 @@ var applyPatchDef = toolDef{
 			"each starts with an `@@` line (`@@ TEXT` narrows the search to after a line matching TEXT, such as " +
 			"the enclosing function or class), then the hunk's lines: ` ` (a space) for an unchanged line, `-` for " +
 			"a removed one, `+` for an added one. Give about 3 unchanged lines before and after each change, so it " +
-			"is found in one place; end a hunk that reaches the end of the file with `*** End of File`. " +
+			"is found in one place; when the last hunk of a file reaches its end, follow it with `*** End of File`. " +
 			"Paths are relative to the working directory. The patch applies entirely or not at all.",
 		Parameters: json.RawMessage(`{"type":"object","properties":{` +
 			`"input":{"type":"string","description":"The whole patch, from *** Begin Patch to *** End Patch."}` +
 			`},"required":["input"],"additionalProperties":false}`),
 		Kind:     "edit",
 		ReadOnly: false,
-		Grammar:  patchGrammar,
+		Grammar:  patch.Grammar,
 	},
 	fields:  []string{"input"},
 	example: `{"input":"*** Begin Patch\n*** Update File: main.go\n@@ func main() {\n-\tx := 1\n+\tx := 2\n*** End Patch\n"}`,
 	run:     (*Toolset).applyPatch,
 	preview: (*Toolset).previewApplyPatch,
 }
-
-// patchGrammar is the Lark grammar of an apply_patch input, for the model
-// to write it as a custom tool's freeform input. It is stricter than
-// patch.Parse, which also forgives what models write by habit.
-const patchGrammar = `start: begin_patch operation+ end_patch
-begin_patch: "*** Begin Patch" LF
-end_patch: "*** End Patch" LF?
-
-operation: add_file | delete_file | update_file
-add_file: "*** Add File: " PATH LF new_line*
-delete_file: "*** Delete File: " PATH LF
-update_file: "*** Update File: " PATH LF move_to? hunk_lines? hunk*
-move_to: "*** Move to: " PATH LF
-
-new_line: "+" TEXT? LF
-hunk: hunk_header+ hunk_lines
-hunk_header: "@@" LF | "@@ " TEXT LF
-hunk_lines: hunk_line+ end_of_file?
-hunk_line: HUNK_LINE LF
-end_of_file: "*** End of File" LF
-
-PATH: /[^\n]+/
-TEXT: /[^\n]+/
-HUNK_LINE: /[ +-][^\n]*/
-LF: "\n"
-`
 
 type applyPatchArgs struct {
 	Input *string `json:"input"`

@@ -315,3 +315,42 @@ func TestPlantedRepoOwnPointer(t *testing.T) {
 		t.Error(".git still leads git to the planted configuration")
 	}
 }
+
+// TestPlantedInOwnGitDir: a command cannot arm the workspace's own git
+// directory by adding what its read-only mounts could not cover, because
+// it was not there: a commondir (git would read the configuration of the
+// directory it names) or a new submodule's or worktree's git directory
+// whose configuration runs code. Each is moved aside after the command,
+// and the result says so; objects, refs and the index stay the command's.
+func TestPlantedInOwnGitDir(t *testing.T) {
+	for _, sandboxed := range []bool{false, true} {
+		name := map[bool]string{false: "unsandboxed", true: "sandboxed"}[sandboxed]
+		t.Run(name, func(t *testing.T) {
+			r, dir := gitRepoTree(t)
+			if sandboxed {
+				useSandbox(t)
+			}
+			ts := NewToolset(r)
+			writeFile(t, filepath.Join(dir, "evil", "config"), "[core]\n\tfsmonitor = touch PWNED\n")
+			res := runShell(t, ts, "echo ../evil > .git/commondir", 0)
+			if _, err := os.Lstat(filepath.Join(dir, ".git", "commondir")); err == nil {
+				t.Errorf("a planted .git/commondir is left: %s", res.Output)
+			}
+			if !strings.Contains(res.Output, "[hearth disarmed .git/commondir:") {
+				t.Errorf("the result does not say .git/commondir was disarmed: %s", res.Output)
+			}
+			for _, sub := range []string{"modules/x", "worktrees/y"} {
+				res = runShell(t, ts, "mkdir -p .git/"+sub+" && printf '[core]\\n\\tfsmonitor = evil\\n' > .git/"+sub+"/config", 0)
+				assertDisarmed(t, sub, res, dir, ".git/"+sub, "evil")
+			}
+			res = runShell(t, ts, "mkdir -p .git/modules/z/hooks && printf '#!/bin/sh\\n' > .git/modules/z/hooks/post-checkout && chmod +x .git/modules/z/hooks/post-checkout", 0)
+			if !strings.Contains(res.Output, "[hearth disarmed .git/modules/z:") {
+				t.Errorf("a new submodule git directory with a hook: %s", res.Output)
+			}
+			res = runShell(t, ts, "mkdir -p .git/objects/ab .git/refs/heads && echo x > .git/objects/ab/cd && echo 0 > .git/refs/heads/t && echo i > .git/index", 0)
+			if strings.Contains(res.Output, "hearth disarmed") {
+				t.Errorf("objects, refs and the index are the command's: %s", res.Output)
+			}
+		})
+	}
+}

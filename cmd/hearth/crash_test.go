@@ -87,7 +87,7 @@ func TestKill9MidTurn(t *testing.T) {
 	}
 	var ins rpc.InspectResult
 	call(c2, rpc.MethodHearthInspect, rpc.InspectParams{SessionID: string(s.SessionId)}, &ins)
-	if d := ins.Session; d == nil || len(d.Turns) != 1 || d.Turns[0].Status != "interrupted" || len(d.Items) != 2 { // the environment note, the user's message
+	if d := ins.Session; d == nil || len(d.Turns) != 1 || d.Turns[0].Status != "interrupted" || len(d.Items) != 3 { // the permissions, the environment, the user's message
 		t.Fatalf("after kill -9: %+v", ins.Session)
 	}
 
@@ -101,7 +101,7 @@ func TestKill9MidTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	rewarm, next := recs[before], recs[before+1]
-	if rewarm.Generate == nil || *rewarm.Generate || len(rewarm.Input) != 2 || !strings.Contains(string(rewarm.Input[1]), "100000") {
+	if rewarm.Generate == nil || *rewarm.Generate || len(rewarm.Input) != 4 || !strings.Contains(string(rewarm.Input[3]), "100000") { // the guidance, the permissions, the environment, the user's message
 		t.Fatalf("first request after restart: %s; want a generate:false re-warm of the stored transcript", rewarm.Raw)
 	}
 	if next.PreviousResponseID != rewarm.ResponseID || len(next.Input) != 1 {

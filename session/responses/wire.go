@@ -17,6 +17,7 @@ type Settings struct {
 	ToolChoice        string          `json:"tool_choice,omitempty"`
 	ParallelToolCalls bool            `json:"parallel_tool_calls"`
 	Reasoning         *Reasoning      `json:"reasoning,omitempty"`
+	Text              *Text           `json:"text,omitempty"`
 	Store             bool            `json:"store"`
 	// Include asks for reasoning.encrypted_content: under store:false it is
 	// the only way the model's thinking survives a replay.
@@ -31,6 +32,12 @@ type Settings struct {
 type Reasoning struct {
 	Effort  string `json:"effort"`
 	Summary string `json:"summary,omitempty"`
+}
+
+// Text is the request's text object: how long the model's answers run
+// (verbosity: low, medium or high).
+type Text struct {
+	Verbosity string `json:"verbosity"`
 }
 
 // Key is the canonical bytes the incremental rule compares. The caller

@@ -75,12 +75,30 @@ func (r *request) parseReasoning() {
 		r.fail(invalidRequest("invalid_type", "reasoning", "Invalid type for 'reasoning': expected an object."))
 		return
 	}
-	r.reasoning.effort = r.enumMember(obj, "effort", reasoningEfforts)
-	r.reasoning.summary = r.enumMember(obj, "summary", reasoningSummaries)
+	r.reasoning.effort = r.enumMember(obj, "reasoning", "effort", reasoningEfforts)
+	r.reasoning.summary = r.enumMember(obj, "reasoning", "summary", reasoningSummaries)
 }
 
-// enumMember reads reasoning.<name>: absent or null is "", anything outside allowed fails.
-func (r *request) enumMember(obj map[string]json.RawMessage, name string, allowed []string) string {
+// textVerbosities are the values the API takes for text.verbosity.
+var textVerbosities = []string{"low", "medium", "high"}
+
+// parseText checks the text object's verbosity, as the API does: an
+// object, its verbosity absent, null or one of textVerbosities.
+func (r *request) parseText() {
+	v, ok := r.fields["text"]
+	if !ok || isNull(v) {
+		return
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(v, &obj) != nil || obj == nil {
+		r.fail(invalidRequest("invalid_type", "text", "Invalid type for 'text': expected an object."))
+		return
+	}
+	r.enumMember(obj, "text", "verbosity", textVerbosities)
+}
+
+// enumMember reads <object>.<name>: absent or null is "", anything outside allowed fails.
+func (r *request) enumMember(obj map[string]json.RawMessage, object, name string, allowed []string) string {
 	v, ok := obj[name]
 	if !ok || isNull(v) {
 		return ""
@@ -95,7 +113,7 @@ func (r *request) enumMember(obj map[string]json.RawMessage, name string, allowe
 	for i, a := range allowed {
 		quoted[i] = "'" + a + "'"
 	}
-	r.fail(invalidRequest("invalid_value", "reasoning."+name, "Invalid value: '%s'. Supported values are: %s, and %s.",
+	r.fail(invalidRequest("invalid_value", object+"."+name, "Invalid value: '%s'. Supported values are: %s, and %s.",
 		s, strings.Join(quoted[:len(quoted)-1], ", "), quoted[len(quoted)-1]))
 	return ""
 }

@@ -236,6 +236,30 @@ func TestReasoningParameterValues(t *testing.T) {
 	}
 }
 
+// text.verbosity takes what the API takes and nothing else.
+func TestTextVerbosityValues(t *testing.T) {
+	_, base := newSim(t, Options{})
+	c := dial(t, base)
+	for _, v := range textVerbosities {
+		completed(t, c.create(map[string]any{"input": "x", "text": map[string]any{"verbosity": v}}))
+	}
+	completed(t, c.create(map[string]any{"input": "x", "text": map[string]any{}}))
+	for _, tc := range []struct {
+		text        any
+		code, param string
+	}{
+		{map[string]any{"verbosity": "minimal"}, "invalid_value", "text.verbosity"},
+		{map[string]any{"verbosity": 1}, "invalid_value", "text.verbosity"},
+		{"low", "invalid_type", "text"},
+	} {
+		e := c.create(map[string]any{"input": "x", "text": tc.text})[0]
+		wantError(t, e, 400, tc.code)
+		if *e.Error.Param != tc.param {
+			t.Fatalf("%v: %s", tc.text, e.raw)
+		}
+	}
+}
+
 func TestReasoningOverSSE(t *testing.T) {
 	_, base := newSim(t, Options{})
 	sse, err := readSSE(postResponses(t, base, map[string]any{"stream": true, "input": "hi",

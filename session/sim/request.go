@@ -91,6 +91,7 @@ func parseRequest(raw []byte) (*request, error) {
 	}
 	r.cacheKey, _ = r.str("prompt_cache_key")
 	r.parseReasoning()
+	r.parseText()
 	if v, ok := fields["stream_id"]; ok && !isNull(v) {
 		r.hasStreamID = true
 		if err := json.Unmarshal(v, &r.streamID); err != nil {

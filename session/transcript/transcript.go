@@ -108,6 +108,9 @@ func Open(ctx context.Context, o Options) (*Transcript, error) {
 	default:
 		return nil, t.mark(fmt.Errorf("load transcript of %s: %w", o.ID, err))
 	}
+	if err := t.restoreMeter(ctx, items, last.Created); err != nil {
+		return nil, t.mark(fmt.Errorf("load transcript of %s: %w", o.ID, err))
+	}
 	return t, nil
 }
 

@@ -1,6 +1,9 @@
-// Package patch is the apply_patch format models are trained on: Parse
-// reads a patch (Add File, Update File with @@ hunks, Move to, Delete File)
-// into its file operations, ApplyHunks computes an updated file's new text
+// Package patch is the apply_patch format models are trained on: Grammar
+// is its Lark grammar (the reference language, offered to the models that
+// write it as a freeform tool's input), Parse reads a patch (Add File,
+// Update File with @@ hunks, Move to, Delete File) into its file
+// operations, taking every text of the grammar's language and forgiving
+// more, ApplyHunks computes an updated file's new text
 // from its old one, and FromShell and FromShellArgs recognise a shell
 // command that is exactly an apply_patch invocation (a heredoc or one quoted
 // argument, after an optional `cd DIR &&`, or the argv forms).

@@ -1,6 +1,7 @@
 package patch
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -64,7 +65,11 @@ func ApplyHunks(rel, old string, hunks []Hunk) (string, error) {
 		from := h.expected()
 		at, err := locateHunk(t.lines, pos, h, from)
 		if err != nil {
-			return "", fmt.Errorf("hunk %d of %s (line %d of the patch%s): %v", i+1, rel, h.line, firstLine(h), err)
+			msg := fmt.Sprintf("hunk %d of %s (line %d of the patch%s): %v", i+1, rel, h.line, firstLine(h), err)
+			if nf := (*linesNotFound)(nil); errors.As(err, &nf) {
+				msg += ". The expected lines:\n" + quoteLines(from)
+			}
+			return "", errors.New(msg)
 		}
 		out = append(out, t.lines[pos:at]...)
 		k := at
@@ -178,6 +183,24 @@ func matchAt(lines, pattern []string, at int, norm func(string) string) bool {
 // closest match: a hint is not worth a long wait.
 const maxHintWork = 20_000_000
 
+// linesNotFound says a hunk's expected lines are nowhere after the
+// previous hunk: ApplyHunks then lists them, as the models were trained to
+// read it.
+type linesNotFound struct{ why string }
+
+func (e *linesNotFound) Error() string { return e.why }
+
+// maxQuotedLines bounds the expected lines a failure lists.
+const maxQuotedLines = 40
+
+// quoteLines lists lines one a line, the first maxQuotedLines of them.
+func quoteLines(lines []string) string {
+	if len(lines) <= maxQuotedLines {
+		return strings.Join(lines, "\n")
+	}
+	return strings.Join(lines[:maxQuotedLines], "\n") + fmt.Sprintf("\n(… %d more lines)", len(lines)-maxQuotedLines)
+}
+
 // notFound explains why from was not found: where the closest match is and
 // its first line that differs, or that it lies before the previous hunk.
 func notFound(lines []string, pos int, from []string) error {
@@ -200,14 +223,14 @@ func notFound(lines []string, pos int, from []string) error {
 			}
 		}
 	}
-	msg := "the lines to replace (context and '-' lines) were not found"
-	if best < 0 || bestN*2 < len(from) {
-		return fmt.Errorf("%s; read the file again and copy them exactly", msg)
-	}
-	for j, p := range from {
-		if got := lines[best+j]; strings.TrimSpace(got) != strings.TrimSpace(p) {
-			return fmt.Errorf("%s; the closest match, at line %d, differs at line %d: the file has %q, the patch %q", msg, best+1, best+j+1, clipLine(got), clipLine(p))
+	msg := "the expected lines (context and '-' lines) are not in the file"
+	if best >= 0 && bestN*2 >= len(from) {
+		for j, p := range from {
+			if got := lines[best+j]; strings.TrimSpace(got) != strings.TrimSpace(p) {
+				msg += fmt.Sprintf("; the closest match, at line %d, differs at line %d: the file has %q, the patch %q", best+1, best+j+1, clipLine(got), clipLine(p))
+				break
+			}
 		}
 	}
-	return fmt.Errorf("%s", msg) // not reached: a full match would have been found
+	return &linesNotFound{msg + "; read the file again and copy them exactly"}
 }

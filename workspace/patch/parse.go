@@ -64,11 +64,11 @@ type patchParser struct {
 	i     int // index of the next line
 }
 
-// Parse parses the text of an apply_patch call. It forgives what
-// models do to the format: a shell heredoc around it, CRLF line ends,
-// blank lines between operations, a missing final newline, a blank line
-// standing for an empty context line. The error names the patch's line and
-// what was expected there.
+// Parse parses the text of an apply_patch call. It takes every text
+// Grammar makes, and forgives what models do to the format: a shell
+// heredoc around it, CRLF line ends, blank lines between operations, a
+// missing final newline, a blank line standing for an empty context line.
+// The error names the patch's line and what was expected there.
 func Parse(text string) (*Patch, error) {
 	p := &patchParser{lines: patchLines(stripHeredoc(text))}
 	p.skipBlank()
@@ -121,6 +121,9 @@ func (p *patchParser) parseOp() (Op, error) {
 	start := p.i + 1
 	line := strings.TrimSpace(p.peek())
 	kind, path, ok := opHeader(line)
+	if line == patchEOF {
+		return Op{}, p.errorf("%q must follow the lines of an update's last hunk", patchEOF)
+	}
 	if !ok {
 		return Op{}, p.errorf("expected %q, %q, %q or %q, got %q", HeaderAdd+" PATH", HeaderUpdate+" PATH", HeaderDelete+" PATH", patchEnd, clipLine(p.peek()))
 	}
@@ -134,6 +137,9 @@ func (p *patchParser) parseOp() (Op, error) {
 		lines, err := p.parseAdded()
 		if err != nil {
 			return Op{}, err
+		}
+		if len(lines) == 0 {
+			return Op{}, fmt.Errorf("line %d: %q has no lines: give the new file's lines, each starting with '+'", start, line)
 		}
 		op.Lines = lines
 	case OpUpdate:
@@ -149,9 +155,7 @@ func (p *patchParser) parseOp() (Op, error) {
 		if err != nil {
 			return Op{}, err
 		}
-		if op.Hunks = hunks; len(hunks) == 0 && op.MoveTo == "" {
-			return Op{}, fmt.Errorf("line %d: %q has no hunks; give its changes as lines starting with ' ', '-' or '+' after an @@ line", start, line)
-		}
+		op.Hunks = hunks
 	}
 	return op, nil
 }
@@ -197,13 +201,18 @@ func (p *patchParser) parseAdded() ([]string, error) {
 }
 
 // parseHunks reads an updated file's hunks, up to the next operation. The
-// first hunk may start without an "@@" line.
+// first hunk may start without an "@@" line; an "@@" line need not be
+// followed by any (the reference grammar allows it: such a hunk changes
+// nothing). "*** End of File" ends the update's last hunk, and the update.
 func (p *patchParser) parseHunks() ([]Hunk, error) {
 	var hunks []Hunk
 	for {
 		p.skipBlank()
 		if p.done() || isOpLine(p.peek()) {
 			return hunks, nil
+		}
+		if n := len(hunks); n > 0 && hunks[n-1].eof {
+			return nil, p.errorf("expected the next file's operation or %q after %q, which ends the update's last hunk, got %q", patchEnd, patchEOF, clipLine(p.peek()))
 		}
 		h := Hunk{line: p.i + 1}
 		explicit := false
@@ -237,7 +246,8 @@ func (p *patchParser) parseHunkBody(h *Hunk) error {
 			continue
 		case strings.HasPrefix(l, hunkMark) || isOpLine(l):
 			p.i -= blank
-			return p.endHunk(h)
+			p.endHunk(h)
+			return nil
 		case l[0] != ' ' && l[0] != '-' && l[0] != '+':
 			return p.errorf("expected a hunk line starting with ' ', '-' or '+', got %q (context lines start with a space)", clipLine(l))
 		}
@@ -247,23 +257,21 @@ func (p *patchParser) parseHunkBody(h *Hunk) error {
 		h.lines = append(h.lines, hunkLine{op: l[0], text: l[1:]})
 	}
 	p.i -= blank
-	return p.endHunk(h)
+	p.endHunk(h)
+	return nil
 }
 
 // endHunk finishes a hunk at the line after its last one: an "End of File"
-// marker there belongs to it.
-func (p *patchParser) endHunk(h *Hunk) error {
-	if len(h.lines) == 0 {
-		if p.done() {
-			return fmt.Errorf("line %d: the hunk has no lines (expected lines starting with ' ', '-' or '+', then %q)", h.line, patchEnd)
-		}
-		return p.errorf("the hunk that starts at line %d has no lines: expected lines starting with ' ', '-' or '+', got %q", h.line, clipLine(p.peek()))
+// marker there, after blank lines or none, belongs to it.
+func (p *patchParser) endHunk(h *Hunk) {
+	j := p.i
+	for j < len(p.lines) && strings.TrimSpace(p.lines[j]) == "" {
+		j++
 	}
-	if !p.done() && strings.TrimSpace(p.peek()) == patchEOF {
+	if j < len(p.lines) && strings.TrimSpace(p.lines[j]) == patchEOF {
 		h.eof = true
-		p.i++
+		p.i = j + 1
 	}
-	return nil
 }
 
 // bareBlank reports whether l, a line inside a hunk, is blank without the

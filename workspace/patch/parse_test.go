@@ -13,8 +13,17 @@ func TestParsePatch(t *testing.T) {
 	}{
 		{"add", "*** Begin Patch\n*** Add File: a/b.txt\n+one\n+\n+two\n*** End Patch\n",
 			[]Op{{Kind: OpAdd, Path: "a/b.txt", Lines: []string{"one", "", "two"}, Line: 2}}},
-		{"empty add", "*** Begin Patch\n*** Add File: empty\n*** End Patch",
-			[]Op{{Kind: OpAdd, Path: "empty", Line: 2}}},
+		{"add of one empty line", "*** Begin Patch\n*** Add File: empty\n+\n*** End Patch",
+			[]Op{{Kind: OpAdd, Path: "empty", Lines: []string{""}, Line: 2}}},
+		{"update without hunks", "*** Begin Patch\n*** Update File: a\n*** End Patch\n",
+			[]Op{{Kind: OpUpdate, Path: "a", Line: 2}}},
+		{"hunks of @@ lines alone", "*** Begin Patch\n*** Update File: a\n-x\n@@ f\n*** End of File\n*** Update File: b\n@@\n*** End Patch\n",
+			[]Op{
+				{Kind: OpUpdate, Path: "a", Line: 2, Hunks: []Hunk{{line: 3, lines: []hunkLine{{'-', "x"}}}, {line: 4, headers: []string{"f"}, eof: true}}},
+				{Kind: OpUpdate, Path: "b", Line: 6, Hunks: []Hunk{{line: 7}}},
+			}},
+		{"End of File after blank lines", "*** Begin Patch\n*** Update File: a\n-x\n\n*** End of File\n*** End Patch\n",
+			[]Op{{Kind: OpUpdate, Path: "a", Line: 2, Hunks: []Hunk{{line: 3, lines: []hunkLine{{'-', "x"}}, eof: true}}}}},
 		{"delete", "*** Begin Patch\n*** Delete File: gone.txt\n*** End Patch\n",
 			[]Op{{Kind: OpDelete, Path: "gone.txt", Line: 2}}},
 		{"update, first hunk without @@", "*** Begin Patch\n*** Update File: m.go\n a\n-b\n+c\n*** End Patch\n",
@@ -77,10 +86,9 @@ func TestParsePatchErrors(t *testing.T) {
 		{"empty move", "*** Begin Patch\n*** Update File: a\n*** Move to: \n-x\n*** End Patch\n", `line 3: "*** Move to:" needs a path after the colon`},
 		{"bad hunk line", "*** Begin Patch\n*** Update File: a\n@@\n x\nfoo\n*** End Patch\n", `line 5: expected a hunk line starting with ' ', '-' or '+', got "foo"`},
 		{"add line without plus", "*** Begin Patch\n*** Add File: a\n+x\ny\n*** End Patch\n", `line 4: expected a line starting with '+'`},
-		{"update without hunks", "*** Begin Patch\n*** Update File: a\n*** End Patch\n", `line 2: "*** Update File: a" has no hunks`},
-		{"empty hunk", "*** Begin Patch\n*** Update File: a\n@@ f\n*** End Patch\n", "the hunk that starts at line 3 has no lines"},
-		{"empty hunk at the end", "*** Begin Patch\n*** Update File: a\n-x\n@@", "line 4: the hunk has no lines"},
-		{"end of file alone", "*** Begin Patch\n*** Update File: a\n*** End of File\n*** End Patch\n", "has no hunks"},
+		{"empty add", "*** Begin Patch\n*** Add File: a\n\n*** End Patch\n", `line 2: "*** Add File: a" has no lines: give the new file's lines, each starting with '+'`},
+		{"end of file alone", "*** Begin Patch\n*** Update File: a\n*** End of File\n*** End Patch\n", `line 3: "*** End of File" must follow the lines of an update's last hunk`},
+		{"end of file between hunks", "*** Begin Patch\n*** Update File: a\n-x\n*** End of File\n@@\n-y\n*** End Patch\n", `line 5: expected the next file's operation or "*** End Patch" after "*** End of File", which ends the update's last hunk, got "@@"`},
 		{"heredoc not closed as a quote", "apply_patch <<'EOF\n*** Begin Patch\n", `expected "*** Begin Patch" as the first line`},
 	}
 	for _, tt := range tests {

@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -60,6 +61,7 @@ var cells struct {
 	mu     sync.Mutex // guards m and failed; held while a cell starts
 	m      map[string]*cell
 	failed map[string]error
+	sweep  sync.Once // the first cell first removes what killed daemons' cells left
 }
 
 // runInCell runs command through the workspace's cell, starting it when
@@ -73,7 +75,7 @@ func runInCell(ctx context.Context, sb Config, root, dir, command string, net Ne
 	if err != nil {
 		return Outcome{}, false
 	}
-	return c.run(ctx, dir, []string{"/bin/sh", "-c", command}, env, timeout, live), true
+	return c.run(ctx, dir, commandProgram(command, dir, env), timeout, live), true
 }
 
 func getCell(sb Config, root string, net Network) (*cell, error) {
@@ -124,6 +126,7 @@ func closeCells() {
 // startCell starts a server and waits for its hello (the reply with ID 0,
 // sent once its namespaces, mounts and rules are set up).
 func startCell(key string, args []string, noNet bool) (*cell, error) {
+	cells.sweep.Do(sweepStaleCells)
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
@@ -132,7 +135,7 @@ func startCell(key string, args []string, noNet bool) (*cell, error) {
 	defer theirs.Close()
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.ExtraFiles = []*os.File{theirs}
-	cmd.Env = currentToolEnv()
+	cmd.Env = append(currentToolEnv(), cellOwnerEnv+"="+strconv.Itoa(os.Getpid()))
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = cellProcAttr(noNet)
 	release, err := startCall(cmd) // its calls are the daemon's to refuse on the socket
@@ -270,7 +273,7 @@ func (c *cell) idleClose() {
 // its own: output into one pipe (copied to live), SIGTERM to the call on
 // timeout or cancel (its init then ends every process of the call within
 // KillGrace), SIGKILL when even that does not end it.
-func (c *cell) run(ctx context.Context, dir string, argv, env []string, timeout time.Duration, live io.Writer) Outcome {
+func (c *cell) run(ctx context.Context, dir string, prog program, timeout time.Duration, live io.Writer) Outcome {
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return Outcome{Err: err}
@@ -296,7 +299,7 @@ func (c *cell) run(ctx context.Context, dir string, argv, env []string, timeout 
 	output := readOutput(pr, live)
 
 	c.wmu.Lock()
-	err = sendCell(c.fd, cellRequest{ID: id, Dir: dir, Argv: argv, Env: env}, int(pw.Fd()))
+	err = sendCell(c.fd, cellRequest{ID: id, Dir: dir, Path: prog.path, Argv: prog.argv, Env: prog.env}, int(pw.Fd()))
 	c.wmu.Unlock()
 	pw.Close()
 	if err != nil {

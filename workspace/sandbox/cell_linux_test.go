@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -237,5 +238,37 @@ func TestCellHidesSocketsBoundLater(t *testing.T) {
 		if !strings.HasPrefix(got, "dial: ") {
 			t.Errorf("round %d: a command reached a socket bound while its cell ran: %q", round, got)
 		}
+	}
+}
+
+// TestStaleCellCgroupsSwept: the pids cgroups a SIGKILLed daemon's cells
+// left behind are removed when a daemon next starts a cell; a live
+// daemon's, and this one's own, stay.
+func TestStaleCellCgroupsSwept(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("the cells make pids cgroups only as root")
+	}
+	dir, err := pidsCgroup()
+	if err != nil {
+		t.Skip("no pids cgroup here:", err)
+	}
+	dead := exec.Command("/bin/true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(dir, cellCgroupPrefix(dead.Process.Pid)+"123")
+	live := filepath.Join(dir, cellCgroupPrefix(os.Getppid())+"456")
+	for _, d := range []string{filepath.Join(stale, "call-7"), live} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { syscall.Rmdir(filepath.Join(stale, "call-7")); syscall.Rmdir(stale); syscall.Rmdir(live) })
+	sweepStaleCells()
+	if _, err := os.Stat(stale); err == nil {
+		t.Errorf("a dead daemon's cell cgroup %s is left", stale)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("a live daemon's cell cgroup was removed: %v", err)
 	}
 }

@@ -42,9 +42,11 @@ func newPidBound(limit int) pidBound {
 	}
 	if os.Getuid() == 0 {
 		if dir, err := pidsCgroup(); err == nil {
-			// A name of its own: the cell is pid 1 of its pid namespace, as
-			// every other cell is, in this process or another hearth's.
-			if base, err := os.MkdirTemp(dir, "hearth-cell-"); err == nil {
+			// A name of its own (the cell is pid 1 of its pid namespace, as
+			// every other cell is), with its daemon's pid, by which a later
+			// daemon tells it stale (sweepStaleCells).
+			owner, _ := strconv.Atoi(os.Getenv(cellOwnerEnv))
+			if base, err := os.MkdirTemp(dir, cellCgroupPrefix(owner)); err == nil {
 				os.Chmod(base, 0o755)
 				b.base = base
 			}
@@ -104,6 +106,45 @@ func (c callBound) done() {
 func (b pidBound) close() {
 	if b.base != "" {
 		unix.Rmdir(b.base)
+	}
+}
+
+// cellOwnerEnv carries the daemon's pid to its cell servers, which see
+// only their own pid namespace.
+const cellOwnerEnv = "HEARTH_CELL_OWNER"
+
+// cellCgroupPrefix begins the name of each pids cgroup a cell of the
+// daemon with pid owner makes.
+func cellCgroupPrefix(owner int) string { return "hearth-cell-" + strconv.Itoa(owner) + "-" }
+
+// sweepStaleCells removes the pids cgroups that the cells of daemons no
+// longer running left behind (a daemon killed with SIGKILL has no chance
+// to): those whose owner's pid is gone. A cgroup that still holds a
+// process cannot be removed, so a mistaken owner costs nothing.
+func sweepStaleCells() {
+	dir, err := pidsCgroup()
+	if err != nil {
+		return
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), "hearth-cell-")
+		pid, _, ok2 := strings.Cut(rest, "-")
+		owner, err := strconv.Atoi(pid)
+		if !ok || !ok2 || err != nil || owner <= 0 || unix.Kill(owner, 0) != unix.ESRCH {
+			continue
+		}
+		base := filepath.Join(dir, e.Name())
+		calls, _ := os.ReadDir(base)
+		for _, c := range calls {
+			if c.IsDir() && strings.HasPrefix(c.Name(), "call-") {
+				unix.Rmdir(filepath.Join(base, c.Name()))
+			}
+		}
+		unix.Rmdir(base)
 	}
 }
 

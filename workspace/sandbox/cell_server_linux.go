@@ -156,7 +156,7 @@ func (s *cellServer) start(req cellRequest, out int) {
 		rulesetFD: ruleset, rulesetFlags: flags,
 		ownUserNS: bound.ownUserNS, uid: os.Getuid(), gid: os.Getgid(), nproc: bound.nproc,
 		cgroupFD: bound.procsFD, outFD: out, nullFD: s.null, statusFD: status[1],
-		grace: int(KillGrace / time.Millisecond), dir: req.Dir, argv: req.Argv, env: req.Env,
+		grace: int(KillGrace / time.Millisecond), dir: req.Dir, path: req.Path, argv: req.Argv, env: req.Env,
 	}
 	pid, pidfd, stack, err := spawnCall(spec)
 	bound.started()
@@ -186,7 +186,9 @@ func (s *cellServer) await(id uint64, pidfd, status int, bound callBound, stack 
 	s.live.Delete(id)
 	unix.Close(pidfd)
 	freeCallStack(stack) // reaped: nothing runs on it any more
-	bound.done()
+	// The cgroup goes after the answer: the kernel may take milliseconds
+	// to release it, which the command's caller need not wait for.
+	defer bound.done()
 	rep := cellReply{ID: id, Done: true, Status: -1}
 	var buf [8]byte
 	n, _ := unix.Read(status, buf[:])

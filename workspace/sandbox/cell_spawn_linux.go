@@ -50,6 +50,7 @@ struct hearth_call {
 	int status_fd;             // the shell's end is reported here
 	int grace_ms;              // SIGTERM to SIGKILL
 	const char *dir;
+	const char *path;          // the program: argv[0] when it is the shell
 	char *const *argv;
 	char *const *envp;
 };
@@ -117,7 +118,13 @@ static int start_shell(void *arg) {
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (dup2(c->null_fd, 0) < 0 || dup2(c->out_fd, 1) < 0 || dup2(c->out_fd, 2) < 0) _exit(127);
-	execve(c->argv[0], c->argv, c->envp);
+	execve(c->path, c->argv, c->envp);
+	// As the shell would say it: a program started without one has no
+	// other voice.
+	static const char msg[] = ": cannot run this program\n";
+	ssize_t w = write(2, c->argv[0], strlen(c->argv[0]));
+	w = write(2, msg, sizeof msg - 1);
+	(void)w;
 	_exit(127);
 }
 
@@ -262,6 +269,7 @@ type callSpec struct {
 	statusFD     int
 	grace        int // ms
 	dir          string
+	path         string // argv[0] when ""
 	argv, env    []string
 }
 
@@ -283,6 +291,12 @@ func spawnCall(spec callSpec) (pid, pidfd int, stack unsafe.Pointer, err error) 
 	c.grace_ms = C.int(spec.grace)
 	c.dir = C.CString(spec.dir)
 	defer C.free(unsafe.Pointer(c.dir))
+	path := spec.path
+	if path == "" {
+		path = spec.argv[0]
+	}
+	c.path = C.CString(path)
+	defer C.free(unsafe.Pointer(c.path))
 	argv, freeArgv := cStrings(spec.argv)
 	defer freeArgv()
 	envp, freeEnv := cStrings(spec.env)

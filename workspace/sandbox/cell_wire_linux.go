@@ -20,6 +20,7 @@ import (
 type cellRequest struct {
 	ID   uint64   `json:"id"`
 	Dir  string   `json:"dir"`
+	Path string   `json:"path"` // the program to exec, argv[0] when ""
 	Argv []string `json:"argv"`
 	Env  []string `json:"env"`
 }

@@ -3,7 +3,9 @@
 // helper per workspace and network setting, namespaces set up once,
 // commands forked from it, a pid namespace and a process bound per call),
 // else through the per-command helper (`hearth __sandbox-exec`, Exec) or,
-// with no helper, /bin/sh -c in a process group of its own. Either way the
+// with no helper, /bin/sh -c in a process group of its own; in a cell and
+// with no helper, a line with no shell syntax (one program and literal
+// words, direct.go) runs its program without the shell. Either way the
 // command gets a private /tmp, the user's other sockets are hidden, the git
 // directories are read-only (GitDirs), the network is cut when Network.Off
 // asks for it (NetworkEnforced), and nothing it starts outlives the call;

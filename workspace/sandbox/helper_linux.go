@@ -152,8 +152,11 @@ func SocketStatus(allowed []string) string {
 }
 
 func socketStatus(allowed []string, nsErr error) string {
+	if nsErr != nil && len(allowed) > 0 {
+		return fmt.Sprintf("every unix socket with a path is reachable from commands (tmux, screen, the session bus, ssh-agent, X11, docker; hearth's own is refused by the daemon): no user and mount namespace here to hide them one by one (%v), and HEARTH_SANDBOX_SOCKETS lets commands open unix sockets", nsErr)
+	}
 	if nsErr != nil {
-		return fmt.Sprintf("every unix socket with a path is reachable from commands (tmux, screen, the session bus, ssh-agent, X11, docker; hearth's own is refused by the daemon): no user and mount namespace here to hide them (%v)", nsErr)
+		return fmt.Sprintf("commands may open no unix socket (socketpair aside): no user and mount namespace here to hide the machine's one by one (%v)", nsErr)
 	}
 	var there, missing []string
 	for _, a := range allowed {
@@ -457,6 +460,14 @@ func confineAndExec(args []string) int {
 	if err := landlockConfig(p.noNet).Restrict(sandboxRules(p, abi)...); err != nil {
 		fmt.Fprintln(os.Stderr, "hearth sandbox: cannot confine the command:", err)
 		return 126
+	}
+	if !ownMounts && len(p.allow) == 0 && abi > 0 {
+		// No namespace to cover the machine's sockets in: none at all
+		// (unix_refuse_linux.go).
+		if err := refuseUnixSockets(); err != nil {
+			fmt.Fprintln(os.Stderr, "hearth sandbox: cannot refuse the command unix sockets, which no mount namespace hides here, so it does not run:", err)
+			return 126
+		}
 	}
 	err = syscall.Exec("/bin/sh", []string{"/bin/sh", "-c", p.command}, os.Environ())
 	fmt.Fprintln(os.Stderr, "hearth sandbox: cannot run /bin/sh:", err)

@@ -381,7 +381,47 @@ func TestSocketStatus(t *testing.T) {
 		t.Errorf("socketStatus(allowed) = %q, want the suffix %q", got, want)
 	}
 	if got := socketStatus([]string{sock}, syscall.EPERM); !strings.HasPrefix(got, "every unix socket with a path is reachable") || !strings.Contains(got, "operation not permitted") {
+		t.Errorf("socketStatus without namespaces, sockets allowed = %q", got)
+	}
+	if got := socketStatus(nil, syscall.EPERM); !strings.HasPrefix(got, "commands may open no unix socket") || !strings.Contains(got, "operation not permitted") {
 		t.Errorf("socketStatus without namespaces = %q", got)
+	}
+}
+
+// TestNoNamespacesNoUnixSockets: where user namespaces are refused the
+// helper's second stage runs the command without a mount namespace (no
+// --own-mounts): there it cannot connect to a unix socket outside — by
+// path or abstract — while a socketpair still works.
+func TestNoNamespacesNoUnixSockets(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "tmux.sock")
+	connListener(t, sock)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe := `import socket, sys
+def try_connect(addr):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(addr)
+for addr in (sys.argv[1], "\0hearth-test-abstract"):
+    try:
+        try_connect(addr)
+        print("reached", repr(addr))
+    except OSError as e:
+        print("refused", e.errno)
+a, b = socket.socketpair()
+a.send(b"x")
+print("pair", b.recv(1).decode())
+`
+	script := filepath.Join(t.TempDir(), "probe.py")
+	writeFile(t, script, probe)
+	cmd := exec.Command(exe, sandboxSubcommand, confineFlag, "--write", t.TempDir(), "--", "/usr/bin/python3 "+script+" "+sock)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the second stage: %v\n%s", err, out)
+	}
+	if want := "refused 13\nrefused 13\npair x\n"; string(out) != want {
+		t.Errorf("without namespaces a command got %q, want %q", out, want)
 	}
 }
 

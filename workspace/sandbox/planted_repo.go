@@ -49,15 +49,16 @@ const plantSlack = 100 * time.Millisecond
 // PlantGuard tracks the directories and nested repositories of one
 // workspace between shell commands. One per Toolset, shared by its copies.
 type PlantGuard struct {
-	mu      sync.Mutex
-	ready   bool                  // the first walk is done
-	own     []string              // the workspace's own git directories at the first walk (GitDirs)
-	rootGit bool                  // the root held a .git at the first walk: the workspace's own
-	dirs    map[string]*dirState  // directory (root-relative, OS separators; "" the root) → what was seen
-	repos   map[string]*repoState // nested .git (root-relative) → what git reads there
-	gen     uint64                // the number of the scan running or last run
-	active  int                   // commands running
-	since   time.Time             // the start of the earliest command running
+	mu       sync.Mutex
+	ready    bool                  // the first walk is done
+	own      []string              // the workspace's own git directories at the first walk (GitDirs)
+	rootGit  bool                  // the root held a .git at the first walk: the workspace's own
+	dirs     map[string]*dirState  // directory (root-relative, OS separators; "" the root) → what was seen
+	repos    map[string]*repoState // nested .git (root-relative) → what git reads there
+	gen      uint64                // the number of the scan running or last run
+	active   int                   // commands running
+	since    time.Time             // the start of the earliest command running
+	ownState                       // the own git directories' commondir and sub-repositories (planted_own.go)
 }
 
 // dirState is one directory as the last walk saw it.
@@ -105,6 +106,7 @@ func (g *PlantGuard) Begin(root string) (end func() []string) {
 		_, err := os.Lstat(filepath.Join(root, ".git"))
 		g.rootGit = err == nil
 		g.scan(root, 0, false)
+		g.learnOwn()
 		g.ready = true
 	}
 	if g.active == 0 {
@@ -114,6 +116,7 @@ func (g *PlantGuard) Begin(root string) (end func() []string) {
 		for rel, r := range g.repos {
 			r.key = repoStamp(filepath.Join(root, rel))
 		}
+		g.restampOwn()
 		g.since = time.Now()
 	}
 	g.active++
@@ -151,6 +154,9 @@ func (g *PlantGuard) scan(root string, after int64, disarm bool) []string {
 	s := &scanRun{g: g, root: root, own: g.own, after: after, disarm: disarm, now: time.Now().UnixNano()}
 	s.stats = statDirs(root, g.dirs)
 	s.walk("", false)
+	if disarm {
+		s.auditOwn()
+	}
 	// Forget what is gone (removed, or below a directory removed).
 	for rel, d := range g.dirs {
 		if d.gen != g.gen {
@@ -354,7 +360,7 @@ func (s *scanRun) disarmRepo(rel, abs string) (string, error) {
 	for _, f := range []string{"config", "config.worktree"} {
 		risks = append(risks, gitConfigRisks(filepath.Join(abs, f))...)
 	}
-	if _, err := os.Lstat(filepath.Join(abs, "commondir")); err == nil {
+	if target := commondirTarget(abs); target != "" && !s.isOwn(target) {
 		risks = append(risks, "its commondir points git at another repository's configuration")
 	}
 	hooks := executableHooks(filepath.Join(abs, "hooks"))

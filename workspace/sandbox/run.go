@@ -58,11 +58,12 @@ func Run(ctx context.Context, c Command) Outcome {
 		run.Confined = true
 		return run
 	}
-	argv, helper := []string{"/bin/sh", "-c", c.Line}, false
+	prog, helper := commandProgram(c.Line, c.Dir, env), false
 	if sb := current(); sandboxSupported && len(sb.Helper) > 0 {
-		argv, helper = sb.helperArgs(c.Root, c.Line, c.Net), true
+		argv := sb.helperArgs(c.Root, c.Line, c.Net)
+		prog, helper = program{path: argv[0], argv: argv, env: env}, true
 	}
-	run = runCommand(ctx, c.Dir, argv, helper, env, c.Timeout, live)
+	run = runCommand(ctx, c.Dir, prog, helper, c.Timeout, live)
 	run.Confined = helper
 	return run
 }

@@ -15,6 +15,6 @@ import (
 const Unsupported = "shell is not supported on this OS (" + runtime.GOOS + "); use read_file, list_dir, grep, write_file and edit_file instead"
 
 // runCommand is never reached: planShell refuses every call first.
-func runCommand(context.Context, string, []string, bool, []string, time.Duration, io.Writer) Outcome {
+func runCommand(context.Context, string, program, bool, time.Duration, io.Writer) Outcome {
 	return Outcome{Err: errors.New(Unsupported)}
 }

@@ -27,23 +27,22 @@ const (
 	helperSlack = 3 * time.Second
 )
 
-// runCommand runs argv (/bin/sh -c command, or the sandbox helper that runs
-// it, see Config) in dir with environment env, in a process group of its
-// own, stdin /dev/null, stdout and stderr into one pipe. When the process
+// runCommand runs prog (the command's program itself, /bin/sh -c command,
+// or the sandbox helper that runs it, see Config) in dir, in a process
+// group of its own, stdin /dev/null, stdout and stderr into one pipe. When the process
 // exits, the timeout passes or ctx is cancelled, whatever is left of the
 // group gets SIGTERM and, after KillGrace (plus helperSlack for the helper,
 // which kills the rest of the call itself, setsid'd processes included),
 // SIGKILL; runCommand returns after the process is reaped and both of its
 // goroutines (the output reader and the exit waiter) have ended. The output
 // is copied to live as well, when it is not nil.
-func runCommand(ctx context.Context, dir string, argv []string, helper bool, env []string, timeout time.Duration, live io.Writer) Outcome {
+func runCommand(ctx context.Context, dir string, prog program, helper bool, timeout time.Duration, live io.Writer) Outcome {
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return Outcome{Err: err}
 	}
 	defer pr.Close()
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir, cmd.Env = dir, env
+	cmd := &exec.Cmd{Path: prog.path, Args: prog.argv, Dir: dir, Env: prog.env}
 	cmd.Stdout, cmd.Stderr = pw, pw // *os.File: the child gets the fd itself, exec starts no copier
 	cmd.SysProcAttr = shellProcAttr(helper)
 	release, err := startCall(cmd) // the daemon refuses its processes' connections until release

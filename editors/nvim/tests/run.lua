@@ -1418,6 +1418,10 @@ local function main()
     local img = find_line(lines, 'what is this', true)
     eq(img and lines[img + 1], '[image: PNG, 70 B]', 'the pasted image is replayed under its prompt')
     eq(hearth.statusline(), 'hearth: ready')
+    wait('the usage after resume', function()
+      return hearth.current_session().usage ~= nil
+    end)
+    truthy(hearth.session_line():match('%d+%% context left$'), 'session line after resume: ' .. hearth.session_line())
     run('after resume')
     truthy(has_line('You said: after resume'), 'the resumed session answers')
     -- resuming a session whose buffer exists rebuilds it instead of appending
