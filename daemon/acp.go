@@ -22,6 +22,8 @@ func (d *Daemon) mux(c *clientConn) *rpc.Mux {
 	m.HandleAsync(rpc.MethodHearthCompact, c.gated(c.compact))
 	m.Handle(rpc.MethodHearthInspect, c.gated(c.inspect))
 	m.Handle(rpc.MethodHearthProbe, c.gated(detached(func(ctx context.Context, _ json.RawMessage) (any, error) { return d.Probe(ctx), nil })))
+	m.Handle(rpc.MethodHearthProcessKill, c.gated(killProcess(d)))
+	m.Handle(rpc.MethodHearthProcesses, c.gated(listProcesses(d)))
 	m.Handle(rpc.MethodHearthStatus, c.gated(func(context.Context, json.RawMessage) (any, error) { return d.status(c), nil }))
 	m.Handle(rpc.MethodAuthenticate, c.gated(c.authenticate))
 	m.Handle(rpc.MethodInitialize, detached(c.initialize))

@@ -82,7 +82,7 @@ func TestApplyPatchCustomToolAsked(t *testing.T) {
 		t.Errorf("the call was answered with a %s", typ)
 	}
 	recs := td.sim.Received()
-	if tools := toolTypes(t, recs[0]); tools["apply_patch"] != "custom" || tools["update_plan"] != "function" || tools["shell"] != "function" {
+	if tools := toolTypes(t, recs[0]); tools["apply_patch"] != "custom" || tools["update_plan"] != "function" || tools["exec_command"] != "function" {
 		t.Errorf("tools offered %v", tools)
 	}
 	for _, r := range recs {

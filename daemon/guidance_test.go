@@ -111,8 +111,7 @@ func TestGuidanceBeginsEveryBaseline(t *testing.T) {
 // The guidance a session gets names every tool the workspace offers it
 // (MCP tools by their prefix).
 func TestGuidanceNamesEveryTool(t *testing.T) {
-	for _, style := range patchStyles {
-		specs := workspaceSpecs(workspace.NewToolset(nil))[style]
+	for style, specs := range workspaceSpecs(workspace.NewToolset(nil)) {
 		var names []string
 		for _, s := range specs {
 			var v struct{ Name string }
@@ -123,7 +122,7 @@ func TestGuidanceNamesEveryTool(t *testing.T) {
 			g := session.GuidanceFor(family, names)
 			for _, name := range names {
 				if !strings.Contains(g, "`"+name+"`") {
-					t.Errorf("%s, apply_patch %q: the guidance does not name the tool %s", family, style, name)
+					t.Errorf("%s, %+v: the guidance does not name the tool %s", family, style, name)
 				}
 			}
 		}

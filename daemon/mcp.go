@@ -152,7 +152,7 @@ func (s *openSession) setMCP(set *mcp.Set) *mcp.Set {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old := s.mcp
-	s.mcp, s.specs = set, s.offer.apply(specsWith(s.ws.specsFor(s.patchStyle), set))
+	s.mcp, s.specs = set, s.offer.apply(specsWith(s.ws.specsFor(toolStyle{s.patchStyle, s.shellStyle}), set))
 	s.mcpNotes = append(s.mcpNotes, set.Problems()...)
 	return old
 }
@@ -199,10 +199,12 @@ func (s *openSession) closeMCP() {
 	set.Close()
 }
 
-// close closes the session's conversation and stops its MCP servers.
+// close closes the session's conversation, stops its MCP servers and ends
+// the processes its exec_command calls left running.
 func (s *openSession) close() {
 	s.conv.Close()
 	s.closeMCP()
+	s.procs.Close()
 }
 
 // mcpTool returns the session's MCP tool the model calls name, and its set.

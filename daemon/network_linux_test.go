@@ -74,7 +74,7 @@ func TestShellNetworkFollowsMode(t *testing.T) {
 
 	prompt := `run sim:calls=1 sim:tool=shell sim:args={"command":"` + mustCommandExe(t) + `\u0020` + dialSubcommand + `\u0020` + l.Addr().String() + `"}`
 	ed.prompt(ns.SessionId, prompt)
-	if out := lastToolOutput(t, td); a.asked() != 1 || !strings.HasPrefix(out, "connected\n") {
+	if out := lastToolOutput(t, td); a.asked() != 1 || !strings.HasPrefix(commandOutput(out), "connected\n") {
 		t.Fatalf("ask mode, approved: asked %d, output %q", a.asked(), out)
 	}
 	if s := next(); s != "sandboxed" {
@@ -85,12 +85,12 @@ func TestShellNetworkFollowsMode(t *testing.T) {
 	ed.prompt(ns.SessionId, prompt)
 	out := lastToolOutput(t, td)
 	if !enforced {
-		if !strings.HasPrefix(out, "connected\n") || next() != "sandboxed" {
+		if !strings.HasPrefix(commandOutput(out), "connected\n") || next() != "sandboxed" {
 			t.Errorf("the network cannot be taken away here (%s), yet full-auto's command: %q", why, out)
 		}
 		return
 	}
-	if !strings.HasPrefix(out, "dial: ") || !strings.HasSuffix(out, "[the network is off for commands in full-auto mode: connections and listening sockets fail; the user can allow it with another mode or HEARTH_SHELL_NETWORK=on]") {
+	if !strings.HasPrefix(commandOutput(out), "dial: ") || !strings.HasSuffix(out, "[the network is off for commands in full-auto mode: connections and listening sockets fail; the user can allow it with another mode or HEARTH_SHELL_NETWORK=on]") {
 		t.Errorf("full-auto: output %q", out)
 	}
 	// The test's own connection is the next the listener sees: the

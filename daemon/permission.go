@@ -49,6 +49,9 @@ func (t *sessionTools) authorize(ctx context.Context, call session.ToolCall, too
 			return nil, true
 		}
 	}
+	if tool.Name == workspace.WriteStdinTool {
+		return nil, true // it talks to a process the user let exec_command start
+	}
 	perms, err := t.d.db.Memory().Permissions(ctx, s.id)
 	if err != nil {
 		return refused("could not read the session's permissions: %v", err), false

@@ -78,6 +78,15 @@ func lastToolOutput(t *testing.T, td *testDaemon) string {
 	return ""
 }
 
+// commandOutput is what a shell result says the command printed: what
+// follows its "Output:" line.
+func commandOutput(result string) string {
+	if _, out, ok := strings.Cut(result, "\nOutput:\n"); ok {
+		return out
+	}
+	return result
+}
+
 // A rejected write leaves the disk untouched and tells the model; the
 // permission prompt showed the diff it would have made.
 func TestPermissionRejectLeavesDiskUntouched(t *testing.T) {

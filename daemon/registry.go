@@ -33,7 +33,7 @@ import (
 type openWorkspace struct {
 	root     *workspace.Root
 	tools    *workspace.Toolset
-	specs    map[string][]json.RawMessage // tool specs per patch style (workspaceSpecs), built once: byte-identical on every request
+	specs    map[toolStyle][]json.RawMessage // tool specs per patch and shell style (workspaceSpecs), built once: byte-identical on every request
 	client   *session.Client
 	watcher  *watch.Watcher // nil when the workspace could not be watched
 	watch    string         // why there is no watcher (status, and a notice at each session's first prompt); see watchState
@@ -82,6 +82,13 @@ type openSession struct {
 	patchStyle string
 	offer      toolOffer // what else specs offer (web_search.go)
 	mcpNotes   []string  // what went wrong with the MCP servers, for the next prompt
+
+	// shellStyle is the model's shell style specs were built for
+	// (tool_specs.go); guarded by mu.
+	shellStyle string
+	// procs are the processes its exec_command calls left running; close
+	// ends them.
+	procs *workspace.Processes
 }
 
 // workspaceFor returns the open workspace for dir, opening it on first use.
@@ -296,7 +303,8 @@ func (d *Daemon) newOpenSession(ctx context.Context, id string, w *openWorkspace
 		return nil, err
 	}
 	s := &openSession{id: id, ws: w, subs: map[*clientConn]struct{}{}, mode: row.Mode,
-		patchStyle: w.client.Config().Profile.PatchStyle}
+		patchStyle: w.client.Config().Profile.PatchStyle, shellStyle: w.client.Config().Profile.ShellStyle,
+		procs: workspace.NewProcesses()}
 	s.cwd, s.dir = sessionDir(w.root.Path(), row.Cwd)
 	s.setMCP(set)
 	if w.watcher != nil {
@@ -472,7 +480,7 @@ func (t *sessionTools) run(ctx context.Context, call session.ToolCall) session.T
 	mode := t.s.mode
 	t.s.mu.Unlock()
 	start := time.Now()
-	r := tools.WithNetwork(shellNetwork(t.d.cfg.ShellNetwork, mode)).WithLive(t.liveOutput(call)).RunVia(ctx, ed, call.Name, args)
+	r := tools.WithNetwork(shellNetwork(t.d.cfg.ShellNetwork, mode)).WithLive(t.liveOutput(call)).WithProcesses(t.s.procs).RunVia(ctx, ed, call.Name, args)
 	if ws.watcher != nil {
 		ws.watcher.Touch(start, r.Locations...) // a tree too big to watch whole is watched where the tools go
 	}

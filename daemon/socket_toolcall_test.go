@@ -66,7 +66,7 @@ func TestToolCallCannotDriveDaemon(t *testing.T) {
 		if stop := ed.prompt(id, shellPrompt(t, c.command)); stop != acp.StopReasonEndTurn {
 			t.Fatalf("%s, %q: stop %s", c.mode, c.command, stop)
 		}
-		if out := lastToolOutput(t, td); !strings.HasPrefix(out, "refused: ") {
+		if out := lastToolOutput(t, td); !strings.HasPrefix(commandOutput(out), "refused: ") {
 			t.Errorf("%s, %q: the command's connection got %q", c.mode, c.command, out)
 		}
 		if n := td.d.admission.refusedCalls.Load(); n != int64(i+1) {
@@ -125,7 +125,7 @@ func TestToolCallFindsNoSocket(t *testing.T) {
 	status := sandbox.NetworkStatus()
 	if !strings.Contains(status, "empty network namespace") {
 		// No namespaces here: the daemon's own check is the wall.
-		if n := td.d.admission.refusedCalls.Load(); !strings.HasPrefix(out, "refused: ") || n != 1 {
+		if n := td.d.admission.refusedCalls.Load(); !strings.HasPrefix(commandOutput(out), "refused: ") || n != 1 {
 			t.Errorf("no namespaces (%s): the command's connection got %q, the daemon refused %d", status, out, n)
 		}
 		return
@@ -133,7 +133,7 @@ func TestToolCallFindsNoSocket(t *testing.T) {
 	// The socket's directory is covered: empty, or (the command holding no
 	// capability) not even searchable.
 	hidden := "refused: dial unix " + td.cfg.Socket + ": connect: "
-	if !strings.HasPrefix(out, hidden+"no such file or directory") && !strings.HasPrefix(out, hidden+"permission denied") {
+	if out := commandOutput(out); !strings.HasPrefix(out, hidden+"no such file or directory") && !strings.HasPrefix(out, hidden+"permission denied") {
 		t.Errorf("the full-auto command found the socket: %q", out)
 	}
 	if n := td.d.admission.refusedCalls.Load(); n != 0 {

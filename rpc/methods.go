@@ -14,6 +14,14 @@ const (
 	// model API is reachable and takes its key (a WebSocket upgrade, closed
 	// at once), for `hearth doctor`. No params; result ProbeResult.
 	MethodHearthProbe = "_hearth/probe"
+	// MethodHearthProcessKill (_hearth/process/kill, call): end one
+	// process a session's exec_command left running. Params
+	// ProcessKillParams, result ProcessKillResult.
+	MethodHearthProcessKill = "_hearth/process/kill"
+	// MethodHearthProcesses (_hearth/processes, call): the processes a
+	// session's exec_command calls left running. Params ProcessesParams,
+	// result ProcessesResult.
+	MethodHearthProcesses = "_hearth/processes"
 	// MethodHearthStatus (_hearth/status, call): daemon and workspace status.
 	// No params; result Status.
 	MethodHearthStatus = "_hearth/status"

@@ -42,9 +42,10 @@ type Profile struct {
 	// edit_file and write_file only).
 	PatchStyle string `json:"patch_style,omitempty"`
 	// ShellStyle is the shell the family was trained to call: ShellCommand,
-	// one command line for /bin/sh -c, which is what hearth's shell tool
-	// takes. Every family below takes it; the field is here so that a
-	// family trained on another shape is a row, not a code path.
+	// one command line for /bin/sh -c to completion (hearth's shell tool),
+	// or ShellExec, exec_command and write_stdin: a command that may stay
+	// running, with a terminal when asked, and is written to and read from
+	// by later calls.
 	ShellStyle string `json:"shell_style"`
 	// Prompt is the guidance the family gets (guidance.go): PromptCodex,
 	// PromptGPT5 or PromptGeneral, each written for what that family was
@@ -60,6 +61,7 @@ const (
 	PatchFreeform = "freeform"
 	PatchFunction = "function"
 	ShellCommand  = "command"
+	ShellExec     = "exec"
 )
 
 // Prompt families (Profile.Prompt): which guidance a family gets.
@@ -82,17 +84,17 @@ var profiles = []struct {
 }{
 	{[]string{"gpt-5*codex*", "codex-*"}, Profile{Family: "gpt-5.x-codex", ContextWindow: 272_000, WebSearch: true,
 		ReasoningLevels: []string{"low", "medium", "high", "xhigh"}, DefaultReasoning: "medium",
-		Images: true, ParallelToolCalls: true, ToolOutputTokens: 10_000, PatchStyle: PatchFreeform, ShellStyle: ShellCommand,
+		Images: true, ParallelToolCalls: true, ToolOutputTokens: 10_000, PatchStyle: PatchFreeform, ShellStyle: ShellExec,
 		Prompt: PromptCodex, Verbosity: "medium"}},
 	// The first gpt-5 models take a minimal effort, which the later ones
 	// refuse.
 	{[]string{"gpt-5", "gpt-5-20*", "gpt-5-mini*", "gpt-5-nano*"}, Profile{Family: "gpt-5", ContextWindow: 272_000, WebSearch: true,
 		ReasoningLevels: []string{"minimal", "low", "medium", "high"}, DefaultReasoning: "medium",
-		Images: true, ParallelToolCalls: true, ToolOutputTokens: defaultToolOutputTokens, PatchStyle: PatchFreeform, ShellStyle: ShellCommand,
+		Images: true, ParallelToolCalls: true, ToolOutputTokens: defaultToolOutputTokens, PatchStyle: PatchFreeform, ShellStyle: ShellExec,
 		Prompt: PromptGPT5, Verbosity: "low"}},
 	{[]string{"gpt-5*"}, Profile{Family: "gpt-5.x", ContextWindow: 272_000, WebSearch: true,
 		ReasoningLevels: []string{"low", "medium", "high", "xhigh"}, DefaultReasoning: "medium",
-		Images: true, ParallelToolCalls: true, ToolOutputTokens: defaultToolOutputTokens, PatchStyle: PatchFreeform, ShellStyle: ShellCommand,
+		Images: true, ParallelToolCalls: true, ToolOutputTokens: defaultToolOutputTokens, PatchStyle: PatchFreeform, ShellStyle: ShellExec,
 		Prompt: PromptGPT5, Verbosity: "low"}},
 	{[]string{"gpt-4.1*"}, Profile{Family: "gpt-4.1", ContextWindow: 1_047_576, DefaultReasoning: "none", WebSearch: true,
 		Images: true, ParallelToolCalls: true, ToolOutputTokens: defaultToolOutputTokens, PatchStyle: PatchFunction, ShellStyle: ShellCommand,

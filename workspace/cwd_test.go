@@ -81,7 +81,7 @@ func TestToolsetInWorkingDirectory(t *testing.T) {
 	}
 	if sandbox.Unsupported == "" {
 		res = call(t, ts, "shell", `{"command":"pwd"}`)
-		if want := filepath.Join(rootDir, "sub", "dir"); res.IsError || !strings.HasPrefix(res.Output, want+"\n") {
+		if want := filepath.Join(rootDir, "sub", "dir"); res.IsError || !strings.HasPrefix(body(res.Output), want+"\n") {
 			t.Errorf("shell pwd: %+v, want %s", res, want)
 		}
 	}

@@ -42,7 +42,7 @@ func TestShellRunsApplyPatch(t *testing.T) {
 		t.Fatalf("failed hunk: %+v, preview error %v", res, err)
 	}
 	// Not an apply_patch: the shell runs it.
-	if res := call(t, ts, "shell", `{"command":"echo apply_patch"}`); res.IsError || !strings.HasPrefix(res.Output, "apply_patch\n") {
+	if res := call(t, ts, "shell", `{"command":"echo apply_patch"}`); res.IsError || !strings.HasPrefix(body(res.Output), "apply_patch\n") {
 		t.Fatalf("echo: %+v", res)
 	}
 }

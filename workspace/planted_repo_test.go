@@ -120,7 +120,7 @@ func TestPlantedRepoConfigDisarmed(t *testing.T) {
 			cmd = "mkdir -p '" + repo + "' && cp " + src + " '" + repo + "/config'"
 		}
 		res := runShell(t, ts, cmd, 0)
-		if !strings.Contains(res.Output, "[exit code 0]") {
+		if !strings.HasPrefix(res.Output, "Exit code: 0\n") {
 			t.Fatalf("%s: %s", name, res.Output)
 		}
 		assertDisarmed(t, name, res, dir, filepath.ToSlash(repo), bad)
@@ -267,7 +267,7 @@ func TestPlantedRepoWays(t *testing.T) {
 	}
 
 	res = runShell(t, ts, "echo hello > notes.txt && mkdir -p more/dirs", 0)
-	if strings.Contains(res.Output, "hearth disarmed") || !strings.HasPrefix(res.Output, "(no output)") {
+	if strings.Contains(res.Output, "hearth disarmed") || !strings.HasSuffix(res.Output, "Output:\n") {
 		t.Errorf("a command that planted nothing: %s", res.Output)
 	}
 	assertUsersReposKept(t, dir)

@@ -21,7 +21,12 @@ type Preview struct {
 	Locations []string   // workspace-relative paths the call would touch
 	Diff      *FileDiff  // write_file, edit_file: the change to the file
 	Files     []FileDiff // apply_patch: the change to each file, in the patch's order
-	Command   string     // shell: the command line, as given
+	Command   string     // shell, exec_command: the command line, as given
+	// Escalate and Justification carry exec_command's sandbox_permissions
+	// ("require_escalated") and justification: the command asks to run
+	// with more than the session's sandbox gives, and says why.
+	Escalate      bool
+	Justification string
 	// As names the tool the call runs as when that is not the one called:
 	// "apply_patch" for a shell command that is an apply_patch invocation,
 	// which the shell tool applies as apply_patch would, never running it.

@@ -97,6 +97,19 @@ func killPending(pid int) bool {
 	return false
 }
 
+// withoutWall is a shell result with its wall time, which varies, as "T".
+func withoutWall(out string) string {
+	return wallTime.ReplaceAllString(out, "${1}T seconds\n")
+}
+
+var wallTime = regexp.MustCompile(`(?m)^(Wall time: )[0-9.]+ seconds\n`)
+
+// reported is what the model reads of a command that ended with code and
+// printed output, its wall time shown as "T".
+func reported(code int, output string) string {
+	return fmt.Sprintf("Exit code: %d\nWall time: T seconds\nOutput:\n%s", code, output)
+}
+
 func TestShellOutputAndExitCode(t *testing.T) {
 	r, _, _ := newTree(t)
 	ts := NewToolset(r)
@@ -104,21 +117,21 @@ func TestShellOutputAndExitCode(t *testing.T) {
 		command, want string
 		isError       bool
 	}{
-		{"echo out; echo err >&2; exit 3", "out\nerr\n[exit code 3]", true},
-		{"printf 'no newline'", "no newline\n[exit code 0]", false},
-		{"true", "(no output)\n[exit code 0]", false},
-		{"cat; echo stdin was empty", "stdin was empty\n[exit code 0]", false},
-		{"kill -KILL $$", "(no output)\n[killed by signal: killed]", true},
-		{"printf 'caf\\351\\n'", "caf\uFFFD\n[exit code 0]", false},
+		{"echo out; echo err >&2; exit 3", reported(3, "out\nerr\n"), true},
+		{"printf 'no newline'", reported(0, "no newline\n"), false},
+		{"true", reported(0, ""), false},
+		{"cat; echo stdin was empty", reported(0, "stdin was empty\n"), false},
+		{"kill -KILL $$", reported(137, "[killed by signal: killed]"), true},
+		{"printf 'caf\\351\\n'", reported(0, "caf\uFFFD\n"), false},
 	}
 	for _, tt := range tests {
 		res := runShell(t, ts, tt.command, 0)
-		if res.Output != tt.want || res.IsError != tt.isError {
+		if withoutWall(res.Output) != tt.want || res.IsError != tt.isError {
 			t.Errorf("shell %q = %+v, want output %q, IsError %v", tt.command, res, tt.want, tt.isError)
 		}
 	}
 	res := runShell(t, ts, "no-such-command-hearth", 0)
-	if !res.IsError || !strings.Contains(res.Output, "not found") || !strings.HasSuffix(res.Output, "[exit code 127]") {
+	if !res.IsError || !strings.Contains(res.Output, "not found") || !strings.HasPrefix(res.Output, "Exit code: 127\n") {
 		t.Errorf("shell of a missing command = %+v", res)
 	}
 	if res.Title != "Run no-such-command-hearth" {
@@ -130,7 +143,7 @@ func TestShellRunsInRoot(t *testing.T) {
 	r, root, _ := newTree(t)
 	writeFile(t, filepath.Join(root, "here.txt"), "found me\n")
 	res := runShell(t, NewToolset(r), "pwd; cat here.txt", 0)
-	if want := root + "\nfound me\n[exit code 0]"; res.IsError || res.Output != want {
+	if want := reported(0, root+"\nfound me\n"); res.IsError || withoutWall(res.Output) != want {
 		t.Errorf("shell pwd = %q, want %q", res.Output, want)
 	}
 }
@@ -175,11 +188,12 @@ func TestShellOutputCap(t *testing.T) {
 	r, _, _ := newTree(t)
 	// 20000 lines of 5 bytes: 100000 bytes, of which 16 KiB from each end are kept.
 	res := runShell(t, NewToolset(r), "yes line | head -n 20000", 0)
-	want := strings.Repeat("line\n", 3276) + "line" +
+	want := "Exit code: 0\nWall time: T seconds\nOriginal token count: 25000\nOutput:\n" +
+		strings.Repeat("line\n", 3276) + "line" +
 		"\n[... 67232 bytes omitted ...]\n" +
-		"ine\n" + strings.Repeat("line\n", 3276) + "[exit code 0]"
-	if res.IsError || res.Output != want {
-		t.Errorf("shell with 100000 bytes of output: %d bytes, middle %q", len(res.Output), res.Output[16370:16420])
+		"ine\n" + strings.Repeat("line\n", 3276)
+	if res.IsError || withoutWall(res.Output) != want {
+		t.Errorf("shell with 100000 bytes of output: %d bytes, head %q, middle %q", len(res.Output), res.Output[:100], res.Output[16420:16480])
 	}
 }
 
@@ -203,7 +217,7 @@ func TestShellKillsIgnoringTerm(t *testing.T) {
 	ts := NewToolset(r)
 	start := time.Now()
 	res := runShell(t, ts, `mkfifo ready; sh -c 'trap "" TERM; echo > ready; exec sleep 1000' & read x < ready; echo stubborn=$!`, 0)
-	if res.IsError || !strings.HasSuffix(res.Output, "[exit code 0]") {
+	if res.IsError || !strings.HasPrefix(res.Output, "Exit code: 0\n") {
 		t.Fatalf("shell = %+v", res)
 	}
 	assertGone(t, pids(t, res.Output, "stubborn"))
@@ -217,7 +231,7 @@ func TestShellKillsIgnoringTerm(t *testing.T) {
 func TestShellKillsBackgroundOnExit(t *testing.T) {
 	r, _, _ := newTree(t)
 	res := runShell(t, NewToolset(r), "sleep 1000 & echo bg=$!; echo done", 0)
-	if res.IsError || !strings.HasSuffix(res.Output, "done\n[exit code 0]") {
+	if res.IsError || !strings.HasPrefix(res.Output, "Exit code: 0\n") || !strings.HasSuffix(res.Output, "done\n") {
 		t.Fatalf("shell = %+v", res)
 	}
 	assertGone(t, pids(t, res.Output, "bg"))
@@ -278,7 +292,7 @@ func TestShellEscapedProcess(t *testing.T) {
 	res := runShell(t, NewToolset(r), `mkfifo ready; setsid sh -c 'echo > ready; exec sleep 1000' & read x < ready; echo escaped=$!`, 0)
 	p := pids(t, res.Output, "escaped")
 	t.Cleanup(func() { syscall.Kill(p["escaped"], syscall.SIGKILL) })
-	if !strings.Contains(res.Output, "kept the output open; stopped reading]\n[exit code 0]") {
+	if !strings.HasPrefix(res.Output, "Exit code: 0\n") || !strings.HasSuffix(res.Output, "kept the output open; stopped reading]\n") {
 		t.Errorf("shell with an escaped process = %+v", res)
 	}
 }

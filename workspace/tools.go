@@ -120,7 +120,7 @@ type toolDef struct {
 }
 
 // toolDefs lists the tools in the order they are offered to the model.
-var toolDefs = []toolDef{readFileDef, listDirDef, grepDef, viewImageDef, writeFileDef, editFileDef, applyPatchDef, shellDef}
+var toolDefs = []toolDef{readFileDef, listDirDef, grepDef, viewImageDef, writeFileDef, editFileDef, applyPatchDef, shellDef, execCommandDef, writeStdinDef}
 
 // Toolset is the set of tools of one workspace. Created by NewToolset; safe
 // for concurrent use once OnWrite is set; it starts no goroutine that
@@ -135,6 +135,11 @@ type Toolset struct {
 	// live shows a running command's output, for the one call a copy
 	// made by WithLive runs; nil on the shared Toolset.
 	live func(output string)
+
+	// procs are the processes of the session the one call a copy made by
+	// WithProcesses serves (exec_command, write_stdin); nil on the shared
+	// Toolset.
+	procs *Processes
 
 	// plants finds the repositories shell commands plant and disarms them
 	// (sandbox/planted_repo.go); shared by the copies; nil on a Toolset not made

@@ -26,7 +26,7 @@ func TestToolsOrderAndLookup(t *testing.T) {
 			t.Errorf("Lookup(%q) = %+v, %v", tool.Name, got, ok)
 		}
 	}
-	if want := []string{"read_file", "list_dir", "grep", "view_image", "write_file", "edit_file", "apply_patch", "shell"}; !slices.Equal(names, want) {
+	if want := []string{"read_file", "list_dir", "grep", "view_image", "write_file", "edit_file", "apply_patch", "shell", "exec_command", "write_stdin"}; !slices.Equal(names, want) {
 		t.Errorf("Tools() names = %v, want %v", names, want)
 	}
 	if _, ok := ts.Lookup("rm_rf"); ok {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -104,4 +105,12 @@ func (c *countdownCtx) Done() <-chan struct{} { return c.done }
 // command of the workspace at root (canonical) got (sandbox's privateTmpDir).
 func removePrivateTmp(t testing.TB, root string) {
 	t.Cleanup(func() { os.RemoveAll(filepath.Join(os.TempDir(), sandbox.PrivateTmpRel(root))) })
+}
+
+// body is the output part of a shell result: what follows "Output:".
+func body(out string) string {
+	if _, b, ok := strings.Cut(out, "\nOutput:\n"); ok {
+		return b
+	}
+	return out
 }

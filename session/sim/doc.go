@@ -188,6 +188,9 @@
 //	sim:chunk=K    its deltas carry K words each (default one word a delta)
 //	sim:custom=NAME custom tool calls of NAME instead, each with sim:input=TEXT (a JSON string
 //	               without spaces) as its input; one unless sim:calls says otherwise
+//	sim:steps=JSON different function calls in order, one per response: a compact JSON array of
+//	               [NAME, ARGS] pairs; the string "$session" in ARGS becomes the session ID the
+//	               last tool output gave (exec_command's process, for write_stdin)
 //
 // Without a directive, a text that starts with a plain word (words.go; WordsHelp lists them,
 // `hearth sim --help` prints it) makes the first response call that tool, when the request
@@ -196,10 +199,10 @@
 // word, NEW the rest), "patch PATH OLD NEW" apply_patch with a one-hunk patch turning the line
 // OLD (one word) into NEW (a custom tool call when the request offers apply_patch as a custom
 // tool, else a function call taking {input}), "plan STEP; STEP …" update_plan (the first step
-// in_progress, the others pending), "run COMMAND" shell, "view PATH" view_image, "search QUERY"
-// the hosted web search (above); "slow" calls nothing and answers with about 100
-// words spaced 100 ms apart (or the cost model's gap, when longer), to try cancelling. Failing
-// that, "read <path>" anywhere calls read_file and "list" or "files" anywhere list_dir {"path":"."}.
+// in_progress, the others pending), "run COMMAND" shell (exec_command where shell is not offered),
+// "view PATH" view_image, "search QUERY" the hosted web search (above); "slow" calls nothing and
+// answers with about 100 words spaced 100 ms apart (or the cost model's gap, when longer), to
+// try cancelling. Failing that, "read <path>" anywhere calls read_file and "list" or "files" anywhere list_dir {"path":"."}.
 //
 // Otherwise it answers "You said: <text>" (followed by a blank line and Options.Hint when set:
 // the daemon's simulator names the words there, NoKeyHint), or after tool outputs "I called

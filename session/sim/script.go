@@ -24,6 +24,9 @@ import (
 //	sim:chunk=K     its deltas carry K words each (default 1: a delta per word)
 //	sim:custom=NAME the calls are custom tool calls of NAME (one, without sim:calls)
 //	sim:input=TEXT  their input, a JSON string with no spaces (default "")
+//	sim:steps=JSON  a compact JSON array of [NAME, ARGS] pairs: one function call per response, in
+//	                order, then a text answer; the string "$session" in ARGS becomes the number
+//	                after "session ID " in the last tool output (exec_command's running process)
 //
 // Without sim:calls, a prompt that starts with a plain word (words.go: read, list, grep, write,
 // edit, patch, plan, run, slow) calls that tool; else "read <path>" anywhere calls read_file and
@@ -38,6 +41,8 @@ var (
 	chunkDirective    = regexp.MustCompile(`sim:chunk=(\d+)`)
 	customDirective   = regexp.MustCompile(`sim:custom=(\S+)`)
 	inputDirective    = regexp.MustCompile(`sim:input=(\S+)`)
+	stepsDirective    = regexp.MustCompile(`sim:steps=(\S+)`)
+	sessionIDOutput   = regexp.MustCompile(`session ID (\d+)`)
 	readRequest       = regexp.MustCompile(`(?i)\bread\s+(\S+)`)
 )
 
@@ -167,6 +172,9 @@ func planTurn(items []json.RawMessage, tools json.RawMessage, parallel bool) pla
 	if m := customDirective.FindStringSubmatch(t.text); m != nil {
 		return customPlan(t, m[1])
 	}
+	if m := stepsDirective.FindStringSubmatch(t.text); m != nil {
+		return stepsPlan(t, m[1])
+	}
 	if m := callsDirective.FindStringSubmatch(t.text); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		name := ""
@@ -230,6 +238,29 @@ func customPlan(t turn, name string) plan {
 		_ = json.Unmarshal([]byte(m[1]), &input) // not a JSON string: no input
 	}
 	return plan{callName: name, callArgs: input, custom: true, calls: 1}
+}
+
+// stepsPlan is the plan of a prompt with sim:steps: the next step's call,
+// "$session" in its arguments replaced by the session ID the last tool
+// output gave; text once every step has its output, or when the steps are
+// not an array of [NAME, ARGS] pairs.
+func stepsPlan(t turn, steps string) plan {
+	var list [][2]json.RawMessage
+	if json.Unmarshal([]byte(steps), &list) != nil || len(t.outputs) >= len(list) {
+		return plan{text: answerText(t)}
+	}
+	var name string
+	step := list[len(t.outputs)]
+	if json.Unmarshal(step[0], &name) != nil || name == "" {
+		return plan{text: answerText(t)}
+	}
+	args := string(step[1])
+	if len(t.outputs) > 0 {
+		if m := sessionIDOutput.FindStringSubmatch(partsText(t.outputs[len(t.outputs)-1])); m != nil {
+			args = strings.ReplaceAll(args, `"$session"`, m[1])
+		}
+	}
+	return plan{callName: name, callArgs: args, calls: 1}
 }
 
 // directiveArgs returns sim:args compacted, or the default when absent or not a JSON object.

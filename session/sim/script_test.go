@@ -219,3 +219,32 @@ func TestHeuristicsOverWebSocket(t *testing.T) {
 		t.Fatalf("list: %s", r.Output)
 	}
 }
+
+// sim:steps makes its calls in order, one per response, the session ID
+// the last output gave in place of "$session", then answers.
+func TestPlanSteps(t *testing.T) {
+	tools := toolsJSON(t, fnTool("exec_command"), fnTool("write_stdin"))
+	prompt := userMsg(`sim:steps=[["exec_command",{"cmd":"python3\u0020-i","tty":true}],["write_stdin",{"session_id":"$session","chars":"print(6*7)\n"}]]`)
+	call := func(id, name string) map[string]any {
+		return map[string]any{"type": "function_call", "call_id": id, "name": name, "arguments": "{}"}
+	}
+	out := func(id, text string) map[string]any {
+		return map[string]any{"type": "function_call_output", "call_id": id, "output": text}
+	}
+	p := planTurn(raws(t, prompt), tools, true)
+	if p.callName != "exec_command" || p.callArgs != `{"cmd":"python3\u0020-i","tty":true}` {
+		t.Fatalf("first step: %+v", p)
+	}
+	items := []any{prompt, call("c1", "exec_command"), out("c1", "Chunk ID: ab12cd\nProcess running with session ID 1001\nOutput:\n>>> ")}
+	p = planTurn(raws(t, items...), tools, true)
+	if p.callName != "write_stdin" || p.callArgs != `{"session_id":1001,"chars":"print(6*7)\n"}` {
+		t.Fatalf("second step: %+v", p)
+	}
+	items = append(items, call("c2", "write_stdin"), out("c2", "Process running with session ID 1001\nOutput:\n42\n"))
+	if p = planTurn(raws(t, items...), tools, true); p.callName != "" || !strings.Contains(p.text, "42") {
+		t.Fatalf("after the steps: %+v", p)
+	}
+	if p = planTurn(raws(t, userMsg(`sim:steps=nope`)), tools, true); p.callName != "" {
+		t.Fatalf("bad steps: %+v", p)
+	}
+}

@@ -27,7 +27,7 @@ offers it, and then answers with what the tool returned:
   patch PATH OLD NEW    apply_patch, a custom tool call when the request offers it as one
                         (else a function call): the line OLD (one word) becomes NEW (the rest)
   plan STEP; STEP ...   update_plan: the first step in progress, the others pending
-  run COMMAND           shell
+  run COMMAND           shell, or exec_command where shell is not offered
   view PATH             view_image
   search QUERY          the hosted web_search tool (when the request offers it): a
                         web_search_call, then an answer citing the page it found
@@ -44,6 +44,9 @@ Directives, anywhere in the prompt (a prompt that holds any takes no word):
   sim:custom=NAME  custom tool calls of NAME instead (one without sim:calls)
   sim:input=TEXT   their input: a JSON string with no spaces (write a space as
                    \u0020, a newline as \n)
+  sim:steps=JSON   function calls in order, one per response: a compact JSON
+                   array of [NAME, ARGS] pairs; "$session" in ARGS is the
+                   session ID the last tool output gave
   sim:tokens=N     the text answer is N words: tok0 tok1 ...
   sim:chunk=K      its deltas carry K words each (default one word a delta)
 `
@@ -60,7 +63,7 @@ const (
 )
 
 // anyDirective finds a sim: directive; a prompt with one takes no word.
-var anyDirective = regexp.MustCompile(`sim:(calls|tool|args|tokens|parallel|chunk|custom|input)=`)
+var anyDirective = regexp.MustCompile(`sim:(calls|tool|args|tokens|parallel|chunk|custom|input|steps)=`)
 
 // wordPlan is the plan of a prompt that starts with a plain word, when the
 // request offers the word's tool (names: the function tools; customs: the
@@ -130,9 +133,13 @@ func wordPlan(text string, names, customs []string) (p plan, ok bool) {
 			}
 		}
 	case "run":
-		if rest != "" {
+		if rest == "" {
+			break
+		}
+		if contains(names, "shell") {
 			return call("shell", map[string]string{"command": rest})
 		}
+		return call("exec_command", map[string]string{"cmd": rest}) // the families trained on it have no shell
 	case "slow":
 		return plan{text: slowText(), gap: slowGap}, true
 	}

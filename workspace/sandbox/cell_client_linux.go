@@ -67,7 +67,7 @@ var cells struct {
 // runInCell runs command through the workspace's cell, starting it when
 // needed. ok is false when no cell can run it here (user namespaces
 // refused, Landlock missing): the caller runs the per-command helper.
-func runInCell(ctx context.Context, sb Config, root, dir, command string, net Network, env []string, timeout time.Duration, live io.Writer) (Outcome, bool) {
+func runInCell(ctx context.Context, sb Config, root, dir, command string, net Network, env []string, timeout time.Duration, live io.Writer, cio callIO) (Outcome, bool) {
 	if len(sb.Helper) == 0 || !landlockWorks() {
 		return Outcome{}, false
 	}
@@ -75,7 +75,7 @@ func runInCell(ctx context.Context, sb Config, root, dir, command string, net Ne
 	if err != nil {
 		return Outcome{}, false
 	}
-	return c.run(ctx, dir, commandProgram(command, dir, env), timeout, live), true
+	return c.run(ctx, dir, commandProgram(command, dir, env), timeout, live, cio), true
 }
 
 func getCell(sb Config, root string, net Network) (*cell, error) {
@@ -270,19 +270,17 @@ func (c *cell) idleClose() {
 }
 
 // run runs one command in the cell, as runCommand does for a process of
-// its own: output into one pipe (copied to live), SIGTERM to the call on
-// timeout or cancel (its init then ends every process of the call within
-// KillGrace), SIGKILL when even that does not end it.
-func (c *cell) run(ctx context.Context, dir string, prog program, timeout time.Duration, live io.Writer) Outcome {
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		return Outcome{Err: err}
-	}
+// its own: output into cio.out (read from cio.read, copied to live), stdin
+// cio.in (/dev/null when nil), SIGTERM to the call on timeout or cancel
+// (its init then ends every process of the call within KillGrace),
+// SIGKILL when even that does not end it.
+func (c *cell) run(ctx context.Context, dir string, prog program, timeout time.Duration, live io.Writer, cio callIO) Outcome {
+	pr := cio.read
 	defer pr.Close()
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		pw.Close()
+		cio.close()
 		return Outcome{Err: errCellClosed}
 	}
 	c.nextID++
@@ -298,10 +296,14 @@ func (c *cell) run(ctx context.Context, dir string, prog program, timeout time.D
 
 	output := readOutput(pr, live)
 
+	fds := []int{int(cio.out.Fd())}
+	if cio.in != nil {
+		fds = append(fds, int(cio.in.Fd()))
+	}
 	c.wmu.Lock()
-	err = sendCell(c.fd, cellRequest{ID: id, Dir: dir, Path: prog.path, Argv: prog.argv, Env: prog.env}, int(pw.Fd()))
+	err := sendCell(c.fd, cellRequest{ID: id, Dir: dir, Path: prog.path, Argv: prog.argv, Env: prog.env, TTY: cio.tty}, fds...)
 	c.wmu.Unlock()
-	pw.Close()
+	cio.close() // the cell holds them now
 	if err != nil {
 		pr.Close()
 		<-output.done
@@ -323,6 +325,7 @@ func (c *cell) run(ctx context.Context, dir string, prog program, timeout time.D
 	var run Outcome
 	end, ended := awaitCall(ctx, replies, pidfd, timeout, &run)
 	run.Output, run.Escaped = output.finish()
+	run.Total = output.out.total
 	switch {
 	case !ended:
 		run.Err = errCellClosed
@@ -331,7 +334,7 @@ func (c *cell) run(ctx context.Context, dir string, prog program, timeout time.D
 	case end.rep.Status >= 0:
 		ws := syscall.WaitStatus(end.rep.Status)
 		if ws.Signaled() {
-			run.Signal = ws.Signal().String()
+			run.Signal, run.signum = ws.Signal().String(), int(ws.Signal())
 			run.ExitCode = -1
 		} else {
 			run.ExitCode = ws.ExitStatus()

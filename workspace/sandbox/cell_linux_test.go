@@ -182,10 +182,10 @@ func TestCellPidNamespace(t *testing.T) {
 	r, _, _ := newTree(t)
 	useSandbox(t)
 	res := runShell(t, newShellTool(r), `echo ppid=$PPID; ls /proc | grep -c '^[0-9]'`, 0)
-	if !strings.HasPrefix(res.Output, "ppid=1\n") {
+	if !strings.HasPrefix(body(res.Output), "ppid=1\n") {
 		t.Fatalf("the shell's parent is not the call's init: %q", res.Output)
 	}
-	lines := strings.Split(res.Output, "\n")
+	lines := strings.Split(body(res.Output), "\n")
 	if n, err := strconv.Atoi(lines[1]); err != nil || n > 6 { // the cell, the init, sh, ls, grep
 		t.Errorf("/proc shows %q processes, want the call's few", lines[1])
 	}
@@ -197,7 +197,7 @@ func TestCellRestartsAfterItDies(t *testing.T) {
 	r, _, _ := newTree(t)
 	useSandbox(t)
 	ts := newShellTool(r)
-	if res := runShell(t, ts, "echo one", 0); res.Output != "one\n[exit code 0]" {
+	if res := runShell(t, ts, "echo one", 0); withoutWall(res.Output) != reported(0, "one\n") {
 		t.Fatalf("first = %q", res.Output)
 	}
 	cells.mu.Lock()
@@ -211,7 +211,7 @@ func TestCellRestartsAfterItDies(t *testing.T) {
 	}
 	victims[0].cmd.Process.Kill()
 	<-victims[0].dead
-	if res := runShell(t, ts, "echo two", 0); res.Output != "two\n[exit code 0]" {
+	if res := runShell(t, ts, "echo two", 0); withoutWall(res.Output) != reported(0, "two\n") {
 		t.Fatalf("after the cell died = %q", res.Output)
 	}
 }
@@ -235,7 +235,7 @@ func TestCellHidesSocketsBoundLater(t *testing.T) {
 		}
 		got := runShell(t, ts, probeCommand(t, "__dial-unix", sock), 0).Output
 		l.Close()
-		if !strings.HasPrefix(got, "dial: ") {
+		if !strings.HasPrefix(body(got), "dial: ") {
 			t.Errorf("round %d: a command reached a socket bound while its cell ran: %q", round, got)
 		}
 	}

@@ -30,7 +30,7 @@ const cellFD = 3
 type cellServer struct {
 	policy helperPolicy
 	abi    int
-	null   int // /dev/null, every call's stdin
+	null   int // /dev/null, the stdin of every call not given one
 
 	wmu sync.Mutex // one message at a time on the socket
 
@@ -107,12 +107,16 @@ func (s *cellServer) serve() {
 			closeFDs(fds)
 			break
 		}
-		if len(fds) != 1 {
+		if len(fds) != 1 && len(fds) != 2 {
 			closeFDs(fds)
-			s.reply(cellReply{ID: req.ID, Err: "a request needs exactly one descriptor, its output"}, -1)
+			s.reply(cellReply{ID: req.ID, Err: "a request needs one or two descriptors, its output and its input"}, -1)
 			continue
 		}
-		s.start(req, fds[0])
+		in := s.null
+		if len(fds) == 2 {
+			in = fds[1]
+		}
+		s.start(req, fds[0], in)
 	}
 	// The daemon is gone or closed the cell: nothing may outlive it.
 	s.killAll()
@@ -126,10 +130,14 @@ func (s *cellServer) killAll() {
 	})
 }
 
-// start forks one call and answers with its init's pidfd; a waiter sends
-// the end.
-func (s *cellServer) start(req cellRequest, out int) {
+// start forks one call, its stdin in (the server's /dev/null or a
+// descriptor of the request's), and answers with its init's pidfd; a
+// waiter sends the end.
+func (s *cellServer) start(req cellRequest, out, in int) {
 	defer unix.Close(out)
+	if in != s.null {
+		defer unix.Close(in)
+	}
 	fail := func(err error) { s.reply(cellReply{ID: req.ID, Err: err.Error()}, -1) }
 	if err := s.refreshSockets(); err != nil {
 		fail(err) // a socket bound since the last call could not be hidden: nothing runs
@@ -155,7 +163,7 @@ func (s *cellServer) start(req cellRequest, out int) {
 	spec := callSpec{
 		rulesetFD: ruleset, rulesetFlags: flags,
 		ownUserNS: bound.ownUserNS, uid: os.Getuid(), gid: os.Getgid(), nproc: bound.nproc,
-		cgroupFD: bound.procsFD, outFD: out, nullFD: s.null, statusFD: status[1],
+		cgroupFD: bound.procsFD, outFD: out, nullFD: in, tty: req.TTY, statusFD: status[1],
 		grace: int(KillGrace / time.Millisecond), dir: req.Dir, path: req.Path, argv: req.Argv, env: req.Env,
 	}
 	pid, pidfd, stack, err := spawnCall(spec)

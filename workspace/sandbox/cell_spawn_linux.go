@@ -13,6 +13,7 @@ package sandbox
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -47,6 +48,7 @@ struct hearth_call {
 	long nproc;                // RLIMIT_NPROC in it, 0: none
 	int cgroup_fd;             // cgroup.procs of the call's pids cgroup, -1: none
 	int out_fd, null_fd;       // stdout+stderr, stdin
+	int tty;                   // stdin is a terminal: the shell's session's controlling one
 	int status_fd;             // the shell's end is reported here
 	int grace_ms;              // SIGTERM to SIGKILL
 	const char *dir;
@@ -118,6 +120,7 @@ static int start_shell(void *arg) {
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (dup2(c->null_fd, 0) < 0 || dup2(c->out_fd, 1) < 0 || dup2(c->out_fd, 2) < 0) _exit(127);
+	if (c->tty && (setsid() < 0 || ioctl(0, TIOCSCTTY, 0) < 0)) _exit(127);
 	execve(c->path, c->argv, c->envp);
 	// As the shell would say it: a program started without one has no
 	// other voice.
@@ -265,7 +268,8 @@ type callSpec struct {
 	nproc        int // RLIMIT_NPROC in that namespace
 	cgroupFD     int // the call's pids cgroup's cgroup.procs, -1: none
 	outFD        int
-	nullFD       int
+	nullFD       int  // the shell's stdin
+	tty          bool // nullFD is a terminal: the shell's controlling one
 	statusFD     int
 	grace        int // ms
 	dir          string
@@ -288,6 +292,9 @@ func spawnCall(spec callSpec) (pid, pidfd int, stack unsafe.Pointer, err error) 
 	c.nproc = C.long(spec.nproc)
 	c.cgroup_fd = C.int(spec.cgroupFD)
 	c.out_fd, c.null_fd, c.status_fd = C.int(spec.outFD), C.int(spec.nullFD), C.int(spec.statusFD)
+	if spec.tty {
+		c.tty = 1
+	}
 	c.grace_ms = C.int(spec.grace)
 	c.dir = C.CString(spec.dir)
 	defer C.free(unsafe.Pointer(c.dir))

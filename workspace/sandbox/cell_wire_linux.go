@@ -15,14 +15,18 @@ import (
 // message is a 4-byte little-endian length, then that much JSON; the
 // descriptors a message carries ride on its first bytes (SCM_RIGHTS).
 
-// cellRequest asks the server to run one command. Its descriptor is the
-// write end of the output pipe.
+// cellRequest asks the server to run one command. Its descriptors are
+// where the command writes its output (a pipe's write end, or a pty's
+// slave) and, when there is a second, its stdin (else /dev/null). With
+// TTY the shell starts a session of its own whose controlling terminal is
+// its stdin.
 type cellRequest struct {
 	ID   uint64   `json:"id"`
 	Dir  string   `json:"dir"`
 	Path string   `json:"path"` // the program to exec, argv[0] when ""
 	Argv []string `json:"argv"`
 	Env  []string `json:"env"`
+	TTY  bool     `json:"tty,omitempty"`
 }
 
 // cellReply answers a request twice: once started (carrying the pidfd of

@@ -51,12 +51,12 @@ func TestSandboxHidesSocket(t *testing.T) {
 				out := runShell(t, ts.WithNetwork(net), look, 0).Output
 				t.Logf("network off %v: %q", net.Off, out)
 				if nsErr != nil {
-					if !strings.HasPrefix(out, "connected\n") {
+					if !strings.HasPrefix(body(out), "connected\n") {
 						t.Errorf("without namespaces nothing hides the socket, yet: %q", out)
 					}
 					continue
 				}
-				if !strings.HasPrefix(out, "dial: ") {
+				if !strings.HasPrefix(body(out), "dial: ") {
 					t.Errorf("network off %v: the command reached the socket: %q", net.Off, out)
 				}
 				if got := strings.Contains(out, "lock\n"); got == c.dirCovered {
@@ -100,10 +100,10 @@ func TestSandboxScopesAbstractSockets(t *testing.T) {
 	out := runShell(t, newShellTool(r).WithNetwork(Network{}), probeCommand(t, "__dial-unix", name), 0).Output
 	abi, _ := landlockABI()
 	t.Logf("Landlock ABI %d: %q", abi, out)
-	if abi >= 6 && !strings.HasPrefix(out, "dial: ") {
+	if abi >= 6 && !strings.HasPrefix(body(out), "dial: ") {
 		t.Fatalf("a sandboxed command reached an abstract socket made outside it: %q", out)
 	}
-	if abi < 6 && !strings.HasPrefix(out, "connected") {
+	if abi < 6 && !strings.HasPrefix(body(out), "connected") {
 		t.Fatalf("below ABI 6 nothing scopes abstract sockets, yet: %q", out)
 	}
 }

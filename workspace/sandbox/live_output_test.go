@@ -53,7 +53,7 @@ func TestShellShowsOutputWhileItRuns(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the command did not end")
 	}
-	if res.IsError || res.Output != "first\nsecond now\n[exit code 0]" {
+	if res.IsError || withoutWall(res.Output) != reported(0, "first\nsecond now\n") {
 		t.Fatalf("result %+v", res)
 	}
 }

@@ -164,7 +164,7 @@ for p in ["own.sock", "/tmp/own.sock"]:
 	for _, m := range netModes {
 		t.Run(m.name, func(t *testing.T) {
 			res := runShell(t, newShellTool(r).WithNetwork(m.net), command, 0)
-			if want := "own.sock ok\n/tmp/own.sock ok\n[exit code 0]"; res.Output != want {
+			if want := reported(0, "own.sock ok\n/tmp/own.sock ok\n"); withoutWall(res.Output) != want {
 				t.Errorf("a command's own sockets: %q, want %q", res.Output, want)
 			}
 		})
@@ -186,7 +186,7 @@ func TestSandboxAllowedSockets(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			ts := newShellTool(r).WithNetwork(m.net)
 			for _, s := range socks {
-				if res := runShell(t, ts, pyConnect(s), 0); res.Output != "connected\n[exit code 0]" {
+				if res := runShell(t, ts, pyConnect(s), 0); withoutWall(res.Output) != reported(0, "connected\n") {
 					t.Errorf("a command could not reach the allowed %s: %s", s, res.Output)
 				}
 				if got := nextConn(t, s, conns[s]); got != "command" {
@@ -285,7 +285,7 @@ func TestSandboxPrivateTmp(t *testing.T) {
 			if res := runShell(t, ts, "echo '"+m.name+"' > "+name, 0); res.IsError {
 				t.Fatalf("writing %s: %s", name, res.Output)
 			}
-			if res := runShell(t, ts, "cat "+name, 0); res.Output != m.name+"\n[exit code 0]" {
+			if res := runShell(t, ts, "cat "+name, 0); withoutWall(res.Output) != reported(0, m.name+"\n") {
 				t.Errorf("the next command's %s: %q", name, res.Output)
 			}
 			if res := runShell(t, ts, "cat "+hostFile, 0); !res.IsError || strings.Contains(res.Output, "machine's") {
@@ -345,7 +345,7 @@ func TestSandboxGitProtected(t *testing.T) {
 				t.Error("a command wrote a hook")
 			}
 			commit := "echo '" + m.name + "' > f && git add f && git -c user.name=m -c user.email=m@h commit -q -m '" + m.name + "' && git log --format=%s -1"
-			if res := runShell(t, ts, commit, 0); res.Output != m.name+"\n[exit code 0]" {
+			if res := runShell(t, ts, commit, 0); withoutWall(res.Output) != reported(0, m.name+"\n") {
 				t.Errorf("a commit in a command: %s", res.Output)
 			}
 		})
@@ -360,7 +360,7 @@ func TestSandboxNoAmbientCaps(t *testing.T) {
 	for _, m := range netModes {
 		t.Run(m.name, func(t *testing.T) {
 			res := runShell(t, newShellTool(r).WithNetwork(m.net), "grep CapAmb /proc/self/status", 0)
-			if !strings.HasPrefix(res.Output, "CapAmb:\t0000000000000000\n") {
+			if !strings.HasPrefix(body(res.Output), "CapAmb:\t0000000000000000\n") {
 				t.Errorf("a command's ambient capabilities: %q", res.Output)
 			}
 		})
@@ -472,7 +472,7 @@ func TestSandboxGitSubmodule(t *testing.T) {
 				t.Errorf("the submodule's config changed: %q, %v", b, err)
 			}
 			commit := "cd sub && echo '" + m.name + "' > f && git add f && git -c user.name=m -c user.email=m@h commit -q -m '" + m.name + "' && git log --format=%s -1"
-			if res := runShell(t, ts, commit, 0); res.Output != m.name+"\n[exit code 0]" {
+			if res := runShell(t, ts, commit, 0); withoutWall(res.Output) != reported(0, m.name+"\n") {
 				t.Errorf("a commit in the submodule: %s", res.Output)
 			}
 		})
@@ -490,7 +490,7 @@ func TestSandboxPrivateTMPDIR(t *testing.T) {
 	for _, m := range netModes {
 		t.Run(m.name, func(t *testing.T) {
 			res := runShell(t, newShellTool(r).WithNetwork(m.net), `echo same > "$TMPDIR/f" && cat /tmp/f && ! test -e "$TMPDIR/machine.txt"`, 0)
-			if res.Output != "same\n[exit code 0]" {
+			if withoutWall(res.Output) != reported(0, "same\n") {
 				t.Errorf("$TMPDIR in a command: %s", res.Output)
 			}
 		})
@@ -522,7 +522,7 @@ func TestSandboxRuntimeDir(t *testing.T) {
 	for _, m := range netModes {
 		t.Run(m.name, func(t *testing.T) {
 			ts := newShellTool(r).WithNetwork(m.net)
-			if res := runShell(t, ts, "ls -A "+rd+" && cat a.txt", 0); res.Output != "ws\nkept\n[exit code 0]" {
+			if res := runShell(t, ts, "ls -A "+rd+" && cat a.txt", 0); withoutWall(res.Output) != reported(0, "ws\nkept\n") {
 				t.Errorf("the runtime dir in a command: %s", res.Output)
 			}
 			if res := runShell(t, ts, pyConnect(sock), 0); !res.IsError {
@@ -548,7 +548,7 @@ func TestSandboxRuntimeDirInTmp(t *testing.T) {
 	t.Cleanup(func() { Set(Config{}) })
 	for _, m := range netModes {
 		t.Run(m.name, func(t *testing.T) {
-			if res := runShell(t, newShellTool(r).WithNetwork(m.net), pyConnect(sock), 0); res.Output != "connected\n[exit code 0]" {
+			if res := runShell(t, newShellTool(r).WithNetwork(m.net), pyConnect(sock), 0); withoutWall(res.Output) != reported(0, "connected\n") {
 				t.Errorf("the allowed %s: %s", sock, res.Output)
 			}
 			if got := nextConn(t, sock, conns); got != "command" {
@@ -606,7 +606,7 @@ func TestSandboxGitWorktree(t *testing.T) {
 			if b, err := os.ReadFile(filepath.Join(wt, ".git")); err != nil || !bytes.Equal(b, gitFile) {
 				t.Errorf("the worktree's .git file changed: %q, %v", b, err)
 			}
-			if res := runShell(t, ts, "git log --format=%s -1", 0); res.Output != "first\n[exit code 0]" {
+			if res := runShell(t, ts, "git log --format=%s -1", 0); withoutWall(res.Output) != reported(0, "first\n") {
 				t.Errorf("git log in the worktree: %s", res.Output)
 			}
 		})

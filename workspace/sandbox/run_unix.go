@@ -5,7 +5,6 @@ package sandbox
 import (
 	"context"
 	"io"
-	"os"
 	"os/exec"
 	"syscall"
 	"time"
@@ -29,24 +28,31 @@ const (
 
 // runCommand runs prog (the command's program itself, /bin/sh -c command,
 // or the sandbox helper that runs it, see Config) in dir, in a process
-// group of its own, stdin /dev/null, stdout and stderr into one pipe. When the process
+// group of its own (a session of its own, with cio's terminal as its
+// controlling one, when cio.tty), stdin cio.in (/dev/null when nil),
+// stdout and stderr into cio.out. When the process
 // exits, the timeout passes or ctx is cancelled, whatever is left of the
 // group gets SIGTERM and, after KillGrace (plus helperSlack for the helper,
 // which kills the rest of the call itself, setsid'd processes included),
 // SIGKILL; runCommand returns after the process is reaped and both of its
 // goroutines (the output reader and the exit waiter) have ended. The output
 // is copied to live as well, when it is not nil.
-func runCommand(ctx context.Context, dir string, prog program, helper bool, timeout time.Duration, live io.Writer) Outcome {
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		return Outcome{Err: err}
-	}
+func runCommand(ctx context.Context, dir string, prog program, helper bool, timeout time.Duration, live io.Writer, cio callIO) Outcome {
+	pr := cio.read
 	defer pr.Close()
 	cmd := &exec.Cmd{Path: prog.path, Args: prog.argv, Dir: dir, Env: prog.env}
-	cmd.Stdout, cmd.Stderr = pw, pw // *os.File: the child gets the fd itself, exec starts no copier
+	cmd.Stdout, cmd.Stderr = cio.out, cio.out // *os.File: the child gets the fd itself, exec starts no copier
+	if cio.in != nil {
+		cmd.Stdin = cio.in
+	}
 	cmd.SysProcAttr = shellProcAttr(helper)
+	if cio.tty {
+		// A session of its own (its id the group's, as Setpgid gives),
+		// the terminal on its stdin its controlling one.
+		cmd.SysProcAttr.Setpgid, cmd.SysProcAttr.Setsid, cmd.SysProcAttr.Setctty, cmd.SysProcAttr.Ctty = false, true, true, 0
+	}
 	release, err := startCall(cmd) // the daemon refuses its processes' connections until release
-	pw.Close()                     // the children hold the write end now; EOF comes when they are all gone
+	cio.close()                    // the children hold the write end now; EOF comes when they are all gone
 	if err != nil {
 		return Outcome{Err: err}
 	}
@@ -84,11 +90,12 @@ func runCommand(ctx context.Context, dir string, prog program, helper bool, time
 	release()
 
 	run.Output, run.Escaped = output.finish()
+	run.Total = output.out.total
 
 	if st := cmd.ProcessState; st != nil {
 		run.ExitCode = st.ExitCode()
 		if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			run.Signal = ws.Signal().String()
+			run.Signal, run.signum = ws.Signal().String(), int(ws.Signal())
 		}
 	} else if exitErr != nil {
 		run.Err = exitErr

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -86,6 +87,27 @@ func (ts *shellTool) Run(ctx context.Context, name string, raw json.RawMessage) 
 		}
 	}
 	return toolResult{Output: text, IsError: failed, Title: a.Command}
+}
+
+// withoutWall is a shell result with its wall time, which varies, as "T".
+func withoutWall(out string) string {
+	return wallTime.ReplaceAllString(out, "${1}T seconds\n")
+}
+
+var wallTime = regexp.MustCompile(`(?m)^(Wall time: )[0-9.]+ seconds\n`)
+
+// reported is what the model reads of a command that ended with code and
+// printed output, its wall time shown as "T".
+func reported(code int, output string) string {
+	return fmt.Sprintf("Exit code: %d\nWall time: T seconds\nOutput:\n%s", code, output)
+}
+
+// body is the output part of a shell result: what follows "Output:".
+func body(out string) string {
+	if _, b, ok := strings.Cut(out, "\nOutput:\n"); ok {
+		return b
+	}
+	return out
 }
 
 // call runs one tool call with args given as a JSON string.
