@@ -69,6 +69,7 @@ type Config struct {
 	NoSpare           bool          // $HEARTH_SPARE=off: no session warmed ahead of time per workspace
 	WatchMaxDirs      int           // $HEARTH_WATCH_MAX_DIRS: a workspace with more directories (outside ignored ones) is watched in part; 0 = default 20000, -1 = no limit
 	ShellNetwork      string        // $HEARTH_SHELL_NETWORK: on, off or mode (by the session's mode, modeNetwork); "" = mode
+	WebSearch         string        // $HEARTH_WEB_SEARCH: cached, live or off (web_search.go); "" = cached
 	Version           string
 }
 
@@ -104,6 +105,9 @@ func FromEnv() (Config, error) {
 		return c, fmt.Errorf("HEARTH_SPARE=%q: want on or off", v)
 	}
 	if c.ShellNetwork, err = parseShellNetwork(os.Getenv("HEARTH_SHELL_NETWORK")); err != nil {
+		return c, err
+	}
+	if c.WebSearch, err = parseWebSearch(os.Getenv("HEARTH_WEB_SEARCH")); err != nil {
 		return c, err
 	}
 	if v := strings.TrimSpace(os.Getenv("HEARTH_WATCH_MAX_DIRS")); v != "" {

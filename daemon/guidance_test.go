@@ -166,12 +166,16 @@ func TestGuidancePerFamily(t *testing.T) {
 	}
 }
 
-// toolNamesOf are the names of the tools a request offers.
+// toolNamesOf are the names of the tools a request offers: a hosted
+// tool's (web_search) is its type.
 func toolNamesOf(r sim.Received) []string {
-	var tools []struct{ Name string }
+	var tools []struct{ Type, Name string }
 	json.Unmarshal(r.Tools, &tools)
 	var names []string
 	for _, tl := range tools {
+		if tl.Name == "" {
+			tl.Name = tl.Type
+		}
 		names = append(names, tl.Name)
 	}
 	return names

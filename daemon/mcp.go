@@ -152,7 +152,7 @@ func (s *openSession) setMCP(set *mcp.Set) *mcp.Set {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old := s.mcp
-	s.mcp, s.specs = set, specsWith(s.ws.specsFor(toolStyle{s.patchStyle, s.shellStyle}), set)
+	s.mcp, s.specs = set, s.offer.apply(specsWith(s.ws.specsFor(toolStyle{s.patchStyle, s.shellStyle}), set))
 	s.mcpNotes = append(s.mcpNotes, set.Problems()...)
 	return old
 }

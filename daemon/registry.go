@@ -67,7 +67,7 @@ type openSession struct {
 	// next, so every editor hears them in the order they took effect.
 	changing sync.Mutex
 
-	mu       sync.Mutex // guards subs, offered, cancel, turnDone, prompter, closed, mode, mcp, specs, patchStyle, mcpNotes
+	mu       sync.Mutex // guards subs, offered, cancel, turnDone, prompter, closed, mode, mcp, specs, patchStyle, offer, mcpNotes
 	subs     map[*clientConn]struct{}
 	offered  map[*clientConn]bool // told the session's slash commands (commands.go)
 	cancel   context.CancelFunc   // cancels the running turn; nil when idle
@@ -80,7 +80,8 @@ type openSession struct {
 	// patchStyle is the model's patch style specs were built for
 	// (tool_specs.go).
 	patchStyle string
-	mcpNotes   []string // what went wrong with the MCP servers, for the next prompt
+	offer      toolOffer // what else specs offer (web_search.go)
+	mcpNotes   []string  // what went wrong with the MCP servers, for the next prompt
 
 	// shellStyle is the model's shell style specs were built for
 	// (tool_specs.go); guarded by mu.

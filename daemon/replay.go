@@ -93,6 +93,8 @@ func (r replayer) notification(it store.Item) (json.RawMessage, bool) {
 			return b, err == nil
 		}
 		return toolCallNotification(r.session, call.CallID, call.Name, r.kind(call.Name), call.Arguments), true
+	case "web_search_call":
+		return searchNotification(r.session, it.Data)
 	case "function_call_output", "custom_tool_call_output":
 		if hiddenOutput(it.View) {
 			return nil, false

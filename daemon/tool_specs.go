@@ -73,16 +73,19 @@ func workspaceSpecs(ts *workspace.Toolset) map[toolStyle][]json.RawMessage {
 }
 
 // Specs is the session's tool list for its model's patch and shell
-// styles, then its MCP tools. It is rebuilt only when a style changes (a
-// reload that changed the model, which makes the next request full
-// anyway), so requests stay incremental.
+// styles, then its MCP tools, then what its model and mode are offered
+// beyond them (toolOffer: the web search). It is rebuilt only when a style
+// or the offer changes (a reload that changed the model, a mode that
+// changes the web search), which makes the next request full anyway, so
+// requests stay incremental.
 func (t *sessionTools) Specs() []json.RawMessage {
 	p := t.s.ws.client.Config().Profile
+	offer := t.offer()
 	t.s.mu.Lock()
 	defer t.s.mu.Unlock()
-	if p.PatchStyle != t.s.patchStyle || p.ShellStyle != t.s.shellStyle {
-		t.s.patchStyle, t.s.shellStyle = p.PatchStyle, p.ShellStyle
-		t.s.specs = specsWith(t.s.ws.specsFor(toolStyle{p.PatchStyle, p.ShellStyle}), t.s.mcp)
+	if p.PatchStyle != t.s.patchStyle || p.ShellStyle != t.s.shellStyle || offer != t.s.offer {
+		t.s.patchStyle, t.s.shellStyle, t.s.offer = p.PatchStyle, p.ShellStyle, offer
+		t.s.specs = offer.apply(specsWith(t.s.ws.specsFor(toolStyle{p.PatchStyle, p.ShellStyle}), t.s.mcp))
 	}
 	return t.s.specs
 }

@@ -26,6 +26,10 @@ type Profile struct {
 	// Images: the model takes input_image parts (a pasted screenshot,
 	// read_file of an image).
 	Images bool `json:"images"`
+	// WebSearch: the family can use the API's hosted web_search tool
+	// (never at reasoning effort minimal, which the API refuses with it);
+	// the daemon offers it as HEARTH_WEB_SEARCH says.
+	WebSearch bool `json:"web_search"`
 	// ParallelToolCalls: it may call several tools in one response.
 	ParallelToolCalls bool `json:"parallel_tool_calls"`
 	// ToolOutputTokens bounds one tool's output as the model sees it, in
@@ -78,28 +82,28 @@ var profiles = []struct {
 	patterns []string
 	Profile
 }{
-	{[]string{"gpt-5*codex*", "codex-*"}, Profile{Family: "gpt-5.x-codex", ContextWindow: 272_000,
+	{[]string{"gpt-5*codex*", "codex-*"}, Profile{Family: "gpt-5.x-codex", ContextWindow: 272_000, WebSearch: true,
 		ReasoningLevels: []string{"low", "medium", "high", "xhigh"}, DefaultReasoning: "medium",
 		Images: true, ParallelToolCalls: true, ToolOutputTokens: 10_000, PatchStyle: PatchFreeform, ShellStyle: ShellExec,
 		Prompt: PromptCodex, Verbosity: "medium"}},
 	// The first gpt-5 models take a minimal effort, which the later ones
 	// refuse.
-	{[]string{"gpt-5", "gpt-5-20*", "gpt-5-mini*", "gpt-5-nano*"}, Profile{Family: "gpt-5", ContextWindow: 272_000,
+	{[]string{"gpt-5", "gpt-5-20*", "gpt-5-mini*", "gpt-5-nano*"}, Profile{Family: "gpt-5", ContextWindow: 272_000, WebSearch: true,
 		ReasoningLevels: []string{"minimal", "low", "medium", "high"}, DefaultReasoning: "medium",
 		Images: true, ParallelToolCalls: true, ToolOutputTokens: defaultToolOutputTokens, PatchStyle: PatchFreeform, ShellStyle: ShellExec,
 		Prompt: PromptGPT5, Verbosity: "low"}},
-	{[]string{"gpt-5*"}, Profile{Family: "gpt-5.x", ContextWindow: 272_000,
+	{[]string{"gpt-5*"}, Profile{Family: "gpt-5.x", ContextWindow: 272_000, WebSearch: true,
 		ReasoningLevels: []string{"low", "medium", "high", "xhigh"}, DefaultReasoning: "medium",
 		Images: true, ParallelToolCalls: true, ToolOutputTokens: defaultToolOutputTokens, PatchStyle: PatchFreeform, ShellStyle: ShellExec,
 		Prompt: PromptGPT5, Verbosity: "low"}},
-	{[]string{"gpt-4.1*"}, Profile{Family: "gpt-4.1", ContextWindow: 1_047_576, DefaultReasoning: "none",
+	{[]string{"gpt-4.1*"}, Profile{Family: "gpt-4.1", ContextWindow: 1_047_576, DefaultReasoning: "none", WebSearch: true,
 		Images: true, ParallelToolCalls: true, ToolOutputTokens: defaultToolOutputTokens, PatchStyle: PatchFunction, ShellStyle: ShellCommand,
 		Prompt: PromptGeneral}},
 	{[]string{"o3*", "o4-mini*", "o1*"}, Profile{Family: "o-series", ContextWindow: 200_000,
 		ReasoningLevels: []string{"low", "medium", "high"}, DefaultReasoning: "medium",
 		Images: true, ParallelToolCalls: true, ToolOutputTokens: defaultToolOutputTokens, PatchStyle: PatchFunction, ShellStyle: ShellCommand,
 		Prompt: PromptGeneral}},
-	{[]string{"gpt-4o*", "chatgpt-4o*"}, Profile{Family: "gpt-4o", ContextWindow: 128_000, DefaultReasoning: "none",
+	{[]string{"gpt-4o*", "chatgpt-4o*"}, Profile{Family: "gpt-4o", ContextWindow: 128_000, DefaultReasoning: "none", WebSearch: true,
 		Images: true, ParallelToolCalls: true, ToolOutputTokens: defaultToolOutputTokens, ShellStyle: ShellCommand,
 		Prompt: PromptGeneral}},
 }

@@ -13,9 +13,11 @@ import (
 func (l *line) read(ctx context.Context, st *responses.Stream, sink Sink) (r *reply, first time.Time, err error) {
 	cfg := l.client.Config()
 	var early *earlyReads
+	var running searches // the hosted web_search's: shown, never run here
 	defer func() {
 		if err != nil {
 			early.stop()
+			running.fail(sink)
 		}
 	}()
 	if sink != nil {
@@ -40,7 +42,7 @@ func (l *line) read(ctx context.Context, st *responses.Stream, sink Sink) (r *re
 			return &reply{id: res.ID, incomplete: res.Incomplete, output: res.Output, early: early,
 				usage: store.Usage{Input: u.Input, Cached: u.Cached, Output: u.Output, Reasoning: u.Reasoning}}, first, nil
 		}
-		if sink != nil {
+		if sink != nil && !running.relay(e, sink) {
 			early = l.relay(ctx, st, e, sink, early)
 		}
 	}

@@ -147,6 +147,16 @@ type previewFunc func(ts *Toolset, ctx context.Context, d *toolDef, args json.Ra
 // required ones and resolve the path, as Run does first, and leave every
 // other check to Run.
 var readOnlyPreviews = map[string]previewFunc{
+	"view_image": func(ts *Toolset, _ context.Context, d *toolDef, raw json.RawMessage) (Preview, string) {
+		var a viewImageArgs
+		if msg := decodeArgs(d, raw, &a); msg != "" {
+			return Preview{}, msg
+		}
+		if a.Path == nil {
+			return Preview{}, missingArg(d, "path").Output
+		}
+		return pathPreview(ts, *a.Path, func(rel string) string { return "View " + rel })
+	},
 	"read_file": func(ts *Toolset, _ context.Context, d *toolDef, raw json.RawMessage) (Preview, string) {
 		var a readFileArgs
 		if msg := decodeArgs(d, raw, &a); msg != "" {

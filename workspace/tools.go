@@ -120,7 +120,7 @@ type toolDef struct {
 }
 
 // toolDefs lists the tools in the order they are offered to the model.
-var toolDefs = []toolDef{readFileDef, listDirDef, grepDef, writeFileDef, editFileDef, applyPatchDef, shellDef, execCommandDef, writeStdinDef}
+var toolDefs = []toolDef{readFileDef, listDirDef, grepDef, viewImageDef, writeFileDef, editFileDef, applyPatchDef, shellDef, execCommandDef, writeStdinDef}
 
 // Toolset is the set of tools of one workspace. Created by NewToolset; safe
 // for concurrent use once OnWrite is set; it starts no goroutine that

@@ -26,7 +26,7 @@ func TestToolsOrderAndLookup(t *testing.T) {
 			t.Errorf("Lookup(%q) = %+v, %v", tool.Name, got, ok)
 		}
 	}
-	if want := []string{"read_file", "list_dir", "grep", "write_file", "edit_file", "apply_patch", "shell", "exec_command", "write_stdin"}; !slices.Equal(names, want) {
+	if want := []string{"read_file", "list_dir", "grep", "view_image", "write_file", "edit_file", "apply_patch", "shell", "exec_command", "write_stdin"}; !slices.Equal(names, want) {
 		t.Errorf("Tools() names = %v, want %v", names, want)
 	}
 	if _, ok := ts.Lookup("rm_rf"); ok {
@@ -101,7 +101,7 @@ func TestBadArguments(t *testing.T) {
 	r, root, outside := newTree(t)
 	writeFile(t, filepath.Join(root, "a.txt"), "a\n")
 	ts := NewToolset(r)
-	required := map[string]string{"read_file": "path", "list_dir": "path", "grep": "pattern"}
+	required := map[string]string{"read_file": "path", "list_dir": "path", "grep": "pattern", "view_image": "path"}
 	// P stands for the grep pattern argument, so a call is well formed
 	// except for the one fault under test.
 	tests := []struct {

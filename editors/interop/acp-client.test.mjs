@@ -176,8 +176,9 @@ test('the official ACP SDK runs a tool-using turn through hearth acp against a t
   assert.equal(warm.model, 'interop-model-1');
   assert.ok(!('previous_response_id' in warm) || warm.previous_response_id == null);
   const toolNames = (warm.tools ?? []).map((tool) => `${tool.type}:${tool.name}`).sort();
-  // An unknown model's profile: apply_patch as a function taking {input}; update_plan is hearth's own.
-  assert.deepEqual(toolNames, ['function:apply_patch', 'function:edit_file', 'function:grep', 'function:list_dir', 'function:read_file', 'function:shell', 'function:update_plan', 'function:write_file']);
+  // An unknown model's profile: apply_patch as a function taking {input}; update_plan is hearth's own;
+  // view_image as it takes images; no hosted web search.
+  assert.deepEqual(toolNames, ['function:apply_patch', 'function:edit_file', 'function:grep', 'function:list_dir', 'function:read_file', 'function:shell', 'function:update_plan', 'function:view_image', 'function:write_file']);
   for (const tool of warm.tools) assert.equal(tool.parameters?.type, 'object', `${tool.name} has a JSON schema`);
 
   for (const e of creates) {

@@ -204,3 +204,40 @@ test('openai ResponsesWS: a stream_id lane chains a tool call, its output and a 
   assert.equal(evicted.at(-1).error.code, 'previous_response_not_found');
   lane.close();
 });
+
+test('openai ResponsesWS: the hosted web search streams its call and an answer; sent back under store:false it is taken', { timeout: 30_000 }, async () => {
+  const lane = session.lane('interop-search');
+  const withSearch = { ...settings, tools: [...TOOLS, { type: 'web_search', external_web_access: false }] };
+
+  lane.create({ ...withSearch, input: [userMessage('search sqlite wal mode')] });
+  const events = await readResponse(lane);
+  assertSequence(events);
+  const types = events.map((e) => e.type);
+  assert.equal(types.at(-1), 'response.completed', `events: ${types.join(',')}`);
+  for (const t of ['response.web_search_call.in_progress', 'response.web_search_call.searching', 'response.web_search_call.completed']) {
+    assert.equal(types.filter((x) => x === t).length, 1, `one ${t}: ${types.join(',')}`);
+  }
+  const resp = events.at(-1).response;
+  const call = resp.output.find((o) => o.type === 'web_search_call');
+  assert.ok(call, `a web search: ${JSON.stringify(resp.output)}`);
+  assert.match(call.id, /^ws_/);
+  assert.equal(call.status, 'completed');
+  assert.deepEqual(call.action, { type: 'search', query: 'sqlite wal mode' });
+  for (const e of events.filter((x) => x.type.startsWith('response.web_search_call.'))) assert.equal(e.item_id, call.id);
+  const answer = resp.output.find((o) => o.type === 'message').content.map((c) => c.text).join('');
+  assert.match(answer, /for "sqlite wal mode"/);
+
+  // store:false, the whole conversation again: the call without its id is taken, with it refused.
+  const { id, ...replayed } = call;
+  const assistant = { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: answer }] };
+  lane.create({ ...withSearch, input: [userMessage('search sqlite wal mode'), replayed, assistant, userMessage('search sqlite checkpoints')] });
+  const again = await withTimeout(lane.finalResponse(), STEP_MS, 'finalResponse');
+  assert.equal(again.status, 'completed');
+  assert.match(again.output_text, /for "sqlite checkpoints"/);
+  lane.create({ ...withSearch, input: [userMessage('search sqlite wal mode'), call, assistant, userMessage('thanks')] });
+  const refused = await readResponse(lane);
+  assert.equal(refused.at(-1).type, 'error');
+  assert.equal(refused.at(-1).status, 404);
+  assert.match(refused.at(-1).error.message, new RegExp(`Item with id '${id}' not found`));
+  lane.close();
+});

@@ -34,6 +34,10 @@ func (r *request) checkTools() {
 		return // not an array: refused by the parse already
 	}
 	for i, raw := range list {
+		if e := checkHostedTool(i, raw); e != nil { // search.go
+			r.fail(*e)
+			return
+		}
 		var t toolSpec
 		if json.Unmarshal(raw, &t) != nil || t.Type != "custom" {
 			continue

@@ -163,6 +163,26 @@
 // "No tool call found for function call output with call_id ID." (or "custom tool call
 // output"), as the real API answers.
 //
+// # Hosted web search (search.go)
+//
+// A tool {type:"web_search"} (or web_search_2025_08_26) takes only the API's fields —
+// external_web_access (absent = true), filters {allowed_domains}, user_location
+// {type:"approximate", country, region, city, timezone}, search_context_size, and
+// search_content_types (text, image), which the published schema lacks but Codex sends and
+// the API takes — and refuses any
+// other (unknown_parameter, param tools[i].NAME), a wrong type (invalid_type) or value
+// (invalid_value); with reasoning.effort minimal the request gets the API's 400 "The following
+// tools cannot be used with reasoning.effort 'minimal': web_search." (param tools, code null).
+// "search QUERY" makes the model search: a web_search_call {id:"ws_…", status, action} added
+// with status in_progress and no action, response.web_search_call.in_progress, .searching and
+// .completed (item_id, output_index), the item done with action {type:"search", query} (and
+// sources with include web_search_call.action.sources), then in the same response a message
+// citing an example.com page and saying whether the search was live or cached. A
+// web_search_call sent back as input needs status (in_progress|searching|completed|failed) and
+// an action of a known type (find_in_page with url and pattern), and has no other member than
+// id, type, status and action; its ws_ id under store:false refuses the request as any
+// server-issued id does.
+//
 // # The scripted model
 //
 // The turn is everything after the last user message; the script reads that message's text:
@@ -185,9 +205,10 @@
 // word, NEW the rest), "patch PATH OLD NEW" apply_patch with a one-hunk patch turning the line
 // OLD (one word) into NEW (a custom tool call when the request offers apply_patch as a custom
 // tool, else a function call taking {input}), "plan STEP; STEP …" update_plan (the first step
-// in_progress, the others pending), "run COMMAND" shell (exec_command where shell is not offered); "slow" calls nothing and answers with about 100
-// words spaced 100 ms apart (or the cost model's gap, when longer), to try cancelling. Failing
-// that, "read <path>" anywhere calls read_file and "list" or "files" anywhere list_dir {"path":"."}.
+// in_progress, the others pending), "run COMMAND" shell (exec_command where shell is not offered),
+// "view PATH" view_image, "search QUERY" the hosted web search (above); "slow" calls nothing and
+// answers with about 100 words spaced 100 ms apart (or the cost model's gap, when longer), to
+// try cancelling. Failing that, "read <path>" anywhere calls read_file and "list" or "files" anywhere list_dir {"path":"."}.
 //
 // Otherwise it answers "You said: <text>" (followed by a blank line and Options.Hint when set:
 // the daemon's simulator names the words there, NoKeyHint), or after tool outputs "I called

@@ -40,6 +40,7 @@ type reply struct {
 	effort       string
 	summary      string            // reasoning.summary requested ("" = none streamed)
 	encrypted    bool              // include has reasoning.encrypted_content
+	sources      bool              // include has web_search_call.action.sources
 	secret       []byte            // seals encrypted_content
 	effective    []json.RawMessage // cached items + new input
 	effBytes     int               // itemsBytes(effective)
@@ -80,7 +81,8 @@ func newReply(req *request, streamID string, effective []json.RawMessage, effByt
 		generate: req.generates(),
 		store:    !req.storeOff(), reasons: opts.reasons(model), effort: req.reasoning.effort,
 		summary: req.reasoning.summary, encrypted: req.includes("reasoning.encrypted_content"),
-		secret: opts.secret(), effective: effective, effBytes: effBytes, pace: pace, cachedBytes: cachedBytes, cost: opts.Cost,
+		sources: req.includes("web_search_call.action.sources"),
+		secret:  opts.secret(), effective: effective, effBytes: effBytes, pace: pace, cachedBytes: cachedBytes, cost: opts.Cost,
 		fault: fault, hint: opts.Hint, onDelta: opts.OnDelta, w: w, createdAt: time.Now().Unix(),
 	}
 }
@@ -118,6 +120,13 @@ func (r *reply) run(ctx context.Context) (replyResult, error) {
 	var output []json.RawMessage
 	if r.reasons {
 		item, err := r.streamReasoning(ctx, 0, reasoningSummary(p, readTurn(r.effective).text))
+		if err != nil {
+			return replyResult{}, err
+		}
+		output = append(output, item)
+	}
+	if p.search != "" {
+		item, err := r.streamSearch(ctx, len(output), p.search, r.sources)
 		if err != nil {
 			return replyResult{}, err
 		}

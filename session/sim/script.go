@@ -58,6 +58,7 @@ type plan struct {
 	gap      time.Duration // the least time between text deltas (the slow word)
 	chunk    int           // words per text delta (sim:chunk; 0 or 1: one)
 	echoed   bool          // text echoes the prompt: the place for Options.Hint
+	search   string        // a query the hosted web search runs before the text (search.go)
 }
 
 // turn is what the script reads from the effective input: the last user message and the tool
@@ -193,6 +194,9 @@ func planTurn(items []json.RawMessage, tools json.RawMessage, parallel bool) pla
 		return plan{text: answerText(t)}
 	}
 	if len(t.outputs) == 0 {
+		if p, ok := hostedWords(t.text, names, tools); ok {
+			return p
+		}
 		if p, ok := wordPlan(t.text, names, customTools(tools)); ok {
 			return p
 		}

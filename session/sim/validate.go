@@ -23,6 +23,10 @@ func (o Options) validate(req *request) {
 		req.fail(unsupportedParameter("reasoning.effort", "with this model"))
 		return
 	}
+	if e := checkSearchEffort(req); e != nil {
+		req.fail(*e)
+		return
+	}
 	if req.storeOff() {
 		for _, it := range req.input {
 			if id := itemID(it); serverIssued.MatchString(id) {
@@ -41,6 +45,10 @@ func (o Options) validate(req *request) {
 			return
 		}
 		if e := checkImages(i, it); e != nil {
+			req.fail(*e)
+			return
+		}
+		if e := checkSearchItem(i, it); e != nil {
 			req.fail(*e)
 			return
 		}

@@ -28,6 +28,9 @@ offers it, and then answers with what the tool returned:
                         (else a function call): the line OLD (one word) becomes NEW (the rest)
   plan STEP; STEP ...   update_plan: the first step in progress, the others pending
   run COMMAND           shell, or exec_command where shell is not offered
+  view PATH             view_image
+  search QUERY          the hosted web_search tool (when the request offers it): a
+                        web_search_call, then an answer citing the page it found
   slow                  no tool: a long answer streamed over about 10 s, to try cancelling
 Any other prompt is echoed: "You said: ...". "read PATH" and "list" or "files"
 anywhere in a sentence call read_file and list_dir too.

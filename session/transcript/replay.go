@@ -3,6 +3,7 @@ package transcript
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 )
 
 // The replay form of an item is what goes back to the model as input
@@ -11,7 +12,9 @@ import (
 // id up and finds nothing — so every item drops its top-level "id" and
 // "status". A reasoning item keeps its summary and encrypted_content (the
 // model's sealed thinking); one without encrypted_content carries nothing
-// and is left out. The store keeps items exactly as received; requests
+// and is left out. A web_search_call (the hosted tool's, which needs no
+// answer) keeps its status beside its action: the API's input item
+// requires both. The store keeps items exactly as received; requests
 // use this form, and the incremental rule compares replay forms. The
 // form is cut from the item's bytes, never decoded and encoded again: the
 // members left keep their order and bytes.
@@ -56,21 +59,29 @@ func replayCuts(item []byte) (ms []member, keep, cut bool) {
 	if !ok {
 		return nil, true, false
 	}
-	reasoning, sealed := false, false
+	reasoning, sealed, search, status := false, false, false, -1
 	for i, m := range ms {
 		value := bytes.TrimSpace(item[names[i]:m.end])
 		value = bytes.TrimSpace(value[bytes.IndexByte(value, ':')+1:])
 		switch name := item[m.start:names[i]]; string(name) {
 		case `"type"`:
 			reasoning = string(value) == `"reasoning"`
+			search = string(value) == `"web_search_call"`
 		case `"encrypted_content"`:
 			sealed = string(value) != "null" && string(value) != `""`
-		case `"id"`, `"status"`:
+		case `"status"`:
+			status = i
+			ms[i].drop, cut = true, true
+		case `"id"`:
 			ms[i].drop, cut = true, true
 		}
 	}
 	if reasoning && !sealed {
 		return nil, false, false
+	}
+	if search && status >= 0 {
+		ms[status].drop = false
+		cut = slices.ContainsFunc(ms, func(m member) bool { return m.drop })
 	}
 	return ms, true, cut
 }

@@ -6,7 +6,8 @@ import (
 	"testing"
 )
 
-// The replay form drops an item's top-level id and status, keeps the rest
+// The replay form drops an item's top-level id and status (a web search's
+// keeps its status), keeps the rest
 // byte for byte in its order, and leaves out a reasoning item with nothing
 // sealed; made in place, it is the item's own bytes.
 func TestReplayForm(t *testing.T) {
@@ -20,6 +21,11 @@ func TestReplayForm(t *testing.T) {
 		{`{"id":"rs_1","type":"reasoning","summary":[]}`, ``},
 		{`{"id":"rs_1","type":"reasoning","summary":[],"encrypted_content":null}`, ``},
 		{`{"type":"function_call_output","call_id":"c","output":"ok"}`, `{"type":"function_call_output","call_id":"c","output":"ok"}`},
+		// The hosted web search's item keeps its status: the API requires it beside the action.
+		{`{"id":"ws_1","type":"web_search_call","status":"completed","action":{"type":"search","query":"q","status":1}}`,
+			`{"type":"web_search_call","status":"completed","action":{"type":"search","query":"q","status":1}}`},
+		{`{"status":"completed","action":{"type":"search"},"type":"web_search_call"}`,
+			`{"status":"completed","action":{"type":"search"},"type":"web_search_call"}`},
 		{`{"id":"x"}`, `{}`},
 		{`["id","status"]`, `["id","status"]`},
 		{`{"id":"x",}`, `{"id":"x",}`},
