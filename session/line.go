@@ -21,6 +21,7 @@ type line struct {
 	tr     *transcript.Transcript
 	box    *toolbox
 	log    *slog.Logger
+	steer  *steering // the running turn's steering (steer.go)
 
 	setCache settingsCache
 	choice   atomic.Pointer[Choice] // the session's own model and effort (choice.go)

@@ -25,6 +25,9 @@ type reply struct {
 	// early: its reads started before it ended; whoever acts on the
 	// reply stops them (act).
 	early *earlyReads
+	// successor: an automatic successor follows it on its stream, which
+	// commits the steering it was sent (Event.Continued).
+	successor bool
 }
 
 // exchange sends one request for the conversation's current transcript
@@ -69,15 +72,42 @@ func (l *line) send(ctx context.Context, turnID int64, generate bool, sink Sink,
 		l.finish(reqID, "", "failed", err, time.Time{})
 		return nil, err
 	}
-	r, first, err := l.read(ctx, st, sink)
-	if err != nil {
-		return nil, l.failed(ctx, conn, st, reqID, err, first)
+	steerable := sink != nil && generate && aside == nil
+	for {
+		if steerable {
+			l.steer.streaming(conn, st)
+		}
+		r, first, err := l.read(ctx, st, sink)
+		var se steerEnd
+		if steerable {
+			se = l.steer.ended(ctx, st, r != nil && r.successor)
+		}
+		if err != nil {
+			return nil, l.failed(ctx, conn, st, reqID, err, first)
+		}
+		if r, err = l.settle(ctx, turnID, conn, o, reqID, r, first, sink != nil); err != nil {
+			if se.successor {
+				l.abort(conn, st)
+			}
+			return r, err
+		}
+		if se.pending {
+			l.heldForContinuation(r, se.items)
+		}
+		if !se.successor {
+			if sink != nil {
+				l.tellUsage(sink)
+			}
+			return r, nil
+		}
+		// The stream goes on with the successor, which answers the
+		// steering as part of this turn: the partial answer is kept.
+		r.early.stop()
+		if o, reqID, err = l.commitSuccessor(context.WithoutCancel(ctx), turnID, conn, o, r, se.items); err != nil {
+			l.abort(conn, st)
+			return nil, err
+		}
 	}
-	r, err = l.settle(ctx, turnID, conn, o, reqID, r, first, sink != nil)
-	if err == nil && sink != nil {
-		l.tellUsage(sink)
-	}
-	return r, err
 }
 
 // outgoing is one request, prepared: what it sends and what the store and

@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"context"
 	"encoding/json"
 	"sync"
 
@@ -53,4 +54,36 @@ func (s *Steering) take() []steered {
 	q := s.queue
 	s.queue = nil
 	return q
+}
+
+// StageSteered stages items the server holds for the next request's input
+// (response.steer.pending): they lead that request's new items, before
+// the tool outputs staged after them, as the server prepends them.
+func (t *Transcript) StageSteered(items []json.RawMessage) {
+	t.Stage(steeredItems(items), nil, nil)
+}
+
+// CommitSteered records an automatic successor of a steered response: the
+// steering items, after that response's output where the server committed
+// them, with the successor's request row r, in one transaction. It
+// returns the request's id.
+func (t *Transcript) CommitSteered(ctx context.Context, r store.Request, items []json.RawMessage) (int64, error) {
+	t.mu.Lock()
+	t.l.stage(steeredItems(items), nil, nil)
+	b := t.l.batch()
+	t.mu.Unlock()
+	reqID, tell, err := t.CommitRequest(ctx, r, b)
+	if err != nil {
+		return 0, err
+	}
+	tell()
+	return reqID, nil
+}
+
+func steeredItems(items []json.RawMessage) []store.NewItem {
+	out := make([]store.NewItem, len(items))
+	for i, it := range items {
+		out[i] = store.NewItem{Origin: store.OriginInput, Data: it}
+	}
+	return out
 }
