@@ -52,6 +52,10 @@ func (c *Conversation) exchangeAside(ctx context.Context, turnID int64, view, as
 // prepare (the incremental rule's plan), commit what the request carries
 // with its row, transmit, read the response, settle it.
 func (l *line) send(ctx context.Context, turnID int64, generate bool, sink Sink, view, aside []json.RawMessage) (*reply, error) {
+	steerable := sink != nil && generate && aside == nil
+	if steerable {
+		l.beforeRequest(ctx)
+	}
 	conn, lane, err := l.connect(ctx, generate, sink)
 	if err != nil {
 		return nil, err
@@ -72,7 +76,6 @@ func (l *line) send(ctx context.Context, turnID int64, generate bool, sink Sink,
 		l.finish(reqID, "", "failed", err, time.Time{})
 		return nil, err
 	}
-	steerable := sink != nil && generate && aside == nil
 	for {
 		if steerable {
 			l.steer.streaming(conn, st)
@@ -92,7 +95,10 @@ func (l *line) send(ctx context.Context, turnID int64, generate bool, sink Sink,
 			return r, err
 		}
 		if se.pending {
-			l.heldForContinuation(r, se.items)
+			l.heldFor(r.id, se.items)
+		}
+		if steerable && !se.successor && hasCalls(r.output) {
+			l.steer.waitsForTools(conn, st, r.id)
 		}
 		if !se.successor {
 			if sink != nil {
@@ -176,6 +182,9 @@ func (l *line) prepare(conn responses.Link, lane string, generate bool, view, as
 	}
 	o.key = key
 	o.items, o.prev, o.reason = plan(base, conn, lane, key, o.full, l.client.Config().DisableIncremental)
+	if !o.aside {
+		o.items = l.withoutHeld(o.prev, o.items)
+	}
 	ev := responses.Create{Type: "response.create", Settings: set, Encoded: key, StreamID: lane, PreviousResponseID: o.prev, Input: o.items}
 	o.kind = store.KindIncremental
 	switch {

@@ -1,9 +1,10 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -62,9 +63,6 @@ func (c *Conversation) Steer(ctx context.Context, input []json.RawMessage) (Stee
 		if err == nil {
 			s.sent = input
 			return SteerInjected, nil
-		}
-		if errors.Is(err, responses.ErrNoSteering) {
-			s.noWire = true
 		}
 		c.log.Debug("steer on the wire failed; the next request carries it", "err", err)
 	}
@@ -132,8 +130,8 @@ type steerEnd struct {
 // its failure), what was sent for it: committed by a successor, held for a
 // continuation, or back to the queue (refused, returned, or unknown after
 // a lost connection: the server lost it with the connection, the next
-// request carries it once).
-// successor is what the response's terminal event said (Event.Continued).
+// request carries it once). successor is what the response's terminal
+// event said (Event.Continued).
 func (s *steering) ended(ctx context.Context, st *responses.Stream, successor bool) steerEnd {
 	s.mu.Lock()
 	items := s.sent
@@ -145,6 +143,13 @@ func (s *steering) ended(ctx context.Context, st *responses.Stream, successor bo
 	case successor:
 		return steerEnd{successor: true, items: items}
 	}
+	return s.settle(ctx, st, items)
+}
+
+// settle waits for the server's answer to items sent for the ended
+// response of st: held for its continuation (pending), or back to the
+// queue.
+func (s *steering) settle(ctx context.Context, st *responses.Stream, items []json.RawMessage) steerEnd {
 	state := st.AwaitSteering(ctx, steerAnswerTimeout)
 	if state.Pending > 0 {
 		return steerEnd{pending: true, items: items}
@@ -158,6 +163,33 @@ func (s *steering) ended(ctx context.Context, st *responses.Stream, successor bo
 		s.queue(it)
 	}
 	return steerEnd{}
+}
+
+// waitsForTools makes the response id of st, which ended waiting for the
+// outputs of the calls it made, the target of steering while they run: the
+// server holds what it accepts for the continuation (response.steer.pending).
+func (s *steering) waitsForTools(conn responses.Link, st *responses.Stream, id string) {
+	s.mu.Lock()
+	s.conn, s.st, s.id = conn, st, id
+	s.mu.Unlock()
+}
+
+// beforeRequest settles, before the turn's next request is built, what was
+// sent for the response that waited for its tools: held input is recorded
+// ahead of the tool outputs and as held by the server, the rest joins the
+// queue.
+func (l *line) beforeRequest(ctx context.Context) {
+	s := l.steer
+	s.mu.Lock()
+	st, id, items := s.st, s.id, s.sent
+	s.conn, s.st, s.id, s.sent = nil, nil, "", nil
+	s.mu.Unlock()
+	if items == nil {
+		return
+	}
+	if se := s.settle(ctx, st, items); se.pending {
+		l.heldFor(id, items)
+	}
 }
 
 // commitSuccessor records the automatic successor of the steered response
@@ -181,15 +213,54 @@ func (l *line) commitSuccessor(ctx context.Context, turnID int64, conn responses
 	return next, reqID, err
 }
 
-// heldForContinuation records steering items the server holds for the
-// continuation of r: in the transcript before the tool outputs (where the
-// server prepends them), and in the baseline as already on the server, so
-// that the continuation carries the outputs alone.
-func (l *line) heldForContinuation(r *reply, items []json.RawMessage) {
+// heldFor records steering items the server holds for the continuation
+// of response id: in the transcript before the tool outputs not committed
+// yet (where the server prepends them), and as held, so that the
+// continuation carries the outputs alone (withoutHeld).
+func (l *line) heldFor(id string, items []json.RawMessage) {
 	l.tr.StageSteered(items)
 	l.mu.Lock()
-	if l.base != nil && l.base.responseID == r.id {
-		l.base.output = append(append([]json.RawMessage(nil), l.base.output...), items...)
-	}
+	l.held = &heldInput{responseID: id, items: items}
 	l.mu.Unlock()
+}
+
+// heldInput is steering input the server holds for the continuation of
+// one response: a request chained on it must not carry it again.
+type heldInput struct {
+	responseID string
+	items      []json.RawMessage
+}
+
+// withoutHeld takes the input held for the response prev off items, the
+// new items of a request chained on prev: the server has them. A request
+// that is not chained on it (a full one: the server's connection is gone)
+// carries them.
+func (l *line) withoutHeld(prev string, items []json.RawMessage) []json.RawMessage {
+	l.mu.Lock()
+	h := l.held
+	l.held = nil
+	l.mu.Unlock()
+	if h == nil || prev == "" || prev != h.responseID {
+		return items
+	}
+	out := make([]json.RawMessage, 0, len(items))
+	for _, it := range items {
+		if i := slices.IndexFunc(h.items, func(x json.RawMessage) bool { return bytes.Equal(x, it) }); i >= 0 {
+			h.items = slices.Delete(slices.Clone(h.items), i, i+1)
+			continue
+		}
+		out = append(out, it)
+	}
+	return out
+}
+
+// hasCalls reports whether output calls tools: the response waits for
+// their outputs.
+func hasCalls(output []json.RawMessage) bool {
+	for _, it := range output {
+		if _, ok := readItem(it).call(); ok {
+			return true
+		}
+	}
+	return false
 }

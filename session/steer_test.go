@@ -211,3 +211,61 @@ func TestSteerHeldForToolContinuation(t *testing.T) {
 		}
 	}
 }
+
+// gatedTools runs the workspace's tools once a test lets each call go.
+type gatedTools struct {
+	*wsTools
+	started chan struct{}
+	release chan struct{}
+}
+
+func (g *gatedTools) Run(ctx context.Context, call session.ToolCall) session.ToolResult {
+	g.started <- struct{}{}
+	<-g.release
+	return g.wsTools.Run(ctx, call)
+}
+
+// A steer while a tool runs reaches the server as response.steer for the
+// response that waits for the tool's output: held (response.steer.pending),
+// and the one continuation carries only the tool output.
+func TestSteerWhileToolRuns(t *testing.T) {
+	e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}})
+	tools := &gatedTools{wsTools: e.tools, started: make(chan struct{}), release: make(chan struct{})}
+	c := e.openWith("s1", tools)
+	warm(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Prompt(ctx, []json.RawMessage{session.UserMessage(`go sim:calls=1 sim:tool=read_file sim:args={"path":"a.txt"}`)}, newRecorder())
+		done <- err
+	}()
+	<-tools.started
+	if out, err := c.Steer(ctx, []json.RawMessage{session.UserMessage("say banana")}); err != nil || out != session.SteerInjected {
+		t.Fatalf("steer: %v %v", out, err)
+	}
+	close(tools.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	recs := e.sim.Received()
+	var creates []sim.Received
+	for _, r := range recs {
+		if r.Type == "response.create" {
+			creates = append(creates, r)
+		}
+	}
+	steers := countType(recs, "response.steer")
+	if steers != 1 || len(creates) != 3 {
+		t.Fatalf("%d steers, %d creates", steers, len(creates))
+	}
+	if cont := creates[2]; len(cont.Input) != 1 || itemType(cont.Input[0]) != "function_call_output" {
+		t.Fatalf("continuation input %s", cont.Input)
+	}
+	// The tool's output was stored as it ran, before the steering came:
+	// the steering follows it, once, before the answer.
+	got := strings.Join(storedTexts(t, e, "s1"), " | ")
+	if !strings.Contains(got, "function_call | function_call_output | user:say banana | assistant:") || strings.Count(got, "say banana") != 1 {
+		t.Fatalf("stored transcript %s", got)
+	}
+}

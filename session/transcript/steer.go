@@ -58,9 +58,11 @@ func (s *Steering) take() []steered {
 
 // StageSteered stages items the server holds for the next request's input
 // (response.steer.pending): they lead that request's new items, before
-// the tool outputs staged after them, as the server prepends them.
+// the tool outputs staged already or later, as the server prepends them.
 func (t *Transcript) StageSteered(items []json.RawMessage) {
-	t.Stage(steeredItems(items), nil, nil)
+	t.mu.Lock()
+	t.l.stageHeld(steeredItems(items))
+	t.mu.Unlock()
 }
 
 // CommitSteered records an automatic successor of a steered response: the
