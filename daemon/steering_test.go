@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -189,5 +190,52 @@ func TestPromptDuringTurnIsQueued(t *testing.T) {
 	raw, _ := json.Marshal(cs[2].Input)
 	if !strings.Contains(string(raw), "second") {
 		t.Fatalf("second request input %s", raw)
+	}
+}
+
+// A steer while a tool waits for its approval reaches the model API as one
+// response.steer for the response that called the tool, held there
+// (response.steer.pending), and one continuation carries only the tool's
+// output.
+func TestSteeringWhileToolRuns(t *testing.T) {
+	td := startDaemon(t, sim.Options{}, "")
+	asked, allow := make(chan struct{}), make(chan struct{})
+	e := td.connectAnswering(func(ctx context.Context, method string, params json.RawMessage) (any, error) {
+		close(asked)
+		<-allow
+		return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeSelected("allow_once")}, nil
+	})
+	e.initialize()
+	id := e.newSession(td.root)
+	done := e.promptAsync(id, writeA)
+	<-asked
+	other := td.connect()
+	other.initialize()
+	if out := other.steer(id, "say banana", nil); out != "injected" {
+		t.Fatalf("outcome %q", out)
+	}
+	close(allow)
+	if stop := <-done; stop != acp.StopReasonEndTurn {
+		t.Fatalf("stop %q", stop)
+	}
+	recs := td.sim.Received()
+	cs := creates(recs)
+	steers := 0
+	for _, r := range recs {
+		if r.Type == "response.steer" {
+			steers++
+			if r.PreviousResponseID != cs[1].ResponseID || r.Outcome != sim.OutcomeSteerAccepted {
+				t.Fatalf("steer record %+v", r)
+			}
+		}
+	}
+	if steers != 1 || len(cs) != 3 {
+		t.Fatalf("%d steers, %d creates", steers, len(cs))
+	}
+	var item struct {
+		Type string `json:"type"`
+	}
+	if cont := cs[2]; len(cont.Input) != 1 || json.Unmarshal(cont.Input[0], &item) != nil || item.Type != "function_call_output" || cont.PreviousResponseID != cs[1].ResponseID {
+		t.Fatalf("continuation %+v", cont)
 	}
 }
