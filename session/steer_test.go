@@ -269,3 +269,67 @@ func TestSteerWhileToolRuns(t *testing.T) {
 		t.Fatalf("stored transcript %s", got)
 	}
 }
+
+// Over HTTP there is no steering: the input joins the turn's next request,
+// a request of its own once the model has answered, and reaches the model
+// once.
+func TestSteerOverHTTPJoinsNextRequest(t *testing.T) {
+	e := newEnv(t, sim.Options{Cost: sim.Cost{TokensPerSecond: 50}}, session.Config{Config: responses.Config{ForceHTTP: true}})
+	c := e.open("s1")
+	stop, out := steerWhenFirstText(t, c, "talk sim:tokens=30", "say banana")
+	if stop != session.StopEndTurn || out != session.SteerInjected {
+		t.Fatalf("stop %s outcome %v", stop, out)
+	}
+	n := 0
+	for _, r := range e.sim.Received() {
+		for _, it := range r.Input {
+			if strings.Contains(string(it), "say banana") {
+				n++
+			}
+		}
+	}
+	if n != 1 {
+		t.Fatalf("the steering reached the model %d times", n)
+	}
+	got := strings.Join(storedTexts(t, e, "s1"), " | ")
+	if !strings.HasSuffix(got, " | user:say banana | assistant:You said: say banana") {
+		t.Fatalf("stored transcript %s", got)
+	}
+}
+
+// A connection lost right after a steer leaves its outcome unknown: the
+// turn's retry on a new connection carries the input once, and the
+// transcript holds it once.
+func TestSteerUnknownAfterDrop(t *testing.T) {
+	var srv *sim.Server
+	dropped := make(chan struct{})
+	opts := sim.Options{OnReceived: func(r sim.Received) {
+		if r.Type == "response.steer" {
+			go func() { srv.DropConnections(); close(dropped) }()
+		}
+	}}
+	e := newEnv(t, opts, session.Config{Config: responses.Config{Lanes: responses.LanesOn}})
+	srv = e.sim
+	c := e.open("s1")
+	warm(t, c)
+	stop, out := steerWhenFirstText(t, c, "slow", "say banana")
+	<-dropped
+	if stop != session.StopEndTurn || out != session.SteerInjected {
+		t.Fatalf("stop %s outcome %v", stop, out)
+	}
+	var creates []sim.Received
+	for _, r := range e.sim.Received() {
+		if r.Type == "response.create" {
+			creates = append(creates, r)
+		}
+	}
+	last := creates[len(creates)-1]
+	raw, _ := json.Marshal(last.Input)
+	if strings.Count(string(raw), "say banana") != 1 {
+		t.Fatalf("the last request (%d items) carries the steering %d times", len(last.Input), strings.Count(string(raw), "say banana"))
+	}
+	got := strings.Join(storedTexts(t, e, "s1"), " | ")
+	if strings.Count(got, "user:say banana") != 1 || !strings.HasSuffix(got, "assistant:You said: say banana") {
+		t.Fatalf("stored transcript %s", got)
+	}
+}
