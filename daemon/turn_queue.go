@@ -64,10 +64,3 @@ func (s *openSession) leave(q *queuedTurn) bool {
 	}
 	return false
 }
-
-// busy reports whether a turn runs or waits in s.
-func (s *openSession) busy() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.cancel != nil || len(s.queue) > 0
-}
