@@ -95,7 +95,7 @@ func (l *line) send(ctx context.Context, turnID int64, generate bool, sink Sink,
 			return r, err
 		}
 		if se.pending {
-			l.heldFor(r.id, se.items)
+			l.heldFor(r.id, se.items, false)
 		}
 		if steerable && !se.successor && hasCalls(r.output) {
 			l.steer.waitsForTools(conn, st, r.id)

@@ -34,7 +34,15 @@ type steering struct {
 	id     string            // its id, once response.created said it
 	sent   []json.RawMessage // items sent with response.steer for it, outcome not settled yet
 	noWire bool              // the server does not support steering: the queue takes all
-	queue  func(it json.RawMessage)
+	// waiting: the response (id) ended waiting for its tools' outputs,
+	// nothing streams; input is then stored at once, where it lands.
+	waiting bool
+	stored  bool  // sent is in the store already
+	turnID  int64 // the running turn's
+	queue   func(it json.RawMessage)
+	// commit stores items at once, when nothing staged must come first
+	// (Transcript.CommitSteeredNow).
+	commit func(ctx context.Context, turnID int64, items []json.RawMessage) (bool, error)
 }
 
 // SteerOutcome says what Steer did with the input.
@@ -58,13 +66,25 @@ func (c *Conversation) Steer(ctx context.Context, input []json.RawMessage) (Stee
 	if !s.open {
 		return SteerIdle, nil
 	}
+	// While tools run nothing streams: stored now, the input survives a
+	// kill, and the next request carries it unless the server holds it.
+	stored := false
+	if s.waiting {
+		var err error
+		if stored, err = s.commit(ctx, s.turnID, input); err != nil {
+			return SteerIdle, err
+		}
+	}
 	if s.id != "" && s.sent == nil && !s.noWire {
 		err := s.conn.Steer(ctx, s.st, s.id, input)
 		if err == nil {
-			s.sent = input
+			s.sent, s.stored = input, stored
 			return SteerInjected, nil
 		}
 		c.log.Debug("steer on the wire failed; the next request carries it", "err", err)
+	}
+	if stored {
+		return SteerInjected, nil
 	}
 	for _, it := range input {
 		s.queue(it)
@@ -72,10 +92,10 @@ func (c *Conversation) Steer(ctx context.Context, input []json.RawMessage) (Stee
 	return SteerInjected, nil
 }
 
-// opened marks the turn as taking steered input.
-func (s *steering) opened() {
+// opened marks the turn turnID as taking steered input.
+func (s *steering) opened(turnID int64) {
 	s.mu.Lock()
-	s.open = true
+	s.open, s.turnID = true, turnID
 	s.mu.Unlock()
 }
 
@@ -103,7 +123,7 @@ func (s *steering) closed() {
 // gives its id once response.created says it.
 func (s *steering) streaming(conn responses.Link, st *responses.Stream) {
 	s.mu.Lock()
-	s.conn, s.st, s.id = conn, st, ""
+	s.conn, s.st, s.id, s.waiting = conn, st, "", false
 	s.mu.Unlock()
 }
 
@@ -143,13 +163,13 @@ func (s *steering) ended(ctx context.Context, st *responses.Stream, successor bo
 	case successor:
 		return steerEnd{successor: true, items: items}
 	}
-	return s.settle(ctx, st, items)
+	return s.settle(ctx, st, items, false)
 }
 
 // settle waits for the server's answer to items sent for the ended
 // response of st: held for its continuation (pending), or back to the
-// queue.
-func (s *steering) settle(ctx context.Context, st *responses.Stream, items []json.RawMessage) steerEnd {
+// queue (unless stored: the next request carries them).
+func (s *steering) settle(ctx context.Context, st *responses.Stream, items []json.RawMessage, stored bool) steerEnd {
 	state := st.AwaitSteering(ctx, steerAnswerTimeout)
 	if state.Pending > 0 {
 		return steerEnd{pending: true, items: items}
@@ -160,7 +180,9 @@ func (s *steering) settle(ctx context.Context, st *responses.Stream, items []jso
 		s.noWire = true
 	}
 	for _, it := range items {
-		s.queue(it)
+		if !stored {
+			s.queue(it)
+		}
 	}
 	return steerEnd{}
 }
@@ -170,7 +192,7 @@ func (s *steering) settle(ctx context.Context, st *responses.Stream, items []jso
 // server holds what it accepts for the continuation (response.steer.pending).
 func (s *steering) waitsForTools(conn responses.Link, st *responses.Stream, id string) {
 	s.mu.Lock()
-	s.conn, s.st, s.id = conn, st, id
+	s.conn, s.st, s.id, s.waiting = conn, st, id, true
 	s.mu.Unlock()
 }
 
@@ -181,14 +203,14 @@ func (s *steering) waitsForTools(conn responses.Link, st *responses.Stream, id s
 func (l *line) beforeRequest(ctx context.Context) {
 	s := l.steer
 	s.mu.Lock()
-	st, id, items := s.st, s.id, s.sent
-	s.conn, s.st, s.id, s.sent = nil, nil, "", nil
+	st, id, items, stored := s.st, s.id, s.sent, s.stored
+	s.conn, s.st, s.id, s.sent, s.waiting, s.stored = nil, nil, "", nil, false, false
 	s.mu.Unlock()
 	if items == nil {
 		return
 	}
-	if se := s.settle(ctx, st, items); se.pending {
-		l.heldFor(id, items)
+	if se := s.settle(ctx, st, items, stored); se.pending {
+		l.heldFor(id, items, stored)
 	}
 }
 
@@ -217,8 +239,10 @@ func (l *line) commitSuccessor(ctx context.Context, turnID int64, conn responses
 // of response id: in the transcript before the tool outputs not committed
 // yet (where the server prepends them), and as held, so that the
 // continuation carries the outputs alone (withoutHeld).
-func (l *line) heldFor(id string, items []json.RawMessage) {
-	l.tr.StageSteered(items)
+func (l *line) heldFor(id string, items []json.RawMessage, stored bool) {
+	if !stored {
+		l.tr.StageSteered(items)
+	}
 	l.mu.Lock()
 	l.held = &heldInput{responseID: id, items: items}
 	l.mu.Unlock()

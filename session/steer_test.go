@@ -244,6 +244,10 @@ func TestSteerWhileToolRuns(t *testing.T) {
 	if out, err := c.Steer(ctx, []json.RawMessage{session.UserMessage("say banana")}); err != nil || out != session.SteerInjected {
 		t.Fatalf("steer: %v %v", out, err)
 	}
+	// Stored once answered: a kill while the tool runs loses nothing.
+	if got := strings.Join(storedTexts(t, e, "s1"), " | "); !strings.HasSuffix(got, "function_call | user:say banana") {
+		t.Fatalf("stored while the tool runs: %s", got)
+	}
 	close(tools.release)
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -262,10 +266,10 @@ func TestSteerWhileToolRuns(t *testing.T) {
 	if cont := creates[2]; len(cont.Input) != 1 || itemType(cont.Input[0]) != "function_call_output" {
 		t.Fatalf("continuation input %s", cont.Input)
 	}
-	// The tool's output was stored as it ran, before the steering came:
-	// the steering follows it, once, before the answer.
+	// Stored as it came, while the tool ran: where the server put it,
+	// after the call and before its output.
 	got := strings.Join(storedTexts(t, e, "s1"), " | ")
-	if !strings.Contains(got, "function_call | function_call_output | user:say banana | assistant:") || strings.Count(got, "say banana") != 1 {
+	if !strings.Contains(got, "function_call | user:say banana | function_call_output | assistant:") || strings.Count(got, "say banana") != 1 {
 		t.Fatalf("stored transcript %s", got)
 	}
 }

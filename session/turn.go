@@ -114,7 +114,7 @@ func (c *Conversation) run(ctx context.Context, turnID int64, input []json.RawMe
 	if ctx.Err() != nil {
 		return StopCancelled, nil
 	}
-	c.line.steer.opened()
+	c.line.steer.opened(turnID)
 	defer c.line.steer.closed()
 	for step := 0; step < maxRequestsPerTurn; step++ {
 		if c.line.overWindow() {

@@ -82,6 +82,19 @@ func (t *Transcript) CommitSteered(ctx context.Context, r store.Request, items [
 	return reqID, nil
 }
 
+// CommitSteeredNow stores items of turn turnID at once, where they land
+// in the view, when nothing is staged that must come before them; false
+// (nothing done) otherwise: they are then staged or queued later.
+func (t *Transcript) CommitSteeredNow(ctx context.Context, turnID int64, items []json.RawMessage) (bool, error) {
+	t.mu.Lock()
+	empty := t.l.empty()
+	t.mu.Unlock()
+	if !empty {
+		return false, nil
+	}
+	return true, t.Commit(ctx, turnID, steeredItems(items))
+}
+
 func steeredItems(items []json.RawMessage) []store.NewItem {
 	out := make([]store.NewItem, len(items))
 	for i, it := range items {
