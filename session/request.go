@@ -99,6 +99,9 @@ func (l *line) send(ctx context.Context, turnID int64, generate bool, sink Sink,
 		}
 		if steerable && !se.successor && hasCalls(r.output) {
 			l.steer.waitsForTools(conn, st, r.id)
+			if err := l.tr.StoreSteered(context.WithoutCancel(ctx), turnID); err != nil {
+				return nil, err
+			}
 		}
 		if !se.successor {
 			if sink != nil {

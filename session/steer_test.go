@@ -337,3 +337,47 @@ func TestSteerUnknownAfterDrop(t *testing.T) {
 		t.Fatalf("stored transcript %s", got)
 	}
 }
+
+// Input the server refused while a call streamed waits for the next
+// request; it is stored before the tools run, so a kill loses nothing, and
+// reaches the model once.
+func TestSteerRefusedStoredBeforeTools(t *testing.T) {
+	e := newEnv(t, sim.Options{NoSteering: true, Cost: sim.Cost{TokensPerSecond: 20}}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}})
+	tools := &gatedTools{wsTools: e.tools, started: make(chan struct{}), release: make(chan struct{})}
+	c := e.openWith("s1", tools)
+	warm(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sink := &callSignal{recorder: newRecorder(), call: make(chan struct{})}
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Prompt(ctx, []json.RawMessage{session.UserMessage(`go sim:calls=1 sim:tool=read_file sim:args={"path":"a.txt","why":"because"}`)}, sink)
+		done <- err
+	}()
+	<-sink.call
+	if out, err := c.Steer(ctx, []json.RawMessage{session.UserMessage("say banana")}); err != nil || out != session.SteerInjected {
+		t.Fatalf("steer: %v %v", out, err)
+	}
+	<-tools.started
+	if got := strings.Join(storedTexts(t, e, "s1"), " | "); strings.Count(got, "user:say banana") != 1 {
+		t.Fatalf("stored while the tool runs: %s", got)
+	}
+	close(tools.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range e.sim.Received() {
+		if r.Type != "response.create" {
+			continue
+		}
+		for _, it := range r.Input {
+			if strings.Contains(string(it), "say banana") {
+				n++
+			}
+		}
+	}
+	if n != 1 {
+		t.Fatalf("the steering reached the model %d times", n)
+	}
+}

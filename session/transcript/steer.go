@@ -95,6 +95,33 @@ func (t *Transcript) CommitSteeredNow(ctx context.Context, turnID int64, items [
 	return true, t.Commit(ctx, turnID, steeredItems(items))
 }
 
+// StoreSteered stores the queued steering items (Steering) of turn turnID
+// at once, when nothing is staged that must come before them: input that
+// waits for the turn's next request while its tools run survives a kill.
+func (t *Transcript) StoreSteered(ctx context.Context, turnID int64) error {
+	t.mu.Lock()
+	if !t.l.empty() {
+		t.mu.Unlock()
+		return nil
+	}
+	q := t.steer.take()
+	t.mu.Unlock()
+	if len(q) == 0 {
+		return nil
+	}
+	items := make([]store.NewItem, len(q))
+	for i, s := range q {
+		items[i] = s.item
+	}
+	err := t.Commit(ctx, turnID, items)
+	for _, s := range q {
+		if s.done != nil {
+			s.done(err == nil)
+		}
+	}
+	return err
+}
+
 func steeredItems(items []json.RawMessage) []store.NewItem {
 	out := make([]store.NewItem, len(items))
 	for i, it := range items {
