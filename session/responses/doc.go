@@ -27,4 +27,11 @@
 // (30 s, doubling up to 5 min) before the WebSocket is tried again. Lanes
 // are detected: a server that refuses stream_id gets one connection per
 // conversation from then on (NoLanesError, one retry).
+//
+// Steering (steer.go): Link.Steer sends response.steer for a running
+// response; the reader counts its answers on the stream that steered
+// (Stream.Steering, also after that stream's end), and a response that ends
+// steered, or completes with steering queued and no tool output to wait
+// for, keeps its stream and lane for the automatic successor
+// (Event.Continued).
 package responses
