@@ -40,6 +40,7 @@ func (d *Daemon) mux(c *clientConn) *rpc.Mux {
 	m.HandleStaged(rpc.MethodSessionResume, c.storeErrors(c.prepareResume))
 	m.Handle(rpc.MethodSessionSetConfigOption, c.gated(c.setConfigOption))
 	m.Handle(rpc.MethodSessionSetMode, c.gated(c.setMode))
+	m.HandleStaged(rpc.MethodSessionSteering, c.storeErrors(c.prepareSteering))
 	return m
 }
 
@@ -95,6 +96,7 @@ func (c *clientConn) initialize(ctx context.Context, params json.RawMessage) (an
 		},
 		AgentInfo:   &acp.Implementation{Name: "hearth", Version: cfg.Version},
 		AuthMethods: authMethods(req.ClientCapabilities.Auth.Terminal),
+		Meta:        steeringMeta(),
 	}, nil
 }
 
@@ -175,7 +177,7 @@ func (c *clientConn) preparePrompt(ctx context.Context, params json.RawMessage) 
 	if err != nil {
 		return nil, err
 	}
-	tctx, release, closed, err := d.startTurn(c, s)
+	tctx, release, await, closed, err := d.startTurn(c, s)
 	if closed {
 		return c.preparePrompt(ctx, params) // the next lookup opens it again
 	}
@@ -184,30 +186,37 @@ func (c *clientConn) preparePrompt(ctx context.Context, params json.RawMessage) 
 	}
 	t := &promptTurn{c: c, s: s, content: content, tctx: tctx, release: release, db: d.db, log: d.log, cfg: d.Config()}
 	return func(rctx context.Context) (any, error) {
+		if !await() { // cancelled while queued behind the running turn
+			return acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
+		}
 		defer release()
 		return t.run(rctx)
 	}, nil
 }
 
-// startTurn counts a turn of s and claims s for it, for c. release ends the
-// turn for the session: another prompt (from any editor) may start, and a
-// cancel no longer reaches this one; it may be called more than once.
-// closed: the session closed meanwhile (look it up again).
-func (d *Daemon) startTurn(c *clientConn, s *openSession) (tctx context.Context, release func(), closed bool, err error) {
+// startTurn counts a turn of s and claims s for it, for c, or queues it
+// behind the turn that runs (and those queued before it). await waits
+// until the turn is the session's, and reports false when it was
+// cancelled first (it then never runs). release ends the turn for the
+// session: the next queued prompt (from any editor) starts, and a cancel
+// no longer reaches this one; it may be called more than once. closed: the
+// session closed meanwhile (look it up again).
+func (d *Daemon) startTurn(c *clientConn, s *openSession) (tctx context.Context, release func(), await func() bool, closed bool, err error) {
 	// Counted under d.mu, before s.mu (d.mu is never taken under s.mu):
 	// Shutdown's drain waits for exactly the turns that started before it.
 	d.mu.Lock()
 	if d.draining || d.closed {
 		d.mu.Unlock()
-		return nil, nil, false, errClosed
+		return nil, nil, nil, false, errClosed
 	}
 	d.turns.Add(1)
 	d.mu.Unlock()
 	tctx, cancel := context.WithCancel(d.ctx)
-	if closed, err := s.claim(c, cancel); closed || err != nil {
+	q, closed := s.claim(c, cancel)
+	if closed {
 		cancel()
 		d.turns.Done()
-		return nil, nil, closed, err
+		return nil, nil, nil, true, nil
 	}
 	s.attach(c)
 	var releaseOnce sync.Once
@@ -219,34 +228,23 @@ func (d *Daemon) startTurn(c *clientConn, s *openSession) (tctx context.Context,
 			d.turns.Done()
 		})
 	}
-	return tctx, release, false, nil
-}
-
-// claim makes the prompt of c, which cancel cancels, s's running turn. It
-// reports closed when s was closed (session/close, the reaper) since it was
-// looked up, and an error when a turn already runs.
-func (s *openSession) claim(c *clientConn, cancel context.CancelFunc) (closed bool, err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	switch {
-	case s.closed:
-		return true, nil
-	case s.cancel != nil:
-		return false, rpc.InvalidParams("sessionId", "a turn is already running in session %s; wait for it or send session/cancel", s.id)
+	await = func() bool {
+		if q == nil {
+			return true
+		}
+		select {
+		case <-q.ready:
+			return true
+		case <-tctx.Done():
+		}
+		if !s.leave(q) {
+			return true // handed the turn as it was cancelled: it runs, cancelled, and releases
+		}
+		cancel()
+		d.turns.Done()
+		return false
 	}
-	s.cancel, s.prompter = cancel, c
-	s.turnDone = make(chan struct{})
-	return false, nil
-}
-
-// unclaim ends s's running turn: another prompt may start, and what waits
-// for its end (session/close) goes on.
-func (s *openSession) unclaim() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.cancel, s.prompter = nil, nil
-	close(s.turnDone)
-	s.turnDone = nil
+	return tctx, release, await, false, nil
 }
 
 func (c *clientConn) cancel(ctx context.Context, params json.RawMessage) {
@@ -264,6 +262,9 @@ func (c *clientConn) cancel(ctx context.Context, params json.RawMessage) {
 	s.mu.Lock()
 	if s.cancel != nil {
 		s.cancel()
+	}
+	for _, q := range s.queue {
+		q.cancel() // ACP's cancel ends every prompt of the session, the queued ones too
 	}
 	s.mu.Unlock()
 }

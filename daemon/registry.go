@@ -67,12 +67,17 @@ type openSession struct {
 	// next, so every editor hears them in the order they took effect.
 	changing sync.Mutex
 
-	mu       sync.Mutex // guards subs, offered, cancel, turnDone, prompter, closed, mode, mcp, specs, patchStyle, offer, mcpNotes
+	// steering serializes _session/steering requests to the session
+	// (steering.go): each is injected, or starts its turn, before the next.
+	steering sync.Mutex
+
+	mu       sync.Mutex // guards subs, offered, cancel, turnDone, prompter, queue, closed, mode, mcp, specs, patchStyle, offer, mcpNotes
 	subs     map[*clientConn]struct{}
 	offered  map[*clientConn]bool // told the session's slash commands (commands.go)
 	cancel   context.CancelFunc   // cancels the running turn; nil when idle
 	turnDone chan struct{}        // closed when the running turn ends; nil when idle
 	prompter *clientConn          // the editor that sent the running prompt: it is asked for permissions
+	queue    []*queuedTurn        // prompts waiting for the running turn's end, in arrival order (turn_queue.go)
 	closed   bool                 // taken out of Daemon.sessions to be closed: a prompt must look it up again
 	mode     string               // read-only | ask | auto-edit | full-auto
 	mcp      *mcp.Set             // the editor's MCP servers (mcp.go); nil without

@@ -78,6 +78,11 @@ const (
 	// MethodSessionRequestPermission (session/request_permission, agent →
 	// client call): ask the user to allow a tool call, during a prompt.
 	MethodSessionRequestPermission = "session/request_permission"
+	// MethodSessionSteering (_session/steering, call): give a running turn
+	// more input, as codex-acp and claude-agent-acp define it; with no turn
+	// running it starts one (unless the request's
+	// _meta.steering.idleBehavior is "promptRequired").
+	MethodSessionSteering = "_session/steering"
 	// MethodSessionSetConfigOption (session/set_config_option, call): set
 	// one of a session's config options (mode, model, thought_level);
 	// answers with all of them.

@@ -94,6 +94,7 @@ func Open(ctx context.Context, o Options) (*Conversation, error) {
 		turn: make(chan struct{}, 1), ctx: cctx, cancel: cancel,
 	}
 	c.line.choice.Store(&o.Choice)
+	c.line.steer = &steering{queue: func(it json.RawMessage) { tr.Steering().Steer(it, nil) }, commit: tr.CommitSteeredNow}
 	o.Client.register(c)
 	if err := tr.Initialize(ctx, o.Initial); err != nil {
 		c.Close()

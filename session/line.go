@@ -21,13 +21,15 @@ type line struct {
 	tr     *transcript.Transcript
 	box    *toolbox
 	log    *slog.Logger
+	steer  *steering // the running turn's steering (steer.go)
 
 	setCache settingsCache
 	choice   atomic.Pointer[Choice] // the session's own model and effort (choice.go)
 
-	mu   sync.Mutex // guards lane and base
+	mu   sync.Mutex // guards lane, base and held
 	lane string
 	base *baseline
+	held *heldInput // steering the server holds for the next request (steer.go)
 }
 
 // config is the configuration the line's requests are built from: the

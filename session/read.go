@@ -33,13 +33,16 @@ func (l *line) read(ctx context.Context, st *responses.Stream, sink Sink) (r *re
 		if first.IsZero() {
 			first = time.Now()
 		}
+		if e.Type == "response.created" && e.Response != nil {
+			l.steer.created(st, e.Response.ID)
+		}
 		if e.Terminal() {
 			res, err := st.End(e)
 			if err != nil {
 				return nil, first, err
 			}
 			u := res.Usage
-			return &reply{id: res.ID, incomplete: res.Incomplete, output: res.Output, early: early,
+			return &reply{id: res.ID, incomplete: res.Incomplete, output: res.Output, early: early, successor: e.Continued(),
 				usage: store.Usage{Input: u.Input, Cached: u.Cached, Output: u.Output, Reasoning: u.Reasoning}}, first, nil
 		}
 		if sink != nil && !running.relay(e, sink) {

@@ -25,6 +25,9 @@ type reply struct {
 	// early: its reads started before it ended; whoever acts on the
 	// reply stops them (act).
 	early *earlyReads
+	// successor: an automatic successor follows it on its stream, which
+	// commits the steering it was sent (Event.Continued).
+	successor bool
 }
 
 // exchange sends one request for the conversation's current transcript
@@ -49,6 +52,10 @@ func (c *Conversation) exchangeAside(ctx context.Context, turnID int64, view, as
 // prepare (the incremental rule's plan), commit what the request carries
 // with its row, transmit, read the response, settle it.
 func (l *line) send(ctx context.Context, turnID int64, generate bool, sink Sink, view, aside []json.RawMessage) (*reply, error) {
+	steerable := sink != nil && generate && aside == nil
+	if steerable {
+		l.beforeRequest(ctx)
+	}
 	conn, lane, err := l.connect(ctx, generate, sink)
 	if err != nil {
 		return nil, err
@@ -69,15 +76,47 @@ func (l *line) send(ctx context.Context, turnID int64, generate bool, sink Sink,
 		l.finish(reqID, "", "failed", err, time.Time{})
 		return nil, err
 	}
-	r, first, err := l.read(ctx, st, sink)
-	if err != nil {
-		return nil, l.failed(ctx, conn, st, reqID, err, first)
+	for {
+		if steerable {
+			l.steer.streaming(conn, st)
+		}
+		r, first, err := l.read(ctx, st, sink)
+		var se steerEnd
+		if steerable {
+			se = l.steer.ended(ctx, st, r != nil && r.successor)
+		}
+		if err != nil {
+			return nil, l.failed(ctx, conn, st, reqID, err, first)
+		}
+		if r, err = l.settle(ctx, turnID, conn, o, reqID, r, first, sink != nil); err != nil {
+			if se.successor {
+				l.abort(conn, st)
+			}
+			return r, err
+		}
+		if se.pending {
+			l.heldFor(r.id, se.items, false)
+		}
+		if steerable && !se.successor && hasCalls(r.output) {
+			l.steer.waitsForTools(conn, st, r.id)
+			if err := l.tr.StoreSteered(context.WithoutCancel(ctx), turnID); err != nil {
+				return nil, err
+			}
+		}
+		if !se.successor {
+			if sink != nil {
+				l.tellUsage(sink)
+			}
+			return r, nil
+		}
+		// The stream goes on with the successor, which answers the
+		// steering as part of this turn: the partial answer is kept.
+		r.early.stop()
+		if o, reqID, err = l.commitSuccessor(context.WithoutCancel(ctx), turnID, conn, o, r, se.items); err != nil {
+			l.abort(conn, st)
+			return nil, err
+		}
 	}
-	r, err = l.settle(ctx, turnID, conn, o, reqID, r, first, sink != nil)
-	if err == nil && sink != nil {
-		l.tellUsage(sink)
-	}
-	return r, err
 }
 
 // outgoing is one request, prepared: what it sends and what the store and
@@ -152,6 +191,9 @@ func (l *line) prepare(conn responses.Link, lane string, generate bool, view, as
 	l.mu.Unlock()
 	o.key = key
 	o.items, o.prev, o.reason = plan(base, conn, lane, key, o.full, l.client.Config().DisableIncremental)
+	if !o.aside {
+		o.items = l.withoutHeld(o.prev, o.items)
+	}
 	ev := responses.Create{Type: "response.create", Settings: set, Encoded: key, StreamID: lane, PreviousResponseID: o.prev, Input: o.items}
 	o.kind = store.KindIncremental
 	switch {

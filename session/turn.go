@@ -114,6 +114,8 @@ func (c *Conversation) run(ctx context.Context, turnID int64, input []json.RawMe
 	if ctx.Err() != nil {
 		return StopCancelled, nil
 	}
+	c.line.steer.opened(turnID)
+	defer c.line.steer.closed()
 	for step := 0; step < maxRequestsPerTurn; step++ {
 		if c.line.overWindow() {
 			if err := c.compact(ctx, turnID, sink, CompactWindow); err != nil {
@@ -131,6 +133,9 @@ func (c *Conversation) run(ctx context.Context, turnID int64, input []json.RawMe
 			return "", err
 		}
 		if stop, err := c.act(ctx, turnID, r, sink); stop != "" || err != nil {
+			if stop == StopEndTurn && err == nil && !c.line.steer.closeUnless(c.tr.Steering().Steered) {
+				continue // the user steered after the model answered: it answers that too
+			}
 			return stop, err
 		}
 	}

@@ -40,6 +40,9 @@ type wsConn struct {
 	cache  map[string]string        // lane → latest completed response: the server's connection-local cache as we know it
 	err    error                    // why the connection is dead; nil while alive
 	names  map[string]bool          // lane names used on this connection (the server allows 32)
+	// steering: lane → the stream whose response was last steered there; it
+	// hears the steering events that arrive after its terminal event.
+	steering map[string]*Stream
 
 	slots     chan struct{} // active responses (the server runs 16 at once and queues the rest)
 	completed atomic.Int64  // responses completed: a connection that served none is not re-warmed
@@ -97,7 +100,7 @@ func dial(ctx context.Context, cfg Config, id string, log *slog.Logger, k *count
 	c := &wsConn{
 		id: id, ws: ws, created: time.Now(), log: log.With("conn", id),
 		routes: map[string]*Stream{}, owners: map[string]chan struct{}{}, cache: map[string]string{},
-		names: map[string]bool{}, slots: make(chan struct{}, maxActive),
+		names: map[string]bool{}, steering: map[string]*Stream{}, slots: make(chan struct{}, maxActive),
 		dead: make(chan struct{}), keepalive: make(chan struct{}), hooks: hooks, gate: gate,
 		events: newEventReader(cfg.MaxMessage),
 	}
@@ -202,6 +205,16 @@ func (c *wsConn) read() {
 func (c *wsConn) route(e *Event) {
 	c.mu.Lock()
 	st := c.routes[e.StreamID]
+	if steered := c.steering[e.StreamID]; steered != nil && (isSteerEvent(e.Type) || e.Type == "response.created" && steered == st) {
+		steered.noteSteer(e)
+	}
+	if st == nil && isSteerEvent(e.Type) {
+		c.mu.Unlock()
+		return // answered a steer after its response's end: noted above
+	}
+	// A response that ends steered, or completes with steering queued, is
+	// followed by its successor on the same stream: the lane stays its.
+	successor := st != nil && isTerminal(e.Type) && continuesAfter(e, st.Steering())
 	if isTerminal(e.Type) {
 		if e.Type == "response.completed" && e.Response != nil {
 			c.cache[e.StreamID] = e.Response.ID
@@ -210,7 +223,7 @@ func (c *wsConn) route(e *Event) {
 			// A failed continuation evicts its parent from the server's cache.
 			delete(c.cache, e.StreamID)
 		}
-		if st != nil {
+		if st != nil && !successor {
 			delete(c.routes, e.StreamID)
 		}
 	}
@@ -245,7 +258,7 @@ func (c *wsConn) route(e *Event) {
 	if k := len(c.pending); k == 0 || c.pending[k-1] != st {
 		c.pending = append(c.pending, st)
 	}
-	if isTerminal(e.Type) {
+	if isTerminal(e.Type) && !successor {
 		c.Release(e.StreamID)
 		if c.draining.Load() && c.active() == 0 {
 			c.drop(errRotated)
@@ -301,6 +314,7 @@ func (c *wsConn) fail(err error) {
 	routes := c.routes
 	c.routes = map[string]*Stream{}
 	c.cache = map[string]string{}
+	c.steering = map[string]*Stream{}
 	c.mu.Unlock()
 	for lane, st := range routes {
 		st.fail(err)

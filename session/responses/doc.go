@@ -29,9 +29,16 @@
 // conversation from then on (NoLanesError, one retry).
 //
 // Compression: permessage-deflate with context takeover (wsdeflate, below
-// gorilla), so the instructions and tools every create repeats cost a few
+// gorilla), so the tools every create repeats cost a few
 // bytes after the first; the client makes the TCP connection, the CONNECT
 // through an HTTP(S) proxy and the TLS itself for it (transport.go), and
 // honours a server that refuses takeover or the extension. It imports
 // session/wsdeflate, a leaf.
+//
+// Steering (steer.go): Link.Steer sends response.steer for a running
+// response; the reader counts its answers on the stream that steered
+// (Stream.Steering, also after that stream's end), and a response that ends
+// steered, or completes with steering queued and no tool output to wait
+// for, keeps its stream and lane for the automatic successor
+// (Event.Continued).
 package responses

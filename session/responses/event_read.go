@@ -238,7 +238,7 @@ const smallText = 64 << 10 // type, lane, codes, messages: longer ones are dropp
 // The members of an event, and of its response, that the client reads.
 var (
 	eventNames = []string{"type", "stream_id", "delta", "code", "message", "param",
-		"sequence_number", "status", "summary_index", "error", "item", "response"}
+		"sequence_number", "status", "summary_index", "error", "item", "response", "steer"}
 	responseNames = []string{"id", "status", "error", "incomplete_details", "usage", "output"}
 )
 
@@ -275,6 +275,8 @@ func (p *eventReader) event() (*Event, error) {
 			return err
 		case 11:
 			return p.response(e)
+		case 12:
+			return p.decoded(&e.Steer, "steer")
 		}
 		return p.value(nil)
 	})

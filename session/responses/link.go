@@ -2,6 +2,7 @@ package responses
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 )
 
@@ -26,6 +27,9 @@ type Link interface {
 	// allows: with lanes and siblings busy on the socket it walks away
 	// from the lane (st.Abandoned reports it), else it drops the socket.
 	Abort(st *Stream, lanes bool)
+	// Steer sends response.steer for the running response id of stream st
+	// (user message items); ErrNoSteering where the transport cannot.
+	Steer(ctx context.Context, st *Stream, id string, input []json.RawMessage) error
 
 	// refusedLanes reports a server that refused stream_id on this link
 	// to the Client; true when it switched to one connection per

@@ -28,6 +28,8 @@ type Stream struct {
 	cancel    func()    // HTTP: ends this request alone; nil on WebSocket
 	last      time.Time // when this stream's last event arrived (sent until then); guarded by mu
 	lastText  time.Time // when its last text delta was read: the connection's reader's alone
+	steer     SteerState
+	successor bool // its last terminal event is followed by an automatic successor (Continues)
 }
 
 func newStream(c Link, lane string) *Stream {
@@ -57,7 +59,8 @@ func (s *Stream) queue(e *Event) {
 		s.q = append(s.q, e)
 	}
 	if isTerminal(e.Type) {
-		s.ended = true
+		s.successor = continuesAfter(e, s.steer)
+		s.ended, e.continued = !s.successor, s.successor
 	}
 	s.mu.Unlock()
 }

@@ -126,6 +126,7 @@ type Event struct {
 	Seq      *int64 `json:"sequence_number,omitempty"`
 
 	Response *responseBody   `json:"response,omitempty"`
+	Steer    *SteerRef       `json:"steer,omitempty"` // response.steer.* events
 	Item     json.RawMessage `json:"item,omitempty"`
 	Delta    string          `json:"delta,omitempty"`
 
@@ -137,6 +138,10 @@ type Event struct {
 	Code    string     `json:"code,omitempty"`
 	Message string     `json:"message,omitempty"`
 	Param   string     `json:"param,omitempty"`
+
+	// continued: a terminal event followed by an automatic successor on its
+	// stream (Continued); set by the stream as it queues the event.
+	continued bool
 
 	// over: the event would have kept more than Config.MaxMessage; it
 	// holds its type and lane, and this, the frame's size.

@@ -27,6 +27,9 @@ type effectiveInput struct {
 	bytes       int // total size of items, for usage and the window
 	cachedItems int // how many of items came from the continued response
 	cachedBytes int // their size, for usage.input_tokens_details.cached_tokens
+	// steers are the steering submissions parked on the continued response and prepended to
+	// the new input (response.steer.pending); the response's created event commits them.
+	steers []steerSub
 }
 
 // continuing is req's effective input when it continues parent. The cached part's size is kept

@@ -42,7 +42,9 @@
 //
 // Each client frame is one text frame holding a JSON object with a string type. A binary frame
 // closes the connection with 1003, a non-JSON or untyped frame with 1002. Types other than
-// response.create get an unknown_event_type error event. response.create is the flat HTTP body:
+// response.create and response.steer get an unknown_event_type error event. response.steer
+// queues user input into a running response (steer.go; docs/SIMULATOR.md says what it
+// answers; Options.NoSteering refuses it). response.create is the flat HTTP body:
 // background is rejected (unsupported_parameter); stream is accepted and
 // ignored (responses always stream; OpenAI's own clients, Codex among them,
 // send stream:true anyway); unknown fields are ignored. store, include, reasoning and

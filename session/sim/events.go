@@ -59,6 +59,13 @@ type reply struct {
 
 	outputDelay time.Duration // the pacing waited so far: FirstToken plus the token gaps
 
+	// board, on WebSocket, is the connection's steering state: the reply acknowledges what is
+	// queued for it and stops its text at a safe boundary once something is. records
+	// completes the steer frames' records.
+	board   *steerBoard
+	records *recorder
+	steered bool // the text stopped for queued steering input: incomplete, reason steered
+
 	seq             int  // next sequence_number
 	fired           bool // the fault has acted
 	outTokens       int  // text and argument deltas
@@ -71,6 +78,8 @@ type replyResult struct {
 	output      []json.RawMessage
 	outputDelay time.Duration // the cost model's pacing of the output (Received.OutputDelay)
 	answeredAt  time.Time     // when the terminal event had been written (Received.AnsweredAt)
+	// next is the steering input an automatic successor continues with (none: no successor).
+	next []steerSub
 }
 
 func newReply(req *request, streamID string, effective []json.RawMessage, effBytes, cachedBytes int, pace *pacer, fault *Fault, w eventWriter, opts Options) *reply {
@@ -154,7 +163,7 @@ func (r *reply) run(ctx context.Context) (replyResult, error) {
 		return replyResult{}, err
 	}
 	status := "completed"
-	if incomplete {
+	if incomplete || r.steered {
 		status = "incomplete"
 	}
 	return r.terminal(ctx, status, append(output, item))
@@ -185,6 +194,12 @@ func (r *reply) streamText(ctx context.Context, index int, text string, gap time
 		return nil, err
 	}
 	for k, d := range deltas {
+		if k > 0 && r.board != nil && r.board.queued(r.id) {
+			// A safe output boundary: the answer so far is kept, the rest is the successor's.
+			r.steered = true
+			text, status = strings.Join(deltas[:k], ""), "incomplete"
+			break
+		}
 		if k > 0 {
 			if err := r.pause(ctx, max(gap, r.cost.tokenGap())); err != nil {
 				return nil, err
@@ -243,12 +258,20 @@ func (r *reply) streamCall(ctx context.Context, index int, name, args string) (j
 	return json.Marshal(done)
 }
 
-// terminal writes response.completed, response.incomplete or response.failed.
+// terminal writes response.completed, response.incomplete or response.failed. On WebSocket
+// the response stops accepting steering first; what it holds is acknowledged before the
+// terminal event and then goes to an automatic successor (replyResult.next), waits for the
+// client's tool outputs (response.steer.pending after response.completed), or is returned
+// (response.steer.failed after response.failed).
 func (r *reply) terminal(ctx context.Context, status string, output []json.RawMessage) (replyResult, error) {
 	obj := r.object(status, output)
 	switch status {
 	case "incomplete":
-		obj["incomplete_details"] = map[string]any{"reason": "max_output_tokens"}
+		reason := "max_output_tokens"
+		if r.steered {
+			reason = "steered"
+		}
+		obj["incomplete_details"] = map[string]any{"reason": reason}
 	case "failed":
 		obj["error"] = map[string]any{"code": "server_error", "message": "The model failed to generate a response (simulated)."}
 	}
@@ -256,10 +279,100 @@ func (r *reply) terminal(ctx context.Context, status string, output []json.RawMe
 	if r.persist != nil && status != "failed" {
 		r.persist(r.id, r.effective, r.effBytes, output)
 	}
+	calls := requiredInput(output)
+	waits := r.board != nil && status == "completed" && len(calls) > 0
+	var subs []steerSub
+	if r.board != nil && !waits {
+		subs = r.board.end(r.id)
+		if err := r.ack(subs); err != nil {
+			return replyResult{}, err
+		}
+	}
 	if err := r.emit(ctx, "response."+status, map[string]any{"response": obj}, true); err != nil {
 		return replyResult{}, err
 	}
-	return replyResult{status: status, output: output, outputDelay: r.outputDelay, answeredAt: time.Now()}, nil
+	res := replyResult{status: status, output: output, outputDelay: r.outputDelay, answeredAt: time.Now()}
+	if waits { // steering may come while its tools run: held for the continuation
+		write := func(ev map[string]any) error { return r.w.event(ev["type"].(string), ev) }
+		finish := func(rec int) { r.records.finish(rec, OutcomeSteerAccepted, "") }
+		var err error
+		r.seq, err = r.board.settle(r.id, r.streamID, calls, r.seq, write, finish)
+		return res, err
+	}
+	if len(subs) > 0 && status == "failed" {
+		return res, r.steerFailed(subs, &steerError{"response_not_active", "The response failed before the steering input could be applied."})
+	}
+	res.next = subs
+	return res, nil
+}
+
+// ack writes response.steer.accepted for each submission of subs not yet acknowledged.
+func (r *reply) ack(subs []steerSub) error {
+	for _, sub := range subs {
+		if sub.acked {
+			continue
+		}
+		ev := map[string]any{"type": "response.steer.accepted", "sequence_number": r.seq,
+			"steer": map[string]any{"id": sub.id, "previous_response_id": r.id}}
+		if err := r.steerEvent(ev); err != nil {
+			return err
+		}
+		r.records.finish(sub.rec, OutcomeSteerAccepted, "")
+	}
+	return nil
+}
+
+// steerFailed returns subs' input uncommitted.
+func (r *reply) steerFailed(subs []steerSub, e *steerError) error {
+	for _, sub := range subs {
+		raw, _ := json.Marshal(sub.input)
+		if err := r.steerEvent(steerFailed(steerRequest{prevID: r.id, rawInput: raw}, sub.id, e, r.seq, r.streamID)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// steerEvent writes one steering event of this response's stream, in its sequence.
+func (r *reply) steerEvent(ev map[string]any) error {
+	if r.streamID != "" {
+		ev["stream_id"] = r.streamID
+	}
+	r.seq++
+	return r.w.event(ev["type"].(string), ev)
+}
+
+// requiredInput is the stubs of the client-owned tool outputs output waits for.
+func requiredInput(output []json.RawMessage) []map[string]any {
+	var stubs []map[string]any
+	for _, raw := range output {
+		var it struct{ Type, CallID, Name string }
+		var fields map[string]json.RawMessage
+		_ = json.Unmarshal(raw, &fields)
+		_ = json.Unmarshal(fields["type"], &it.Type)
+		_ = json.Unmarshal(fields["call_id"], &it.CallID)
+		_ = json.Unmarshal(fields["name"], &it.Name)
+		switch it.Type {
+		case "function_call":
+			stubs = append(stubs, map[string]any{"type": "function_call_output", "call_id": it.CallID, "name": it.Name})
+		case "custom_tool_call":
+			stubs = append(stubs, map[string]any{"type": "custom_tool_call_output", "call_id": it.CallID})
+		}
+	}
+	return stubs
+}
+
+// successor is the automatic response that continues r with the steering input of subs,
+// inheriting r's settings; its response.created commits that input.
+func (r *reply) successor(subs []steerSub, output []json.RawMessage) *reply {
+	in := steerInputs(subs)
+	s := *r
+	s.id, s.prevID, s.createdAt = newID("resp"), r.id, time.Now().Unix()
+	s.effective = append(append(append(make([]json.RawMessage, 0, len(r.effective)+len(output)+len(in)), r.effective...), output...), in...)
+	s.cachedBytes = r.effBytes + itemsBytes(output)
+	s.effBytes = s.cachedBytes + itemsBytes(in)
+	s.fault, s.fired, s.seq, s.outTokens, s.reasoningTokens, s.steered, s.outputDelay = nil, false, 0, 0, 0, false, 0
+	return &s
 }
 
 // pause waits d of the cost model's output pacing and counts it.
@@ -275,6 +388,11 @@ func (r *reply) pause(ctx context.Context, d time.Duration) error {
 func (r *reply) emit(ctx context.Context, typ string, ev map[string]any, terminal bool) error {
 	if err := r.fire(ctx, terminal); err != nil {
 		return err
+	}
+	if r.board != nil && !terminal {
+		if err := r.ack(r.board.unacked(r.id)); err != nil {
+			return err
+		}
 	}
 	ev["type"] = typ
 	ev["sequence_number"] = r.seq

@@ -40,6 +40,9 @@ type Received struct {
 	OutputDelay  time.Duration // the output's pacing: FirstToken plus one token gap between consecutive deltas of an item
 	Fault        FaultKind     // the injected fault this request consumed, if any
 
+	SteerID     string // response.steer: the id the server gave the accepted submission
+	CommittedTo string // response.steer: the response whose input committed it (the successor, or the explicit continuation)
+
 	ResponseID string    // the response id, when a response was created
 	Outcome    string    // the response id when completed; otherwise an error code or an Outcome* value
 	Answered   bool      // a terminal event (or error) was written, or the request ended with its connection
@@ -54,12 +57,13 @@ type Received struct {
 
 // Outcomes that are not a response id or an API error code.
 const (
-	OutcomeFailed        = "response.failed"     // ended with response.failed
-	OutcomeIncomplete    = "response.incomplete" // ended with response.incomplete
-	OutcomeClosed        = "connection_closed"   // the connection ended before a terminal event
-	OutcomeFaultClosed   = "closed_by_fault"     // a fault closed the connection mid-response
-	OutcomeProtocolError = "protocol_error"      // binary frame, non-JSON or untyped frame: connection dropped
-	OutcomeItemNotFound  = "item_not_found"      // refused with the code-less 404 "Item with id … not found" (store:false)
+	OutcomeFailed        = "response.failed"         // ended with response.failed
+	OutcomeIncomplete    = "response.incomplete"     // ended with response.incomplete
+	OutcomeClosed        = "connection_closed"       // the connection ended before a terminal event
+	OutcomeFaultClosed   = "closed_by_fault"         // a fault closed the connection mid-response
+	OutcomeProtocolError = "protocol_error"          // binary frame, non-JSON or untyped frame: connection dropped
+	OutcomeItemNotFound  = "item_not_found"          // refused with the code-less 404 "Item with id … not found" (store:false)
+	OutcomeSteerAccepted = "response.steer.accepted" // a steer the target response acknowledged (failures record their code)
 )
 
 // recorder keeps the Server's records, one per client frame or HTTP request in arrival order,

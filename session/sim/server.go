@@ -45,6 +45,10 @@ type Options struct {
 	// (NoKeyHint).
 	Hint string
 
+	// NoSteering makes every response refuse response.steer with steering_not_supported,
+	// as a model or execution mode without steering does.
+	NoSteering bool
+
 	PingInterval time.Duration // when > 0, the server pings every WebSocket connection this often
 	IgnorePings  bool          // do not answer client pings (no pong), to test a client's keepalive
 

@@ -69,6 +69,7 @@ type wsConn struct {
 	ctx        context.Context // cancelled when the connection ends
 	cancel     context.CancelFunc
 	cache      laneCache
+	steers     steerBoard
 	sched      *scheduler
 	wg         sync.WaitGroup // response goroutines and the age watcher
 
@@ -148,6 +149,10 @@ func (c *wsConn) handleFrame(mt int, data []byte, at time.Time) bool {
 		return false
 	}
 	i := c.s.records.add(req.fill(rec))
+	if req.typ == "response.steer" {
+		c.steer(i, req.fields)
+		return true
+	}
 	if req.typ != "response.create" {
 		c.reject(i, req, invalidRequest("unknown_event_type", "type", "Unsupported client event type '%s'.", req.typ))
 		return true

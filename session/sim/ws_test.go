@@ -164,7 +164,7 @@ func TestRejectsBackgroundAcceptsStream(t *testing.T) {
 func TestUnknownEventTypeKeepsConnection(t *testing.T) {
 	_, base := newSim(t, Options{})
 	c := dial(t, base)
-	c.send(map[string]any{"type": "response.steer", "input": "x"})
+	c.send(map[string]any{"type": "session.update", "input": "x"})
 	wantError(t, c.read(), 400, "unknown_event_type")
 	completed(t, c.create(map[string]any{"input": "x"}))
 }

@@ -46,9 +46,14 @@ func (c *wsConn) respond(j *job) (outcome, responseID string) {
 		return OutcomeClosed, ""
 	}
 	rep := newReply(req, lane, in.items, in.bytes, in.cachedBytes, pace, j.fault, wsWriter{c}, c.s.opts)
-	rep.conn = c.n
+	rep.conn, rep.board, rep.records = c.n, &c.steers, c.s.records
 	c.s.records.update(j.rec, func(r *Received) { r.ResponseID = rep.id })
+	c.committed(in.steers, rep.id)
+	c.steers.start(rep.id, lane)
 	res, err := rep.run(c.ctx)
+	if err != nil {
+		c.steers.end(rep.id) // what it held goes with the connection: its outcome is unknown
+	}
 	c.s.records.update(j.rec, func(r *Received) { r.OutputDelay, r.AnsweredAt = res.outputDelay, res.answeredAt })
 	switch {
 	case errors.Is(err, errFaultClosed):
@@ -69,10 +74,45 @@ func (c *wsConn) respond(j *job) (outcome, responseID string) {
 		return OutcomeFailed, rep.id
 	case "incomplete":
 		c.cacheResponse(lane, rep.id, in, res.output)
+		if len(res.next) > 0 {
+			c.succeed(rep, res)
+		}
 		return OutcomeIncomplete, rep.id
 	}
 	c.cacheResponse(lane, rep.id, in, res.output)
+	if len(res.next) > 0 {
+		c.succeed(rep, res)
+	}
 	return rep.id, rep.id
+}
+
+// succeed runs the automatic successors of a steered response on its lane, each continuing
+// from the one before with the steering input queued for it, until one ends with nothing
+// queued; the lane's latest response is then the last of them.
+func (c *wsConn) succeed(rep *reply, res replyResult) {
+	for len(res.next) > 0 {
+		next := rep.successor(res.next, res.output)
+		c.committed(res.next, next.id)
+		c.steers.start(next.id, rep.streamID)
+		var err error
+		if res, err = next.run(c.ctx); err != nil {
+			c.steers.end(next.id)
+			return
+		}
+		if res.status == "failed" {
+			c.cache.evict(rep.streamID)
+			return
+		}
+		c.cacheResponse(rep.streamID, next.id, effectiveInput{items: next.effective, bytes: next.effBytes}, res.output)
+		rep = next
+	}
+}
+
+// committed records on each steer's record the response whose input holds it.
+func (c *wsConn) committed(subs []steerSub, responseID string) {
+	for _, sub := range subs {
+		c.s.records.update(sub.rec, func(r *Received) { r.CommittedTo = responseID })
+	}
 }
 
 // resolve checks a request on its lane, applies its fault if that empties the cache or answers
@@ -105,9 +145,28 @@ func (c *wsConn) resolve(j *job) (effectiveInput, *apiError) {
 	if e := checkOutputs(in.items, in.cachedItems); e != nil {
 		return effectiveInput{}, e
 	}
+	if req.prevID != "" {
+		in = withSteering(in, c.steers.held(req.prevID))
+	}
 	n, e := c.s.opts.checkContext(req, in.bytes)
 	c.s.records.update(j.rec, func(r *Received) { r.InputTokens = n })
+	if e == nil && req.prevID != "" {
+		c.steers.takeParked(req.prevID) // this continuation commits what the parent held
+	}
 	return in, e
+}
+
+// withSteering prepends the steering input parked on the continued response to the request's
+// own input, in submission order, as the API does for the explicit continuation.
+func withSteering(in effectiveInput, subs []steerSub) effectiveInput {
+	if len(subs) == 0 {
+		return in
+	}
+	steer := steerInputs(subs)
+	items := make([]json.RawMessage, 0, len(in.items)+len(steer))
+	items = append(append(append(items, in.items[:in.cachedItems]...), steer...), in.items[in.cachedItems:]...)
+	in.items, in.bytes, in.steers = items, in.bytes+itemsBytes(steer), subs
+	return in
 }
 
 // cacheResponse makes a response the lane's latest: a continuation starts from its effective

@@ -33,6 +33,7 @@ type ledger struct {
 	staged     []store.NewItem
 	seen       []store.SeenWrite
 	end        *store.Completion // a staged response's end: its output leads staged
+	lead       int               // how many staged items are that response's output
 	waiting    []waiter
 	unanswered bool // a commit failed: calls without an output to repair before the next request
 }
@@ -67,8 +68,22 @@ func (l *ledger) stageResponse(end *store.Completion, out []store.NewItem) bool 
 	if len(l.staged) > 0 || l.end != nil {
 		return false
 	}
-	l.staged, l.end = out, end
+	l.staged, l.end, l.lead = out, end, len(out)
 	return true
+}
+
+// stageHeld stages items the server holds for the next request's input,
+// ahead of the tool outputs staged already (behind a staged response's
+// output): where the server prepends them.
+func (l *ledger) stageHeld(items []store.NewItem) {
+	at := l.lead
+	staged := make([]store.NewItem, 0, len(l.staged)+len(items))
+	l.staged = append(append(append(staged, l.staged[:at]...), items...), l.staged[at:]...)
+	for i := range l.waiting {
+		if l.waiting[i].upTo > at {
+			l.waiting[i].upTo += len(items)
+		}
+	}
 }
 
 // batch is what the next commit takes: everything staged.
@@ -85,6 +100,7 @@ func (l *ledger) stored(b store.Staged) (tell func()) {
 	}
 	n := len(b.Items)
 	l.staged = l.staged[n:]
+	l.lead = max(0, l.lead-n)
 	l.seen = l.seen[len(b.Seen):]
 	if b.End == l.end {
 		l.end = nil
@@ -113,7 +129,7 @@ func (l *ledger) stored(b store.Staged) (tell func()) {
 // holds a response the store does not.
 func (l *ledger) dropped() (tell func(), lostEnd bool) {
 	waiting, lostEnd := l.waiting, l.end != nil
-	l.staged, l.seen, l.end, l.waiting = nil, nil, nil, nil
+	l.staged, l.seen, l.end, l.waiting, l.lead = nil, nil, nil, nil, 0
 	l.unanswered = true
 	return func() {
 		for _, w := range waiting {

@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"context"
 	"encoding/json"
 	"sync"
 
@@ -53,4 +54,78 @@ func (s *Steering) take() []steered {
 	q := s.queue
 	s.queue = nil
 	return q
+}
+
+// StageSteered stages items the server holds for the next request's input
+// (response.steer.pending): they lead that request's new items, before
+// the tool outputs staged already or later, as the server prepends them.
+func (t *Transcript) StageSteered(items []json.RawMessage) {
+	t.mu.Lock()
+	t.l.stageHeld(steeredItems(items))
+	t.mu.Unlock()
+}
+
+// CommitSteered records an automatic successor of a steered response: the
+// steering items, after that response's output where the server committed
+// them, with the successor's request row r, in one transaction. It
+// returns the request's id.
+func (t *Transcript) CommitSteered(ctx context.Context, r store.Request, items []json.RawMessage) (int64, error) {
+	t.mu.Lock()
+	t.l.stage(steeredItems(items), nil, nil)
+	b := t.l.batch()
+	t.mu.Unlock()
+	reqID, tell, err := t.CommitRequest(ctx, r, b)
+	if err != nil {
+		return 0, err
+	}
+	tell()
+	return reqID, nil
+}
+
+// CommitSteeredNow stores items of turn turnID at once, where they land
+// in the view, when nothing is staged that must come before them; false
+// (nothing done) otherwise: they are then staged or queued later.
+func (t *Transcript) CommitSteeredNow(ctx context.Context, turnID int64, items []json.RawMessage) (bool, error) {
+	t.mu.Lock()
+	empty := t.l.empty()
+	t.mu.Unlock()
+	if !empty {
+		return false, nil
+	}
+	return true, t.Commit(ctx, turnID, steeredItems(items))
+}
+
+// StoreSteered stores the queued steering items (Steering) of turn turnID
+// at once, when nothing is staged that must come before them: input that
+// waits for the turn's next request while its tools run survives a kill.
+func (t *Transcript) StoreSteered(ctx context.Context, turnID int64) error {
+	t.mu.Lock()
+	if !t.l.empty() {
+		t.mu.Unlock()
+		return nil
+	}
+	q := t.steer.take()
+	t.mu.Unlock()
+	if len(q) == 0 {
+		return nil
+	}
+	items := make([]store.NewItem, len(q))
+	for i, s := range q {
+		items[i] = s.item
+	}
+	err := t.Commit(ctx, turnID, items)
+	for _, s := range q {
+		if s.done != nil {
+			s.done(err == nil)
+		}
+	}
+	return err
+}
+
+func steeredItems(items []json.RawMessage) []store.NewItem {
+	out := make([]store.NewItem, len(items))
+	for i, it := range items {
+		out[i] = store.NewItem{Origin: store.OriginInput, Data: it}
+	}
+	return out
 }

@@ -280,6 +280,35 @@ func TestTransitions(t *testing.T) {
 				return h.tr, nil
 			},
 			view: "init,u1,call:a,out:a,s1", told: "a=true,s1=true"},
+		{name: "steering held for a continuation leads the tool outputs, as the server prepends it",
+			run: func(h *harness) (*transcript.Transcript, error) {
+				id := h.begin()
+				h.tr.Stage(newItems("u1"), nil, nil)
+				h.request(id)
+				h.response(id, "call:a")
+				h.tr.Stage(newItems("out:a"), nil, h.waiter("a"))
+				h.tr.StageSteered(raw("s1")) // response.steer.pending
+				full, _ := h.tr.Next()
+				if got := names(full); got != "init,u1,call:a,s1,out:a" {
+					h.t.Errorf("the continuation's input is %s", got)
+				}
+				h.request(id)
+				return h.tr, nil
+			},
+			view: "init,u1,call:a,s1,out:a", told: "a=true"},
+		{name: "steering committed by an automatic successor follows the steered answer",
+			run: func(h *harness) (*transcript.Transcript, error) {
+				id := h.begin()
+				h.tr.Stage(newItems("u1"), nil, nil)
+				h.request(id)
+				h.response(id, "partial")
+				if _, err := h.tr.CommitSteered(h.ctx, store.Request{TurnID: id, Kind: store.KindIncremental, Status: "sent"}, raw("s1")); err != nil {
+					return nil, err
+				}
+				h.response(id, "answer")
+				return h.tr, nil
+			},
+			view: "init,u1,partial,s1,answer"},
 		{name: "rewind to turn 2: later items stay stored, out of the view",
 			run: func(h *harness) (*transcript.Transcript, error) {
 				h.turn(h.tr, "u1", "a1")
