@@ -78,11 +78,12 @@ test('the official ACP SDK runs a tool-using turn through hearth acp against a t
   const socketPath = path.join(hearthHome, 's');
   const dataDir = path.join(hearthHome, 'd');
   const env = Object.fromEntries(
-    Object.entries(process.env).filter(([k]) => !k.startsWith('OPENAI_') && !k.startsWith('HEARTH_')),
+    Object.entries(process.env).filter(([k]) => !k.startsWith('OPENAI_') && !k.startsWith('HEARTH_') && !k.startsWith('XDG_')),
   );
   Object.assign(env, {
     HEARTH_SOCKET: socketPath,
     HEARTH_DATA_DIR: dataDir,
+    XDG_CONFIG_HOME: path.join(hearthHome, 'config'), // no user-wide AGENTS.md in what the model is told
     OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`,
     OPENAI_API_KEY: API_KEY,
     HEARTH_MODEL: 'interop-model-1',
@@ -259,7 +260,7 @@ test('after the server drops the connection, hearth re-warms with the whole tran
   // The next prompt, from a new editor connection, chains on the re-warm.
   const socketPath = path.join(hearthHome, 's');
   const env = Object.fromEntries(
-    Object.entries(process.env).filter(([k]) => !k.startsWith('OPENAI_') && !k.startsWith('HEARTH_')),
+    Object.entries(process.env).filter(([k]) => !k.startsWith('OPENAI_') && !k.startsWith('HEARTH_') && !k.startsWith('XDG_')),
   );
   Object.assign(env, { HEARTH_SOCKET: socketPath, HEARTH_DATA_DIR: path.join(hearthHome, 'd') });
   const relay = startChild(hearthBin(), ['acp'], { env, keepStdout: false });
@@ -300,9 +301,9 @@ test('the official ACP SDK sees the offered /compact command and runs it: the se
   const socketPath = path.join(home, 's');
   const dataDir = path.join(home, 'd');
   const env = Object.fromEntries(
-    Object.entries(process.env).filter(([k]) => !k.startsWith('OPENAI_') && !k.startsWith('HEARTH_')),
+    Object.entries(process.env).filter(([k]) => !k.startsWith('OPENAI_') && !k.startsWith('HEARTH_') && !k.startsWith('XDG_')),
   );
-  Object.assign(env, { HEARTH_SOCKET: socketPath, HEARTH_DATA_DIR: dataDir, OPENAI_BASE_URL: baseURL, OPENAI_API_KEY: key });
+  Object.assign(env, { HEARTH_SOCKET: socketPath, HEARTH_DATA_DIR: dataDir, XDG_CONFIG_HOME: path.join(home, 'config'), OPENAI_BASE_URL: baseURL, OPENAI_API_KEY: key });
   const relay = startChild(hearthBin(), ['acp'], { env, keepStdout: false });
   try {
     await relay.spawned;
