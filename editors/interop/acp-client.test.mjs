@@ -78,11 +78,12 @@ test('the official ACP SDK runs a tool-using turn through hearth acp against a t
   const socketPath = path.join(hearthHome, 's');
   const dataDir = path.join(hearthHome, 'd');
   const env = Object.fromEntries(
-    Object.entries(process.env).filter(([k]) => !k.startsWith('OPENAI_') && !k.startsWith('HEARTH_')),
+    Object.entries(process.env).filter(([k]) => !k.startsWith('OPENAI_') && !k.startsWith('HEARTH_') && !k.startsWith('XDG_')),
   );
   Object.assign(env, {
     HEARTH_SOCKET: socketPath,
     HEARTH_DATA_DIR: dataDir,
+    XDG_CONFIG_HOME: path.join(hearthHome, 'config'), // no user-wide AGENTS.md in what the model is told
     OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`,
     OPENAI_API_KEY: API_KEY,
     HEARTH_MODEL: 'interop-model-1',
@@ -171,8 +172,14 @@ test('the official ACP SDK runs a tool-using turn through hearth acp against a t
 
   const [warm, ask, toolTurn] = creates;
   assert.equal(warm.generate, false, 'the first frame is the warm-up');
-  assert.equal(typeof warm.instructions, 'string');
-  assert.ok(warm.instructions.length > 20, `real instructions: ${JSON.stringify(warm.instructions)}`);
+  // hearth's guidance is a developer message at the start of the chain, not
+  // instructions resent with every create; then the mode's permissions and
+  // the environment (no AGENTS.md in this workspace).
+  const says = (item) => (typeof item.content === 'string' ? item.content : item.content.map((p) => p.text).join(''));
+  assert.deepEqual(warm.input.map((it) => it.role ?? it.type), ['developer', 'developer', 'user'], JSON.stringify(warm.input));
+  assert.ok(says(warm.input[0]).startsWith('You are hearth'), says(warm.input[0]).slice(0, 80));
+  assert.ok(says(warm.input[1]).startsWith('<permissions instructions>\nApproval mode: `ask`.'), says(warm.input[1]));
+  assert.ok(says(warm.input[2]).startsWith('<environment_context>\n'), says(warm.input[2]));
   assert.equal(warm.model, 'interop-model-1');
   assert.ok(!('previous_response_id' in warm) || warm.previous_response_id == null);
   const toolNames = (warm.tools ?? []).map((tool) => `${tool.type}:${tool.name}`).sort();
@@ -182,8 +189,9 @@ test('the official ACP SDK runs a tool-using turn through hearth acp against a t
   for (const tool of warm.tools) assert.equal(tool.parameters?.type, 'object', `${tool.name} has a JSON schema`);
 
   for (const e of creates) {
-    // Instructions and tools are not inherited: identical on every request.
-    assert.equal(JSON.stringify(e.instructions), JSON.stringify(warm.instructions));
+    // No instructions to resend (at most a short one); tools are not
+    // inherited: identical on every request.
+    assert.ok((e.instructions ?? '').length <= 1024, `instructions of ${(e.instructions ?? '').length} characters`);
     assert.equal(JSON.stringify(e.tools), JSON.stringify(warm.tools));
     assert.equal(e.stream_id, warm.stream_id, 'one lane for the session');
   }
@@ -234,14 +242,25 @@ test('after the server drops the connection, hearth re-warms with the whole tran
   assert.equal(rewarm.event.generate, false, 'the re-warm is a generate:false request');
   assert.ok(!rewarm.event.previous_response_id, 'a new connection: the re-warm is full');
   const types = rewarm.event.input.map((it) => it.role ?? it.type ?? 'message');
-  assert.deepEqual(types, ['developer', 'user', 'function_call', 'function_call_output', 'assistant'], 'the whole transcript: the environment note, then the turn');
+  assert.deepEqual(
+    types,
+    ['developer', 'developer', 'user', 'user', 'function_call', 'function_call_output', 'assistant'],
+    'the whole transcript: the guidance, the permissions, the environment, then the turn',
+  );
+  const says = (item) => (typeof item.content === 'string' ? item.content : item.content.map((p) => p.text).join(''));
+  const [guidance, permissions, environment, asked] = rewarm.event.input.map((it) => (it.role ? says(it) : ''));
+  assert.ok(guidance.startsWith('You are hearth'), guidance.slice(0, 80));
+  assert.ok(permissions.startsWith('<permissions instructions>'), permissions);
+  assert.ok(environment.startsWith('<environment_context>'), environment);
+  assert.equal(asked, PROMPT);
+  assert.ok((rewarm.event.instructions ?? '').length <= 1024, 'no long instructions on the re-warm');
   assert.notEqual(rewarm.conn, server.received[before - 1].conn);
   const rewarmId = server.responses.find((r) => r.request === rewarm.event).response.id;
 
   // The next prompt, from a new editor connection, chains on the re-warm.
   const socketPath = path.join(hearthHome, 's');
   const env = Object.fromEntries(
-    Object.entries(process.env).filter(([k]) => !k.startsWith('OPENAI_') && !k.startsWith('HEARTH_')),
+    Object.entries(process.env).filter(([k]) => !k.startsWith('OPENAI_') && !k.startsWith('HEARTH_') && !k.startsWith('XDG_')),
   );
   Object.assign(env, { HEARTH_SOCKET: socketPath, HEARTH_DATA_DIR: path.join(hearthHome, 'd') });
   const relay = startChild(hearthBin(), ['acp'], { env, keepStdout: false });
@@ -282,9 +301,9 @@ test('the official ACP SDK sees the offered /compact command and runs it: the se
   const socketPath = path.join(home, 's');
   const dataDir = path.join(home, 'd');
   const env = Object.fromEntries(
-    Object.entries(process.env).filter(([k]) => !k.startsWith('OPENAI_') && !k.startsWith('HEARTH_')),
+    Object.entries(process.env).filter(([k]) => !k.startsWith('OPENAI_') && !k.startsWith('HEARTH_') && !k.startsWith('XDG_')),
   );
-  Object.assign(env, { HEARTH_SOCKET: socketPath, HEARTH_DATA_DIR: dataDir, OPENAI_BASE_URL: baseURL, OPENAI_API_KEY: key });
+  Object.assign(env, { HEARTH_SOCKET: socketPath, HEARTH_DATA_DIR: dataDir, XDG_CONFIG_HOME: path.join(home, 'config'), OPENAI_BASE_URL: baseURL, OPENAI_API_KEY: key });
   const relay = startChild(hearthBin(), ['acp'], { env, keepStdout: false });
   try {
     await relay.spawned;

@@ -2,10 +2,11 @@
 // session in a subdirectory of a git repository through `hearth acp`, and a
 // Responses WebSocket server written for this suite (fake-responses.mjs,
 // sharing no code with hearth or its simulator) records what reaches the
-// model: hearth's guidance as the instructions, the environment note
-// (working directory, workspace, date, mode, the commands' network), both
-// AGENTS.md files root first — and, after session/set_mode, a new note in a
-// request that still chains on the last.
+// model: hearth's guidance as the first developer message of the chain (no
+// long instructions on any request), the mode's <permissions instructions>,
+// both AGENTS.md files root first under "# AGENTS.md instructions for", the
+// <environment_context> — and, after session/set_mode, one new permissions
+// message in a request that still chains on the last.
 
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -23,8 +24,8 @@ const API_KEY = 'sk-interop-ctx-' + randomBytes(6).toString('hex');
 
 const text = (item) =>
   typeof item.content === 'string' ? item.content : (item.content ?? []).map((p) => p.text ?? '').join('');
-const developer = (input) => (input ?? []).filter((it) => it.role === 'developer').map(text);
-const ENV = 'Environment of this session';
+const texts = (input) => (input ?? []).map(text);
+const roles = (input) => (input ?? []).map((it) => it.role ?? it.type);
 const day = (d) =>
   `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
 
@@ -99,26 +100,38 @@ test('a session opened in a subdirectory of a git repository tells the model its
   const creates = server.received.map(({ event }) => event).filter((e) => e.prompt_cache_key === sessionId);
   assert.equal(creates.length, 5, `requests: ${JSON.stringify(creates.map((e) => e.input), null, 1)}`);
   const [warm, ask1, tool1, ask2] = creates;
-  t.diagnostic(`instructions: ${warm.instructions.length} characters`);
 
-  // hearth's guidance, byte-identical on every request.
-  assert.ok(warm.instructions.startsWith('You are hearth, a coding agent working in the user'), warm.instructions.slice(0, 80));
-  assert.ok(warm.instructions.length > 5000 && warm.instructions.length < 12_000);
-  for (const e of creates) assert.equal(e.instructions, warm.instructions);
+  // No instructions resent with every create: the guidance is in the chain.
+  for (const e of creates) assert.ok((e.instructions ?? '').length <= 1024, `instructions of ${(e.instructions ?? '').length} characters`);
 
-  // The warm-up holds the environment note, then the AGENTS.md files, root first.
-  const [note, agents, ...rest] = developer(warm.input);
-  assert.deepEqual(rest, []);
-  assert.ok(note.startsWith(ENV), note);
-  assert.ok(note.includes(`- Working directory: ${cwd}.`), note);
-  assert.ok(note.includes(`- Workspace: ${repo}, the root of the git repository.`), note);
-  assert.ok(note.includes(`- Date: ${day(before)}`) || note.includes(`- Date: ${day(afterAll)}`), note);
-  assert.ok(note.includes('- Mode: ask. ') && note.includes('Commands have the network.'), note);
+  // The warm-up: hearth's guidance, the permissions of ask, the AGENTS.md
+  // files root first, then the environment.
+  assert.deepEqual(roles(warm.input), ['developer', 'developer', 'user', 'user'], JSON.stringify(warm.input, null, 1));
+  const [guidance, permissions, agents, environment] = texts(warm.input);
+  t.diagnostic(`guidance: ${guidance.length} characters`);
+  assert.ok(guidance.startsWith('You are hearth, a coding agent'), guidance.slice(0, 80));
+  assert.ok(guidance.length > 5000 && guidance.length < 16_000, `guidance of ${guidance.length} characters`);
+  assert.ok(permissions.startsWith('<permissions instructions>\nApproval mode: `ask`. '), permissions);
+  assert.ok(permissions.includes('\nValidation: ') && permissions.endsWith('\n</permissions instructions>'), permissions);
+  assert.ok(permissions.includes(' Network: enabled.'), permissions);
+
+  assert.ok(agents.startsWith(`# AGENTS.md instructions for ${cwd}\n\n<INSTRUCTIONS>\n`), agents);
+  assert.ok(agents.endsWith('</INSTRUCTIONS>'), agents);
   const root = agents.indexOf('Root rule: run make test');
   const pkg = agents.indexOf('Package rule: no new dependencies.');
   assert.ok(root >= 0 && pkg > root, agents);
-  assert.ok(agents.includes(`==> ${path.join(repo, 'AGENTS.md')} (`), agents);
-  assert.ok(agents.includes(`==> ${path.join(cwd, 'AGENTS.md')} (`), agents);
+  const rootHead = agents.indexOf(`==> ${path.join(repo, 'AGENTS.md')} (`);
+  const pkgHead = agents.indexOf(`==> ${path.join(cwd, 'AGENTS.md')} (`);
+  assert.ok(rootHead >= 0 && rootHead < root && root < pkgHead && pkgHead < pkg, agents);
+
+  const lines = environment.split('\n');
+  assert.equal(lines[0], '<environment_context>', environment);
+  assert.equal(lines.at(-1), '</environment_context>', environment);
+  assert.equal(lines[1], `  <cwd>${cwd}</cwd>`, environment);
+  assert.match(lines[2], /^  <shell>[^<]+<\/shell>$/, environment);
+  assert.ok([`  <current_date>${day(before)}</current_date>`, `  <current_date>${day(afterAll)}</current_date>`].includes(lines[3]), environment);
+  assert.match(lines[4], /^  <timezone>[^<]+<\/timezone>$/, environment);
+  assert.ok(lines.includes(`  <workspace_root>${repo}</workspace_root>`), environment);
 
   // The first prompt chains on the warm-up with only the user's message; its
   // list_dir of "." lists the working directory.
@@ -128,12 +141,17 @@ test('a session opened in a subdirectory of a git repository tells the model its
   const listing = String(tool1.input[0].output);
   assert.ok(listing.includes('lib.go') && !listing.includes('top.txt'), listing);
 
-  // After set_mode, the next prompt still chains, and carries a new note
-  // before the user's message.
+  // After set_mode, the next prompt still chains, and carries one new
+  // permissions message before the user's message (the environment is
+  // told again only if the day turned meanwhile).
   assert.equal(ask2.previous_response_id, ids[2], 'the prompt after set_mode chains on the last response');
-  assert.deepEqual(ask2.input.map((it) => it.role ?? it.type), ['developer', 'user']);
-  const [changed] = developer(ask2.input);
-  assert.ok(changed.startsWith(ENV) && changed.includes('- Mode: full-auto. '), changed);
-  assert.ok(/Commands (should )?have no network/.test(changed), changed);
-  assert.equal(text(ask2.input[1]), 'and now?');
+  const turned = day(before) !== day(afterAll);
+  const expected = turned ? [['developer', 'user', 'user'], ['developer', 'user']] : [['developer', 'user']];
+  assert.ok(expected.some((r) => JSON.stringify(r) === JSON.stringify(roles(ask2.input))), JSON.stringify(ask2.input, null, 1));
+  const changed = text(ask2.input[0]);
+  assert.ok(changed.startsWith('<permissions instructions>\nApproval mode: `full-auto`. '), changed);
+  assert.ok(/ Network: (restricted|should be restricted)/.test(changed), changed);
+  assert.ok(changed.endsWith('\n</permissions instructions>'), changed);
+  if (ask2.input.length === 3) assert.ok(text(ask2.input[1]).startsWith('<environment_context>'), text(ask2.input[1]));
+  assert.equal(text(ask2.input.at(-1)), 'and now?');
 });

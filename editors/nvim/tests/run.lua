@@ -1369,9 +1369,14 @@ local function main()
     select_handler = nil
     lines = last_turn(chat_lines())
     local i = truthy(find_line(lines, '⏺ Run ' .. cmd .. ' [completed]', true), 'completed: ' .. vim.inspect(lines))
-    eq(lines[i + 1], require('hearth.chat').OUT .. 'first')
-    eq(lines[i + 2], require('hearth.chat').OUT .. 'second')
-    eq(find_line(lines, require('hearth.chat').OUT .. 'first', true), i + 1, 'the output once, not once per update')
+    -- The result replaces the live output, in the layout the model reads.
+    local OUT = require('hearth.chat').OUT
+    eq(lines[i + 1], OUT .. 'Exit code: 0')
+    truthy(lines[i + 2]:match('^' .. vim.pesc(OUT) .. 'Wall time: [%d.]+ seconds$'), 'wall time: ' .. vim.inspect(lines))
+    eq(lines[i + 3], OUT .. 'Output:')
+    eq(lines[i + 4], OUT .. 'first')
+    eq(lines[i + 5], OUT .. 'second')
+    eq(find_line(lines, OUT .. 'first', true), i + 4, 'the output once, not once per update')
     os.remove(fifo)
   end)
 

@@ -348,9 +348,10 @@ describe("chat webview in headless Chromium", () => {
     await page.waitForFunction(() => document.querySelector('.tool[data-tool-call-id="call_run"] .tool-output.live')?.textContent?.startsWith("line 20\n") ?? false, null, { timeout: 5_000 });
     assert.equal(await tool.locator(".tool-more summary").textContent(), "19 earlier lines");
     assert.equal(await tool.locator(".tool-output").count(), 2, "the earlier lines folded, the last ones shown: no other copy");
-    await feed([out(lines(30) + "[exit code 0]", "completed")]);
+    // The result, in the layout the daemon sends it (the model's).
+    await feed([out("Exit code: 0\nWall time: 0.4 seconds\nOutput:\n" + lines(30), "completed")]);
     await page.waitForFunction(() => document.querySelector('.tool[data-tool-call-id="call_run"]')?.getAttribute("data-status") === "completed", null, { timeout: 5_000 });
-    assert.match((await tool.locator(".tool-output").first().textContent()) ?? "", /^line 1\n/, "once done, the output from its start");
+    assert.match((await tool.locator(".tool-output").first().textContent()) ?? "", /^Exit code: 0\nWall time: 0\.4 seconds\nOutput:\nline 1\n/, "once done, the result from its start");
     await feed([{ type: "reset", sessionId: "ses_after", title: null }]);
     await page.waitForFunction(() => document.getElementById("context-left")?.hidden === true, null, { timeout: 5_000 });
     assert.deepEqual(pageErrors, [], "no errors in the page");
