@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"net"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -72,18 +74,26 @@ func TestKill9MidTurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The replay: every update but the commands offered and the context's
+	// usage (sent after load's answer, once the meter is restored).
+	var mu sync.Mutex
 	var replayed []acp.SessionUpdate
 	c2 := rpc.NewClient(c2conn, rpc.ClientOptions{OnNotify: func(method string, params json.RawMessage) {
 		var n acp.SessionNotification
-		if json.Unmarshal(params, &n) == nil && n.Update.AvailableCommandsUpdate == nil {
+		if json.Unmarshal(params, &n) == nil && n.Update.AvailableCommandsUpdate == nil && n.Update.UsageUpdate == nil {
+			mu.Lock()
 			replayed = append(replayed, n.Update)
+			mu.Unlock()
 		}
 	}})
 	defer c2.Close()
 	call(c2, rpc.MethodInitialize, acp.InitializeRequest{ProtocolVersion: 1}, nil)
 	call(c2, rpc.MethodSessionLoad, acp.LoadSessionRequest{SessionId: s.SessionId, Cwd: e.root, McpServers: []acp.McpServer{}}, nil)
-	if len(replayed) != 1 || replayed[0].UserMessageChunk == nil {
-		t.Fatalf("replay after kill -9: %d updates; want the user's message only (no half answer)", len(replayed))
+	mu.Lock()
+	got := slices.Clone(replayed)
+	mu.Unlock()
+	if len(got) != 1 || got[0].UserMessageChunk == nil {
+		t.Fatalf("replay after kill -9: %d updates; want the user's message only (no half answer)", len(got))
 	}
 	var ins rpc.InspectResult
 	call(c2, rpc.MethodHearthInspect, rpc.InspectParams{SessionID: string(s.SessionId)}, &ins)
