@@ -361,8 +361,10 @@ func TestKeepalive(t *testing.T) {
 		t.Fatalf("pings %d, handshakes %d: want answered pings on one connection", e.sim.PingsReceived(), e.sim.Handshakes())
 	}
 
+	// Long enough for the warm-up to be answered on a loaded machine before
+	// the first ping goes unanswered.
 	e2 := newEnv(t, sim.Options{IgnorePings: true}, session.Config{Config: responses.Config{Lanes: responses.LanesOn,
-		KeepaliveInterval: 30 * time.Millisecond, KeepaliveTimeout: 60 * time.Millisecond}})
+		KeepaliveInterval: 150 * time.Millisecond, KeepaliveTimeout: 300 * time.Millisecond}})
 	warm(t, e2.open("s1"))
 	recs := e2.wait(2) // the warm-up, then the re-warm on a new connection
 	if recs[1].Conn == recs[0].Conn || recs[1].Generate == nil || *recs[1].Generate {

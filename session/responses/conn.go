@@ -169,7 +169,23 @@ func (c *wsConn) keepAlive(interval, timeout time.Duration) {
 	}
 }
 
-func (c *wsConn) touch()                  { c.last.Store(time.Now().UnixNano()) }
+func (c *wsConn) touch() { c.last.Store(time.Now().UnixNano()) }
+
+// touchReader marks the connection alive at each read of a message's
+// bytes: a message that takes longer than the keepalive's timeout to
+// arrive (a large one on a slow link) is traffic, not silence.
+type touchReader struct {
+	r io.Reader
+	c *wsConn
+}
+
+func (t touchReader) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	if n > 0 {
+		t.c.touch()
+	}
+	return n, err
+}
 func (c *wsConn) lastActivity() time.Time { return time.Unix(0, c.last.Load()) }
 
 // read is the connection's only reader: it routes each event to the stream
@@ -188,7 +204,7 @@ func (c *wsConn) read() {
 			c.fail(fmt.Errorf("%w: non-text frame (stream out of step)", ErrConnectionLost))
 			break
 		}
-		e, err := c.events.read(r) // the frame streams through: never held whole
+		e, err := c.events.read(touchReader{r, c}) // the frame streams through: never held whole
 		if err != nil {
 			c.fail(fmt.Errorf("%w: %v", ErrConnectionLost, err))
 			break
