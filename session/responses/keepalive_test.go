@@ -10,14 +10,14 @@ import (
 	"github.com/hearthd/hearth/session/sim"
 )
 
-// slowConn reads at most 2 KiB at a time, each read after a pause: a slow
+// slowConn reads at most 1 KiB at a time, each read after a pause: a slow
 // link, over which one large message takes far longer than a keepalive's
 // timeout to arrive.
 type slowConn struct{ net.Conn }
 
 func (c slowConn) Read(p []byte) (int, error) {
 	time.Sleep(time.Millisecond) // the link's pace, not a wait for an event
-	return c.Conn.Read(p[:min(len(p), 2<<10)])
+	return c.Conn.Read(p[:min(len(p), 1<<10)])
 }
 
 // A message that takes longer to arrive than the keepalive allows a ping
@@ -38,7 +38,7 @@ func TestKeepaliveCountsALongMessageAsTraffic(t *testing.T) {
 		return slowConn{c}, nil
 	}
 	cfg := Config{BaseURL: base, Lanes: LanesOn, DisableCompression: true, Dial: dial,
-		KeepaliveInterval: 20 * time.Millisecond, KeepaliveTimeout: 40 * time.Millisecond}.WithDefaults()
+		KeepaliveInterval: 50 * time.Millisecond, KeepaliveTimeout: 150 * time.Millisecond}.WithDefaults()
 	c := NewClient(cfg, nil, nil)
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
