@@ -106,7 +106,9 @@ func TestSessionResumeAndClose(t *testing.T) {
 // session/close cancels the editor's running turn (its prompt answers
 // cancelled), then frees the session.
 func TestSessionCloseCancelsTheTurn(t *testing.T) {
-	td := startDaemon(t, sim.Options{}, "")
+	// An answer paced to last minutes, not one of millions of words: the
+	// simulator would spend seconds building it before the first delta.
+	td := startDaemon(t, sim.Options{Cost: sim.Cost{TokensPerSecond: 100}}, "")
 	ed := td.connect()
 	ed.initialize()
 	id := ed.newSession(td.root)
@@ -116,7 +118,7 @@ func TestSessionCloseCancelsTheTurn(t *testing.T) {
 	var r acp.PromptResponse
 	go func() {
 		done <- ed.c.Call(ctx, rpc.MethodSessionPrompt, acp.PromptRequest{SessionId: id,
-			Prompt: []acp.ContentBlock{acp.TextBlock("endless sim:tokens=5000000")}}, &r)
+			Prompt: []acp.ContentBlock{acp.TextBlock("endless sim:tokens=20000")}}, &r)
 	}()
 	ed.waitFor("the answer to start", func(ups []acp.SessionUpdate) bool { return agentText(ups) != "" })
 	ed.must(rpc.MethodSessionClose, acp.CloseSessionRequest{SessionId: id}, nil)
