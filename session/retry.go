@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hearthd/hearth/session/responses"
@@ -26,6 +27,13 @@ func (c *Conversation) request(ctx context.Context, turnID int64, sink Sink) (*r
 	})
 	if err != nil && ctx.Err() == nil {
 		return nil, explain(err, v, func() string { return sizeOf(c.tr) })
+	}
+	if err != nil && att != nil && att.shown.Len() > 0 {
+		// Cancelled mid-answer: what the user saw stays in the history
+		// the editor is shown again (never in the model's view).
+		if kerr := c.tr.KeepShown(context.WithoutCancel(ctx), turnID, att.shown.String()); kerr != nil {
+			c.log.Warn("keeping the cancelled answer failed", "err", kerr)
+		}
 	}
 	return r, err
 }
@@ -170,10 +178,12 @@ type attemptSink struct {
 	Sink
 	texted  bool
 	pending []ToolCall
+	shown   strings.Builder // the answer's text so far: kept if the turn is cancelled
 }
 
 func (a *attemptSink) Text(d string) {
 	a.texted = true
+	a.shown.WriteString(d)
 	if a.Sink != nil {
 		a.Sink.Text(d)
 	}

@@ -87,7 +87,7 @@ func Open(ctx context.Context, o Options) (*Transcript, error) {
 	if err != nil {
 		return nil, t.mark(fmt.Errorf("load transcript of %s: %w", o.ID, err))
 	}
-	items = withoutRewound(items, rewinds)
+	items = withoutShown(withoutRewound(items, rewinds))
 	initialN := 0
 	for _, it := range items {
 		if it.TurnID != 0 {
