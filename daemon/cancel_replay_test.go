@@ -52,7 +52,11 @@ func TestCancelledAnswerIsReplayed(t *testing.T) {
 	b.initialize()
 	b.must(rpc.MethodSessionLoad, acp.LoadSessionRequest{SessionId: id, Cwd: td.root, McpServers: []acp.McpServer{}}, nil)
 	var seq []string
+	marked := 0
 	for _, u := range b.updates() {
+		if u.AgentMessageChunk != nil && u.AgentMessageChunk.Meta[rpc.MetaCancelled] == true {
+			marked++
+		}
 		switch {
 		case u.UserMessageChunk != nil && u.UserMessageChunk.Content.Text != nil:
 			seq = append(seq, "user:"+u.UserMessageChunk.Content.Text.Text)
@@ -63,6 +67,9 @@ func TestCancelledAnswerIsReplayed(t *testing.T) {
 	if len(seq) != 6 || seq[0] != "user:hello" || seq[2] != "user:endless sim:tokens=5000000" ||
 		seq[3] != "agent:"+shown || seq[4] != "user:which word?" {
 		t.Errorf("session/load replayed %d messages:\n%.300q\nwant the cancelled answer %.100q after its prompt", len(seq), seq, shown)
+	}
+	if marked != 1 {
+		t.Errorf("%d replayed chunks marked %s, want 1", marked, rpc.MetaCancelled)
 	}
 	if got := b.prompt(id, "and now?"); got != acp.StopReasonEndTurn {
 		t.Fatalf("the turn after the load: %s", got)

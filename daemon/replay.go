@@ -71,6 +71,9 @@ func (r replayer) replay(ctx context.Context, out *outbox, items []store.Item) e
 // session-level tool's call shows as it did live (update_plan's as the plan
 // it set), and its result not at all.
 func (r replayer) notification(it store.Item) (json.RawMessage, bool) {
+	if session.ShownOnly(it.View) {
+		return cancelledNotification(r.session, it.Data)
+	}
 	switch it.Type {
 	case "function_call", "custom_tool_call":
 		call, ok := scanReplayItem(it.Data)
@@ -124,6 +127,22 @@ func (r replayer) notification(it store.Item) (json.RawMessage, bool) {
 		return b, err == nil
 	}
 	return replayNotification(r.session, it.Data)
+}
+
+// cancelledNotification shows what the user was shown of an answer before
+// cancelling its turn, marked so (rpc.MetaCancelled).
+func cancelledNotification(sessionID string, item json.RawMessage) (json.RawMessage, bool) {
+	r, ok := scanReplayItem(item)
+	if !ok {
+		return nil, false
+	}
+	text := messageText(r.Content)
+	if text == "" {
+		return nil, false
+	}
+	b, err := json.Marshal(acp.SessionNotification{SessionId: acp.SessionId(sessionID), Update: acp.SessionUpdate{
+		AgentMessageChunk: &acp.SessionUpdateAgentMessageChunk{Content: acp.TextBlock(text), Meta: map[string]any{rpc.MetaCancelled: true}}}})
+	return b, err == nil
 }
 
 // toolResultUpdate is the tool_call_update that ends a call: its status,

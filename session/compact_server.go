@@ -29,6 +29,10 @@ import (
 // an API compaction's output, which an editor's replay leaves out.
 func FromCompaction(view json.RawMessage) bool { return bytes.Equal(view, transcript.CompactionView) }
 
+// ShownOnly reports whether a stored item's view marks it as kept for the
+// editor only: what the user was shown of an answer before cancelling it.
+func ShownOnly(view json.RawMessage) bool { return transcript.IsShown(view) }
+
 // compactOnServer compacts the view with the API's compaction and records
 // it. Nothing changes when it fails.
 func (c *Conversation) compactOnServer(ctx context.Context, turnID int64, why string) error {
