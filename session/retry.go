@@ -31,7 +31,7 @@ func (c *Conversation) request(ctx context.Context, turnID int64, sink Sink) (*r
 	if err != nil && att != nil && att.shown.Len() > 0 {
 		// Cancelled mid-answer: what the user saw stays in the history
 		// the editor is shown again (never in the model's view).
-		if kerr := c.tr.KeepShown(context.WithoutCancel(ctx), turnID, att.shown.String()); kerr != nil {
+		if kerr := c.tr.KeepShown(context.WithoutCancel(ctx), turnID, transcript.ShownCancelled, att.shown.String()); kerr != nil {
 			c.log.Warn("keeping the cancelled answer failed", "err", kerr)
 		}
 	}
