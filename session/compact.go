@@ -59,7 +59,7 @@ func (c *Conversation) CompactAsked(ctx context.Context, said string, sink Sink)
 	return c.asTurn(ctx, func(turnID int64) (StopReason, error) {
 		c.tr.StartTurn()
 		if said != "" {
-			if err := c.tr.KeepShown(context.WithoutCancel(ctx), turnID, transcript.ShownCommand, said); err != nil {
+			if err := c.tr.Turns().KeepShown(context.WithoutCancel(ctx), turnID, transcript.ShownCommand, said); err != nil {
 				return "", err
 			}
 		}
@@ -108,7 +108,7 @@ func (c *Conversation) compact(ctx context.Context, turnID int64, sink Sink, why
 		note := fmt.Sprintf("hearth: compacted this session (%s) with %s: %d items are now %d; "+
 			"the whole history stays in `hearth inspect %s`.", why, how, before, after, c.id)
 		sink.Notice(note)
-		if err := c.tr.KeepShown(context.WithoutCancel(ctx), turnID, transcript.ShownNotice, note); err != nil {
+		if err := c.tr.Turns().KeepShown(context.WithoutCancel(ctx), turnID, transcript.ShownNotice, note); err != nil {
 			return err
 		}
 	}

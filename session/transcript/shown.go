@@ -51,8 +51,8 @@ func IsShown(view json.RawMessage) bool { return bytes.HasPrefix(view, []byte(sh
 // user's for a command, the assistant's otherwise. It goes after what is
 // staged (flushed first, so it stands after everything the turn showed
 // before it). The view does not change.
-func (t *Transcript) KeepShown(ctx context.Context, turnID int64, kind, text string) error {
-	if err := t.Flush(ctx, turnID); err != nil {
+func (t *Turns) KeepShown(ctx context.Context, turnID int64, kind, text string) error {
+	if err := t.flush(ctx, turnID); err != nil {
 		return err
 	}
 	type part struct {

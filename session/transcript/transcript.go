@@ -62,8 +62,9 @@ type Options struct {
 
 // newTranscript is an empty transcript of session id.
 func newTranscript(db *store.DB, id string, mark func(error) error) *Transcript {
-	return &Transcript{db: db, id: id, mark: mark,
-		turns: &Turns{db: db, id: id, mark: mark}, steer: &Steering{}}
+	t := &Transcript{db: db, id: id, mark: mark, steer: &Steering{}}
+	t.turns = &Turns{db: db, id: id, mark: mark, flush: t.Flush}
+	return t
 }
 
 // Open loads a session's transcript: its view after the last compaction,
