@@ -71,6 +71,9 @@ func (r replayer) replay(ctx context.Context, out *outbox, items []store.Item) e
 // session-level tool's call shows as it did live (update_plan's as the plan
 // it set), and its result not at all.
 func (r replayer) notification(it store.Item) (json.RawMessage, bool) {
+	if kind, ok := session.Shown(it.View); ok {
+		return shownNotification(r.session, kind, it.Data)
+	}
 	switch it.Type {
 	case "function_call", "custom_tool_call":
 		call, ok := scanReplayItem(it.Data)
@@ -124,6 +127,34 @@ func (r replayer) notification(it store.Item) (json.RawMessage, bool) {
 		return b, err == nil
 	}
 	return replayNotification(r.session, it.Data)
+}
+
+// shownNotification shows again an item kept for the editor only, as it
+// was shown: what the user was shown of an answer before cancelling its
+// turn (marked rpc.MetaCancelled), a command the user typed, a notice.
+func shownNotification(sessionID, kind string, item json.RawMessage) (json.RawMessage, bool) {
+	r, ok := scanReplayItem(item)
+	if !ok {
+		return nil, false
+	}
+	text := messageText(r.Content)
+	if text == "" {
+		return nil, false
+	}
+	var u acp.SessionUpdate
+	switch kind {
+	case session.ShownCancelled:
+		u = acp.SessionUpdate{AgentMessageChunk: &acp.SessionUpdateAgentMessageChunk{Content: acp.TextBlock(text),
+			Meta: map[string]any{rpc.MetaCancelled: true}}}
+	case session.ShownCommand:
+		u = acp.UpdateUserMessageText(text)
+	case session.ShownNotice:
+		u = noticeUpdate(text)
+	default:
+		return nil, false // a kind this hearth does not know
+	}
+	b, err := json.Marshal(acp.SessionNotification{SessionId: acp.SessionId(sessionID), Update: u})
+	return b, err == nil
 }
 
 // toolResultUpdate is the tool_call_update that ends a call: its status,

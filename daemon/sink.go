@@ -114,8 +114,13 @@ func clip(s string, n int) string {
 // _meta marks it (rpc.MetaNotice), so a client that keeps the answer apart
 // from diagnostics (hearth ask: stdout and stderr) can.
 func (u updates) Notice(text string) {
-	u.s.broadcast(acp.SessionUpdate{AgentMessageChunk: &acp.SessionUpdateAgentMessageChunk{
+	u.s.broadcast(noticeUpdate(text), nil)
+}
+
+// noticeUpdate is how a notice shows, live and in a replay.
+func noticeUpdate(text string) acp.SessionUpdate {
+	return acp.SessionUpdate{AgentMessageChunk: &acp.SessionUpdateAgentMessageChunk{
 		Content: acp.TextBlock("\n\n> " + text + "\n\n"),
 		Meta:    map[string]any{rpc.MetaNotice: true},
-	}}, nil)
+	}}
 }

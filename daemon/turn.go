@@ -45,7 +45,7 @@ func (t *promptTurn) run(rctx context.Context) (any, error) {
 	var err error
 	title := content.title()
 	if len(content.images) == 0 && isCompactCommand(content.text) {
-		stop, err = s.conv.Compact(t.tctx, updates{s})
+		stop, err = s.conv.CompactAsked(t.tctx, "/compact", updates{s})
 		title = ""
 	} else {
 		stop, err = s.conv.Prompt(t.tctx, t.input(), updates{s})

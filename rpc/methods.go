@@ -100,3 +100,8 @@ const (
 // model's answer: editors show it in the conversation, `hearth ask` prints it
 // on stderr.
 const MetaNotice = "hearth/notice"
+
+// MetaCancelled is the _meta key (value true) of a replayed
+// agent_message_chunk that is what the user was shown of an answer before
+// cancelling its turn: the answer stops there.
+const MetaCancelled = "hearth/cancelled"

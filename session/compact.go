@@ -50,8 +50,19 @@ func tokensOf(items ...json.RawMessage) int {
 // Compact compacts the conversation now, as a turn of its own (the user's
 // /compact). It returns the turn's stop reason.
 func (c *Conversation) Compact(ctx context.Context, sink Sink) (StopReason, error) {
+	return c.CompactAsked(ctx, "", sink)
+}
+
+// CompactAsked is Compact for a command the user typed (said, "/compact"):
+// the editor's replay of the session shows it, then the notice.
+func (c *Conversation) CompactAsked(ctx context.Context, said string, sink Sink) (StopReason, error) {
 	return c.asTurn(ctx, func(turnID int64) (StopReason, error) {
 		c.tr.StartTurn()
+		if said != "" {
+			if err := c.tr.Turns().KeepShown(context.WithoutCancel(ctx), turnID, transcript.ShownCommand, said); err != nil {
+				return "", err
+			}
+		}
 		if err := c.compact(ctx, turnID, sink, CompactUser); err != nil {
 			if ctx.Err() != nil {
 				return StopCancelled, nil
@@ -94,8 +105,12 @@ func (c *Conversation) compact(ctx context.Context, turnID int64, sink Sink, why
 	}
 	after := c.tr.View().Len()
 	if sink != nil {
-		sink.Notice(fmt.Sprintf("hearth: compacted this session (%s) with %s: %d items are now %d; "+
-			"the whole history stays in `hearth inspect %s`.", why, how, before, after, c.id))
+		note := fmt.Sprintf("hearth: compacted this session (%s) with %s: %d items are now %d; "+
+			"the whole history stays in `hearth inspect %s`.", why, how, before, after, c.id)
+		sink.Notice(note)
+		if err := c.tr.Turns().KeepShown(context.WithoutCancel(ctx), turnID, transcript.ShownNotice, note); err != nil {
+			return err
+		}
 	}
 	c.log.Info("compacted", "why", why, "how", how, "items_before", before, "items_after", after)
 	// The next request chains on the compacted view.

@@ -29,6 +29,18 @@ import (
 // an API compaction's output, which an editor's replay leaves out.
 func FromCompaction(view json.RawMessage) bool { return bytes.Equal(view, transcript.CompactionView) }
 
+// Shown is the kind of a stored item kept for the editor only
+// (transcript.ShownCancelled, ShownCommand or ShownNotice), false for the
+// others.
+func Shown(view json.RawMessage) (string, bool) { return transcript.ShownKind(view) }
+
+// The kinds of items kept for the editor only (transcript's).
+const (
+	ShownCancelled = transcript.ShownCancelled
+	ShownCommand   = transcript.ShownCommand
+	ShownNotice    = transcript.ShownNotice
+)
+
 // compactOnServer compacts the view with the API's compaction and records
 // it. Nothing changes when it fails.
 func (c *Conversation) compactOnServer(ctx context.Context, turnID int64, why string) error {

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hearthd/hearth/session/responses"
@@ -26,6 +27,13 @@ func (c *Conversation) request(ctx context.Context, turnID int64, sink Sink) (*r
 	})
 	if err != nil && ctx.Err() == nil {
 		return nil, explain(err, v, func() string { return sizeOf(c.tr) })
+	}
+	if err != nil && att != nil && att.shown.Len() > 0 {
+		// Cancelled mid-answer: what the user saw stays in the history
+		// the editor is shown again (never in the model's view).
+		if kerr := c.tr.Turns().KeepShown(context.WithoutCancel(ctx), turnID, transcript.ShownCancelled, att.kept()); kerr != nil {
+			c.log.Warn("keeping the cancelled answer failed", "err", kerr)
+		}
 	}
 	return r, err
 }
@@ -170,10 +178,22 @@ type attemptSink struct {
 	Sink
 	texted  bool
 	pending []ToolCall
+	shown   strings.Builder // the answer's text so far, up to maxKeptShown: kept if the turn is cancelled
+	unkept  int             // the bytes of it past maxKeptShown
 }
+
+// maxKeptShown bounds what is kept of an answer cut short by a cancel: a
+// copy of a long answer would double what the daemon holds while it
+// streams.
+const maxKeptShown = 1 << 20
 
 func (a *attemptSink) Text(d string) {
 	a.texted = true
+	if a.unkept == 0 && a.shown.Len()+len(d) <= maxKeptShown {
+		a.shown.WriteString(d)
+	} else {
+		a.unkept += len(d)
+	}
 	if a.Sink != nil {
 		a.Sink.Text(d)
 	}
@@ -199,6 +219,15 @@ func (a *attemptSink) Notice(text string) {
 	if a.Sink != nil {
 		a.Sink.Notice(text)
 	}
+}
+
+// kept is what is kept of the text shown: all of it, or its first
+// maxKeptShown bytes and how much more there was.
+func (a *attemptSink) kept() string {
+	if a.unkept == 0 {
+		return a.shown.String()
+	}
+	return fmt.Sprintf("%s\n\n[… %d more bytes were shown, not kept]", a.shown.String(), a.unkept)
 }
 
 // interrupted tells the editor the attempt is being retried.

@@ -14,8 +14,8 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coder/acp-go-sdk"
 
@@ -34,6 +34,10 @@ type check struct {
 	Check  string `json:"check"`
 	Detail string `json:"detail"` // what was found and, when not ok, the fix
 }
+
+// doctorIndent is the hanging indent of a check's wrapped lines: past the
+// status column.
+const doctorIndent = 6
 
 // doctorTimeout bounds each check that talks to something: DNS, the daemon,
 // the service manager.
@@ -55,11 +59,8 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return err
 		}
 	} else {
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		for _, c := range checks {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Status, c.Check, c.Detail)
-		}
-		tw.Flush()
+		home, _ := os.UserHomeDir()
+		printChecks(stdout, checks, home)
 	}
 	for _, c := range checks {
 		if c.Status == "fail" {
@@ -67,6 +68,46 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	return nil
+}
+
+// printChecks prints one check a line, in columns, wrapped at statusWidth
+// with a hanging indent of doctorIndent; a path too long for a line is
+// shown from home's "~" rather than run past the terminal's edge.
+func printChecks(w io.Writer, checks []check, home string) {
+	nameWidth := 0
+	for _, c := range checks {
+		nameWidth = max(nameWidth, utf8.RuneCountInString(c.Check))
+	}
+	for _, c := range checks {
+		col := doctorIndent + nameWidth + 2
+		detail := abbreviateHome(c.Detail, home, statusWidth-doctorIndent)
+		line := fmt.Sprintf("%-*s%-*s", doctorIndent, c.Status, nameWidth+2, c.Check) + wrapFrom(detail, col, doctorIndent, statusWidth)
+		fmt.Fprintln(w, trimLineEnds(line))
+	}
+}
+
+// abbreviateHome writes each word of s longer than width that starts with
+// home from "~" instead.
+func abbreviateHome(s, home string, width int) string {
+	if home == "" || home == "/" {
+		return s
+	}
+	words := strings.Split(s, " ")
+	for i, word := range words {
+		if rest, ok := strings.CutPrefix(word, home+string(filepath.Separator)); ok && utf8.RuneCountInString(word) > width {
+			words[i] = "~" + string(filepath.Separator) + rest
+		}
+	}
+	return strings.Join(words, " ")
+}
+
+// trimLineEnds drops the spaces that end each of s's lines.
+func trimLineEnds(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return strings.Join(lines, "\n")
 }
 
 // doctor runs every check in order.

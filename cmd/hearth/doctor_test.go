@@ -49,7 +49,7 @@ func TestDoctorNamesEveryProblem(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("exit %d, want 1\n%s%s", code, stdout.String(), stderr.String())
 	}
-	out := stdout.String()
+	out := unwrapDoctor(stdout.String())
 	for _, want := range []struct{ status, check, detail string }{
 		{"fail", "api key", "OPENAI_BASE_URL is set but no OPENAI_API_KEY"},
 		{"fail", "base url", `OPENAI_BASE_URL="http//no-scheme.example" is not an http(s) URL`},
@@ -92,7 +92,7 @@ func TestDoctorHealthySimulator(t *testing.T) {
 	if code != 0 || strings.Contains(stdout.String(), "fail") {
 		t.Fatalf("exit %d\n%s%s", code, stdout.String(), stderr.String())
 	}
-	if !strings.Contains(stdout.String(), "simulator mode") || !strings.Contains(stdout.String(), "run `hearth login`") {
+	if out := unwrapDoctor(stdout.String()); !strings.Contains(out, "simulator mode") || !strings.Contains(out, "run `hearth login`") {
 		t.Errorf("no simulator mode line naming hearth login:\n%s", stdout.String())
 	}
 }
@@ -112,7 +112,7 @@ func TestDoctorAcceptsReadableSocketDirectory(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", code, stdout.String(), stderr.String())
 	}
 	for _, re := range []string{`(?m)^ok +socket +`, `(?m)^ok +data dir +.*0700`} {
-		if !regexp.MustCompile(re).MatchString(stdout.String()) {
+		if !regexp.MustCompile(re).MatchString(unwrapDoctor(stdout.String())) {
 			t.Errorf("doctor output lacks %s:\n%s", re, stdout.String())
 		}
 	}
@@ -155,16 +155,32 @@ func doctorRun(t *testing.T, e *e2eEnv, env ...string) (int, string) {
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
-		return ee.ExitCode(), string(out)
+		return ee.ExitCode(), unwrapDoctor(string(out))
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	return 0, string(out)
+	return 0, unwrapDoctor(string(out))
 }
 
+// hasLine says whether doctor's output (wrapped or not) has a line of
+// that status and check whose detail holds detail.
 func hasLine(out, status, check, detail string) bool {
-	return regexp.MustCompile(`(?m)^` + status + ` +` + check + ` +.*` + regexp.QuoteMeta(detail)).MatchString(out)
+	return regexp.MustCompile(`(?m)^` + status + ` +` + regexp.QuoteMeta(check) + ` +.*` + regexp.QuoteMeta(detail)).MatchString(unwrapDoctor(out))
+}
+
+// unwrapDoctor joins each check's wrapped lines back into one.
+func unwrapDoctor(out string) string {
+	return strings.ReplaceAll(out, "\n"+strings.Repeat(" ", doctorIndent), " ")
+}
+
+func decodeChecks(t *testing.T, b []byte) []check {
+	t.Helper()
+	var checks []check
+	if err := json.Unmarshal(b, &checks); err != nil {
+		t.Fatalf("--json: %v\n%s", err, b)
+	}
+	return checks
 }
 
 // doctor reports what the running daemon uses, warns where the shell
@@ -288,7 +304,7 @@ func TestDoctorSimulatorOffWithoutKey(t *testing.T) {
 	t.Setenv("HEARTH_SIMULATOR", "off")
 	var stdout, stderr bytes.Buffer
 	run(context.Background(), []string{"doctor"}, &stdout, &stderr)
-	out := stdout.String()
+	out := unwrapDoctor(stdout.String())
 	if !regexp.MustCompile(`(?m)^fail +api key +none, and HEARTH_SIMULATOR=off: .*hearth login`).MatchString(out) || strings.Contains(out, "built-in simulator") {
 		t.Errorf("doctor:\n%s%s", out, stderr.String())
 	}

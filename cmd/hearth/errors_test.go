@@ -102,7 +102,7 @@ func TestDamagedDatabaseSaysWhatToDo(t *testing.T) {
 		t.Errorf("inspect with a damaged database: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	code, stdout, _ = runCLI("doctor")
-	if code != 1 || !regexp.MustCompile(`fail +database +.*`+regexp.QuoteMeta(path+" is damaged")+`.*`+regexp.QuoteMeta(fix)).MatchString(stdout) {
+	if code != 1 || !regexp.MustCompile(`fail +database +.*`+regexp.QuoteMeta(path+" is damaged")+`.*`+regexp.QuoteMeta(fix)).MatchString(unwrapDoctor(stdout)) {
 		t.Errorf("doctor with a damaged database: exit %d\n%s", code, stdout)
 	}
 	if _, err := os.Stat(path); err != nil {

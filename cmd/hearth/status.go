@@ -207,9 +207,19 @@ func workspaceBlocks(w io.Writer, list []rpc.WorkspaceStatus) {
 // at column indent and the others indented by indent spaces; a word longer
 // than a line (a path) stays whole.
 func wrap(s string, indent, width int) string {
+	return wrapFrom(s, indent, indent, width)
+}
+
+// wrapFrom is wrap with the first line starting at column col, right of
+// the hanging indent: when even s's first word does not fit there, s
+// starts on the next line.
+func wrapFrom(s string, col, indent, width int) string {
 	var b strings.Builder
-	col := indent
 	for i, word := range strings.Split(s, " ") {
+		if i == 0 && col > indent && col+utf8.RuneCountInString(word) > width {
+			b.WriteString("\n" + strings.Repeat(" ", indent))
+			col = indent
+		}
 		if i > 0 {
 			if col+1+utf8.RuneCountInString(word) > width {
 				b.WriteString("\n" + strings.Repeat(" ", indent))

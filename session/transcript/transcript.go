@@ -62,8 +62,9 @@ type Options struct {
 
 // newTranscript is an empty transcript of session id.
 func newTranscript(db *store.DB, id string, mark func(error) error) *Transcript {
-	return &Transcript{db: db, id: id, mark: mark,
-		turns: &Turns{db: db, id: id, mark: mark}, steer: &Steering{}}
+	t := &Transcript{db: db, id: id, mark: mark, steer: &Steering{}}
+	t.turns = &Turns{db: db, id: id, mark: mark, flush: t.Flush}
+	return t
 }
 
 // Open loads a session's transcript: its view after the last compaction,
@@ -87,7 +88,7 @@ func Open(ctx context.Context, o Options) (*Transcript, error) {
 	if err != nil {
 		return nil, t.mark(fmt.Errorf("load transcript of %s: %w", o.ID, err))
 	}
-	items = withoutRewound(items, rewinds)
+	items = withoutShown(withoutRewound(items, rewinds))
 	initialN := 0
 	for _, it := range items {
 		if it.TurnID != 0 {

@@ -12,12 +12,14 @@ import (
 // items, and the outcome of each request it was sent in. It keeps no
 // state of its own and touches no item of the view, so it needs no lock:
 // the session writes nothing to the store itself, and these are the rows
-// it writes besides the items. Made with its Transcript (Transcript.Turns),
-// it lives as long as it.
+// it writes besides the items, and the items a turn showed the editor that
+// are no part of the view (KeepShown). Made with its Transcript
+// (Transcript.Turns), it lives as long as it.
 type Turns struct {
-	db   *store.DB
-	id   string
-	mark func(error) error // the Transcript's
+	db    *store.DB
+	id    string
+	mark  func(error) error                             // the Transcript's
+	flush func(ctx context.Context, turnID int64) error // the Transcript's Flush
 }
 
 // BeginTurn records the start of the conversation's next turn and returns
