@@ -856,6 +856,80 @@ local function main()
     select_handler = nil
   end)
 
+  test(':HearthProcesses lists the process exec_command left running; kill ends it and everything it started', function()
+    -- pids whose command line is `sleep 3017` (run by a shell, maybe in a sandbox)
+    local function sleepers()
+      local pids = {}
+      for _, pid in ipairs(vim.fn.readdir('/proc')) do
+        if pid:match('^%d+$') then
+          local f = io.open('/proc/' .. pid .. '/cmdline')
+          local cmdline = f and f:read('*a') or ''
+          if f then
+            f:close()
+          end
+          local hit = cmdline:find('sleep\0003017', 1, true) or cmdline:find('sleep 3017', 1, true)
+          if hit and alive(tonumber(pid)) then
+            table.insert(pids, pid)
+          end
+        end
+      end
+      return pids
+    end
+    select_handler = function(items, _, on_choice)
+      for _, o in ipairs(items) do
+        if o.kind == 'allow_once' then
+          return on_choice(o)
+        end
+      end
+    end
+    run([=[p sim:steps=[["exec_command",{"cmd":"sleep\u00203017","yield_time_ms":300}]]]=])
+    select_handler = nil
+    local function list(args)
+      local res, err
+      hearth.processes(args, function(e, r)
+        err, res = e, r
+      end)
+      wait('_hearth/processes ' .. args, function()
+        return res ~= nil or err ~= nil
+      end)
+      truthy(res, ':HearthProcesses ' .. args .. ' failed: ' .. tostring(err))
+      return res
+    end
+    local from = #notes + 1
+    local res = list('')
+    local proc
+    for _, p in ipairs(res.processes) do
+      if p.command:find('sleep 3017', 1, true) then
+        proc = p
+      end
+    end
+    truthy(proc, 'the sleep in ' .. vim.inspect(res.processes) .. '; the chat: ' .. vim.inspect((last_turn(chat_lines()))))
+    eq(proc.running, true, 'running')
+    truthy(noted(proc.processId .. '  running  %d+s  [^\n]*sleep 3017', nil, from), ':HearthProcesses shows it: ' .. vim.inspect(notes[#notes]))
+    truthy(#sleepers() > 0, 'a sleep 3017 process before the kill')
+
+    from = #notes + 1
+    local killed = list('kill ' .. proc.processId)
+    eq(killed.killed, true, 'killed')
+    truthy(noted('ended process ' .. proc.processId, nil, from), 'the kill is reported')
+    eq(#sleepers(), 0, 'sleep 3017 processes after the kill')
+
+    from = #notes + 1
+    res = list('')
+    for _, p in ipairs(res.processes) do
+      truthy(not p.command:find('sleep 3017', 1, true), 'still listed: ' .. vim.inspect(p))
+    end
+    if #res.processes == 0 then
+      truthy(noted('no processes', nil, from), ':HearthProcesses says none are left')
+    end
+
+    from = #notes + 1
+    vim.cmd('HearthProcesses kill ' .. proc.processId)
+    wait('the failed kill', function()
+      return noted('kill failed', vim.log.levels.ERROR, from) ~= nil
+    end)
+  end)
+
   test(':HearthStatus shows the daemon and the workspace, wrapped at words, sizes as the CLI prints them', function()
     local columns = vim.o.columns
     vim.o.columns = 72
@@ -1661,7 +1735,7 @@ local function main()
   test(':help hearth opens the documentation', function()
     -- no :helptags here: loading the plugin built them
     eq(vim.fn.filereadable(root .. '/doc/tags'), 1, 'doc/tags after the plugin loaded')
-    for _, tag in ipairs({ 'hearth', ':Hearth', 'hearth-slash-commands', ':HearthResume', ':HearthRules', ':HearthMode', ':HearthModel', ':HearthEffort', 'hearth-context', ':HearthImage', 'hearth-images', 'hearth-plan', 'hearth-statusline',
+    for _, tag in ipairs({ 'hearth', ':Hearth', 'hearth-slash-commands', ':HearthResume', ':HearthRules', ':HearthProcesses', ':HearthMode', ':HearthModel', ':HearthEffort', 'hearth-context', ':HearthImage', 'hearth-images', 'hearth-plan', 'hearth-statusline',
       'hearth-permissions', 'hearth-buffers', 'hearth.setup()', 'hearth-thoughts', 'hl-hearthThought', 'hearth-mcp' }) do
       vim.cmd('help ' .. tag)
       eq(vim.fn.fnamemodify(vim.api.nvim_buf_get_name(0), ':t'), 'hearth.txt', 'help file for ' .. tag)

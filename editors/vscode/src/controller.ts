@@ -6,6 +6,7 @@ import * as vscode from "vscode";
 
 import { HearthClient } from "./acp/client.js";
 import { HearthGoneError, HearthNotFoundError, README_URL, describeError } from "./acp/errors.js";
+import type { HearthProcesses } from "./acp/processes.js";
 import type { HearthRules } from "./acp/rules.js";
 import { findWorkspace, summarize, type HearthStatus, type StatusSummary } from "./acp/status.js";
 import { configInfo } from "./config.js";
@@ -492,6 +493,18 @@ export class Controller implements vscode.Disposable {
 
   async revokeRule(id: number): Promise<number> {
     return (await this.getClient().revokeRule(id)).revoked;
+  }
+
+  /** The current session's processes; none without a session. */
+  async fetchProcesses(): Promise<HearthProcesses> {
+    if (!this.sessionId) return { processes: [] };
+    return this.getClient().processes(this.sessionId);
+  }
+
+  /** Ends the current session's process `processId` and everything it started. */
+  async killProcess(processId: number): Promise<boolean> {
+    if (!this.sessionId) return false;
+    return (await this.getClient().killProcess(this.sessionId, processId)).killed;
   }
 
   get currentSession(): string | null {

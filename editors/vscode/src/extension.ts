@@ -2,6 +2,7 @@
 // virtual documents and the commands.
 import * as vscode from "vscode";
 
+import { processLabel } from "./acp/processes.js";
 import { ruleLabel } from "./acp/rules.js";
 import { statusMarkdown } from "./acp/status.js";
 import { CHAT_VIEW_ID, ChatViewProvider } from "./chatView.js";
@@ -138,6 +139,20 @@ export function activate(context: vscode.ExtensionContext): void {
       if (!pick) return;
       const n = await controller.revokeRule(pick.rule.id);
       void vscode.window.showInformationMessage(`hearth: revoked ${n} rule: ${pick.label} asks again.`);
+    }),
+    command("hearth.manageProcesses", async () => {
+      const { processes } = await controller.fetchProcesses();
+      if (processes.length === 0) {
+        void vscode.window.showInformationMessage("hearth: no processes. A command exec_command leaves running is listed here.");
+        return;
+      }
+      const pick = await vscode.window.showQuickPick(
+        processes.map((p) => ({ ...processLabel(p), process: p })),
+        { placeHolder: "End which process? (it and everything it started; the model finds it gone)" },
+      );
+      if (!pick) return;
+      await controller.killProcess(pick.process.processId);
+      void vscode.window.showInformationMessage(`hearth: ended process ${pick.process.processId}: ${pick.label}`);
     }),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration("hearth")) output.appendLine("hearth settings changed: used from the next action");

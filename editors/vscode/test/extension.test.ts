@@ -4,7 +4,7 @@
 // permissions and diffs; a missing binary.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import Module, { createRequire } from "node:module";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -92,6 +92,7 @@ describe("the extension, activated against a stand-in vscode API", () => {
       "hearth.ask",
       "hearth.cancel",
       "hearth.inspectSession",
+      "hearth.manageProcesses",
       "hearth.manageRules",
       "hearth.newSession",
       "hearth.resumeSession",
@@ -425,6 +426,58 @@ describe("the extension, activated against a stand-in vscode API", () => {
     assert.ok(again.type === "permission");
     web.send({ type: "permission", requestId: again.requestId, optionId: "reject_once" });
     await posted.waitFor((m) => m.type === "turnEnded", "turnEnded", 10_000, from);
+  });
+
+  test("Running Processes… lists the process exec_command left running and ends the one picked, and what it started", async () => {
+    /** Live processes whose command line holds `sleep 3019` (the shell's, the sandbox's, the sleep's). */
+    const sleepers = () =>
+      readdirSync("/proc").filter((pid) => {
+        if (!/^\d+$/.test(pid)) return false;
+        try {
+          const cmdline = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+          const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+          return /sleep[\0 ]3019/.test(cmdline) && !/^\d+ \(.*\) Z/.test(stat);
+        } catch {
+          return false; // gone meanwhile
+        }
+      });
+    const steps = JSON.stringify([["exec_command", { cmd: "sleep 3019", yield_time_ms: 300 }]]).replaceAll(" ", "\\u0020");
+    const from = posted.length;
+    web.send({ type: "prompt", text: `p sim:steps=${steps}` });
+    const first = await posted.waitFor((m) => m.type === "permission" || m.type === "turnEnded", "the command's question or the turn's end", 20_000, from);
+    if (first.type === "permission") web.send({ type: "permission", requestId: first.requestId, optionId: "allow_once" });
+    await posted.waitFor((m) => m.type === "turnEnded", "turnEnded", 20_000, from);
+    assert.ok(sleepers().length > 0, "sleep 3019 runs after the turn");
+
+    let offered: any[] = [];
+    stub.rec.quickPick = (items) => {
+      offered = items;
+      return items.find((i) => i.label === "sleep 3019");
+    };
+    const infos = stub.rec.infos.length;
+    await stub.vscode.commands.executeCommand("hearth.manageProcesses");
+    stub.rec.quickPick = undefined;
+    const picked = offered.find((i) => i.label === "sleep 3019");
+    assert.ok(picked, JSON.stringify(offered));
+    assert.match(picked.description, /^\d+ · running$/);
+    assert.match(picked.detail, /^running · started \d+s ago$/);
+    const info = await stub.rec.infos.waitFor((m) => /ended process/.test(m.message), "the kill's message", 10_000, infos);
+    assert.equal(info.message, `hearth: ended process ${picked.process.processId}: sleep 3019`);
+    assert.deepEqual(sleepers(), [], "sleep 3019 still runs");
+
+    offered = [];
+    stub.rec.quickPick = (items) => {
+      offered = items;
+      return undefined;
+    };
+    const infos2 = stub.rec.infos.length;
+    await stub.vscode.commands.executeCommand("hearth.manageProcesses");
+    stub.rec.quickPick = undefined;
+    assert.ok(!offered.some((i) => i.label === "sleep 3019"), JSON.stringify(offered));
+    if (offered.length === 0) {
+      const none = await stub.rec.infos.waitFor((m) => /no processes/.test(m.message), "the empty list's message", 10_000, infos2);
+      assert.match(none.message, /exec_command/);
+    }
   });
 
   test("/compact: the offered commands reach the view; the prompt compacts the session, which answers after", async () => {

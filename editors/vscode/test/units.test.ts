@@ -7,6 +7,7 @@ import { after, before, describe, test } from "node:test";
 
 import { resolveHearthBinary } from "../src/acp/binary.js";
 import { HearthNotFoundError } from "../src/acp/errors.js";
+import { age, processLabel } from "../src/acp/processes.js";
 import { findWorkspace, formatDuration, statusMarkdown, summarize, type HearthStatus, type WorkspaceStatus } from "../src/acp/status.js";
 import { configInfo, contextLeft, pickerOption } from "../src/config.js";
 import { appendToHistory } from "../src/history.js";
@@ -113,6 +114,25 @@ describe("status summaries", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("processes", () => {
+  test("ages in their largest whole unit", () => {
+    const now = new Date("2026-12-03T12:00:00Z");
+    const ago = (s: number) => age(new Date(now.getTime() - s * 1000), now);
+    assert.deepEqual([ago(0), ago(59), ago(60), ago(3599), ago(3600), ago(86399), ago(86400), ago(-5)], ["0s", "59s", "1m", "59m", "1h", "23h", "1d", "0s"]);
+  });
+
+  test("a quick-pick line: the command, its id and state, how long it has run", () => {
+    const now = new Date("2026-12-03T12:00:00Z");
+    const p = { processId: 3, command: "npm run dev", tty: true, startedAt: "2026-12-03T12:04:00+01:00", running: true };
+    assert.deepEqual(processLabel(p, now), { label: "npm run dev", description: "3 · running", detail: "running · started 56m ago · terminal" });
+    assert.deepEqual(processLabel({ ...p, tty: false, running: false, startedAt: "2026-12-03T11:59:58.123456789Z" }, now), {
+      label: "npm run dev",
+      description: "3 · exited",
+      detail: "exited · started 1s ago",
+    });
   });
 });
 

@@ -986,6 +986,59 @@ function M.rules(args, cb)
   end)
 end
 
+--- :HearthProcesses [kill ID] — the processes the current session's
+--- exec_command calls left running (id, command, running or exited, age),
+--- or end one and everything it started.
+--- cb(err, result) gets _hearth/processes's or _hearth/process/kill's answer.
+function M.processes(args, cb)
+  args = vim.trim(args or '')
+  local function done(err, res)
+    if cb then
+      cb(err, res)
+    end
+  end
+  local id = args:match('^kill%s+(%d+)$')
+  if args ~= '' and not id then
+    notify('usage: :HearthProcesses [kill ID]', vim.log.levels.WARN)
+    return done('usage')
+  end
+  local s = M.current_session()
+  if not s then
+    notify('no session yet: :Hearth or :HearthNew first', vim.log.levels.WARN)
+    return done('no session')
+  end
+  if id then
+    M.request('_hearth/process/kill', { sessionId = s.id, processId = tonumber(id) }, function(err, res)
+      if err then
+        notify('kill failed: ' .. err, vim.log.levels.ERROR)
+        return done(err)
+      end
+      notify('ended process ' .. id, vim.log.levels.INFO)
+      done(nil, res)
+    end)
+    return
+  end
+  M.request('_hearth/processes', { sessionId = s.id }, function(err, res)
+    if err then
+      notify('processes failed: ' .. err, vim.log.levels.ERROR)
+      return done(err)
+    end
+    local lines = {}
+    for _, p in ipairs(nn(res.processes) or {}) do
+      local started = when.parse(nn(p.startedAt))
+      table.insert(lines, string.format('%d  %s  %s  %s', nn(p.processId) or 0,
+        nn(p.running) and 'running' or 'exited', started and when.age(started) or '?', tostring(nn(p.command))))
+    end
+    if #lines == 0 then
+      lines = { 'no processes: a command exec_command leaves running is listed here' }
+    else
+      table.insert(lines, ':HearthProcesses kill ID ends one')
+    end
+    vim.notify(table.concat(lines, '\n'), vim.log.levels.INFO)
+    done(nil, res)
+  end)
+end
+
 ---------------------------------------------------------------------------
 -- Commands
 ---------------------------------------------------------------------------
@@ -1050,6 +1103,9 @@ function M.create_commands()
   cmd('HearthRules', function(a)
     M.rules(a.args)
   end, { nargs = '*', desc = 'hearth: list the kept "always allow" rules, or revoke one or all' })
+  cmd('HearthProcesses', function(a)
+    M.processes(a.args)
+  end, { nargs = '*', desc = "hearth: list the current session's processes, or end one" })
   cmd('HearthImage', function(a)
     M.attach_image(a.args, a.bang)
   end, { nargs = '?', bang = true, complete = 'file', desc = 'hearth: attach an image to the next prompt' })

@@ -75,4 +75,18 @@ function M.human(t, now)
   return day .. ' ' .. hm
 end
 
+--- age shows how long ago Unix time t was, relative to now (the current
+--- time when nil), in its largest whole unit: "12s", "4m", "3h", "2d".
+function M.age(t, now)
+  local d = math.max(0, (now or os.time()) - t)
+  if d < 60 then
+    return string.format('%ds', d)
+  elseif d < 3600 then
+    return string.format('%dm', math.floor(d / 60))
+  elseif d < 86400 then
+    return string.format('%dh', math.floor(d / 3600))
+  end
+  return string.format('%dd', math.floor(d / 86400))
+end
+
 return M

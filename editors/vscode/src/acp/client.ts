@@ -11,6 +11,7 @@ import { Readable, Writable } from "node:stream";
 
 import { resolveHearthBinary } from "./binary.js";
 import { HearthGoneError, HearthNotFoundError, HearthRpcError, describeError } from "./errors.js";
+import type { HearthProcesses } from "./processes.js";
 import type { HearthRules } from "./rules.js";
 import type { HearthStatus } from "./status.js";
 
@@ -428,6 +429,16 @@ export class HearthClient {
   /** `_hearth/rules/revoke`: removes the rule `id`; the next such call asks again. */
   revokeRule(id: number): Promise<{ revoked: number }> {
     return this.call<{ revoked: number }>("_hearth/rules/revoke", { id });
+  }
+
+  /** `_hearth/processes`: the processes the session's exec_command calls left running, oldest first. */
+  processes(sessionId: string): Promise<HearthProcesses> {
+    return this.call<HearthProcesses>("_hearth/processes", { sessionId });
+  }
+
+  /** `_hearth/process/kill`: ends the process and everything it started; answers once they have ended. */
+  killProcess(sessionId: string, processId: number): Promise<{ killed: boolean }> {
+    return this.call<{ killed: boolean }>("_hearth/process/kill", { sessionId, processId });
   }
 
   private trackModes(n: acp.SessionNotification): void {
