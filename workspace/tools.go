@@ -155,6 +155,10 @@ type Toolset struct {
 	// running the call, so a watcher can tell hearth's own writes from the
 	// user's. Set it before the first Run; it must not block.
 	OnWrite func(rel string, content []byte)
+
+	// before keeps each file's pre-image for the one call a copy made by
+	// WithCheckpoint runs (checkpoint.go); nil on the shared Toolset.
+	before func(ctx context.Context, c Change) error
 }
 
 // NewToolset returns the tools of the workspace at root.
@@ -175,7 +179,7 @@ type place struct {
 
 // files is the fileWriter of ts's call: its place, editor and OnWrite.
 func (ts *Toolset) files() fileWriter {
-	return fileWriter{at: ts.at, ed: ts.ed, onWrite: ts.OnWrite}
+	return fileWriter{at: ts.at, ed: ts.ed, onWrite: ts.OnWrite, before: ts.before}
 }
 
 // In returns a copy of ts for a session whose working directory is dir, a
