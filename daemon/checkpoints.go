@@ -78,7 +78,7 @@ func syncDir(dir string) {
 }
 
 // turnRecorder keeps the pre-images of what one call of a turn's file
-// tools changes: the workspace.Change hook (Toolset.WithCheckpoint). Made
+// tools changes: the Toolset.Checkpoint hook. Made
 // by sessionTools.run for one call.
 type turnRecorder struct {
 	db      *store.DB

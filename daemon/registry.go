@@ -500,7 +500,7 @@ func (t *sessionTools) run(ctx context.Context, call session.ToolCall) session.T
 	start := time.Now()
 	tools = tools.WithNetwork(grant.Network(t.d.cfg.ShellNetwork, mode)).WithAccess(grant.Access)
 	rec := turnRecorder{db: t.d.db, objects: checkpointObjects(t.d.cfg.DataDir), session: t.s.id, turn: t.s.turnKey.Load()}
-	tools = tools.WithCheckpoint(rec.before) // checkpoints.go: each file's pre-image kept before it changes
+	tools.Checkpoint = rec.before // checkpoints.go: each file's pre-image kept before it changes (tools is this call's copy)
 	r := tools.WithLive(t.liveOutput(call)).WithProcesses(t.s.procs).RunVia(ctx, ed, call.Name, args)
 	if ws.watcher != nil {
 		ws.watcher.Touch(start, r.Locations...) // a tree too big to watch whole is watched where the tools go

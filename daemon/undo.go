@@ -49,7 +49,7 @@ func undoTurn(ctx context.Context, db *store.DB, objects objectStore, s *openSes
 			}
 			content = &old
 		}
-		err := s.ws.tools.RestoreVia(ctx, ed, f.Path, f.Post, content, fs.FileMode(f.PreMode))
+		err := workspace.Restorer{Tools: s.ws.tools, Editor: ed}.File(ctx, f.Path, f.Post, content, fs.FileMode(f.PreMode))
 		switch {
 		case errors.Is(err, workspace.ErrRestoreConflict):
 			res.Conflicts = append(res.Conflicts, f.Path)

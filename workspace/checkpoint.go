@@ -8,7 +8,7 @@ import (
 )
 
 // Change is what one write of write_file, edit_file or apply_patch is about
-// to do to one file, handed to the checkpoint hook (WithCheckpoint) before
+// to do to one file, handed to Toolset.Checkpoint before
 // the change becomes visible. A plain value; Old and New are the callee's to
 // keep.
 type Change struct {
@@ -17,16 +17,6 @@ type Change struct {
 	Mode    fs.FileMode // its permission bits, when it existed
 	Old     string      // its content before (the editor's text when the editor takes the write)
 	New     *string     // its content after; nil when the change removes it
-}
-
-// WithCheckpoint returns a copy of ts whose file writes call before first,
-// on the goroutine running the call; an error from before refuses the write
-// (nothing is changed), since a change whose pre-image is not kept could
-// not be undone. The copy lives for one call, like via's.
-func (ts *Toolset) WithCheckpoint(before func(ctx context.Context, c Change) error) *Toolset {
-	c := *ts
-	c.before = before
-	return &c
 }
 
 // checkpoint hands c's change to the call's checkpoint hook, if any.
@@ -45,18 +35,26 @@ func (fw fileWriter) checkpoint(ctx context.Context, c *fileChange, removed bool
 	return nil
 }
 
-// ErrRestoreConflict is returned by RestoreVia for a file that no longer
+// ErrRestoreConflict is returned by Restorer.File for a file that no longer
 // holds what the undone turn left in it: someone changed it since.
 var ErrRestoreConflict = errors.New("changed since")
 
-// RestoreVia puts the file rel (relative to the root) back as it was: to
-// content with mode, or removed when content is nil, through ed like the
-// file tools' writes. It first checks that the file holds what the turn
-// left (want: its content's sha256 hex; "" for a file the turn removed);
-// otherwise it changes nothing and returns ErrRestoreConflict.
-func (ts *Toolset) RestoreVia(ctx context.Context, ed Editor, rel string, want string, content *string, mode fs.FileMode) error {
-	fw := ts.In("").via(ed).files()
-	fw.onWrite = ts.OnWrite
+// Restorer puts files back as an undo wants them: through the workspace's
+// tools (their confinement, their OnWrite) and an editor, like the file
+// tools' writes. A plain value made for one undo.
+type Restorer struct {
+	Tools  *Toolset // the workspace's
+	Editor Editor   // the editor the restored text goes to; zero: the disk
+}
+
+// File puts the file rel (relative to the root) back as it was: to content
+// with mode, or removed when content is nil. It first checks that the file
+// holds what the turn left (want: its content's sha256 hex; "" for a file
+// the turn removed); otherwise it changes nothing and returns
+// ErrRestoreConflict.
+func (r Restorer) File(ctx context.Context, rel string, want string, content *string, mode fs.FileMode) error {
+	fw := r.Tools.In("").via(r.Editor).files()
+	fw.before = nil // putting back is not a change of the turn
 	c, msg := fw.loadTarget(ctx, "write_file", rel)
 	if msg != "" {
 		return errors.New(msg)
