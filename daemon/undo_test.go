@@ -118,3 +118,29 @@ func TestUndo(t *testing.T) {
 	}
 	fileIs(t, td, "other.txt", "", true)
 }
+
+// An editor that holds the files (fs/read_text_file, fs/write_text_file)
+// gets the restored text: its buffer goes back to what the user had,
+// unsaved, and the disk is left alone, as the file tools' writes leave it.
+func TestUndoThroughEditorBuffers(t *testing.T) {
+	td := startDaemon(t, sim.Options{}, "")
+	ed := td.connectBuffers(true, true)
+	id := ed.newSession(td.root)
+	a := filepath.Join(td.root, "a.txt")
+	ed.setBuffer(a, "alpha\nunsaved beta\n")
+	ed.prompt(id, `e sim:calls=1 sim:tool=edit_file sim:args={"path":"a.txt","old_string":"unsaved","new_string":"edited"}`)
+	if got, _ := ed.buffer(a); got != "alpha\nedited beta\n" {
+		t.Fatalf("buffer after the edit = %q", got)
+	}
+	ed.forget()
+	ed.prompt(id, "/undo")
+	if got, _ := ed.buffer(a); got != "alpha\nunsaved beta\n" {
+		t.Errorf("buffer after /undo = %q; want the user's unsaved text back", got)
+	}
+	if got := readA(t, td); got != "alpha\nbeta\n" {
+		t.Errorf("the disk changed to %q", got)
+	}
+	if got := agentText(ed.updates()); !strings.Contains(got, "Restored: a.txt.") {
+		t.Errorf("/undo answered %q", got)
+	}
+}
