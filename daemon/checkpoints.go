@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -88,9 +87,6 @@ type turnRecorder struct {
 }
 
 func (r turnRecorder) before(ctx context.Context, c workspace.Change) error {
-	if r.turn == 0 {
-		return errors.New("no turn is running")
-	}
 	f := store.FileCheckpoint{Path: c.Rel, PreMode: uint32(c.Mode & fs.ModePerm)}
 	if c.Existed {
 		h, err := r.objects.put(c.Old)

@@ -499,6 +499,7 @@ func (t *sessionTools) run(ctx context.Context, call session.ToolCall) session.T
 	t.s.mu.Unlock()
 	start := time.Now()
 	tools = tools.WithNetwork(grant.Network(t.d.cfg.ShellNetwork, mode)).WithAccess(grant.Access)
+	t.s.turnKey.CompareAndSwap(0, time.Now().UnixNano()) // a call outside a prompt's turn (none today) still gets a checkpoint
 	rec := turnRecorder{db: t.d.db, objects: checkpointObjects(t.d.cfg.DataDir), session: t.s.id, turn: t.s.turnKey.Load()}
 	tools.Checkpoint = rec.before // checkpoints.go: each file's pre-image kept before it changes (tools is this call's copy)
 	r := tools.WithLive(t.liveOutput(call)).WithProcesses(t.s.procs).RunVia(ctx, ed, call.Name, args)
