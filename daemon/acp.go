@@ -20,6 +20,7 @@ import (
 func (d *Daemon) mux(c *clientConn) *rpc.Mux {
 	m := rpc.NewMux(d.log.With("client", c.id))
 	m.HandleAsync(rpc.MethodHearthCompact, c.gated(c.compact))
+	m.HandleAsync(rpc.MethodHearthUndo, c.gated(func(ctx context.Context, p json.RawMessage) (any, error) { return hearthUndo(c, ctx, p) }))
 	m.Handle(rpc.MethodHearthInspect, c.gated(c.inspect))
 	m.Handle(rpc.MethodHearthProbe, c.gated(detached(func(ctx context.Context, _ json.RawMessage) (any, error) { return d.Probe(ctx), nil })))
 	m.Handle(rpc.MethodHearthProcessKill, c.gated(killProcess(d)))

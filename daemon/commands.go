@@ -13,7 +13,7 @@ import (
 
 // The session's slash commands, offered to editors with
 // available_commands_update after session/new and session/load. A prompt
-// that is exactly /compact runs it instead of going to the model; /init and
+// that is exactly /compact or /undo runs it instead of going to the model; /init and
 // /review go to the model with what they ask of it (commandPrompt).
 var sessionCommands = []acp.AvailableCommand{{
 	Name: "compact",
@@ -28,6 +28,10 @@ var sessionCommands = []acp.AvailableCommand{{
 	Description: "Review the uncommitted changes (staged, unstaged and new files): findings first, most severe " +
 		"first, each with its file and line; no file is changed.",
 	Input: &acp.AvailableCommandInput{Unstructured: &acp.UnstructuredCommandInput{Hint: "what to focus on (optional)"}},
+}, {
+	Name: "undo",
+	Description: "Put back the files this session's last turn changed with hearth's file tools (not yet what commands " +
+		"changed); a file changed since is left as it is and named. Again: the turn before.",
 }}
 
 func isCompactCommand(text string) bool { return strings.TrimSpace(text) == "/compact" }

@@ -62,6 +62,11 @@ type openSession struct {
 
 	lastUsed atomic.Int64 // unix nanos of the last lookup, attach or detach: the start of its idle time
 
+	// turnKey names the running prompt's checkpoint (undo.go): set as the
+	// turn starts, read by its tool calls.
+	turnKey atomic.Int64
+	undone  pendingNotes // what undos changed, for the model's next prompt (undo.go)
+
 	// changing serializes changes of the mode, model and effort
 	// (config_options.go): each is stored, applied and told before the
 	// next, so every editor hears them in the order they took effect.
@@ -494,6 +499,9 @@ func (t *sessionTools) run(ctx context.Context, call session.ToolCall) session.T
 	t.s.mu.Unlock()
 	start := time.Now()
 	tools = tools.WithNetwork(grant.Network(t.d.cfg.ShellNetwork, mode)).WithAccess(grant.Access)
+	t.s.turnKey.CompareAndSwap(0, time.Now().UnixNano()) // a call outside a prompt's turn (none today) still gets a checkpoint
+	rec := turnRecorder{db: t.d.db, objects: checkpointObjects(t.d.cfg.DataDir), session: t.s.id, turn: t.s.turnKey.Load()}
+	tools.Checkpoint = rec.before // checkpoints.go: each file's pre-image kept before it changes (tools is this call's copy)
 	r := tools.WithLive(t.liveOutput(call)).WithProcesses(t.s.procs).RunVia(ctx, ed, call.Name, args)
 	if ws.watcher != nil {
 		ws.watcher.Touch(start, r.Locations...) // a tree too big to watch whole is watched where the tools go

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"time"
 
 	"github.com/coder/acp-go-sdk"
 	"go.lsp.dev/jsonrpc2"
@@ -47,7 +48,10 @@ func (t *promptTurn) run(rctx context.Context) (any, error) {
 	if len(content.images) == 0 && isCompactCommand(content.text) {
 		stop, err = s.conv.CompactAsked(t.tctx, "/compact", updates{s})
 		title = ""
+	} else if len(content.images) == 0 && isUndoCommand(content.text) {
+		stop, title = t.undo(), "" // undo.go
 	} else {
+		s.turnKey.Store(time.Now().UnixNano()) // the key of this turn's checkpoint (checkpoints.go)
 		stop, err = s.conv.Prompt(t.tctx, t.input(), updates{s})
 	}
 	t.ended(context.WithoutCancel(t.tctx), title)
@@ -75,6 +79,7 @@ func (t *promptTurn) input() []json.RawMessage {
 	}
 	s.tellMCP(updates{s})
 	input = append(input, t.contextChanges()...)
+	input = append(input, s.undone.take()...) // what /undo changed (undo.go)
 	if delta := t.contextDelta(t.tctx); delta != "" {
 		input = append(input, session.DeveloperMessage(delta))
 	}

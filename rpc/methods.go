@@ -32,6 +32,10 @@ const (
 	// MethodHearthStatus (_hearth/status, call): daemon and workspace status.
 	// No params; result Status.
 	MethodHearthStatus = "_hearth/status"
+	// MethodHearthUndo (_hearth/undo, call): put back the files the
+	// session's last turn that changed any changed, as /undo does. Params
+	// UndoParams, result UndoResult.
+	MethodHearthUndo = "_hearth/undo"
 
 	// MethodAuthenticate (authenticate, call): ACP authentication: the
 	// daemon reads its stored API key again (after `hearth login`) and says

@@ -43,6 +43,7 @@ type fileWriter struct {
 	at      place
 	ed      Editor
 	onWrite func(rel string, content []byte)
+	before  func(ctx context.Context, c Change) error // Toolset.before
 }
 
 // loadTarget resolves the model's path for a write and reads what is there

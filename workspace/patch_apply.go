@@ -187,6 +187,9 @@ func (fw fileWriter) commitPatch(ctx context.Context, files []patchFile) string 
 		if ctx.Err() != nil {
 			return failed(f.put.shown, "cancelled")
 		}
+		if err := fw.checkpoint(ctx, f.put, false); err != nil {
+			return failed(f.put.shown, err.Error())
+		}
 		if fw.onWrite != nil {
 			fw.onWrite(f.put.rel, []byte(f.put.new))
 		}
@@ -205,6 +208,9 @@ func (fw fileWriter) commitPatch(ctx context.Context, files []patchFile) string 
 			continue
 		}
 		if err := fw.recheckGit(f.gone); err != nil {
+			return failed(f.gone.shown, err.Error())
+		}
+		if err := fw.checkpoint(ctx, f.gone, true); err != nil {
 			return failed(f.gone.shown, err.Error())
 		}
 		if err := fw.at.root.handle().Remove(f.gone.name); err != nil {

@@ -155,6 +155,13 @@ type Toolset struct {
 	// running the call, so a watcher can tell hearth's own writes from the
 	// user's. Set it before the first Run; it must not block.
 	OnWrite func(rel string, content []byte)
+
+	// Checkpoint, if set, is called before each file change of write_file,
+	// edit_file or apply_patch, on the goroutine running the call, with the
+	// file's pre-image (checkpoint.go); an error refuses the change, since
+	// a change whose pre-image is not kept could not be undone. Set it on
+	// a copy made for one call (In's), never on the shared Toolset.
+	Checkpoint func(ctx context.Context, c Change) error
 }
 
 // NewToolset returns the tools of the workspace at root.
@@ -175,7 +182,7 @@ type place struct {
 
 // files is the fileWriter of ts's call: its place, editor and OnWrite.
 func (ts *Toolset) files() fileWriter {
-	return fileWriter{at: ts.at, ed: ts.ed, onWrite: ts.OnWrite}
+	return fileWriter{at: ts.at, ed: ts.ed, onWrite: ts.OnWrite, before: ts.Checkpoint}
 }
 
 // In returns a copy of ts for a session whose working directory is dir, a

@@ -81,6 +81,9 @@ func (fw fileWriter) apply(ctx context.Context, d *toolDef, c *fileChange, verb,
 	if ctx.Err() != nil {
 		return changeFailed(c, verb, cancelledResult(d.Name).Output)
 	}
+	if err := fw.checkpoint(ctx, c, false); err != nil {
+		return changeFailed(c, verb, err.Error())
+	}
 	// Told before the write, so the watcher can never see the change first
 	// and report hearth's own write as the user's. (A failed write leaves
 	// the old content, which does not match the note, so nothing is lost.)

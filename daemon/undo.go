@@ -1,0 +1,180 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"sync"
+
+	"github.com/hearthd/hearth/rpc"
+	"github.com/hearthd/hearth/session"
+	"github.com/hearthd/hearth/store"
+	"github.com/hearthd/hearth/workspace"
+)
+
+func isUndoCommand(text string) bool { return strings.TrimSpace(text) == "/undo" }
+
+// undoTurn puts back the files of session s's last turn that changed any
+// (checkpoints.go kept their pre-images): a changed file gets its content
+// and mode back, a created one is removed, a removed one comes back. A
+// file that no longer holds what the turn left is someone else's work now:
+// it is left as it is and named as a conflict. The writes go through ed,
+// like the file tools'. The turn is then marked undone, so undoing again
+// takes the turn before, and the model is told before its next message.
+// The caller holds the session's turn (startTurn).
+func undoTurn(ctx context.Context, db *store.DB, objects objectStore, s *openSession, ed workspace.Editor) (rpc.UndoResult, error) {
+	res := rpc.UndoResult{SessionID: s.id}
+	turn, files, found, err := db.Checkpoints().LastChanged(ctx, s.id)
+	if err != nil {
+		return res, err
+	}
+	if !found {
+		res.Message = "Nothing to undo: no turn of this session left a file changed by hearth's file tools that is not undone already."
+		return res, nil
+	}
+	for i := len(files) - 1; i >= 0; i-- { // the last change first: a moved file comes back before its copy goes
+		f := files[i]
+		if f.PreHash == f.Post {
+			continue
+		}
+		var content *string
+		if f.PreHash != "" {
+			old, err := objects.get(f.PreHash)
+			if err != nil {
+				res.Failed = append(res.Failed, f.Path+": "+err.Error())
+				continue
+			}
+			content = &old
+		}
+		err := workspace.Restorer{Tools: s.ws.tools, Editor: ed}.File(ctx, f.Path, f.Post, content, fs.FileMode(f.PreMode))
+		switch {
+		case errors.Is(err, workspace.ErrRestoreConflict):
+			res.Conflicts = append(res.Conflicts, f.Path)
+		case err != nil:
+			res.Failed = append(res.Failed, f.Path+": "+err.Error())
+		case content == nil:
+			res.Removed = append(res.Removed, f.Path)
+		default:
+			res.Restored = append(res.Restored, f.Path)
+		}
+	}
+	if err := db.Checkpoints().MarkUndone(context.WithoutCancel(ctx), s.id, turn); err != nil {
+		return res, err
+	}
+	res.Undone = true
+	res.Message = undoMessage(res)
+	s.undone.add(undoNote(res))
+	return res, nil
+}
+
+// undoMessage says what an undo did, for the user.
+func undoMessage(r rpc.UndoResult) string {
+	var b strings.Builder
+	b.WriteString("Undid the file changes of this session's last turn that changed files.")
+	list := func(what string, paths []string) {
+		if len(paths) > 0 {
+			fmt.Fprintf(&b, " %s: %s.", what, strings.Join(paths, ", "))
+		}
+	}
+	list("Restored", r.Restored)
+	list("Removed (created by that turn)", r.Removed)
+	list("Left as they are, changed since that turn (conflicts)", r.Conflicts)
+	list("Could not be restored", r.Failed)
+	return b.String()
+}
+
+// undoNote tells the model what an undo changed under it.
+func undoNote(r rpc.UndoResult) string {
+	var b strings.Builder
+	b.WriteString("The user undid (/undo) the file changes of your last turn that changed files; what you remember of these files is out of date, read them again before relying on them.")
+	list := func(what string, paths []string) {
+		if len(paths) > 0 {
+			fmt.Fprintf(&b, "\n%s: %s", what, strings.Join(paths, ", "))
+		}
+	}
+	list("Put back as they were before that turn", r.Restored)
+	list("Removed (that turn created them)", r.Removed)
+	list("Not undone, changed by someone else since (left as they are)", r.Conflicts)
+	list("Not undone, could not be restored", r.Failed)
+	return b.String()
+}
+
+// pendingNotes are what undos told the model has yet to hear: drained
+// into the next prompt's input. Lives as long as its session; safe for
+// concurrent use.
+type pendingNotes struct {
+	mu    sync.Mutex
+	notes []string
+}
+
+func (p *pendingNotes) add(note string) {
+	p.mu.Lock()
+	p.notes = append(p.notes, note)
+	p.mu.Unlock()
+}
+
+// take returns the notes as developer messages and forgets them.
+func (p *pendingNotes) take() []json.RawMessage {
+	p.mu.Lock()
+	notes := p.notes
+	p.notes = nil
+	p.mu.Unlock()
+	out := make([]json.RawMessage, 0, len(notes))
+	for _, n := range notes {
+		out = append(out, session.DeveloperMessage(n))
+	}
+	return out
+}
+
+// undo runs /undo as the claimed turn t, and tells the editors.
+func (t *promptTurn) undo() session.StopReason {
+	res, err := undoTurn(t.tctx, t.db, checkpointObjects(t.cfg.DataDir), t.s, t.s.toolEditor())
+	if err != nil {
+		t.log.Warn("undo failed", "session", t.s.id, "err", err)
+		res.Message = "The undo failed: " + err.Error()
+	}
+	updates{t.s}.Notice(res.Message)
+	return session.StopEndTurn
+}
+
+// hearthUndo is _hearth/undo: /undo for `hearth undo`, run as a turn of
+// the session (after the running one, if any); its attached editors are
+// told.
+func hearthUndo(c *clientConn, ctx context.Context, params json.RawMessage) (any, error) {
+	var p rpc.UndoParams
+	if err := rpc.DecodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	row, err := sessionByIDOrPrefix(ctx, c.d.db, p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		s, err := c.d.lookup(ctx, row.ID)
+		if err != nil {
+			return nil, err
+		}
+		tctx, release, await, closed, err := c.d.startTurn(c, s)
+		if closed {
+			continue // the next lookup opens it again
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !await() {
+			return nil, errors.New("the undo was cancelled before it ran")
+		}
+		res, err := undoTurn(tctx, c.d.db, checkpointObjects(c.d.Config().DataDir), s, s.toolEditor())
+		if err == nil {
+			updates{s}.Notice(res.Message)
+		}
+		release()
+		if err != nil {
+			return nil, err
+		}
+		return res, nil
+	}
+}

@@ -1,0 +1,18 @@
+package rpc
+
+// UndoParams names the session _hearth/undo undoes a turn of: its id or a
+// unique prefix.
+type UndoParams struct {
+	SessionID string `json:"sessionId"`
+}
+
+// UndoResult is _hearth/undo's answer. Built per call.
+type UndoResult struct {
+	SessionID string   `json:"sessionId"`
+	Undone    bool     `json:"undone"`              // a turn was undone; false: none was left
+	Restored  []string `json:"restored,omitempty"`  // files put back as they were before the turn
+	Removed   []string `json:"removed,omitempty"`   // files the turn created, removed
+	Conflicts []string `json:"conflicts,omitempty"` // files changed since the turn, left as they are
+	Failed    []string `json:"failed,omitempty"`    // files that could not be put back: "path: why"
+	Message   string   `json:"message"`             // what happened, in a few words for the user
+}

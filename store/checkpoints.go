@@ -1,0 +1,101 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// Checkpoints are the rows saying which files each turn of a session
+// changed through hearth's file tools, and what they held before and after
+// (the contents themselves are kept outside the database, by hash). Reached
+// by DB.Checkpoints, it shares the DB's connections and lives as long as
+// the DB; its calls fail with ErrClosed once Close began.
+type Checkpoints struct{ db *DB }
+
+// Checkpoints returns the sessions' per-turn file checkpoints.
+func (db *DB) Checkpoints() Checkpoints { return Checkpoints{db} }
+
+// FileCheckpoint is one file a turn changed. A snapshot read at one moment.
+type FileCheckpoint struct {
+	Path    string // relative to the workspace root, slash-separated
+	PreHash string // "" when the file did not exist before the turn
+	PreMode uint32 // its permission bits before the turn
+	Post    string // its content's hash after the turn; "" when the turn removed it
+}
+
+// Record notes that turn (a key the caller gives, unique within the
+// session) changed f.Path. The first record of a path in a turn keeps its
+// pre-image; later ones only update what the file holds after.
+func (c Checkpoints) Record(ctx context.Context, sessionID string, turn int64, f FileCheckpoint) error {
+	err := c.db.write(ctx, func(tx *wtx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO checkpoint_files (session_id, turn, path, pre_hash, pre_mode, post_hash, created)
+			VALUES (?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (session_id, turn, path) DO UPDATE SET post_hash = excluded.post_hash`,
+			sessionID, turn, f.Path, nullString(f.PreHash), int64(f.PreMode), nullString(f.Post), nanos(now()))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: record the checkpoint of %s in session %s: %w", f.Path, sessionID, err)
+	}
+	return nil
+}
+
+// LastChanged returns the session's last turn not undone yet that left a
+// file changed, and its files in the order first changed; found is false
+// when there is none. A turn whose files all ended as they began is passed
+// over.
+func (c Checkpoints) LastChanged(ctx context.Context, sessionID string) (turn int64, files []FileCheckpoint, found bool, err error) {
+	err = c.db.read(func(db *sql.DB) error {
+		err := db.QueryRowContext(ctx, `SELECT turn FROM checkpoint_files WHERE session_id = ? AND undone = 0
+			AND pre_hash IS NOT post_hash ORDER BY id DESC LIMIT 1`, sessionID).Scan(&turn)
+		if err == sql.ErrNoRows {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		found = true
+		rows, err := db.QueryContext(ctx, `SELECT path, pre_hash, pre_mode, post_hash FROM checkpoint_files
+			WHERE session_id = ? AND turn = ? ORDER BY id`, sessionID, turn)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var f FileCheckpoint
+			var pre, post sql.NullString
+			var mode int64
+			if err := rows.Scan(&f.Path, &pre, &mode, &post); err != nil {
+				return err
+			}
+			f.PreHash, f.PreMode, f.Post = pre.String, uint32(mode), post.String
+			files = append(files, f)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return 0, nil, false, fmt.Errorf("store: read the last checkpoint of session %s: %w", sessionID, err)
+	}
+	return turn, files, found, nil
+}
+
+// MarkUndone marks the session's turn as undone: LastChanged passes it over.
+func (c Checkpoints) MarkUndone(ctx context.Context, sessionID string, turn int64) error {
+	err := c.db.write(ctx, func(tx *wtx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE checkpoint_files SET undone = 1 WHERE session_id = ? AND turn = ?`, sessionID, turn)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: mark turn %d of session %s undone: %w", turn, sessionID, err)
+	}
+	return nil
+}
+
+// nullString is s, or NULL when s is empty.
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}

@@ -1,0 +1,99 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+)
+
+// Change is what one write of write_file, edit_file or apply_patch is about
+// to do to one file, handed to Toolset.Checkpoint before
+// the change becomes visible. A plain value; Old and New are the callee's to
+// keep.
+type Change struct {
+	Rel     string      // the file, relative to the root, slash-separated
+	Existed bool        // the file existed before: Old and Mode are its pre-image
+	Mode    fs.FileMode // its permission bits, when it existed
+	Old     string      // its content before (the editor's text when the editor takes the write)
+	New     *string     // its content after; nil when the change removes it
+}
+
+// checkpoint hands c's change to the call's checkpoint hook, if any.
+func (fw fileWriter) checkpoint(ctx context.Context, c *fileChange, removed bool) error {
+	if fw.before == nil {
+		return nil
+	}
+	ch := Change{Rel: c.rel, Existed: c.existed, Mode: c.mode, Old: c.old}
+	if !removed {
+		n := c.new
+		ch.New = &n
+	}
+	if err := fw.before(ctx, ch); err != nil {
+		return fmt.Errorf("cannot keep the checkpoint of %q, so it was not changed: %v", c.shown, err)
+	}
+	return nil
+}
+
+// ErrRestoreConflict is returned by Restorer.File for a file that no longer
+// holds what the undone turn left in it: someone changed it since.
+var ErrRestoreConflict = errors.New("changed since")
+
+// Restorer puts files back as an undo wants them: through the workspace's
+// tools (their confinement, their OnWrite) and an editor, like the file
+// tools' writes. A plain value made for one undo.
+type Restorer struct {
+	Tools  *Toolset // the workspace's
+	Editor Editor   // the editor the restored text goes to; zero: the disk
+}
+
+// File puts the file rel (relative to the root) back as it was: to content
+// with mode, or removed when content is nil. It first checks that the file
+// holds what the turn left (want: its content's sha256 hex; "" for a file
+// the turn removed); otherwise it changes nothing and returns
+// ErrRestoreConflict.
+func (r Restorer) File(ctx context.Context, rel string, want string, content *string, mode fs.FileMode) error {
+	fw := r.Tools.In("").via(r.Editor).files()
+	fw.before = nil // putting back is not a change of the turn
+	c, msg := fw.loadTarget(ctx, "write_file", rel)
+	if msg != "" {
+		return errors.New(msg)
+	}
+	now := ""
+	if c.existed {
+		now = contentHash(c.old)
+	}
+	if now != want {
+		return ErrRestoreConflict
+	}
+	if content == nil {
+		if !c.existed {
+			return nil
+		}
+		if err := fw.recheckGit(c); err != nil {
+			return err
+		}
+		if err := fw.at.root.handle().Remove(c.name); err != nil {
+			return errors.New(useFailed("remove", c.shown, err))
+		}
+		return nil
+	}
+	c.new = *content
+	if fw.onWrite != nil {
+		fw.onWrite(c.rel, []byte(c.new))
+	}
+	if !c.existed {
+		c.editor = false // a file put back goes to the disk, with its mode
+	}
+	if err := fw.commit(ctx, c); err != nil {
+		return err
+	}
+	if !c.existed && !c.editor {
+		if err := fw.at.root.handle().Chmod(c.name, mode); err != nil {
+			return fmt.Errorf("restore the mode of %q: %w", c.shown, err)
+		}
+	} else if c.existed && !c.editor && c.mode != mode {
+		_ = fw.at.root.handle().Chmod(c.name, mode) // the content is back; a mode left as is loses nothing
+	}
+	return nil
+}
