@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/hearthd/hearth/workspace/sandbox"
 )
@@ -101,46 +100,9 @@ func (c chunk) text(budget int) string {
 			head, tail = head[:keepHead], tail[len(tail)-min(len(tail), budget-keepHead):]
 		}
 	}
-	if int64(len(head)+len(tail)) == c.total() {
-		return validText(append(bytes.Clone(head), tail...))
-	}
-	head, tail = cutRuneEnd(head), cutRuneStart(tail)
-	cut := c.total() - int64(len(head)+len(tail))
-	return validText(head) + fmt.Sprintf("…%d tokens truncated…", sandbox.ApproxTokens(cut)) + validText(tail)
-}
-
-func validText(b []byte) string {
-	if utf8.Valid(b) {
-		return string(b)
-	}
-	return string(bytes.ToValidUTF8(b, []byte("\uFFFD")))
-}
-
-// cutRuneEnd drops a character cut at the end of b.
-func cutRuneEnd(b []byte) []byte {
-	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
-		if utf8.RuneStart(b[i]) {
-			if !utf8.FullRune(b[i:]) {
-				return b[:i]
-			}
-			return b
-		}
-	}
-	return b
-}
-
-// cutRuneStart drops the continuation bytes of a character cut at the
-// start of b.
-func cutRuneStart(b []byte) []byte {
-	for i := 0; i < len(b) && i < utf8.UTFMax; i++ {
-		if utf8.RuneStart(b[i]) {
-			return b[i:]
-		}
-	}
-	if len(b) < utf8.UTFMax {
-		return b[:0] // all of it the end of one character
-	}
-	return b
+	return sandbox.JoinCut(head, tail, c.total(), func(cut int64) string {
+		return fmt.Sprintf("…%d tokens truncated…", sandbox.ApproxTokens(cut))
+	})
 }
 
 // execReport is one exec_command or write_stdin result, in the layout the

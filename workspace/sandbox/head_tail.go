@@ -50,13 +50,22 @@ func (h *headTail) String() string {
 	if len(tail) > h.tailMax {
 		tail = tail[len(tail)-h.tailMax:]
 	}
-	head := h.head
-	if int64(len(head)+len(tail)) == h.total {
+	return JoinCut(h.head, tail, h.total, func(omitted int64) string {
+		return fmt.Sprintf("\n[... %d bytes omitted ...]\n", omitted)
+	})
+}
+
+// JoinCut is the head and tail kept of an output total bytes long, as
+// valid UTF-8: joined when nothing was left out between them; else each
+// loses the character the cut split, and mark(omitted bytes) goes
+// between them.
+func JoinCut(head, tail []byte, total int64, mark func(omitted int64) string) string {
+	if int64(len(head)+len(tail)) == total {
 		return validUTF8(append(bytes.Clone(head), tail...))
 	}
 	head, tail = trimPartialRuneEnd(head), trimPartialRuneStart(tail)
-	omitted := h.total - int64(len(head)) - int64(len(tail))
-	return validUTF8(head) + fmt.Sprintf("\n[... %d bytes omitted ...]\n", omitted) + validUTF8(tail)
+	omitted := total - int64(len(head)) - int64(len(tail))
+	return validUTF8(head) + mark(omitted) + validUTF8(tail)
 }
 
 func validUTF8(b []byte) string {
@@ -86,6 +95,9 @@ func trimPartialRuneStart(b []byte) []byte {
 		if utf8.RuneStart(b[i]) {
 			return b[i:]
 		}
+	}
+	if len(b) < utf8.UTFMax {
+		return b[:0] // all of it the end of one character
 	}
 	return b
 }
