@@ -27,25 +27,12 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	client, err := connect(ctx, cfg)
+	// No sandbox to configure: a compaction runs no tool.
+	client, stop, err := daemonClient(ctx, cfg, "hearth compact")
 	if err != nil {
-		var ee *exitError
-		if !errors.As(err, &ee) {
-			return err // an unsafe socket: say so, do not go around it
-		}
-		// No sandbox to configure: a compaction runs no tool.
-		c, stop, err := daemonInProcess(cfg, "hearth compact")
-		if err != nil {
-			return err
-		}
-		defer stop()
-		client = rpc.NewClient(c, rpc.ClientOptions{})
-		if err := client.Call(ctx, rpc.MethodInitialize, acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber}, nil); err != nil {
-			client.Close()
-			return fmt.Errorf("initialize: %w", err)
-		}
+		return err
 	}
-	defer client.Close()
+	defer stop()
 	var res rpc.CompactResult
 	if err := client.Call(ctx, rpc.MethodHearthCompact, rpc.CompactParams{SessionID: fs.Arg(0)}, &res); err != nil {
 		return err

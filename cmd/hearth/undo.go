@@ -29,25 +29,12 @@ func runUndo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	client, err := connect(ctx, cfg)
+	// No sandbox to configure: an undo runs no command.
+	client, stop, err := daemonClient(ctx, cfg, "hearth undo")
 	if err != nil {
-		var ee *exitError
-		if !errors.As(err, &ee) {
-			return err // an unsafe socket: say so, do not go around it
-		}
-		// No sandbox to configure: an undo runs no command.
-		c, stop, err := daemonInProcess(cfg, "hearth undo")
-		if err != nil {
-			return err
-		}
-		defer stop()
-		client = rpc.NewClient(c, rpc.ClientOptions{})
-		if err := client.Call(ctx, rpc.MethodInitialize, acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber}, nil); err != nil {
-			client.Close()
-			return fmt.Errorf("initialize: %w", err)
-		}
+		return err
 	}
-	defer client.Close()
+	defer stop()
 	session := *id
 	if session == "" {
 		dir, err := askDir("")
