@@ -44,6 +44,7 @@ func (t *promptTurn) run(rctx context.Context) (any, error) {
 	}
 	var stop session.StopReason
 	var err error
+	mark := markUsage(t.tctx, t.db, s.id)
 	title := content.title()
 	if len(content.images) == 0 && isCompactCommand(content.text) {
 		stop, err = s.conv.CompactAsked(t.tctx, "/compact", updates{s})
@@ -62,7 +63,7 @@ func (t *promptTurn) run(rctx context.Context) (any, error) {
 	if err != nil {
 		return nil, turnError(err)
 	}
-	return acp.PromptResponse{StopReason: acp.StopReason(stop)}, nil
+	return acp.PromptResponse{StopReason: acp.StopReason(stop), Usage: mark.since(jsonrpc2.DetachContext(rctx), t.db, s.id)}, nil
 }
 
 // input is what the prompt sends the model: notices for the editors
