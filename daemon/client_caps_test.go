@@ -323,14 +323,7 @@ func TestCompactionUpdateAutomaticAndFailed(t *testing.T) {
 	}
 
 	ed.forget()
-	td.sim.InjectFault(sim.Fault{Kind: sim.FaultInvalidAPIKey, Match: func(r sim.Received) bool {
-		for _, in := range r.Input {
-			if strings.Contains(string(in), "hand-off summary") {
-				return true
-			}
-		}
-		return false
-	}})
+	td.sim.InjectFault(sim.Fault{Kind: sim.FaultInvalidAPIKey, Match: isSummaryRequest})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var r acp.PromptResponse
@@ -343,4 +336,35 @@ func TestCompactionUpdateAutomaticAndFailed(t *testing.T) {
 		ups[0]["compactionId"] != ups[1]["compactionId"] {
 		t.Errorf("the failed compaction shown as %v", ups)
 	}
+
+	// Cancelled while the model writes the summary: cancelled.
+	ed.forget()
+	td.sim.InjectFault(sim.Fault{Kind: sim.FaultSilence, Delay: time.Minute, Match: isSummaryRequest})
+	done := make(chan acp.StopReason, 1)
+	go func() {
+		var r acp.PromptResponse
+		ed.c.Call(ctx, rpc.MethodSessionPrompt, acp.PromptRequest{SessionId: id, Prompt: []acp.ContentBlock{acp.TextBlock("/compact")}}, &r)
+		done <- r.StopReason
+	}()
+	ed.waitFor("compaction_update")
+	if err := ed.c.Notify(ctx, rpc.MethodSessionCancel, acp.CancelNotification{SessionId: id}); err != nil {
+		t.Fatal(err)
+	}
+	if stop := <-done; stop != acp.StopReasonCancelled {
+		t.Errorf("the cancelled /compact stopped %q", stop)
+	}
+	if seq := compactionSeq(ed.updates("")); len(seq) != 2 || seq[0] != "in_progress" || seq[1] != "cancelled" {
+		t.Errorf("the cancelled compaction shown as %q", seq)
+	}
+}
+
+// isSummaryRequest matches the request that asks the model for a
+// compaction's summary.
+func isSummaryRequest(r sim.Received) bool {
+	for _, in := range r.Input {
+		if strings.Contains(string(in), "hand-off summary") {
+			return true
+		}
+	}
+	return false
 }
