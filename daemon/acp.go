@@ -78,6 +78,7 @@ func (c *clientConn) initialize(ctx context.Context, params json.RawMessage) (an
 	c.fsRead.Store(req.ClientCapabilities.Fs.ReadTextFile)
 	c.fsWrite.Store(req.ClientCapabilities.Fs.WriteTextFile)
 	c.asksOnWrite.Store(req.ClientInfo != nil && clientsAskingOnWrite[req.ClientInfo.Name])
+	c.caps.read(params)
 	c.initialized.Store(true)
 	cfg := c.d.Config()
 	var auth acp.AgentAuthCapabilities
@@ -297,7 +298,8 @@ func (c *clientConn) prepareLoad(ctx context.Context, params json.RawMessage) (f
 		// opens with the items read).
 		s, err := c.d.loadStreaming(ctx, id, servers, func(w *openWorkspace, page []store.Item) error {
 			return replayer{session: id, root: w.root.Path(),
-				kind: func(name string) acp.ToolKind { return toolKind(w, name) }}.replay(ctx, c.out, page)
+				kind:       func(name string) acp.ToolKind { return toolKind(w, name) },
+				compaction: c.caps.compaction.Load()}.replay(ctx, c.out, page)
 		})
 		if err != nil {
 			return nil, err

@@ -76,7 +76,7 @@ func (t *promptTurn) input() []json.RawMessage {
 	var input []json.RawMessage
 	if note := s.ws.watchNotice(); note != "" && !s.toldWatch {
 		s.toldWatch = true
-		updates{s}.Notice(note)
+		updates{s}.NoticeWith(session.NoticeWarning, note)
 	}
 	s.tellMCP(updates{s})
 	input = append(input, t.contextChanges()...)

@@ -136,7 +136,7 @@ func (t *promptTurn) undo() session.StopReason {
 		t.log.Warn("undo failed", "session", t.s.id, "err", err)
 		res.Message = "The undo failed: " + err.Error()
 	}
-	updates{t.s}.Notice(res.Message)
+	updates{t.s}.Reply(res.Message)
 	return session.StopEndTurn
 }
 
@@ -169,7 +169,7 @@ func hearthUndo(c *clientConn, ctx context.Context, params json.RawMessage) (any
 		}
 		res, err := undoTurn(tctx, c.d.db, checkpointObjects(c.d.Config().DataDir), s, s.toolEditor())
 		if err == nil {
-			updates{s}.Notice(res.Message)
+			updates{s}.Reply(res.Message)
 		}
 		release()
 		if err != nil {

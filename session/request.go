@@ -150,7 +150,7 @@ func (l *line) connect(ctx context.Context, generate bool, sink Sink) (responses
 	}
 	if sink != nil {
 		if n := l.client.api.TakeNotice(); n != "" {
-			sink.Notice(n)
+			Notify(sink, NoticeWarning, n)
 		}
 	}
 	if !generate && conn.Transport() == "http" {

@@ -239,6 +239,6 @@ func (a *attemptSink) interrupted(why string) {
 		a.Sink.ToolCall(call, "failed", &ToolResult{Output: "not run: " + why + "; the request is being retried", IsError: true})
 	}
 	if a.texted || len(a.pending) > 0 {
-		a.Sink.Notice(fmt.Sprintf("hearth: %s mid-answer; retrying.", why))
+		Notify(a.Sink, NoticeWarning, fmt.Sprintf("hearth: %s mid-answer; retrying.", why))
 	}
 }
