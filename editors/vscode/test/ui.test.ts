@@ -41,6 +41,11 @@ describe("chat webview in headless Chromium", () => {
     }, msgs);
   }
 
+  /** Waits for the send button to read `label` (Send, or Steer while a turn runs). */
+  async function sendLabel(label: string): Promise<void> {
+    await page.waitForFunction((l) => document.getElementById("btn-send")?.textContent === l, label, { timeout: 5_000 });
+  }
+
   /** `markdown` as the view renders it (markdown-it), serialized by the page. */
   async function renderedMarkdown(markdown: string): Promise<string> {
     const html = new MarkdownIt({ html: false, linkify: true, breaks: false }).render(markdown);
@@ -696,13 +701,13 @@ describe("chat webview in headless Chromium", () => {
     await page.evaluate(() => (window.__posted = []));
     const box = page.locator("#input");
     assert.equal(await page.locator("#btn-queue").isHidden(), true, "no Queue without a turn");
-    assert.equal(await page.locator("#btn-send").textContent(), "Send");
+    await sendLabel("Send");
     await feed([
       { type: "userPrompt", text: "explain the planner" },
       { type: "turnStarted" },
       { type: "update", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "The planner reads" } } },
     ]);
-    assert.equal(await page.locator("#btn-send").textContent(), "Steer");
+    await sendLabel("Steer"); // the view handles messages as they come: wait for the turn
     assert.equal(await page.locator("#btn-queue").isVisible(), true);
     await box.fill("focus on errors");
     await box.press("Enter");
@@ -735,7 +740,7 @@ describe("chat webview in headless Chromium", () => {
     ]);
     assert.equal(await page.locator(".message.user.steer .who").textContent(), "You · steering");
     await feed([{ type: "turnEnded", stopReason: "end_turn" }]);
-    assert.equal(await page.locator("#btn-send").textContent(), "Send");
+    await sendLabel("Send");
     assert.deepEqual(pageErrors, [], "no errors in the page");
   });
 
@@ -798,7 +803,7 @@ describe("chat webview in headless Chromium", () => {
     assert.equal(await page.locator(".message.user.rewound .who").first().textContent(), "You · rewound");
 
     await feed([{ type: "capabilities", steering: true, fork: true }]);
-    assert.equal(await page.locator("#btn-fork").isVisible(), true);
+    await page.locator("#btn-fork").waitFor({ state: "visible", timeout: 5_000 });
     await page.evaluate(() => (window.__posted = []));
     await page.locator("#btn-fork").click();
     await waitPosted("fork");
