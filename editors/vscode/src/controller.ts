@@ -120,7 +120,7 @@ export class Controller implements vscode.Disposable {
         this.everConnected = true;
         this.output.appendLine(`connected to ${init.agentInfo?.name ?? "agent"} ${init.agentInfo?.version ?? ""}`);
         this.post({ type: "connection", state: "connected" });
-        this.post({ type: "capabilities", steering: client.steeringSupported, fork: client.forkSupported });
+        this.post({ type: "capabilities", steering: client.steeringSupported, fork: client.forkSupported, forkFromTurn: client.forkFromTurnSupported });
         void vscode.commands.executeCommand("setContext", "hearth.canFork", client.forkSupported).then(undefined, () => undefined);
         void this.refreshStatus();
       }),
@@ -186,7 +186,8 @@ export class Controller implements vscode.Disposable {
     if (this.busy) this.view.post({ type: "turnStarted" });
     if (this.client?.connected) {
       this.view.post({ type: "connection", state: "connected" });
-      this.view.post({ type: "capabilities", steering: this.client.steeringSupported, fork: this.client.forkSupported });
+      const c = this.client;
+      this.view.post({ type: "capabilities", steering: c.steeringSupported, fork: c.forkSupported, forkFromTurn: c.forkFromTurnSupported });
     } else if (this.everConnected) {
       this.view.post({ type: "connection", state: "disconnected" });
     } else {
@@ -207,7 +208,7 @@ export class Controller implements vscode.Disposable {
       case "rewind":
         return this.rewind(m.turn);
       case "fork":
-        return this.fork();
+        return this.fork(m.turn);
       case "cancel":
         return this.cancel();
       case "newSession":
@@ -415,8 +416,12 @@ export class Controller implements vscode.Disposable {
     return this.run("restore", () => rewindTo({ ...this.idleSession(), post: (m) => this.post(m) }, turn));
   }
 
-  /** "Fork Session": a new session with this one's history, made current; the transcript stays as its history. */
-  fork(): Promise<void> {
+  /**
+   * "Fork Session": a new session with this one's history, made current;
+   * the transcript stays as its history. With `turn` ("Fork from here"),
+   * the history before that prompt.
+   */
+  fork(turn?: number): Promise<void> {
     return this.run("fork", async () => {
       const { client, sessionId } = this.idleSession();
       await client.connect();
@@ -425,10 +430,14 @@ export class Controller implements vscode.Disposable {
         return;
       }
       const cwd = this.sessionCwd ?? this.requireRoot();
-      const res = await client.fork(sessionId, cwd);
+      if (turn && !client.forkFromTurnSupported) {
+        void vscode.window.showInformationMessage("hearth: this agent does not fork from a given prompt.");
+        return;
+      }
+      const res = await client.fork(sessionId, cwd, turn);
       this.sessionId = res.sessionId;
       this.sessionCwd = cwd;
-      this.post({ type: "forked", sessionId: res.sessionId, from: sessionId });
+      this.post(turn ? { type: "forked", sessionId: res.sessionId, from: sessionId, turn } : { type: "forked", sessionId: res.sessionId, from: sessionId });
       this.postModes(res.modes);
       this.post({ type: "config", options: configInfo(res.configOptions) });
     });

@@ -101,10 +101,13 @@ export type HostMessage =
   | { type: "steered"; text: string; outcome: SteerOutcome; images?: ImageAttachment[] }
   /** An undo's or a rewind's result; `rewoundFrom` marks that prompt and the later ones rewound. */
   | { type: "checkpoint"; title: string; result: CheckpointResult; rewoundFrom?: number }
-  /** The session was forked: the transcript so far is the new session's history. */
-  | { type: "forked"; sessionId: string; from: string }
+  /**
+   * The session was forked: the transcript so far is the new session's
+   * history — up to before prompt `turn` when forked from there.
+   */
+  | { type: "forked"; sessionId: string; from: string; turn?: number }
   /** What the agent offers beyond ACP's basics: the view shows the controls for it. */
-  | { type: "capabilities"; steering: boolean; fork: boolean }
+  | { type: "capabilities"; steering: boolean; fork: boolean; forkFromTurn: boolean }
   /**
    * A `session/request_permission` waiting for an answer. `content` and
    * `rawInput` are the request's tool call's, as ACP sent them: the card
@@ -137,7 +140,8 @@ export type ViewMessage =
   | { type: "undo" }
   /** "Restore to here": files and conversation back to before prompt `turn`. */
   | { type: "rewind"; turn: number }
-  | { type: "fork" }
+  /** Fork the session; with `turn`, from before that prompt ("Fork from here"). */
+  | { type: "fork"; turn?: number }
   | { type: "cancel" }
   | { type: "newSession" }
   | { type: "listSessions" }

@@ -669,6 +669,13 @@ describe("the extension, activated against a stand-in vscode API", () => {
       assert.ok(!posted.items.slice(from).some((m) => m.type === "reset"), "the transcript stays: it is the fork's history");
       await after_({ type: "prompt", text: "in the fork" }, (m) => m.type === "turnEnded", "a turn of the fork");
       assert.equal(JSON.stringify(posted.items.slice(from)).includes("echo: in the fork"), true);
+
+      // "Fork from here": session/fork with _meta["hearth/turn"], offered as the agent advertises.
+      assert.ok(caps.forkFromTurn, "fork from a turn advertised");
+      const fromHere = await after_({ type: "fork", turn: 1 }, (m) => m.type === "forked", "the fork from prompt 1");
+      assert.ok(fromHere.type === "forked");
+      assert.equal(fromHere.turn, 1);
+      assert.match(fromHere.sessionId, /_from1$/, "the agent was asked to fork from prompt 1");
     } finally {
       stub.rec.config["hearth.path"] = bin;
     }

@@ -697,7 +697,7 @@ describe("chat webview in headless Chromium", () => {
   });
 
   test("while a turn runs Enter steers and Alt+Enter or Queue queues; steering shows where it landed; a queued prompt says so", async () => {
-    await feed([{ type: "reset", sessionId: "ses_steer" }, { type: "capabilities", steering: true, fork: false }]);
+    await feed([{ type: "reset", sessionId: "ses_steer" }, { type: "capabilities", steering: true, fork: false, forkFromTurn: false }]);
     await page.evaluate(() => (window.__posted = []));
     const box = page.locator("#input");
     assert.equal(await page.locator("#btn-queue").isHidden(), true, "no Queue without a turn");
@@ -745,7 +745,7 @@ describe("chat webview in headless Chromium", () => {
   });
 
   test("Restore to here on numbered prompts, live and replayed; the result card with conflicts and their diffs; rewound marks; undo and fork buttons", async () => {
-    await feed([{ type: "reset", sessionId: "ses_rewind" }, { type: "capabilities", steering: true, fork: false }]);
+    await feed([{ type: "reset", sessionId: "ses_rewind" }, { type: "capabilities", steering: true, fork: false, forkFromTurn: false }]);
     assert.equal(await page.locator("#btn-fork").isHidden(), true, "no fork unless the agent offers it");
     await feed([
       // replayed by session/load: numbered by the agent, one of them rewound before
@@ -802,15 +802,24 @@ describe("chat webview in headless Chromium", () => {
     assert.deepEqual(await page.locator(".message.user.rewound .body").allTextContents(), ["write the notes", "an old idea", "fix the typo"]);
     assert.equal(await page.locator(".message.user.rewound .who").first().textContent(), "You · rewound");
 
-    await feed([{ type: "capabilities", steering: true, fork: true }]);
+    assert.equal(await users.nth(2).locator(".fork-here").isVisible(), false, "no Fork from here unless the agent forks from a turn");
+    await feed([{ type: "capabilities", steering: true, fork: true, forkFromTurn: true }]);
     await page.locator("#btn-fork").waitFor({ state: "visible", timeout: 5_000 });
     await page.evaluate(() => (window.__posted = []));
     await page.locator("#btn-fork").click();
-    await waitPosted("fork");
-    await feed([{ type: "forked", sessionId: "ses_forked0000000", from: "ses_rewind" }]);
+    assert.deepEqual(await waitPosted("fork"), { type: "fork" });
+    await page.evaluate(() => (window.__posted = []));
+    await users.nth(2).hover();
+    await users.nth(2).locator(".fork-here").click();
+    assert.deepEqual(await waitPosted("fork"), { type: "fork", turn: 3 });
+    await feed([{ type: "forked", sessionId: "ses_forked0000000", from: "ses_rewind", turn: 3 }]);
     await page.locator(".forked").waitFor({ timeout: 5_000 });
     assert.equal(await page.locator("#session-title").textContent(), "Session ses_forked00…");
-    assert.equal(await page.locator(".message.user").count(), 4, "the transcript stays: it is the fork's history");
+    assert.deepEqual(
+      await page.locator(".message.user .body").allTextContents(),
+      ["write the notes", "an old idea"],
+      "the fork holds the conversation before prompt 3",
+    );
     assert.deepEqual(pageErrors, [], "no errors in the page");
   });
 

@@ -484,11 +484,23 @@ export class HearthClient {
     return this.call<RewindResult>("_hearth/rewind", turn ? { sessionId, turn } : { sessionId });
   }
 
-  /** `session/fork` (unstable ACP): a new session with the history of `sessionId`. */
-  async fork(sessionId: string, cwd: string): Promise<acp.NewSessionResponse> {
+  /** Whether `session/fork` takes `_meta["hearth/turn"]` (a fork from before that prompt): `fork._meta["hearth/fromTurn"]`. */
+  get forkFromTurnSupported(): boolean {
+    const caps = this.live?.init?.agentCapabilities?.sessionCapabilities as { fork?: { _meta?: Record<string, unknown> | null } | null } | undefined;
+    return caps?.fork?._meta?.["hearth/fromTurn"] === true;
+  }
+
+  /** `session/fork` (unstable ACP): a new session with the history of `sessionId`; with `turn`, as it was before that prompt. */
+  async fork(sessionId: string, cwd: string, turn?: number): Promise<acp.NewSessionResponse> {
     const live = await this.ensure();
     this.requireCapability(this.forkSupported, "session/fork");
-    const res = await this.request<acp.NewSessionResponse>(live, "session/fork", { sessionId, cwd, mcpServers: this.opts.mcpServers ?? [] });
+    if (turn) this.requireCapability(this.forkFromTurnSupported, "session/fork from a turn");
+    const res = await this.request<acp.NewSessionResponse>(live, "session/fork", {
+      sessionId,
+      cwd,
+      mcpServers: this.opts.mcpServers ?? [],
+      ...(turn ? { _meta: { "hearth/turn": turn } } : {}),
+    });
     if (res.modes) this.modes.set(res.sessionId, res.modes);
     return res;
   }

@@ -7,7 +7,7 @@ import { contextLeft, pickerOption } from "../config.js";
 import type { AcpUpdate, CommandInfo, ConfigOptionInfo, HostMessage, ImageAttachment, ModeInfo, PermissionOptionInfo, SessionSummary, ViewMessage } from "../protocol.js";
 import { diffLines, diffStats, withContext } from "./diff.js";
 import { thoughtPreview } from "./thought.js";
-import { checkpointCard, markRewoundFrom, markTurn } from "./turns.js";
+import { checkpointCard, dropFrom, markRewoundFrom, markTurn, type TurnActions } from "./turns.js";
 import { hasControls, visibleLine, visibleText } from "../visible.js";
 
 interface VsCodeApi {
@@ -84,7 +84,10 @@ let busy = false;
 let canSteer = false;
 /** The user message of the running turn: its turnEnded gives it the agent's number. */
 let turnPrompt: HTMLElement | null = null;
-const restore = (turn: number) => post({ type: "rewind", turn });
+const turnActions: TurnActions = {
+  restore: (turn) => post({ type: "rewind", turn }),
+  fork: (turn) => post({ type: "fork", turn }),
+};
 let tools = new Map<string, ToolState>();
 let current: TextBlock | null = null;
 const permissions = new Map<string, HTMLElement>();
@@ -197,7 +200,7 @@ function addText(kind: TextBlock["kind"], update: AcpUpdate): void {
   else if (content?.type) text = `\n*[${content.type} content]*\n`;
   const b = textBlock(kind, (update.messageId as string | undefined) ?? null);
   const meta = update._meta as Record<string, unknown> | undefined;
-  if (kind === "user" && typeof meta?.["hearth/turn"] === "number") markTurn(b.el, meta["hearth/turn"], meta["hearth/rewound"] === true, restore);
+  if (kind === "user" && typeof meta?.["hearth/turn"] === "number") markTurn(b.el, meta["hearth/turn"], meta["hearth/rewound"] === true, turnActions);
   b.text += text;
   b.el.classList.toggle("streaming", busy && kind !== "user");
   renderQueued.add(b);
@@ -905,10 +908,11 @@ function onCheckpointMessage(m: HostMessage): void {
     case "capabilities":
       canSteer = m.steering;
       forkBtn.hidden = !m.fork;
+      document.body.classList.toggle("fork-from-turn", m.fork && m.forkFromTurn);
       setBusy(busy);
       break;
     case "turnNumber":
-      if (turnPrompt) markTurn(turnPrompt, m.turn, false, restore);
+      if (turnPrompt) markTurn(turnPrompt, m.turn, false, turnActions);
       break;
     case "queued":
       interrupt();
@@ -933,6 +937,7 @@ function onCheckpointMessage(m: HostMessage): void {
       break;
     case "forked":
       interrupt();
+      if (m.turn) dropFrom(transcript, m.turn);
       document.body.dataset.session = m.sessionId;
       sessionTitle.textContent = `Session ${m.sessionId.slice(0, 12)}…`;
       sessionTitle.title = m.sessionId;

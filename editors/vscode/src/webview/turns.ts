@@ -11,19 +11,42 @@ function el(tag: string, cls: string, text?: string): HTMLElement {
   return e;
 }
 
+/** What a numbered user message offers: "Restore to here", and "Fork from here" when the agent can. */
+export interface TurnActions {
+  restore(turn: number): void;
+  fork(turn: number): void;
+}
+
 /**
- * Numbers user message `msg` with the agent's `turn` and gives it a
- * "Restore to here" (once); `rewound` marks it as taken back by a rewind.
+ * Numbers user message `msg` with the agent's `turn` and gives it its
+ * actions (once); `rewound` marks it as taken back by a rewind. "Fork from
+ * here" shows only when the body says the agent forks from a turn.
  */
-export function markTurn(msg: HTMLElement, turn: number, rewound: boolean, onRestore: (turn: number) => void): void {
+export function markTurn(msg: HTMLElement, turn: number, rewound: boolean, actions: TurnActions): void {
   if (!Number.isInteger(turn) || turn < 1) return;
   msg.dataset.turn = String(turn);
   if (rewound) setRewound(msg);
-  if (msg.querySelector(":scope > .restore")) return;
-  const b = el("button", "restore link-button", "Restore to here") as HTMLButtonElement;
-  b.title = `Put the files and the conversation back as they were before prompt ${turn}`;
-  b.addEventListener("click", () => onRestore(turn));
-  msg.append(b);
+  if (msg.querySelector(":scope > .turn-actions")) return;
+  const row = el("div", "turn-actions");
+  const restore = el("button", "restore link-button", "Restore to here") as HTMLButtonElement;
+  restore.title = `Put the files and the conversation back as they were before prompt ${turn}`;
+  restore.addEventListener("click", () => actions.restore(turn));
+  const fork = el("button", "fork-here link-button", "Fork from here") as HTMLButtonElement;
+  fork.title = `A new session with the conversation as it was before prompt ${turn}`;
+  fork.addEventListener("click", () => actions.fork(turn));
+  row.append(restore, fork);
+  msg.append(row);
+}
+
+/** Drops the transcript from the message of prompt `turn` on: a fork from there does not hold it. */
+export function dropFrom(transcript: HTMLElement, turn: number): void {
+  const msg = transcript.querySelector<HTMLElement>(`.message.user[data-turn="${turn}"]`);
+  if (!msg) return;
+  for (let n: Element | null = msg; n; ) {
+    const next: Element | null = n.nextElementSibling;
+    n.remove();
+    n = next;
+  }
 }
 
 function setRewound(msg: HTMLElement): void {
