@@ -1890,7 +1890,7 @@ local function main()
     run('before the fork')
     local from = #notes + 1
     local done
-    hearth.fork(function(err)
+    hearth.fork(nil, function(err)
       done = { err }
     end)
     wait('the refusal', function()
@@ -1912,12 +1912,25 @@ local function main()
       end
       forked = msg.params
       vim.schedule(function()
-        S.client:feed({ rpc.json.encode({ jsonrpc = '2.0', id = msg.id, result = { sessionId = 'fork-stub-1' } }), '' })
+        S.client:feed({ rpc.json.encode({ jsonrpc = '2.0', id = msg.id, result = { sessionId = 'fork-stub-' .. (msg.params._meta and 2 or 1) } }), '' })
       end)
       return true
     end
+    -- a prompt the agent numbered (as session/load replays it): :HearthFork 7 forks from before it
+    feed_updates(s.id, { { sessionUpdate = 'user_message_chunk', content = { type = 'text', text = 'numbered prompt' },
+      _meta = { ['hearth/turn'] = 7 } } })
+    s.chat:end_message()
     done = nil
-    hearth.fork(function(err, ns)
+    hearth.fork(7, function(err)
+      done = { err }
+    end)
+    wait('the refusal of a fork from a prompt', function()
+      return done ~= nil
+    end)
+    eq(done[1], 'unsupported', 'without fork._meta["hearth/fromTurn"]')
+    eq(forked, nil, 'nothing sent')
+    done = nil
+    hearth.fork(nil, function(err, ns)
       done = { err, ns }
     end)
     wait('the fork', function()
@@ -1930,8 +1943,33 @@ local function main()
     eq(hearth.current_session().id, 'fork-stub-1', 'the fork is current')
     local lines = chat_lines()
     truthy(find_line(lines, 'before the fork', true), 'the history in the fork')
+    truthy(find_line(lines, 'numbered prompt', true), 'the whole history')
     eq(lines[#lines], '⑂ forked from session ' .. s.id .. ': this is session fork-stub-1', 'the fork says so')
-    S.current = s.id -- the stub's session is nowhere in the daemon
+    -- from before prompt 7, when the agent forks from a prompt
+    S.current = s.id
+    S.agent = vim.tbl_deep_extend('force', agent, { agentCapabilities = { sessionCapabilities = { fork = { _meta = { ['hearth/fromTurn'] = true } } } } })
+    intercept = function(msg)
+      if msg.method ~= 'session/fork' then
+        return false
+      end
+      forked = msg.params
+      vim.schedule(function()
+        S.client:feed({ rpc.json.encode({ jsonrpc = '2.0', id = msg.id, result = { sessionId = 'fork-stub-2' } }), '' })
+      end)
+      return true
+    end
+    done = nil
+    vim.cmd('HearthFork 7')
+    wait('the fork from prompt 7', function()
+      return hearth.current_session().id == 'fork-stub-2'
+    end)
+    intercept, S.agent = nil, agent
+    eq(forked._meta['hearth/turn'], 7, '_meta["hearth/turn"]')
+    lines = chat_lines()
+    truthy(find_line(lines, 'before the fork', true), 'the history before prompt 7')
+    eq(find_line(lines, 'numbered prompt', true), nil, 'prompt 7 is not in the fork')
+    eq(lines[#lines], '⑂ forked from session ' .. s.id .. ' before prompt 7: this is session fork-stub-2', 'the fork says so')
+    S.current = s.id -- the stubs' sessions are nowhere in the daemon
   end)
 
   test(':Hearth /compact: the offered command completes, is listed, compacts the session, which answers after', function()

@@ -173,10 +173,21 @@ function M.fork_supported(agent)
   return type(sc) == 'table' and nn(sc.fork) ~= nil
 end
 
---- :HearthFork — a new session with the current one's history
+--- fork_from_turn_supported says whether session/fork takes
+--- _meta["hearth/turn"] (fork._meta["hearth/fromTurn"]).
+function M.fork_from_turn_supported(agent)
+  if not M.fork_supported(agent) then
+    return false
+  end
+  local meta = nn(nn(agent.agentCapabilities.sessionCapabilities.fork)._meta)
+  return type(meta) == 'table' and nn(meta['hearth/fromTurn']) == true
+end
+
+--- :HearthFork [N] — a new session with the current one's history
 --- (session/fork), made current, its chat holding the history it branched
---- from. cb(err, new session).
-function M.fork(h, cb)
+--- from; with N, the history before the session's Nth prompt (when the
+--- agent forks from a prompt). cb(err, new session).
+function M.fork(h, n, cb)
   local function done(err, ns)
     if cb then
       cb(err, ns)
@@ -195,8 +206,22 @@ function M.fork(h, cb)
       notify('this agent does not offer fork (session/fork)', vim.log.levels.WARN)
       return done('unsupported')
     end
-    local cwd = s.cwd or vim.fn.getcwd()
-    h.request('session/fork', { sessionId = s.id, cwd = cwd, mcpServers = h.mcp_servers() }, function(err, res)
+    local history = s.chat:lines()
+    local params = { sessionId = s.id, cwd = s.cwd or vim.fn.getcwd(), mcpServers = h.mcp_servers() }
+    if n then
+      if not M.fork_from_turn_supported(h._state.agent) then
+        notify('this agent does not fork from a given prompt; :HearthFork forks the whole session', vim.log.levels.WARN)
+        return done('unsupported')
+      end
+      history = s.turns[n] and s.chat:lines_before(s.turns[n])
+      if not history then
+        notify('prompt ' .. n .. ' is not in this chat (the agent numbers the prompts it answered)', vim.log.levels.WARN)
+        return done('unknown prompt')
+      end
+      params._meta = { ['hearth/turn'] = n }
+    end
+    local cwd = params.cwd
+    h.request('session/fork', params, function(err, res)
       if err then
         notify('fork failed: ' .. err, vim.log.levels.ERROR)
         return done(err)
@@ -207,9 +232,9 @@ function M.fork(h, cb)
       end
       local ns = h._adopt(res, cwd)
       ns.chat:_edit(function()
-        ns.chat:_append(s.chat:lines())
+        ns.chat:_append(#history > 0 and history or { '' })
       end)
-      ns.chat:note('⑂ forked from session ' .. s.id .. ': this is session ' .. ns.id)
+      ns.chat:note('⑂ forked from session ' .. s.id .. (n and (' before prompt ' .. n) or '') .. ': this is session ' .. ns.id)
       ns.chat.section = nil -- the next prompt starts a "## You" block
       ns.chat:show(h.config.open)
       notify('forked: session ' .. ns.id)

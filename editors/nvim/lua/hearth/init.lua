@@ -86,7 +86,8 @@ end
 local function session(id)
   local s = S.sessions[id]
   if not s then
-    s = { id = id, chat = chat.new(id), turn = nil, queue = {}, modes = nil, mode = nil, questions = {} }
+    -- turns: the agent's prompt number -> the mark of its "## You" block
+    s = { id = id, chat = chat.new(id), turn = nil, queue = {}, turns = {}, modes = nil, mode = nil, questions = {} }
     S.sessions[id] = s
   end
   return s
@@ -154,10 +155,15 @@ local function on_update(params)
       text = '\n' .. text -- an image of a message is a line of its own
     end
     local meta = nn(u._meta)
-    if type(meta) == 'table' and nn(meta['hearth/rewound']) == true and s.chat.section ~= 'user' then
+    local starts = s.chat.section ~= 'user'
+    if type(meta) == 'table' and nn(meta['hearth/rewound']) == true and starts then
       text = '(rewound) ' .. text -- a prompt whose turn /rewind took back
     end
     s.chat:user_text(text)
+    local n = type(meta) == 'table' and tonumber(nn(meta['hearth/turn'])) or nil
+    if starts and n then
+      s.turns[n] = s.chat:user_mark()
+    end
   elseif kind == 'tool_call' or kind == 'tool_call_update' then
     local t = s.chat:tool(u, kind == 'tool_call')
     local turn = s.turn
@@ -652,6 +658,7 @@ end
 local function start_turn(s, turn)
   s.chat:show(M.config.open)
   s.chat:user_text(turn.shown)
+  turn.mark = s.chat:user_mark()
   s.chat:end_message()
   s.turn = turn
   s.last_stop = nil
@@ -688,6 +695,11 @@ local function end_turn(s, turn, err, res)
     end
   else
     s.last_stop = nn(res and res.stopReason) or 'end_turn'
+    local meta = nn(res and res._meta)
+    local n = type(meta) == 'table' and tonumber(nn(meta['hearth/turn'])) or nil
+    if n and turn.mark then
+      s.turns[n] = turn.mark -- the agent's number for this prompt
+    end
     if s.last_stop == 'cancelled' then
       mark_cancelled(s, turn)
     end
@@ -823,6 +835,7 @@ local function load(item, cb)
   end
   s.cwd = nn(item.cwd) or vim.fn.getcwd()
   s.chat:reset()
+  s.turns = {}
   s.loading = true
   S.current = s.id
   s.chat:show(M.config.open)
@@ -1133,8 +1146,8 @@ function M.rewind(n, cb)
   require('hearth.checkpoints').rewind(M, n, cb)
 end
 
-function M.fork(cb)
-  require('hearth.checkpoints').fork(M, cb)
+function M.fork(n, cb)
+  require('hearth.checkpoints').fork(M, n, cb)
 end
 
 ---------------------------------------------------------------------------
@@ -1195,9 +1208,9 @@ function M.create_commands()
   cmd('HearthRewind', function(a)
     M.rewind(tonumber(a.args))
   end, { nargs = '?', desc = 'hearth: files and conversation back to before a prompt' })
-  cmd('HearthFork', function()
-    M.fork()
-  end, { nargs = 0, desc = 'hearth: a new session with this one\'s history' })
+  cmd('HearthFork', function(a)
+    M.fork(tonumber(a.args))
+  end, { nargs = '?', desc = 'hearth: a new session with this one\'s history (before prompt N)' })
   cmd('HearthNew', function()
     M.new_session()
   end, { nargs = 0, desc = 'hearth: start a new session' })
