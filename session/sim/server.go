@@ -48,6 +48,12 @@ type Options struct {
 	// NoSteering makes every response refuse response.steer with steering_not_supported,
 	// as a model or execution mode without steering does.
 	NoSteering bool
+	// OnSteerAccepted, if set, is called with a steering submission's id
+	// once its response.steer.accepted is written to a running response's
+	// stream, on that response's goroutine: the response goes on when it
+	// returns (a test holds it there, between the acknowledgement and the
+	// successor). Same rules as OnAnswered.
+	OnSteerAccepted func(steerID string)
 
 	PingInterval time.Duration // when > 0, the server pings every WebSocket connection this often
 	IgnorePings  bool          // do not answer client pings (no pong), to test a client's keepalive

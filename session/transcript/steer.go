@@ -61,7 +61,7 @@ func (s *Steering) take() []steered {
 // the tool outputs staged already or later, as the server prepends them.
 func (t *Transcript) StageSteered(items []json.RawMessage) {
 	t.mu.Lock()
-	t.l.stageHeld(steeredItems(items))
+	t.l.stageHeld(t.settledItems(items))
 	t.mu.Unlock()
 }
 
@@ -71,7 +71,7 @@ func (t *Transcript) StageSteered(items []json.RawMessage) {
 // returns the request's id.
 func (t *Transcript) CommitSteered(ctx context.Context, r store.Request, items []json.RawMessage) (int64, error) {
 	t.mu.Lock()
-	t.l.stage(steeredItems(items), nil, nil)
+	t.l.stage(t.settledItems(items), nil, nil)
 	b := t.l.batch()
 	t.mu.Unlock()
 	reqID, tell, err := t.CommitRequest(ctx, r, b)
@@ -104,7 +104,7 @@ func (t *Transcript) StoreSteered(ctx context.Context, turnID int64) error {
 		t.mu.Unlock()
 		return nil
 	}
-	q := t.steer.take()
+	q := t.settleQueued(t.steer.take())
 	t.mu.Unlock()
 	if len(q) == 0 {
 		return nil
