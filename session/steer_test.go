@@ -384,3 +384,36 @@ func TestSteerRefusedStoredBeforeTools(t *testing.T) {
 		t.Fatalf("the steering reached the model %d times", n)
 	}
 }
+
+// A steered response whose successor the server cannot create
+// (response.steer.failed, successor_creation_failed, after the response
+// ended steered): the turn goes on at once, not after the stream's idle
+// timeout; the input reaches the model once, in the next request, chained
+// on the steered response.
+func TestSteerSuccessorCreationFailed(t *testing.T) {
+	e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}})
+	c := e.open("s1")
+	warm(t, c)
+	e.sim.InjectFault(sim.Fault{Kind: sim.FaultSuccessorFailed})
+	stop, out := steerWhenFirstText(t, c, "slow", "say banana")
+	if stop != session.StopEndTurn || out != session.SteerInjected {
+		t.Fatalf("stop %s outcome %v", stop, out)
+	}
+	recs := e.sim.Received()
+	cs := []sim.Received{}
+	for _, r := range recs {
+		if r.Type == "response.create" {
+			cs = append(cs, r)
+		}
+	}
+	if countType(recs, "response.steer") != 1 || len(cs) != 3 { // warm-up, the prompt, the steering's
+		t.Fatalf("records: %d steer, %d create", countType(recs, "response.steer"), len(cs))
+	}
+	if next := cs[2]; next.PreviousResponseID != cs[1].ResponseID || len(next.Input) != 1 || !strings.Contains(string(next.Input[0]), "say banana") {
+		t.Fatalf("the request after the lost successor: %s", next.Raw)
+	}
+	got := strings.Join(storedTexts(t, e, "s1"), " | ")
+	if !strings.HasPrefix(got, "user:slow | assistant:") || !strings.HasSuffix(got, " | user:say banana | assistant:You said: say banana") || strings.Count(got, "say banana") != 2 {
+		t.Fatalf("stored transcript %s", got)
+	}
+}

@@ -271,6 +271,7 @@
 //	FaultContextLength       400 context_length_exceeded (param input) instead of the response
 //	FaultServerError         500 server_error instead of the response
 //	FaultInvalidAPIKey       401 invalid_api_key instead of the response
+//	FaultSuccessorFailed     a response that ends steered gets no successor: each queued steer comes back in response.steer.failed, code successor_creation_failed (WebSocket)
 //
 // The error faults are WebSocket error events (echoing stream_id on a lane, the connection
 // stays open) or, on HTTP, the status with a JSON error body.
