@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/hearthd/hearth/session/sim"
 )
@@ -49,6 +50,11 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return nil
 	})
 	verbose := fs.Bool("v", false, "print one line per answered request (transport, connection, warm-up, previous_response_id, outcome; when it arrived and was answered, Unix µs, the time the cost model charged it, and the WebSocket bytes in and out since the connection's previous answer)")
+	var limits sim.Options
+	fs.Int64Var(&limits.RateLimitRequests, "rate-limit-requests", sim.DefaultRateLimitRequests, "the requests' rate limit the x-ratelimit headers tell, per minute")
+	fs.Int64Var(&limits.RateLimitTokens, "rate-limit-tokens", sim.DefaultRateLimitTokens, "the tokens' rate limit the x-ratelimit headers tell, per minute")
+	fs.IntVar(&limits.RateLimited, "rate-limited", 0, "refuse the first N requests with 429 rate_limit_exceeded and a reset")
+	fs.DurationVar(&limits.RateLimitReset, "rate-limit-reset", 1500*time.Millisecond, "the reset --rate-limited's refusals give")
 	var cost sim.Cost
 	fs.DurationVar(&cost.Handshake, "handshake", 0, "simulated WebSocket handshake time")
 	fs.DurationVar(&cost.PerRequest, "per-request", 0, "simulated fixed cost of every request")
@@ -90,7 +96,9 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		onAnswered = nil
 	}
 	opts := sim.Options{APIKey: *key, DisableLanes: *noLanes, Lanes: laneMode, Reasoning: reasoningMode, PingInterval: *ping, Deflate: deflateMode,
-		Cost: cost, OnAnswered: onAnswered, ContextWindow: window, Windows: windows}
+		Cost: cost, OnAnswered: onAnswered, ContextWindow: window, Windows: windows,
+		RateLimitRequests: limits.RateLimitRequests, RateLimitTokens: limits.RateLimitTokens,
+		RateLimited: limits.RateLimited, RateLimitReset: limits.RateLimitReset}
 	opts.OnListen = func(base string) {
 		ws := "ws" + strings.TrimPrefix(base, "http")
 		fmt.Fprintf(stdout, "hearth sim: Responses API simulator on %s (WebSocket %s/responses); cost: %s\n", base, ws, cost)

@@ -66,6 +66,8 @@ type connHooks struct {
 	// it reports whether the client switched to one connection per
 	// conversation (HEARTH_LANES=auto), so the requests may be retried.
 	noLanes func(ws *wsConn, why string) bool
+	// headers is told the upgrade's answer's headers (the rate limits).
+	headers func(http.Header)
 }
 
 func dial(ctx context.Context, cfg Config, id string, log *slog.Logger, k *counters, hooks connHooks) (*wsConn, error) {
@@ -84,6 +86,9 @@ func dial(ctx context.Context, cfg Config, id string, log *slog.Logger, k *count
 		h.Set("Authorization", "Bearer "+cfg.APIKey)
 	}
 	ws, resp, err := d.DialContext(ctx, u, h)
+	if resp != nil && hooks.headers != nil {
+		hooks.headers(resp.Header)
+	}
 	if err != nil {
 		if resp != nil {
 			body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))

@@ -431,7 +431,7 @@ func (r *reply) fire(ctx context.Context, terminal bool) error {
 		r.fired = true
 		seq := r.seq
 		r.seq++
-		if err := r.w.errorEvent(rateLimited(r.model), &seq, r.streamID); err != nil {
+		if err := r.w.errorEvent(rateLimited(r.model, r.fault.Delay), &seq, r.streamID); err != nil {
 			return err
 		}
 		return errStreamError
