@@ -94,7 +94,7 @@ func Open(ctx context.Context, o Options) (*Conversation, error) {
 		turn: make(chan struct{}, 1), ctx: cctx, cancel: cancel,
 	}
 	c.line.choice.Store(&o.Choice)
-	c.line.steer = &steering{queue: func(it json.RawMessage) { tr.Steering().Steer(it, nil) }, commit: tr.CommitSteeredNow, pend: tr.PendSteering}
+	c.line.steer = &steering{queue: func(it json.RawMessage) { tr.Steering().Steer(it, nil) }, commit: tr.CommitSteeredNow, pend: tr.Steering().Pend}
 	o.Client.register(c)
 	if err := tr.Initialize(ctx, o.Initial); err != nil {
 		c.Close()
@@ -106,7 +106,7 @@ func Open(ctx context.Context, o Options) (*Conversation, error) {
 	}
 	// Steering input a killed daemon accepted and never committed: after
 	// the repaired calls, where the next request carries it once.
-	if n, err := tr.SettleSteering(ctx); err != nil {
+	if n, err := tr.Steering().Settle(ctx); err != nil {
 		c.Close()
 		return nil, err
 	} else if n > 0 {

@@ -43,7 +43,7 @@ type steering struct {
 	// commit stores items at once, when nothing staged must come first
 	// (Transcript.CommitSteeredNow).
 	commit func(ctx context.Context, turnID int64, items []json.RawMessage) (bool, error)
-	// pend stores items as pending (Transcript.PendSteering): accepted
+	// pend stores items as pending (transcript.Steering.Pend): accepted
 	// input survives a kill of the daemon before its commit.
 	pend func(ctx context.Context, turnID int64, items []json.RawMessage) error
 }

@@ -16,7 +16,7 @@ import (
 // where the server committed it (the successor's input, the continuation's,
 // the turn's next request), with a view naming its pending record's seq.
 // A pending record no item names was never committed: the daemon died
-// first, or the commit failed. Open finds those and SettleSteering commits
+// first, or the commit failed. Open finds those and Steering.Settle commits
 // them at the end of the transcript, so the session's next request carries
 // them once; a record named is done with, so nothing is carried twice.
 
@@ -47,7 +47,8 @@ func steeredRef(view json.RawMessage) (int64, bool) {
 // pendingSteers maps the bytes of steering items recorded as pending to
 // their records' seqs, oldest first: the commit of an item names the
 // oldest record of the same bytes (identical items are interchangeable).
-// Guarded by its Transcript's mu; it lives as long as the Transcript.
+// Guarded by its Transcript's mu (its methods are called with it held);
+// it lives as long as the Transcript.
 type pendingSteers struct {
 	seqs      map[string][]int64
 	unsettled []store.Item // records no item named when the transcript was opened
@@ -68,11 +69,12 @@ func (p *pendingSteers) take(item json.RawMessage) json.RawMessage {
 	return steeredView(q[0])
 }
 
-// PendSteering records items, steering input of turn turnID hearth has
-// accepted, as pending: stored now, outside the model's view, until their
-// commit names them. A kill of the daemon before that commit leaves them to
-// SettleSteering.
-func (t *Transcript) PendSteering(ctx context.Context, turnID int64, items []json.RawMessage) error {
+// Pend records items, steering input of turn turnID hearth has accepted,
+// as pending: stored now, outside the model's view, until their commit
+// names them. A kill of the daemon before that commit leaves them to
+// Settle.
+func (s *Steering) Pend(ctx context.Context, turnID int64, items []json.RawMessage) error {
+	t := s.t
 	news := make([]store.NewItem, len(items))
 	for i, it := range items {
 		news[i] = store.NewItem{Origin: store.OriginInput, Data: it, View: pendingView}
@@ -92,22 +94,20 @@ func (t *Transcript) PendSteering(ctx context.Context, turnID int64, items []jso
 	return nil
 }
 
-// settledItems are steering items to commit, each naming its pending
-// record. Called with mu held.
-func (t *Transcript) settledItems(items []json.RawMessage) []store.NewItem {
+// items are steering items to commit, each naming its pending record.
+func (p *pendingSteers) items(items []json.RawMessage) []store.NewItem {
 	out := make([]store.NewItem, len(items))
 	for i, it := range items {
-		out[i] = store.NewItem{Origin: store.OriginInput, Data: it, View: t.pend.take(it)}
+		out[i] = store.NewItem{Origin: store.OriginInput, Data: it, View: p.take(it)}
 	}
 	return out
 }
 
-// settleQueued makes the queued steering items q name their pending
-// records. Called with mu held.
-func (t *Transcript) settleQueued(q []steered) []steered {
+// queued makes the queued steering items q name their pending records.
+func (p *pendingSteers) queued(q []steered) []steered {
 	for i := range q {
 		if q[i].item.View == nil {
-			q[i].item.View = t.pend.take(q[i].item.Data)
+			q[i].item.View = p.take(q[i].item.Data)
 		}
 	}
 	return q
@@ -140,11 +140,12 @@ func unsettledSteering(items []store.Item) []store.Item {
 	return kept
 }
 
-// SettleSteering commits the steering input a previous daemon accepted and
-// never committed (Open found it), at the end of the transcript, in the
-// turns it was steered into: the next request carries it, once. It returns
-// how many items it committed.
-func (t *Transcript) SettleSteering(ctx context.Context) (int, error) {
+// Settle commits the steering input a previous daemon accepted and never
+// committed (Open found it), at the end of the transcript, in the turns it
+// was steered into: the next request carries it, once. It returns how
+// many items it committed.
+func (s *Steering) Settle(ctx context.Context) (int, error) {
+	t := s.t
 	t.mu.Lock()
 	todo := t.pend.unsettled
 	t.pend.unsettled = nil

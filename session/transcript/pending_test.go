@@ -18,7 +18,7 @@ func TestPendingSteeringSettlesOnce(t *testing.T) {
 	turn := h.begin()
 	h.response(turn, "answer")
 	for _, name := range []string{"succ", "held", "queued", "lost"} {
-		if err := h.tr.PendSteering(h.ctx, turn, raw(name)); err != nil {
+		if err := h.tr.Steering().Pend(h.ctx, turn, raw(name)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -44,7 +44,7 @@ func TestPendingSteeringSettlesOnce(t *testing.T) {
 		t.Fatalf("live view %s", got)
 	}
 	again := h.open("s")
-	n, err := again.SettleSteering(h.ctx)
+	n, err := again.Steering().Settle(h.ctx)
 	if err != nil || n != 1 {
 		t.Fatalf("settled %d (%v); want the one never committed", n, err)
 	}
@@ -52,7 +52,7 @@ func TestPendingSteeringSettlesOnce(t *testing.T) {
 		t.Fatalf("view after settling %s", got)
 	}
 	third := h.open("s")
-	if n, err := third.SettleSteering(h.ctx); err != nil || n != 0 {
+	if n, err := third.Steering().Settle(h.ctx); err != nil || n != 0 {
 		t.Fatalf("settled %d again (%v)", n, err)
 	}
 	if got := names(third); got != "init,answer,succ,held,queued,lost" {

@@ -63,7 +63,8 @@ type Options struct {
 
 // newTranscript is an empty transcript of session id.
 func newTranscript(db *store.DB, id string, mark func(error) error) *Transcript {
-	t := &Transcript{db: db, id: id, mark: mark, steer: &Steering{}}
+	t := &Transcript{db: db, id: id, mark: mark}
+	t.steer = &Steering{t: t}
 	t.turns = &Turns{db: db, id: id, mark: mark, flush: t.Flush}
 	return t
 }
