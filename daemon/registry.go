@@ -625,5 +625,28 @@ func (d *Daemon) loadStreaming(ctx context.Context, id string, servers []mcp.Ser
 	if items == nil {
 		items = []store.Item{}
 	}
-	return d.openConversation(ctx, id, w, nil, items, startMCP(d.ctx, d.Config(), d.log, w, cwd, servers))
+	s, err := d.openConversation(ctx, id, w, nil, items, startMCP(d.ctx, d.Config(), d.log, w, cwd, servers))
+	if err != nil {
+		return nil, err
+	}
+	// Opening may commit what a killed daemon left pending (steering
+	// input): the replay shows it too, after the rest.
+	for after := lastSeq(items); ; {
+		page, err := d.db.Items().Page(ctx, id, after, loadPage)
+		if err != nil || len(page) == 0 {
+			return s, err
+		}
+		if err := each(w, page); err != nil {
+			return nil, err
+		}
+		after = page[len(page)-1].Seq
+	}
+}
+
+// lastSeq is the seq of the last of items, 0 when there are none.
+func lastSeq(items []store.Item) int64 {
+	if len(items) == 0 {
+		return 0
+	}
+	return items[len(items)-1].Seq
 }

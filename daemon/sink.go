@@ -72,9 +72,9 @@ func (u updates) readView(call session.ToolCall) []acp.ToolCallUpdateOpt {
 }
 
 // Usage tells the editors how full the model's context is (usage_update):
-// they show how much is left.
+// they show how much is left; its _meta has the API's rate limits.
 func (u updates) Usage(used, size int) {
-	u.s.broadcast(acp.SessionUpdate{UsageUpdate: &acp.SessionUsageUpdate{Used: used, Size: size}}, nil)
+	u.s.broadcast(acp.SessionUpdate{UsageUpdate: usageUpdate(u.s, used, size)}, nil)
 }
 
 // liveOutput shows a running command's output so far in its tool call, on

@@ -140,7 +140,7 @@ func (c *Conversation) summarize(ctx context.Context, turnID int64) (summary, re
 	size := c.line.nextInput() + tokensOf(ask...)
 	budget := int(cfg.CompactAt * float64(cfg.ContextWindow)) // 0 when the window is unknown
 	if cfg.ContextWindow <= 0 || size <= cfg.ContextWindow {
-		r, v, err := c.judged(ctx, func() (*reply, error) { return c.exchangeAside(ctx, turnID, nil, ask) }, nil, nil)
+		r, v, err := c.judged(ctx, func() (*reply, error) { return c.exchangeAside(ctx, turnID, nil, ask) }, nil, nil, nil)
 		if err == nil {
 			return summaryOf(r)
 		}

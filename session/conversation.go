@@ -94,7 +94,7 @@ func Open(ctx context.Context, o Options) (*Conversation, error) {
 		turn: make(chan struct{}, 1), ctx: cctx, cancel: cancel,
 	}
 	c.line.choice.Store(&o.Choice)
-	c.line.steer = &steering{queue: func(it json.RawMessage) { tr.Steering().Steer(it, nil) }, commit: tr.CommitSteeredNow}
+	c.line.steer = &steering{queue: func(it json.RawMessage) { tr.Steering().Steer(it, nil) }, commit: tr.CommitSteeredNow, pend: tr.Steering().Pend}
 	o.Client.register(c)
 	if err := tr.Initialize(ctx, o.Initial); err != nil {
 		c.Close()
@@ -103,6 +103,14 @@ func Open(ctx context.Context, o Options) (*Conversation, error) {
 	if err := tr.Repair(ctx, 0, interrupted); err != nil {
 		c.Close()
 		return nil, err
+	}
+	// Steering input a killed daemon accepted and never committed: after
+	// the repaired calls, where the next request carries it once.
+	if n, err := tr.Steering().Settle(ctx); err != nil {
+		c.Close()
+		return nil, err
+	} else if n > 0 {
+		c.log.Info("steering input of an interrupted turn committed", "items", n)
 	}
 	return c, nil
 }

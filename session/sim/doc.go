@@ -250,6 +250,14 @@
 // to arrive (before the server inflated and parsed it), Received.AnsweredAt when its terminal
 // event had been written: between one's AnsweredAt and the next's At is the client's time.
 //
+// # Rate limits (ratelimit.go)
+//
+// The upgrade's answer and every HTTP answer carry x-ratelimit-{limit,remaining,reset}-{requests,tokens}:
+// Options.RateLimitRequests and RateLimitTokens (DefaultRateLimitRequests, DefaultRateLimitTokens), what
+// the current one-minute window left (each create counts, its bytes / 4 as tokens) and when it ends. The
+// counts refuse nothing; Server.RateLimit(n, reset) and Options.RateLimited refuse the next creates with
+// FaultRateLimit, whose Delay is the reset ("Please try again in 2s.", and over HTTP the headers).
+//
 // # Faults
 //
 // InjectFault(Fault{Kind, Count, ...}) queues a fault for the next Count matching requests
@@ -271,6 +279,7 @@
 //	FaultContextLength       400 context_length_exceeded (param input) instead of the response
 //	FaultServerError         500 server_error instead of the response
 //	FaultInvalidAPIKey       401 invalid_api_key instead of the response
+//	FaultSuccessorFailed     a response that ends steered gets no successor: each queued steer comes back in response.steer.failed, code successor_creation_failed (WebSocket)
 //
 // The error faults are WebSocket error events (echoing stream_id on a lane, the connection
 // stays open) or, on HTTP, the status with a JSON error body.
