@@ -57,7 +57,7 @@ func (l *line) tellUsage(sink Sink) {
 		return
 	}
 	if n := l.client.api.TakeRateNotice(); n != "" {
-		sink.Notice(n) // a rate limit nearly used up, as the last answer's headers said
+		Notify(sink, NoticeWarning, n) // a rate limit nearly used up, as the last answer's headers said
 	}
 	u, ok := sink.(UsageSink)
 	if !ok {

@@ -113,9 +113,7 @@ const maxParks = 8
 // park waits, its turn parked, until a rate limit resets (or ctx ends:
 // session/cancel ends it at once), after telling the user when it goes on.
 func park(ctx context.Context, sink Sink, until time.Time) error {
-	if sink != nil {
-		sink.Notice("hearth: rate limited; resuming at " + responses.ClockTime(until) + ".")
-	}
+	Notify(sink, NoticeWarning, "hearth: rate limited; resuming at "+responses.ClockTime(until)+".")
 	return sleep(ctx, time.Until(until))
 }
 
