@@ -30,6 +30,14 @@ type Command struct {
 	// Show, when not nil, is handed the output so far while the command
 	// runs (see liveHeadBytes), never after Run returns.
 	Show func(output string)
+	// Changes, when not nil, is told of each file below Root the command
+	// is about to create, write, truncate, remove, rename (both names),
+	// link, or change the mode of, by its absolute path, before the change
+	// happens, where the sandbox can trap it (Outcome.Trapped; see
+	// trap_linux.go). It is called from one goroutine at a time while the
+	// command runs (and, for a Process, as long as it runs), and the
+	// command waits for it: it must be quick.
+	Changes func(path string)
 }
 
 // Outcome is how one command ended. A plain value.
@@ -42,6 +50,7 @@ type Outcome struct {
 	Escaped   bool   // a process outside the group kept the output open; reading stopped
 	Err       error  // the command could not be started
 	Confined  bool   // it ran through the sandbox helper or in a cell
+	Trapped   bool   // Command.Changes was told of every file it changed
 	// Total counts the bytes it printed, Output's cut middle included.
 	Total int64
 	// Wall is how long it ran, from its start to its end.
@@ -92,7 +101,7 @@ func run(ctx context.Context, c Command, cio callIO, live io.Writer) (o Outcome)
 	start := time.Now()
 	defer func() { o.Wall = time.Since(start) }()
 	env := currentToolEnv()
-	run, inCell := runInCell(ctx, current(), c.Root, c.Dir, c.Line, c.Net, c.Access, env, c.Timeout, live, cio)
+	run, inCell := runInCell(ctx, current(), c.Root, c.Dir, c.Line, c.Net, c.Access, env, c.Timeout, live, cio, c.Changes)
 	if inCell {
 		run.Confined = true
 		return run
