@@ -67,7 +67,7 @@ var cells struct {
 // runInCell runs command through the workspace's cell, starting it when
 // needed. ok is false when no cell can run it here (user namespaces
 // refused, Landlock missing): the caller runs the per-command helper.
-func runInCell(ctx context.Context, sb Config, root, dir, command string, net Network, access Access, env []string, timeout time.Duration, live io.Writer, cio callIO, changes func(string)) (Outcome, bool) {
+func runInCell(ctx context.Context, sb Config, root, dir, command string, net Network, access Access, env []string, timeout time.Duration, live io.Writer, cio callIO, changes ChangeHook) (Outcome, bool) {
 	if len(sb.Helper) == 0 || !landlockWorks() {
 		return Outcome{}, false
 	}

@@ -30,14 +30,9 @@ type Command struct {
 	// Show, when not nil, is handed the output so far while the command
 	// runs (see liveHeadBytes), never after Run returns.
 	Show func(output string)
-	// Changes, when not nil, is told of each file below Root the command
-	// is about to create, write, truncate, remove, rename (both names),
-	// link, or change the mode of, by its absolute path, before the change
-	// happens, where the sandbox can trap it (Outcome.Trapped; see
-	// trap_linux.go). It is called from one goroutine at a time while the
-	// command runs (and, for a Process, as long as it runs), and the
-	// command waits for it: it must be quick.
-	Changes func(path string)
+	// Changes, when not nil, is told of the command's file changes below
+	// Root where the sandbox can trap them (ChangeHook, trap_linux.go).
+	Changes ChangeHook
 }
 
 // Outcome is how one command ended. A plain value.

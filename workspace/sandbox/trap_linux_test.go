@@ -22,7 +22,7 @@ func trapRun(t testing.TB, root, line string) ([]string, map[string]string, Outc
 	var told []string
 	held := map[string]string{}
 	run := Run(context.Background(), Command{Root: root, Dir: root, Line: line, Timeout: time.Minute,
-		Changes: func(p string) {
+		Changes: changeFunc(func(p string) {
 			rel, _ := filepath.Rel(root, p)
 			b, err := os.ReadFile(p)
 			mu.Lock()
@@ -36,7 +36,7 @@ func trapRun(t testing.TB, root, line string) ([]string, map[string]string, Outc
 			} else {
 				held[rel] = "(absent)"
 			}
-		}})
+		})})
 	if run.Err != nil {
 		t.Fatal(run.Err)
 	}
@@ -97,9 +97,9 @@ func BenchmarkTrapCommand(b *testing.B) {
 	root := trapRoot(b)
 	for _, trapped := range []bool{false, true} {
 		name := "untrapped"
-		var changes func(string)
+		var changes ChangeHook
 		if trapped {
-			name, changes = "trapped", func(string) {}
+			name, changes = "trapped", changeFunc(func(string) {})
 		}
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
@@ -121,9 +121,9 @@ func BenchmarkTrapSyscall(b *testing.B) {
 	const line = `i=0; while [ $i -lt 1000 ]; do : > a; i=$((i+1)); done`
 	for _, trapped := range []bool{false, true} {
 		name := "untrapped"
-		var changes func(string)
+		var changes ChangeHook
 		if trapped {
-			name, changes = "trapped", func(string) {}
+			name, changes = "trapped", changeFunc(func(string) {})
 		}
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
@@ -135,3 +135,9 @@ func BenchmarkTrapSyscall(b *testing.B) {
 		})
 	}
 }
+
+// changeFunc is a ChangeHook that calls itself on each change.
+type changeFunc func(string)
+
+func (changeFunc) Trapped()          {}
+func (f changeFunc) Change(p string) { f(p) }

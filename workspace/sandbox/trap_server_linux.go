@@ -57,7 +57,7 @@ func (t callTrap) listener() int {
 // below root, to changes (nil: the call is not trapped).
 type trapHook struct {
 	root    string
-	changes func(string)
+	changes ChangeHook
 }
 
 // watch starts answering the trap's listener, when the started reply
@@ -71,9 +71,10 @@ func (h trapHook) watch(fds []int) *trapWatch {
 		closeFDs(fds)
 		return nil
 	}
-	w, err := watchTrap(fds[0], h.root, h.changes)
+	w, err := watchTrap(fds[0], h.root, h.changes.Change)
 	if err != nil {
 		return nil
 	}
+	h.changes.Trapped()
 	return w
 }

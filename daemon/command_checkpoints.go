@@ -1,0 +1,256 @@
+package daemon
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hearthd/hearth/store"
+	"github.com/hearthd/hearth/workspace"
+	"github.com/hearthd/hearth/workspace/watch"
+)
+
+// unrestorable, as a checkpoint row's pre-image hash, says the turn
+// changed the file but its content before is not kept: a file over
+// maxCommandPreImage, one that could not be read, or one a command
+// changed where the sandbox could not trap it. An undo names it instead
+// of putting it back (UndoResult.NotRestorable).
+const unrestorable = "unrestorable"
+
+// maxCommandPreImage bounds the pre-image of a file a command changes:
+// a bigger file is named as not restorable.
+const maxCommandPreImage = 16 << 20
+
+// commandChanges keeps the pre-images of the files a session's commands
+// change (workspace.CommandChanges): where the sandbox traps them, each
+// file's content and mode before the first change of a turn, in the same
+// object store and rows as the file tools' (checkpoints.go), before the
+// command may change it; then, as each call ends, what the file holds
+// after (the row's post hash, for the undo's conflict check). Where the
+// sandbox cannot trap a command, the watcher's journal names what changed
+// during the call: a file created is kept as absent before (an undo
+// removes it), any other change is marked unrestorable. A change is the
+// turn's that runs when it happens (a process of exec_command keeps
+// writing after its call), or the last one's. One per open session
+// (openSession.commands), bound on its first tool call; safe for
+// concurrent use.
+type commandChanges struct {
+	mu      sync.Mutex
+	db      *store.DB
+	objects objectStore
+	session string
+	root    string
+	turn    *atomic.Int64  // the session's turnKey
+	watcher *watch.Watcher // nil: none
+	log     *slog.Logger
+	kept    map[turnPath]store.FileCheckpoint // this session's rows written here, by turn and path
+	pending map[turnPath]bool                 // changed since the last settle: the post hash to record
+}
+
+type turnPath struct {
+	turn int64
+	path string
+}
+
+// bind sets up c for session s on its first use and returns it.
+func (c *commandChanges) bind(d *Daemon, s *openSession) *commandChanges {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.db == nil {
+		c.db, c.objects, c.session = d.db, checkpointObjects(d.cfg.DataDir), s.id
+		c.root, c.turn, c.watcher, c.log = s.ws.root.Path(), &s.turnKey, s.ws.watcher, d.log
+		c.kept, c.pending = map[turnPath]store.FileCheckpoint{}, map[turnPath]bool{}
+	}
+	return c
+}
+
+// Before keeps rel's pre-image for the running turn, unless kept already.
+func (c *commandChanges) Before(rel string) {
+	k := turnPath{c.turn.Load(), rel}
+	c.mu.Lock()
+	c.pending[k] = true
+	_, kept := c.kept[k]
+	if !kept {
+		c.kept[k] = store.FileCheckpoint{Path: rel, PreHash: unrestorable} // until recorded below
+	}
+	c.mu.Unlock()
+	if kept {
+		return
+	}
+	f := c.preImage(rel)
+	c.mu.Lock()
+	c.kept[k] = f
+	c.mu.Unlock()
+	c.record(k.turn, f)
+}
+
+// preImage reads what rel holds now: its content kept in the object store
+// and its mode, or absent; unrestorable when it cannot be kept. The post
+// hash starts as the pre-image's: settle records the real one.
+func (c *commandChanges) preImage(rel string) store.FileCheckpoint {
+	f := store.FileCheckpoint{Path: rel, PreHash: unrestorable}
+	path := filepath.Join(c.root, filepath.FromSlash(rel))
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		f.PreHash = ""
+	case err != nil || !fi.Mode().IsRegular() || fi.Size() > maxCommandPreImage:
+		// A directory, a symlink, a device or a big file: named, not kept.
+	default:
+		f.PreMode = uint32(fi.Mode().Perm())
+		if b, err := readAtMost(path, maxCommandPreImage); err == nil {
+			if h, err := c.objects.put(string(b)); err == nil {
+				f.PreHash = h
+			} else {
+				c.log.Warn("cannot keep a command's pre-image", "session", c.session, "path", rel, "err", err)
+			}
+		}
+	}
+	f.Post = f.PreHash
+	return f
+}
+
+// record writes f's row; a failure leaves the file out of the checkpoint
+// (the command goes on: it is not refused for it).
+func (c *commandChanges) record(turn int64, f store.FileCheckpoint) {
+	if err := c.db.Checkpoints().Record(context.Background(), c.session, turn, f); err != nil {
+		c.log.Warn("cannot record a command's change", "session", c.session, "path", f.Path, "err", err)
+	}
+}
+
+// Begin notes the watcher's position; the end it returns settles what
+// the call's command changed, taking it from the watcher's journal when
+// the sandbox did not trap the command.
+func (c *commandChanges) Begin() func(trapped bool) {
+	var cursor uint64
+	if c.watcher != nil {
+		cursor = c.watcher.Cursor()
+	}
+	return func(trapped bool) {
+		if !trapped && c.watcher != nil {
+			c.fromWatcher(cursor)
+		}
+		c.settle()
+	}
+}
+
+// fromWatcher records what the watcher saw change since cursor and the
+// trap did not tell.
+func (c *commandChanges) fromWatcher(cursor uint64) {
+	if err := c.watcher.Sync(context.Background()); err != nil {
+		return
+	}
+	changes, _, _ := c.watcher.Changes(cursor)
+	turn := c.turn.Load()
+	for _, ch := range changes {
+		if ch.Dir {
+			continue
+		}
+		if ch.Op == watch.Renamed {
+			c.untrapped(turn, ch.Old, false)
+		}
+		c.untrapped(turn, ch.Path, ch.Op == watch.Created || ch.Op == watch.Renamed)
+	}
+}
+
+// untrapped records a change the trap did not see: a file created did
+// not exist before; any other's pre-image is lost.
+func (c *commandChanges) untrapped(turn int64, rel string, created bool) {
+	if isGitPath(rel) {
+		return
+	}
+	k := turnPath{turn, rel}
+	f := store.FileCheckpoint{Path: rel, PreHash: unrestorable}
+	if created {
+		f.PreHash = ""
+	}
+	c.mu.Lock()
+	_, kept := c.kept[k]
+	if !kept {
+		c.kept[k] = f
+	}
+	c.pending[k] = true
+	c.mu.Unlock()
+	if !kept {
+		c.record(turn, f)
+	}
+}
+
+// settle records what each file changed since the last settle holds now:
+// the post hash an undo checks before putting it back.
+func (c *commandChanges) settle() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	if c.db == nil || len(c.pending) == 0 {
+		c.mu.Unlock()
+		return
+	}
+	var rows []turnPath
+	for k := range c.pending {
+		rows = append(rows, k)
+	}
+	clear(c.pending)
+	c.mu.Unlock()
+	for _, k := range rows {
+		c.mu.Lock()
+		f := c.kept[k]
+		c.mu.Unlock()
+		f.Post = postHash(filepath.Join(c.root, filepath.FromSlash(k.path)))
+		c.record(k.turn, f)
+	}
+}
+
+// postHash is the sha256 of what path holds ("" when it is absent or not
+// a regular file).
+func postHash(path string) string {
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return ""
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// readAtMost reads path, failing when it holds more than max bytes.
+func readAtMost(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err == nil && int64(len(b)) > max {
+		err = errors.New("too big")
+	}
+	return b, err
+}
+
+// isGitPath reports whether rel lies in a .git directory.
+func isGitPath(rel string) bool {
+	for dir := rel; dir != "." && dir != "/" && dir != ""; dir = filepath.Dir(dir) {
+		if filepath.Base(dir) == ".git" {
+			return true
+		}
+	}
+	return false
+}
+
+var _ workspace.CommandChanges = (*commandChanges)(nil)

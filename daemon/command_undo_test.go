@@ -1,0 +1,126 @@
+package daemon
+
+import (
+	"database/sql"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/coder/acp-go-sdk"
+
+	"github.com/hearthd/hearth/rpc"
+	"github.com/hearthd/hearth/session/sim"
+	"github.com/hearthd/hearth/workspace/sandbox"
+)
+
+// sandboxedSession starts a daemon whose shell tool runs commands in the
+// sandbox (this test binary is its helper), with one full-auto session.
+func sandboxedSession(t *testing.T) (*testDaemon, *editor, acp.SessionId) {
+	t.Helper()
+	td := startDaemon(t, sim.Options{}, "")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sandbox.Set(sandbox.Config{Helper: []string{exe, sandboxSubcommand}, Socket: td.cfg.Socket})
+	t.Cleanup(func() { sandbox.Set(sandbox.Config{}) })
+	ed := td.connect()
+	ed.initialize()
+	id := ed.newSession(td.root)
+	ed.must(rpc.MethodSessionSetMode, acp.SetSessionModeRequest{SessionId: id, ModeId: ModeFullAuto}, nil)
+	return td, ed, id
+}
+
+// checkpointRows counts the checkpoint rows of session id.
+func checkpointRows(t *testing.T, td *testDaemon, id acp.SessionId) int {
+	t.Helper()
+	db, err := sql.Open("sqlite3", "file:"+filepath.Join(td.cfg.DataDir, "hearth.db")+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM checkpoint_files WHERE session_id = ?`, string(id)).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// undo runs /undo through _hearth/undo and returns its result.
+func undoVia(t *testing.T, td *testDaemon, id acp.SessionId) rpc.UndoResult {
+	t.Helper()
+	cli := td.connect()
+	cli.initialize()
+	var res rpc.UndoResult
+	cli.must(rpc.MethodHearthUndo, rpc.UndoParams{SessionID: string(id)}, &res)
+	return res
+}
+
+// The issue's turn: it writes one file (write_file), patches another
+// (apply_patch) and runs a command that creates a third and deletes a
+// fourth; /undo puts all four back — the created file gone, the deleted
+// one back with its content and mode — and the model is told.
+func TestUndoCoversCommands(t *testing.T) {
+	td, ed, id := sandboxedSession(t)
+	d := filepath.Join(td.root, "d.sh")
+	os.WriteFile(d, []byte("#!/bin/sh\necho dee\n"), 0o751)
+	os.Chmod(d, 0o751)
+	patch := "*** Begin Patch\n*** Update File: a.txt\n@@\n alpha\n-beta\n+gamma\n*** End Patch\n"
+	ed.prompt(id, simSteps(t,
+		[]any{"write_file", map[string]string{"path": "new.txt", "content": "made\n"}},
+		[]any{"apply_patch", map[string]string{"input": patch}},
+		[]any{"shell", map[string]string{"command": "touch c && rm d.sh"}}))
+	fileIs(t, td, "c", "", false)
+	fileIs(t, td, "d.sh", "", true)
+	fileIs(t, td, "a.txt", "alpha\ngamma\n", false)
+
+	ed.forget()
+	ed.prompt(id, "/undo")
+	got := agentText(ed.updates())
+	for _, want := range []string{"Restored: d.sh, a.txt.", "Removed (created by that turn): c, new.txt."} {
+		if !strings.Contains(got, want) {
+			t.Errorf("/undo answered %q, want %q in it", got, want)
+		}
+	}
+	fileIs(t, td, "c", "", true)
+	fileIs(t, td, "new.txt", "", true)
+	fileIs(t, td, "a.txt", "alpha\nbeta\n", false)
+	fileIs(t, td, "d.sh", "#!/bin/sh\necho dee\n", false)
+	if fi, err := os.Stat(d); err != nil || fi.Mode().Perm() != 0o751 {
+		t.Errorf("d.sh restored with mode %v, %v; want 0751", fi.Mode(), err)
+	}
+
+	n := len(td.sim.Received())
+	ed.prompt(id, "what now")
+	input, _ := json.Marshal(td.waitRequests(n + 1)[n].Input)
+	if !strings.Contains(string(input), "Removed (that turn created them): c, new.txt") || !strings.Contains(string(input), "d.sh") {
+		t.Errorf("the model was not told of the command's files: %s", input)
+	}
+}
+
+// A file a command changed and the user edited after the turn is named as
+// a conflict and keeps the user's text; a command's rename is undone (the
+// old name back, the new one gone); a command that changes nothing costs
+// no checkpoint row.
+func TestUndoCommandConflictAndRename(t *testing.T) {
+	td, ed, id := sandboxedSession(t)
+	ed.prompt(id, shellPrompt(t, "cat a.txt src/main.go; ls -R; echo x > /tmp/scratch"))
+	if n := checkpointRows(t, td, id); n != 0 {
+		t.Errorf("a command that changed nothing in the workspace left %d checkpoint rows", n)
+	}
+
+	ed.prompt(id, shellPrompt(t, "echo command > a.txt && mv src/main.go src/moved.go"))
+	fileIs(t, td, "src/moved.go", "package main\n", false)
+	os.WriteFile(filepath.Join(td.root, "a.txt"), []byte("the user's\n"), 0o644)
+	res := undoVia(t, td, id)
+	if !res.Undone || !slices.Equal(res.Conflicts, []string{"a.txt"}) || !slices.Equal(res.Restored, []string{"src/main.go"}) ||
+		!slices.Equal(res.Removed, []string{"src/moved.go"}) || len(res.NotRestorable) != 0 {
+		t.Errorf("undo: %+v", res)
+	}
+	fileIs(t, td, "a.txt", "the user's\n", false)
+	fileIs(t, td, "src/main.go", "package main\n", false)
+	fileIs(t, td, "src/moved.go", "", true)
+}
