@@ -90,7 +90,7 @@ func TestUndoCoversCommands(t *testing.T) {
 	fileIs(t, td, "a.txt", "alpha\nbeta\n", false)
 	fileIs(t, td, "d.sh", "#!/bin/sh\necho dee\n", false)
 	if fi, err := os.Stat(d); err != nil || fi.Mode().Perm() != 0o751 {
-		t.Errorf("d.sh restored with mode %v, %v; want 0751", fi.Mode(), err)
+		t.Errorf("d.sh restored: %v, %v; want mode 0751", fi, err)
 	}
 
 	n := len(td.sim.Received())
@@ -123,4 +123,48 @@ func TestUndoCommandConflictAndRename(t *testing.T) {
 	fileIs(t, td, "a.txt", "the user's\n", false)
 	fileIs(t, td, "src/main.go", "package main\n", false)
 	fileIs(t, td, "src/moved.go", "", true)
+}
+
+// A process exec_command left running keeps writing after its call: what
+// it writes during a later turn (fed by write_stdin) is that turn's, and
+// undoing it removes the file; the turn that started it changed nothing.
+func TestUndoCoversALaterTurnsProcessWrites(t *testing.T) {
+	useSandboxHelper(t)
+	td := startDaemonWith(t, sim.Options{}, "", func(c *Config) { c.Model = "gpt-5.3-codex" })
+	ed := td.connect()
+	ed.initialize()
+	id := ed.newSession(td.root)
+	ed.must(rpc.MethodSessionSetMode, acp.SetSessionModeRequest{SessionId: id, ModeId: ModeFullAuto}, nil)
+	ed.prompt(id, simSteps(t, []any{"exec_command", map[string]any{"cmd": `read x; echo "$x" > late.txt; read y`, "yield_time_ms": 250}}))
+	fileIs(t, td, "late.txt", "", true)
+	ed.prompt(id, simSteps(t, []any{"write_stdin", map[string]any{"session_id": 1001, "chars": "hi\n", "yield_time_ms": 500}}))
+	fileIs(t, td, "late.txt", "hi\n", false)
+	res := undoVia(t, td, id)
+	if !res.Undone || !slices.Equal(res.Removed, []string{"late.txt"}) {
+		t.Errorf("undo: %+v", res)
+	}
+	fileIs(t, td, "late.txt", "", true)
+	if res := undoVia(t, td, id); res.Undone {
+		t.Errorf("a second undo: %+v", res)
+	}
+}
+
+// Where the sandbox does not trap commands (no helper: /bin/sh runs
+// them), the watcher names what a command changed: a file it created is
+// removed by /undo, one it modified is named as not restorable and left
+// as it is — never passed over in silence.
+func TestUndoUntrappedCommand(t *testing.T) {
+	td := startDaemon(t, sim.Options{}, "")
+	ed := td.connect()
+	ed.initialize()
+	id := ed.newSession(td.root)
+	ed.must(rpc.MethodSessionSetMode, acp.SetSessionModeRequest{SessionId: id, ModeId: ModeFullAuto}, nil)
+	ed.prompt(id, shellPrompt(t, "touch c && echo more >> a.txt"))
+	res := undoVia(t, td, id)
+	if !res.Undone || !slices.Equal(res.Removed, []string{"c"}) || !slices.Equal(res.NotRestorable, []string{"a.txt"}) ||
+		!strings.Contains(res.Message, "Not restorable (their content before that turn was not kept): a.txt.") {
+		t.Errorf("undo: %+v", res)
+	}
+	fileIs(t, td, "c", "", true)
+	fileIs(t, td, "a.txt", "alpha\nbeta\nmore\n", false)
 }
