@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -10,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -52,7 +54,8 @@ type commandChanges struct {
 	watcher *watch.Watcher // nil: none
 	log     *slog.Logger
 	kept    map[turnPath]store.FileCheckpoint // this session's rows written here, by turn and path
-	pending map[turnPath]bool                 // changed since the last settle: the post hash to record
+	pending map[turnPath]int                  // changed since the last settle (the post hash to record), by order of change
+	seq     int                               // the last order given in pending
 }
 
 type turnPath struct {
@@ -67,7 +70,7 @@ func (c *commandChanges) bind(d *Daemon, s *openSession) *commandChanges {
 	if c.db == nil {
 		c.db, c.objects, c.session = d.db, checkpointObjects(d.cfg.DataDir), s.id
 		c.root, c.turn, c.watcher, c.log = s.ws.root.Path(), &s.turnKey, s.ws.watcher, d.log
-		c.kept, c.pending = map[turnPath]store.FileCheckpoint{}, map[turnPath]bool{}
+		c.kept, c.pending = map[turnPath]store.FileCheckpoint{}, map[turnPath]int{}
 	}
 	return c
 }
@@ -76,7 +79,7 @@ func (c *commandChanges) bind(d *Daemon, s *openSession) *commandChanges {
 func (c *commandChanges) Before(rel string) {
 	k := turnPath{c.turn.Load(), rel}
 	c.mu.Lock()
-	c.pending[k] = true
+	c.changed(k)
 	_, kept := c.kept[k]
 	if !kept {
 		c.kept[k] = store.FileCheckpoint{Path: rel, PreHash: unrestorable} // until recorded below
@@ -89,7 +92,12 @@ func (c *commandChanges) Before(rel string) {
 	c.mu.Lock()
 	c.kept[k] = f
 	c.mu.Unlock()
-	c.record(k.turn, f)
+	if f.PreHash != "" {
+		// A pre-image is on record before the change; a file that did
+		// not exist waits for settle's batch (a daemon killed before it
+		// leaves the file out of the undo, losing nothing of the user's).
+		c.record(k.turn, f)
+	}
 }
 
 // preImage reads what rel holds now: its content kept in the object store
@@ -173,14 +181,18 @@ func (c *commandChanges) untrapped(turn int64, rel string, created bool) {
 		f.PreHash = ""
 	}
 	c.mu.Lock()
-	_, kept := c.kept[k]
-	if !kept {
+	if _, kept := c.kept[k]; !kept {
 		c.kept[k] = f
 	}
-	c.pending[k] = true
+	c.changed(k)
 	c.mu.Unlock()
-	if !kept {
-		c.record(turn, f)
+}
+
+// changed marks k pending, in the order of first change; c.mu is held.
+func (c *commandChanges) changed(k turnPath) {
+	if _, ok := c.pending[k]; !ok {
+		c.seq++
+		c.pending[k] = c.seq
 	}
 }
 
@@ -195,18 +207,23 @@ func (c *commandChanges) settle() {
 		c.mu.Unlock()
 		return
 	}
-	var rows []turnPath
+	keys := make([]turnPath, 0, len(c.pending))
 	for k := range c.pending {
-		rows = append(rows, k)
+		keys = append(keys, k)
+	}
+	// In the order first changed: an undo puts the last back first.
+	slices.SortFunc(keys, func(a, b turnPath) int { return cmp.Compare(c.pending[a], c.pending[b]) })
+	rows := make([]store.TurnFile, len(keys))
+	for i, k := range keys {
+		rows[i] = store.TurnFile{Turn: k.turn, FileCheckpoint: c.kept[k]}
 	}
 	clear(c.pending)
 	c.mu.Unlock()
-	for _, k := range rows {
-		c.mu.Lock()
-		f := c.kept[k]
-		c.mu.Unlock()
-		f.Post = postHash(filepath.Join(c.root, filepath.FromSlash(k.path)))
-		c.record(k.turn, f)
+	for i := range rows {
+		rows[i].Post = postHash(filepath.Join(c.root, filepath.FromSlash(rows[i].Path)))
+	}
+	if err := c.db.Checkpoints().RecordAll(context.Background(), c.session, rows); err != nil {
+		c.log.Warn("cannot record what a command changed", "session", c.session, "files", len(rows), "err", err)
 	}
 }
 
