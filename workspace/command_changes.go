@@ -34,9 +34,9 @@ type commandHook struct {
 	trapped atomic.Bool
 }
 
-// commandHook is the hook of one command of ts's call, or nil when the
-// call keeps no checkpoint.
-func (ts *Toolset) commandHook() *commandHook {
+// newCommandHook is the hook of one command of ts's call, or nil when
+// the call keeps no checkpoint.
+func newCommandHook(ts *Toolset) *commandHook {
 	if ts.Commands == nil {
 		return nil
 	}
@@ -67,9 +67,9 @@ func (h *commandHook) Change(path string) {
 	h.cc.Before(rel)
 }
 
-// begin tells ts.Commands a call starts; the function it returns tells it
-// the call ended, for the command of hook h (nil: none was run).
-func (ts *Toolset) beginCommand(h *commandHook) func() {
+// beginCommand tells ts.Commands a call starts; the function it returns
+// tells it the call ended, for the command of hook h (nil: none was run).
+func beginCommand(ts *Toolset, h *commandHook) func() {
 	if ts.Commands == nil {
 		return func() {}
 	}

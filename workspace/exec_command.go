@@ -227,8 +227,8 @@ func (ts *Toolset) execCommand(ctx context.Context, d *toolDef, raw json.RawMess
 	start := time.Now()
 	planted := ts.guardPlants()
 	out := newPendingOutput()
-	hook := ts.commandHook() // command_changes.go
-	ended := ts.beginCommand(hook)
+	hook := newCommandHook(ts) // command_changes.go
+	ended := beginCommand(ts, hook)
 	defer ended()
 	sp, err := sandbox.Start(sandbox.Command{Root: ts.at.root.Path(), Dir: plan.dir, Line: plan.line, Net: ts.net, Access: ts.access, Timeout: sandbox.NoTimeout, Changes: hook.changes()}, plan.tty, out)
 	if err != nil {
@@ -393,7 +393,7 @@ func writeStdin(ts *Toolset, ctx context.Context, d *toolDef, raw json.RawMessag
 	}
 	start := time.Now()
 	planted := ts.guardPlants()
-	defer ts.beginCommand(p.hook)() // what the process changed meanwhile is the running turn's
+	defer beginCommand(ts, p.hook)() // what the process changed meanwhile is the running turn's
 	var notes []string
 	if w.chars != "" {
 		if n, err := p.p.Write([]byte(w.chars), time.Second); err != nil && !isDone(p) {
