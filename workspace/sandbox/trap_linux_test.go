@@ -141,3 +141,15 @@ type changeFunc func(string)
 
 func (changeFunc) Trapped()          {}
 func (f changeFunc) Change(p string) { f(p) }
+
+// TestTrapRefusesIOUring: under the trap io_uring_setup fails with ENOSYS,
+// so no ring writes a file past it.
+func TestTrapRefusesIOUring(t *testing.T) {
+	useSandbox(t)
+	root := trapRoot(t)
+	const probe = `python3 -c 'import ctypes, os; l = ctypes.CDLL(None, use_errno=True); p = ctypes.create_string_buffer(120); r = l.syscall(425, 1, p); print(r, os.strerror(ctypes.get_errno()) if r < 0 else "")'`
+	_, _, run := trapRun(t, root, probe)
+	if !run.Trapped || !strings.Contains(run.Output, "-1 Function not implemented") {
+		t.Errorf("io_uring_setup under the trap: %q (trapped %v)", run.Output, run.Trapped)
+	}
+}
