@@ -53,7 +53,9 @@ type commandChanges struct {
 	turn    *atomic.Int64  // the session's turnKey
 	watcher *watch.Watcher // nil: none
 	log     *slog.Logger
-	kept    map[turnPath]store.FileCheckpoint // this session's rows written here, by turn and path
+	kept    map[turnPath]store.FileCheckpoint // the rows of the current turn's files (and of pending ones), by turn and path
+	keeping map[turnPath]chan struct{}        // pre-images being kept: closed once on record
+	current int64                             // the turn kept describes
 	pending map[turnPath]int                  // changed since the last settle (the post hash to record), by order of change
 	seq     int                               // the last order given in pending
 }
@@ -63,40 +65,66 @@ type turnPath struct {
 	path string
 }
 
-// bind sets up c for session s on its first use and returns it.
+// bind sets up c for session s on its first use, records what its
+// processes changed since the last call (before this call may write the
+// same files through the file tools), and returns it.
 func (c *commandChanges) bind(d *Daemon, s *openSession) *commandChanges {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.db == nil {
 		c.db, c.objects, c.session = d.db, checkpointObjects(d.cfg.DataDir), s.id
 		c.root, c.turn, c.watcher, c.log = s.ws.root.Path(), &s.turnKey, s.ws.watcher, d.log
-		c.kept, c.pending = map[turnPath]store.FileCheckpoint{}, map[turnPath]int{}
+		c.kept, c.pending, c.keeping = map[turnPath]store.FileCheckpoint{}, map[turnPath]int{}, map[turnPath]chan struct{}{}
 	}
+	c.mu.Unlock()
+	c.settle()
 	return c
 }
 
-// Before keeps rel's pre-image for the running turn, unless kept already.
+// Before keeps rel's pre-image for the running turn, unless kept already;
+// another command changing rel meanwhile waits until it is.
 func (c *commandChanges) Before(rel string) {
 	k := turnPath{c.turn.Load(), rel}
 	c.mu.Lock()
+	c.newTurn(k.turn)
 	c.changed(k)
 	_, kept := c.kept[k]
-	if !kept {
-		c.kept[k] = store.FileCheckpoint{Path: rel, PreHash: unrestorable} // until recorded below
+	wait, busy := c.keeping[k]
+	if !kept && !busy {
+		c.keeping[k] = make(chan struct{})
 	}
 	c.mu.Unlock()
-	if kept {
+	switch {
+	case busy:
+		<-wait
+		return
+	case kept:
 		return
 	}
 	f := c.preImage(rel)
-	c.mu.Lock()
-	c.kept[k] = f
-	c.mu.Unlock()
 	if f.PreHash != "" {
 		// A pre-image is on record before the change; a file that did
 		// not exist waits for settle's batch (a daemon killed before it
 		// leaves the file out of the undo, losing nothing of the user's).
 		c.record(k.turn, f)
+	}
+	c.mu.Lock()
+	c.kept[k] = f
+	close(c.keeping[k])
+	delete(c.keeping, k)
+	c.mu.Unlock()
+}
+
+// newTurn forgets the rows of turns before turn, but those pending, once
+// turn begins changing files; c.mu is held.
+func (c *commandChanges) newTurn(turn int64) {
+	if turn == c.current {
+		return
+	}
+	c.current = turn
+	for k := range c.kept {
+		if _, ok := c.pending[k]; !ok && k.turn != turn {
+			delete(c.kept, k)
+		}
 	}
 }
 

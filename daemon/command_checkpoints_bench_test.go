@@ -32,7 +32,7 @@ func benchCommandChanges(b *testing.B) (*commandChanges, string) {
 	turn.Store(1)
 	c := &commandChanges{db: db, objects: checkpointObjects(filepath.Join(dir, "data")), session: "s1", root: root,
 		turn: turn, log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		kept: map[turnPath]store.FileCheckpoint{}, pending: map[turnPath]int{}}
+		kept: map[turnPath]store.FileCheckpoint{}, pending: map[turnPath]int{}, keeping: map[turnPath]chan struct{}{}}
 	return c, root
 }
 
