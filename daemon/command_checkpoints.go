@@ -58,6 +58,7 @@ type commandChanges struct {
 	current int64                             // the turn kept describes
 	pending map[turnPath]int                  // changed since the last settle (the post hash to record), by order of change
 	seq     int                               // the last order given in pending
+	synced  bool                              // every object keep wrote is on disk
 }
 
 type turnPath struct {
@@ -143,7 +144,7 @@ func (c *commandChanges) preImage(rel string) store.FileCheckpoint {
 	default:
 		f.PreMode = uint32(fi.Mode().Perm())
 		if b, err := readAtMost(path, maxCommandPreImage); err == nil {
-			if h, err := c.objects.put(string(b)); err == nil {
+			if h, err := c.keep(b); err == nil {
 				f.PreHash = h
 			} else {
 				c.log.Warn("cannot keep a command's pre-image", "session", c.session, "path", rel, "err", err)
@@ -152,6 +153,41 @@ func (c *commandChanges) preImage(rel string) store.FileCheckpoint {
 	}
 	f.Post = f.PreHash
 	return f
+}
+
+// keep is objectStore.put without its fsyncs, which would make the
+// command wait on the disk for each file: a pre-image is in the page cache
+// at once, so it survives a kill of the daemon, and settle makes the call's
+// objects durable with one flush (as durable as their rows, which SQLite
+// commits without a sync in WAL mode).
+func (c *commandChanges) keep(content []byte) (string, error) {
+	h := hashOf(content)
+	path := filepath.Join(c.objects.dir, h)
+	if _, err := os.Stat(path); err == nil {
+		return h, nil
+	}
+	if err := os.MkdirAll(c.objects.dir, 0o700); err != nil {
+		return "", err
+	}
+	f, err := os.CreateTemp(c.objects.dir, ".tmp-*")
+	if err != nil {
+		return "", err
+	}
+	_, err = f.Write(content)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	c.mu.Lock()
+	c.synced = false
+	c.mu.Unlock()
+	return h, nil
 }
 
 // record writes f's row; a failure leaves the file out of the checkpoint
@@ -246,7 +282,12 @@ func (c *commandChanges) settle() {
 		rows[i] = store.TurnFile{Turn: k.turn, FileCheckpoint: c.kept[k]}
 	}
 	clear(c.pending)
+	synced := c.synced
+	c.synced = true
 	c.mu.Unlock()
+	if !synced {
+		syncObjects(c.objects.dir) // command_checkpoints_linux.go
+	}
 	for i := range rows {
 		rows[i].Post = postHash(filepath.Join(c.root, filepath.FromSlash(rows[i].Path)))
 	}
