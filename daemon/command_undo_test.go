@@ -168,3 +168,23 @@ func TestUndoUntrappedCommand(t *testing.T) {
 	fileIs(t, td, "c", "", true)
 	fileIs(t, td, "a.txt", "alpha\nbeta\nmore\n", false)
 }
+
+// A turn whose file tools and commands change the same files keeps each
+// file's state before the turn, whichever changed it first: a file
+// written then overwritten by a command comes back as it was, and one a
+// command created then write_file rewrote is removed.
+func TestUndoFileToolsAndCommandsOnOneFile(t *testing.T) {
+	td, ed, id := sandboxedSession(t)
+	ed.prompt(id, simSteps(t,
+		[]any{"write_file", map[string]string{"path": "a.txt", "content": "one\n"}},
+		[]any{"shell", map[string]string{"command": "echo two > a.txt; echo made > n.txt"}},
+		[]any{"write_file", map[string]string{"path": "n.txt", "content": "rewritten\n"}}))
+	fileIs(t, td, "a.txt", "two\n", false)
+	fileIs(t, td, "n.txt", "rewritten\n", false)
+	res := undoVia(t, td, id)
+	if !res.Undone || !slices.Equal(res.Restored, []string{"a.txt"}) || !slices.Equal(res.Removed, []string{"n.txt"}) {
+		t.Errorf("undo: %+v", res)
+	}
+	fileIs(t, td, "a.txt", "alpha\nbeta\n", false)
+	fileIs(t, td, "n.txt", "", true)
+}
