@@ -302,7 +302,7 @@ func (c *cell) run(ctx context.Context, dir string, prog program, timeout time.D
 		fds = append(fds, int(cio.in.Fd()))
 	}
 	c.wmu.Lock()
-	err := sendCell(c.fd, cellRequest{ID: id, Dir: dir, Path: prog.path, Argv: prog.argv, Env: prog.env, TTY: cio.tty, Trap: trap.changes != nil}, fds...)
+	err := sendCell(c.fd, cellRequest{ID: id, Dir: dir, Path: prog.path, Argv: prog.argv, Env: prog.env, TTY: cio.tty, Trap: trap.changes != nil && trapReadable()}, fds...)
 	c.wmu.Unlock()
 	cio.close() // the cell holds them now
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -29,6 +31,20 @@ import (
 // changes a file past the trap. The path is read before the syscall runs,
 // so a process that rewrites it in between (another thread) can change
 // another file than the one named; the trap is for undoing, not a wall.
+
+// trapReadable reports whether the daemon may read its commands' memory
+// (process_vm_readv, as a ptrace attach): not under Yama's ptrace_scope 2
+// or 3, where only an administrator may. Without it a trapped path could
+// not be read, so commands are not trapped at all (and their changes are
+// found the way untrapped ones are).
+var trapReadable = sync.OnceValue(func() bool {
+	b, err := os.ReadFile("/proc/sys/kernel/yama/ptrace_scope")
+	if err != nil {
+		return true // no Yama: the usual ptrace rules, which let the daemon read its descendants
+	}
+	scope := strings.TrimSpace(string(b))
+	return scope == "0" || scope == "1"
+})
 
 // trapWriteFlags are the open(2) flags that can change a file.
 const trapWriteFlags = unix.O_WRONLY | unix.O_RDWR | unix.O_CREAT | unix.O_TRUNC
