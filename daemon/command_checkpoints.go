@@ -17,6 +17,7 @@ import (
 
 	"github.com/hearthd/hearth/store"
 	"github.com/hearthd/hearth/workspace"
+	"github.com/hearthd/hearth/workspace/sandbox"
 	"github.com/hearthd/hearth/workspace/watch"
 )
 
@@ -236,7 +237,7 @@ func (c *commandChanges) fromWatcher(cursor uint64) {
 // untrapped records a change the trap did not see: a file created did
 // not exist before; any other's pre-image is lost.
 func (c *commandChanges) untrapped(turn int64, rel string, created bool) {
-	if isGitPath(rel) {
+	if sandbox.HasGitComponent(filepath.FromSlash(rel)) {
 		return
 	}
 	k := turnPath{turn, rel}
@@ -327,16 +328,6 @@ func readAtMost(path string, max int64) ([]byte, error) {
 		err = errors.New("too big")
 	}
 	return b, err
-}
-
-// isGitPath reports whether rel lies in a .git directory.
-func isGitPath(rel string) bool {
-	for dir := rel; dir != "." && dir != "/" && dir != ""; dir = filepath.Dir(dir) {
-		if filepath.Base(dir) == ".git" {
-			return true
-		}
-	}
-	return false
 }
 
 var _ workspace.CommandChanges = (*commandChanges)(nil)

@@ -55,16 +55,10 @@ func (h *commandHook) Trapped() { h.trapped.Store(true) }
 
 func (h *commandHook) Change(path string) {
 	rel, err := filepath.Rel(h.root, path)
-	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
-		return
+	if err != nil || rel == "." || strings.HasPrefix(rel, "..") || sandbox.HasGitComponent(rel) {
+		return // outside the workspace, or the repository's own: never the turn's to undo
 	}
-	rel = filepath.ToSlash(rel)
-	for _, part := range strings.Split(rel, "/") {
-		if part == ".git" {
-			return // the repository's own, never the turn's to undo
-		}
-	}
-	h.cc.Before(rel)
+	h.cc.Before(filepath.ToSlash(rel))
 }
 
 // beginCommand tells ts.Commands a call starts; the function it returns
