@@ -188,3 +188,23 @@ func TestUndoFileToolsAndCommandsOnOneFile(t *testing.T) {
 	fileIs(t, td, "a.txt", "alpha\nbeta\n", false)
 	fileIs(t, td, "n.txt", "", true)
 }
+
+// A file over the pre-image limit that a command changes is named as not
+// restorable by /undo and left as the command left it; the rest of the
+// turn is undone.
+func TestUndoNamesABigFileACommandChanged(t *testing.T) {
+	td, ed, id := sandboxedSession(t)
+	big := filepath.Join(td.root, "big.bin")
+	if err := os.WriteFile(big, make([]byte, maxCommandPreImage+1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ed.prompt(id, shellPrompt(t, "echo x >> big.bin && touch small"))
+	res := undoVia(t, td, id)
+	if !res.Undone || !slices.Equal(res.NotRestorable, []string{"big.bin"}) || !slices.Equal(res.Removed, []string{"small"}) {
+		t.Errorf("undo: %+v", res)
+	}
+	if fi, err := os.Stat(big); err != nil || fi.Size() != maxCommandPreImage+3 {
+		t.Errorf("big.bin after the undo: %v, %v", fi, err)
+	}
+	fileIs(t, td, "small", "", true)
+}
