@@ -99,6 +99,8 @@ type openSession struct {
 	// procs are the processes its exec_command calls left running; close
 	// ends them.
 	procs *workspace.Processes
+	// commands keeps what its commands change (command_checkpoints.go).
+	commands commandChanges
 }
 
 // workspaceFor returns the open workspace for dir, opening it on first use.
@@ -502,6 +504,8 @@ func (t *sessionTools) run(ctx context.Context, call session.ToolCall) session.T
 	t.s.turnKey.CompareAndSwap(0, time.Now().UnixNano()) // a call outside a prompt's turn (none today) still gets a checkpoint
 	rec := turnRecorder{db: t.d.db, objects: checkpointObjects(t.d.cfg.DataDir), session: t.s.id, turn: t.s.turnKey.Load()}
 	tools.Checkpoint = rec.before // checkpoints.go: each file's pre-image kept before it changes (tools is this call's copy)
+
+	tools.Commands = t.s.commands.bind(t.d, t.s) // command_checkpoints.go: what its commands change
 	r := tools.WithLive(t.liveOutput(call)).WithProcesses(t.s.procs).RunVia(ctx, ed, call.Name, args)
 	if ws.watcher != nil {
 		ws.watcher.Touch(start, r.Locations...) // a tree too big to watch whole is watched where the tools go

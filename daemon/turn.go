@@ -54,6 +54,7 @@ func (t *promptTurn) run(rctx context.Context) (any, error) {
 	} else {
 		s.turnKey.Store(time.Now().UnixNano()) // the key of this turn's checkpoint (checkpoints.go)
 		stop, err = s.conv.Prompt(t.tctx, t.input(), updates{s})
+		s.commands.settle() // what its commands' processes changed up to now (command_checkpoints.go)
 	}
 	t.ended(context.WithoutCancel(t.tctx), title)
 	t.release()

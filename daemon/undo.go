@@ -40,6 +40,10 @@ func undoTurn(ctx context.Context, db *store.DB, objects objectStore, s *openSes
 		if f.PreHash == f.Post {
 			continue
 		}
+		if f.PreHash == unrestorable { // command_checkpoints.go
+			res.NotRestorable = append(res.NotRestorable, f.Path)
+			continue
+		}
 		var content *string
 		if f.PreHash != "" {
 			old, err := objects.get(f.PreHash)
@@ -83,6 +87,7 @@ func undoMessage(r rpc.UndoResult) string {
 	list("Removed (created by that turn)", r.Removed)
 	list("Left as they are, changed since that turn (conflicts)", r.Conflicts)
 	list("Could not be restored", r.Failed)
+	list("Not restorable (their content before that turn was not kept)", r.NotRestorable)
 	return b.String()
 }
 
@@ -99,6 +104,7 @@ func undoNote(r rpc.UndoResult) string {
 	list("Removed (that turn created them)", r.Removed)
 	list("Not undone, changed by someone else since (left as they are)", r.Conflicts)
 	list("Not undone, could not be restored", r.Failed)
+	list("Not undone, their content before that turn was not kept", r.NotRestorable)
 	return b.String()
 }
 

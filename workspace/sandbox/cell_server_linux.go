@@ -165,9 +165,15 @@ func (s *cellServer) start(req cellRequest, out, in int) {
 		ownUserNS: bound.ownUserNS, uid: os.Getuid(), gid: os.Getgid(), nproc: bound.nproc,
 		cgroupFD: bound.procsFD, outFD: out, nullFD: in, tty: req.TTY, statusFD: status[1],
 		grace: int(KillGrace / time.Millisecond), dir: req.Dir, path: req.Path, argv: req.Argv, env: req.Env,
+		trapFD: -1,
 	}
+	trap := newCallTrap(req.Trap, &spec) // trap_server_linux.go
 	pid, pidfd, stack, err := spawnCall(spec)
 	bound.started()
+	listener := trap.listener()
+	if listener >= 0 {
+		defer unix.Close(listener) // the daemon holds it once the reply is sent
+	}
 	if err != nil {
 		unix.Close(status[0])
 		bound.done()
@@ -175,7 +181,7 @@ func (s *cellServer) start(req cellRequest, out, in int) {
 		return
 	}
 	s.live.Store(req.ID, pidfd)
-	s.reply(cellReply{ID: req.ID, Pid: pid}, pidfd) // before the end, which await sends
+	s.reply(cellReply{ID: req.ID, Pid: pid}, pidfd, listener) // before the end, which await sends
 	s.calls.Add(1)
 	go s.await(req.ID, pidfd, status[0], bound, stack)
 }
@@ -216,14 +222,17 @@ func le32(b []byte) uint32 {
 	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
 }
 
-func (s *cellServer) reply(r cellReply, fd int) {
+// reply sends r with the descriptors of fds that are not -1.
+func (s *cellServer) reply(r cellReply, fds ...int) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	if fd >= 0 {
-		sendCell(cellFD, r, fd)
-		return
+	var send []int
+	for _, fd := range fds {
+		if fd >= 0 {
+			send = append(send, fd)
+		}
 	}
-	sendCell(cellFD, r)
+	sendCell(cellFD, r, send...)
 }
 
 // currentRuleset is the Landlock ruleset for the next call: the one built

@@ -17,10 +17,12 @@ package sandbox
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <linux/capability.h>
 #include <linux/sched.h>
+#include <linux/seccomp.h>
 #include <pthread.h>
 
 #ifndef CLONE_PIDFD
@@ -55,7 +57,29 @@ struct hearth_call {
 	const char *path;          // the program: argv[0] when it is the shell
 	char *const *argv;
 	char *const *envp;
+	const void *trap_prog;     // struct sock_fprog of the file-change trap, NULL: none
+	int trap_fd;               // the socket its listener is sent on, -1: none
 };
+
+// send_trap installs the file-change trap (trap_linux.go) on this process,
+// which the shell inherits, and sends its listener on c->trap_fd.
+static int send_trap(struct hearth_call *c) {
+	int l = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, c->trap_prog);
+	if (l < 0) return -1;
+	char one = 0, ctl[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { &one, 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof ctl };
+	struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+	h->cmsg_level = SOL_SOCKET;
+	h->cmsg_type = SCM_RIGHTS;
+	h->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(h), &l, sizeof(int));
+	ssize_t n;
+	do { n = sendmsg(c->trap_fd, &m, MSG_NOSIGNAL); } while (n < 0 && errno == EINTR);
+	close(l);
+	close(c->trap_fd);
+	return n == 1 ? 0 : -1;
+}
 
 // A report on status_fd: what ended the call. kind 0: the shell's wait
 // status (or -1: it was still running when the call was ended); kind 1: a
@@ -144,9 +168,9 @@ static int call_init(void *arg) {
 	dfl.sa_handler = SIG_DFL;
 	for (int s = 1; s < 65; s++) sigaction(s, &dfl, NULL); // Go's handlers are not ours
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	int keep[6] = { c->ruleset_fd, c->cgroup_fd, c->out_fd, c->null_fd, c->status_fd, a->sync_fd };
-	sort_fds(keep, 6);
-	close_others(keep, 6);
+	int keep[7] = { c->ruleset_fd, c->cgroup_fd, c->out_fd, c->null_fd, c->status_fd, a->sync_fd, c->trap_fd };
+	sort_fds(keep, 7);
+	close_others(keep, 7);
 	if (c->own_userns) {
 		if (write_file("/proc/self/setgroups", "deny") < 0) fail(c, 1);
 		if (write_file("/proc/self/uid_map", c->uid_map) < 0) fail(c, 2);
@@ -174,6 +198,7 @@ static int call_init(void *arg) {
 	struct __user_cap_data_struct data[2];
 	memset(data, 0, sizeof data);
 	if (syscall(SYS_capset, &hdr, data) < 0) fail(c, 10);
+	if (c->trap_prog && send_trap(c) < 0) fail(c, 11);
 	// vfork-like: this init waits until the shell has exec'd.
 	pid_t sh = clone(start_shell, a->sh_stack, CLONE_VM | CLONE_VFORK | SIGCHLD, c);
 	if (sh < 0) fail(c, 9);
@@ -272,6 +297,7 @@ type callSpec struct {
 	tty          bool // nullFD is a terminal: the shell's controlling one
 	statusFD     int
 	grace        int // ms
+	trapFD       int // the socket the trap's listener is sent on, -1: no trap
 	dir          string
 	path         string // argv[0] when ""
 	argv, env    []string
@@ -296,6 +322,10 @@ func spawnCall(spec callSpec) (pid, pidfd int, stack unsafe.Pointer, err error) 
 		c.tty = 1
 	}
 	c.grace_ms = C.int(spec.grace)
+	c.trap_fd = C.int(spec.trapFD)
+	if spec.trapFD >= 0 {
+		c.trap_prog = trapProgram()
+	}
 	c.dir = C.CString(spec.dir)
 	defer C.free(unsafe.Pointer(c.dir))
 	path := spec.path
@@ -347,4 +377,5 @@ var callSetupSteps = map[int]string{
 	1: "deny setgroups in the call's user namespace", 2: "map the call's uid", 3: "map the call's gid",
 	4: "bound the call's processes", 5: "join the call's pids cgroup", 6: "enter the working directory",
 	7: "set no_new_privs", 8: "confine the call with Landlock", 9: "start the shell", 10: "drop capabilities",
+	11: "trap the call's file changes",
 }
