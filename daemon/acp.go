@@ -34,6 +34,7 @@ func (d *Daemon) mux(c *clientConn) *rpc.Mux {
 	m.Notification(rpc.MethodSessionCancel, c.cancel)
 	m.HandleStaged(rpc.MethodSessionClose, c.storeErrors(c.prepareClose))
 	m.HandleStaged(rpc.MethodSessionDelete, c.storeErrors(c.prepareDelete))
+	m.HandleStaged(rpc.MethodSessionFork, c.storeErrors(c.prepareFork))
 	m.Handle(rpc.MethodSessionList, c.gated(c.list))
 	m.HandleStaged(rpc.MethodSessionLoad, c.storeErrors(c.prepareLoad))
 	m.HandleStaged(rpc.MethodSessionNew, c.storeErrors(c.prepareNew))
@@ -41,6 +42,7 @@ func (d *Daemon) mux(c *clientConn) *rpc.Mux {
 	m.HandleStaged(rpc.MethodSessionResume, c.storeErrors(c.prepareResume))
 	m.Handle(rpc.MethodSessionSetConfigOption, c.gated(c.setConfigOption))
 	m.Handle(rpc.MethodSessionSetMode, c.gated(c.setMode))
+	m.Handle(rpc.MethodSessionStatus, c.gated(c.sessionStatus))
 	m.HandleStaged(rpc.MethodSessionSteering, c.storeErrors(c.prepareSteering))
 	return m
 }
@@ -86,7 +88,7 @@ func (c *clientConn) initialize(ctx context.Context, params json.RawMessage) (an
 	}
 	sessions := acp.SessionCapabilities{List: &acp.SessionListCapabilities{}, Resume: &acp.SessionResumeCapabilities{},
 		Close: &acp.SessionCloseCapabilities{}, Delete: &acp.SessionDeleteCapabilities{}}
-	return acp.InitializeResponse{
+	return withUnstableCaps(acp.InitializeResponse{
 		ProtocolVersion: acp.ProtocolVersionNumber,
 		AgentCapabilities: acp.AgentCapabilities{
 			Auth:                auth,
@@ -98,7 +100,7 @@ func (c *clientConn) initialize(ctx context.Context, params json.RawMessage) (an
 		AgentInfo:   &acp.Implementation{Name: "hearth", Version: cfg.Version},
 		AuthMethods: authMethods(req.ClientCapabilities.Auth.Terminal),
 		Meta:        steeringMeta(),
-	}, nil
+	})
 }
 
 func (c *clientConn) newSession(ctx context.Context, params json.RawMessage) (acp.NewSessionResponse, error) {

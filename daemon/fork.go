@@ -1,0 +1,236 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/coder/acp-go-sdk"
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/hearthd/hearth/rpc"
+	"github.com/hearthd/hearth/session"
+	"github.com/hearthd/hearth/store"
+)
+
+// session/fork (ACP unstable): a new session with another's history, its
+// own title, lane and transcript. Its first request continues the parent's
+// latest response on the fork's own lane of the workspace's connection
+// (session.Conversation.Fork): nothing is sent again. Forking a session
+// whose turn runs forks what the turns that ended left; "hearth/turn": N in
+// _meta forks the history as it was before the Nth prompt.
+
+// metaForkTurn is the _meta key of session/fork naming the prompt (counted
+// from 1, as the hearth/turn of replayed user messages) the fork stops
+// before.
+const metaForkTurn = "hearth/turn"
+
+// forkRequest is session/fork's params (ForkSessionRequest).
+type forkRequest struct {
+	SessionID             string          `json:"sessionId"`
+	Cwd                   string          `json:"cwd"`
+	AdditionalDirectories []string        `json:"additionalDirectories,omitempty"`
+	Meta                  map[string]any  `json:"_meta,omitempty"`
+	McpServers            json.RawMessage `json:"mcpServers,omitempty"` // read by mcpServers
+}
+
+// forkResponse is session/fork's result (ForkSessionResponse).
+type forkResponse struct {
+	SessionID     acp.SessionId             `json:"sessionId"`
+	Modes         *acp.SessionModeState     `json:"modes,omitempty"`
+	ConfigOptions []acp.SessionConfigOption `json:"configOptions,omitempty"`
+}
+
+// turn is the prompt the fork stops before: 0 for none (all the history).
+func (r forkRequest) turn() (int, error) {
+	v, ok := r.Meta[metaForkTurn]
+	if !ok || v == nil {
+		return 0, nil
+	}
+	n, ok := v.(float64)
+	if !ok || n != float64(int(n)) || n < 1 {
+		return 0, rpc.InvalidParams("_meta."+metaForkTurn, "must be a prompt number from 1, got %v", v)
+	}
+	return int(n), nil
+}
+
+// prepareFork is session/fork's first stage, on the read loop: it checks
+// the request. The fork is made in the second stage (it may start MCP
+// servers and write the store), and the forked session's commands and
+// title are told after the answer.
+func (c *clientConn) prepareFork(ctx context.Context, params json.RawMessage) (func(context.Context) (any, error), error) {
+	if !c.initialized.Load() {
+		return nil, rpc.ErrNotInitialized
+	}
+	var req forkRequest
+	if err := rpc.DecodeParams(params, &req); err != nil {
+		return nil, err
+	}
+	switch {
+	case req.SessionID == "":
+		return nil, rpc.InvalidParams("sessionId", "required")
+	case !filepath.IsAbs(req.Cwd):
+		return nil, rpc.InvalidParams("cwd", "must be an absolute path, got %q", req.Cwd)
+	}
+	turn, err := req.turn()
+	if err != nil {
+		return nil, err
+	}
+	if err := c.d.Config().loginError(); err != nil {
+		return nil, err
+	}
+	params = bytes.Clone(params)
+	return func(rctx context.Context) (any, error) {
+		s, res, err := c.fork(jsonrpc2.DetachContext(rctx), req, turn, params)
+		if err != nil {
+			return nil, err
+		}
+		c.offerAfterReply(rctx, s.id, false)
+		c.usageAfterReply(rctx, s)
+		return res, nil
+	}, nil
+}
+
+// fork makes the fork of req.SessionID before prompt turn (0: all of it)
+// and attaches c to it.
+func (c *clientConn) fork(ctx context.Context, req forkRequest, turn int, params json.RawMessage) (*openSession, forkResponse, error) {
+	d := c.d
+	servers, err := mcpServers(params)
+	if err != nil {
+		return nil, forkResponse{}, err
+	}
+	parent, err := d.lookup(ctx, req.SessionID)
+	if err != nil {
+		return nil, forkResponse{}, err
+	}
+	row, err := storedSession(ctx, d.db, parent.id)
+	if err != nil {
+		return nil, forkResponse{}, err
+	}
+	var before int64
+	if turn > 0 {
+		if before, err = promptTurnID(ctx, d.db, parent.id, turn); err != nil {
+			return nil, forkResponse{}, err
+		}
+	}
+	w, cwd, err := d.workspaceForCwd(ctx, req.Cwd)
+	if err != nil {
+		return nil, forkResponse{}, err
+	}
+	parent.mu.Lock()
+	mode := parent.mode
+	parent.mu.Unlock()
+	id := newSessionID()
+	if err := d.db.CreateSession(ctx, store.Session{ID: id, Root: w.root.Path(), Cwd: cwd, Mode: mode, Model: row.Model, Title: forkTitle(row.Title)}); err != nil {
+		return nil, forkResponse{}, fmt.Errorf("create the fork of %s: %w", parent.id, err)
+	}
+	if row.ChosenModel != "" || row.ChosenEffort != "" {
+		if err := d.db.SetSessionChoice(ctx, id, row.ChosenModel, row.ChosenEffort); err != nil {
+			return nil, forkResponse{}, d.dropFork(id, fmt.Errorf("create the fork of %s: %w", parent.id, err))
+		}
+	}
+	s, err := d.openConversationWith(ctx, id, w, startMCP(d.ctx, d.Config(), d.log, w, cwd, servers),
+		func(ctx context.Context, o session.Options) (*session.Conversation, error) {
+			return parent.conv.Fork(ctx, o, before)
+		})
+	if err != nil {
+		return nil, forkResponse{}, d.dropFork(id, forkError(parent.id, err))
+	}
+	s.attach(c)
+	return s, forkResponse{SessionID: acp.SessionId(id), Modes: d.settings.modeState(mode), ConfigOptions: d.settings.sessionOptions(s)}, nil
+}
+
+// dropFork deletes the row of a fork that could not be made, and returns
+// err.
+func (d *Daemon) dropFork(id string, err error) error {
+	if derr := d.db.DeleteSession(context.Background(), id); derr != nil && !errors.Is(derr, store.ErrNotFound) {
+		d.log.Warn("cannot delete the fork that failed", "session", id, "err", derr)
+	}
+	return err
+}
+
+// forkError says why a fork was refused in the user's terms.
+func forkError(parent string, err error) error {
+	switch {
+	case errors.Is(err, session.ErrForkCompacted):
+		return rpc.InvalidParams("_meta."+metaForkTurn, "session %s was compacted past that point: its history there is a summary now", parent)
+	case errors.Is(err, session.ErrForkBusy):
+		return fmt.Errorf("fork %s: its running turn cannot be forked yet; fork again once it ends: %w", parent, err)
+	}
+	return fmt.Errorf("fork %s: %w", parent, err)
+}
+
+// forkTitle is the title of a fork of a session titled parent.
+func forkTitle(parent string) string {
+	if parent == "" {
+		return "Fork of an untitled session"
+	}
+	return "Fork of " + parent
+}
+
+// promptTurnID is the store id of session id's nth prompt turn: the turns
+// that carry a user message the model was sent (a prompt, not a command
+// hearth ran itself, such as /compact), counted from 1 in transcript
+// order, rewound ones included.
+func promptTurnID(ctx context.Context, db *store.DB, id string, n int) (int64, error) {
+	items, err := db.Items().List(ctx, id)
+	if err != nil {
+		return 0, fmt.Errorf("read the turns of %s: %w", id, err)
+	}
+	command := map[int64]bool{}
+	var prompts []int64
+	for _, it := range items {
+		switch {
+		case it.TurnID == 0:
+		case shownKind(it.View) != "":
+			if shownKind(it.View) == session.ShownCommand {
+				command[it.TurnID] = true
+			}
+		case it.Origin == store.OriginInput && isUserMessage(it.Data):
+			if len(prompts) == 0 || prompts[len(prompts)-1] != it.TurnID {
+				prompts = append(prompts, it.TurnID)
+			}
+		}
+	}
+	k := 0
+	for _, t := range prompts {
+		if command[t] {
+			continue
+		}
+		if k++; k == n {
+			return t, nil
+		}
+	}
+	return 0, rpc.InvalidParams("_meta."+metaForkTurn, "session %s has %d prompts, not %d", id, k, n)
+}
+
+// isUserMessage reports whether an item is a message of the user's.
+func isUserMessage(data json.RawMessage) bool {
+	var m struct {
+		Type string `json:"type"`
+		Role string `json:"role"`
+	}
+	return json.Unmarshal(data, &m) == nil && (m.Type == "message" || m.Type == "") && m.Role == "user"
+}
+
+// opening opens a stored conversation (session.Open) with initial and items.
+func opening(initial []json.RawMessage, items []store.Item) openConv {
+	return func(ctx context.Context, o session.Options) (*session.Conversation, error) {
+		o.Initial, o.Items = initial, items
+		return session.Open(ctx, o)
+	}
+}
+
+// openConv makes an openSession's conversation from its options: Open, or a
+// parent's Fork.
+type openConv = func(ctx context.Context, o session.Options) (*session.Conversation, error)
+
+// shownKind is the kind of an item kept for the editor only; "" for the
+// model's items.
+func shownKind(view json.RawMessage) string {
+	kind, _ := session.Shown(view)
+	return kind
+}
