@@ -90,6 +90,7 @@ func (c *clientConn) prepareFork(ctx context.Context, params json.RawMessage) (f
 		}
 		c.offerAfterReply(rctx, s.id, false)
 		c.usageAfterReply(rctx, s)
+		c.titleAfterReply(rctx, s)
 		return res, nil
 	}, nil
 }
@@ -141,6 +142,25 @@ func (c *clientConn) fork(ctx context.Context, req forkRequest, turn int, params
 	}
 	s.attach(c)
 	return s, forkResponse{SessionID: acp.SessionId(id), Modes: d.settings.modeState(mode), ConfigOptions: d.settings.sessionOptions(s)}, nil
+}
+
+// titleAfterReply tells c the fork's title once the answer naming the
+// fork is written.
+func (c *clientConn) titleAfterReply(ctx context.Context, s *openSession) {
+	tell := func() {
+		row, err := c.d.db.Session(context.WithoutCancel(ctx), s.id)
+		if err != nil || row.Title == "" {
+			return
+		}
+		b, err := json.Marshal(acp.SessionNotification{SessionId: acp.SessionId(s.id),
+			Update: acp.SessionUpdate{SessionInfoUpdate: &acp.SessionSessionInfoUpdate{Title: &row.Title}}})
+		if err == nil {
+			c.out.notify(rpc.MethodSessionUpdate, b)
+		}
+	}
+	if !rpc.AfterReply(c.stream, ctx, tell) {
+		tell()
+	}
 }
 
 // dropFork deletes the row of a fork that could not be made, and returns
