@@ -94,9 +94,6 @@ func TestForkContinuesTheParentOnItsOwnLane(t *testing.T) {
 	if len(first.Input) != 1 || !strings.Contains(inputText(first), "in the fork") || strings.Contains(inputText(first), "heliotrope") {
 		t.Fatalf("the fork's first request sent %d items: %s", len(first.Input), inputText(first))
 	}
-	if first.Outcome != first.ResponseID {
-		t.Fatalf("the fork's first request ended %q", first.Outcome)
-	}
 
 	// The parent goes on from its own response, on its own lane.
 	e.prompt(id, "parent goes on")
@@ -133,6 +130,46 @@ func TestForkContinuesTheParentOnItsOwnLane(t *testing.T) {
 	}
 	if !strings.Contains(inputText(tail[0]), "heliotrope") || !strings.Contains(inputText(tail[0]), "in the fork") || strings.Contains(inputText(tail[0]), "parent goes on") {
 		t.Fatalf("the fork's re-warm carried %s", inputText(tail[0]))
+	}
+}
+
+// When the connection drops before the fork's first prompt, the parent's
+// response is gone with it: the fork re-warms once, in full, on its own
+// lane, and its prompt chains on that.
+func TestForkAfterADropRewarmsOnce(t *testing.T) {
+	td := startDaemon(t, sim.Options{}, "")
+	e := td.connect()
+	e.initialize()
+	id := e.newSession(td.root)
+	e.prompt(id, "remember heliotrope")
+	fork, err := e.forkSession(id, td.root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(td.waitRequests(2))
+	if td.sim.DropConnections() != 1 {
+		t.Fatal("no connection to drop")
+	}
+	recs := td.waitRequests(n + 2) // the parent's re-warm and the fork's
+	if stop := e.prompt(fork, "in the fork"); stop != acp.StopReasonEndTurn {
+		t.Fatalf("stop %q", stop)
+	}
+	tail := creates(td.sim.Received())[n:]
+	if len(tail) != 3 {
+		t.Fatalf("%d requests after the drop; want two re-warms and the fork's prompt", len(tail))
+	}
+	prompt := tail[2]
+	var rewarm *sim.Received
+	for i := range tail[:2] {
+		if g := tail[i].Generate; g == nil || *g || tail[i].PreviousResponseID != "" {
+			t.Fatalf("request %d after the drop is not a full re-warm: %s", i, tail[i].Raw)
+		}
+		if tail[i].StreamID == prompt.StreamID {
+			rewarm = &tail[i]
+		}
+	}
+	if rewarm == nil || prompt.PreviousResponseID != rewarm.ResponseID || len(prompt.Input) != 1 || recs[n].Conn == recs[0].Conn {
+		t.Fatalf("the fork's prompt chains on %q on lane %q; re-warms %+v", prompt.PreviousResponseID, prompt.StreamID, tail[:2])
 	}
 }
 

@@ -23,8 +23,9 @@ var (
 // c's baseline: its first request continues c's latest response with
 // previous_response_id on the fork's own lane of the same connection, and
 // sends only the new input. When that response is no longer on the
-// connection (a drop, a restart, c's next response replaced it) the
-// request goes out in full, as after any loss. Otherwise (a fork from an
+// connection the fork does what any conversation does after a loss: after
+// a drop or a restart it re-warms once, in full; when c's next response
+// replaced it on c's lane, its request goes out in full. Otherwise (a fork from an
 // earlier turn, or while c's turn runs) the fork has nothing on the server
 // and warms up like a session that opens.
 func (c *Conversation) Fork(ctx context.Context, o Options, before int64) (*Conversation, error) {
@@ -45,7 +46,10 @@ func (c *Conversation) Fork(ctx context.Context, o Options, before int64) (*Conv
 	if err != nil {
 		return nil, err
 	}
-	if idle && tr.View().Len() == c.tr.View().Len() {
+	// The parent's response is on its workspace's shared connection: a fork
+	// in another workspace, or without lanes (a connection per
+	// conversation), cannot reach it.
+	if idle && o.Client == c.client && c.client.api.Lanes() && tr.View().Len() == c.tr.View().Len() {
 		f.line.continueFrom(c.line, tr.View().Epoch(), c.tr.View().Epoch())
 	}
 	return f, nil
