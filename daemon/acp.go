@@ -34,7 +34,7 @@ func (d *Daemon) mux(c *clientConn) *rpc.Mux {
 	m.Notification(rpc.MethodSessionCancel, c.cancel)
 	m.HandleStaged(rpc.MethodSessionClose, c.storeErrors(c.prepareClose))
 	m.HandleStaged(rpc.MethodSessionDelete, c.storeErrors(c.prepareDelete))
-	m.HandleStaged(rpc.MethodSessionFork, c.storeErrors(c.prepareFork))
+	m.HandleStaged(rpc.MethodSessionFork, c.storeErrors(forkCall{c}.prepare))
 	m.Handle(rpc.MethodSessionList, c.gated(c.list))
 	m.HandleStaged(rpc.MethodSessionLoad, c.storeErrors(c.prepareLoad))
 	m.HandleStaged(rpc.MethodSessionNew, c.storeErrors(c.prepareNew))
@@ -42,7 +42,7 @@ func (d *Daemon) mux(c *clientConn) *rpc.Mux {
 	m.HandleStaged(rpc.MethodSessionResume, c.storeErrors(c.prepareResume))
 	m.Handle(rpc.MethodSessionSetConfigOption, c.gated(c.setConfigOption))
 	m.Handle(rpc.MethodSessionSetMode, c.gated(c.setMode))
-	m.Handle(rpc.MethodSessionStatus, c.gated(c.sessionStatus))
+	m.Handle(rpc.MethodSessionStatus, c.gated(sessionStatus(d)))
 	m.HandleStaged(rpc.MethodSessionSteering, c.storeErrors(c.prepareSteering))
 	return m
 }

@@ -57,11 +57,16 @@ func (r forkRequest) turn() (int, error) {
 	return int(n), nil
 }
 
-// prepareFork is session/fork's first stage, on the read loop: it checks
+// forkCall serves session/fork for one client connection; made per call
+// (a value), it holds nothing of its own.
+type forkCall struct{ c *clientConn }
+
+// prepare is session/fork's first stage, on the read loop: it checks
 // the request. The fork is made in the second stage (it may start MCP
 // servers and write the store), and the forked session's commands and
 // title are told after the answer.
-func (c *clientConn) prepareFork(ctx context.Context, params json.RawMessage) (func(context.Context) (any, error), error) {
+func (f forkCall) prepare(ctx context.Context, params json.RawMessage) (func(context.Context) (any, error), error) {
+	c := f.c
 	if !c.initialized.Load() {
 		return nil, rpc.ErrNotInitialized
 	}
@@ -84,21 +89,21 @@ func (c *clientConn) prepareFork(ctx context.Context, params json.RawMessage) (f
 	}
 	params = bytes.Clone(params)
 	return func(rctx context.Context) (any, error) {
-		s, res, err := c.fork(jsonrpc2.DetachContext(rctx), req, turn, params)
+		s, res, err := f.fork(jsonrpc2.DetachContext(rctx), req, turn, params)
 		if err != nil {
 			return nil, err
 		}
 		c.offerAfterReply(rctx, s.id, false)
 		c.usageAfterReply(rctx, s)
-		c.titleAfterReply(rctx, s)
+		f.titleAfterReply(rctx, s)
 		return res, nil
 	}, nil
 }
 
 // fork makes the fork of req.SessionID before prompt turn (0: all of it)
 // and attaches c to it.
-func (c *clientConn) fork(ctx context.Context, req forkRequest, turn int, params json.RawMessage) (*openSession, forkResponse, error) {
-	d := c.d
+func (f forkCall) fork(ctx context.Context, req forkRequest, turn int, params json.RawMessage) (*openSession, forkResponse, error) {
+	d := f.c.d
 	servers, err := mcpServers(params)
 	if err != nil {
 		return nil, forkResponse{}, err
@@ -130,7 +135,7 @@ func (c *clientConn) fork(ctx context.Context, req forkRequest, turn int, params
 	}
 	if row.ChosenModel != "" || row.ChosenEffort != "" {
 		if err := d.db.SetSessionChoice(ctx, id, row.ChosenModel, row.ChosenEffort); err != nil {
-			return nil, forkResponse{}, d.dropFork(id, fmt.Errorf("create the fork of %s: %w", parent.id, err))
+			return nil, forkResponse{}, dropFork(d, id, fmt.Errorf("create the fork of %s: %w", parent.id, err))
 		}
 	}
 	s, err := d.openConversationWith(ctx, id, w, startMCP(d.ctx, d.Config(), d.log, w, cwd, servers),
@@ -138,15 +143,16 @@ func (c *clientConn) fork(ctx context.Context, req forkRequest, turn int, params
 			return parent.conv.Fork(ctx, o, before)
 		})
 	if err != nil {
-		return nil, forkResponse{}, d.dropFork(id, forkError(parent.id, err))
+		return nil, forkResponse{}, dropFork(d, id, forkError(parent.id, err))
 	}
-	s.attach(c)
+	s.attach(f.c)
 	return s, forkResponse{SessionID: acp.SessionId(id), Modes: d.settings.modeState(mode), ConfigOptions: d.settings.sessionOptions(s)}, nil
 }
 
 // titleAfterReply tells c the fork's title once the answer naming the
 // fork is written.
-func (c *clientConn) titleAfterReply(ctx context.Context, s *openSession) {
+func (f forkCall) titleAfterReply(ctx context.Context, s *openSession) {
+	c := f.c
 	tell := func() {
 		row, err := c.d.db.Session(context.WithoutCancel(ctx), s.id)
 		if err != nil || row.Title == "" {
@@ -165,7 +171,7 @@ func (c *clientConn) titleAfterReply(ctx context.Context, s *openSession) {
 
 // dropFork deletes the row of a fork that could not be made, and returns
 // err.
-func (d *Daemon) dropFork(id string, err error) error {
+func dropFork(d *Daemon, id string, err error) error {
 	if derr := d.db.DeleteSession(context.Background(), id); derr != nil && !errors.Is(derr, store.ErrNotFound) {
 		d.log.Warn("cannot delete the fork that failed", "session", id, "err", derr)
 	}
@@ -192,36 +198,22 @@ func forkTitle(parent string) string {
 }
 
 // promptTurnID is the store id of session id's nth prompt turn: the turns
-// that carry a user message the model was sent (a prompt, not a command
-// hearth ran itself, such as /compact), counted from 1 in transcript
-// order, rewound ones included.
+// with a user's message the model was sent (a command hearth ran itself,
+// such as /compact, is kept for the editor only and is not one), counted
+// from 1 in the order they ran, rewound ones included — the numbers
+// session/load's replay and /rewind give them.
 func promptTurnID(ctx context.Context, db *store.DB, id string, n int) (int64, error) {
 	items, err := db.Items().List(ctx, id)
 	if err != nil {
 		return 0, fmt.Errorf("read the turns of %s: %w", id, err)
 	}
-	command := map[int64]bool{}
-	var prompts []int64
+	k, last := 0, int64(0)
 	for _, it := range items {
-		switch {
-		case it.TurnID == 0:
-		case shownKind(it.View) != "":
-			if shownKind(it.View) == session.ShownCommand {
-				command[it.TurnID] = true
-			}
-		case it.Origin == store.OriginInput && isUserMessage(it.Data):
-			if len(prompts) == 0 || prompts[len(prompts)-1] != it.TurnID {
-				prompts = append(prompts, it.TurnID)
-			}
-		}
-	}
-	k := 0
-	for _, t := range prompts {
-		if command[t] {
+		if it.TurnID == 0 || it.TurnID == last || it.Origin != store.OriginInput || shownKind(it.View) != "" || !isUserMessage(it.Data) {
 			continue
 		}
-		if k++; k == n {
-			return t, nil
+		if k, last = k+1, it.TurnID; k == n {
+			return it.TurnID, nil
 		}
 	}
 	return 0, rpc.InvalidParams("_meta."+metaForkTurn, "session %s has %d prompts, not %d", id, k, n)
@@ -233,7 +225,14 @@ func isUserMessage(data json.RawMessage) bool {
 		Type string `json:"type"`
 		Role string `json:"role"`
 	}
-	return json.Unmarshal(data, &m) == nil && (m.Type == "message" || m.Type == "") && m.Role == "user"
+	return json.Unmarshal(data, &m) == nil && m.Type == "message" && m.Role == "user"
+}
+
+// shownKind is the kind of an item kept for the editor only; "" for the
+// model's items.
+func shownKind(view json.RawMessage) string {
+	kind, _ := session.Shown(view)
+	return kind
 }
 
 // opening opens a stored conversation (session.Open) with initial and items.
@@ -247,10 +246,3 @@ func opening(initial []json.RawMessage, items []store.Item) openConv {
 // openConv makes an openSession's conversation from its options: Open, or a
 // parent's Fork.
 type openConv = func(ctx context.Context, o session.Options) (*session.Conversation, error)
-
-// shownKind is the kind of an item kept for the editor only; "" for the
-// model's items.
-func shownKind(view json.RawMessage) string {
-	kind, _ := session.Shown(view)
-	return kind
-}

@@ -27,7 +27,12 @@ type sessionStatusResponse struct {
 	Status string `json:"status"` // open | saved
 }
 
-func (c *clientConn) sessionStatus(ctx context.Context, params json.RawMessage) (any, error) {
+// sessionStatus is session/status's handler for d.
+func sessionStatus(d *Daemon) handler {
+	return func(ctx context.Context, params json.RawMessage) (any, error) { return statusOf(ctx, d, params) }
+}
+
+func statusOf(ctx context.Context, d *Daemon, params json.RawMessage) (any, error) {
 	var req sessionStatusRequest
 	if err := rpc.DecodeParams(params, &req); err != nil {
 		return nil, err
@@ -35,7 +40,6 @@ func (c *clientConn) sessionStatus(ctx context.Context, params json.RawMessage) 
 	if req.SessionID == "" {
 		return nil, rpc.InvalidParams("sessionId", "required")
 	}
-	d := c.d
 	d.mu.Lock()
 	_, open := d.sessions[req.SessionID]
 	d.mu.Unlock()
