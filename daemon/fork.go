@@ -138,7 +138,7 @@ func (f forkCall) fork(ctx context.Context, req forkRequest, turn int, params js
 			return nil, forkResponse{}, dropFork(d, id, fmt.Errorf("create the fork of %s: %w", parent.id, err))
 		}
 	}
-	s, err := d.openConversationWith(ctx, id, w, startMCP(d.ctx, d.Config(), d.log, w, cwd, servers),
+	s, err := openConversationWith(ctx, d, id, w, startMCP(d.ctx, d.Config(), d.log, w, cwd, servers),
 		func(ctx context.Context, o session.Options) (*session.Conversation, error) {
 			return parent.conv.Fork(ctx, o, before)
 		})

@@ -268,11 +268,12 @@ func (c Config) sessionConfig(dial func(ctx context.Context, network, addr strin
 // The session takes servers (nil: none) when this call opens it; else they
 // are stopped.
 func (d *Daemon) openConversation(ctx context.Context, id string, w *openWorkspace, initial []json.RawMessage, items []store.Item, servers *mcp.Set) (*openSession, error) {
-	return d.openConversationWith(ctx, id, w, servers, opening(initial, items))
+	return openConversationWith(ctx, d, id, w, servers, opening(initial, items))
 }
 
-// openConversationWith is openConversation with open making the conversation.
-func (d *Daemon) openConversationWith(ctx context.Context, id string, w *openWorkspace, servers *mcp.Set, open openConv) (*openSession, error) {
+// openConversationWith is d's openConversation with open making the
+// conversation (a function: Daemon's methods are many already).
+func openConversationWith(ctx context.Context, d *Daemon, id string, w *openWorkspace, servers *mcp.Set, open openConv) (*openSession, error) {
 	key := "session:" + id
 	var s *openSession
 	opened, err := d.beginOpen(ctx, key, func() bool {
@@ -287,7 +288,7 @@ func (d *Daemon) openConversationWith(ctx context.Context, id string, w *openWor
 		return s, err
 	}
 	defer opened()
-	s, err = d.newOpenSessionWith(ctx, id, w, servers, open)
+	s, err = newOpenSessionWith(ctx, d, id, w, servers, open)
 	if err != nil {
 		servers.Close()
 		return nil, err
@@ -310,11 +311,12 @@ func (d *Daemon) openConversationWith(ctx context.Context, id string, w *openWor
 // the MCP servers of set (nil: none), not yet registered in d.sessions nor
 // warmed. The caller keeps set when it fails.
 func (d *Daemon) newOpenSession(ctx context.Context, id string, w *openWorkspace, initial []json.RawMessage, items []store.Item, set *mcp.Set) (*openSession, error) {
-	return d.newOpenSessionWith(ctx, id, w, set, opening(initial, items))
+	return newOpenSessionWith(ctx, d, id, w, set, opening(initial, items))
 }
 
-// newOpenSessionWith is newOpenSession with open making the conversation.
-func (d *Daemon) newOpenSessionWith(ctx context.Context, id string, w *openWorkspace, set *mcp.Set, open openConv) (*openSession, error) {
+// newOpenSessionWith is d's newOpenSession with open making the
+// conversation.
+func newOpenSessionWith(ctx context.Context, d *Daemon, id string, w *openWorkspace, set *mcp.Set, open openConv) (*openSession, error) {
 	row, err := d.db.Session(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("%w: %s", rpc.ErrUnknownSession, id) // deleted meanwhile
