@@ -173,6 +173,33 @@ func TestForkAfterADropRewarmsOnce(t *testing.T) {
 	}
 }
 
+// The server holds only the latest response of a lane: once the parent's
+// next response replaced the one the fork was made from, the fork's first
+// request goes out in full (never a refused continuation).
+func TestForkAfterTheParentMovedOn(t *testing.T) {
+	td := startDaemon(t, sim.Options{}, "")
+	e := td.connect()
+	e.initialize()
+	id := e.newSession(td.root)
+	e.prompt(id, "remember heliotrope")
+	fork, err := e.forkSession(id, td.root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.prompt(id, "the parent goes first")
+	n := len(creates(td.sim.Received()))
+	if stop := e.prompt(fork, "in the fork"); stop != acp.StopReasonEndTurn {
+		t.Fatalf("stop %q", stop)
+	}
+	tail := creates(td.sim.Received())[n:]
+	if len(tail) != 1 || tail[0].PreviousResponseID != "" || tail[0].Generate != nil && !*tail[0].Generate {
+		t.Fatalf("the fork's prompt made %d requests, the first chained on %q", len(tail), tail[0].PreviousResponseID)
+	}
+	if in := inputText(tail[0]); !strings.Contains(in, "heliotrope") || !strings.Contains(in, "in the fork") || strings.Contains(in, "the parent goes first") {
+		t.Fatalf("the fork's full request carried %s", in)
+	}
+}
+
 // A fork while the parent's turn runs has the turns that ended, not the
 // running one; a fork "before prompt N" stops before the parent's Nth
 // prompt and warms up in full; an unknown parent is -32002.
