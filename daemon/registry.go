@@ -270,6 +270,12 @@ func (c Config) sessionConfig(dial func(ctx context.Context, network, addr strin
 // The session takes servers (nil: none) when this call opens it; else they
 // are stopped.
 func (d *Daemon) openConversation(ctx context.Context, id string, w *openWorkspace, initial []json.RawMessage, items []store.Item, servers *mcp.Set) (*openSession, error) {
+	return openConversationWith(ctx, d, id, w, servers, opening(initial, items))
+}
+
+// openConversationWith is d's openConversation with open making the
+// conversation (a function: Daemon's methods are many already).
+func openConversationWith(ctx context.Context, d *Daemon, id string, w *openWorkspace, servers *mcp.Set, open openConv) (*openSession, error) {
 	key := "session:" + id
 	var s *openSession
 	opened, err := d.beginOpen(ctx, key, func() bool {
@@ -284,7 +290,7 @@ func (d *Daemon) openConversation(ctx context.Context, id string, w *openWorkspa
 		return s, err
 	}
 	defer opened()
-	s, err = d.newOpenSession(ctx, id, w, initial, items, servers)
+	s, err = newOpenSessionWith(ctx, d, id, w, servers, open)
 	if err != nil {
 		servers.Close()
 		return nil, err
@@ -307,6 +313,12 @@ func (d *Daemon) openConversation(ctx context.Context, id string, w *openWorkspa
 // the MCP servers of set (nil: none), not yet registered in d.sessions nor
 // warmed. The caller keeps set when it fails.
 func (d *Daemon) newOpenSession(ctx context.Context, id string, w *openWorkspace, initial []json.RawMessage, items []store.Item, set *mcp.Set) (*openSession, error) {
+	return newOpenSessionWith(ctx, d, id, w, set, opening(initial, items))
+}
+
+// newOpenSessionWith is d's newOpenSession with open making the
+// conversation.
+func newOpenSessionWith(ctx context.Context, d *Daemon, id string, w *openWorkspace, set *mcp.Set, open openConv) (*openSession, error) {
 	row, err := d.db.Session(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("%w: %s", rpc.ErrUnknownSession, id) // deleted meanwhile
@@ -325,9 +337,9 @@ func (d *Daemon) newOpenSession(ctx context.Context, id string, w *openWorkspace
 	if !validMode(s.mode) {
 		s.mode = ModeAsk
 	}
-	conv, err := session.Open(ctx, session.Options{
+	conv, err := open(ctx, session.Options{
 		ID: id, Client: w.client, DB: d.db, Tools: &sessionTools{d: d, s: s},
-		Log: d.log, Initial: initial, Items: items, Choice: session.Choice{Model: row.ChosenModel, Effort: row.ChosenEffort},
+		Log: d.log, Choice: session.Choice{Model: row.ChosenModel, Effort: row.ChosenEffort},
 	})
 	if err != nil {
 		return nil, err

@@ -212,7 +212,7 @@ func (l *line) prepare(conn responses.Link, lane string, generate bool, view, as
 	o.full = append(append(append(make([]json.RawMessage, 0, len(head)+len(o.full)+len(aside)), head...), o.full...), aside...)
 	l.mu.Unlock()
 	o.key = key
-	o.items, o.prev, o.reason = plan(base, conn, lane, key, o.full, l.client.Config().DisableIncremental)
+	o.items, o.prev, o.reason = plan(base, conn, key, o.full, l.client.Config().DisableIncremental)
 	if !o.aside {
 		o.items = l.withoutHeld(o.prev, o.items)
 	}

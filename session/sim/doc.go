@@ -63,9 +63,11 @@
 // listener.
 //
 // previous_response_id resolves against a connection-local cache that holds only the latest
-// response of each lane (store:false): a miss, an older response, or another lane's response
-// gives previous_response_not_found; any failure of a continuation (error event or
-// response.failed) evicts the lane's cached response. The effective input is the parent's
+// response of each lane (store:false): a miss or an older response gives
+// previous_response_not_found. A request may continue the latest response of another lane
+// (a fork: that lane keeps it, and the requesting lane's latest becomes the new response).
+// Any failure of a continuation (error event or response.failed) evicts the requesting
+// lane's cached response, never another lane's. The effective input is the parent's
 // input and output followed by the new input. A new connection starts with an empty cache.
 //
 // Lanes (Options.Lanes = LanesOn, the default): stream_id (1–256 of [A-Za-z0-9_.-], else
