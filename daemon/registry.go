@@ -66,6 +66,7 @@ type openSession struct {
 	// turn starts, read by its tool calls.
 	turnKey atomic.Int64
 	undone  pendingNotes // what undos changed, for the model's next prompt (undo.go)
+	turnNo  turnCount    // the numbers of its prompt turns (turn_numbers.go); used by the turn only
 
 	// changing serializes changes of the mode, model and effort
 	// (config_options.go): each is stored, applied and told before the

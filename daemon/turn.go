@@ -44,15 +44,22 @@ func (t *promptTurn) run(rctx context.Context) (any, error) {
 	}
 	var stop session.StopReason
 	var err error
+	var meta map[string]any // the prompt turn's number (turn_numbers.go)
 	title := content.title()
 	if len(content.images) == 0 && isCompactCommand(content.text) {
 		stop, err = s.conv.CompactAsked(t.tctx, "/compact", updates{s})
 		title = ""
 	} else if len(content.images) == 0 && isUndoCommand(content.text) {
 		stop, title = t.undo(), "" // undo.go
+	} else if n, ok := rewindCommand(content.text); ok && len(content.images) == 0 {
+		stop, title = t.rewind(n), "" // rewind.go
 	} else {
+		s.turnNo.prime(t.tctx, t.db, s.id)
 		s.turnKey.Store(time.Now().UnixNano()) // the key of this turn's checkpoint (checkpoints.go)
 		stop, err = s.conv.Prompt(t.tctx, t.input(), updates{s})
+		if n, ok := s.turnNo.advance(context.WithoutCancel(t.tctx), t.db, s.id); ok {
+			meta = map[string]any{metaTurn: n}
+		}
 	}
 	t.ended(context.WithoutCancel(t.tctx), title)
 	t.release()
@@ -62,7 +69,7 @@ func (t *promptTurn) run(rctx context.Context) (any, error) {
 	if err != nil {
 		return nil, turnError(err)
 	}
-	return acp.PromptResponse{StopReason: acp.StopReason(stop)}, nil
+	return acp.PromptResponse{StopReason: acp.StopReason(stop), Meta: meta}, nil
 }
 
 // input is what the prompt sends the model: notices for the editors
