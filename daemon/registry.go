@@ -67,6 +67,9 @@ type openSession struct {
 	turnKey atomic.Int64
 	undone  pendingNotes // what undos changed, for the model's next prompt (undo.go)
 	turnNo  turnCount    // the numbers of its prompt turns (turn_numbers.go); used by the turn only
+	// checkpointed says the running turn kept a checkpoint, so its end
+	// checks the workspace's checkpoint budget (checkpoint_gc.go).
+	checkpointed atomic.Bool
 
 	// changing serializes changes of the mode, model and effort
 	// (config_options.go): each is stored, applied and told before the
@@ -501,7 +504,8 @@ func (t *sessionTools) run(ctx context.Context, call session.ToolCall) session.T
 	start := time.Now()
 	tools = tools.WithNetwork(grant.Network(t.d.cfg.ShellNetwork, mode)).WithAccess(grant.Access)
 	t.s.turnKey.CompareAndSwap(0, time.Now().UnixNano()) // a call outside a prompt's turn (none today) still gets a checkpoint
-	rec := turnRecorder{db: t.d.db, objects: checkpointObjects(t.d.cfg.DataDir), session: t.s.id, turn: t.s.turnKey.Load()}
+	rec := turnRecorder{db: t.d.db, objects: checkpointObjects(t.d.cfg.DataDir), session: t.s.id, turn: t.s.turnKey.Load(),
+		keeper: t.d.ckpt, recorded: &t.s.checkpointed}
 	tools.Checkpoint = rec.before // checkpoints.go: each file's pre-image kept before it changes (tools is this call's copy)
 	r := tools.WithLive(t.liveOutput(call)).WithProcesses(t.s.procs).RunVia(ctx, ed, call.Name, args)
 	if ws.watcher != nil {

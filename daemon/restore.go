@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"slices"
+	"sync"
 
 	"github.com/hearthd/hearth/store"
 	"github.com/hearthd/hearth/workspace"
@@ -16,43 +17,96 @@ type putBack struct {
 	Restored, Removed, Conflicts, Failed []string
 }
 
+// restoreWorkers bounds the files put back at once: each write waits for
+// its fsync, and a hundred of them one after the other took about 200 ms.
+const restoreWorkers = 8
+
+// fileOutcome is what putting back one file did.
+type fileOutcome struct {
+	path    string
+	removed bool  // the turn created it: it is removed
+	err     error // ErrRestoreConflict, another failure, or nil
+	skipped bool  // it ended as it began: nothing to do
+}
+
 // turn puts back the files of one checkpointed turn (checkpoints.go kept
-// their pre-images), its last change first, so that a moved file comes
-// back before its copy goes: a changed file gets its content and mode
-// back, a created one is removed, a removed one comes back. A file that no
-// longer holds what the turn left is someone else's work: it is left as
-// it is and named as a conflict. The writes go through ed, like the file
-// tools'.
+// their pre-images): a changed file gets its content and mode back, a
+// created one is removed, a removed one comes back. A file that no longer
+// holds what the turn left is someone else's work: it is left as it is
+// and named as a conflict. The writes go through ed, like the file tools',
+// several at once: the files a turn changed are distinct paths, and every
+// file that comes back does so before any is removed, so that a moved file
+// is back before its copy goes. The outcomes are named in the order of
+// the turn's changes, the last first.
 func (p *putBack) turn(ctx context.Context, objects objectStore, s *openSession, ed workspace.Editor, files []store.FileCheckpoint) {
-	for i := len(files) - 1; i >= 0; i-- {
-		f := files[i]
-		if f.PreHash == f.Post {
-			continue
-		}
-		var content *string
-		if f.PreHash != "" {
-			old, err := objects.get(f.PreHash)
-			if err != nil {
-				p.Failed = addOnce(p.Failed, f.Path+": "+err.Error())
-				continue
-			}
-			content = &old
-		}
-		err := workspace.Restorer{Tools: s.ws.tools, Editor: ed}.File(ctx, f.Path, f.Post, content, fs.FileMode(f.PreMode))
+	out := make([]fileOutcome, len(files))
+	var removals []int
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, restoreWorkers)
+	run := func(i int) {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			out[i] = restoreFile(ctx, objects, s, ed, files[i])
+		}()
+	}
+	for i, f := range files {
 		switch {
-		case errors.Is(err, workspace.ErrRestoreConflict):
-			p.Conflicts = addOnce(p.Conflicts, f.Path)
-		case err != nil:
-			p.Failed = addOnce(p.Failed, f.Path+": "+err.Error())
-		case content == nil:
-			p.Conflicts = slices.DeleteFunc(p.Conflicts, func(q string) bool { return q == f.Path }) // an older turn's text is there
-			p.Restored = slices.DeleteFunc(p.Restored, func(q string) bool { return q == f.Path })
-			p.Removed = addOnce(p.Removed, f.Path)
+		case f.PreHash == f.Post:
+			out[i] = fileOutcome{path: f.Path, skipped: true}
+		case f.PreHash == "":
+			removals = append(removals, i)
 		default:
-			p.Conflicts = slices.DeleteFunc(p.Conflicts, func(q string) bool { return q == f.Path })
-			p.Removed = slices.DeleteFunc(p.Removed, func(q string) bool { return q == f.Path })
-			p.Restored = addOnce(p.Restored, f.Path)
+			run(i)
 		}
+	}
+	wg.Wait()
+	for _, i := range removals {
+		run(i)
+	}
+	wg.Wait()
+	for i := len(out) - 1; i >= 0; i-- {
+		p.add(out[i])
+	}
+}
+
+// restoreFile puts back one file as it was before its turn.
+func restoreFile(ctx context.Context, objects objectStore, s *openSession, ed workspace.Editor, f store.FileCheckpoint) fileOutcome {
+	o := fileOutcome{path: f.Path, removed: f.PreHash == ""}
+	var content *string
+	if !o.removed {
+		old, err := objects.get(f.PreHash)
+		if err != nil {
+			o.err = err
+			return o
+		}
+		content = &old
+	}
+	o.err = workspace.Restorer{Tools: s.ws.tools, Editor: ed}.File(ctx, f.Path, f.Post, content, fs.FileMode(f.PreMode))
+	return o
+}
+
+// add names one file's outcome. A path met again (an older turn's change
+// of it, in a rewind) takes its latest outcome: an older turn's text put
+// back over a conflict is no conflict any more.
+func (p *putBack) add(o fileOutcome) {
+	drop := func(list []string) []string {
+		return slices.DeleteFunc(list, func(q string) bool { return q == o.path })
+	}
+	switch {
+	case o.skipped:
+	case errors.Is(o.err, workspace.ErrRestoreConflict):
+		p.Conflicts = addOnce(p.Conflicts, o.path)
+	case o.err != nil:
+		p.Failed = addOnce(p.Failed, o.path+": "+o.err.Error())
+	case o.removed:
+		p.Conflicts, p.Restored = drop(p.Conflicts), drop(p.Restored)
+		p.Removed = addOnce(p.Removed, o.path)
+	default:
+		p.Conflicts, p.Removed = drop(p.Conflicts), drop(p.Removed)
+		p.Restored = addOnce(p.Restored, o.path)
 	}
 }
 

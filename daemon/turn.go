@@ -60,6 +60,11 @@ func (t *promptTurn) run(rctx context.Context) (any, error) {
 		if n, ok := s.turnNo.advance(context.WithoutCancel(t.tctx), t.db, s.id); ok {
 			meta = map[string]any{metaTurn: n}
 		}
+		if s.checkpointed.Swap(false) {
+			if err := c.d.ckpt.trim(context.WithoutCancel(t.tctx), s.id, t.cfg.checkpointBudget()); err != nil {
+				t.log.Warn("keeping the checkpoints within their budget", "session", s.id, "err", err)
+			}
+		}
 	}
 	t.ended(context.WithoutCancel(t.tctx), title)
 	t.release()

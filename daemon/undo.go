@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"strings"
 	"sync"
 
@@ -33,34 +32,12 @@ func undoTurn(ctx context.Context, db *store.DB, objects objectStore, s *openSes
 	}
 	if !found {
 		res.Message = "Nothing to undo: no turn of this session left a file changed by hearth's file tools that is not undone already."
+		res.Message += droppedLine(ctx, db, s.id, 0) // checkpoint_gc.go
 		return res, nil
 	}
-	for i := len(files) - 1; i >= 0; i-- { // the last change first: a moved file comes back before its copy goes
-		f := files[i]
-		if f.PreHash == f.Post {
-			continue
-		}
-		var content *string
-		if f.PreHash != "" {
-			old, err := objects.get(f.PreHash)
-			if err != nil {
-				res.Failed = append(res.Failed, f.Path+": "+err.Error())
-				continue
-			}
-			content = &old
-		}
-		err := workspace.Restorer{Tools: s.ws.tools, Editor: ed}.File(ctx, f.Path, f.Post, content, fs.FileMode(f.PreMode))
-		switch {
-		case errors.Is(err, workspace.ErrRestoreConflict):
-			res.Conflicts = append(res.Conflicts, f.Path)
-		case err != nil:
-			res.Failed = append(res.Failed, f.Path+": "+err.Error())
-		case content == nil:
-			res.Removed = append(res.Removed, f.Path)
-		default:
-			res.Restored = append(res.Restored, f.Path)
-		}
-	}
+	var p putBack // restore.go
+	p.turn(ctx, objects, s, ed, files)
+	res.Restored, res.Removed, res.Conflicts, res.Failed = p.Restored, p.Removed, p.Conflicts, p.Failed
 	if err := db.Checkpoints().MarkUndone(context.WithoutCancel(ctx), s.id, turn); err != nil {
 		return res, err
 	}

@@ -22,6 +22,7 @@ type FileCheckpoint struct {
 	PreHash string // "" when the file did not exist before the turn
 	PreMode uint32 // its permission bits before the turn
 	Post    string // its content's hash after the turn; "" when the turn removed it
+	PreSize int64  // the pre-image's size in bytes (the budget counts it)
 }
 
 // Record notes that turn (a key the caller gives, unique within the
@@ -29,10 +30,10 @@ type FileCheckpoint struct {
 // pre-image; later ones only update what the file holds after.
 func (c Checkpoints) Record(ctx context.Context, sessionID string, turn int64, f FileCheckpoint) error {
 	err := c.db.write(ctx, func(tx *wtx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO checkpoint_files (session_id, turn, path, pre_hash, pre_mode, post_hash, created)
-			VALUES (?, ?, ?, ?, ?, ?, ?)
+		_, err := tx.ExecContext(ctx, `INSERT INTO checkpoint_files (session_id, turn, path, pre_hash, pre_mode, post_hash, created, pre_size)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (session_id, turn, path) DO UPDATE SET post_hash = excluded.post_hash`,
-			sessionID, turn, f.Path, nullString(f.PreHash), int64(f.PreMode), nullString(f.Post), nanos(now()))
+			sessionID, turn, f.Path, nullString(f.PreHash), int64(f.PreMode), nullString(f.Post), nanos(now()), f.PreSize)
 		return err
 	})
 	if err != nil {
