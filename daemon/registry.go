@@ -65,7 +65,7 @@ type openSession struct {
 	// turnKey names the running prompt's checkpoint (undo.go): set as the
 	// turn starts, read by its tool calls.
 	turnKey atomic.Int64
-	undone  pendingNotes // what undos changed, for the model's next prompt (undo.go)
+	undone  pendingNotes // what undos and rewinds changed, for the model's next prompt (notes.go)
 	turnNo  turnCount    // the numbers of its prompt turns (turn_numbers.go); used by the turn only
 	// checkpointed says the running turn kept a checkpoint, so its end
 	// checks the workspace's checkpoint budget (checkpoint_gc.go).
@@ -319,6 +319,7 @@ func (d *Daemon) newOpenSession(ctx context.Context, id string, w *openWorkspace
 	s := &openSession{id: id, ws: w, subs: map[*clientConn]struct{}{}, mode: row.Mode,
 		patchStyle: w.client.Config().Profile.PatchStyle, shellStyle: w.client.Config().Profile.ShellStyle,
 		procs: workspace.NewProcesses()}
+	s.undone.db, s.undone.session = d.db, id
 	s.cwd, s.dir = sessionDir(w.root.Path(), row.Cwd)
 	s.setMCP(set)
 	if w.watcher != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 
@@ -52,7 +54,8 @@ func (p *putBack) turn(ctx context.Context, objects objectStore, s *openSession,
 			out[i] = restoreFile(ctx, objects, s, ed, files[i])
 		}()
 	}
-	for i, f := range files {
+	for i := len(files) - 1; i >= 0; i-- { // the last change first
+		f := files[i]
 		switch {
 		case f.PreHash == f.Post:
 			out[i] = fileOutcome{path: f.Path, skipped: true}
@@ -85,7 +88,19 @@ func restoreFile(ctx context.Context, objects objectStore, s *openSession, ed wo
 		content = &old
 	}
 	o.err = workspace.Restorer{Tools: s.ws.tools, Editor: ed}.File(ctx, f.Path, f.Post, content, fs.FileMode(f.PreMode))
+	if errors.Is(o.err, workspace.ErrRestoreConflict) && asBefore(s.ws.root.Path(), f) {
+		o.err = nil // put back already: by an undo a kill cut short, which this one finishes
+	}
 	return o
+}
+
+// asBefore reports whether f's file is on disk as it was before its turn.
+func asBefore(root string, f store.FileCheckpoint) bool {
+	b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f.Path)))
+	if f.PreHash == "" {
+		return errors.Is(err, fs.ErrNotExist)
+	}
+	return err == nil && hashOf(b) == f.PreHash
 }
 
 // add names one file's outcome. A path met again (an older turn's change

@@ -57,6 +57,7 @@ func (t *promptTurn) run(rctx context.Context) (any, error) {
 		s.turnNo.prime(t.tctx, t.db, s.id)
 		s.turnKey.Store(time.Now().UnixNano()) // the key of this turn's checkpoint (checkpoints.go)
 		stop, err = s.conv.Prompt(t.tctx, t.input(), updates{s})
+		s.undone.settle(s.conv)
 		if n, ok := s.turnNo.advance(context.WithoutCancel(t.tctx), t.db, s.id); ok {
 			meta = map[string]any{metaTurn: n}
 		}
@@ -91,7 +92,7 @@ func (t *promptTurn) input() []json.RawMessage {
 	}
 	s.tellMCP(updates{s})
 	input = append(input, t.contextChanges()...)
-	input = append(input, s.undone.take()...) // what /undo changed (undo.go)
+	input = append(input, s.undone.take(s.conv)...) // what /undo and /rewind changed (notes.go)
 	if delta := t.contextDelta(t.tctx); delta != "" {
 		input = append(input, session.DeveloperMessage(delta))
 	}

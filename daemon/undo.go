@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/hearthd/hearth/rpc"
 	"github.com/hearthd/hearth/session"
@@ -77,33 +76,6 @@ func undoNote(r rpc.UndoResult) string {
 	list("Not undone, changed by someone else since (left as they are)", r.Conflicts)
 	list("Not undone, could not be restored", r.Failed)
 	return b.String()
-}
-
-// pendingNotes are what undos told the model has yet to hear: drained
-// into the next prompt's input. Lives as long as its session; safe for
-// concurrent use.
-type pendingNotes struct {
-	mu    sync.Mutex
-	notes []string
-}
-
-func (p *pendingNotes) add(note string) {
-	p.mu.Lock()
-	p.notes = append(p.notes, note)
-	p.mu.Unlock()
-}
-
-// take returns the notes as developer messages and forgets them.
-func (p *pendingNotes) take() []json.RawMessage {
-	p.mu.Lock()
-	notes := p.notes
-	p.notes = nil
-	p.mu.Unlock()
-	out := make([]json.RawMessage, 0, len(notes))
-	for _, n := range notes {
-		out = append(out, session.DeveloperMessage(n))
-	}
-	return out
 }
 
 // undo runs /undo as the claimed turn t, and tells the editors.
