@@ -108,6 +108,7 @@ func (r turnRecorder) before(ctx context.Context, c workspace.Change) error {
 	}
 	if c.New != nil {
 		f.Post = hashOf([]byte(*c.New))
+		r.keepPost(&f, *c.New) // conflict_diff.go
 	}
 	// Not cancelled with the call: a write that goes ahead has its row.
 	return r.db.Checkpoints().Record(context.WithoutCancel(ctx), r.session, r.turn, f)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/hearthd/hearth/rpc"
 	"github.com/hearthd/hearth/store"
 	"github.com/hearthd/hearth/workspace"
 )
@@ -17,6 +18,7 @@ import (
 // named once, in the order first met. Built per undo or rewind.
 type putBack struct {
 	Restored, Removed, Conflicts, Failed []string
+	Diffs                                []rpc.ConflictDiff // of the conflicts, in their order (conflict_diff.go)
 }
 
 // restoreWorkers bounds the files put back at once: each write waits for
@@ -26,9 +28,10 @@ const restoreWorkers = 8
 // fileOutcome is what putting back one file did.
 type fileOutcome struct {
 	path    string
-	removed bool  // the turn created it: it is removed
-	err     error // ErrRestoreConflict, another failure, or nil
-	skipped bool  // it ended as it began: nothing to do
+	removed bool   // the turn created it: it is removed
+	err     error  // ErrRestoreConflict, another failure, or nil
+	skipped bool   // it ended as it began: nothing to do
+	diff    string // a conflict's: what the turn left against what is there now
 }
 
 // turn puts back the files of one checkpointed turn (checkpoints.go kept
@@ -91,6 +94,9 @@ func restoreFile(ctx context.Context, objects objectStore, s *openSession, ed wo
 	if errors.Is(o.err, workspace.ErrRestoreConflict) && asBefore(s.ws.root.Path(), f) {
 		o.err = nil // put back already: by an undo a kill cut short, which this one finishes
 	}
+	if errors.Is(o.err, workspace.ErrRestoreConflict) {
+		o.diff = conflictDiff(s.ws.root.Path(), objects, f)
+	}
 	return o
 }
 
@@ -110,10 +116,16 @@ func (p *putBack) add(o fileOutcome) {
 	drop := func(list []string) []string {
 		return slices.DeleteFunc(list, func(q string) bool { return q == o.path })
 	}
+	if o.err == nil && !o.skipped {
+		p.Diffs = slices.DeleteFunc(p.Diffs, func(d rpc.ConflictDiff) bool { return d.Path == o.path })
+	}
 	switch {
 	case o.skipped:
 	case errors.Is(o.err, workspace.ErrRestoreConflict):
-		p.Conflicts = addOnce(p.Conflicts, o.path)
+		if !slices.Contains(p.Conflicts, o.path) {
+			p.Conflicts = append(p.Conflicts, o.path)
+			p.Diffs = append(p.Diffs, rpc.ConflictDiff{Path: o.path, Diff: o.diff})
+		}
 	case o.err != nil:
 		p.Failed = addOnce(p.Failed, o.path+": "+o.err.Error())
 	case o.removed:

@@ -84,7 +84,8 @@ func (r rewinder) run(ctx context.Context, n int) (rpc.RewindResult, error) {
 	}
 	res.Rewound = true
 	res.Restored, res.Removed, res.Conflicts, res.Failed = p.Restored, p.Removed, p.Conflicts, p.Failed
-	res.Message = rewindMessage(n, len(turns), p) + droppedLine(ctx, r.db, r.s.id, keyOf(t.PrevStarted))
+	res.ConflictDiffs = p.Diffs
+	res.Message = rewindMessage(n, len(turns), p) + droppedLine(ctx, r.db, r.s.id, keyOf(t.PrevStarted)) + diffsText(p.Diffs)
 	if note := rewindNote(p); note != "" {
 		r.s.undone.add(note)
 	}

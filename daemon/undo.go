@@ -37,11 +37,12 @@ func undoTurn(ctx context.Context, db *store.DB, objects objectStore, s *openSes
 	var p putBack // restore.go
 	p.turn(ctx, objects, s, ed, files)
 	res.Restored, res.Removed, res.Conflicts, res.Failed = p.Restored, p.Removed, p.Conflicts, p.Failed
+	res.ConflictDiffs = p.Diffs
 	if err := db.Checkpoints().MarkUndone(context.WithoutCancel(ctx), s.id, turn); err != nil {
 		return res, err
 	}
 	res.Undone = true
-	res.Message = undoMessage(res)
+	res.Message = undoMessage(res) + diffsText(res.ConflictDiffs) // conflict_diff.go
 	s.undone.add(undoNote(res))
 	return res, nil
 }

@@ -44,8 +44,8 @@ func (c Checkpoints) Trim(ctx context.Context, sessionID string, b CheckpointBud
 		}
 		seen := map[string]bool{}
 		for _, d := range drop {
-			rows, err := tx.QueryContext(ctx, `SELECT DISTINCT pre_hash FROM checkpoint_files
-				WHERE session_id = ? AND turn = ? AND pre_hash IS NOT NULL`, d.session, d.turn)
+			rows, err := tx.QueryContext(ctx, `SELECT pre_hash FROM checkpoint_files WHERE session_id = ?1 AND turn = ?2 AND pre_hash IS NOT NULL
+				UNION SELECT post_hash FROM checkpoint_files WHERE session_id = ?1 AND turn = ?2 AND post_size > 0`, d.session, d.turn)
 			if err != nil {
 				return err
 			}
@@ -86,7 +86,7 @@ func (c Checkpoints) Trim(ctx context.Context, sessionID string, b CheckpointBud
 // the newest kept first: everything after the first turn, newest first,
 // that would take the count past b.Turns or the bytes past b.Bytes.
 func overBudget(ctx context.Context, tx *wtx, sessionID string, b CheckpointBudget) ([]checkpointTurn, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT session_id, turn, sum(pre_size) FROM checkpoint_files
+	rows, err := tx.QueryContext(ctx, `SELECT session_id, turn, sum(pre_size + post_size) FROM checkpoint_files
 		WHERE session_id IN (SELECT id FROM sessions WHERE workspace_id = (SELECT workspace_id FROM sessions WHERE id = ?))
 		GROUP BY session_id, turn ORDER BY turn DESC`, sessionID)
 	if err != nil {
@@ -134,7 +134,8 @@ func (c Checkpoints) Unreferenced(ctx context.Context, hashes []string) ([]strin
 		out = out[:0]
 		for _, h := range hashes {
 			var one int
-			err := db.QueryRowContext(ctx, `SELECT 1 FROM checkpoint_files WHERE pre_hash = ? LIMIT 1`, h).Scan(&one)
+			err := db.QueryRowContext(ctx, `SELECT 1 FROM checkpoint_files WHERE pre_hash = ?1
+				UNION ALL SELECT 1 FROM checkpoint_files WHERE post_hash = ?1 LIMIT 1`, h).Scan(&one)
 			switch {
 			case err == sql.ErrNoRows:
 				out = append(out, h)
@@ -154,7 +155,8 @@ func (c Checkpoints) Unreferenced(ctx context.Context, hashes []string) ([]strin
 func (c Checkpoints) Referenced(ctx context.Context) (map[string]bool, error) {
 	out := map[string]bool{}
 	err := c.db.read(func(db *sql.DB) error {
-		rows, err := db.QueryContext(ctx, `SELECT DISTINCT pre_hash FROM checkpoint_files WHERE pre_hash IS NOT NULL`)
+		rows, err := db.QueryContext(ctx, `SELECT pre_hash FROM checkpoint_files WHERE pre_hash IS NOT NULL
+			UNION SELECT post_hash FROM checkpoint_files WHERE post_size > 0`)
 		if err != nil {
 			return err
 		}

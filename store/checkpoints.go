@@ -23,6 +23,10 @@ type FileCheckpoint struct {
 	PreMode uint32 // its permission bits before the turn
 	Post    string // its content's hash after the turn; "" when the turn removed it
 	PreSize int64  // the pre-image's size in bytes (the budget counts it)
+	// PostSize is the size of what the turn left, kept as an object too
+	// (for the diff of a conflict) when PostKept; the budget counts it.
+	PostSize int64
+	PostKept bool
 }
 
 // Record notes that turn (a key the caller gives, unique within the
@@ -30,10 +34,10 @@ type FileCheckpoint struct {
 // pre-image; later ones only update what the file holds after.
 func (c Checkpoints) Record(ctx context.Context, sessionID string, turn int64, f FileCheckpoint) error {
 	err := c.db.write(ctx, func(tx *wtx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO checkpoint_files (session_id, turn, path, pre_hash, pre_mode, post_hash, created, pre_size)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (session_id, turn, path) DO UPDATE SET post_hash = excluded.post_hash`,
-			sessionID, turn, f.Path, nullString(f.PreHash), int64(f.PreMode), nullString(f.Post), nanos(now()), f.PreSize)
+		_, err := tx.ExecContext(ctx, `INSERT INTO checkpoint_files (session_id, turn, path, pre_hash, pre_mode, post_hash, created, pre_size, post_size)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (session_id, turn, path) DO UPDATE SET post_hash = excluded.post_hash, post_size = excluded.post_size`,
+			sessionID, turn, f.Path, nullString(f.PreHash), int64(f.PreMode), nullString(f.Post), nanos(now()), f.PreSize, postSize(f))
 		return err
 	})
 	if err != nil {
@@ -99,4 +103,13 @@ func nullString(s string) any {
 		return nil
 	}
 	return s
+}
+
+// postSize is what the budget counts of f's post-image: its size when it
+// is kept.
+func postSize(f FileCheckpoint) int64 {
+	if f.PostKept {
+		return f.PostSize
+	}
+	return 0
 }
