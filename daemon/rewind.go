@@ -162,8 +162,12 @@ func inRewind(seq int64, rewinds []store.Rewind) bool {
 // rewindMessage says what a rewind did, for the user.
 func rewindMessage(n, of int, p putBack) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Rewound this session to before turn %d: the model's view no longer holds turns %d to %d "+
-		"(they stay in the history, shown as rewound), and the files they changed with hearth's file tools are put back.", n, n, of)
+	turns := fmt.Sprintf("turns %d to %d (they stay", n, of)
+	if n == of {
+		turns = fmt.Sprintf("turn %d (it stays", n)
+	}
+	fmt.Fprintf(&b, "Rewound this session to before turn %d: the model's view no longer holds %s in the history, shown as rewound), "+
+		"and the files changed since with hearth's file tools are put back.", n, turns)
 	list := func(what string, paths []string) {
 		if len(paths) > 0 {
 			fmt.Fprintf(&b, " %s: %s.", what, strings.Join(paths, ", "))
