@@ -27,7 +27,7 @@ type pendingNotes struct {
 
 // add keeps a note for the model's next prompt.
 func (p *pendingNotes) add(note string) {
-	if p.db != nil && p.db.Notes().Add(context.Background(), p.session, note) == nil {
+	if p.db != nil && p.db.Notes().Save(context.Background(), p.session, note) == nil {
 		return
 	}
 	p.mu.Lock()
@@ -79,6 +79,6 @@ func (p *pendingNotes) settle(conv *session.Conversation) {
 		}
 	}
 	if p.db != nil {
-		_ = p.db.Notes().Done(context.Background(), ids...) // one left is told again, never lost
+		_ = p.db.Notes().Forget(context.Background(), ids...) // one left is told again, never lost
 	}
 }

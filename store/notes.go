@@ -21,8 +21,8 @@ type Note struct {
 	Text string
 }
 
-// Add keeps a note for the session's model.
-func (n Notes) Add(ctx context.Context, sessionID, text string) error {
+// Save keeps a note for the session's model.
+func (n Notes) Save(ctx context.Context, sessionID, text string) error {
 	err := n.db.write(ctx, func(tx *wtx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO session_notes (session_id, note, created) VALUES (?, ?, ?)`,
 			sessionID, text, nanos(now()))
@@ -58,8 +58,8 @@ func (n Notes) Pending(ctx context.Context, sessionID string) ([]Note, error) {
 	return out, nil
 }
 
-// Done forgets notes the model was told.
-func (n Notes) Done(ctx context.Context, ids ...int64) error {
+// Forget forgets notes the model was told.
+func (n Notes) Forget(ctx context.Context, ids ...int64) error {
 	if len(ids) == 0 {
 		return nil
 	}
