@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"time"
 
 	"github.com/coder/acp-go-sdk"
 	"go.lsp.dev/jsonrpc2"
@@ -54,18 +53,7 @@ func (t *promptTurn) run(rctx context.Context) (any, error) {
 	} else if n, ok := rewindCommand(content.text); ok && len(content.images) == 0 {
 		stop, title = t.rewind(n), "" // rewind.go
 	} else {
-		s.turnNo.prime(t.tctx, t.db, s.id)
-		s.turnKey.Store(time.Now().UnixNano()) // the key of this turn's checkpoint (checkpoints.go)
-		stop, err = s.conv.Prompt(t.tctx, t.input(), updates{s})
-		s.undone.settle(s.conv)
-		if n, ok := s.turnNo.advance(context.WithoutCancel(t.tctx), t.db, s.id); ok {
-			meta = map[string]any{metaTurn: n}
-		}
-		if s.checkpointed.Swap(false) {
-			if err := c.d.ckpt.trim(context.WithoutCancel(t.tctx), s.id, t.cfg.checkpointBudget()); err != nil {
-				t.log.Warn("keeping the checkpoints within their budget", "session", s.id, "err", err)
-			}
-		}
+		stop, meta, err = t.modelTurn() // turn_model.go
 	}
 	t.ended(context.WithoutCancel(t.tctx), title)
 	t.release()
