@@ -138,8 +138,8 @@ func promptLine(messages []json.RawMessage) string {
 			continue
 		}
 		text := messageText(r.Content)
-		if hearthContext(text) {
-			continue
+		if r.Role != "user" || hearthContext(text) {
+			continue // hearth's framing: the permissions, the environment, a note
 		}
 		line, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
 		if utf8.RuneCountInString(line) > 80 {

@@ -55,7 +55,7 @@ func TestRewind(t *testing.T) {
 	var list rpc.RewindResult
 	ed.must(rpc.MethodHearthRewind, rpc.RewindParams{SessionID: string(id)}, &list)
 	if len(list.Turns) != 3 || list.Turns[0].Files != 2 || list.Turns[1].Files != 1 || list.Turns[2].Files != 2 ||
-		!strings.HasPrefix(list.Turns[1].Prompt, "go sim:steps=") || list.Rewound {
+		!strings.HasPrefix(list.Turns[0].Prompt, "go sim:steps=") || !strings.HasPrefix(list.Turns[1].Prompt, "go sim:steps=") || list.Rewound {
 		t.Errorf("_hearth/rewind's list: %+v", list)
 	}
 	ed.forget()

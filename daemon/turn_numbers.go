@@ -65,9 +65,10 @@ type replayTurns struct {
 }
 
 // meta is the _meta of the user_message_chunks that show it, nil for an
-// item that is not a prompt turn's user message.
+// item that is not a prompt turn's user message. A turn is counted at its
+// first input message the model saw (store.PromptTurns' rule).
 func (rt *replayTurns) meta(it store.Item, role string) map[string]any {
-	if rt == nil || it.TurnID == 0 || it.Type != "message" || it.Origin != store.OriginInput || role != "user" {
+	if rt == nil || it.TurnID == 0 || it.Type != "message" || it.Origin != store.OriginInput {
 		return nil
 	}
 	if _, shown := session.Shown(it.View); shown {
@@ -75,6 +76,9 @@ func (rt *replayTurns) meta(it store.Item, role string) map[string]any {
 	}
 	if it.TurnID != rt.last {
 		rt.n, rt.last = rt.n+1, it.TurnID
+	}
+	if role != "user" {
+		return nil
 	}
 	m := map[string]any{metaTurn: rt.n}
 	if inRewind(it.Seq, rt.rewinds) {
