@@ -115,3 +115,30 @@ func jsonText(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// A rewind to a turn past the session's, or to one the last compaction
+// replaced by its summary, changes nothing and says why.
+func TestRewindRefused(t *testing.T) {
+	td := startDaemon(t, sim.Options{}, "")
+	ed := td.connect()
+	ed.initialize()
+	id := ed.newSession(td.root)
+	ed.must(rpc.MethodSessionSetMode, acp.SetSessionModeRequest{SessionId: id, ModeId: ModeFullAuto}, nil)
+	ed.prompt(id, simSteps(t, []any{"write_file", map[string]string{"path": "new.txt", "content": "made\n"}}))
+	ed.prompt(id, "hello")
+
+	var res rpc.RewindResult
+	ed.must(rpc.MethodHearthRewind, rpc.RewindParams{SessionID: string(id), Turn: 3}, &res)
+	if res.Rewound || !strings.Contains(res.Message, "no turn 3") {
+		t.Errorf("_hearth/rewind to turn 3 of 2: %+v", res)
+	}
+	ed.prompt(id, "/compact")
+	ed.must(rpc.MethodHearthRewind, rpc.RewindParams{SessionID: string(id), Turn: 1}, &res)
+	if res.Rewound || !strings.Contains(res.Message, "Turn 1 was compacted") {
+		t.Errorf("_hearth/rewind to a compacted turn: %+v", res)
+	}
+	fileIs(t, td, "new.txt", "made\n", false)
+	if n := promptTurnNo(t, ed, id, "still here"); n != 3 {
+		t.Errorf("the prompt after /compact answered with hearth/turn %d, want 3 (/compact is no turn)", n)
+	}
+}
