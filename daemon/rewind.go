@@ -37,7 +37,8 @@ func rewindCommand(text string) (n int, ok bool) {
 // rewinder takes a session back to before one of its prompt turns: its
 // files (every later turn's checkpoint put back, the newest first) and
 // its model's view (session.Conversation.Rewind); or lists the turns.
-// Made for one /rewind or _hearth/rewind, run as a turn of the session.
+// Made for one /rewind or _hearth/rewind, run as a turn of the session;
+// a list of _hearth/rewind's claims no turn and needs only db.
 type rewinder struct {
 	db      *store.DB
 	objects objectStore
@@ -52,13 +53,9 @@ func (r rewinder) run(ctx context.Context, n int) (rpc.RewindResult, error) {
 	if err != nil {
 		return res, err
 	}
-	rewinds, err := r.db.Branches().Rewinds(ctx, r.s.id)
-	if err != nil {
-		return res, err
-	}
 	switch {
 	case n == 0:
-		return r.list(ctx, res, turns, rewinds)
+		return r.list(ctx, res, turns)
 	case n > len(turns):
 		res.Message = fmt.Sprintf("There is no turn %d to rewind to: this session has %d (/rewind lists them).", n, len(turns))
 		return res, nil
@@ -103,7 +100,11 @@ func keyOf(t time.Time) int64 {
 }
 
 // list fills res with the session's prompt turns and says them.
-func (r rewinder) list(ctx context.Context, res rpc.RewindResult, turns []store.PromptTurn, rewinds []store.Rewind) (rpc.RewindResult, error) {
+func (r rewinder) list(ctx context.Context, res rpc.RewindResult, turns []store.PromptTurn) (rpc.RewindResult, error) {
+	rewinds, err := r.db.Branches().Rewinds(ctx, res.SessionID)
+	if err != nil {
+		return res, err
+	}
 	if len(turns) == 0 {
 		res.Message = "This session has no turn to rewind to yet."
 		return res, nil
@@ -111,7 +112,7 @@ func (r rewinder) list(ctx context.Context, res rpc.RewindResult, turns []store.
 	var b strings.Builder
 	b.WriteString("The turns of this session (/rewind N takes the files and the conversation back to before turn N):")
 	for _, t := range turns {
-		files, err := r.db.Checkpoints().FilesBetween(ctx, r.s.id, keyOf(t.PrevStarted), keyOf(t.Started))
+		files, err := r.db.Checkpoints().FilesBetween(ctx, res.SessionID, keyOf(t.PrevStarted), keyOf(t.Started))
 		if err != nil {
 			return res, err
 		}
@@ -223,6 +224,13 @@ func hearthRewind(c *clientConn, ctx context.Context, params json.RawMessage) (a
 	if err != nil {
 		return nil, err
 	}
+	if p.Turn == 0 { // a list reads the store only: it answers while a turn runs, and opens nothing
+		turns, err := c.d.db.Branches().PromptTurns(ctx, row.ID)
+		if err != nil {
+			return nil, err
+		}
+		return rewinder{db: c.d.db}.list(ctx, rpc.RewindResult{SessionID: row.ID}, turns)
+	}
 	for {
 		s, err := c.d.lookup(ctx, row.ID)
 		if err != nil {
@@ -239,7 +247,7 @@ func hearthRewind(c *clientConn, ctx context.Context, params json.RawMessage) (a
 			return nil, errors.New("the rewind was cancelled before it ran")
 		}
 		res, err := rewinder{db: c.d.db, objects: checkpointObjects(c.d.Config().DataDir), s: s, ed: s.toolEditor()}.run(tctx, p.Turn)
-		if err == nil && p.Turn > 0 {
+		if err == nil {
 			updates{s}.Notice(res.Message)
 		}
 		release()
