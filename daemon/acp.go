@@ -21,6 +21,7 @@ func (d *Daemon) mux(c *clientConn) *rpc.Mux {
 	m := rpc.NewMux(d.log.With("client", c.id))
 	m.HandleAsync(rpc.MethodHearthCompact, c.gated(c.compact))
 	m.HandleAsync(rpc.MethodHearthUndo, c.gated(func(ctx context.Context, p json.RawMessage) (any, error) { return hearthUndo(c, ctx, p) }))
+	m.HandleAsync(rpc.MethodHearthRewind, c.gated(func(ctx context.Context, p json.RawMessage) (any, error) { return hearthRewind(c, ctx, p) }))
 	m.Handle(rpc.MethodHearthInspect, c.gated(c.inspect))
 	m.Handle(rpc.MethodHearthProbe, c.gated(detached(func(ctx context.Context, _ json.RawMessage) (any, error) { return d.Probe(ctx), nil })))
 	m.Handle(rpc.MethodHearthProcessKill, c.gated(killProcess(d)))
@@ -298,8 +299,13 @@ func (c *clientConn) prepareLoad(ctx context.Context, params json.RawMessage) (f
 		// The replay goes to this client only, before the answer (ACP),
 		// streamed from the store page by page (a session not open yet
 		// opens with the items read).
+		rewinds, err := c.d.db.Branches().Rewinds(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		turns := &replayTurns{rewinds: rewinds}
 		s, err := c.d.loadStreaming(ctx, id, servers, func(w *openWorkspace, page []store.Item) error {
-			return replayer{session: id, root: w.root.Path(),
+			return replayer{session: id, root: w.root.Path(), turns: turns,
 				kind:       func(name string) acp.ToolKind { return toolKind(w, name) },
 				compaction: c.caps.compaction.Load()}.replay(ctx, c.out, page)
 		})

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 
 	"github.com/hearthd/hearth/store"
 	"github.com/hearthd/hearth/workspace"
@@ -84,19 +85,30 @@ type turnRecorder struct {
 	objects objectStore
 	session string
 	turn    int64 // the running prompt's key (openSession.turnKey)
+
+	keeper   *checkpointKeeper // its lock keeps the object from a sweep until the row names it
+	recorded *atomic.Bool      // set once a row is recorded (openSession.checkpointed)
 }
 
 func (r turnRecorder) before(ctx context.Context, c workspace.Change) error {
+	if r.keeper != nil {
+		r.keeper.mu.RLock()
+		defer r.keeper.mu.RUnlock()
+	}
+	if r.recorded != nil {
+		r.recorded.Store(true)
+	}
 	f := store.FileCheckpoint{Path: c.Rel, PreMode: uint32(c.Mode & fs.ModePerm)}
 	if c.Existed {
 		h, err := r.objects.put(c.Old)
 		if err != nil {
 			return err
 		}
-		f.PreHash = h
+		f.PreHash, f.PreSize = h, int64(len(c.Old))
 	}
 	if c.New != nil {
 		f.Post = hashOf([]byte(*c.New))
+		r.keepPost(&f, *c.New) // conflict_diff.go
 	}
 	// Not cancelled with the call: a write that goes ahead has its row.
 	return r.db.Checkpoints().Record(context.WithoutCancel(ctx), r.session, r.turn, f)

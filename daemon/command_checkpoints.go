@@ -54,6 +54,8 @@ type commandChanges struct {
 	turn    *atomic.Int64  // the session's turnKey
 	watcher *watch.Watcher // nil: none
 	log     *slog.Logger
+	keeper  *checkpointKeeper // its lock keeps a pre-image from a sweep until its row names it
+	marked  *atomic.Bool      // the session's checkpointed: its turn's end keeps the budget
 	kept    map[turnPath]store.FileCheckpoint // the rows of the current turn's files (and of pending ones), by turn and path
 	keeping map[turnPath]chan struct{}        // pre-images being kept: closed once on record
 	current int64                             // the turn kept describes
@@ -75,6 +77,7 @@ func (c *commandChanges) bind(d *Daemon, s *openSession) *commandChanges {
 	if c.db == nil {
 		c.db, c.objects, c.session = d.db, checkpointObjects(d.cfg.DataDir), s.id
 		c.root, c.turn, c.watcher, c.log = s.ws.root.Path(), &s.turnKey, s.ws.watcher, d.log
+		c.keeper, c.marked = d.ckpt, &s.checkpointed
 		c.kept, c.pending, c.keeping = map[turnPath]store.FileCheckpoint{}, map[turnPath]int{}, map[turnPath]chan struct{}{}
 	}
 	c.mu.Unlock()
@@ -102,6 +105,8 @@ func (c *commandChanges) Before(rel string) {
 	case kept:
 		return
 	}
+	c.marked.Store(true)
+	c.keeper.mu.RLock()
 	f := c.preImage(rel)
 	if f.PreHash != "" {
 		// A pre-image is on record before the change; a file that did
@@ -109,6 +114,7 @@ func (c *commandChanges) Before(rel string) {
 		// leaves the file out of the undo, losing nothing of the user's).
 		c.record(k.turn, f)
 	}
+	c.keeper.mu.RUnlock()
 	c.mu.Lock()
 	c.kept[k] = f
 	close(c.keeping[k])
@@ -283,6 +289,7 @@ func (c *commandChanges) settle() {
 		rows[i] = store.TurnFile{Turn: k.turn, FileCheckpoint: c.kept[k]}
 	}
 	clear(c.pending)
+	c.marked.Store(true)
 	synced := c.synced
 	c.synced = true
 	c.mu.Unlock()

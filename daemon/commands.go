@@ -13,7 +13,7 @@ import (
 
 // The session's slash commands, offered to editors with
 // available_commands_update after session/new and session/load. A prompt
-// that is exactly /compact or /undo runs it instead of going to the model; /init and
+// that is exactly /compact, /undo or /rewind [N] runs it instead of going to the model; /init and
 // /review go to the model with what they ask of it (commandPrompt).
 var sessionCommands = []acp.AvailableCommand{{
 	Name: "compact",
@@ -30,8 +30,14 @@ var sessionCommands = []acp.AvailableCommand{{
 	Input: &acp.AvailableCommandInput{Unstructured: &acp.UnstructuredCommandInput{Hint: "what to focus on (optional)"}},
 }, {
 	Name: "undo",
-	Description: "Put back the files this session's last turn changed with hearth's file tools (not yet what commands " +
-		"changed); a file changed since is left as it is and named. Again: the turn before.",
+	Description: "Put back the files this session's last turn changed, with its file tools or its commands; a file " +
+		"changed since is left as it is and named. Again: the turn before.",
+}, {
+	Name: "rewind",
+	Description: "Take this session back to before its Nth prompt: the files those turns changed (file tools and " +
+		"commands) put back, and the model's view of the conversation too (the later turns stay in the history, shown as " +
+		"rewound). Without N: the turns to choose from.",
+	Input: &acp.AvailableCommandInput{Unstructured: &acp.UnstructuredCommandInput{Hint: "the turn to go back to before (optional)"}},
 }}
 
 func isCompactCommand(text string) bool { return strings.TrimSpace(text) == "/compact" }

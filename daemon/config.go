@@ -70,6 +70,8 @@ type Config struct {
 	WatchMaxDirs      int           // $HEARTH_WATCH_MAX_DIRS: a workspace with more directories (outside ignored ones) is watched in part; 0 = default 20000, -1 = no limit
 	ShellNetwork      string        // $HEARTH_SHELL_NETWORK: on, off or mode (by the session's mode, modeNetwork); "" = mode
 	WebSearch         string        // $HEARTH_WEB_SEARCH: cached, live or off (web_search.go); "" = cached
+	CheckpointBytes   int64         // $HEARTH_CHECKPOINT_SIZE: the pre-images a workspace's checkpoints keep, at most; 0 = default 512 MiB
+	CheckpointTurns   int           // $HEARTH_CHECKPOINT_TURNS: the checkpointed turns a workspace keeps, at most; 0 = default 1000
 	Version           string
 }
 
@@ -108,6 +110,9 @@ func FromEnv() (Config, error) {
 		return c, err
 	}
 	if c.WebSearch, err = parseWebSearch(os.Getenv("HEARTH_WEB_SEARCH")); err != nil {
+		return c, err
+	}
+	if err := c.checkpointsFromEnv(); err != nil {
 		return c, err
 	}
 	if v := strings.TrimSpace(os.Getenv("HEARTH_WATCH_MAX_DIRS")); v != "" {

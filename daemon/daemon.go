@@ -57,7 +57,8 @@ type Daemon struct {
 	db      *store.DB
 	lock    *safesocket.DataDirLock // the data directory's, held until the database closed
 	started time.Time
-	watches *watch.Hub // the workspaces' shared inotify instance; closed by Close after them
+	watches *watch.Hub        // the workspaces' shared inotify instance; closed by Close after them
+	ckpt    *checkpointKeeper // the checkpoint store's budget and sweeps (checkpoint_gc.go)
 
 	ctx    context.Context // cancelled by Close (cause session.ErrShutdown): ends turns and connections
 	cancel context.CancelCauseFunc
@@ -118,6 +119,7 @@ func New(cfg Config, log *slog.Logger) (*Daemon, error) {
 		workspaces: map[string]*openWorkspace{}, sessions: map[string]*openSession{},
 		clients: map[*clientConn]struct{}{}, left: make(chan struct{}),
 		opening: map[string]chan struct{}{},
+		ckpt:    &checkpointKeeper{db: db, objects: checkpointObjects(cfg.DataDir), log: log},
 	}
 	d.settings = settings{db: db, network: func() string { return d.Config().ShellNetwork },
 		modelSet: func() bool { return d.Config().Model != "" }}
@@ -138,6 +140,9 @@ func New(cfg Config, log *slog.Logger) (*Daemon, error) {
 		return nil, fmt.Errorf("delete spare sessions: %w", err)
 	} else if n > 0 {
 		log.Debug("spare sessions of the previous daemon deleted", "count", n)
+	}
+	if err := d.ckpt.sweep(ctx); err != nil {
+		log.Warn("sweeping the checkpoint store", "err", err) // orphans only take room; the next start tries again
 	}
 	// Whether commands can be cut off the network is asked of the kernel
 	// once (a helper process): ahead of the first session's modes.

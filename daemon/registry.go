@@ -65,7 +65,11 @@ type openSession struct {
 	// turnKey names the running prompt's checkpoint (undo.go): set as the
 	// turn starts, read by its tool calls.
 	turnKey atomic.Int64
-	undone  pendingNotes // what undos changed, for the model's next prompt (undo.go)
+	undone  pendingNotes // what undos and rewinds changed, for the model's next prompt (notes.go)
+	turnNo  turnCount    // the numbers of its prompt turns (turn_numbers.go); used by the turn only
+	// checkpointed says the running turn kept a checkpoint, so its end
+	// checks the workspace's checkpoint budget (checkpoint_gc.go).
+	checkpointed atomic.Bool
 
 	// changing serializes changes of the mode, model and effort
 	// (config_options.go): each is stored, applied and told before the
@@ -329,6 +333,7 @@ func newOpenSessionWith(ctx context.Context, d *Daemon, id string, w *openWorksp
 	s := &openSession{id: id, ws: w, subs: map[*clientConn]struct{}{}, mode: row.Mode,
 		patchStyle: w.client.Config().Profile.PatchStyle, shellStyle: w.client.Config().Profile.ShellStyle,
 		procs: workspace.NewProcesses()}
+	s.undone.db, s.undone.session = d.db, id
 	s.cwd, s.dir = sessionDir(w.root.Path(), row.Cwd)
 	s.setMCP(set)
 	if w.watcher != nil {
@@ -514,7 +519,8 @@ func (t *sessionTools) run(ctx context.Context, call session.ToolCall) session.T
 	start := time.Now()
 	tools = tools.WithNetwork(grant.Network(t.d.cfg.ShellNetwork, mode)).WithAccess(grant.Access)
 	t.s.turnKey.CompareAndSwap(0, time.Now().UnixNano()) // a call outside a prompt's turn (none today) still gets a checkpoint
-	rec := turnRecorder{db: t.d.db, objects: checkpointObjects(t.d.cfg.DataDir), session: t.s.id, turn: t.s.turnKey.Load()}
+	rec := turnRecorder{db: t.d.db, objects: checkpointObjects(t.d.cfg.DataDir), session: t.s.id, turn: t.s.turnKey.Load(),
+		keeper: t.d.ckpt, recorded: &t.s.checkpointed}
 	tools.Checkpoint = rec.before // checkpoints.go: each file's pre-image kept before it changes (tools is this call's copy)
 
 	tools.Commands = t.s.commands.bind(t.d, t.s) // command_checkpoints.go: what its commands change

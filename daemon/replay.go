@@ -35,6 +35,7 @@ type replayer struct {
 	session string
 	root    string                         // the workspace's absolute path, for locations and diffs
 	kind    func(tool string) acp.ToolKind // the kind of a tool by name, as the live view gives it
+	turns   *replayTurns                   // numbers the user's messages (turn_numbers.go); nil: no numbers
 	// compaction: the editor advertised session.compaction, so compactions
 	// show as such (compaction_update.go).
 	compaction bool
@@ -56,6 +57,10 @@ func (r replayer) replay(ctx context.Context, out *outbox, items []store.Item) e
 			continue
 		}
 		b, ok := r.notification(it)
+		meta := r.turnMeta(it)
+		if ok && meta != nil {
+			b = withUpdateMeta(b, meta)
+		}
 		if ok {
 			if err := out.enqueueWithin(ctx, notification{method: rpc.MethodSessionUpdate, params: b}, out.replayBudget()); err != nil {
 				return err
@@ -65,6 +70,9 @@ func (r replayer) replay(ctx context.Context, out *outbox, items []store.Item) e
 			continue // only a user's message carries images: no search of the others' bytes
 		}
 		for _, b := range userImageUpdates(r.session, it.Data) {
+			if meta != nil {
+				b = withUpdateMeta(b, meta)
+			}
 			if err := out.enqueueWithin(ctx, notification{method: rpc.MethodSessionUpdate, params: b}, out.replayBudget()); err != nil {
 				return err
 			}

@@ -359,6 +359,9 @@ func (c *clientConn) prepareDelete(ctx context.Context, params json.RawMessage) 
 			return nil, err
 		}
 		d.log.Info("session deleted", "session", id)
+		if err := d.ckpt.sweep(ctx); err != nil { // its checkpoints' objects go with its rows
+			d.log.Warn("sweeping the checkpoint store", "err", err)
+		}
 		return acp.UnstableDeleteSessionResponse{}, nil
 	}, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"time"
 
 	"github.com/coder/acp-go-sdk"
 	"go.lsp.dev/jsonrpc2"
@@ -44,6 +43,7 @@ func (t *promptTurn) run(rctx context.Context) (any, error) {
 	}
 	var stop session.StopReason
 	var err error
+	var meta map[string]any // the prompt turn's number (turn_numbers.go)
 	mark := markUsage(t.tctx, t.db, s.id)
 	title := content.title()
 	if len(content.images) == 0 && isCompactCommand(content.text) {
@@ -51,10 +51,10 @@ func (t *promptTurn) run(rctx context.Context) (any, error) {
 		title = ""
 	} else if len(content.images) == 0 && isUndoCommand(content.text) {
 		stop, title = t.undo(), "" // undo.go
+	} else if n, ok := rewindCommand(content.text); ok && len(content.images) == 0 {
+		stop, title = t.rewind(n), "" // rewind.go
 	} else {
-		s.turnKey.Store(time.Now().UnixNano()) // the key of this turn's checkpoint (checkpoints.go)
-		stop, err = s.conv.Prompt(t.tctx, t.input(), updates{s})
-		s.commands.settle() // what its commands' processes changed up to now (command_checkpoints.go)
+		stop, meta, err = t.modelTurn() // turn_model.go
 	}
 	t.ended(context.WithoutCancel(t.tctx), title)
 	t.release()
@@ -64,7 +64,7 @@ func (t *promptTurn) run(rctx context.Context) (any, error) {
 	if err != nil {
 		return nil, turnError(err)
 	}
-	return acp.PromptResponse{StopReason: acp.StopReason(stop), Usage: mark.since(jsonrpc2.DetachContext(rctx), t.db, s.id)}, nil
+	return acp.PromptResponse{StopReason: acp.StopReason(stop), Meta: meta, Usage: mark.since(jsonrpc2.DetachContext(rctx), t.db, s.id)}, nil
 }
 
 // input is what the prompt sends the model: notices for the editors
@@ -81,7 +81,7 @@ func (t *promptTurn) input() []json.RawMessage {
 	}
 	s.tellMCP(updates{s})
 	input = append(input, t.contextChanges()...)
-	input = append(input, s.undone.take()...) // what /undo changed (undo.go)
+	input = append(input, s.undone.take(s.conv)...) // what /undo and /rewind changed (notes.go)
 	if delta := t.contextDelta(t.tctx); delta != "" {
 		input = append(input, session.DeveloperMessage(delta))
 	}

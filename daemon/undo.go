@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"strings"
-	"sync"
 
 	"github.com/hearthd/hearth/rpc"
 	"github.com/hearthd/hearth/session"
@@ -32,44 +30,19 @@ func undoTurn(ctx context.Context, db *store.DB, objects objectStore, s *openSes
 		return res, err
 	}
 	if !found {
-		res.Message = "Nothing to undo: no turn of this session left a file changed by hearth's file tools that is not undone already."
+		res.Message = "Nothing to undo: no turn of this session left a file changed by hearth that is not undone already."
+		res.Message += droppedLine(ctx, db, s.id, 0) // checkpoint_gc.go
 		return res, nil
 	}
-	for i := len(files) - 1; i >= 0; i-- { // the last change first: a moved file comes back before its copy goes
-		f := files[i]
-		if f.PreHash == f.Post {
-			continue
-		}
-		if f.PreHash == unrestorable { // command_checkpoints.go
-			res.NotRestorable = append(res.NotRestorable, f.Path)
-			continue
-		}
-		var content *string
-		if f.PreHash != "" {
-			old, err := objects.get(f.PreHash)
-			if err != nil {
-				res.Failed = append(res.Failed, f.Path+": "+err.Error())
-				continue
-			}
-			content = &old
-		}
-		err := workspace.Restorer{Tools: s.ws.tools, Editor: ed}.File(ctx, f.Path, f.Post, content, fs.FileMode(f.PreMode))
-		switch {
-		case errors.Is(err, workspace.ErrRestoreConflict):
-			res.Conflicts = append(res.Conflicts, f.Path)
-		case err != nil:
-			res.Failed = append(res.Failed, f.Path+": "+err.Error())
-		case content == nil:
-			res.Removed = append(res.Removed, f.Path)
-		default:
-			res.Restored = append(res.Restored, f.Path)
-		}
-	}
+	var p putBack // restore.go
+	p.turn(ctx, objects, s, ed, files)
+	res.Restored, res.Removed, res.Conflicts, res.Failed = p.Restored, p.Removed, p.Conflicts, p.Failed
+	res.ConflictDiffs, res.NotRestorable = p.Diffs, p.NotRestorable
 	if err := db.Checkpoints().MarkUndone(context.WithoutCancel(ctx), s.id, turn); err != nil {
 		return res, err
 	}
 	res.Undone = true
-	res.Message = undoMessage(res)
+	res.Message = undoMessage(res) + diffsText(res.ConflictDiffs) // conflict_diff.go
 	s.undone.add(undoNote(res))
 	return res, nil
 }
@@ -106,33 +79,6 @@ func undoNote(r rpc.UndoResult) string {
 	list("Not undone, could not be restored", r.Failed)
 	list("Not undone, their content before that turn was not kept", r.NotRestorable)
 	return b.String()
-}
-
-// pendingNotes are what undos told the model has yet to hear: drained
-// into the next prompt's input. Lives as long as its session; safe for
-// concurrent use.
-type pendingNotes struct {
-	mu    sync.Mutex
-	notes []string
-}
-
-func (p *pendingNotes) add(note string) {
-	p.mu.Lock()
-	p.notes = append(p.notes, note)
-	p.mu.Unlock()
-}
-
-// take returns the notes as developer messages and forgets them.
-func (p *pendingNotes) take() []json.RawMessage {
-	p.mu.Lock()
-	notes := p.notes
-	p.notes = nil
-	p.mu.Unlock()
-	out := make([]json.RawMessage, 0, len(notes))
-	for _, n := range notes {
-		out = append(out, session.DeveloperMessage(n))
-	}
-	return out
 }
 
 // undo runs /undo as the claimed turn t, and tells the editors.

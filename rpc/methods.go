@@ -36,6 +36,10 @@ const (
 	// session's last turn that changed any changed, as /undo does. Params
 	// UndoParams, result UndoResult.
 	MethodHearthUndo = "_hearth/undo"
+	// MethodHearthRewind (_hearth/rewind, call): take the session's files
+	// and model view back to before a prompt turn, as /rewind N does, or
+	// list the turns. Params RewindParams, result RewindResult.
+	MethodHearthRewind = "_hearth/rewind"
 
 	// MethodAuthenticate (authenticate, call): ACP authentication: the
 	// daemon reads its stored API key again (after `hearth login`) and says

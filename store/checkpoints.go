@@ -7,7 +7,7 @@ import (
 )
 
 // Checkpoints are the rows saying which files each turn of a session
-// changed through hearth's file tools, and what they held before and after
+// changed through hearth's file tools and commands, and what they held before and after
 // (the contents themselves are kept outside the database, by hash). Reached
 // by DB.Checkpoints, it shares the DB's connections and lives as long as
 // the DB; its calls fail with ErrClosed once Close began.
@@ -22,6 +22,11 @@ type FileCheckpoint struct {
 	PreHash string // "" when the file did not exist before the turn
 	PreMode uint32 // its permission bits before the turn
 	Post    string // its content's hash after the turn; "" when the turn removed it
+	PreSize int64  // the pre-image's size in bytes (the budget counts it)
+	// PostSize is the size of what the turn left, kept as an object too
+	// (for the diff of a conflict) when PostKept; the budget counts it.
+	PostSize int64
+	PostKept bool
 }
 
 // Record notes that turn (a key the caller gives, unique within the
@@ -29,10 +34,10 @@ type FileCheckpoint struct {
 // pre-image; later ones only update what the file holds after.
 func (c Checkpoints) Record(ctx context.Context, sessionID string, turn int64, f FileCheckpoint) error {
 	err := c.db.write(ctx, func(tx *wtx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO checkpoint_files (session_id, turn, path, pre_hash, pre_mode, post_hash, created)
-			VALUES (?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (session_id, turn, path) DO UPDATE SET post_hash = excluded.post_hash`,
-			sessionID, turn, f.Path, nullString(f.PreHash), int64(f.PreMode), nullString(f.Post), nanos(now()))
+		_, err := tx.ExecContext(ctx, `INSERT INTO checkpoint_files (session_id, turn, path, pre_hash, pre_mode, post_hash, created, pre_size, post_size)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (session_id, turn, path) DO UPDATE SET post_hash = excluded.post_hash, post_size = excluded.post_size`,
+			sessionID, turn, f.Path, nullString(f.PreHash), int64(f.PreMode), nullString(f.Post), nanos(now()), f.PreSize, postSize(f))
 		return err
 	})
 	if err != nil {
@@ -98,4 +103,13 @@ func nullString(s string) any {
 		return nil
 	}
 	return s
+}
+
+// postSize is what the budget counts of f's post-image: its size when it
+// is kept.
+func postSize(f FileCheckpoint) int64 {
+	if f.PostKept {
+		return f.PostSize
+	}
+	return 0
 }

@@ -70,7 +70,7 @@ func init() {
 		{"inspect", "inspect [SESSION] [--json]", "List sessions, or show one session's turns, items and requests (SESSION: its id or a unique prefix).", 1, runInspect},
 		{"rules", "rules [revoke ID | --all]", "List the workspaces' kept \"always allow\" rules (command prefixes, file paths; --json), or revoke one or all.", 2, runRules},
 		{"compact", "compact SESSION [--json]", "Compact a session now: the model goes on from a summary of it (the whole history stays).", 1, runCompact},
-		{"undo", "undo [flags]", "Put back the files a session's last turn changed with hearth's file tools (default: this directory's last session).", 0, runUndo},
+		{"undo", "undo [flags]", "Put back the files a session's last turn changed, by tools or commands (default: this directory's last session).", 0, runUndo},
 		{"login", "login", "Read an OpenAI API key (hidden; or stdin), check it, store it in ~/.config/hearth/env for the daemon.", 0, runLogin},
 		{"logout", "logout", "Remove the stored OpenAI API key; a running daemon goes on without it.", 0, runLogout},
 		{"sim", "sim [--addr HOST:PORT]", "Run the built-in Responses API simulator.", 0, runSim},
