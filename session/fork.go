@@ -29,7 +29,7 @@ var (
 // earlier turn, or while c's turn runs) the fork has nothing on the server
 // and warms up like a session that opens.
 func (c *Conversation) Fork(ctx context.Context, o Options, before int64) (*Conversation, error) {
-	idle := c.hold()
+	idle := holdIdle(c)
 	if idle {
 		defer func() { <-c.turn }()
 	}
@@ -55,9 +55,9 @@ func (c *Conversation) Fork(ctx context.Context, o Options, before int64) (*Conv
 	return f, nil
 }
 
-// hold takes the turn token when no turn runs (false when one does): a
-// fork of an idle conversation sees its history and baseline as one.
-func (c *Conversation) hold() bool {
+// holdIdle takes c's turn token when no turn runs (false when one does):
+// a fork of an idle conversation sees its history and baseline as one.
+func holdIdle(c *Conversation) bool {
 	select {
 	case c.turn <- struct{}{}:
 		return true
