@@ -3,8 +3,6 @@
 package sandbox
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -146,56 +144,6 @@ func sweepStaleCells() {
 		}
 		unix.Rmdir(base)
 	}
-}
-
-// pidsCgroup is the directory of this process's cgroup in the pids
-// controller's hierarchy: v1's pids mount, or v2 where pids is enabled.
-func pidsCgroup() (string, error) {
-	f, err := os.Open("/proc/self/cgroup")
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	var v2 string
-	for sc.Scan() {
-		parts := strings.SplitN(sc.Text(), ":", 3)
-		if len(parts) != 3 {
-			continue
-		}
-		if parts[0] == "0" && parts[1] == "" {
-			v2 = parts[2]
-			continue
-		}
-		for _, c := range strings.Split(parts[1], ",") {
-			if c == "pids" {
-				dir := filepath.Join("/sys/fs/cgroup/pids", parts[2])
-				if _, err := os.Stat(filepath.Join(dir, "cgroup.procs")); err == nil {
-					return dir, nil
-				}
-			}
-		}
-	}
-	if v2 != "" {
-		dir := filepath.Join("/sys/fs/cgroup", v2)
-		if b, err := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control")); err == nil && strings.Contains(string(b), "pids") {
-			return dir, nil
-		}
-	}
-	return "", errors.New("no pids cgroup this process may divide")
-}
-
-// defaultPids is the default bound on one command's processes: a
-// sixteenth of the machine's pid space, between 512 and 8192, so that one
-// command can never take the pids every other program needs.
-func defaultPids() int {
-	n := 32768
-	if b, err := os.ReadFile("/proc/sys/kernel/pid_max"); err == nil {
-		if v, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-			n = v
-		}
-	}
-	return min(8192, max(512, n/16))
 }
 
 // ProcessBoundStatus says, for `hearth doctor`, how each command's
