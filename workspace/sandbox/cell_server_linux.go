@@ -138,8 +138,7 @@ func (s *cellServer) killAll() {
 
 // start runs one call in a spare init (takeSpare), its stdin in (the
 // server's /dev/null or a descriptor of the request's), and answers with
-// the init's pidfd; a waiter sends the end. The next spare is made while
-// the call runs.
+// the init's pidfd; a waiter sends the end and makes the next spare.
 func (s *cellServer) start(req cellRequest, out, in int) {
 	defer unix.Close(out)
 	if in != s.null {
@@ -167,7 +166,6 @@ func (s *cellServer) start(req cellRequest, out, in int) {
 	s.reply(cellReply{ID: req.ID, Pid: sp.pc.pid}, sp.pc.pidfd) // before the end, which await sends
 	s.calls.Add(1)
 	go s.await(req.ID, sp)
-	s.refill()
 }
 
 // await answers a call's end: as soon as its init reports that nothing of
@@ -200,6 +198,10 @@ func (s *cellServer) await(id uint64, sp *spareCall) {
 	if !early {
 		s.reply(rep, -1)
 	}
+	// The next call's init is made now, between calls (while the model
+	// answers), not while this one ran: on a busy machine it would take
+	// CPU from the command.
+	s.refill()
 	// The cgroup goes after the answer: the kernel may take milliseconds
 	// to release it, which the command's caller need not wait for.
 	sp.bound.done()

@@ -26,7 +26,7 @@ type spareCall struct {
 // spareSlot holds at most one spareCall and at most one goroutine making
 // it, so that a command's own time has none of the init's set-up (the
 // pid namespace, the process bound, Landlock): a call takes the spare and
-// the next is made while it runs. It lives as long as the cell server.
+// the next is made once it has ended. It lives as long as the cell server.
 type spareSlot struct {
 	mu     sync.Mutex
 	ready  *spareCall
