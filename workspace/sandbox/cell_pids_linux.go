@@ -147,16 +147,27 @@ func sweepStaleCells() {
 }
 
 // ProcessBoundStatus says, for `hearth doctor`, how each command's
-// processes are bounded here: at pids (0: the default), by a pids cgroup
-// or a limit in the command's own user namespace.
+// processes are bounded here: at pids (0: the default), by a pids cgroup,
+// a limit in the command's own user namespace, or, where user namespaces
+// are refused, a limit over the user's processes.
 func ProcessBoundStatus(pids int) string {
 	if pids <= 0 {
 		pids = defaultPids()
 	}
+	_, cgErr := pidsCgroup()
+	if err := mountnsErr(); err != nil {
+		switch {
+		case cgErr == nil:
+			return fmt.Sprintf("user namespaces are refused here (%v): commands get no pid namespace, but each may hold at most %d processes and threads at once (a pids cgroup of its own; HEARTH_SANDBOX_PIDS)", err, pids)
+		case os.Getuid() == 0:
+			return fmt.Sprintf("user namespaces are refused here (%v) and, as root with no pids cgroup to divide (%v), nothing bounds how many processes a command may start", err, cgErr)
+		}
+		return fmt.Sprintf("user namespaces are refused here (%v): commands get no pid namespace, but each may start at most %d processes and threads more than you have when it starts (RLIMIT_NPROC, which counts all of yours; HEARTH_SANDBOX_PIDS)", err, pids)
+	}
 	how := "a process limit in its own user namespace"
 	if os.Getuid() == 0 {
-		if _, err := pidsCgroup(); err != nil {
-			return fmt.Sprintf("each command runs in a pid namespace of its own (its processes end with it), but as root with no pids cgroup to divide (%v) nothing bounds how many it may start", err)
+		if cgErr != nil {
+			return fmt.Sprintf("each command runs in a pid namespace of its own (its processes end with it), but as root with no pids cgroup to divide (%v) nothing bounds how many it may start", cgErr)
 		}
 		how = "a pids cgroup of its own"
 	}
