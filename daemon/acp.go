@@ -34,6 +34,7 @@ func (d *Daemon) mux(c *clientConn) *rpc.Mux {
 	m.Notification(rpc.MethodSessionCancel, c.cancel)
 	m.HandleStaged(rpc.MethodSessionClose, c.storeErrors(c.prepareClose))
 	m.HandleStaged(rpc.MethodSessionDelete, c.storeErrors(c.prepareDelete))
+	m.HandleStaged(rpc.MethodSessionFork, c.storeErrors(forkCall{c}.prepare))
 	m.Handle(rpc.MethodSessionList, c.gated(c.list))
 	m.HandleStaged(rpc.MethodSessionLoad, c.storeErrors(c.prepareLoad))
 	m.HandleStaged(rpc.MethodSessionNew, c.storeErrors(c.prepareNew))
@@ -41,6 +42,7 @@ func (d *Daemon) mux(c *clientConn) *rpc.Mux {
 	m.HandleStaged(rpc.MethodSessionResume, c.storeErrors(c.prepareResume))
 	m.Handle(rpc.MethodSessionSetConfigOption, c.gated(c.setConfigOption))
 	m.Handle(rpc.MethodSessionSetMode, c.gated(c.setMode))
+	m.Handle(rpc.MethodSessionStatus, c.gated(sessionStatus(d)))
 	m.HandleStaged(rpc.MethodSessionSteering, c.storeErrors(c.prepareSteering))
 	return m
 }
@@ -78,6 +80,7 @@ func (c *clientConn) initialize(ctx context.Context, params json.RawMessage) (an
 	c.fsRead.Store(req.ClientCapabilities.Fs.ReadTextFile)
 	c.fsWrite.Store(req.ClientCapabilities.Fs.WriteTextFile)
 	c.asksOnWrite.Store(req.ClientInfo != nil && clientsAskingOnWrite[req.ClientInfo.Name])
+	c.caps.read(params)
 	c.initialized.Store(true)
 	cfg := c.d.Config()
 	var auth acp.AgentAuthCapabilities
@@ -86,7 +89,7 @@ func (c *clientConn) initialize(ctx context.Context, params json.RawMessage) (an
 	}
 	sessions := acp.SessionCapabilities{List: &acp.SessionListCapabilities{}, Resume: &acp.SessionResumeCapabilities{},
 		Close: &acp.SessionCloseCapabilities{}, Delete: &acp.SessionDeleteCapabilities{}}
-	return acp.InitializeResponse{
+	return withUnstableCaps(acp.InitializeResponse{
 		ProtocolVersion: acp.ProtocolVersionNumber,
 		AgentCapabilities: acp.AgentCapabilities{
 			Auth:                auth,
@@ -98,7 +101,7 @@ func (c *clientConn) initialize(ctx context.Context, params json.RawMessage) (an
 		AgentInfo:   &acp.Implementation{Name: "hearth", Version: cfg.Version},
 		AuthMethods: authMethods(req.ClientCapabilities.Auth.Terminal),
 		Meta:        steeringMeta(),
-	}, nil
+	})
 }
 
 func (c *clientConn) newSession(ctx context.Context, params json.RawMessage) (acp.NewSessionResponse, error) {
@@ -297,7 +300,8 @@ func (c *clientConn) prepareLoad(ctx context.Context, params json.RawMessage) (f
 		// opens with the items read).
 		s, err := c.d.loadStreaming(ctx, id, servers, func(w *openWorkspace, page []store.Item) error {
 			return replayer{session: id, root: w.root.Path(),
-				kind: func(name string) acp.ToolKind { return toolKind(w, name) }}.replay(ctx, c.out, page)
+				kind:       func(name string) acp.ToolKind { return toolKind(w, name) },
+				compaction: c.caps.compaction.Load()}.replay(ctx, c.out, page)
 		})
 		if err != nil {
 			return nil, err

@@ -62,6 +62,8 @@ type clientConn struct {
 	// asksOnWrite: the client asks its user before every fs/write_text_file
 	// (clientsAskingOnWrite), so that question is the one a change gets.
 	asksOnWrite atomic.Bool
+	// caps: the session capabilities of ACP 1.34 it advertised (client_caps.go).
+	caps clientCaps
 
 	writeTimeout time.Duration // writeTimeout when accepted
 

@@ -238,7 +238,7 @@ func (c *clientConn) usageAfterReply(ctx context.Context, s *openSession) {
 			return
 		}
 		b, err := json.Marshal(acp.SessionNotification{SessionId: acp.SessionId(s.id),
-			Update: acp.SessionUpdate{UsageUpdate: &acp.SessionUsageUpdate{Used: used, Size: size}}})
+			Update: acp.SessionUpdate{UsageUpdate: usageUpdate(s, used, size)}})
 		if err == nil {
 			c.out.notify(rpc.MethodSessionUpdate, b)
 		}

@@ -186,7 +186,7 @@ func (s *openSession) tellMCP(sink session.Sink) {
 	s.mcpNotes = nil
 	s.mu.Unlock()
 	for _, n := range notes {
-		sink.Notice("hearth: " + n + "; the session goes on without it")
+		session.Notify(sink, session.NoticeWarning, "hearth: "+n+"; the session goes on without it")
 	}
 }
 

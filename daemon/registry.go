@@ -99,6 +99,8 @@ type openSession struct {
 	// procs are the processes its exec_command calls left running; close
 	// ends them.
 	procs *workspace.Processes
+	// commands keeps what its commands change (command_checkpoints.go).
+	commands commandChanges
 }
 
 // workspaceFor returns the open workspace for dir, opening it on first use.
@@ -268,6 +270,12 @@ func (c Config) sessionConfig(dial func(ctx context.Context, network, addr strin
 // The session takes servers (nil: none) when this call opens it; else they
 // are stopped.
 func (d *Daemon) openConversation(ctx context.Context, id string, w *openWorkspace, initial []json.RawMessage, items []store.Item, servers *mcp.Set) (*openSession, error) {
+	return openConversationWith(ctx, d, id, w, servers, opening(initial, items))
+}
+
+// openConversationWith is d's openConversation with open making the
+// conversation (a function: Daemon's methods are many already).
+func openConversationWith(ctx context.Context, d *Daemon, id string, w *openWorkspace, servers *mcp.Set, open openConv) (*openSession, error) {
 	key := "session:" + id
 	var s *openSession
 	opened, err := d.beginOpen(ctx, key, func() bool {
@@ -282,7 +290,7 @@ func (d *Daemon) openConversation(ctx context.Context, id string, w *openWorkspa
 		return s, err
 	}
 	defer opened()
-	s, err = d.newOpenSession(ctx, id, w, initial, items, servers)
+	s, err = newOpenSessionWith(ctx, d, id, w, servers, open)
 	if err != nil {
 		servers.Close()
 		return nil, err
@@ -305,6 +313,12 @@ func (d *Daemon) openConversation(ctx context.Context, id string, w *openWorkspa
 // the MCP servers of set (nil: none), not yet registered in d.sessions nor
 // warmed. The caller keeps set when it fails.
 func (d *Daemon) newOpenSession(ctx context.Context, id string, w *openWorkspace, initial []json.RawMessage, items []store.Item, set *mcp.Set) (*openSession, error) {
+	return newOpenSessionWith(ctx, d, id, w, set, opening(initial, items))
+}
+
+// newOpenSessionWith is d's newOpenSession with open making the
+// conversation.
+func newOpenSessionWith(ctx context.Context, d *Daemon, id string, w *openWorkspace, set *mcp.Set, open openConv) (*openSession, error) {
 	row, err := d.db.Session(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("%w: %s", rpc.ErrUnknownSession, id) // deleted meanwhile
@@ -323,9 +337,9 @@ func (d *Daemon) newOpenSession(ctx context.Context, id string, w *openWorkspace
 	if !validMode(s.mode) {
 		s.mode = ModeAsk
 	}
-	conv, err := session.Open(ctx, session.Options{
+	conv, err := open(ctx, session.Options{
 		ID: id, Client: w.client, DB: d.db, Tools: &sessionTools{d: d, s: s},
-		Log: d.log, Initial: initial, Items: items, Choice: session.Choice{Model: row.ChosenModel, Effort: row.ChosenEffort},
+		Log: d.log, Choice: session.Choice{Model: row.ChosenModel, Effort: row.ChosenEffort},
 	})
 	if err != nil {
 		return nil, err
@@ -502,6 +516,8 @@ func (t *sessionTools) run(ctx context.Context, call session.ToolCall) session.T
 	t.s.turnKey.CompareAndSwap(0, time.Now().UnixNano()) // a call outside a prompt's turn (none today) still gets a checkpoint
 	rec := turnRecorder{db: t.d.db, objects: checkpointObjects(t.d.cfg.DataDir), session: t.s.id, turn: t.s.turnKey.Load()}
 	tools.Checkpoint = rec.before // checkpoints.go: each file's pre-image kept before it changes (tools is this call's copy)
+
+	tools.Commands = t.s.commands.bind(t.d, t.s) // command_checkpoints.go: what its commands change
 	r := tools.WithLive(t.liveOutput(call)).WithProcesses(t.s.procs).RunVia(ctx, ed, call.Name, args)
 	if ws.watcher != nil {
 		ws.watcher.Touch(start, r.Locations...) // a tree too big to watch whole is watched where the tools go
@@ -625,5 +641,28 @@ func (d *Daemon) loadStreaming(ctx context.Context, id string, servers []mcp.Ser
 	if items == nil {
 		items = []store.Item{}
 	}
-	return d.openConversation(ctx, id, w, nil, items, startMCP(d.ctx, d.Config(), d.log, w, cwd, servers))
+	s, err := d.openConversation(ctx, id, w, nil, items, startMCP(d.ctx, d.Config(), d.log, w, cwd, servers))
+	if err != nil {
+		return nil, err
+	}
+	// Opening may commit what a killed daemon left pending (steering
+	// input): the replay shows it too, after the rest.
+	for after := lastSeq(items); ; {
+		page, err := d.db.Items().Page(ctx, id, after, loadPage)
+		if err != nil || len(page) == 0 {
+			return s, err
+		}
+		if err := each(w, page); err != nil {
+			return nil, err
+		}
+		after = page[len(page)-1].Seq
+	}
+}
+
+// lastSeq is the seq of the last of items, 0 when there are none.
+func lastSeq(items []store.Item) int64 {
+	if len(items) == 0 {
+		return 0
+	}
+	return items[len(items)-1].Seq
 }

@@ -35,6 +35,9 @@ type replayer struct {
 	session string
 	root    string                         // the workspace's absolute path, for locations and diffs
 	kind    func(tool string) acp.ToolKind // the kind of a tool by name, as the live view gives it
+	// compaction: the editor advertised session.compaction, so compactions
+	// show as such (compaction_update.go).
+	compaction bool
 }
 
 // replay queues the session/update notifications that show stored items
@@ -46,6 +49,11 @@ func (r replayer) replay(ctx context.Context, out *outbox, items []store.Item) e
 	for _, it := range items {
 		if session.FromCompaction(it.View) {
 			continue // the API's compaction: the model's view, not something that happened
+		}
+		if shown, err := r.replayCompaction(ctx, out, it); err != nil {
+			return err
+		} else if shown {
+			continue
 		}
 		b, ok := r.notification(it)
 		if ok {
@@ -84,8 +92,7 @@ func (r replayer) notification(it store.Item) (json.RawMessage, bool) {
 		case it.Type == "custom_tool_call":
 			u := acp.StartToolCall(acp.ToolCallId(call.CallID), call.Name, acp.WithStartKind(r.kind(call.Name)),
 				acp.WithStartStatus(acp.ToolCallStatusPending), acp.WithStartRawInput(map[string]string{"input": call.Input}))
-			b, err := json.Marshal(acp.SessionNotification{SessionId: acp.SessionId(r.session), Update: u})
-			return b, err == nil
+			return namedToolCall(r.session, u, call.Name)
 		}
 		if st, ok := lookupSessionLevelTool(call.Name); ok && st.replay != nil {
 			u, shown := st.replay(call.Arguments)

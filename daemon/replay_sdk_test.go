@@ -66,6 +66,9 @@ func sdkNotification(r replayer, it store.Item) (json.RawMessage, bool) {
 	default:
 		return nil, false
 	}
+	if ri.Type == "function_call" {
+		return namedToolCall(r.session, u, ri.Name) // ACP 1.34's name, which the SDK lacks
+	}
 	b, err := json.Marshal(acp.SessionNotification{SessionId: acp.SessionId(r.session), Update: u})
 	return b, err == nil
 }

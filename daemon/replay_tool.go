@@ -19,7 +19,7 @@ const maxShownOutput = 8 << 10
 // toolCallNotification is the tool_call that shows a stored function call:
 // acp.StartToolCall(callID, name, WithStartKind(kind),
 // WithStartStatus(pending), WithStartRawInput(rawArgs(args))) as the SDK
-// encodes it.
+// encodes it, named (namedToolCall).
 func toolCallNotification(sessionID, callID, name string, kind acp.ToolKind, args string) json.RawMessage {
 	b := make([]byte, 0, len(args)+len(sessionID)+len(callID)+len(name)+128)
 	b = append(b, `{"sessionId":`...)
@@ -28,6 +28,11 @@ func toolCallNotification(sessionID, callID, name string, kind acp.ToolKind, arg
 	if kind != "" {
 		b = append(b, `"kind":`...)
 		b = appendString(b, string(kind))
+		b = append(b, ',')
+	}
+	if name != "" {
+		b = append(b, `"name":`...)
+		b = appendString(b, name)
 		b = append(b, ',')
 	}
 	if in := rawInput(args); in != nil {

@@ -33,9 +33,9 @@ func (u updates) ToolCall(call session.ToolCall, status string, res *session.Too
 	id := acp.ToolCallId(call.CallID)
 	switch status {
 	case "pending":
-		u.s.broadcast(acp.StartToolCall(id, call.Name,
+		u.s.broadcastToolCall(acp.StartToolCall(id, call.Name,
 			acp.WithStartKind(toolKind(u.s.ws, call.Name)),
-			acp.WithStartStatus(acp.ToolCallStatusPending)), nil)
+			acp.WithStartStatus(acp.ToolCallStatusPending)), call.Name)
 	case "in_progress":
 		opts := []acp.ToolCallUpdateOpt{acp.WithUpdateStatus(acp.ToolCallStatusInProgress),
 			acp.WithUpdateRawInput(rawArgs(call.Arguments))}
@@ -72,9 +72,9 @@ func (u updates) readView(call session.ToolCall) []acp.ToolCallUpdateOpt {
 }
 
 // Usage tells the editors how full the model's context is (usage_update):
-// they show how much is left.
+// they show how much is left; its _meta has the API's rate limits.
 func (u updates) Usage(used, size int) {
-	u.s.broadcast(acp.SessionUpdate{UsageUpdate: &acp.SessionUsageUpdate{Used: used, Size: size}}, nil)
+	u.s.broadcast(acp.SessionUpdate{UsageUpdate: usageUpdate(u.s, used, size)}, nil)
 }
 
 // liveOutput shows a running command's output so far in its tool call, on
@@ -113,8 +113,10 @@ func clip(s string, n int) string {
 // every ACP client renders agent messages, not every one renders more. Its
 // _meta marks it (rpc.MetaNotice), so a client that keeps the answer apart
 // from diagnostics (hearth ask: stdout and stderr) can.
+// A client that advertised session.notices gets it as an info notice
+// instead (NoticeWith).
 func (u updates) Notice(text string) {
-	u.s.broadcast(noticeUpdate(text), nil)
+	u.NoticeWith(session.NoticeInfo, text)
 }
 
 // noticeUpdate is how a notice shows, live and in a replay.

@@ -55,6 +55,7 @@ func (d *Daemon) status(asker *clientConn) rpc.Status {
 			Connections: s.Conns, Fallback: rpc.RedactURLs(s.Fallback), LaneMode: rpc.RedactURLs(s.Lanes),
 			WireBytesSent: s.WireSent, WireBytesReceived: s.WireReceived,
 			Tokens: tokens(s.Usage), Watch: w.watchState(), Spare: w.spare != nil,
+			RateLimits: rateLimits(w.client.RateLimits()),
 		})
 	}
 	d.mu.Unlock()

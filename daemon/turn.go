@@ -44,6 +44,7 @@ func (t *promptTurn) run(rctx context.Context) (any, error) {
 	}
 	var stop session.StopReason
 	var err error
+	mark := markUsage(t.tctx, t.db, s.id)
 	title := content.title()
 	if len(content.images) == 0 && isCompactCommand(content.text) {
 		stop, err = s.conv.CompactAsked(t.tctx, "/compact", updates{s})
@@ -53,6 +54,7 @@ func (t *promptTurn) run(rctx context.Context) (any, error) {
 	} else {
 		s.turnKey.Store(time.Now().UnixNano()) // the key of this turn's checkpoint (checkpoints.go)
 		stop, err = s.conv.Prompt(t.tctx, t.input(), updates{s})
+		s.commands.settle() // what its commands' processes changed up to now (command_checkpoints.go)
 	}
 	t.ended(context.WithoutCancel(t.tctx), title)
 	t.release()
@@ -62,7 +64,7 @@ func (t *promptTurn) run(rctx context.Context) (any, error) {
 	if err != nil {
 		return nil, turnError(err)
 	}
-	return acp.PromptResponse{StopReason: acp.StopReason(stop)}, nil
+	return acp.PromptResponse{StopReason: acp.StopReason(stop), Usage: mark.since(jsonrpc2.DetachContext(rctx), t.db, s.id)}, nil
 }
 
 // input is what the prompt sends the model: notices for the editors
@@ -75,7 +77,7 @@ func (t *promptTurn) input() []json.RawMessage {
 	var input []json.RawMessage
 	if note := s.ws.watchNotice(); note != "" && !s.toldWatch {
 		s.toldWatch = true
-		updates{s}.Notice(note)
+		updates{s}.NoticeWith(session.NoticeWarning, note)
 	}
 	s.tellMCP(updates{s})
 	input = append(input, t.contextChanges()...)

@@ -40,6 +40,10 @@ func undoTurn(ctx context.Context, db *store.DB, objects objectStore, s *openSes
 		if f.PreHash == f.Post {
 			continue
 		}
+		if f.PreHash == unrestorable { // command_checkpoints.go
+			res.NotRestorable = append(res.NotRestorable, f.Path)
+			continue
+		}
 		var content *string
 		if f.PreHash != "" {
 			old, err := objects.get(f.PreHash)
@@ -83,6 +87,7 @@ func undoMessage(r rpc.UndoResult) string {
 	list("Removed (created by that turn)", r.Removed)
 	list("Left as they are, changed since that turn (conflicts)", r.Conflicts)
 	list("Could not be restored", r.Failed)
+	list("Not restorable (their content before that turn was not kept)", r.NotRestorable)
 	return b.String()
 }
 
@@ -99,6 +104,7 @@ func undoNote(r rpc.UndoResult) string {
 	list("Removed (that turn created them)", r.Removed)
 	list("Not undone, changed by someone else since (left as they are)", r.Conflicts)
 	list("Not undone, could not be restored", r.Failed)
+	list("Not undone, their content before that turn was not kept", r.NotRestorable)
 	return b.String()
 }
 
@@ -136,7 +142,7 @@ func (t *promptTurn) undo() session.StopReason {
 		t.log.Warn("undo failed", "session", t.s.id, "err", err)
 		res.Message = "The undo failed: " + err.Error()
 	}
-	updates{t.s}.Notice(res.Message)
+	updates{t.s}.Reply(res.Message)
 	return session.StopEndTurn
 }
 
@@ -169,7 +175,7 @@ func hearthUndo(c *clientConn, ctx context.Context, params json.RawMessage) (any
 		}
 		res, err := undoTurn(tctx, c.d.db, checkpointObjects(c.d.Config().DataDir), s, s.toolEditor())
 		if err == nil {
-			updates{s}.Notice(res.Message)
+			updates{s}.Reply(res.Message)
 		}
 		release()
 		if err != nil {

@@ -117,8 +117,8 @@ func isViewImageSpec(spec json.RawMessage) bool {
 func (u updates) WebSearch(ws session.WebSearch, begun bool) {
 	id := acp.ToolCallId(ws.ID)
 	if begun {
-		u.s.broadcast(acp.StartToolCall(id, ws.Title(), acp.WithStartKind(acp.ToolKindSearch),
-			acp.WithStartStatus(acp.ToolCallStatusInProgress)), nil)
+		u.s.broadcastToolCall(acp.StartToolCall(id, ws.Title(), acp.WithStartKind(acp.ToolKindSearch),
+			acp.WithStartStatus(acp.ToolCallStatusInProgress)), webSearchName)
 		return
 	}
 	u.s.broadcast(acp.UpdateToolCall(id, acp.WithUpdateStatus(searchStatus(ws.Status)),
@@ -160,6 +160,5 @@ func searchNotification(sessionID string, item json.RawMessage) (json.RawMessage
 	}
 	u := acp.StartToolCall(acp.ToolCallId(ws.ID), ws.Title(), acp.WithStartKind(acp.ToolKindSearch),
 		acp.WithStartStatus(searchStatus(ws.Status)), acp.WithStartRawInput(searchInput(ws)))
-	b, err := json.Marshal(acp.SessionNotification{SessionId: acp.SessionId(sessionID), Update: u})
-	return b, err == nil
+	return namedToolCall(sessionID, u, webSearchName)
 }

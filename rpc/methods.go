@@ -66,6 +66,9 @@ const (
 	// MethodSessionDelete (session/delete, call): remove a session and
 	// everything stored of it.
 	MethodSessionDelete = "session/delete"
+	// MethodSessionFork (session/fork, call; ACP unstable): a new session
+	// with another's history, going on from it on a lane of its own.
+	MethodSessionFork = "session/fork"
 	// MethodSessionList (session/list, call): list stored sessions.
 	MethodSessionList = "session/list"
 	// MethodSessionLoad (session/load, call): reopen a session, replaying its
@@ -82,6 +85,9 @@ const (
 	// MethodSessionRequestPermission (session/request_permission, agent →
 	// client call): ask the user to allow a tool call, during a prompt.
 	MethodSessionRequestPermission = "session/request_permission"
+	// MethodSessionStatus (session/status, call; ACP unstable): whether a
+	// session is open or only stored; no side effect.
+	MethodSessionStatus = "session/status"
 	// MethodSessionSteering (_session/steering, call): give a running turn
 	// more input, as codex-acp and claude-agent-acp define it; with no turn
 	// running it starts one (unless the request's

@@ -120,6 +120,9 @@ type WorkspaceStatus struct {
 	// Spare says a session is warmed ahead of time for the next session/new
 	// here (HEARTH_SPARE).
 	Spare bool `json:"spare"`
+	// RateLimits are the model API's, as its latest answer said them; nil
+	// before any said them.
+	RateLimits *RateLimits `json:"rateLimits,omitempty"`
 	// WireBytesSent and WireBytesReceived crossed the model connections'
 	// sockets, after permessage-deflate: compare with BytesSent.
 	WireBytesSent     int64 `json:"wireBytesSent"`

@@ -15,4 +15,9 @@ type UndoResult struct {
 	Conflicts []string `json:"conflicts,omitempty"` // files changed since the turn, left as they are
 	Failed    []string `json:"failed,omitempty"`    // files that could not be put back: "path: why"
 	Message   string   `json:"message"`             // what happened, in a few words for the user
+
+	// NotRestorable names the files the turn changed whose content before
+	// was not kept (too big, or changed by a command the sandbox could not
+	// trap): left as they are.
+	NotRestorable []string `json:"notRestorable,omitempty"`
 }

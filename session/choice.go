@@ -47,10 +47,17 @@ type UsageSink interface {
 	Usage(used, size int)
 }
 
-// tellUsage tells sink how full the context is after a response.
+// tellUsage tells sink how full the context is after a response, and of
+// a rate limit the API says is nearly used up.
 func (l *line) tellUsage(sink Sink) {
 	if a, ok := sink.(*attemptSink); ok {
 		sink = a.Sink // a request's attempt: the turn's own sink is inside
+	}
+	if sink == nil {
+		return
+	}
+	if n := l.client.api.TakeRateNotice(); n != "" {
+		Notify(sink, NoticeWarning, n) // a rate limit nearly used up, as the last answer's headers said
 	}
 	u, ok := sink.(UsageSink)
 	if !ok {

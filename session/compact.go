@@ -77,38 +77,25 @@ func (c *Conversation) CompactAsked(ctx context.Context, said string, sink Sink)
 // the API's compaction when Config.Compaction asks for it
 // (compactOnServer), else, or when that fails, with a summary the model
 // writes (summarize), which the transcript records with the view it makes
-// (Transcript.Compacted). The turn owns c.
+// (Transcript.Compacted). The sink is shown it as it runs
+// (CompactionSink), or told once it is done. The turn owns c.
 func (c *Conversation) compact(ctx context.Context, turnID int64, sink Sink, why string) error {
 	if err := c.tr.Flush(context.WithoutCancel(ctx), turnID); err != nil {
 		return err
 	}
+	shown := startCompaction(sink)
 	before := c.tr.View().Len()
-	how := "the API's compaction"
-	err := errors.New("not asked for")
-	if c.Config().Compaction == CompactServer {
-		if err = c.compactOnServer(ctx, turnID, why); err != nil && ctx.Err() == nil {
-			c.log.Info("the API's compaction failed; compacting with a summary", "err", err)
-		}
-	}
+	how, summary, err := c.replaceView(ctx, turnID, why)
 	if err != nil {
-		if ctx.Err() != nil {
-			return err
-		}
-		summary, respID, err := c.summarize(ctx, turnID)
-		if err != nil {
-			return err
-		}
-		if err := c.tr.Compacted(ctx, summary, respID, why, c.Config().ContextWindow); err != nil {
-			return err
-		}
-		how = "a summary"
+		shown.ended(ctx, err)
+		return err
 	}
 	after := c.tr.View().Len()
 	if sink != nil {
 		note := fmt.Sprintf("hearth: compacted this session (%s) with %s: %d items are now %d; "+
 			"the whole history stays in `hearth inspect %s`.", why, how, before, after, c.id)
-		sink.Notice(note)
-		if err := c.tr.Turns().KeepShown(context.WithoutCancel(ctx), turnID, transcript.ShownNotice, note); err != nil {
+		shown.completed(note, summary)
+		if err := c.tr.Turns().KeepCompaction(context.WithoutCancel(ctx), turnID, shown.id, note, summary); err != nil {
 			return err
 		}
 	}
@@ -118,6 +105,28 @@ func (c *Conversation) compact(ctx context.Context, turnID int64, sink Sink, why
 		c.log.Info("warm-up of the compacted view failed; the next request is full", "err", err)
 	}
 	return nil
+}
+
+// replaceView makes the compacted view: how says with what, summary is the
+// model's when it wrote one (the API's compaction shows none).
+func (c *Conversation) replaceView(ctx context.Context, turnID int64, why string) (how, summary string, err error) {
+	if c.Config().Compaction == CompactServer {
+		if err = c.compactOnServer(ctx, turnID, why); err == nil {
+			return "the API's compaction", "", nil
+		}
+		if ctx.Err() != nil {
+			return "", "", err
+		}
+		c.log.Info("the API's compaction failed; compacting with a summary", "err", err)
+	}
+	summary, respID, err := c.summarize(ctx, turnID)
+	if err != nil {
+		return "", "", err
+	}
+	if err := c.tr.Compacted(ctx, summary, respID, why, c.Config().ContextWindow); err != nil {
+		return "", "", err
+	}
+	return "a summary", summary, nil
 }
 
 // summarize asks the model for the hand-off summary of the view, aside
@@ -131,7 +140,7 @@ func (c *Conversation) summarize(ctx context.Context, turnID int64) (summary, re
 	size := c.line.nextInput() + tokensOf(ask...)
 	budget := int(cfg.CompactAt * float64(cfg.ContextWindow)) // 0 when the window is unknown
 	if cfg.ContextWindow <= 0 || size <= cfg.ContextWindow {
-		r, v, err := c.judged(ctx, func() (*reply, error) { return c.exchangeAside(ctx, turnID, nil, ask) }, nil, nil)
+		r, v, err := c.judged(ctx, func() (*reply, error) { return c.exchangeAside(ctx, turnID, nil, ask) }, nil, nil, nil)
 		if err == nil {
 			return summaryOf(r)
 		}

@@ -52,7 +52,7 @@ func (c *Conversation) summarizeParts(ctx context.Context, turnID int64, budget 
 		}
 		part, next := nextPart(body, i, room)
 		in := append(append(append([]json.RawMessage(nil), head...), carried...), part...)
-		r, v, err := c.judged(ctx, func() (*reply, error) { return c.exchangeAside(ctx, turnID, in, ask) }, nil, nil)
+		r, v, err := c.judged(ctx, func() (*reply, error) { return c.exchangeAside(ctx, turnID, in, ask) }, nil, nil, nil)
 		if err != nil {
 			if v.Action == responses.Compact && refusals < maxPartRefusals {
 				refusals++

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -48,6 +49,11 @@ type Options struct {
 	// Choice is the session's own model and reasoning effort, over the
 	// Client's configuration (SetChoice).
 	Choice Choice
+
+	// cacheKey is the requests' prompt_cache_key: ID, or a fork's
+	// parent's (Fork), so that the fork's requests extend the parent's
+	// byte for byte and share its cached prefix.
+	cacheKey string
 }
 
 // Conversation is one ACP session's agent loop: its turns, its lane on
@@ -82,6 +88,11 @@ func Open(ctx context.Context, o Options) (*Conversation, error) {
 	if err != nil {
 		return nil, err
 	}
+	return open(ctx, o, tr)
+}
+
+// open makes the conversation of transcript tr (Open's, or a Fork's).
+func open(ctx context.Context, o Options, tr *transcript.Transcript) (*Conversation, error) {
 	log := o.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -90,11 +101,11 @@ func Open(ctx context.Context, o Options) (*Conversation, error) {
 	box := &toolbox{tools: o.Tools, tr: tr}
 	c := &Conversation{
 		id: o.ID, client: o.Client, log: log.With("session", o.ID), tr: tr, box: box,
-		line: &line{id: o.ID, client: o.Client, tr: tr, box: box, log: log.With("session", o.ID), lane: o.Client.api.NewLane()},
+		line: &line{id: o.ID, client: o.Client, tr: tr, box: box, log: log.With("session", o.ID), lane: o.Client.api.NewLane(), cacheKey: cmp.Or(o.cacheKey, o.ID)},
 		turn: make(chan struct{}, 1), ctx: cctx, cancel: cancel,
 	}
 	c.line.choice.Store(&o.Choice)
-	c.line.steer = &steering{queue: func(it json.RawMessage) { tr.Steering().Steer(it, nil) }, commit: tr.CommitSteeredNow}
+	c.line.steer = &steering{queue: func(it json.RawMessage) { tr.Steering().Steer(it, nil) }, commit: tr.CommitSteeredNow, pend: tr.Steering().Pend}
 	o.Client.register(c)
 	if err := tr.Initialize(ctx, o.Initial); err != nil {
 		c.Close()
@@ -103,6 +114,14 @@ func Open(ctx context.Context, o Options) (*Conversation, error) {
 	if err := tr.Repair(ctx, 0, interrupted); err != nil {
 		c.Close()
 		return nil, err
+	}
+	// Steering input a killed daemon accepted and never committed: after
+	// the repaired calls, where the next request carries it once.
+	if n, err := tr.Steering().Settle(ctx); err != nil {
+		c.Close()
+		return nil, err
+	} else if n > 0 {
+		c.log.Info("steering input of an interrupted turn committed", "items", n)
 	}
 	return c, nil
 }

@@ -25,9 +25,10 @@
 //   - Incremental requests: a request goes out as previous_response_id plus
 //     only the new input items when every non-input field is byte-identical
 //     to the last full request and the new input starts with the last input
-//     plus the last output, on the same connection and lane that still
+//     plus the last output, on the same connection, whose lane still
 //     caches that response (plan). Anything else is a full request, with the
-//     reason recorded.
+//     reason recorded. A fork (fork.go) starts from its parent's baseline:
+//     its first request continues the parent's response from its own lane.
 //   - What the editor is told is in the store: every item is committed
 //     before a request that carries it is sent, and the editor hears of a
 //     staged tool output only once it is stored (session/transcript).

@@ -41,12 +41,13 @@ const (
 
 // plan decides between an incremental and a full request. A request is
 // incremental — previous_response_id and only the new items — when it goes
-// on the connection and lane that hold the baseline's response, with the
+// on the connection whose lane (its own, or a parent's for a fork) still
+// holds the baseline's response, with the
 // same settings byte for byte, and its input starts with the baseline's
 // input and output; anything else is full. It returns the items to send,
 // the previous response id ("" for a full request) and, for a full
 // request, why.
-func plan(b *baseline, conn linkView, lane string, set []byte, full []json.RawMessage, disabled bool) (send []json.RawMessage, prev string, reason string) {
+func plan(b *baseline, conn linkView, set []byte, full []json.RawMessage, disabled bool) (send []json.RawMessage, prev string, reason string) {
 	switch {
 	case conn.Transport() == "http":
 		return full, "", reasonHTTP
@@ -54,9 +55,12 @@ func plan(b *baseline, conn linkView, lane string, set []byte, full []json.RawMe
 		return full, "", reasonDisabled
 	case b == nil:
 		return full, "", reasonNoBaseline
-	case b.conn != conn || b.lane != lane:
+	case b.conn != conn:
 		return full, "", reasonNewConnection
-	case conn.Cached(lane) != b.responseID:
+	case conn.Cached(b.lane) != b.responseID:
+		// The baseline's lane may be another lane of the connection: a
+		// fork's first request continues its parent's latest response on a
+		// lane of its own (stream_id routes, previous_response_id is lineage).
 		return full, "", reasonNotCached
 	case !bytes.Equal(b.settings, set):
 		return full, "", reasonSettings

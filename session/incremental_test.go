@@ -48,7 +48,7 @@ func TestPlanPrefixRule(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			send, prev, reason := plan(tc.base, tc.conn, "lane", tc.set, tc.full, tc.disabled)
+			send, prev, reason := plan(tc.base, tc.conn, tc.set, tc.full, tc.disabled)
 			if prev != tc.wantPrev || len(send) != tc.wantSend || reason != tc.reason {
 				t.Fatalf("got prev=%q send=%d reason=%q; want prev=%q send=%d reason=%q", prev, len(send), reason, tc.wantPrev, tc.wantSend, tc.reason)
 			}
@@ -57,9 +57,16 @@ func TestPlanPrefixRule(t *testing.T) {
 			}
 		})
 	}
+	// A fork: a new lane of the connection continues the response another
+	// lane holds, sending only the new items.
+	parent := &baseline{conn: &fakeLink{cache: map[string]string{"parent": "resp_9", "lane": "resp_1"}}, lane: "parent", settings: set,
+		input: items(`{"a":1}`, `{"u":1}`), output: items(`{"o":1}`), responseID: "resp_9"}
+	if send, prev, reason := plan(parent, parent.conn, set, items(`{"a":1}`, `{"u":1}`, `{"o":1}`, `{"u":2}`), false); prev != "resp_9" || len(send) != 1 || reason != "" {
+		t.Fatalf("fork on another lane: prev=%q send=%d reason=%q", prev, len(send), reason)
+	}
 	// The server lost the response (evicted, or a failed continuation).
 	conn.cache["lane"] = "resp_other"
-	if _, prev, reason := plan(base, conn, "lane", set, items(`{"a":1}`, `{"u":1}`, `{"o":1}`), false); prev != "" || reason != reasonNotCached {
+	if _, prev, reason := plan(base, conn, set, items(`{"a":1}`, `{"u":1}`, `{"o":1}`), false); prev != "" || reason != reasonNotCached {
 		t.Fatalf("evicted baseline: prev=%q reason=%q", prev, reason)
 	}
 }

@@ -22,6 +22,8 @@ type line struct {
 	box    *toolbox
 	log    *slog.Logger
 	steer  *steering // the running turn's steering (steer.go)
+	// cacheKey is the requests' prompt_cache_key (Options.cacheKey).
+	cacheKey string
 
 	setCache settingsCache
 	choice   atomic.Pointer[Choice] // the session's own model and effort (choice.go)

@@ -28,6 +28,10 @@ type reply struct {
 	// successor: an automatic successor follows it on its stream, which
 	// commits the steering it was sent (Event.Continued).
 	successor bool
+	// unanswered: input stands after it in the transcript that no response
+	// has answered (steering the server returned instead of continuing):
+	// the turn sends another request.
+	unanswered bool
 }
 
 // exchange sends one request for the conversation's current transcript
@@ -76,6 +80,7 @@ func (l *line) send(ctx context.Context, turnID int64, generate bool, sink Sink,
 		l.finish(reqID, "", "failed", err, time.Time{})
 		return nil, err
 	}
+	var steered *reply // the response the stream's successor continues
 	for {
 		if steerable {
 			l.steer.streaming(conn, st)
@@ -84,6 +89,9 @@ func (l *line) send(ctx context.Context, turnID int64, generate bool, sink Sink,
 		var se steerEnd
 		if steerable {
 			se = l.steer.ended(ctx, st, r != nil && r.successor)
+		}
+		if steered != nil && errors.Is(err, responses.ErrNoSuccessor) {
+			return l.noSuccessor(steered, reqID, err, sink), nil
 		}
 		if err != nil {
 			return nil, l.failed(ctx, conn, st, reqID, err, first)
@@ -112,11 +120,25 @@ func (l *line) send(ctx context.Context, turnID int64, generate bool, sink Sink,
 		// The stream goes on with the successor, which answers the
 		// steering as part of this turn: the partial answer is kept.
 		r.early.stop()
+		steered = r
 		if o, reqID, err = l.commitSuccessor(context.WithoutCancel(ctx), turnID, conn, o, r, se.items); err != nil {
 			l.abort(conn, st)
 			return nil, err
 		}
 	}
+}
+
+// noSuccessor ends the exchange of the steered response r when the server
+// returned its steering input instead of continuing it: the request
+// committed for the successor (reqID) failed, the input stands after r in
+// the transcript, and r, the lane's latest response, is the baseline the
+// turn's next request carries it on.
+func (l *line) noSuccessor(r *reply, reqID int64, err error, sink Sink) *reply {
+	l.log.Info("no successor for the steered response; the next request carries the steering", "response", r.id, "err", err)
+	l.finish(reqID, "", "failed", err, time.Time{})
+	l.tellUsage(sink)
+	r.unanswered = true
+	return r
 }
 
 // outgoing is one request, prepared: what it sends and what the store and
@@ -150,7 +172,7 @@ func (l *line) connect(ctx context.Context, generate bool, sink Sink) (responses
 	}
 	if sink != nil {
 		if n := l.client.api.TakeNotice(); n != "" {
-			sink.Notice(n)
+			Notify(sink, NoticeWarning, n)
 		}
 	}
 	if !generate && conn.Transport() == "http" {
@@ -190,7 +212,7 @@ func (l *line) prepare(conn responses.Link, lane string, generate bool, view, as
 	o.full = append(append(append(make([]json.RawMessage, 0, len(head)+len(o.full)+len(aside)), head...), o.full...), aside...)
 	l.mu.Unlock()
 	o.key = key
-	o.items, o.prev, o.reason = plan(base, conn, lane, key, o.full, l.client.Config().DisableIncremental)
+	o.items, o.prev, o.reason = plan(base, conn, key, o.full, l.client.Config().DisableIncremental)
 	if !o.aside {
 		o.items = l.withoutHeld(o.prev, o.items)
 	}

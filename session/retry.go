@@ -24,7 +24,7 @@ func (c *Conversation) request(ctx context.Context, turnID int64, sink Sink) (*r
 	}, func(why string) { att.interrupted(why) }, func() error {
 		// Go on from a summary, then send again.
 		return c.compact(ctx, turnID, sink, CompactRefused)
-	})
+	}, func(until time.Time) error { return park(ctx, sink, until) })
 	if err != nil && ctx.Err() == nil {
 		return nil, explain(err, v, func() string { return sizeOf(c.tr) })
 	}
@@ -43,14 +43,17 @@ func (c *Conversation) request(ctx context.Context, turnID int64, sink Sink) (*r
 // against its cause's budget. A retry goes again after its wait, a re-warm
 // or a full resend at once (told is called first, with why); a compaction
 // goes again once smaller made the request fit, and ends the attempts
-// when there is no smaller (the caller's to do) or it failed. It returns
+// when there is no smaller (the caller's to do) or it failed. A rate limit
+// that says when it resets parks the request there (park, when not nil),
+// outside the budget, at most maxParks times. It returns
 // the last failure and its verdict; a failure once ctx has ended is
 // returned as it is, unjudged.
-func (c *Conversation) judged(ctx context.Context, send func() (*reply, error), told func(why string), smaller func() error) (*reply, responses.Verdict, error) {
+func (c *Conversation) judged(ctx context.Context, send func() (*reply, error), told func(why string), smaller func() error, park func(until time.Time) error) (*reply, responses.Verdict, error) {
 	cfg := c.Config()
 	b := newBudget(cfg.MaxAttempts)
 	var err error
 	var v responses.Verdict
+	parks := 0
 	for attempt := 0; attempt < 2*cfg.MaxAttempts; attempt++ {
 		var r *reply
 		if r, err = send(); err == nil {
@@ -60,6 +63,21 @@ func (c *Conversation) judged(ctx context.Context, send func() (*reply, error), 
 			return nil, responses.Verdict{}, err
 		}
 		v = judge(err)
+		if until, ok := responses.ResetOf(err, time.Now()); ok && park != nil && parks < maxParks {
+			// A rate limit that says when: the turn waits for it, then
+			// goes again, outside the retries' budget.
+			parks++
+			attempt--
+			c.client.counters.retries.Add(1)
+			c.log.Info("rate limited: the turn is parked", "until", until, "err", err)
+			if told != nil {
+				told(v.Why)
+			}
+			if perr := park(until); perr != nil {
+				return nil, responses.Verdict{}, err
+			}
+			continue
+		}
 		n, ok := b.take(v)
 		if !ok || attempt+1 == 2*cfg.MaxAttempts {
 			break
@@ -86,6 +104,17 @@ func (c *Conversation) judged(ctx context.Context, send func() (*reply, error), 
 		}
 	}
 	return nil, v, err
+}
+
+// maxParks bounds how many times one model request waits for a rate
+// limit's reset before its failures count as retries again.
+const maxParks = 8
+
+// park waits, its turn parked, until a rate limit resets (or ctx ends:
+// session/cancel ends it at once), after telling the user when it goes on.
+func park(ctx context.Context, sink Sink, until time.Time) error {
+	Notify(sink, NoticeWarning, "hearth: rate limited; resuming at "+responses.ClockTime(until)+".")
+	return sleep(ctx, time.Until(until))
 }
 
 // judgedError is a failure judged where its stream was (failed), carried
@@ -239,6 +268,6 @@ func (a *attemptSink) interrupted(why string) {
 		a.Sink.ToolCall(call, "failed", &ToolResult{Output: "not run: " + why + "; the request is being retried", IsError: true})
 	}
 	if a.texted || len(a.pending) > 0 {
-		a.Sink.Notice(fmt.Sprintf("hearth: %s mid-answer; retrying.", why))
+		Notify(a.Sink, NoticeWarning, fmt.Sprintf("hearth: %s mid-answer; retrying.", why))
 	}
 }

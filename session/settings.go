@@ -51,7 +51,7 @@ func (l *line) settings() (responses.Settings, []byte, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.key == nil || !k.from.same(from) {
-		set, err := buildSettings(cfg, from.specs, l.id)
+		set, err := buildSettings(cfg, from.specs, l.cacheKey)
 		if err != nil {
 			return responses.Settings{}, nil, err
 		}

@@ -202,6 +202,10 @@ func (c *Client) Stats() Stats {
 	return s
 }
 
+// RateLimits returns the API's rate limits as its latest answer on this
+// workspace's connections said them.
+func (c *Client) RateLimits() responses.RateLimits { return c.api.RateLimits() }
+
 // Close closes every connection and waits for their readers. Requests in
 // flight fail with responses.ErrClosed.
 func (c *Client) Close() error { return c.api.Close() }

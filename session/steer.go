@@ -43,6 +43,9 @@ type steering struct {
 	// commit stores items at once, when nothing staged must come first
 	// (Transcript.CommitSteeredNow).
 	commit func(ctx context.Context, turnID int64, items []json.RawMessage) (bool, error)
+	// pend stores items as pending (transcript.Steering.Pend): accepted
+	// input survives a kill of the daemon before its commit.
+	pend func(ctx context.Context, turnID int64, items []json.RawMessage) error
 }
 
 // SteerOutcome says what Steer did with the input.
@@ -72,6 +75,13 @@ func (c *Conversation) Steer(ctx context.Context, input []json.RawMessage) (Stee
 	if s.waiting {
 		var err error
 		if stored, err = s.commit(ctx, s.turnID, input); err != nil {
+			return SteerIdle, err
+		}
+	}
+	// Anything else waits for its commit, where the server takes it: its
+	// pending record is stored first.
+	if !stored {
+		if err := s.pend(ctx, s.turnID, input); err != nil {
 			return SteerIdle, err
 		}
 	}

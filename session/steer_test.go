@@ -44,7 +44,8 @@ func steerWhenFirstText(t *testing.T, c *session.Conversation, prompt, text stri
 	return r.stop, out
 }
 
-// storedTexts lists the stored transcript as "role:text" (messages) or types.
+// storedTexts lists the stored transcript as "role:text" (messages) or types,
+// without the pending records of steering input.
 func storedTexts(t *testing.T, e *env, id string) []string {
 	t.Helper()
 	items, err := e.db.Items().List(context.Background(), id)
@@ -60,7 +61,9 @@ func storedTexts(t *testing.T, e *env, id string) []string {
 			} `json:"content"`
 		}
 		_ = json.Unmarshal(it.Data, &m)
-		switch {
+		switch _, pending := session.Shown(it.View); {
+		case pending:
+			// a pending record of steering input: the editor's and the model's transcript leave it out
 		case it.Type == "message" && len(m.Content) > 0:
 			txt := m.Content[0].Text
 			if len(txt) > 20 {
@@ -379,5 +382,38 @@ func TestSteerRefusedStoredBeforeTools(t *testing.T) {
 	}
 	if n != 1 {
 		t.Fatalf("the steering reached the model %d times", n)
+	}
+}
+
+// A steered response whose successor the server cannot create
+// (response.steer.failed, successor_creation_failed, after the response
+// ended steered): the turn goes on at once, not after the stream's idle
+// timeout; the input reaches the model once, in the next request, chained
+// on the steered response.
+func TestSteerSuccessorCreationFailed(t *testing.T) {
+	e := newEnv(t, sim.Options{}, session.Config{Config: responses.Config{Lanes: responses.LanesOn}})
+	c := e.open("s1")
+	warm(t, c)
+	e.sim.InjectFault(sim.Fault{Kind: sim.FaultSuccessorFailed})
+	stop, out := steerWhenFirstText(t, c, "slow", "say banana")
+	if stop != session.StopEndTurn || out != session.SteerInjected {
+		t.Fatalf("stop %s outcome %v", stop, out)
+	}
+	recs := e.sim.Received()
+	cs := []sim.Received{}
+	for _, r := range recs {
+		if r.Type == "response.create" {
+			cs = append(cs, r)
+		}
+	}
+	if countType(recs, "response.steer") != 1 || len(cs) != 3 { // warm-up, the prompt, the steering's
+		t.Fatalf("records: %d steer, %d create", countType(recs, "response.steer"), len(cs))
+	}
+	if next := cs[2]; next.PreviousResponseID != cs[1].ResponseID || len(next.Input) != 1 || !strings.Contains(string(next.Input[0]), "say banana") {
+		t.Fatalf("the request after the lost successor: %s", next.Raw)
+	}
+	got := strings.Join(storedTexts(t, e, "s1"), " | ")
+	if !strings.HasPrefix(got, "user:slow | assistant:") || !strings.HasSuffix(got, " | user:say banana | assistant:You said: say banana") || strings.Count(got, "say banana") != 2 {
+		t.Fatalf("stored transcript %s", got)
 	}
 }

@@ -156,6 +156,9 @@ func (c *Conversation) act(ctx context.Context, turnID int64, r *reply, sink Sin
 	if len(calls) > 0 {
 		return c.box.runTools(ctx, turnID, calls, sink, r.staged, r.early)
 	}
+	if r.unanswered {
+		return "", nil
+	}
 	switch r.incomplete {
 	case "":
 		return StopEndTurn, nil

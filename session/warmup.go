@@ -22,8 +22,15 @@ type warmup struct {
 // Warm sends, in the background, the conversation's real instructions,
 // tools and transcript with generate:false, so that the next prompt goes
 // out as previous_response_id plus the user's message only. It returns at
-// once; a warm-up already running is not repeated.
-func (c *Conversation) Warm() { c.warmUp(false) }
+// once; a warm-up already running is not repeated, and none is sent while
+// the server holds the conversation's baseline (a fork's, continued from
+// its parent's response).
+func (c *Conversation) Warm() {
+	if c.line.holds() {
+		return
+	}
+	c.warmUp(false)
+}
 
 // rewarm rebuilds the server's baseline after the connection was lost, in
 // the background, unless a turn is running (its next request is full

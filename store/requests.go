@@ -346,3 +346,34 @@ func (rq Requests) Usage(ctx context.Context, sessionID string) (Usage, error) {
 	}
 	return u, nil
 }
+
+// LastID returns the id of the session's newest request, 0 when it has
+// none: the mark a turn's usage is summed from (UsageAfter).
+func (rq Requests) LastID(ctx context.Context, sessionID string) (int64, error) {
+	var id int64
+	err := rq.db.read(func(rd *sql.DB) error {
+		return rd.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM requests WHERE session_id = ?`, sessionID).Scan(&id)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: last request of session %s: %w", sessionID, err)
+	}
+	return id, nil
+}
+
+// UsageAfter sums the usage of the session's turn requests after the
+// request afterID: what one turn cost. Warm-ups (no turn) are left out,
+// since one may finish while the turn runs.
+func (rq Requests) UsageAfter(ctx context.Context, sessionID string, afterID int64) (Usage, error) {
+	var u Usage
+	err := rq.db.read(func(rd *sql.DB) error {
+		return rd.QueryRowContext(ctx, `
+			SELECT coalesce(sum(input_tokens), 0), coalesce(sum(cached_tokens), 0),
+				coalesce(sum(output_tokens), 0), coalesce(sum(reasoning_tokens), 0)
+			FROM requests WHERE session_id = ? AND id > ? AND coalesce(turn_id, 0) != 0`,
+			sessionID, afterID).Scan(&u.Input, &u.Cached, &u.Output, &u.Reasoning)
+	})
+	if err != nil {
+		return Usage{}, fmt.Errorf("store: usage of session %s after request %d: %w", sessionID, afterID, err)
+	}
+	return u, nil
+}

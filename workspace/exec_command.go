@@ -227,12 +227,15 @@ func (ts *Toolset) execCommand(ctx context.Context, d *toolDef, raw json.RawMess
 	start := time.Now()
 	planted := ts.guardPlants()
 	out := newPendingOutput()
-	sp, err := sandbox.Start(sandbox.Command{Root: ts.at.root.Path(), Dir: plan.dir, Line: plan.line, Net: ts.net, Access: ts.access, Timeout: sandbox.NoTimeout}, plan.tty, out)
+	hook := newCommandHook(ts) // command_changes.go
+	ended := beginCommand(ts, hook)
+	defer ended()
+	sp, err := sandbox.Start(sandbox.Command{Root: ts.at.root.Path(), Dir: plan.dir, Line: plan.line, Net: ts.net, Access: ts.access, Timeout: sandbox.NoTimeout, Changes: hook.changes()}, plan.tty, out)
 	if err != nil {
 		planted()
 		return Result{IsError: true, Title: title, Output: fmt.Sprintf("exec_command could not start the command: %v", err)}
 	}
-	p := &process{command: plan.cmd, tty: plan.tty, started: start, p: sp, out: out}
+	p := &process{command: plan.cmd, tty: plan.tty, started: start, p: sp, out: out, hook: hook}
 	evicted, err := ts.procs.add(p)
 	if err != nil {
 		sp.Kill()
@@ -390,6 +393,7 @@ func writeStdin(ts *Toolset, ctx context.Context, d *toolDef, raw json.RawMessag
 	}
 	start := time.Now()
 	planted := ts.guardPlants()
+	defer beginCommand(ts, p.hook)() // what the process changed meanwhile is the running turn's
 	var notes []string
 	if w.chars != "" {
 		if n, err := p.p.Write([]byte(w.chars), time.Second); err != nil && !isDone(p) {

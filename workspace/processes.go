@@ -41,6 +41,7 @@ type process struct {
 	started time.Time
 	p       *sandbox.Process
 	out     *pendingOutput
+	hook    *commandHook // what it tells of its file changes, nil: nothing
 
 	// guarded by Processes.mu:
 	busy     int       // calls using it now

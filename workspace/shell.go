@@ -100,7 +100,10 @@ func (ts *Toolset) shell(ctx context.Context, d *toolDef, raw json.RawMessage) R
 		planted = ts.plants.Begin(ts.at.root.Path())
 	}
 	timeout := time.Duration(timeoutMS) * time.Millisecond
-	run := sandbox.Run(ctx, sandbox.Command{Root: ts.at.root.Path(), Dir: ts.at.workdir(), Line: command, Net: ts.net, Access: ts.access, Timeout: timeout, Show: ts.live})
+	hook := newCommandHook(ts) // command_changes.go
+	ended := beginCommand(ts, hook)
+	run := sandbox.Run(ctx, sandbox.Command{Root: ts.at.root.Path(), Dir: ts.at.workdir(), Line: command, Net: ts.net, Access: ts.access, Timeout: timeout, Show: ts.live, Changes: hook.changes()})
+	ended()
 	var notes []string
 	if planted != nil {
 		notes = planted() // sandbox/planted_repo.go: before anything else sees the tree

@@ -162,6 +162,11 @@ type Toolset struct {
 	// a change whose pre-image is not kept could not be undone. Set it on
 	// a copy made for one call (In's), never on the shared Toolset.
 	Checkpoint func(ctx context.Context, c Change) error
+
+	// Commands, if set, is told of the files the commands of shell and
+	// exec_command change (command_changes.go). Set it on a copy made for
+	// one call, like Checkpoint.
+	Commands CommandChanges
 }
 
 // NewToolset returns the tools of the workspace at root.

@@ -29,6 +29,8 @@ const (
 // askExitCodes is the end of `hearth ask --help`.
 const askExitCodes = `
 The prompt is the arguments; with none (or "-") it is read from stdin.
+Otherwise a line typed (or piped to stdin) while the answer streams steers
+it: the model reads it in the answer it is writing.
 Flags may follow the prompt; after -- every word is the prompt's, even one
 that begins with - (hearth ask -- -v: what does it do?). --continue and
 --session prompt an earlier session, resumed: its history is the model's,
@@ -95,7 +97,9 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return cancelled(err)
 	}
+	stopSteering := startSteering(ctx, &steerer{client: client, id: id, con: con, perm: perm}, promptOnStdin(o.words, os.Stdin))
 	res, err := askTurn(ctx, client, id, prompt)
+	stopSteering()
 	closeAskSession(ctx, client, id)
 	con.endLine()
 	if err != nil {
@@ -256,11 +260,16 @@ func askTurn(ctx context.Context, client *rpc.Client, id acp.SessionId, prompt s
 	return res, err
 }
 
-// askPrompt is the prompt: the arguments, or stdin when they are "-" or
-// when there are none and stdin is not a terminal (hearth ask < task.md).
+// promptOnStdin says whether the prompt is read from stdin: the arguments
+// are "-", or there are none and stdin is not a terminal (hearth ask <
+// task.md). Otherwise lines on stdin steer the answer.
+func promptOnStdin(args []string, stdin *os.File) bool {
+	return len(args) == 1 && args[0] == "-" || len(args) == 0 && !isTerminal(stdin)
+}
+
+// askPrompt is the prompt: the arguments, or stdin (promptOnStdin).
 func askPrompt(args []string, stdin *os.File) (string, error) {
-	fromStdin := len(args) == 1 && args[0] == "-" || len(args) == 0 && !isTerminal(stdin)
-	if !fromStdin {
+	if !promptOnStdin(args, stdin) {
 		prompt := strings.TrimSpace(strings.Join(args, " "))
 		if prompt == "" {
 			return "", errors.New("usage: hearth ask [flags] PROMPT (or the prompt on stdin: hearth ask < task.md)")

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -38,6 +39,12 @@ type permitter struct {
 	// refused counts the permissions refused for want of a terminal: ask
 	// exits 3 when it is not zero.
 	refused atomic.Int32
+	// While ask's steerer reads the terminal (routed), a question gets its
+	// answer from it: answer is the open question's channel, nil when none
+	// is open.
+	mu     sync.Mutex
+	routed bool
+	answer chan string
 }
 
 // openTerminal opens the controlling terminal for answers when stdin is
@@ -76,11 +83,12 @@ func (p *permitter) onCall(ctx context.Context, method string, params json.RawMe
 		})
 		return choose(req, acp.PermissionOptionKindRejectOnce), nil
 	}
+	routed := p.expectAnswer() // before the question shows: a quick answer is its
 	p.con.aside(func() {
 		fmt.Fprintf(p.con.err, "hearth: the agent asks to run: %s\n%s%s", title, detail, warning)
 		fmt.Fprint(p.con.err, "Allow? [y]es, [a]lways in this session, [N]o: ")
 	})
-	answer, err := p.readLine(ctx)
+	answer, err := p.readLine(ctx, routed)
 	if err != nil {
 		p.con.aside(func() { fmt.Fprintln(p.con.err) })
 		return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeCancelled()}, nil
@@ -94,10 +102,57 @@ func (p *permitter) onCall(ctx context.Context, method string, params json.RawMe
 	return choose(req, acp.PermissionOptionKindRejectOnce), nil
 }
 
-// readLine reads one answer from the terminal until ctx or the ask ends;
-// the reading goroutine ends before it returns (a past read deadline
-// unblocks it).
-func (p *permitter) readLine(ctx context.Context) (string, error) {
+// route makes the steerer the terminal's reader: questions get their
+// answers from it (takeAnswer).
+func (p *permitter) route() {
+	p.mu.Lock()
+	p.routed = true
+	p.mu.Unlock()
+}
+
+// expectAnswer opens a question's answer channel when the steerer reads
+// the terminal; nil when the question reads it itself.
+func (p *permitter) expectAnswer() chan string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.routed {
+		return nil
+	}
+	p.answer = make(chan string, 1)
+	return p.answer
+}
+
+// takeAnswer gives line to the open question, if any; false when none is
+// open (the line is the steerer's).
+func (p *permitter) takeAnswer(line string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.answer == nil {
+		return false
+	}
+	p.answer <- line
+	p.answer = nil
+	return true
+}
+
+// readLine reads one answer: from routed (the steerer's lines) when not
+// nil, else from the terminal, until ctx or the ask ends; the reading
+// goroutine ends before it returns (a past read deadline unblocks it).
+func (p *permitter) readLine(ctx context.Context, routed chan string) (string, error) {
+	if routed != nil {
+		select {
+		case l := <-routed:
+			return l, nil
+		case <-ctx.Done():
+		case <-p.stop.Done():
+		}
+		p.mu.Lock()
+		if p.answer == routed {
+			p.answer = nil
+		}
+		p.mu.Unlock()
+		return "", context.Canceled
+	}
 	type line struct {
 		s   string
 		err error

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/hearthd/hearth/session/sim"
 )
@@ -49,6 +50,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return nil
 	})
 	verbose := fs.Bool("v", false, "print one line per answered request (transport, connection, warm-up, previous_response_id, outcome; when it arrived and was answered, Unix µs, the time the cost model charged it, and the WebSocket bytes in and out since the connection's previous answer)")
+	limits := rateLimitFlags(fs)
 	var cost sim.Cost
 	fs.DurationVar(&cost.Handshake, "handshake", 0, "simulated WebSocket handshake time")
 	fs.DurationVar(&cost.PerRequest, "per-request", 0, "simulated fixed cost of every request")
@@ -91,9 +93,23 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	opts := sim.Options{APIKey: *key, DisableLanes: *noLanes, Lanes: laneMode, Reasoning: reasoningMode, PingInterval: *ping, Deflate: deflateMode,
 		Cost: cost, OnAnswered: onAnswered, ContextWindow: window, Windows: windows}
+	limits(&opts)
 	opts.OnListen = func(base string) {
 		ws := "ws" + strings.TrimPrefix(base, "http")
 		fmt.Fprintf(stdout, "hearth sim: Responses API simulator on %s (WebSocket %s/responses); cost: %s\n", base, ws, cost)
 	}
 	return sim.New(opts).ListenAndServe(ctx, *addr)
+}
+
+// rateLimitFlags defines the flags of the simulator's rate limits; the
+// function it returns sets them in the Options once the flags are parsed.
+func rateLimitFlags(fs *cmdFlags) func(*sim.Options) {
+	var o sim.Options
+	fs.Int64Var(&o.RateLimitRequests, "rate-limit-requests", sim.DefaultRateLimitRequests, "the requests' rate limit the x-ratelimit headers tell, per minute")
+	fs.Int64Var(&o.RateLimitTokens, "rate-limit-tokens", sim.DefaultRateLimitTokens, "the tokens' rate limit the x-ratelimit headers tell, per minute")
+	fs.IntVar(&o.RateLimited, "rate-limited", 0, "refuse the first N requests with 429 rate_limit_exceeded and a reset")
+	fs.DurationVar(&o.RateLimitReset, "rate-limit-reset", 1500*time.Millisecond, "the reset --rate-limited's refusals give")
+	return func(to *sim.Options) {
+		to.RateLimitRequests, to.RateLimitTokens, to.RateLimited, to.RateLimitReset = o.RateLimitRequests, o.RateLimitTokens, o.RateLimited, o.RateLimitReset
+	}
 }

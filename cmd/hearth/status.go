@@ -158,6 +158,9 @@ func printStatus(w io.Writer, st rpc.Status, wide bool) {
 		if ws.Watch != "" && ws.Watch != "inotify" && ws.Watch != "fsnotify" {
 			notes = append(notes, "file watching is "+ws.Watch)
 		}
+		if wide && ws.RateLimits != nil {
+			notes = append(notes, rateLine(*ws.RateLimits, time.Now()))
+		}
 		for _, n := range notes {
 			line := visibleLine(ws.Root) + ": " + n
 			if !wide {
@@ -195,6 +198,9 @@ func workspaceBlocks(w io.Writer, list []rpc.WorkspaceStatus) {
 				plural(int(ws.Warmups), "warm-up"), ws.FullRequests, ws.IncrementalRequests, ws.Retries),
 			fmt.Sprintf("sent %s (%s on the wire), saved %s", bytesHuman(ws.BytesSent), bytesHuman(ws.WireBytesSent), bytesHuman(ws.BytesSaved)),
 			fmt.Sprintf("tokens in/out %s, cached %s", tokensInOut(ws.Tokens), cachedShare(ws.Tokens)),
+		}
+		if ws.RateLimits != nil {
+			lines = append(lines, rateLine(*ws.RateLimits, time.Now()))
 		}
 		fmt.Fprintln(w, visibleLine(ws.Root))
 		for _, l := range lines {

@@ -73,7 +73,7 @@ func TestStatusAfterOneTurn(t *testing.T) {
 		}
 	}
 	for _, want := range []string{`^` + regexp.QuoteMeta(root) + `$`, `^  requests: 1 handshake, \d+ warm-ups?, \d+ full, [1-9]\d* incremental, 0 retried$`,
-		`^  sent [0-9.]+ [KM]?i?B \([0-9.]+ [KM]?i?B on the wire\), saved`, `^profile +gpt-5\.x-codex: window 272,000 tokens, reasoning medium \(of low,$`} {
+		`^  sent [0-9.]+ [KM]?i?B \([0-9.]+ [KM]?i?B on the wire\), saved`, `^  rate limits: \d+/5000 requests, \d+k/800k tokens left(; whole again at \d\d:\d\d:\d\d)?$`, `^profile +gpt-5\.x-codex: window 272,000 tokens, reasoning medium \(of low,$`} {
 		if !regexp.MustCompile(`(?m)` + want).MatchString(out) {
 			t.Errorf("status lacks a line %s:\n%s", want, out)
 		}

@@ -138,6 +138,7 @@ test('the official ACP SDK runs a tool-using turn through hearth acp against a t
   const toolCalls = updates.filter((u) => u.update.sessionUpdate === 'tool_call').map((u) => u.update);
   assert.equal(toolCalls.length, 1, `one tool_call expected, got ${JSON.stringify(toolCalls)}`);
   const toolCallId = toolCalls[0].toolCallId;
+  assert.equal(toolCalls[0].name, 'list_dir', 'the tool call names its tool (ACP 1.34)');
   const completed = updates
     .map((u) => u.update)
     .filter((u) => u.sessionUpdate === 'tool_call_update' && u.toolCallId === toolCallId && u.status === 'completed');

@@ -1,7 +1,8 @@
 // A Responses API WebSocket server written for the interop suite with the
 // `ws` package, sharing no code with hearth or its simulator: it speaks the
 // API's WebSocket mode (one text frame = one JSON event), keeps the
-// connection-local cache a previous_response_id must name, and answers
+// connection-local cache a previous_response_id must name (the latest
+// response of a lane; a lane may continue another lane's: a fork), and answers
 // every user message with a list_dir call and every tool output with text.
 
 import { randomBytes } from 'node:crypto';
@@ -117,7 +118,9 @@ export class FakeResponsesServer extends EventEmitter {
     }
 
     const prev = req.previous_response_id ?? null;
-    if (prev !== null && cache.get(lane) !== prev) {
+    // stream_id routes, previous_response_id is lineage: a request may
+    // continue the latest response of any lane of the connection.
+    if (prev !== null && cache.get(lane) !== prev && ![...cache.values()].includes(prev)) {
       cache.delete(lane); // a failed continuation evicts its parent
       const error = {
         type: 'error',

@@ -14,47 +14,60 @@ import { fileURLToPath } from 'node:url';
 import Ajv2020 from 'ajv/dist/2020.js';
 
 // The package does not export its schema: it is read from where npm put it.
-const schemaPath = path.join(path.dirname(fileURLToPath(import.meta.url)), 'node_modules/@agentclientprotocol/sdk/schema/v1/schema.json');
-const schema = JSON.parse(readFileSync(schemaPath, 'utf8'));
+// schema.json is the stable protocol; schema.unstable.json adds the unstable
+// methods (session/fork, session/status), checked when a SchemaCheck asks.
+const schemaDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'node_modules/@agentclientprotocol/sdk/schema/v1');
+const schemaPath = path.join(schemaDir, 'schema.json');
 
-const ajv = new Ajv2020({ strict: false, allErrors: true });
 const ints = { int32: 2 ** 31, int64: 2 ** 63, uint16: 2 ** 16, uint32: 2 ** 32, uint64: 2 ** 64 };
-for (const [name, bound] of Object.entries(ints)) {
-  const min = name.startsWith('u') ? 0 : -bound;
-  const max = name.startsWith('u') ? bound - 1 : bound - 1;
-  ajv.addFormat(name, { type: 'number', validate: (n) => Number.isInteger(n) && n >= min && n <= max });
-}
-ajv.addFormat('double', { type: 'number', validate: (n) => Number.isFinite(n) });
-ajv.addFormat('uri', {
-  type: 'string',
-  validate: (s) => {
-    try {
-      new URL(s);
-      return true;
-    } catch {
-      return false;
-    }
-  },
-});
-ajv.addSchema(schema, 'acp');
 
-const validators = new Map();
-function validator(def) {
-  let v = validators.get(def);
-  if (!v) {
-    v = ajv.getSchema(`acp#/$defs/${def}`);
-    if (!v) throw new Error(`the ACP schema has no ${def}`);
-    validators.set(def, v);
+/** One schema file compiled: its validators and its method → type map. */
+function compile(file) {
+  const schema = JSON.parse(readFileSync(file, 'utf8'));
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  for (const [name, bound] of Object.entries(ints)) {
+    const min = name.startsWith('u') ? 0 : -bound;
+    const max = name.startsWith('u') ? bound - 1 : bound - 1;
+    ajv.addFormat(name, { type: 'number', validate: (n) => Number.isInteger(n) && n >= min && n <= max });
   }
-  return v;
+  ajv.addFormat('double', { type: 'number', validate: (n) => Number.isFinite(n) });
+  ajv.addFormat('uri', {
+    type: 'string',
+    validate: (s) => {
+      try {
+        new URL(s);
+        return true;
+      } catch {
+        return false;
+      }
+    },
+  });
+  ajv.addSchema(schema, 'acp');
+  const validators = new Map();
+  const validator = (def) => {
+    let v = validators.get(def);
+    if (!v) {
+      v = ajv.getSchema(`acp#/$defs/${def}`);
+      if (!v) throw new Error(`the ACP schema has no ${def}`);
+      validators.set(def, v);
+    }
+    return v;
+  };
+  /** The schema's type for (side, method, kind): kind is Request, Response or Notification. */
+  const typeOf = new Map();
+  for (const [name, def] of Object.entries(schema.$defs)) {
+    if (!def['x-method']) continue;
+    const kind = ['Request', 'Response', 'Notification'].find((k) => name.endsWith(k));
+    if (kind) typeOf.set(`${def['x-side']} ${def['x-method']} ${kind}`, name);
+  }
+  return { validator, typeOf };
 }
 
-/** The schema's type for (side, method, kind): kind is Request, Response or Notification. */
-const typeOf = new Map();
-for (const [name, def] of Object.entries(schema.$defs)) {
-  if (!def['x-method']) continue;
-  const kind = ['Request', 'Response', 'Notification'].find((k) => name.endsWith(k));
-  if (kind) typeOf.set(`${def['x-side']} ${def['x-method']} ${kind}`, name);
+const compiled = new Map(); // file → compile(file)
+function schemaFor(unstable) {
+  const file = unstable ? path.join(schemaDir, 'schema.unstable.json') : schemaPath;
+  if (!compiled.has(file)) compiled.set(file, compile(file));
+  return compiled.get(file);
 }
 
 /** The schema's version, for test diagnostics. */
@@ -67,8 +80,9 @@ export const schemaFile = schemaPath;
  * `checked` counts what was checked per type.
  */
 export class SchemaCheck {
-  constructor(name = 'hearth') {
+  constructor(name = 'hearth', { unstable = false } = {}) {
     this.name = name;
+    this.schema = schemaFor(unstable); // unstable: schema.unstable.json, with session/fork and session/status
     this.violations = [];
     this.checked = new Map(); // type → count
     this.methods = new Map(); // id of a client request → its method
@@ -149,7 +163,7 @@ export class SchemaCheck {
     if (typeof msg.method === 'string') {
       if (msg.method.startsWith('_')) return; // an extension: no schema
       const kind = msg.id === undefined ? 'Notification' : 'Request';
-      return this.#validate(typeOf.get(`client ${msg.method} ${kind}`), msg.params, `${msg.method} ${kind.toLowerCase()}`);
+      return this.#validate(this.schema.typeOf.get(`client ${msg.method} ${kind}`), msg.params, `${msg.method} ${kind.toLowerCase()}`);
     }
     const method = this.methods.get(JSON.stringify(msg.id));
     if (msg.error !== undefined) {
@@ -159,12 +173,12 @@ export class SchemaCheck {
     if (!('result' in msg)) return this.#violation(`neither request, notification nor response: ${line.slice(0, 200)}`);
     if (method === undefined) return this.#violation(`a response to no request the client sent: ${line.slice(0, 200)}`);
     if (method.startsWith('_')) return;
-    this.#validate(typeOf.get(`agent ${method} Response`), msg.result, `${method} response`);
+    this.#validate(this.schema.typeOf.get(`agent ${method} Response`), msg.result, `${method} response`);
   }
 
   #validate(type, value, what) {
     if (!type) return this.#violation(`${what}: not a method of the ACP schema`);
-    const v = validator(type);
+    const v = this.schema.validator(type);
     if (!v(value)) {
       const errs = v.errors.slice(0, 5).map((e) => `${e.instancePath || '/'} ${e.message}`).join('; ');
       this.#violation(`${what} is not a valid ${type}: ${errs}\n  ${JSON.stringify(value).slice(0, 400)}`);

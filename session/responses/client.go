@@ -49,6 +49,7 @@ type Client struct {
 	dialing  atomic.Int32
 	counters counters
 	lost     func(key string) // NewClient's: a connection that served responses was lost
+	rates    rateBoard        // the latest rate limits the API said
 }
 
 // counters are the transport's statistics, shown by status.
@@ -147,6 +148,7 @@ func (c *Client) Link(ctx context.Context, key, lane string) (Link, error) {
 		defer c.mu.Unlock()
 		if c.http == nil {
 			c.http = newHTTPLink(c.Config)
+			c.http.headers = c.rates.note
 		}
 		c.useHTTP, c.fallbackUntil, c.fallbackWhy = true, time.Time{}, "configured"
 		return c.http, nil
@@ -250,7 +252,7 @@ func (c *Client) dialOnce(ctx context.Context, key string) (*wsConn, error) {
 	c.dialing.Add(1)
 	defer c.dialing.Add(-1)
 	c.counters.handshakes.Add(1)
-	ws, err := dial(ctx, c.Config(), id, c.log, &c.counters, connHooks{dead: c.forget, noLanes: c.disableLanes})
+	ws, err := dial(ctx, c.Config(), id, c.log, &c.counters, connHooks{dead: c.forget, noLanes: c.disableLanes, headers: c.rates.note})
 	if err != nil {
 		return nil, err
 	}
@@ -286,6 +288,7 @@ func (c *Client) fallBack(until time.Time, why string) Link {
 	defer c.mu.Unlock()
 	if c.http == nil {
 		c.http = newHTTPLink(c.Config)
+		c.http.headers = c.rates.note
 	}
 	if !c.useHTTP {
 		c.useHTTP = true

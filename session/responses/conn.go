@@ -66,6 +66,8 @@ type connHooks struct {
 	// it reports whether the client switched to one connection per
 	// conversation (HEARTH_LANES=auto), so the requests may be retried.
 	noLanes func(ws *wsConn, why string) bool
+	// headers is told the upgrade's answer's headers (the rate limits).
+	headers func(http.Header)
 }
 
 func dial(ctx context.Context, cfg Config, id string, log *slog.Logger, k *counters, hooks connHooks) (*wsConn, error) {
@@ -84,6 +86,9 @@ func dial(ctx context.Context, cfg Config, id string, log *slog.Logger, k *count
 		h.Set("Authorization", "Bearer "+cfg.APIKey)
 	}
 	ws, resp, err := d.DialContext(ctx, u, h)
+	if resp != nil && hooks.headers != nil {
+		hooks.headers(resp.Header)
+	}
 	if err != nil {
 		if resp != nil {
 			body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
@@ -228,6 +233,18 @@ func (c *wsConn) route(e *Event) {
 		c.mu.Unlock()
 		return // answered a steer after its response's end: noted above
 	}
+	if st != nil && e.Type == "response.steer.failed" && st.successorLost() {
+		// The successor the stream waits for will not come: it ends here.
+		delete(c.routes, e.StreamID)
+		c.mu.Unlock()
+		code := ""
+		if e.Error != nil {
+			code = e.Error.Code
+		}
+		st.fail(fmt.Errorf("%w (%s)", ErrNoSuccessor, code))
+		c.Release(e.StreamID)
+		return
+	}
 	// A response that ends steered, or completes with steering queued, is
 	// followed by its successor on the same stream: the lane stays its.
 	successor := st != nil && isTerminal(e.Type) && continuesAfter(e, st.Steering())
@@ -235,6 +252,9 @@ func (c *wsConn) route(e *Event) {
 		if e.Type == "response.completed" && e.Response != nil {
 			c.cache[e.StreamID] = e.Response.ID
 			c.completed.Add(1)
+		} else if successor {
+			// Ended steered: the server holds it for its successor.
+			c.cache[e.StreamID] = e.Response.ID
 		} else {
 			// A failed continuation evicts its parent from the server's cache.
 			delete(c.cache, e.StreamID)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"time"
 )
 
 // APIError is an error event (or HTTP error body) from the Responses API.
@@ -14,6 +15,9 @@ type APIError struct {
 	Code    string
 	Message string
 	Param   string
+	// ResetAt is when a rate-limited request may go again, as an HTTP
+	// 429's headers said; zero when they did not (ResetOf).
+	ResetAt time.Time
 }
 
 func (e *APIError) Error() string {

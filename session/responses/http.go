@@ -27,6 +27,7 @@ type httpLink struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // one reader per in-flight request
 
+	headers func(http.Header) // told every answer's headers (the rate limits); nil: none
 }
 
 func newHTTPLink(cfg func() Config) *httpLink {
@@ -108,6 +109,9 @@ func (h *httpLink) read(req *http.Request, st *Stream) {
 		return
 	}
 	defer resp.Body.Close()
+	if h.headers != nil {
+		h.headers(resp.Header)
+	}
 	if resp.StatusCode != http.StatusOK {
 		st.push(httpErrorEvent(resp))
 		return
@@ -187,6 +191,9 @@ func httpErrorEvent(resp *http.Response) *Event {
 	}
 	if resp.StatusCode == http.StatusUnauthorized {
 		e.Error.Message = "API key rejected (HTTP 401): check OPENAI_API_KEY"
+	}
+	if resp.StatusCode == http.StatusTooManyRequests {
+		e.resetAt = refusedUntil(resp.Header, time.Now())
 	}
 	return e
 }

@@ -14,6 +14,13 @@ import (
 // HTTP (it needs the WebSocket's connection-local state).
 var ErrNoSteering = errors.New("steering needs the WebSocket transport")
 
+// ErrNoSuccessor ends a stream that waited for the automatic successor of
+// its steered response when the server returned the steering input
+// instead (response.steer.failed, successor_creation_failed): nothing more
+// comes on the stream, its lane is free, and the input is the client's to
+// send again.
+var ErrNoSuccessor = errors.New("the server returned the steering input instead of continuing the response")
+
 // SteerRef is an event's steer member: the steering submission a
 // response.steer.* event is about.
 type SteerRef struct {

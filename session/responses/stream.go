@@ -30,6 +30,7 @@ type Stream struct {
 	lastText  time.Time // when its last text delta was read: the connection's reader's alone
 	steer     SteerState
 	successor bool // its last terminal event is followed by an automatic successor (Continues)
+	awaiting  bool // that successor's response.created has not come yet
 }
 
 func newStream(c Link, lane string) *Stream {
@@ -60,9 +61,20 @@ func (s *Stream) queue(e *Event) {
 	}
 	if isTerminal(e.Type) {
 		s.successor = continuesAfter(e, s.steer)
-		s.ended, e.continued = !s.successor, s.successor
+		s.ended, e.continued, s.awaiting = !s.successor, s.successor, s.successor
+	}
+	if e.Type == "response.created" {
+		s.awaiting = false
 	}
 	s.mu.Unlock()
+}
+
+// successorLost reports whether the stream waits for a successor that
+// will not come: every submission it was to commit was returned.
+func (s *Stream) successorLost() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.awaiting && !s.ended && s.steer.Queued() == 0
 }
 
 func (s *Stream) fail(err error) {

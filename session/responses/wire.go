@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"time"
 )
 
 // Settings are the non-input fields of a request. They must be
@@ -142,6 +143,8 @@ type Event struct {
 	// continued: a terminal event followed by an automatic successor on its
 	// stream (Continued); set by the stream as it queues the event.
 	continued bool
+	// resetAt: an HTTP 429's headers say when to go again (APIError.ResetAt).
+	resetAt time.Time
 
 	// over: the event would have kept more than Config.MaxMessage; it
 	// holds its type and lane, and this, the frame's size.
@@ -189,7 +192,7 @@ type errorBody struct {
 
 // apiError returns the error an "error" event carries, whichever shape it has.
 func (e *Event) apiError() *APIError {
-	ae := &APIError{Status: e.Status, Code: e.Code, Message: e.Message, Param: e.Param}
+	ae := &APIError{Status: e.Status, Code: e.Code, Message: e.Message, Param: e.Param, ResetAt: e.resetAt}
 	if e.Error != nil {
 		ae.Type, ae.Code, ae.Message, ae.Param = e.Error.Type, e.Error.Code, e.Error.Message, e.Error.Param
 	}

@@ -41,16 +41,22 @@ func continuing(parent cachedResponse, req *request) effectiveInput {
 		cachedItems: len(parent.items), cachedBytes: parent.bytes}
 }
 
-// lookup finds id as the latest response of lane. Only the lane's own latest response can be
-// continued: an older one, or one from another lane, is a miss.
+// lookup finds id as the latest response of a lane of the connection: lane's own first, then
+// another lane's — stream_id routes, previous_response_id is lineage, so a new lane may continue
+// (fork) a response created on another lane. Only a lane's latest response is held: an older
+// one is a miss.
 func (c *laneCache) lookup(lane, id string) (cachedResponse, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.latest[lane]
-	if !ok || e.id != id {
-		return cachedResponse{}, false
+	if e, ok := c.latest[lane]; ok && e.id == id {
+		return e, true
 	}
-	return e, true
+	for _, e := range c.latest {
+		if e.id == id {
+			return e, true
+		}
+	}
+	return cachedResponse{}, false
 }
 
 // put makes e the latest response of lane, replacing the previous one.

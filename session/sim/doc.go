@@ -63,9 +63,11 @@
 // listener.
 //
 // previous_response_id resolves against a connection-local cache that holds only the latest
-// response of each lane (store:false): a miss, an older response, or another lane's response
-// gives previous_response_not_found; any failure of a continuation (error event or
-// response.failed) evicts the lane's cached response. The effective input is the parent's
+// response of each lane (store:false): a miss or an older response gives
+// previous_response_not_found. A request may continue the latest response of another lane
+// (a fork: that lane keeps it, and the requesting lane's latest becomes the new response).
+// Any failure of a continuation (error event or response.failed) evicts the requesting
+// lane's cached response, never another lane's. The effective input is the parent's
 // input and output followed by the new input. A new connection starts with an empty cache.
 //
 // Lanes (Options.Lanes = LanesOn, the default): stream_id (1–256 of [A-Za-z0-9_.-], else
@@ -250,6 +252,14 @@
 // to arrive (before the server inflated and parsed it), Received.AnsweredAt when its terminal
 // event had been written: between one's AnsweredAt and the next's At is the client's time.
 //
+// # Rate limits (ratelimit.go)
+//
+// The upgrade's answer and every HTTP answer carry x-ratelimit-{limit,remaining,reset}-{requests,tokens}:
+// Options.RateLimitRequests and RateLimitTokens (DefaultRateLimitRequests, DefaultRateLimitTokens), what
+// the current one-minute window left (each create counts, its bytes / 4 as tokens) and when it ends. The
+// counts refuse nothing; Server.RateLimit(n, reset) and Options.RateLimited refuse the next creates with
+// FaultRateLimit, whose Delay is the reset ("Please try again in 2s.", and over HTTP the headers).
+//
 // # Faults
 //
 // InjectFault(Fault{Kind, Count, ...}) queues a fault for the next Count matching requests
@@ -271,6 +281,7 @@
 //	FaultContextLength       400 context_length_exceeded (param input) instead of the response
 //	FaultServerError         500 server_error instead of the response
 //	FaultInvalidAPIKey       401 invalid_api_key instead of the response
+//	FaultSuccessorFailed     a response that ends steered gets no successor: each queued steer comes back in response.steer.failed, code successor_creation_failed (WebSocket)
 //
 // The error faults are WebSocket error events (echoing stream_id on a lane, the connection
 // stays open) or, on HTTP, the status with a JSON error body.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"time"
 )
 
 // apiError is one API error, rendered in the shape each transport uses: nested with a status
@@ -14,6 +15,7 @@ type apiError struct {
 	Code    string // "" is sent as null (the real API has errors without a code)
 	Message string
 	Param   string
+	reset   time.Duration // a rate limit's: over HTTP, its headers say it
 }
 
 func (e apiError) body() map[string]any {
@@ -58,6 +60,9 @@ func (e apiError) sseEvent(seq *int) map[string]any {
 func (e apiError) writeHTTP(w http.ResponseWriter) {
 	body, _ := json.Marshal(map[string]any{"error": e.body()})
 	w.Header().Set("Content-Type", "application/json")
+	if e.reset > 0 {
+		refusedHeaders(w.Header(), e.reset)
+	}
 	status := e.Status
 	if status == 0 {
 		status = http.StatusInternalServerError
@@ -142,12 +147,14 @@ func connectionLimitReached() apiError {
 		"Responses websocket connection limit reached. Create a new websocket connection to continue.")
 }
 
-func rateLimited(model string) apiError {
-	return apiError{Status: 429, Type: "tokens", Code: "rate_limit_exceeded", Message: fmt.Sprintf(
+func rateLimited(model string, reset time.Duration) apiError {
+	if reset <= 0 {
+		reset = 1500 * time.Millisecond
+	}
+	return apiError{Status: 429, Type: "tokens", Code: "rate_limit_exceeded", reset: reset, Message: fmt.Sprintf(
 		"Rate limit reached for %s on tokens per min (TPM): Limit 30000, Used 29500, Requested 1200. "+
-			"Please try again in 1.5s.", model)}
+			"Please try again in %s.", model, resetSeconds(reset))}
 }
-
 func invalidAPIKey() apiError {
 	return apiError{Status: 401, Type: "invalid_request_error", Code: "invalid_api_key",
 		Message: "Incorrect API key provided."}

@@ -53,6 +53,8 @@ type reply struct {
 	onDelta      func(conn int, streamID, delta string, at time.Time) // Options.OnDelta
 	w            eventWriter
 	createdAt    int64
+
+	onSteerAccepted func(steerID string) // Options.OnSteerAccepted
 	// persist, when set, keeps a completed or incomplete response (store:true over HTTP)
 	// before its terminal event goes out, so a client never continues from it too early.
 	persist func(id string, effective []json.RawMessage, effBytes int, output []json.RawMessage)
@@ -92,7 +94,7 @@ func newReply(req *request, streamID string, effective []json.RawMessage, effByt
 		summary: req.reasoning.summary, encrypted: req.includes("reasoning.encrypted_content"),
 		sources: req.includes("web_search_call.action.sources"),
 		secret:  opts.secret(), effective: effective, effBytes: effBytes, pace: pace, cachedBytes: cachedBytes, cost: opts.Cost,
-		fault: fault, hint: opts.Hint, onDelta: opts.OnDelta, w: w, createdAt: time.Now().Unix(),
+		fault: fault, hint: opts.Hint, onDelta: opts.OnDelta, onSteerAccepted: opts.OnSteerAccepted, w: w, createdAt: time.Now().Unix(),
 	}
 }
 
@@ -318,6 +320,9 @@ func (r *reply) ack(subs []steerSub) error {
 			return err
 		}
 		r.records.finish(sub.rec, OutcomeSteerAccepted, "")
+		if r.onSteerAccepted != nil {
+			r.onSteerAccepted(sub.id)
+		}
 	}
 	return nil
 }
@@ -426,7 +431,7 @@ func (r *reply) fire(ctx context.Context, terminal bool) error {
 		r.fired = true
 		seq := r.seq
 		r.seq++
-		if err := r.w.errorEvent(rateLimited(r.model), &seq, r.streamID); err != nil {
+		if err := r.w.errorEvent(rateLimited(r.model, r.fault.Delay), &seq, r.streamID); err != nil {
 			return err
 		}
 		return errStreamError

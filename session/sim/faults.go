@@ -30,12 +30,13 @@ const (
 	FaultContextLength                // ws+http: context_length_exceeded (400, param input) instead of the response
 	FaultServerError                  // ws+http: server_error (500) instead of the response
 	FaultInvalidAPIKey                // ws+http: invalid_api_key (401) instead of the response
+	FaultSuccessorFailed              // ws: a steered response gets no successor: response.steer.failed (successor_creation_failed) returns the input
 )
 
 var faultNames = [...]string{"none", "refuse_upgrade", "close_mid_response", "close_after_response",
 	"binary_frame", "malformed_frame", "rate_limit", "response_failed", "response_incomplete",
 	"drop_cache", "connection_limit", "silence", "insufficient_quota", "context_length", "server_error",
-	"invalid_api_key"}
+	"invalid_api_key", "successor_failed"}
 
 func (k FaultKind) String() string {
 	if k >= 0 && int(k) < len(faultNames) {

@@ -191,17 +191,41 @@ func TestLaneCachesAreSeparate(t *testing.T) {
 	ra := completed(t, c.create(map[string]any{"stream_id": "a", "input": "from a"}))
 	rb := completed(t, c.create(map[string]any{"stream_id": "b", "input": "from b"}))
 	// Each lane keeps its own latest response...
-	if got := textOf(c.create(map[string]any{"stream_id": "a", "previous_response_id": ra.ID, "input": []any{}})); got != "You said: from a" {
-		t.Fatalf("lane a continuation %q", got)
-	}
-	// ...and another lane's response cannot be continued; the error names the lane.
-	e := c.create(map[string]any{"stream_id": "a", "previous_response_id": rb.ID, "input": []any{}})[0]
+	completed(t, c.create(map[string]any{"stream_id": "a", "previous_response_id": ra.ID, "input": "again"}))
+	// ...and only its latest: an older response of a lane is a miss, and the error names the lane.
+	e := c.create(map[string]any{"stream_id": "a", "previous_response_id": ra.ID, "input": []any{}})[0]
 	wantError(t, e, 400, "previous_response_not_found")
 	if e.lane() != "a" {
 		t.Fatalf("lane error without stream_id: %s", e.raw)
 	}
 	// Lane b was not touched by lane a's failure.
 	completed(t, c.create(map[string]any{"stream_id": "b", "previous_response_id": rb.ID, "input": []any{}}))
+}
+
+// Lanes fork: stream_id routes and previous_response_id is lineage, so a new lane continues
+// the latest response of another lane of the connection, and both lanes go on on their own.
+// A new connection holds nothing: the fork's parent is not found there.
+func TestLanesFork(t *testing.T) {
+	_, base := newSim(t, Options{})
+	c := dial(t, base)
+	r1 := completed(t, c.create(map[string]any{"stream_id": "parent", "input": "remember heliotrope"}))
+	r2 := completed(t, c.create(map[string]any{"stream_id": "parent", "previous_response_id": r1.ID, "input": "and more"}))
+	evs := c.create(map[string]any{"stream_id": "fork", "previous_response_id": r2.ID, "input": "in the fork"})
+	fork := completed(t, evs)
+	if got := textOf(evs); got != "You said: in the fork" {
+		t.Fatalf("fork answer %q", got)
+	}
+	// The fork read the parent's whole chain: its usage counts the cached items.
+	if fork.Usage == nil || fork.Usage.InputTokensDetails.CachedTokens == 0 {
+		t.Fatalf("fork usage %+v: the parent's chain was not continued", fork.Usage)
+	}
+	// Both lanes go on: the parent from its own latest, the fork from its own.
+	completed(t, c.create(map[string]any{"stream_id": "parent", "previous_response_id": r2.ID, "input": "parent goes on"}))
+	completed(t, c.create(map[string]any{"stream_id": "fork", "previous_response_id": fork.ID, "input": "fork goes on"}))
+	// The parent's older response is gone from every lane.
+	wantError(t, c.create(map[string]any{"stream_id": "other", "previous_response_id": r1.ID, "input": []any{}})[0], 400, "previous_response_not_found")
+	// A new connection has an empty cache.
+	wantError(t, dial(t, base).create(map[string]any{"stream_id": "fork2", "previous_response_id": r2.ID, "input": []any{}})[0], 400, "previous_response_not_found")
 }
 
 // A job that finds its lane free begins its processing at its arrival; one

@@ -81,16 +81,21 @@ type recorder struct {
 	pings atomic.Int64 // client pings read on WebSocket connections
 
 	wire map[int]*wireMark // WebSocket connection number → its byte counts at its last answer; guarded by mu
+
+	limits *rateWindow // counts each create
 }
 
-func newRecorder(onReceived, onAnswered func(Received)) *recorder {
-	return &recorder{onReceived: onReceived, onAnswered: onAnswered, changed: make(chan struct{})}
+func newRecorder(onReceived, onAnswered func(Received), limits *rateWindow) *recorder {
+	return &recorder{onReceived: onReceived, onAnswered: onAnswered, changed: make(chan struct{}), limits: limits}
 }
 
 // add appends r (At defaulting to now), reports it to Options.OnReceived and returns its index.
 func (l *recorder) add(r Received) int {
 	if r.At.IsZero() {
 		r.At = time.Now()
+	}
+	if l.limits != nil && r.Type != "response.steer" {
+		l.limits.count(r.Bytes)
 	}
 	l.mu.Lock()
 	l.recs = append(l.recs, r)

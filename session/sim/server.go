@@ -48,6 +48,20 @@ type Options struct {
 	// NoSteering makes every response refuse response.steer with steering_not_supported,
 	// as a model or execution mode without steering does.
 	NoSteering bool
+	// RateLimitRequests and RateLimitTokens are the limits the rate-limit
+	// headers tell (0: DefaultRateLimitRequests, DefaultRateLimitTokens).
+	// RateLimited makes the first RateLimited creates refused with 429 and
+	// a reset of RateLimitReset (default 1.5 s), as Server.RateLimit does.
+	RateLimitRequests, RateLimitTokens int64
+	RateLimited                        int
+	RateLimitReset                     time.Duration
+
+	// OnSteerAccepted, if set, is called with a steering submission's id
+	// once its response.steer.accepted is written to a running response's
+	// stream, on that response's goroutine: the response goes on when it
+	// returns (a test holds it there, between the acknowledgement and the
+	// successor). Same rules as OnAnswered.
+	OnSteerAccepted func(steerID string)
 
 	PingInterval time.Duration // when > 0, the server pings every WebSocket connection this often
 	IgnorePings  bool          // do not answer client pings (no pong), to test a client's keepalive
@@ -137,6 +151,7 @@ type Server struct {
 	conns   connSet       // live WebSocket connections (conns.go)
 	stored  responseStore // HTTP responses created under store:true, for previous_response_id (stored.go)
 	wire    wireConns     // the own listener's TCP connections and their bytes (wire_count.go)
+	limits  *rateWindow   // the requests and tokens of the rate limits' current window (ratelimit.go)
 
 	closeOnce sync.Once
 	closeDone chan struct{}
@@ -146,7 +161,8 @@ type Server struct {
 // New returns a Server; it serves nothing until used as a handler or started.
 func New(opts Options) *Server {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Server{
+	limits := &rateWindow{}
+	s := &Server{
 		opts: opts, ctx: ctx, cancel: cancel,
 		upgrader: websocket.Upgrader{
 			CheckOrigin:      func(*http.Request) bool { return true },
@@ -155,9 +171,14 @@ func New(opts Options) *Server {
 			// upgrader's own makes gorilla read through it rather than the hijacked one.
 			ReadBufferSize: 4096,
 		},
-		records:   newRecorder(opts.OnReceived, opts.OnAnswered),
+		records:   newRecorder(opts.OnReceived, opts.OnAnswered, limits),
+		limits:    limits,
 		closeDone: make(chan struct{}),
 	}
+	if opts.RateLimited > 0 {
+		s.RateLimit(opts.RateLimited, opts.RateLimitReset)
+	}
+	return s
 }
 
 // Start listens on 127.0.0.1 at a free port and returns the base URL, http://127.0.0.1:PORT/v1.
@@ -286,6 +307,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.handlers.Done()
+	s.limits.headers(w.Header(), s.opts)
 	switch r.Method {
 	case http.MethodGet:
 		s.serveWS(w, r)

@@ -17,6 +17,7 @@ func (s *Server) serveHTTPCreate(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	s.limits.headers(w.Header(), s.opts) // again, this request counted
 	req := x.req
 	switch {
 	case req.invalid != nil:

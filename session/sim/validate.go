@@ -121,7 +121,7 @@ func (f *Fault) instead(model string) (apiError, bool) {
 	}
 	switch f.Kind {
 	case FaultRateLimit:
-		return rateLimited(model), f.AfterEvents == 0
+		return rateLimited(model, f.Delay), f.AfterEvents == 0
 	case FaultInsufficientQuota:
 		return insufficientQuota(), true
 	case FaultContextLength:

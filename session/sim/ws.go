@@ -33,7 +33,9 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		return // the client left or the server is closing
 	}
 	hw, ext := s.opts.negotiateDeflate(w, r)
-	conn, err := s.upgrader.Upgrade(hw, r, nil)
+	limits := http.Header{}
+	s.limits.headers(limits, s.opts) // the upgrade's answer tells the rate limits too
+	conn, err := s.upgrader.Upgrade(hw, r, limits)
 	if err != nil {
 		return // the upgrader has answered the client
 	}

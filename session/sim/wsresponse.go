@@ -75,21 +75,27 @@ func (c *wsConn) respond(j *job) (outcome, responseID string) {
 	case "incomplete":
 		c.cacheResponse(lane, rep.id, in, res.output)
 		if len(res.next) > 0 {
-			c.succeed(rep, res)
+			c.succeed(rep, res, j.fault)
 		}
 		return OutcomeIncomplete, rep.id
 	}
 	c.cacheResponse(lane, rep.id, in, res.output)
 	if len(res.next) > 0 {
-		c.succeed(rep, res)
+		c.succeed(rep, res, j.fault)
 	}
 	return rep.id, rep.id
 }
 
 // succeed runs the automatic successors of a steered response on its lane, each continuing
 // from the one before with the steering input queued for it, until one ends with nothing
-// queued; the lane's latest response is then the last of them.
-func (c *wsConn) succeed(rep *reply, res replyResult) {
+// queued; the lane's latest response is then the last of them. Under FaultSuccessorFailed
+// there is none: the queued input is returned.
+func (c *wsConn) succeed(rep *reply, res replyResult, f *Fault) {
+	if f.is(FaultSuccessorFailed) {
+		// No successor: the queued input goes back, uncommitted.
+		_ = rep.steerFailed(res.next, &steerError{"successor_creation_failed", "The response could not be continued with the steering input."})
+		return
+	}
 	for len(res.next) > 0 {
 		next := rep.successor(res.next, res.output)
 		c.committed(res.next, next.id)

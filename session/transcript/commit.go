@@ -59,7 +59,7 @@ func (t *Transcript) StageResponse(end *store.Completion, output []json.RawMessa
 // the epoch on: the server holds a response the store does not.
 func (t *Transcript) Flush(ctx context.Context, turnID int64) error {
 	t.mu.Lock()
-	t.l.stageSteered(t.steer.take())
+	t.l.stageSteered(t.pend.queued(t.steer.take()))
 	b, empty := t.l.batch(), t.l.empty()
 	t.mu.Unlock()
 	if empty {
@@ -91,7 +91,7 @@ func (t *Transcript) Next() (full []json.RawMessage, b store.Staged) {
 	t.convert()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.l.stageSteered(t.steer.take())
+	t.l.stageSteered(t.pend.queued(t.steer.take()))
 	full = append([]json.RawMessage(nil), t.cache.input(t.l.committed)...)
 	b = t.l.batch()
 	for _, it := range b.Items {

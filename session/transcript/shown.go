@@ -52,6 +52,15 @@ func IsShown(view json.RawMessage) bool { return bytes.HasPrefix(view, []byte(sh
 // staged (flushed first, so it stands after everything the turn showed
 // before it). The view does not change.
 func (t *Turns) KeepShown(ctx context.Context, turnID int64, kind, text string) error {
+	view, _ := json.Marshal(struct {
+		Shown string `json:"shown"`
+	}{kind})
+	return t.keepShown(ctx, turnID, kind, text, view)
+}
+
+// keepShown is KeepShown with the item's view (which opens with
+// shownPrefix and kind).
+func (t *Turns) keepShown(ctx context.Context, turnID int64, kind, text string, view json.RawMessage) error {
 	if err := t.flush(ctx, turnID); err != nil {
 		return err
 	}
@@ -68,9 +77,6 @@ func (t *Turns) KeepShown(ctx context.Context, turnID int64, kind, text string) 
 		Role    string `json:"role"`
 		Content []part `json:"content"`
 	}{"message", role, []part{{typ, text}}}) // strings always encode
-	view, _ := json.Marshal(struct {
-		Shown string `json:"shown"`
-	}{kind})
 	origin := store.OriginOutput
 	if kind == ShownCommand {
 		origin = store.OriginInput

@@ -18,8 +18,10 @@ import (
 // after the Transcript's, never the other way round (take is called with
 // the Transcript's lock held). An item is taken once, in the order it was
 // steered; a fork starts with an empty queue (a fork while items wait is
-// refused).
+// refused). Through it, too, steering input accepted and not committed yet
+// is kept durable (Pend, Settle: pending.go).
 type Steering struct {
+	t     *Transcript // its transcript: Pend and Settle write through it
 	mu    sync.Mutex
 	queue []steered
 }
@@ -61,7 +63,7 @@ func (s *Steering) take() []steered {
 // the tool outputs staged already or later, as the server prepends them.
 func (t *Transcript) StageSteered(items []json.RawMessage) {
 	t.mu.Lock()
-	t.l.stageHeld(steeredItems(items))
+	t.l.stageHeld(t.pend.items(items))
 	t.mu.Unlock()
 }
 
@@ -71,7 +73,7 @@ func (t *Transcript) StageSteered(items []json.RawMessage) {
 // returns the request's id.
 func (t *Transcript) CommitSteered(ctx context.Context, r store.Request, items []json.RawMessage) (int64, error) {
 	t.mu.Lock()
-	t.l.stage(steeredItems(items), nil, nil)
+	t.l.stage(t.pend.items(items), nil, nil)
 	b := t.l.batch()
 	t.mu.Unlock()
 	reqID, tell, err := t.CommitRequest(ctx, r, b)
@@ -104,7 +106,7 @@ func (t *Transcript) StoreSteered(ctx context.Context, turnID int64) error {
 		t.mu.Unlock()
 		return nil
 	}
-	q := t.steer.take()
+	q := t.pend.queued(t.steer.take())
 	t.mu.Unlock()
 	if len(q) == 0 {
 		return nil

@@ -47,6 +47,7 @@ type Transcript struct {
 	cache replayCache
 	use   meter
 	epoch uint64
+	pend  pendingSteers // steering input stored as pending, not committed yet
 }
 
 // Options configure Open.
@@ -62,7 +63,8 @@ type Options struct {
 
 // newTranscript is an empty transcript of session id.
 func newTranscript(db *store.DB, id string, mark func(error) error) *Transcript {
-	t := &Transcript{db: db, id: id, mark: mark, steer: &Steering{}}
+	t := &Transcript{db: db, id: id, mark: mark}
+	t.steer = &Steering{t: t}
 	t.turns = &Turns{db: db, id: id, mark: mark, flush: t.Flush}
 	return t
 }
@@ -88,7 +90,9 @@ func Open(ctx context.Context, o Options) (*Transcript, error) {
 	if err != nil {
 		return nil, t.mark(fmt.Errorf("load transcript of %s: %w", o.ID, err))
 	}
-	items = withoutShown(withoutRewound(items, rewinds))
+	items = withoutRewound(items, rewinds)
+	t.pend.unsettled = unsettledSteering(items)
+	items = withoutShown(items)
 	initialN := 0
 	for _, it := range items {
 		if it.TurnID != 0 {

@@ -367,6 +367,32 @@ func TestTransitions(t *testing.T) {
 				return f, nil
 			},
 			view: "init,u1,a1,u2,a2,f3"},
+		{name: "a fork while a turn runs copies the turns that ended",
+			run: func(h *harness) (*transcript.Transcript, error) {
+				t1 := h.turn(h.tr, "u1", "a1")
+				t2 := h.begin()
+				if err := h.tr.Commit(h.ctx, t2, newItems("u2")); err != nil {
+					return nil, err
+				}
+				h.tr.Stage(newItems("out:x"), nil, nil)
+				h.session("fork")
+				if _, err := h.tr.Fork(h.ctx, "fork", t2); !errors.Is(err, transcript.ErrBusy) {
+					h.t.Errorf("a fork of the running turn: %v, want ErrBusy", err)
+				}
+				f, err := h.tr.Fork(h.ctx, "fork", t1)
+				if ferr := h.tr.Flush(h.ctx, t2); ferr != nil {
+					return nil, ferr
+				}
+				return f, err
+			},
+			view: "init,u1,a1"},
+		{name: "a fork at turn 0 keeps the initial items",
+			run: func(h *harness) (*transcript.Transcript, error) {
+				h.turn(h.tr, "u1", "a1")
+				h.session("fork")
+				return h.tr.Fork(h.ctx, "fork", 0)
+			},
+			view: "init"},
 		{name: "a fork after a compaction keeps its view",
 			run: func(h *harness) (*transcript.Transcript, error) {
 				h.turn(h.tr, "u1", "a1")

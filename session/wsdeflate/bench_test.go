@@ -118,3 +118,38 @@ func BenchmarkInflate(b *testing.B) {
 		})
 	}
 }
+
+// benchLarge is a full create of about 4 MiB: a long conversation's
+// re-warm, most of it tool outputs of source code.
+func benchLarge() []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"type":"response.create","model":"gpt-5.5","store":false,"input":[`)
+	for k := 0; b.Len() < 4<<20; k++ {
+		fmt.Fprintf(&b, `{"type":"function_call_output","call_id":"call_%08x","output":"func f%d(x int) int {\n\treturn x*%d + %d // line %d of file_%d.go\n}\n"},`,
+			k*2654435761, k, k%97, k*k%1013, k, k/50)
+	}
+	b.WriteString(`{"type":"message","role":"user","content":"x"}]}`)
+	return b.Bytes()
+}
+
+// BenchmarkLargeCreate is the CPU of compressing one 4 MiB create with
+// context takeover, at BestSpeed and at the default level hearth uses.
+func BenchmarkLargeCreate(b *testing.B) {
+	msg := benchLarge()
+	frame := maskedFrames([][]byte{msg})[0]
+	for _, level := range []int{flate.BestSpeed, flate.DefaultCompression} {
+		b.Run(fmt.Sprintf("level=%d", level), func(b *testing.B) {
+			enc := encoder{masked: true, on: true, takeover: true, level: level}
+			var wire int64
+			b.SetBytes(int64(len(msg)))
+			for i := 0; i < b.N; i++ {
+				out, err := enc.write(frame)
+				if err != nil {
+					b.Fatal(err)
+				}
+				wire += int64(len(out))
+			}
+			b.ReportMetric(float64(wire)/float64(b.N), "wire-B/op")
+		})
+	}
+}

@@ -87,7 +87,12 @@ func FuzzRoundTrip(f *testing.F) {
 				}
 			}
 		}
+		// Level 1, or the default level switching to BestSpeed a few bytes into
+		// a message (fastAfter), as a large message does.
 		enc := encoder{masked: true, on: true, takeover: takeover, level: 1}
+		if k := sc.next(); k%2 == 1 {
+			enc.level, enc.fastAt = -1, int64(1+k*11)
+		}
 		var wire []byte
 		for rest := gorilla; len(rest) > 0; {
 			n := min(len(rest), 1+sc.next()*13)

@@ -67,7 +67,7 @@ var cells struct {
 // runInCell runs command through the workspace's cell, starting it when
 // needed. ok is false when no cell can run it here (user namespaces
 // refused, Landlock missing): the caller runs the per-command helper.
-func runInCell(ctx context.Context, sb Config, root, dir, command string, net Network, access Access, env []string, timeout time.Duration, live io.Writer, cio callIO) (Outcome, bool) {
+func runInCell(ctx context.Context, sb Config, root, dir, command string, net Network, access Access, env []string, timeout time.Duration, live io.Writer, cio callIO, changes ChangeHook) (Outcome, bool) {
 	if len(sb.Helper) == 0 || !landlockWorks() {
 		return Outcome{}, false
 	}
@@ -75,7 +75,7 @@ func runInCell(ctx context.Context, sb Config, root, dir, command string, net Ne
 	if err != nil {
 		return Outcome{}, false
 	}
-	return c.run(ctx, dir, commandProgram(command, dir, env), timeout, live, cio), true
+	return c.run(ctx, dir, commandProgram(command, dir, env), timeout, live, cio, trapHook{root: root, changes: changes}), true
 }
 
 func getCell(sb Config, root string, net Network, access Access) (*cell, error) {
@@ -273,8 +273,9 @@ func (c *cell) idleClose() {
 // its own: output into cio.out (read from cio.read, copied to live), stdin
 // cio.in (/dev/null when nil), SIGTERM to the call on timeout or cancel
 // (its init then ends every process of the call within KillGrace),
-// SIGKILL when even that does not end it.
-func (c *cell) run(ctx context.Context, dir string, prog program, timeout time.Duration, live io.Writer, cio callIO) Outcome {
+// SIGKILL when even that does not end it. With trap.changes, the call's
+// file changes in trap.root are told there first (trap_linux.go).
+func (c *cell) run(ctx context.Context, dir string, prog program, timeout time.Duration, live io.Writer, cio callIO, trap trapHook) Outcome {
 	pr := cio.read
 	defer pr.Close()
 	c.mu.Lock()
@@ -301,7 +302,7 @@ func (c *cell) run(ctx context.Context, dir string, prog program, timeout time.D
 		fds = append(fds, int(cio.in.Fd()))
 	}
 	c.wmu.Lock()
-	err := sendCell(c.fd, cellRequest{ID: id, Dir: dir, Path: prog.path, Argv: prog.argv, Env: prog.env, TTY: cio.tty}, fds...)
+	err := sendCell(c.fd, cellRequest{ID: id, Dir: dir, Path: prog.path, Argv: prog.argv, Env: prog.env, TTY: cio.tty, Trap: trap.changes != nil && trapReadable()}, fds...)
 	c.wmu.Unlock()
 	cio.close() // the cell holds them now
 	if err != nil {
@@ -310,7 +311,7 @@ func (c *cell) run(ctx context.Context, dir string, prog program, timeout time.D
 		return Outcome{Err: fmt.Errorf("the sandbox cell: %w", err)}
 	}
 	first, ok := <-replies
-	if !ok || first.rep.Err != "" || len(first.fds) != 1 {
+	if !ok || first.rep.Err != "" || len(first.fds) < 1 || len(first.fds) > 2 {
 		closeFDs(first.fds)
 		pr.Close()
 		<-output.done
@@ -321,9 +322,14 @@ func (c *cell) run(ctx context.Context, dir string, prog program, timeout time.D
 	}
 	pidfd := first.fds[0]
 	defer unix.Close(pidfd)
+	watch := trap.watch(first.fds[1:])
 
 	var run Outcome
 	end, ended := awaitCall(ctx, replies, pidfd, timeout, &run)
+	if watch != nil {
+		watch.close() // every process of the call is gone: nothing is left to trap
+		run.Trapped = true
+	}
 	run.Output, run.Escaped = output.finish()
 	run.Total = output.out.total
 	switch {

@@ -17,7 +17,7 @@ func serveCell([]string) int {
 	return 2
 }
 
-func runInCell(context.Context, Config, string, string, string, Network, Access, []string, time.Duration, io.Writer, callIO) (Outcome, bool) {
+func runInCell(context.Context, Config, string, string, string, Network, Access, []string, time.Duration, io.Writer, callIO, ChangeHook) (Outcome, bool) {
 	return Outcome{}, false
 }
 

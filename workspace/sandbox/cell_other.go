@@ -9,7 +9,7 @@ import (
 )
 
 // Cells exist on Linux only.
-func runInCell(context.Context, Config, string, string, string, Network, Access, []string, time.Duration, io.Writer, callIO) (Outcome, bool) {
+func runInCell(context.Context, Config, string, string, string, Network, Access, []string, time.Duration, io.Writer, callIO, ChangeHook) (Outcome, bool) {
 	return Outcome{}, false
 }
 

@@ -161,9 +161,15 @@ func (s *cellServer) start(req cellRequest, out, in int) {
 		fail(err)
 		return
 	}
-	sp.pc.launch(callCommand{outFD: out, inFD: in, tty: req.TTY, dir: req.Dir, path: req.Path, argv: req.Argv, env: req.Env})
+	cmd := callCommand{outFD: out, inFD: in, tty: req.TTY, trapFD: -1, dir: req.Dir, path: req.Path, argv: req.Argv, env: req.Env}
+	trap := newCallTrap(req.Trap, &cmd) // trap_server_linux.go
+	sp.pc.launch(cmd)
+	listener := trap.listener()
+	if listener >= 0 {
+		defer unix.Close(listener) // the daemon holds it once the reply is sent
+	}
 	s.live.Store(req.ID, sp.pc.pidfd)
-	s.reply(cellReply{ID: req.ID, Pid: sp.pc.pid}, sp.pc.pidfd) // before the end, which await sends
+	s.reply(cellReply{ID: req.ID, Pid: sp.pc.pid}, sp.pc.pidfd, listener) // before the end, which await sends
 	s.calls.Add(1)
 	go s.await(req.ID, sp)
 }
@@ -228,14 +234,17 @@ func le32(b []byte) uint32 {
 	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
 }
 
-func (s *cellServer) reply(r cellReply, fd int) {
+// reply sends r with the descriptors of fds that are not -1.
+func (s *cellServer) reply(r cellReply, fds ...int) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	if fd >= 0 {
-		sendCell(cellFD, r, fd)
-		return
+	var send []int
+	for _, fd := range fds {
+		if fd >= 0 {
+			send = append(send, fd)
+		}
 	}
-	sendCell(cellFD, r)
+	sendCell(cellFD, r, send...)
 }
 
 // currentRulesetLocked is the Landlock ruleset for the next call, and its

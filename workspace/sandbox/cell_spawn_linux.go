@@ -22,6 +22,7 @@ package sandbox
 #include <sys/wait.h>
 #include <linux/capability.h>
 #include <linux/sched.h>
+#include <linux/seccomp.h>
 #include <pthread.h>
 
 #ifndef CLONE_PIDFD
@@ -57,7 +58,29 @@ struct hearth_call {
 	const char *path;          // the program: argv[0] when it is the shell
 	char *const *argv;
 	char *const *envp;
+	const void *trap_prog;     // struct sock_fprog of the file-change trap, NULL: none
+	int trap_fd;               // the socket its listener is sent on, -1: none
 };
+
+// send_trap installs the file-change trap (trap_linux.go) on this process,
+// which the shell inherits, and sends its listener on c->trap_fd.
+static int send_trap(struct hearth_call *c) {
+	int l = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, c->trap_prog);
+	if (l < 0) return -1;
+	char one = 0, ctl[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { &one, 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof ctl };
+	struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+	h->cmsg_level = SOL_SOCKET;
+	h->cmsg_type = SCM_RIGHTS;
+	h->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(h), &l, sizeof(int));
+	ssize_t n;
+	do { n = sendmsg(c->trap_fd, &m, MSG_NOSIGNAL); } while (n < 0 && errno == EINTR);
+	close(l);
+	close(c->trap_fd);
+	return n == 1 ? 0 : -1;
+}
 
 // A report on status_fd: what ended the call. kind 0: the shell's wait
 // status (or -1: it was still running when the call was ended), every
@@ -143,7 +166,8 @@ static int start_shell(void *arg) {
 
 // call_init runs as pid 1 of the call's pid namespace. It confines
 // itself, tells the server it is ready on ctl_fd and waits there for its
-// command: a byte carrying the output (and stdin) descriptors, the rest of
+// command: a byte carrying the output and stdin descriptors (and the
+// socket for the file-change trap's listener, when trapped), the rest of
 // the call (dir, program, arguments, environment, tty) in the spec, which
 // the server fills before it sends. It then starts the shell, closes ctl_fd
 // (the server may free the spec), reaps every process of the call as it
@@ -195,25 +219,30 @@ static int call_init(void *arg) {
 	// Ready: wait for the command.
 	char b = 'r';
 	while (write(ctl, &b, 1) < 0 && errno == EINTR) {}
-	int fds[2] = { -1, -1 }, nfds = 0;
-	if (recv_fds(ctl, fds, &nfds) <= 0 || nfds < 1) _exit(0); // discarded
+	int fds[3] = { -1, -1, -1 }, nfds = 0;
+	if (recv_fds(ctl, fds, &nfds) <= 0 || nfds < 2) _exit(0); // discarded
 	// Above stdin, stdout and stderr, which start_shell's dup2s fill.
 	for (int i = 0; i < nfds; i++) {
 		if (fds[i] > 2) continue;
 		int f = fcntl(fds[i], F_DUPFD_CLOEXEC, 3);
-		if (f < 0) fail(c, 11);
+		if (f < 0) fail(c, 12);
 		close(fds[i]);
 		fds[i] = f;
 	}
 	c->out_fd = fds[0];
-	c->null_fd = nfds > 1 ? fds[1] : fds[0];
+	c->null_fd = fds[1];
 	if (chdir(c->dir) < 0) fail(c, 6);
+	if (nfds > 2) { // the socket the file-change trap's listener goes on
+		c->trap_fd = fds[2];
+		if (!c->trap_prog) close(fds[2]);
+		else if (send_trap(c) < 0) fail(c, 11);
+	}
 	// vfork-like: this init waits until the shell has exec'd.
 	pid_t sh = clone(start_shell, sh_stack, CLONE_VM | CLONE_VFORK | SIGCHLD, c);
 	if (sh < 0) fail(c, 9);
 	int status_fd = c->status_fd, grace_ms = c->grace_ms;
 	close(fds[0]); // the call's processes hold the output now: EOF when they are gone
-	if (nfds > 1) close(fds[1]);
+	close(fds[1]);
 	close(ctl); // the server may free the spec: nothing of it is read below
 
 	sigset_t set;
@@ -256,7 +285,7 @@ static int call_init(void *arg) {
 static ssize_t recv_fds(int fd, int *fds, int *nfds) {
 	char b;
 	struct iovec iov = { &b, 1 };
-	union { struct cmsghdr h; char buf[CMSG_SPACE(2 * sizeof(int))]; } u;
+	union { struct cmsghdr h; char buf[CMSG_SPACE(3 * sizeof(int))]; } u;
 	struct msghdr m;
 	memset(&m, 0, sizeof m);
 	m.msg_iov = &iov;
@@ -269,7 +298,12 @@ static ssize_t recv_fds(int fd, int *fds, int *nfds) {
 	for (struct cmsghdr *h = CMSG_FIRSTHDR(&m); n > 0 && h; h = CMSG_NXTHDR(&m, h)) {
 		if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS) continue;
 		int k = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (int i = 0; i < k && *nfds < 2; i++) memcpy(&fds[(*nfds)++], CMSG_DATA(h) + i * sizeof(int), sizeof(int));
+		for (int i = 0; i < k; i++) {
+			int f;
+			memcpy(&f, CMSG_DATA(h) + i * sizeof(int), sizeof(int));
+			if (*nfds < 3) fds[(*nfds)++] = f;
+			else close(f);
+		}
 	}
 	return n;
 }
@@ -313,26 +347,27 @@ static int hearth_prepare(struct hearth_prepared *p, int *pidfd, int *ctl, void 
 }
 
 // hearth_launch hands a prepared init its command: a byte on ctl carrying
-// the output and stdin descriptors; then it waits until the shell has
+// the output and stdin descriptors (and the socket for the file-change
+// trap's listener, trap_fd, when not -1); then it waits until the shell has
 // started or the init has failed (ctl's EOF either way: a failure is on
 // status_fd), and closes ctl. The spec's command fields are set before.
-static void hearth_launch(int ctl, int out_fd, int in_fd) {
+static void hearth_launch(int ctl, int out_fd, int in_fd, int trap_fd) {
 	char b = 'g';
 	struct iovec iov = { &b, 1 };
-	int fds[2] = { out_fd, in_fd };
-	union { struct cmsghdr h; char buf[CMSG_SPACE(2 * sizeof(int))]; } u;
+	int fds[3] = { out_fd, in_fd, trap_fd }, nfds = trap_fd >= 0 ? 3 : 2;
+	union { struct cmsghdr h; char buf[CMSG_SPACE(3 * sizeof(int))]; } u;
 	memset(&u, 0, sizeof u);
 	struct msghdr m;
 	memset(&m, 0, sizeof m);
 	m.msg_iov = &iov;
 	m.msg_iovlen = 1;
 	m.msg_control = u.buf;
-	m.msg_controllen = sizeof u.buf;
+	m.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
 	struct cmsghdr *h = CMSG_FIRSTHDR(&m);
 	h->cmsg_level = SOL_SOCKET;
 	h->cmsg_type = SCM_RIGHTS;
-	h->cmsg_len = CMSG_LEN(2 * sizeof(int));
-	memcpy(CMSG_DATA(h), fds, sizeof fds);
+	h->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+	memcpy(CMSG_DATA(h), fds, nfds * sizeof(int));
 	ssize_t n;
 	do { n = sendmsg(ctl, &m, MSG_NOSIGNAL); } while (n < 0 && errno == EINTR);
 	if (n == 1)
@@ -375,6 +410,7 @@ type callCommand struct {
 	outFD     int
 	inFD      int  // the shell's stdin
 	tty       bool // inFD is a terminal: the shell's controlling one
+	trapFD    int  // the socket the trap's listener is sent on, -1: no trap
 	dir       string
 	path      string // argv[0] when ""
 	argv, env []string
@@ -405,7 +441,7 @@ func prepareCall(spec callSpec) (*preparedCall, error) {
 	}
 	c.nproc = C.long(spec.nproc)
 	c.cgroup_fd = C.int(spec.cgroupFD)
-	c.out_fd, c.null_fd, c.status_fd = -1, -1, C.int(spec.statusFD)
+	c.out_fd, c.null_fd, c.status_fd, c.trap_fd = -1, -1, C.int(spec.statusFD), -1
 	c.grace_ms = C.int(spec.grace)
 	pc := &preparedCall{pidfd: -1, ctl: -1, p: p}
 	var fd C.int = -1
@@ -426,6 +462,9 @@ func (pc *preparedCall) launch(cmd callCommand) {
 	if cmd.tty {
 		c.tty = 1
 	}
+	if cmd.trapFD >= 0 {
+		c.trap_prog = trapProgram()
+	}
 	c.dir = C.CString(cmd.dir)
 	path := cmd.path
 	if path == "" {
@@ -435,7 +474,7 @@ func (pc *preparedCall) launch(cmd callCommand) {
 	argv, freeArgv := cStrings(cmd.argv)
 	envp, freeEnv := cStrings(cmd.env)
 	c.argv, c.envp = argv, envp
-	C.hearth_launch(pc.ctl, C.int(cmd.outFD), C.int(cmd.inFD))
+	C.hearth_launch(pc.ctl, C.int(cmd.outFD), C.int(cmd.inFD), C.int(cmd.trapFD))
 	freeArgv()
 	freeEnv()
 	C.free(unsafe.Pointer(c.dir))
@@ -482,5 +521,5 @@ var callSetupSteps = map[int]string{
 	1: "deny setgroups in the call's user namespace", 2: "map the call's uid", 3: "map the call's gid",
 	4: "bound the call's processes", 5: "join the call's pids cgroup", 6: "enter the working directory",
 	7: "set no_new_privs", 8: "confine the call with Landlock", 9: "start the shell", 10: "drop capabilities",
-	11: "take the command's descriptors",
+	11: "trap the call's file changes", 12: "take the command's descriptors",
 }

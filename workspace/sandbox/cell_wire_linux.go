@@ -27,6 +27,9 @@ type cellRequest struct {
 	Argv []string `json:"argv"`
 	Env  []string `json:"env"`
 	TTY  bool     `json:"tty,omitempty"`
+	// Trap asks for the call's file changes (trap_linux.go): the started
+	// reply then carries the trap's listener after the pidfd.
+	Trap bool `json:"trap,omitempty"`
 }
 
 // cellReply answers a request twice: once started (carrying the pidfd of

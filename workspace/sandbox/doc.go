@@ -14,6 +14,9 @@
 // same way as a Process that may outlive the call: its stdin a pipe or a
 // pseudo-terminal (its controlling terminal) that Process.Write feeds, its
 // output handed over as it comes, its end its own exit or Process.Kill.
+// In a cell, a command given Command.Changes runs under a seccomp trap
+// (trap_linux.go) that tells it of each file the command is about to
+// change, before the change happens.
 //
 // It also holds the git guard pieces the workspace's tools share: where
 // git's own files are (GitDirs, IsGitName, HasGitComponent) and the

@@ -31,6 +31,9 @@ type Command struct {
 	// Show, when not nil, is handed the output so far while the command
 	// runs (see liveHeadBytes), never after Run returns.
 	Show func(output string)
+	// Changes, when not nil, is told of the command's file changes below
+	// Root where the sandbox can trap them (ChangeHook, trap_linux.go).
+	Changes ChangeHook
 }
 
 // Outcome is how one command ended. A plain value.
@@ -43,6 +46,7 @@ type Outcome struct {
 	Escaped   bool   // a process outside the group kept the output open; reading stopped
 	Err       error  // the command could not be started
 	Confined  bool   // it ran through the sandbox helper or in a cell
+	Trapped   bool   // Command.Changes was told of every file it changed
 	// Total counts the bytes it printed, Output's cut middle included.
 	Total int64
 	// Wall is how long it ran, from its start to its end.
@@ -93,7 +97,7 @@ func run(ctx context.Context, c Command, cio callIO, live io.Writer) (o Outcome)
 	start := time.Now()
 	defer func() { o.Wall = time.Since(start) }()
 	env := currentToolEnv()
-	run, inCell := runInCell(ctx, current(), c.Root, c.Dir, c.Line, c.Net, c.Access, env, c.Timeout, live, cio)
+	run, inCell := runInCell(ctx, current(), c.Root, c.Dir, c.Line, c.Net, c.Access, env, c.Timeout, live, cio, c.Changes)
 	if inCell {
 		run.Confined = true
 		return run

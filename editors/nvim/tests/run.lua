@@ -427,8 +427,19 @@ local function main()
   })
 
   test('commands exist after loading plugin/hearth.lua', function()
-    for _, c in ipairs({ 'Hearth', 'HearthNew', 'HearthResume', 'HearthCancel', 'HearthStatus', 'HearthMode', 'HearthModel', 'HearthEffort', 'HearthImage' }) do
+    for _, c in ipairs({ 'Hearth', 'HearthNew', 'HearthResume', 'HearthCancel', 'HearthStatus', 'HearthMode', 'HearthModel', 'HearthEffort', 'HearthImage',
+      'HearthQueue', 'HearthUndo', 'HearthRewind', 'HearthFork' }) do
       eq(vim.fn.exists(':' .. c), 2, ':' .. c)
+    end
+    -- lazy.nvim loads the plugin on the commands the README lists: all of them
+    local listed = {}
+    for name in read(root .. '/README.md'):match('cmd = (%b{})'):gmatch("'(Hearth%w*)'") do
+      listed[name] = true
+    end
+    for name in pairs(vim.api.nvim_get_commands({})) do
+      if name:match('^Hearth') then
+        truthy(listed[name], "README's lazy.nvim cmd list lacks " .. name)
+      end
     end
   end)
 
@@ -496,17 +507,25 @@ local function main()
     eq(vim.api.nvim_buf_get_name(s.chat.buf), 'hearth://' .. sid1, 'buffer name')
     truthy(statuses['hearth: streaming'], 'statusline showed streaming: ' .. vim.inspect(statuses))
     eq(hearth.statusline(), 'hearth: ready')
-    -- a prompt while the turn runs is refused, not queued
-    local from = #notes + 1
+    -- a prompt while the turn runs steers it: no second session/prompt
+    local from = #sent + 1
     local before = turns_done
+    local outcome
     vim.cmd('Hearth one')
-    vim.cmd('Hearth two')
-    truthy(noted('already running', vim.log.levels.WARN, from), 'second prompt refused: ' .. vim.inspect(notes))
-    wait('the first of two prompts', function()
-      return turns_done > before
+    hearth.prompt('two', function(o)
+      outcome = o
     end)
+    wait('the first of two prompts, and the steer', function()
+      return turns_done > before and outcome ~= nil and has_line('You said: two')
+    end)
+    truthy(outcome == 'injected' or outcome == 'startedNewTurn', 'steering outcome ' .. tostring(outcome))
     truthy(has_line('You said: one'), 'the first prompt answered')
-    eq(has_line('You said: two'), false, 'the second prompt was not sent')
+    truthy(last_sent('_session/steering', from), 'the second prompt steered')
+    local prompts = 0
+    for i = from, #sent do
+      prompts = prompts + (sent[i].method == 'session/prompt' and 1 or 0)
+    end
+    eq(prompts, 1, 'session/prompt requests')
     -- a second prompt reuses the same buffer
     local buf = s.chat.buf
     run('second message')
@@ -1698,6 +1717,261 @@ local function main()
     hearth.setup({ mcp_servers = {} })
   end)
 
+  -- new_session runs :HearthNew and returns the new session once it is current.
+  local function new_session()
+    local before = hearth.current_session() and hearth.current_session().id
+    vim.cmd('HearthNew')
+    wait('the new session', function()
+      local s = hearth.current_session()
+      return s and s.id ~= before
+    end)
+    return hearth.current_session()
+  end
+  -- full_auto sets the current session's mode so that edits ask nothing.
+  local function full_auto()
+    local done
+    hearth.set_mode('full-auto', function(err)
+      done = { err }
+    end)
+    wait('the mode', function()
+      return done ~= nil
+    end)
+    eq(done[1], nil, 'set_mode error')
+  end
+
+  test(':Hearth during a turn steers it, shown where it landed; :HearthQueue runs after the turn', function()
+    local s = new_session()
+    truthy(hearth.steering_supported(), 'initialize advertised _meta.steering.supported')
+    local from = #sent + 1
+    local before = turns_done
+    vim.cmd('Hearth slow') -- the simulator streams this answer for about 10 s
+    wait('the answer streaming', function()
+      local turn = last_turn(chat_lines())
+      return s.turn ~= nil and turn[2] == 'slow' and find_line(turn, '## hearth', true) ~= nil
+        and last_line() ~= '' and last_line() ~= '## hearth'
+    end)
+    vim.cmd('HearthQueue after the steer')
+    truthy(noted('queued: runs after the current turn'), 'the queue is said')
+    local outcome
+    hearth.prompt('say banana', function(o)
+      outcome = o
+    end)
+    wait('the steering outcome', function()
+      return outcome ~= nil
+    end)
+    eq(outcome, 'injected', 'steering outcome')
+    wait('both turns', function()
+      return turns_done >= before + 2
+    end, 30000)
+    local steer = truthy(last_sent('_session/steering', from), 'a _session/steering request')
+    eq(steer.params.prompt[1].text, 'say banana', 'steered text')
+    local prompts = {}
+    for i = from, #sent do
+      if sent[i].method == 'session/prompt' then
+        table.insert(prompts, sent[i].params.prompt[1].text)
+      end
+    end
+    eq(table.concat(prompts, '|'), 'slow|after the steer', 'prompts sent (the queued one while the turn ran)')
+    local lines = chat_lines()
+    local you = {}
+    for i, l in ipairs(lines) do
+      if l == '## You' then
+        table.insert(you, lines[i + 1])
+      end
+    end
+    eq(table.concat(vim.list_slice(you, #you - 2), '|'), 'slow|say banana|after the steer', 'user blocks in order')
+    local at = find_line(lines, 'say banana', true)
+    truthy(find_line(vim.list_slice(lines, at), 'You said: say banana', true), 'the steered answer below the steering text')
+    truthy(find_line(vim.list_slice(lines, at), 'You said: after the steer', true), 'the queued prompt answered')
+    eq(s.last_stop, 'end_turn', 'stop reason')
+    eq(#s.queue, 0, 'nothing left queued')
+  end)
+
+  test(':HearthUndo puts back the last turn\'s files, buffers included, and names conflicts', function()
+    new_session()
+    full_auto()
+    write(ws .. '/u.txt', 'one\n')
+    run('go sim:steps=[["edit_file",{"path":"u.txt","old_string":"one","new_string":"two"}],["write_file",{"path":"made.txt","content":"made\\n"}]]')
+    local u = vim.fn.bufnr(ws .. '/u.txt')
+    eq(table.concat(vim.api.nvim_buf_get_lines(u, 0, -1, false), '|'), 'two', 'u.txt after the turn')
+    eq(vim.fn.filereadable(ws .. '/made.txt'), 1, 'made.txt created')
+    local got
+    vim.cmd('HearthUndo')
+    wait('the undo', function()
+      got = last_sent('_hearth/undo', 1) and hearth.current_session().chat:lines()
+      return got and find_line(got, '⟲ undo:', true) ~= nil
+    end)
+    eq(table.concat(vim.api.nvim_buf_get_lines(u, 0, -1, false), '|'), 'one', 'u.txt back in its buffer')
+    eq(vim.fn.filereadable(ws .. '/made.txt'), 0, 'made.txt removed')
+    truthy(find_line(got, '  restored: u.txt', true), 'restored named in ' .. vim.inspect(got))
+    truthy(find_line(got, '  removed (the turn created them): made.txt', true), 'removed named')
+    truthy(noted('undo: 1 restored, 1 removed', vim.log.levels.INFO), 'the summary notified')
+    -- a file the user changed after the turn keeps the user's text: a conflict
+    write(ws .. '/c.txt', 'c\n')
+    run('go sim:steps=[["edit_file",{"path":"c.txt","old_string":"c","new_string":"hearths"}]]')
+    local c = vim.fn.bufnr(ws .. '/c.txt')
+    vim.api.nvim_buf_set_lines(c, 0, -1, false, { "the user's" })
+    local res
+    hearth.undo(function(err, r)
+      res = r or { err = err }
+    end)
+    wait('the second undo', function()
+      return res ~= nil
+    end)
+    eq(table.concat(res.conflicts or {}, ','), 'c.txt', 'conflicts: ' .. vim.inspect(res))
+    eq(table.concat(vim.api.nvim_buf_get_lines(c, 0, -1, false), '|'), "the user's", "the user's text kept")
+    truthy(find_line(chat_lines(), '  conflicts (changed since, left as they are): c.txt', true), 'the conflict in the chat')
+    truthy(noted('undo: 1 conflicts', vim.log.levels.WARN), 'a conflict warns')
+  end)
+
+  -- STUB (the lead switches it to the real daemon once _hearth/rewind is
+  -- merged): the agent's answers to _hearth/rewind are fed to the plugin by
+  -- this test, shaped as the shared contract (rpc.RewindResult) says.
+  test(':HearthRewind lists the turns to pick from, rewinds the one picked, shows files, conflicts and their diffs [stubbed daemon]', function()
+    local s = new_session()
+    local asked = {}
+    intercept = function(msg)
+      if msg.method ~= '_hearth/rewind' then
+        return false
+      end
+      table.insert(asked, msg.params)
+      local result
+      if msg.params.turn == nil then
+        result = { sessionId = s.id, turns = {
+          { turn = 1, prompt = 'write the notes', files = 2, rewound = false },
+          { turn = 2, prompt = 'fix the typo', files = 1, rewound = false },
+        }, rewound = false, message = '' }
+      else
+        result = { sessionId = s.id, rewound = true, restored = { 'notes.md' }, removed = { 'todo.txt' },
+          conflicts = { 'a.txt' }, conflictDiffs = { { path = 'a.txt', diff = '--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-by hearth\n+the user\'s\n' } },
+          notRestorable = { 'big.bin' }, message = 'Rewound to before prompt 1.' }
+      end
+      vim.schedule(function()
+        S.client:feed({ rpc.json.encode({ jsonrpc = '2.0', id = msg.id, result = result }), '' })
+      end)
+      return true
+    end
+    local shown
+    select_handler = function(items, opts, on_choice)
+      eq(opts.kind, 'hearth_rewind')
+      shown = {}
+      for _, it in ipairs(items) do
+        table.insert(shown, opts.format_item(it))
+      end
+      on_choice(items[1])
+    end
+    local res
+    hearth.rewind(nil, function(err, r)
+      res = r or { err = err }
+    end)
+    wait('the rewind', function()
+      return res ~= nil
+    end)
+    intercept, select_handler = nil, nil
+    eq(#asked, 2, 'a list, then the rewind')
+    eq(asked[1].turn, nil, 'listing asks without a turn')
+    eq(asked[2].turn, 1, 'the turn picked')
+    eq(asked[2].sessionId, s.id, 'the session')
+    eq(shown[1], '1. write the notes  (2 files changed)', 'a turn as listed')
+    local lines = chat_lines()
+    truthy(find_line(lines, '⟲ rewind to before prompt 1: Rewound to before prompt 1.', true), 'the result in ' .. vim.inspect(lines))
+    truthy(find_line(lines, '  conflicts (changed since, left as they are): a.txt', true), 'the conflict')
+    truthy(find_line(lines, '  not restorable: big.bin', true), 'not restorable')
+    local at = truthy(find_line(lines, '⏺ conflict a.txt', true), 'the conflict diff header')
+    eq(lines[at + 4], require('hearth.chat').OUT .. '-by hearth', 'the diff beneath it')
+    -- :HearthRewind N goes straight to that turn; a replayed rewound prompt is marked
+    feed_updates(s.id, { { sessionUpdate = 'user_message_chunk', content = { type = 'text', text = 'fix the typo' },
+      _meta = { ['hearth/turn'] = 2, ['hearth/rewound'] = true } } })
+    truthy(find_line(chat_lines(), '(rewound) fix the typo', true), 'a rewound prompt is marked')
+  end)
+
+  test(':HearthFork: refused when the agent does not offer it; with session/fork a new session holds the history [stubbed daemon]', function()
+    local s = new_session()
+    run('before the fork')
+    local from = #notes + 1
+    local done
+    hearth.fork(nil, function(err)
+      done = { err }
+    end)
+    wait('the refusal', function()
+      return done ~= nil
+    end)
+    -- the real daemon of this branch does not advertise session/fork yet
+    if not require('hearth.checkpoints').fork_supported(S.agent) then
+      eq(done[1], 'unsupported', 'without the capability')
+      truthy(noted('does not offer fork', vim.log.levels.WARN, from), 'said so')
+    end
+    -- STUB (switch to the real daemon once session/fork is merged): the
+    -- capability and session/fork's answer are this test's.
+    local agent = S.agent
+    S.agent = vim.tbl_deep_extend('force', agent, { agentCapabilities = { sessionCapabilities = { fork = vim.empty_dict() } } })
+    local forked
+    intercept = function(msg)
+      if msg.method ~= 'session/fork' then
+        return false
+      end
+      forked = msg.params
+      vim.schedule(function()
+        S.client:feed({ rpc.json.encode({ jsonrpc = '2.0', id = msg.id, result = { sessionId = 'fork-stub-' .. (msg.params._meta and 2 or 1) } }), '' })
+      end)
+      return true
+    end
+    -- a prompt the agent numbered (as session/load replays it): :HearthFork 7 forks from before it
+    feed_updates(s.id, { { sessionUpdate = 'user_message_chunk', content = { type = 'text', text = 'numbered prompt' },
+      _meta = { ['hearth/turn'] = 7 } } })
+    s.chat:end_message()
+    done = nil
+    hearth.fork(7, function(err)
+      done = { err }
+    end)
+    wait('the refusal of a fork from a prompt', function()
+      return done ~= nil
+    end)
+    eq(done[1], 'unsupported', 'without fork._meta["hearth/fromTurn"]')
+    eq(forked, nil, 'nothing sent')
+    done = nil
+    hearth.fork(nil, function(err, ns)
+      done = { err, ns }
+    end)
+    wait('the fork', function()
+      return done ~= nil
+    end)
+    intercept, S.agent = nil, agent
+    eq(done[1], nil, 'fork error')
+    eq(forked.sessionId, s.id, 'forked from the current session')
+    eq(forked.cwd, s.cwd, 'cwd')
+    eq(hearth.current_session().id, 'fork-stub-1', 'the fork is current')
+    local lines = chat_lines()
+    truthy(find_line(lines, 'before the fork', true), 'the history in the fork')
+    truthy(find_line(lines, 'numbered prompt', true), 'the whole history')
+    eq(lines[#lines], '⑂ forked from session ' .. s.id .. ': this is session fork-stub-1', 'the fork says so')
+    -- from before prompt 7, when the agent forks from a prompt
+    S.current = s.id
+    S.agent = vim.tbl_deep_extend('force', agent, { agentCapabilities = { sessionCapabilities = { fork = { _meta = { ['hearth/fromTurn'] = true } } } } })
+    intercept = function(msg)
+      if msg.method ~= 'session/fork' then
+        return false
+      end
+      forked = msg.params
+      vim.schedule(function()
+        S.client:feed({ rpc.json.encode({ jsonrpc = '2.0', id = msg.id, result = { sessionId = 'fork-stub-2' } }), '' })
+      end)
+      return true
+    end
+    done = nil
+    vim.cmd('HearthFork 7')
+    wait('the fork from prompt 7', function()
+      return hearth.current_session().id == 'fork-stub-2'
+    end)
+    intercept, S.agent = nil, agent
+    eq(forked._meta['hearth/turn'], 7, '_meta["hearth/turn"]')
+    lines = chat_lines()
+    truthy(find_line(lines, 'before the fork', true), 'the history before prompt 7')
+    eq(find_line(lines, 'numbered prompt', true), nil, 'prompt 7 is not in the fork')
+    eq(lines[#lines], '⑂ forked from session ' .. s.id .. ' before prompt 7: this is session fork-stub-2', 'the fork says so')
+    S.current = s.id -- the stubs' sessions are nowhere in the daemon
+  end)
+
   test(':Hearth /compact: the offered command completes, is listed, compacts the session, which answers after', function()
     local before = hearth.current_session() and hearth.current_session().id
     vim.cmd('HearthNew')
@@ -1736,7 +2010,8 @@ local function main()
     -- no :helptags here: loading the plugin built them
     eq(vim.fn.filereadable(root .. '/doc/tags'), 1, 'doc/tags after the plugin loaded')
     for _, tag in ipairs({ 'hearth', ':Hearth', 'hearth-slash-commands', ':HearthResume', ':HearthRules', ':HearthProcesses', ':HearthMode', ':HearthModel', ':HearthEffort', 'hearth-context', ':HearthImage', 'hearth-images', 'hearth-plan', 'hearth-statusline',
-      'hearth-permissions', 'hearth-buffers', 'hearth.setup()', 'hearth-thoughts', 'hl-hearthThought', 'hearth-mcp' }) do
+      'hearth-permissions', 'hearth-buffers', 'hearth.setup()', 'hearth-thoughts', 'hl-hearthThought', 'hearth-mcp',
+      ':HearthQueue', 'hearth-steering', ':HearthUndo', ':HearthRewind', ':HearthFork' }) do
       vim.cmd('help ' .. tag)
       eq(vim.fn.fnamemodify(vim.api.nvim_buf_get_name(0), ':t'), 'hearth.txt', 'help file for ' .. tag)
       truthy(vim.api.nvim_get_current_line():find('*' .. tag .. '*', 1, true), 'cursor on the tag ' .. tag)

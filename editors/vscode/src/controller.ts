@@ -9,6 +9,7 @@ import { HearthGoneError, HearthNotFoundError, README_URL, describeError } from 
 import type { HearthProcesses } from "./acp/processes.js";
 import type { HearthRules } from "./acp/rules.js";
 import { findWorkspace, summarize, type HearthStatus, type StatusSummary } from "./acp/status.js";
+import { rewindTo, undoLastTurn } from "./checkpoints.js";
 import { configInfo } from "./config.js";
 import { EditorFiles } from "./files.js";
 import { appendToHistory } from "./history.js";
@@ -34,6 +35,13 @@ export interface DiffOpener {
   open(path: string, oldText: string | null, newText: string): Promise<void>;
 }
 
+/** A prompt sent to the agent whose turn the view has yet to show: `response` is its session/prompt answer. */
+interface PendingTurn {
+  text: string;
+  images: ImageAttachment[];
+  response: Promise<acp.PromptResponse>;
+}
+
 interface PendingPermission {
   resolve: (o: acp.RequestPermissionOutcome) => void;
   options: acp.PermissionOption[];
@@ -47,6 +55,8 @@ export class Controller implements vscode.Disposable {
   private sessionCwd: string | null = null;
   private sessionTitle: string | null = null;
   private busy = false;
+  /** Prompts sent during the running turn, in the agent's order (it runs them after it). */
+  private queued: PendingTurn[] = [];
   /**
    * The slash commands the agent offered last. Kept across sessions: hearth
    * offers the same ones to every session (right after session/new's and
@@ -110,6 +120,8 @@ export class Controller implements vscode.Disposable {
         this.everConnected = true;
         this.output.appendLine(`connected to ${init.agentInfo?.name ?? "agent"} ${init.agentInfo?.version ?? ""}`);
         this.post({ type: "connection", state: "connected" });
+        this.post({ type: "capabilities", steering: client.steeringSupported, fork: client.forkSupported, forkFromTurn: client.forkFromTurnSupported });
+        void vscode.commands.executeCommand("setContext", "hearth.canFork", client.forkSupported).then(undefined, () => undefined);
         void this.refreshStatus();
       }),
       client.on("disconnected", (err) => {
@@ -150,7 +162,10 @@ export class Controller implements vscode.Disposable {
   }
 
   private static recorded(m: HostMessage): boolean {
-    return ["reset", "modes", "config", "update", "userPrompt", "turnStarted", "turnEnded", "permission", "permissionResolved"].includes(m.type);
+    return [
+      ...["reset", "modes", "config", "update", "userPrompt", "turnStarted", "turnEnded", "permission", "permissionResolved"],
+      ...["turnNumber", "steered", "checkpoint", "forked"],
+    ].includes(m.type);
   }
 
   private post(m: HostMessage): void {
@@ -171,6 +186,8 @@ export class Controller implements vscode.Disposable {
     if (this.busy) this.view.post({ type: "turnStarted" });
     if (this.client?.connected) {
       this.view.post({ type: "connection", state: "connected" });
+      const c = this.client;
+      this.view.post({ type: "capabilities", steering: c.steeringSupported, fork: c.forkSupported, forkFromTurn: c.forkFromTurnSupported });
     } else if (this.everConnected) {
       this.view.post({ type: "connection", state: "disconnected" });
     } else {
@@ -185,7 +202,13 @@ export class Controller implements vscode.Disposable {
         this.replay();
         return;
       case "prompt":
-        return this.ask(m.text, m.images);
+        return this.ask(m.text, m.images, m.queue === true);
+      case "undo":
+        return this.undo();
+      case "rewind":
+        return this.rewind(m.turn);
+      case "fork":
+        return this.fork(m.turn);
       case "cancel":
         return this.cancel();
       case "newSession":
@@ -286,13 +309,23 @@ export class Controller implements vscode.Disposable {
     });
   }
 
-  /** Sends a prompt: its text, then its images as ACP image blocks (the daemon checks their type and size). */
-  ask(text: string, images: ImageAttachment[] = []): Promise<void> {
+  /**
+   * Sends a prompt: its text, then its images as ACP image blocks (the
+   * daemon checks their type and size). While a turn runs it steers that
+   * turn (`_session/steering`, when the agent offers it), or with `queue`
+   * it is sent as a prompt the agent runs after the turn.
+   */
+  ask(text: string, images: ImageAttachment[] = [], queue = false): Promise<void> {
     return this.run("prompt", async () => {
       if (!text.trim() && images.length === 0) return;
       this.view?.reveal();
-      if (this.busy) throw new Error("A turn is still running: wait for it or cancel it first.");
       const client = this.getClient();
+      const blocks: acp.ContentBlock[] = text.trim() ? [{ type: "text", text }] : [];
+      for (const im of images) blocks.push({ type: "image", mimeType: im.mimeType, data: im.data });
+      if (this.busy && this.sessionId) {
+        if (!queue && client.steeringSupported) return this.steer(client, this.sessionId, text, images, blocks);
+        return this.enqueue(client, this.sessionId, text, images, blocks);
+      }
       this.setBusy(true);
       try {
         this.post({ type: "clearError" });
@@ -302,23 +335,56 @@ export class Controller implements vscode.Disposable {
           this.setSession(res.sessionId, cwd, null, res.modes, res.configOptions);
         }
         const sessionId = this.sessionId!;
-        this.post(images.length ? { type: "userPrompt", text, images } : { type: "userPrompt", text });
-        this.post({ type: "turnStarted" });
-        void this.refreshStatus();
-        const blocks: acp.ContentBlock[] = text.trim() ? [{ type: "text", text }] : [];
-        for (const im of images) blocks.push({ type: "image", mimeType: im.mimeType, data: im.data });
-        try {
-          const res = await client.prompt(sessionId, blocks);
-          this.post({ type: "turnEnded", stopReason: res.stopReason });
-        } catch (e) {
-          this.post({ type: "turnEnded", stopReason: "error" });
-          throw e;
+        let turn: PendingTurn | undefined = { text, images, response: client.prompt(sessionId, blocks) };
+        for (; turn; turn = this.queued.shift()) {
+          try {
+            await this.runTurn(turn);
+          } catch (e) {
+            this.reportError("prompt", e);
+          }
         }
       } finally {
-        this.setBusy(false);
+        this.queued = [];
+        if (this.busy) this.setBusy(false);
         void this.refreshStatus();
       }
     });
+  }
+
+  /** Shows one turn: its prompt, then its answer's end with the agent's number for the prompt. */
+  private async runTurn(t: PendingTurn): Promise<void> {
+    this.post(t.images.length ? { type: "userPrompt", text: t.text, images: t.images } : { type: "userPrompt", text: t.text });
+    this.post({ type: "turnStarted" });
+    void this.refreshStatus();
+    try {
+      const res = await t.response;
+      const turn = (res._meta as Record<string, unknown> | null | undefined)?.["hearth/turn"];
+      if (typeof turn === "number") this.post({ type: "turnNumber", turn });
+      this.endTurn(res.stopReason);
+    } catch (e) {
+      this.endTurn("error");
+      throw e;
+    }
+  }
+
+  /** Says the turn ended; the session is idle from then on unless a queued prompt runs next. */
+  private endTurn(stopReason: string): void {
+    if (this.queued.length === 0) this.setBusy(false);
+    this.post({ type: "turnEnded", stopReason });
+  }
+
+  /** A prompt sent during a turn: the agent queues it; it is shown when the running turn ends. */
+  private enqueue(client: HearthClient, sessionId: string, text: string, images: ImageAttachment[], blocks: acp.ContentBlock[]): void {
+    const response = client.prompt(sessionId, blocks);
+    response.catch(() => undefined); // runTurn reports it
+    this.queued.push({ text, images, response });
+    this.post({ type: "queued", text, waiting: this.queued.length });
+  }
+
+  /** Steering input for the running turn, shown where the agent says it landed. */
+  private async steer(client: HearthClient, sessionId: string, text: string, images: ImageAttachment[], blocks: acp.ContentBlock[]): Promise<void> {
+    const outcome = await client.steer(sessionId, blocks);
+    this.post(images.length ? { type: "steered", text, outcome, images } : { type: "steered", text, outcome });
   }
 
   private setBusy(b: boolean): void {
@@ -330,6 +396,50 @@ export class Controller implements vscode.Disposable {
     return this.run("cancel", async () => {
       if (!this.busy || !this.sessionId || !this.client) return;
       await this.client.cancel(this.sessionId);
+    });
+  }
+
+  /** The current session, for an action on it; an error when there is none or a turn runs. */
+  private idleSession(): { client: HearthClient; sessionId: string } {
+    if (!this.sessionId) throw new Error("No session yet: send a prompt first.");
+    if (this.busy) throw new Error("A turn is still running: wait for it or cancel it first.");
+    return { client: this.getClient(), sessionId: this.sessionId };
+  }
+
+  /** "Undo last turn": the files of the session's last turn that changed any, back as they were. */
+  undo(): Promise<void> {
+    return this.run("undo", () => undoLastTurn({ ...this.idleSession(), post: (m) => this.post(m) }));
+  }
+
+  /** "Restore to here": files and conversation back to before prompt `turn` (the agent's number). */
+  rewind(turn: number): Promise<void> {
+    return this.run("restore", () => rewindTo({ ...this.idleSession(), post: (m) => this.post(m) }, turn));
+  }
+
+  /**
+   * "Fork Session": a new session with this one's history, made current;
+   * the transcript stays as its history. With `turn` ("Fork from here"),
+   * the history before that prompt.
+   */
+  fork(turn?: number): Promise<void> {
+    return this.run("fork", async () => {
+      const { client, sessionId } = this.idleSession();
+      await client.connect();
+      if (!client.forkSupported) {
+        void vscode.window.showInformationMessage("hearth: this agent does not offer fork (session/fork).");
+        return;
+      }
+      const cwd = this.sessionCwd ?? this.requireRoot();
+      if (turn && !client.forkFromTurnSupported) {
+        void vscode.window.showInformationMessage("hearth: this agent does not fork from a given prompt.");
+        return;
+      }
+      const res = await client.fork(sessionId, cwd, turn);
+      this.sessionId = res.sessionId;
+      this.sessionCwd = cwd;
+      this.post(turn ? { type: "forked", sessionId: res.sessionId, from: sessionId, turn } : { type: "forked", sessionId: res.sessionId, from: sessionId });
+      this.postModes(res.modes);
+      this.post({ type: "config", options: configInfo(res.configOptions) });
     });
   }
 

@@ -99,6 +99,8 @@ export function activate(context: vscode.ExtensionContext): void {
       if (pick) await controller.resume(pick.session.sessionId, pick.session.cwd);
     }),
     command("hearth.cancel", () => controller.cancel()),
+    command("hearth.undoLastTurn", () => controller.undo()),
+    command("hearth.forkSession", () => controller.fork()),
     command("hearth.showStatus", async () => {
       docs.refresh(STATUS_URI);
       const doc = await vscode.workspace.openTextDocument(STATUS_URI);

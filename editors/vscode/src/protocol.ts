@@ -56,6 +56,25 @@ export interface ImageAttachment {
   data: string;
 }
 
+/**
+ * What `_hearth/undo` or `_hearth/rewind` did (rpc.UndoResult,
+ * rpc.RewindResult): the files by what happened to them, and each
+ * conflict's diff (what the turn left against what is there now) when the
+ * agent sends one.
+ */
+export interface CheckpointResult {
+  message?: string;
+  restored?: string[];
+  removed?: string[];
+  conflicts?: string[];
+  failed?: string[];
+  notRestorable?: string[];
+  conflictDiffs?: { path: string; diff: string }[];
+}
+
+/** What the agent did with steering input (`_session/steering`'s outcome). */
+export type SteerOutcome = "injected" | "startedNewTurn" | "failed";
+
 export type ConnectionState = "connecting" | "connected" | "disconnected";
 
 /** Extension → webview. */
@@ -74,6 +93,21 @@ export type HostMessage =
   | { type: "userPrompt"; text: string; images?: ImageAttachment[] }
   | { type: "turnStarted" }
   | { type: "turnEnded"; stopReason: string }
+  /** The agent's number for the running turn's prompt (its answer's `_meta["hearth/turn"]`): "Restore to here" uses it. */
+  | { type: "turnNumber"; turn: number }
+  /** A prompt sent while a turn runs, queued by the agent: shown as a user message when it starts. */
+  | { type: "queued"; text: string; waiting: number }
+  /** Steering input and where it landed: in the running answer or as a turn of its own; or not delivered. */
+  | { type: "steered"; text: string; outcome: SteerOutcome; images?: ImageAttachment[] }
+  /** An undo's or a rewind's result; `rewoundFrom` marks that prompt and the later ones rewound. */
+  | { type: "checkpoint"; title: string; result: CheckpointResult; rewoundFrom?: number }
+  /**
+   * The session was forked: the transcript so far is the new session's
+   * history — up to before prompt `turn` when forked from there.
+   */
+  | { type: "forked"; sessionId: string; from: string; turn?: number }
+  /** What the agent offers beyond ACP's basics: the view shows the controls for it. */
+  | { type: "capabilities"; steering: boolean; fork: boolean; forkFromTurn: boolean }
   /**
    * A `session/request_permission` waiting for an answer. `content` and
    * `rawInput` are the request's tool call's, as ACP sent them: the card
@@ -101,7 +135,13 @@ export type HostMessage =
 export type ViewMessage =
   | { type: "ready" }
   /** The composer's text and the images pasted into it (absent when none). */
-  | { type: "prompt"; text: string; images?: ImageAttachment[] }
+  /** While a turn runs the prompt steers it, or with `queue` runs after it. */
+  | { type: "prompt"; text: string; images?: ImageAttachment[]; queue?: boolean }
+  | { type: "undo" }
+  /** "Restore to here": files and conversation back to before prompt `turn`. */
+  | { type: "rewind"; turn: number }
+  /** Fork the session; with `turn`, from before that prompt ("Fork from here"). */
+  | { type: "fork"; turn?: number }
   | { type: "cancel" }
   | { type: "newSession" }
   | { type: "listSessions" }

@@ -91,12 +91,14 @@ describe("the extension, activated against a stand-in vscode API", () => {
     assert.deepEqual(contributed, [
       "hearth.ask",
       "hearth.cancel",
+      "hearth.forkSession",
       "hearth.inspectSession",
       "hearth.manageProcesses",
       "hearth.manageRules",
       "hearth.newSession",
       "hearth.resumeSession",
       "hearth.showStatus",
+      "hearth.undoLastTurn",
     ]);
     assert.deepEqual([...stub.rec.commands.keys()].sort(), contributed);
     assert.deepEqual([...stub.rec.views.keys()], [pkg.contributes.views.hearth[0].id]);
@@ -565,6 +567,117 @@ describe("the extension, activated against a stand-in vscode API", () => {
       assert.match(JSON.stringify(done.update.content), /first\\nsecond\\n/);
     } finally {
       rmSync(fifo, { force: true });
+    }
+  });
+
+  test("steering (real daemon): Enter during a turn steers it, shown where it landed; Alt+Enter queues a prompt that runs next", async () => {
+    let from = posted.length;
+    await after_({ type: "newSession" }, (m) => m.type === "modes", "the new session");
+    const caps = posted.items.filter((m) => m.type === "capabilities").pop();
+    assert.ok(caps && caps.type === "capabilities" && caps.steering, `initialize advertised steering: ${JSON.stringify(caps)}`);
+    from = posted.length;
+    web.send({ type: "prompt", text: "slow" }); // the simulator streams this answer for about 10 s
+    await posted.waitFor((m) => m.type === "update" && m.update.sessionUpdate === "agent_message_chunk", "the answer streaming", 20_000, from);
+    const queued = await after_({ type: "prompt", text: "after the steer", queue: true }, (m) => m.type === "queued", "the queued prompt");
+    assert.deepEqual(queued, { type: "queued", text: "after the steer", waiting: 1 });
+    const steered = await after_({ type: "prompt", text: "say banana" }, (m) => m.type === "steered", "the steer");
+    assert.deepEqual(steered, { type: "steered", text: "say banana", outcome: "injected" });
+    let ends = 0;
+    await posted.waitFor((m) => m.type === "turnEnded" && ++ends === 2, "both turns", 30_000, from);
+    const seq = posted.items.slice(from);
+    const kinds = seq.map((m) => (m.type === "update" ? m.update.sessionUpdate : m.type)).filter((k) => !["usage_update", "available_commands_update", "status", "session_info_update"].includes(k));
+    const firstEnd = kinds.indexOf("turnEnded");
+    assert.ok(kinds.indexOf("steered") < firstEnd, kinds.join(" "));
+    const prompts = seq.flatMap((m) => (m.type === "userPrompt" ? [m.text] : []));
+    assert.deepEqual(prompts, ["slow", "after the steer"], "the queued prompt is shown when its turn starts");
+    assert.ok(seq.findIndex((m) => m.type === "userPrompt" && m.text === "after the steer") > seq.findIndex((m) => m.type === "turnEnded"));
+    const text = chunks(seq).join("");
+    assert.match(text, /You said: say banana/);
+    assert.match(text, /You said: after the steer/);
+    assert.ok(text.indexOf("You said: say banana") < text.indexOf("You said: after the steer"), text);
+  });
+
+  test("Undo Last Turn (real daemon): asks first, puts back the turn's files, shows and says what it did", async () => {
+    await after_({ type: "newSession" }, (m) => m.type === "modes", "the new session");
+    await after_({ type: "setMode", modeId: "full-auto" }, (m) => m.type === "modes", "full-auto");
+    const made = path.join(env.workspace, "undo-made.txt");
+    await after_({ type: "prompt", text: simCall("write_file", { path: "undo-made.txt", content: "made\n" }) }, (m) => m.type === "turnEnded", "the write turn");
+    assert.ok(existsSync(made), "the turn created undo-made.txt");
+    // Dismissed: nothing is undone.
+    let asked = stub.rec.warnings.length;
+    stub.rec.confirm = () => undefined;
+    await stub.vscode.commands.executeCommand("hearth.undoLastTurn");
+    const q = await stub.rec.warnings.waitFor((w) => w.modal, "the confirmation", 5_000, asked);
+    assert.equal(q.message, "Undo the file changes of hearth's last turn?");
+    assert.deepEqual(q.items, ["Undo"]);
+    assert.ok(existsSync(made), "dismissed: the file stays");
+    // Confirmed from the view's button.
+    asked = stub.rec.warnings.length;
+    stub.rec.confirm = () => "Undo";
+    const infos = stub.rec.infos.length;
+    const done = await after_({ type: "undo" }, (m) => m.type === "checkpoint", "the undo's result");
+    stub.rec.confirm = undefined;
+    assert.ok(done.type === "checkpoint");
+    assert.equal(done.title, "Undo");
+    assert.deepEqual(done.result.removed, ["undo-made.txt"]);
+    assert.equal(existsSync(made), false, "undo removed the file the turn created");
+    const said = await stub.rec.infos.waitFor((i) => i.message.startsWith("hearth: Undo"), "the notification", 5_000, infos);
+    assert.equal(said.message, "hearth: Undo: 1 removed.");
+  });
+
+  // STUB: the agent here is the stand-in (fixtures/fake-agent.ts), answering
+  // _hearth/rewind and session/fork as the shared contract says; switch to the
+  // real daemon once those are merged.
+  test("Restore to here and Fork Session [stubbed agent]: numbered prompts, a confirmation listing the turns, rewound marks, a fork that keeps the transcript", async () => {
+    const script = path.join(path.dirname(env.socket), "fake-hearth.sh");
+    writeFileSync(script, `#!/bin/sh\nexec "${process.execPath}" "${path.join(PACKAGE_DIR, "out", "test", "fixtures", "fake-agent.js")}"\n`, { mode: 0o755 });
+    stub.rec.config["hearth.path"] = script;
+    try {
+      await after_({ type: "newSession" }, (m) => m.type === "reset", "the stand-in's session");
+      let from = posted.length;
+      await after_({ type: "prompt", text: "one" }, (m) => m.type === "turnEnded", "turn 1");
+      await after_({ type: "prompt", text: "two" }, (m) => m.type === "turnEnded", "turn 2");
+      const numbers = posted.items.slice(from).flatMap((m) => (m.type === "turnNumber" ? [m.turn] : []));
+      assert.deepEqual(numbers, [1, 2], "each prompt's number reaches the view");
+      const caps = posted.items.filter((m) => m.type === "capabilities").pop();
+      assert.ok(caps?.type === "capabilities" && caps.fork, "fork advertised");
+      assert.ok(stub.rec.executed.items.some((e) => e.id === "setContext" && e.args[0] === "hearth.canFork" && e.args[1] === true));
+
+      let detail: string | undefined;
+      stub.rec.confirm = (_m, d) => {
+        detail = d;
+        return "Restore";
+      };
+      const done = await after_({ type: "rewind", turn: 1 }, (m) => m.type === "checkpoint", "the rewind's result");
+      stub.rec.confirm = undefined;
+      assert.match(detail ?? "", /before prompt 1/);
+      assert.match(detail ?? "", /1\. one \(2 files changed\)\n2\. two \(2 files changed\)/);
+      assert.ok(done.type === "checkpoint");
+      assert.equal(done.rewoundFrom, 1);
+      assert.deepEqual(done.result.conflicts, ["b.txt"]);
+      assert.equal(done.result.conflictDiffs?.[0].path, "b.txt");
+      const warned = await stub.rec.warnings.waitFor((w) => !w.modal, "the conflict warning", 5_000);
+      assert.equal(warned.message, "hearth: Restore: 1 restored, 1 removed, 1 conflict.");
+
+      from = posted.length;
+      const parent = posted.items.filter((m) => m.type === "reset").pop();
+      await stub.vscode.commands.executeCommand("hearth.forkSession");
+      const forked = await posted.waitFor((m) => m.type === "forked", "the fork", 10_000, from);
+      assert.ok(forked.type === "forked" && parent?.type === "reset");
+      assert.equal(forked.from, parent.sessionId);
+      assert.notEqual(forked.sessionId, parent.sessionId);
+      assert.ok(!posted.items.slice(from).some((m) => m.type === "reset"), "the transcript stays: it is the fork's history");
+      await after_({ type: "prompt", text: "in the fork" }, (m) => m.type === "turnEnded", "a turn of the fork");
+      assert.equal(JSON.stringify(posted.items.slice(from)).includes("echo: in the fork"), true);
+
+      // "Fork from here": session/fork with _meta["hearth/turn"], offered as the agent advertises.
+      assert.ok(caps.forkFromTurn, "fork from a turn advertised");
+      const fromHere = await after_({ type: "fork", turn: 1 }, (m) => m.type === "forked", "the fork from prompt 1");
+      assert.ok(fromHere.type === "forked");
+      assert.equal(fromHere.turn, 1);
+      assert.match(fromHere.sessionId, /_from1$/, "the agent was asked to fork from prompt 1");
+    } finally {
+      stub.rec.config["hearth.path"] = bin;
     }
   });
 

@@ -41,6 +41,11 @@ describe("chat webview in headless Chromium", () => {
     }, msgs);
   }
 
+  /** Waits for the send button to read `label` (Send, or Steer while a turn runs). */
+  async function sendLabel(label: string): Promise<void> {
+    await page.waitForFunction((l) => document.getElementById("btn-send")?.textContent === l, label, { timeout: 5_000 });
+  }
+
   /** `markdown` as the view renders it (markdown-it), serialized by the page. */
   async function renderedMarkdown(markdown: string): Promise<string> {
     const html = new MarkdownIt({ html: false, linkify: true, breaks: false }).render(markdown);
@@ -129,7 +134,8 @@ describe("chat webview in headless Chromium", () => {
     assert.equal(await page.locator("#connection").textContent(), "ready · 1.4 s");
     assert.equal(await page.locator("body").getAttribute("class"), "busy");
     assert.equal(await page.locator("#btn-cancel").isVisible(), true);
-    assert.equal(await page.locator("#btn-send").isDisabled(), true);
+    assert.equal(await page.locator("#btn-send").isEnabled(), true, "the prompt box stays usable: Enter steers or queues");
+    assert.equal(await page.locator("#btn-queue").isVisible(), true);
 
     const user = page.locator(".message.user .body");
     assert.equal(await user.count(), 1);
@@ -687,6 +693,133 @@ describe("chat webview in headless Chromium", () => {
     await box.press("Escape");
     assert.equal(await list.isHidden(), true, "Escape closes the list");
     await box.fill("");
+    assert.deepEqual(pageErrors, [], "no errors in the page");
+  });
+
+  test("while a turn runs Enter steers and Alt+Enter or Queue queues; steering shows where it landed; a queued prompt says so", async () => {
+    await feed([{ type: "reset", sessionId: "ses_steer" }, { type: "capabilities", steering: true, fork: false, forkFromTurn: false }]);
+    await page.evaluate(() => (window.__posted = []));
+    const box = page.locator("#input");
+    assert.equal(await page.locator("#btn-queue").isHidden(), true, "no Queue without a turn");
+    await sendLabel("Send");
+    await feed([
+      { type: "userPrompt", text: "explain the planner" },
+      { type: "turnStarted" },
+      { type: "update", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "The planner reads" } } },
+    ]);
+    await sendLabel("Steer"); // the view handles messages as they come: wait for the turn
+    assert.equal(await page.locator("#btn-queue").isVisible(), true);
+    await box.fill("focus on errors");
+    await box.press("Enter");
+    assert.deepEqual(await waitPosted("prompt"), { type: "prompt", text: "focus on errors" }, "Enter: a prompt the extension steers with");
+    await page.evaluate(() => (window.__posted = []));
+    await box.fill("then run the tests");
+    await box.press("Alt+Enter");
+    assert.deepEqual(await waitPosted("prompt"), { type: "prompt", text: "then run the tests", queue: true });
+    await page.evaluate(() => (window.__posted = []));
+    await box.fill("and lint");
+    await page.locator("#btn-queue").click();
+    assert.deepEqual(await waitPosted("prompt"), { type: "prompt", text: "and lint", queue: true });
+
+    await feed([
+      { type: "queued", text: "then run the tests", waiting: 1 },
+      { type: "steered", text: "focus on errors", outcome: "injected" },
+      { type: "update", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Errors first: " } } },
+      { type: "steered", text: "too late", outcome: "failed" },
+    ]);
+    const msgs = page.locator("#transcript > .message, #transcript > .queued, #transcript > .steer-failed");
+    await page.locator(".steer-failed").waitFor({ timeout: 5_000 });
+    const order = await msgs.evaluateAll((els) => els.map((e) => `${e.className}: ${(e.querySelector(".body") ?? e).textContent?.trim()}`));
+    assert.deepEqual(order, [
+      "message user: explain the planner",
+      "message agent: The planner reads",
+      "queued muted: Queued: then run the tests — runs after this turn",
+      "message user steer: focus on errors",
+      "message agent: Errors first:",
+      "steer-failed muted: Not delivered to the running turn: too late — Alt+Enter queues it.",
+    ]);
+    assert.equal(await page.locator(".message.user.steer .who").textContent(), "You · steering");
+    await feed([{ type: "turnEnded", stopReason: "end_turn" }]);
+    await sendLabel("Send");
+    assert.deepEqual(pageErrors, [], "no errors in the page");
+  });
+
+  test("Restore to here on numbered prompts, live and replayed; the result card with conflicts and their diffs; rewound marks; undo and fork buttons", async () => {
+    await feed([{ type: "reset", sessionId: "ses_rewind" }, { type: "capabilities", steering: true, fork: false, forkFromTurn: false }]);
+    assert.equal(await page.locator("#btn-fork").isHidden(), true, "no fork unless the agent offers it");
+    await feed([
+      // replayed by session/load: numbered by the agent, one of them rewound before
+      { type: "update", update: { sessionUpdate: "user_message_chunk", content: { type: "text", text: "write the notes" }, _meta: { "hearth/turn": 1 } } },
+      { type: "update", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Done." } } },
+      { type: "update", update: { sessionUpdate: "user_message_chunk", content: { type: "text", text: "an old idea" }, _meta: { "hearth/turn": 2, "hearth/rewound": true } } },
+      { type: "update", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Sure." } } },
+      // live: the number comes with the turn's end
+      { type: "userPrompt", text: "fix the typo" },
+      { type: "turnStarted" },
+      { type: "update", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Fixed." } } },
+      { type: "turnNumber", turn: 3 },
+      { type: "turnEnded", stopReason: "end_turn" },
+      { type: "userPrompt", text: "/compact" },
+      { type: "turnStarted" },
+      { type: "turnEnded", stopReason: "end_turn" },
+    ]);
+    const users = page.locator(".message.user");
+    await users.nth(3).waitFor({ timeout: 5_000 });
+    assert.deepEqual(await users.evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.turn ?? "")), ["1", "2", "3", ""], "a slash command has no number");
+    assert.equal(await page.locator(".message.user .restore").count(), 3);
+    assert.deepEqual(await page.locator(".message.user.rewound .body").allTextContents(), ["an old idea"]);
+    await page.evaluate(() => (window.__posted = []));
+    await users.nth(2).hover();
+    await users.nth(2).locator(".restore").click();
+    assert.deepEqual(await waitPosted("rewind"), { type: "rewind", turn: 3 });
+    await page.evaluate(() => (window.__posted = []));
+    await page.locator("#btn-undo").click();
+    await waitPosted("undo");
+
+    await feed([
+      {
+        type: "checkpoint",
+        title: "Restored to before prompt 1",
+        rewoundFrom: 1,
+        result: {
+          message: "Rewound to before prompt 1.",
+          restored: ["notes.md"],
+          removed: ["todo.txt"],
+          conflicts: ["a.txt"],
+          conflictDiffs: [{ path: "a.txt", diff: "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-by hearth\n+the user's\n" }],
+        },
+      },
+    ]);
+    const card = page.locator(".checkpoint");
+    await card.waitFor({ timeout: 5_000 });
+    assert.equal(await card.locator(".who").textContent(), "Restored to before prompt 1");
+    assert.equal(await card.locator(".restored .checkpoint-paths").textContent(), "notes.md");
+    assert.equal(await card.locator(".removed .checkpoint-paths").textContent(), "todo.txt");
+    assert.equal(await card.locator(".conflicts .checkpoint-paths").textContent(), "a.txt");
+    assert.equal(await card.getAttribute("class"), "checkpoint warning");
+    await card.locator(".conflict-diff summary").click();
+    assert.match((await card.locator(".conflict-diff pre").textContent()) ?? "", /-by hearth\n\+the user's/);
+    assert.deepEqual(await page.locator(".message.user.rewound .body").allTextContents(), ["write the notes", "an old idea", "fix the typo"]);
+    assert.equal(await page.locator(".message.user.rewound .who").first().textContent(), "You · rewound");
+
+    assert.equal(await users.nth(2).locator(".fork-here").isVisible(), false, "no Fork from here unless the agent forks from a turn");
+    await feed([{ type: "capabilities", steering: true, fork: true, forkFromTurn: true }]);
+    await page.locator("#btn-fork").waitFor({ state: "visible", timeout: 5_000 });
+    await page.evaluate(() => (window.__posted = []));
+    await page.locator("#btn-fork").click();
+    assert.deepEqual(await waitPosted("fork"), { type: "fork" });
+    await page.evaluate(() => (window.__posted = []));
+    await users.nth(2).hover();
+    await users.nth(2).locator(".fork-here").click();
+    assert.deepEqual(await waitPosted("fork"), { type: "fork", turn: 3 });
+    await feed([{ type: "forked", sessionId: "ses_forked0000000", from: "ses_rewind", turn: 3 }]);
+    await page.locator(".forked").waitFor({ timeout: 5_000 });
+    assert.equal(await page.locator("#session-title").textContent(), "Session ses_forked00…");
+    assert.deepEqual(
+      await page.locator(".message.user .body").allTextContents(),
+      ["write the notes", "an old idea"],
+      "the fork holds the conversation before prompt 3",
+    );
     assert.deepEqual(pageErrors, [], "no errors in the page");
   });
 

@@ -156,6 +156,8 @@ export interface Recorder {
   statusTexts: Log<string>;
   errors: Log<{ message: string; items: string[] }>;
   infos: Log<{ message: string; items: string[] }>;
+  /** Warnings, modal ones (confirmations) with their detail. */
+  warnings: Log<{ message: string; detail?: string; modal: boolean; items: string[] }>;
   opened: Log<{ uri: string; text: string }>;
   /** Every file document opened, by fsPath: what the user would see in VS Code's tabs and buffers. */
   documents: TextDocument[];
@@ -170,6 +172,8 @@ export interface Recorder {
   output: Log<string>;
   /** Answers showQuickPick with one of its items; unset: the pick is dismissed. */
   quickPick?: (items: any[]) => any;
+  /** Answers a modal warning (a confirmation): the item picked, or undefined (dismissed). */
+  confirm?: (message: string, detail: string | undefined, items: string[]) => string | undefined;
 }
 
 /** Builds the stub module and its recorder. `workspace` is the one folder open. */
@@ -183,6 +187,7 @@ export function makeVscode(workspace: string) {
     statusTexts: new Log(),
     errors: new Log(),
     infos: new Log(),
+    warnings: new Log(),
     opened: new Log(),
     documents: [],
     edits: new Log(),
@@ -256,6 +261,12 @@ export function makeVscode(workspace: string) {
       showInformationMessage: (message: string, ...items: string[]) => {
         rec.infos.push({ message, items });
         return Promise.resolve(undefined);
+      },
+      showWarningMessage: (message: string, ...rest: unknown[]) => {
+        const opts = typeof rest[0] === "object" && rest[0] !== null ? (rest.shift() as { modal?: boolean; detail?: string }) : {};
+        const items = rest as string[];
+        rec.warnings.push({ message, detail: opts.detail, modal: !!opts.modal, items });
+        return Promise.resolve(opts.modal ? rec.confirm?.(message, opts.detail, items) : undefined);
       },
       showInputBox: () => Promise.resolve(undefined),
       showQuickPick: async (items: any[] | Promise<any[]>) => rec.quickPick?.(await items),

@@ -650,6 +650,33 @@ function Chat:unreveal(t, shown)
   end
 end
 
+-- user_mark marks the header of the last "## You" block, which the agent
+-- numbered (its prompt's turn): :HearthFork N copies the chat above it.
+function Chat:user_mark()
+  local buf = self:bufnr()
+  local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  for i = #lines, 1, -1 do
+    if lines[i] == M.USER then
+      return vim.api.nvim_buf_set_extmark(buf, M.ns, i - 1, 0, {})
+    end
+  end
+end
+
+-- lines_before returns the chat's lines above mark's (user_mark) line,
+-- without the blank line that separates it; nil when the mark is gone.
+function Chat:lines_before(mark)
+  local buf = self:bufnr()
+  local pos = vim.api.nvim_buf_get_extmark_by_id(buf, M.ns, mark, {})
+  if not pos or pos[1] == nil then
+    return nil
+  end
+  local lines = vim.api.nvim_buf_get_lines(buf, 0, pos[1], false)
+  if lines[#lines] == '' then
+    table.remove(lines)
+  end
+  return lines
+end
+
 -- lines returns the buffer's text (tests, :HearthStatus).
 function Chat:lines()
   self:flush()

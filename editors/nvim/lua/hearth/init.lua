@@ -47,6 +47,8 @@ local function changed()
   pcall(vim.cmd, 'redrawstatus!')
 end
 
+M._changed = changed
+
 local function busy()
   for _, s in pairs(S.sessions) do
     if s.turn or s.loading then
@@ -84,7 +86,8 @@ end
 local function session(id)
   local s = S.sessions[id]
   if not s then
-    s = { id = id, chat = chat.new(id), turn = nil, modes = nil, mode = nil, questions = {} }
+    -- turns: the agent's prompt number -> the mark of its "## You" block
+    s = { id = id, chat = chat.new(id), turn = nil, queue = {}, turns = {}, modes = nil, mode = nil, questions = {} }
     S.sessions[id] = s
   end
   return s
@@ -151,7 +154,16 @@ local function on_update(params)
     if nn(nn(u.content) or {}).type == 'image' and s.chat.section == 'user' and s.chat.open then
       text = '\n' .. text -- an image of a message is a line of its own
     end
+    local meta = nn(u._meta)
+    local starts = s.chat.section ~= 'user'
+    if type(meta) == 'table' and nn(meta['hearth/rewound']) == true and starts then
+      text = '(rewound) ' .. text -- a prompt whose turn /rewind took back
+    end
     s.chat:user_text(text)
+    local n = type(meta) == 'table' and tonumber(nn(meta['hearth/turn'])) or nil
+    if starts and n then
+      s.turns[n] = s.chat:user_mark()
+    end
   elseif kind == 'tool_call' or kind == 'tool_call_update' then
     local t = s.chat:tool(u, kind == 'tool_call')
     local turn = s.turn
@@ -511,16 +523,23 @@ local function new_session(cb)
       notify('could not create a session: the agent answered without a sessionId', vim.log.levels.ERROR)
       return cb and cb('no sessionId')
     end
-    local s = session(res.sessionId)
-    s.cwd = vim.fn.getcwd()
-    set_modes(s, res.modes)
-    s.options = options.parse(res.configOptions)
-    S.current = s.id
-    changed()
+    local s = M._adopt(res, vim.fn.getcwd())
     if cb then
       cb(nil, s)
     end
   end)
+end
+
+-- _adopt makes the session of a session/new or session/fork answer the
+-- current one (checkpoints.lua forks).
+function M._adopt(res, cwd)
+  local s = session(res.sessionId)
+  s.cwd = cwd
+  set_modes(s, res.modes)
+  s.options = options.parse(res.configOptions)
+  S.current = s.id
+  changed()
+  return s
 end
 
 -- ensure_session gives cb the current session, creating one when there is
@@ -602,30 +621,117 @@ local function mark_cancelled(s, turn)
   end
 end
 
+--- steering_supported says whether the agent advertised _session/steering
+--- (initialize's _meta.steering.supported).
+function M.steering_supported()
+  local meta = nn(S.agent and S.agent._meta)
+  local st = type(meta) == 'table' and nn(meta.steering) or nil
+  return type(st) == 'table' and nn(st.supported) == true
+end
+
+-- steer gives session s's running turn more input (_session/steering) and
+-- shows it where it landed: "injected" (the model reads it in the answer
+-- that streams) and "startedNewTurn" (the turn had ended: it runs as a
+-- turn of its own) as a "## You" block at the end of the chat, the answer
+-- going on below it, as session/load replays it; "failed" as a note.
+local function steer(s, blocks, shown, cb)
+  S.client:request('_session/steering', { sessionId = s.id, prompt = blocks }, function(err, res)
+    local outcome = err and 'failed' or tostring(nn(res and res.outcome) or 'failed')
+    if outcome == 'injected' or outcome == 'startedNewTurn' then
+      s.chat:end_message()
+      s.chat:user_text(shown)
+      s.chat:end_message()
+    else
+      local why = err and (' (' .. tostring(nn(err.message) or 'error') .. ')') or ''
+      s.chat:note('✗ steering not delivered' .. why .. ': ' .. chat.visible(shown)
+        .. ' — :HearthQueue sends it as the next prompt')
+    end
+    changed()
+    if cb then
+      cb(outcome, s)
+    end
+  end)
+end
+
+-- start_turn shows turn's prompt as a "## You" block and makes it the
+-- session's running turn.
+local function start_turn(s, turn)
+  s.chat:show(M.config.open)
+  s.chat:user_text(turn.shown)
+  turn.mark = s.chat:user_mark()
+  s.chat:end_message()
+  s.turn = turn
+  s.last_stop = nil
+  changed()
+end
+
+-- end_turn shows how turn ended (its session/prompt answer, or err) and
+-- starts the next queued one: the agent runs queued prompts in order.
+local function end_turn(s, turn, err, res)
+  if s.turn ~= turn then
+    -- a queued prompt the agent answered before it ran: an error
+    for i, q in ipairs(s.queue) do
+      if q == turn then
+        table.remove(s.queue, i)
+        break
+      end
+    end
+    local msg = err and tostring(nn(err.message) or 'error') or tostring(nn(res and res.stopReason))
+    notify('the queued prompt did not run: ' .. msg, vim.log.levels.ERROR)
+    return msg
+  end
+  s.turn = nil
+  s.chat:end_message()
+  if err then
+    if err.exited then
+      s.chat:note('✗ connection lost: the agent went away mid-turn')
+      s.last_stop = 'disconnected'
+      s.queue = {} -- their requests went with the job
+    else
+      local msg = tostring(nn(err.message) or 'error')
+      s.chat:note('✗ error: ' .. msg)
+      s.last_stop = 'error'
+      notify('the turn failed: ' .. msg, vim.log.levels.ERROR)
+    end
+  else
+    s.last_stop = nn(res and res.stopReason) or 'end_turn'
+    local meta = nn(res and res._meta)
+    local n = type(meta) == 'table' and tonumber(nn(meta['hearth/turn'])) or nil
+    if n and turn.mark then
+      s.turns[n] = turn.mark -- the agent's number for this prompt
+    end
+    if s.last_stop == 'cancelled' then
+      mark_cancelled(s, turn)
+    end
+    if s.last_stop ~= 'end_turn' then
+      s.chat:note('⏹ ' .. s.last_stop)
+    end
+  end
+  if #s.queue > 0 then
+    start_turn(s, table.remove(s.queue, 1))
+  end
+  changed()
+  return s.last_stop
+end
+
 --- :Hearth {prompt} — send a prompt to the current session (a new one when
 --- there is none) and stream the answer into its chat buffer, with the
---- images :HearthImage attached.
-function M.prompt(text, cb)
+--- images :HearthImage attached. While a turn runs the prompt steers it
+--- (_session/steering); with queue (:HearthQueue) it is sent as a prompt
+--- that the agent runs after the running turn. cb(stop reason, session)
+--- when its turn ends; a steer's cb gets the steering outcome.
+function M.prompt(text, cb, queue)
   if (type(text) ~= 'string' or text:match('^%s*$')) and #S.images > 0 then
     text = '' -- the attached images are the prompt
   elseif type(text) ~= 'string' or text:match('^%s*$') then
-    vim.ui.input({ prompt = 'hearth> ' }, function(input)
+    vim.ui.input({ prompt = queue and 'hearth (queue)> ' or 'hearth> ' }, function(input)
       if input and not input:match('^%s*$') then
-        M.prompt(input, cb)
+        M.prompt(input, cb, queue)
       end
     end)
     return
   end
-  local cur = M.current_session()
-  if cur and cur.turn then
-    notify('a turn is already running in this session; :HearthCancel stops it', vim.log.levels.WARN)
-    return
-  end
   local function send(s)
-    if s.turn then
-      notify('a turn is already running in this session; :HearthCancel stops it', vim.log.levels.WARN)
-      return
-    end
     local blocks = {}
     if text ~= '' then
       table.insert(blocks, { type = 'text', text = text })
@@ -639,42 +745,27 @@ function M.prompt(text, cb)
       table.insert(shown, image.describe(im.mimeType, im.data, im.name))
     end
     S.images = {}
-    s.chat:show(M.config.open)
-    s.chat:user_text(table.concat(shown, '\n'))
-    s.chat:end_message()
-    local turn = { text = text, calls = {}, stopped = {} }
-    s.turn = turn
-    s.last_stop = nil
-    changed()
+    shown = table.concat(shown, '\n')
+    if s.turn and not queue and M.steering_supported() then
+      return steer(s, blocks, shown, cb)
+    end
+    local turn = { text = text, shown = shown, calls = {}, stopped = {} }
+    s.queue = s.queue or {}
+    if s.turn then
+      table.insert(s.queue, turn)
+      notify(string.format('queued: runs after the current turn (%d waiting)', #s.queue))
+      changed()
+    else
+      start_turn(s, turn)
+    end
     S.client:request('session/prompt', {
       sessionId = s.id,
       prompt = blocks,
     }, function(err, res)
-      s.turn = nil
-      s.chat:end_message()
-      if err then
-        if err.exited then
-          s.chat:note('✗ connection lost: the agent went away mid-turn')
-          s.last_stop = 'disconnected'
-        else
-          local msg = tostring(nn(err.message) or 'error')
-          s.chat:note('✗ error: ' .. msg)
-          s.last_stop = 'error'
-          notify('the turn failed: ' .. msg, vim.log.levels.ERROR)
-        end
-      else
-        s.last_stop = nn(res and res.stopReason) or 'end_turn'
-        if s.last_stop == 'cancelled' then
-          mark_cancelled(s, turn)
-        end
-        if s.last_stop ~= 'end_turn' then
-          s.chat:note('⏹ ' .. s.last_stop)
-        end
-      end
-      changed()
+      local stop = end_turn(s, turn, err, res)
       pcall(vim.api.nvim_exec_autocmds, 'User', { pattern = 'HearthTurnDone', modeline = false })
       if cb then
-        cb(s.last_stop, s)
+        cb(stop, s)
       end
     end)
   end
@@ -689,6 +780,12 @@ function M.prompt(text, cb)
       end
     end)
   end)
+end
+
+--- :HearthQueue {prompt} — a prompt that runs after the running turn (at
+--- once when none runs).
+function M.queue(text, cb)
+  M.prompt(text, cb, true)
 end
 
 --- :HearthCancel — cancel the current session's turn (or sid's); open
@@ -738,6 +835,7 @@ local function load(item, cb)
   end
   s.cwd = nn(item.cwd) or vim.fn.getcwd()
   s.chat:reset()
+  s.turns = {}
   s.loading = true
   S.current = s.id
   s.chat:show(M.config.open)
@@ -1039,6 +1137,19 @@ function M.processes(args, cb)
   end)
 end
 
+--- :HearthUndo, :HearthRewind [N], :HearthFork: checkpoints.lua.
+function M.undo(cb)
+  require('hearth.checkpoints').undo(M, cb)
+end
+
+function M.rewind(n, cb)
+  require('hearth.checkpoints').rewind(M, n, cb)
+end
+
+function M.fork(n, cb)
+  require('hearth.checkpoints').fork(M, n, cb)
+end
+
 ---------------------------------------------------------------------------
 -- Commands
 ---------------------------------------------------------------------------
@@ -1088,6 +1199,18 @@ function M.create_commands()
   cmd('Hearth', function(a)
     M.prompt(a.args)
   end, { nargs = '*', complete = complete_prompt, desc = 'hearth: send a prompt' })
+  cmd('HearthQueue', function(a)
+    M.queue(a.args)
+  end, { nargs = '*', desc = 'hearth: send a prompt that runs after the running turn' })
+  cmd('HearthUndo', function()
+    M.undo()
+  end, { nargs = 0, desc = "hearth: put back the files of the session's last turn" })
+  cmd('HearthRewind', function(a)
+    M.rewind(tonumber(a.args))
+  end, { nargs = '?', desc = 'hearth: files and conversation back to before a prompt' })
+  cmd('HearthFork', function(a)
+    M.fork(tonumber(a.args))
+  end, { nargs = '?', desc = 'hearth: a new session with this one\'s history (before prompt N)' })
   cmd('HearthNew', function()
     M.new_session()
   end, { nargs = 0, desc = 'hearth: start a new session' })

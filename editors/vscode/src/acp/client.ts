@@ -14,8 +14,15 @@ import { HearthGoneError, HearthNotFoundError, HearthRpcError, describeError } f
 import type { HearthProcesses } from "./processes.js";
 import type { HearthRules } from "./rules.js";
 import type { HearthStatus } from "./status.js";
+import type { CheckpointResult, SteerOutcome } from "../protocol.js";
 
 export type { HearthStatus } from "./status.js";
+
+/** `_hearth/rewind`'s answer: a listing (`turns`) or what a rewind did. */
+export interface RewindResult extends CheckpointResult {
+  rewound?: boolean;
+  turns?: { turn: number; prompt: string; files: number; rewound: boolean }[];
+}
 
 /** Answers one `session/request_permission`. `signal` aborts when the turn is cancelled or the daemon goes away. */
 export type PermissionHandler = (
@@ -439,6 +446,63 @@ export class HearthClient {
   /** `_hearth/process/kill`: ends the process and everything it started; answers once they have ended. */
   killProcess(sessionId: string, processId: number): Promise<{ killed: boolean }> {
     return this.call<{ killed: boolean }>("_hearth/process/kill", { sessionId, processId });
+  }
+
+  /** Whether initialize advertised `_session/steering` (`_meta.steering.supported`). */
+  get steeringSupported(): boolean {
+    const steering = (this.live?.init?._meta as { steering?: { supported?: unknown } } | undefined)?.steering;
+    return steering?.supported === true;
+  }
+
+  /** Whether initialize advertised `session/fork` (`agentCapabilities.sessionCapabilities.fork`). */
+  get forkSupported(): boolean {
+    const caps = this.live?.init?.agentCapabilities?.sessionCapabilities as { fork?: unknown } | undefined;
+    return caps?.fork !== undefined && caps?.fork !== null;
+  }
+
+  /**
+   * `_session/steering`: more input for the session's running turn. With
+   * `requireTurn`, a session with no turn running refuses it ("failed")
+   * instead of starting one.
+   */
+  async steer(sessionId: string, prompt: acp.ContentBlock[], requireTurn = false): Promise<SteerOutcome> {
+    const res = await this.call<{ outcome?: string }>("_session/steering", {
+      sessionId,
+      prompt,
+      ...(requireTurn ? { _meta: { steering: { idleBehavior: "promptRequired" } } } : {}),
+    });
+    return res.outcome === "injected" || res.outcome === "startedNewTurn" ? res.outcome : "failed";
+  }
+
+  /** `_hearth/undo`: puts back the files of the session's last turn that changed any. */
+  undo(sessionId: string): Promise<CheckpointResult & { undone?: boolean }> {
+    return this.call("_hearth/undo", { sessionId });
+  }
+
+  /** `_hearth/rewind`: with `turn`, files and conversation back to before that prompt; without, the prompts to choose from. */
+  rewind(sessionId: string, turn?: number): Promise<RewindResult> {
+    return this.call<RewindResult>("_hearth/rewind", turn ? { sessionId, turn } : { sessionId });
+  }
+
+  /** Whether `session/fork` takes `_meta["hearth/turn"]` (a fork from before that prompt): `fork._meta["hearth/fromTurn"]`. */
+  get forkFromTurnSupported(): boolean {
+    const caps = this.live?.init?.agentCapabilities?.sessionCapabilities as { fork?: { _meta?: Record<string, unknown> | null } | null } | undefined;
+    return caps?.fork?._meta?.["hearth/fromTurn"] === true;
+  }
+
+  /** `session/fork` (unstable ACP): a new session with the history of `sessionId`; with `turn`, as it was before that prompt. */
+  async fork(sessionId: string, cwd: string, turn?: number): Promise<acp.NewSessionResponse> {
+    const live = await this.ensure();
+    this.requireCapability(this.forkSupported, "session/fork");
+    if (turn) this.requireCapability(this.forkFromTurnSupported, "session/fork from a turn");
+    const res = await this.request<acp.NewSessionResponse>(live, "session/fork", {
+      sessionId,
+      cwd,
+      mcpServers: this.opts.mcpServers ?? [],
+      ...(turn ? { _meta: { "hearth/turn": turn } } : {}),
+    });
+    if (res.modes) this.modes.set(res.sessionId, res.modes);
+    return res;
   }
 
   private trackModes(n: acp.SessionNotification): void {

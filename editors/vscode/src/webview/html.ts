@@ -25,6 +25,8 @@ const svg = (body: string) =>
 const ICON_NEW = svg('<path d="M8 3v10M3 8h10"/>');
 const ICON_HISTORY = svg('<path d="M2.5 8a5.5 5.5 0 1 0 1.6-3.9"/><path d="M2.5 2.5v2.5H5"/><path d="M8 5v3l2 1.5"/>');
 const ICON_CLOSE = svg('<path d="M4 4l8 8M12 4l-8 8"/>');
+const ICON_UNDO = svg('<path d="M4 6h6a3.5 3.5 0 0 1 0 7H6"/><path d="M6.5 3.5L4 6l2.5 2.5"/>');
+const ICON_FORK = svg('<circle cx="5" cy="3.5" r="1.5"/><circle cx="11" cy="3.5" r="1.5"/><circle cx="8" cy="12.5" r="1.5"/><path d="M5 5v1.5a2 2 0 0 0 2 2h2a2 2 0 0 0 2-2V5M8 8.5V11"/>');
 
 export function renderChatHtml(o: ChatHtmlOptions): string {
   const nonce = o.nonce ?? newNonce();
@@ -51,6 +53,8 @@ export function renderChatHtml(o: ChatHtmlOptions): string {
     <span class="spacer"></span>
     <button id="btn-new" class="icon-button" title="New session" aria-label="New session">${ICON_NEW}</button>
     <button id="btn-history" class="icon-button" title="Resume a session" aria-label="Resume a session">${ICON_HISTORY}</button>
+    <button id="btn-undo" class="icon-button" title="Undo last turn: put back the files it changed" aria-label="Undo last turn">${ICON_UNDO}</button>
+    <button id="btn-fork" class="icon-button" title="Fork: a new session with this one's history" aria-label="Fork session" hidden>${ICON_FORK}</button>
   </div>
   <div class="row">
     <label for="mode-select" class="muted">Mode</label>
@@ -77,7 +81,7 @@ export function renderChatHtml(o: ChatHtmlOptions): string {
   <button id="error-close" class="icon-button" aria-label="Dismiss">${ICON_CLOSE}</button>
 </div>
 <main id="transcript" aria-live="polite">
-  <div id="empty" class="empty">Ask hearth about this workspace. <kbd>Enter</kbd> sends, <kbd>Shift</kbd>+<kbd>Enter</kbd> adds a line.</div>
+  <div id="empty" class="empty">Ask hearth about this workspace. <kbd>Enter</kbd> sends, <kbd>Shift</kbd>+<kbd>Enter</kbd> adds a line. While hearth works, <kbd>Enter</kbd> steers it and <kbd>Alt</kbd>+<kbd>Enter</kbd> queues.</div>
 </main>
 <section id="plan" class="plan" aria-label="Plan" hidden></section>
 <footer id="composer">
@@ -88,6 +92,7 @@ export function renderChatHtml(o: ChatHtmlOptions): string {
     <span id="turn-state" class="muted"></span>
     <span class="spacer"></span>
     <button id="btn-cancel" class="secondary" hidden>Cancel</button>
+    <button id="btn-queue" class="secondary" title="Alt+Enter: run after this turn" hidden>Queue</button>
     <button id="btn-send">Send</button>
   </div>
 </footer>

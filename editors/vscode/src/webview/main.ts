@@ -7,6 +7,7 @@ import { contextLeft, pickerOption } from "../config.js";
 import type { AcpUpdate, CommandInfo, ConfigOptionInfo, HostMessage, ImageAttachment, ModeInfo, PermissionOptionInfo, SessionSummary, ViewMessage } from "../protocol.js";
 import { diffLines, diffStats, withContext } from "./diff.js";
 import { thoughtPreview } from "./thought.js";
+import { checkpointCard, dropFrom, markRewoundFrom, markTurn, type TurnActions } from "./turns.js";
 import { hasControls, visibleLine, visibleText } from "../visible.js";
 
 interface VsCodeApi {
@@ -44,6 +45,8 @@ const empty = $("empty");
 const input = $("input") as HTMLTextAreaElement;
 const sendBtn = $("btn-send") as HTMLButtonElement;
 const cancelBtn = $("btn-cancel") as HTMLButtonElement;
+const queueBtn = $("btn-queue") as HTMLButtonElement;
+const forkBtn = $("btn-fork") as HTMLButtonElement;
 const modeSelect = $("mode-select") as HTMLSelectElement;
 const modelRow = $("model-row");
 const modelSelect = $("model-select") as HTMLSelectElement;
@@ -77,6 +80,14 @@ interface TextBlock {
 }
 
 let busy = false;
+/** What the agent offers (a "capabilities" message): steering a running turn, forking. */
+let canSteer = false;
+/** The user message of the running turn: its turnEnded gives it the agent's number. */
+let turnPrompt: HTMLElement | null = null;
+const turnActions: TurnActions = {
+  restore: (turn) => post({ type: "rewind", turn }),
+  fork: (turn) => post({ type: "fork", turn }),
+};
 let tools = new Map<string, ToolState>();
 let current: TextBlock | null = null;
 const permissions = new Map<string, HTMLElement>();
@@ -188,6 +199,8 @@ function addText(kind: TextBlock["kind"], update: AcpUpdate): void {
   else if (content?.type === "resource_link") text = `[${content.name ?? content.uri}](${content.uri})`;
   else if (content?.type) text = `\n*[${content.type} content]*\n`;
   const b = textBlock(kind, (update.messageId as string | undefined) ?? null);
+  const meta = update._meta as Record<string, unknown> | undefined;
+  if (kind === "user" && typeof meta?.["hearth/turn"] === "number") markTurn(b.el, meta["hearth/turn"], meta["hearth/rewound"] === true, turnActions);
   b.text += text;
   b.el.classList.toggle("streaming", busy && kind !== "user");
   renderQueued.add(b);
@@ -539,7 +552,9 @@ function setBusy(b: boolean): void {
   busy = b;
   document.body.classList.toggle("busy", b);
   cancelBtn.hidden = !b;
-  sendBtn.disabled = b;
+  queueBtn.hidden = !b;
+  sendBtn.textContent = b && canSteer ? "Steer" : "Send";
+  sendBtn.title = b ? (canSteer ? "Enter: give the running turn this input" : "Enter: run after this turn") : "Enter";
   turnState.textContent = b ? "Working…" : "";
   if (!b) for (const el of transcript.querySelectorAll(".streaming")) el.classList.remove("streaming");
 }
@@ -701,12 +716,14 @@ input.addEventListener("input", () => {
   renderCommands();
 });
 
-function send(): void {
+/** Sends the composer's prompt; while a turn runs it steers it, or with `queue` runs after it. */
+function send(queue = false): void {
   const text = input.value.trim();
-  if ((!text && attachments.length === 0) || busy) return;
+  if (!text && attachments.length === 0) return;
   input.value = "";
   renderCommands();
-  post(attachments.length ? { type: "prompt", text, images: attachments } : { type: "prompt", text });
+  const m: ViewMessage = attachments.length ? { type: "prompt", text, images: attachments } : { type: "prompt", text };
+  post(queue && busy ? { ...m, queue: true } : m);
   attachments = [];
   renderAttachments();
 }
@@ -726,12 +743,15 @@ input.addEventListener("keydown", (e) => {
     e.preventDefault();
   } else if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
     e.preventDefault();
-    send();
+    send(e.altKey);
   } else if (e.key === "Escape" && busy) {
     post({ type: "cancel" });
   }
 });
-sendBtn.addEventListener("click", send);
+sendBtn.addEventListener("click", () => send());
+queueBtn.addEventListener("click", () => send(true));
+$("btn-undo").addEventListener("click", () => post({ type: "undo" }));
+forkBtn.addEventListener("click", () => post({ type: "fork" }));
 cancelBtn.addEventListener("click", () => post({ type: "cancel" }));
 $("btn-new").addEventListener("click", () => post({ type: "newSession" }));
 $("btn-history").addEventListener("click", () => post({ type: "listSessions" }));
@@ -829,12 +849,14 @@ window.addEventListener("message", (event: MessageEvent<HostMessage>) => {
       break;
     case "turnStarted":
       errorBox.hidden = true;
+      turnPrompt = [...transcript.querySelectorAll<HTMLElement>(".message.user")].pop() ?? null;
       setBusy(true);
       break;
     case "turnEnded":
       flushRenders();
       setBusy(false);
       endBlock();
+      turnPrompt = null;
       if (m.stopReason && m.stopReason !== "end_turn") {
         append(h("div", { class: "turn-end muted", text: m.stopReason === "cancelled" ? "Cancelled." : `Stopped: ${m.stopReason.replace(/_/g, " ")}` }));
       }
@@ -868,8 +890,61 @@ window.addEventListener("message", (event: MessageEvent<HostMessage>) => {
     case "clearError":
       errorBox.hidden = true;
       break;
+    default:
+      onCheckpointMessage(m);
   }
 });
+
+/** Ends the text block for a line that interrupts it: a streaming answer's caret moves to the next block. */
+function interrupt(): void {
+  flushRenders();
+  if (current?.kind === "agent") current.el.classList.remove("streaming");
+  endBlock();
+}
+
+/** Steering, queueing, undo, rewind and fork: the messages of the turns' checkpoints. */
+function onCheckpointMessage(m: HostMessage): void {
+  switch (m.type) {
+    case "capabilities":
+      canSteer = m.steering;
+      forkBtn.hidden = !m.fork;
+      document.body.classList.toggle("fork-from-turn", m.fork && m.forkFromTurn);
+      setBusy(busy);
+      break;
+    case "turnNumber":
+      if (turnPrompt) markTurn(turnPrompt, m.turn, false, turnActions);
+      break;
+    case "queued":
+      interrupt();
+      append(h("div", { class: "queued muted", text: `Queued: ${visibleLine(m.text)} — runs after this turn${m.waiting > 1 ? ` (${m.waiting} waiting)` : ""}` }));
+      break;
+    case "steered":
+      interrupt();
+      if (m.outcome === "failed") {
+        append(h("div", { class: "steer-failed muted", text: `Not delivered to the running turn: ${visibleLine(m.text)} — Alt+Enter queues it.` }));
+        break;
+      }
+      addText("user", { sessionUpdate: "user_message_chunk", content: { type: "text", text: m.text } });
+      for (const im of m.images ?? []) addImage("user", im);
+      current?.el.classList.add("steer");
+      current?.el.querySelector(".who")?.append(h("span", { class: "steer-label", text: m.outcome === "injected" ? " · steering" : " · new turn" }));
+      endBlock();
+      break;
+    case "checkpoint":
+      interrupt();
+      append(checkpointCard(m.title, m.result));
+      if (m.rewoundFrom) markRewoundFrom(transcript, m.rewoundFrom);
+      break;
+    case "forked":
+      interrupt();
+      if (m.turn) dropFrom(transcript, m.turn);
+      document.body.dataset.session = m.sessionId;
+      sessionTitle.textContent = `Session ${m.sessionId.slice(0, 12)}…`;
+      sessionTitle.title = m.sessionId;
+      append(h("div", { class: "forked muted", text: `Forked from session ${m.from.slice(0, 12)}…: what follows goes to the new session.` }));
+      break;
+  }
+}
 
 setBusy(false);
 post({ type: "ready" });
