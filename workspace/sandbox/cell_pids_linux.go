@@ -3,8 +3,6 @@
 package sandbox
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -148,67 +146,28 @@ func sweepStaleCells() {
 	}
 }
 
-// pidsCgroup is the directory of this process's cgroup in the pids
-// controller's hierarchy: v1's pids mount, or v2 where pids is enabled.
-func pidsCgroup() (string, error) {
-	f, err := os.Open("/proc/self/cgroup")
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	var v2 string
-	for sc.Scan() {
-		parts := strings.SplitN(sc.Text(), ":", 3)
-		if len(parts) != 3 {
-			continue
-		}
-		if parts[0] == "0" && parts[1] == "" {
-			v2 = parts[2]
-			continue
-		}
-		for _, c := range strings.Split(parts[1], ",") {
-			if c == "pids" {
-				dir := filepath.Join("/sys/fs/cgroup/pids", parts[2])
-				if _, err := os.Stat(filepath.Join(dir, "cgroup.procs")); err == nil {
-					return dir, nil
-				}
-			}
-		}
-	}
-	if v2 != "" {
-		dir := filepath.Join("/sys/fs/cgroup", v2)
-		if b, err := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control")); err == nil && strings.Contains(string(b), "pids") {
-			return dir, nil
-		}
-	}
-	return "", errors.New("no pids cgroup this process may divide")
-}
-
-// defaultPids is the default bound on one command's processes: a
-// sixteenth of the machine's pid space, between 512 and 8192, so that one
-// command can never take the pids every other program needs.
-func defaultPids() int {
-	n := 32768
-	if b, err := os.ReadFile("/proc/sys/kernel/pid_max"); err == nil {
-		if v, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-			n = v
-		}
-	}
-	return min(8192, max(512, n/16))
-}
-
 // ProcessBoundStatus says, for `hearth doctor`, how each command's
-// processes are bounded here: at pids (0: the default), by a pids cgroup
-// or a limit in the command's own user namespace.
+// processes are bounded here: at pids (0: the default), by a pids cgroup,
+// a limit in the command's own user namespace, or, where user namespaces
+// are refused, a limit over the user's processes.
 func ProcessBoundStatus(pids int) string {
 	if pids <= 0 {
 		pids = defaultPids()
 	}
+	_, cgErr := pidsCgroup()
+	if err := mountnsErr(); err != nil {
+		switch {
+		case cgErr == nil:
+			return fmt.Sprintf("user namespaces are refused here (%v): commands get no pid namespace, but each may hold at most %d processes and threads at once (a pids cgroup of its own; HEARTH_SANDBOX_PIDS)", err, pids)
+		case os.Getuid() == 0:
+			return fmt.Sprintf("user namespaces are refused here (%v) and, as root with no pids cgroup to divide (%v), nothing bounds how many processes a command may start", err, cgErr)
+		}
+		return fmt.Sprintf("user namespaces are refused here (%v): commands get no pid namespace, but each may start at most %d processes and threads more than you have when it starts (RLIMIT_NPROC, which counts all of yours; HEARTH_SANDBOX_PIDS)", err, pids)
+	}
 	how := "a process limit in its own user namespace"
 	if os.Getuid() == 0 {
-		if _, err := pidsCgroup(); err != nil {
-			return fmt.Sprintf("each command runs in a pid namespace of its own (its processes end with it), but as root with no pids cgroup to divide (%v) nothing bounds how many it may start", err)
+		if cgErr != nil {
+			return fmt.Sprintf("each command runs in a pid namespace of its own (its processes end with it), but as root with no pids cgroup to divide (%v) nothing bounds how many it may start", cgErr)
 		}
 		how = "a pids cgroup of its own"
 	}

@@ -10,8 +10,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
-	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -23,10 +21,11 @@ const cellFD = 3
 // long as its socket to the daemon: when that closes (the daemon closed
 // the cell or died), it kills its calls and exits. The namespaces and
 // mounts are set up once, at start; the Landlock ruleset is built once and
-// again only when a directory it lists has changed. Each command is forked
-// from here (spawnCall) as pid 1 of a pid namespace of its own, which
-// confines itself and starts the shell: no binary is executed but the
-// shell, and nothing walks /proc.
+// again only when a directory it lists has changed. Each command runs in
+// an init cloned from here ahead of it (prepareCall, spareSlot) as pid 1 of
+// a pid namespace of its own, which confines itself, waits for the command
+// and starts the shell: no binary is executed but the shell, and nothing
+// walks /proc.
 type cellServer struct {
 	policy helperPolicy
 	abi    int
@@ -38,12 +37,14 @@ type cellServer struct {
 	ruleset int
 	flags   uint32
 	stamp   string
+	gen     uint64 // counts the rulesets built
 
 	sockets cellSockets
 
 	pids  pidBound
 	calls sync.WaitGroup // one per running call's waiter
-	live  sync.Map       // call id → its init's pidfd, while it runs: killAll's
+	spare spareSlot
+	live  sync.Map // call id → its init's pidfd, while it runs: killAll's
 	seq   atomic.Uint64
 }
 
@@ -56,6 +57,7 @@ func serveCell(args []string) int {
 	}
 	defer s.pids.close()
 	s.reply(cellReply{}, -1) // hello: ready
+	s.refill()
 	s.serve()
 	return 0
 }
@@ -91,7 +93,10 @@ func (s *cellServer) setUp(args []string) error {
 	}
 	s.abi, _ = landlockABI()
 	s.pids = newPidBound(p.pids)
-	if _, _, err := s.currentRuleset(); err != nil {
+	s.rmu.Lock()
+	_, _, _, err = s.currentRulesetLocked()
+	s.rmu.Unlock()
+	if err != nil {
 		s.pids.close()
 		return fmt.Errorf("build the rules: %w", err)
 	}
@@ -119,6 +124,7 @@ func (s *cellServer) serve() {
 		s.start(req, fds[0], in)
 	}
 	// The daemon is gone or closed the cell: nothing may outlive it.
+	s.closeSpare()
 	s.killAll()
 	s.calls.Wait()
 }
@@ -130,9 +136,9 @@ func (s *cellServer) killAll() {
 	})
 }
 
-// start forks one call, its stdin in (the server's /dev/null or a
-// descriptor of the request's), and answers with its init's pidfd; a
-// waiter sends the end.
+// start runs one call in a spare init (takeSpare), its stdin in (the
+// server's /dev/null or a descriptor of the request's), and answers with
+// the init's pidfd; a waiter sends the end and makes the next spare.
 func (s *cellServer) start(req cellRequest, out, in int) {
 	defer unix.Close(out)
 	if in != s.null {
@@ -143,79 +149,85 @@ func (s *cellServer) start(req cellRequest, out, in int) {
 		fail(err) // a socket bound since the last call could not be hidden: nothing runs
 		return
 	}
-	ruleset, flags, err := s.currentRuleset()
+	s.rmu.Lock()
+	_, _, gen, err := s.currentRulesetLocked()
+	s.rmu.Unlock()
 	if err != nil {
 		fail(fmt.Errorf("build the sandbox rules: %w", err))
 		return
 	}
-	var status [2]int
-	if err := unix.Pipe2(status[:], unix.O_CLOEXEC); err != nil {
-		fail(err)
-		return
-	}
-	defer unix.Close(status[1])
-	bound, err := s.pids.forCall(s.seq.Add(1))
+	sp, err := s.takeSpare(gen)
 	if err != nil {
-		unix.Close(status[0])
 		fail(err)
 		return
 	}
-	spec := callSpec{
-		rulesetFD: ruleset, rulesetFlags: flags,
-		ownUserNS: bound.ownUserNS, uid: os.Getuid(), gid: os.Getgid(), nproc: bound.nproc,
-		cgroupFD: bound.procsFD, outFD: out, nullFD: in, tty: req.TTY, statusFD: status[1],
-		grace: int(KillGrace / time.Millisecond), dir: req.Dir, path: req.Path, argv: req.Argv, env: req.Env,
-		trapFD: -1,
-	}
-	trap := newCallTrap(req.Trap, &spec) // trap_server_linux.go
-	pid, pidfd, stack, err := spawnCall(spec)
-	bound.started()
+	cmd := callCommand{outFD: out, inFD: in, tty: req.TTY, trapFD: -1, dir: req.Dir, path: req.Path, argv: req.Argv, env: req.Env}
+	trap := newCallTrap(req.Trap, &cmd) // trap_server_linux.go
+	sp.pc.launch(cmd)
 	listener := trap.listener()
 	if listener >= 0 {
 		defer unix.Close(listener) // the daemon holds it once the reply is sent
 	}
-	if err != nil {
-		unix.Close(status[0])
-		bound.done()
-		fail(err)
-		return
-	}
-	s.live.Store(req.ID, pidfd)
-	s.reply(cellReply{ID: req.ID, Pid: pid}, pidfd, listener) // before the end, which await sends
+	s.live.Store(req.ID, sp.pc.pidfd)
+	s.reply(cellReply{ID: req.ID, Pid: sp.pc.pid}, sp.pc.pidfd, listener) // before the end, which await sends
 	s.calls.Add(1)
-	go s.await(req.ID, pidfd, status[0], bound, stack)
+	go s.await(req.ID, sp)
 }
 
-// await waits for a call's init to exit, reads its report and answers.
-func (s *cellServer) await(id uint64, pidfd, status int, bound callBound, stack unsafe.Pointer) {
+// await answers a call's end: as soon as its init reports that nothing of
+// the call is left (or that nothing started), else once the init has
+// exited, which kills what is left of its pid namespace. It then reaps the
+// init and releases the call's bound.
+func (s *cellServer) await(id uint64, sp *spareCall) {
 	defer s.calls.Done()
-	defer unix.Close(status)
-	var info unix.Siginfo
-	for {
-		err := unix.Waitid(unix.P_PIDFD, pidfd, &info, unix.WEXITED, nil)
-		if err != unix.EINTR {
-			break
-		}
-	}
-	s.live.Delete(id)
-	unix.Close(pidfd)
-	freeCallStack(stack) // reaped: nothing runs on it any more
-	// The cgroup goes after the answer: the kernel may take milliseconds
-	// to release it, which the command's caller need not wait for.
-	defer bound.done()
+	defer unix.Close(sp.status)
 	rep := cellReply{ID: id, Done: true, Status: -1}
 	var buf [8]byte
-	n, _ := unix.Read(status, buf[:])
+	n := readFull(sp.status, buf[:])
+	kind, v := int32(le32(buf[:4])), int32(le32(buf[4:]))
 	switch {
 	case n != 8:
 		rep.Err = "the call's init ended without a report"
-	case int32(le32(buf[:4])) == 1:
-		v := int(int32(le32(buf[4:])))
-		rep.Err = fmt.Sprintf("cannot %s: %v", callSetupSteps[v>>16], syscall.Errno(v&0xffff))
+	case kind == 1:
+		rep.Err = fmt.Sprintf("cannot %s: %v", callSetupSteps[int(v)>>16], syscall.Errno(v&0xffff))
 	default:
-		rep.Status = int(int32(le32(buf[4:])))
+		rep.Status = int(v)
 	}
-	s.reply(rep, -1)
+	early := n == 8 && kind != 2
+	if early {
+		s.reply(rep, -1)
+	}
+	waitInit(sp.pc.pidfd)
+	s.live.Delete(id)
+	unix.Close(sp.pc.pidfd)
+	freeCallStack(sp.pc.stack) // reaped: nothing runs on it any more
+	if !early {
+		s.reply(rep, -1)
+	}
+	// The next call's init is made now, between calls (while the model
+	// answers), not while this one ran: on a busy machine it would take
+	// CPU from the command.
+	s.refill()
+	// The cgroup goes after the answer: the kernel may take milliseconds
+	// to release it, which the command's caller need not wait for.
+	sp.bound.done()
+}
+
+// readFull reads into b until it is full or the writer is gone, and
+// returns how much it read.
+func readFull(fd int, b []byte) int {
+	got := 0
+	for got < len(b) {
+		n, err := unix.Read(fd, b[got:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n <= 0 {
+			break
+		}
+		got += n
+	}
+	return got
 }
 
 func le32(b []byte) uint32 {
@@ -235,25 +247,25 @@ func (s *cellServer) reply(r cellReply, fds ...int) {
 	sendCell(cellFD, r, send...)
 }
 
-// currentRuleset is the Landlock ruleset for the next call: the one built
-// before unless a directory the rules list entry by entry (an ancestor of
-// a denied directory) or a granted directory has changed since.
-func (s *cellServer) currentRuleset() (int, uint32, error) {
-	s.rmu.Lock()
-	defer s.rmu.Unlock()
+// currentRulesetLocked is the Landlock ruleset for the next call, and its
+// generation: the one built before unless a directory the rules list entry
+// by entry (an ancestor of a denied directory) or a granted directory has
+// changed since. rmu is held.
+func (s *cellServer) currentRulesetLocked() (int, uint32, uint64, error) {
 	stamp := s.rulesStamp()
 	if s.stamp == stamp && s.stamp != "" {
-		return s.ruleset, s.flags, nil
+		return s.ruleset, s.flags, s.gen, nil
 	}
 	fd, flags, err := landlockConfig(s.policy.noNet).NewRulesetFD(sandboxRules(s.policy, s.abi)...)
 	if err != nil {
-		return -1, 0, err
+		return -1, 0, 0, err
 	}
 	if s.ruleset >= 0 {
 		unix.Close(s.ruleset)
 	}
+	s.gen++
 	s.ruleset, s.flags, s.stamp = fd, flags, stamp
-	return fd, flags, nil
+	return fd, flags, s.gen, nil
 }
 
 // rulesStamp names the state the rules depend on: the modification times

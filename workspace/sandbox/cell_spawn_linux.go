@@ -39,9 +39,10 @@ package sandbox
 #define SYS_close_range 436
 #endif
 
-// hearth_call is one command for hearth_spawn: everything the call's init
-// needs, set up by the cell server before the fork so that the child only
-// makes system calls.
+// hearth_call is one command for hearth_prepare and hearth_launch:
+// everything the call's init needs, set up by the cell server before the
+// fork (the confinement) or before the launch (the command) so that the
+// child only makes system calls.
 struct hearth_call {
 	int ruleset_fd;            // Landlock ruleset, -1: none
 	unsigned int ruleset_flags;
@@ -49,7 +50,7 @@ struct hearth_call {
 	char uid_map[32], gid_map[32];
 	long nproc;                // RLIMIT_NPROC in it, 0: none
 	int cgroup_fd;             // cgroup.procs of the call's pids cgroup, -1: none
-	int out_fd, null_fd;       // stdout+stderr, stdin
+	int out_fd, null_fd;       // stdout+stderr, stdin: the init's copies, received at launch
 	int tty;                   // stdin is a terminal: the shell's session's controlling one
 	int status_fd;             // the shell's end is reported here
 	int grace_ms;              // SIGTERM to SIGKILL
@@ -82,8 +83,10 @@ static int send_trap(struct hearth_call *c) {
 }
 
 // A report on status_fd: what ended the call. kind 0: the shell's wait
-// status (or -1: it was still running when the call was ended); kind 1: a
-// set-up step failed, value = step << 16 | errno.
+// status (or -1: it was still running when the call was ended), every
+// other process of the call reaped; kind 2: the same, but some were left
+// for the init's exit to kill; kind 1: a set-up step failed (nothing was
+// started), value = step << 16 | errno.
 struct hearth_report { int32_t kind, value; };
 
 static void report(int fd, int kind, int value) {
@@ -133,10 +136,16 @@ static long now_ms(void) {
 // a Go process, and the copy-on-write faults of the server while a forked
 // copy lives, cost milliseconds). Each runs on a stack of its own (callStack)
 // and touches nothing of the server's but the call's spec, which the server
-// keeps until the init signals on sync_fd that the shell has started.
+// keeps until the init closes its control socket (the shell has started).
 #define CALL_STACK (64 * 1024)
 
-struct init_args { struct hearth_call *c; int sync_fd; char *sh_stack; };
+struct init_args { struct hearth_call *c; int ctl_fd; char *sh_stack; };
+
+// hearth_prepared is one call's spec and its init's arguments, kept by the
+// server from hearth_prepare until hearth_launch or hearth_discard returns.
+struct hearth_prepared { struct hearth_call c; struct init_args a; };
+
+static ssize_t recv_fds(int fd, int *fds, int *nfds);
 
 static int start_shell(void *arg) {
 	struct hearth_call *c = arg;
@@ -155,22 +164,31 @@ static int start_shell(void *arg) {
 	_exit(127);
 }
 
-// call_init runs as pid 1 of the call's pid namespace: it confines itself,
-// starts the shell, reaps every process of the call as it ends (orphans are
-// reparented here), and when the shell exits or SIGTERM/SIGINT/SIGHUP
-// comes, ends everything left: SIGTERM, grace_ms, SIGKILL. Its own exit
-// makes the kernel kill whatever remains of the namespace.
+// call_init runs as pid 1 of the call's pid namespace. It confines
+// itself, tells the server it is ready on ctl_fd and waits there for its
+// command: a byte carrying the output and stdin descriptors (and the
+// socket for the file-change trap's listener, when trapped), the rest of
+// the call (dir, program, arguments, environment, tty) in the spec, which
+// the server fills before it sends. It then starts the shell, closes ctl_fd
+// (the server may free the spec), reaps every process of the call as it
+// ends (orphans are reparented here), and when the shell exits or
+// SIGTERM/SIGINT/SIGHUP comes, ends everything left: SIGTERM, grace_ms,
+// SIGKILL. Its own exit makes the kernel kill whatever remains of the
+// namespace. An init whose ctl_fd closes before a command comes exits
+// without a report: the server discarded it.
 static int call_init(void *arg) {
 	struct init_args *a = arg;
 	struct hearth_call *c = a->c;
+	int ctl = a->ctl_fd;
+	char *sh_stack = a->sh_stack;
 	struct sigaction dfl;
 	memset(&dfl, 0, sizeof dfl);
 	dfl.sa_handler = SIG_DFL;
 	for (int s = 1; s < 65; s++) sigaction(s, &dfl, NULL); // Go's handlers are not ours
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	int keep[7] = { c->ruleset_fd, c->cgroup_fd, c->out_fd, c->null_fd, c->status_fd, a->sync_fd, c->trap_fd };
-	sort_fds(keep, 7);
-	close_others(keep, 7);
+	int keep[4] = { c->ruleset_fd, c->cgroup_fd, c->status_fd, ctl };
+	sort_fds(keep, 4);
+	close_others(keep, 4);
 	if (c->own_userns) {
 		if (write_file("/proc/self/setgroups", "deny") < 0) fail(c, 1);
 		if (write_file("/proc/self/uid_map", c->uid_map) < 0) fail(c, 2);
@@ -184,7 +202,6 @@ static int call_init(void *arg) {
 		if (write(c->cgroup_fd, "0", 1) != 1) fail(c, 5);
 		close(c->cgroup_fd);
 	}
-	if (chdir(c->dir) < 0) fail(c, 6);
 	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
 	for (int cap = 0; cap < 64; cap++) prctl(PR_CAPBSET_DROP, cap, 0, 0, 0); // EINVAL past the last
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) fail(c, 7);
@@ -198,14 +215,35 @@ static int call_init(void *arg) {
 	struct __user_cap_data_struct data[2];
 	memset(data, 0, sizeof data);
 	if (syscall(SYS_capset, &hdr, data) < 0) fail(c, 10);
-	if (c->trap_prog && send_trap(c) < 0) fail(c, 11);
+
+	// Ready: wait for the command.
+	char b = 'r';
+	while (write(ctl, &b, 1) < 0 && errno == EINTR) {}
+	int fds[3] = { -1, -1, -1 }, nfds = 0;
+	if (recv_fds(ctl, fds, &nfds) <= 0 || nfds < 2) _exit(0); // discarded
+	// Above stdin, stdout and stderr, which start_shell's dup2s fill.
+	for (int i = 0; i < nfds; i++) {
+		if (fds[i] > 2) continue;
+		int f = fcntl(fds[i], F_DUPFD_CLOEXEC, 3);
+		if (f < 0) fail(c, 12);
+		close(fds[i]);
+		fds[i] = f;
+	}
+	c->out_fd = fds[0];
+	c->null_fd = fds[1];
+	if (chdir(c->dir) < 0) fail(c, 6);
+	if (nfds > 2) { // the socket the file-change trap's listener goes on
+		c->trap_fd = fds[2];
+		if (!c->trap_prog) close(fds[2]);
+		else if (send_trap(c) < 0) fail(c, 11);
+	}
 	// vfork-like: this init waits until the shell has exec'd.
-	pid_t sh = clone(start_shell, a->sh_stack, CLONE_VM | CLONE_VFORK | SIGCHLD, c);
+	pid_t sh = clone(start_shell, sh_stack, CLONE_VM | CLONE_VFORK | SIGCHLD, c);
 	if (sh < 0) fail(c, 9);
 	int status_fd = c->status_fd, grace_ms = c->grace_ms;
-	close(c->out_fd); // the call's processes hold the output now: EOF when they are gone
-	close(c->null_fd);
-	close(a->sync_fd); // the server may free the spec: nothing of it is read below
+	close(fds[0]); // the call's processes hold the output now: EOF when they are gone
+	close(fds[1]);
+	close(ctl); // the server may free the spec: nothing of it is read below
 
 	sigset_t set;
 	sigemptyset(&set);
@@ -225,51 +263,121 @@ static int call_init(void *arg) {
 	}
 	kill(-1, SIGTERM); // every other process of the namespace
 	long deadline = now_ms() + grace_ms;
+	int empty = 0;
 	for (;;) {
 		int ws;
 		pid_t p;
 		while ((p = waitpid(-1, &ws, WNOHANG)) > 0)
 			if (p == sh && !done) { done = 1; status = ws; }
-		if (p < 0 && errno == ECHILD) break; // nothing left
+		if (p < 0 && errno == ECHILD) { empty = 1; break; } // nothing left
 		long left = deadline - now_ms();
 		if (left <= 0) break;
 		struct timespec ts = { left / 1000, (left % 1000) * 1000000 };
 		sigtimedwait(&set, NULL, &ts);
 	}
-	report(status_fd, 0, status);
+	report(status_fd, empty ? 0 : 2, status);
 	_exit(0); // the kernel kills and reaps what is left of the namespace
 }
 
-// hearth_spawn starts the call's init in a new pid namespace (and a user
-// namespace when asked) and returns its pid, with a pidfd and the
-// stack to free once it has exited (hearth_free_stack), or -errno. It
-// returns once the shell has started or the init has failed. Signals stay
-// blocked across the clone so none reaches Go's handlers in the child.
-static int hearth_spawn(struct hearth_call *c, int *pidfd, void **stack) {
+// recv_fds reads the one-byte command on fd with the up to two
+// descriptors it carries (close-on-exec: the shell gets its copies by
+// dup2). It returns recvmsg's count: 0 when the server closed its end.
+static ssize_t recv_fds(int fd, int *fds, int *nfds) {
+	char b;
+	struct iovec iov = { &b, 1 };
+	union { struct cmsghdr h; char buf[CMSG_SPACE(3 * sizeof(int))]; } u;
+	struct msghdr m;
+	memset(&m, 0, sizeof m);
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
+	m.msg_control = u.buf;
+	m.msg_controllen = sizeof u.buf;
+	ssize_t n;
+	do { n = recvmsg(fd, &m, MSG_CMSG_CLOEXEC); } while (n < 0 && errno == EINTR);
+	*nfds = 0;
+	for (struct cmsghdr *h = CMSG_FIRSTHDR(&m); n > 0 && h; h = CMSG_NXTHDR(&m, h)) {
+		if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS) continue;
+		int k = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (int i = 0; i < k; i++) {
+			int f;
+			memcpy(&f, CMSG_DATA(h) + i * sizeof(int), sizeof(int));
+			if (*nfds < 3) fds[(*nfds)++] = f;
+			else close(f);
+		}
+	}
+	return n;
+}
+
+// hearth_prepare starts a call's init in a new pid namespace (and a user
+// namespace when asked) and returns its pid, with a pidfd, the server's
+// end of its control socket and the stack to free once it has exited
+// (hearth_free_stack), or -errno. It returns once the init is confined and
+// waits for its command (hearth_launch), or has failed (its report is on
+// status_fd). Signals stay blocked across the clone so none reaches Go's
+// handlers in the child. c's confinement fields are read before it
+// returns; the command's fields, which hearth_launch fills, only after.
+static int hearth_prepare(struct hearth_prepared *p, int *pidfd, int *ctl, void **stack) {
+	struct hearth_call *c = &p->c;
 	char *mem = mmap(NULL, 2 * CALL_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
 	if (mem == MAP_FAILED) return -errno;
-	int sync[2];
-	if (pipe2(sync, O_CLOEXEC) < 0) { int e = errno; munmap(mem, 2 * CALL_STACK); return -e; }
-	struct init_args a = { c, sync[1], mem + CALL_STACK }; // the shell's starter: the lower half
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) { int e = errno; munmap(mem, 2 * CALL_STACK); return -e; }
+	struct init_args *a = &p->a;
+	a->c = c;
+	a->ctl_fd = sv[1];
+	a->sh_stack = mem + CALL_STACK; // the shell's starter: the lower half
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	int flags = CLONE_VM | CLONE_NEWPID | CLONE_PIDFD | SIGCHLD | (c->own_userns ? CLONE_NEWUSER : 0);
-	int pid = clone(call_init, mem + 2 * CALL_STACK, flags, &a, pidfd);
+	int pid = clone(call_init, mem + 2 * CALL_STACK, flags, a, pidfd);
 	int err = errno;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	close(sync[1]);
+	close(sv[1]);
 	if (pid < 0) {
-		close(sync[0]);
+		close(sv[0]);
 		munmap(mem, 2 * CALL_STACK);
 		return -err;
 	}
 	char b;
-	while (read(sync[0], &b, 1) < 0 && errno == EINTR) {}
-	close(sync[0]);
+	while (read(sv[0], &b, 1) < 0 && errno == EINTR) {} // ready, or EOF: failed
+	*ctl = sv[0];
 	*stack = mem;
 	return pid;
 }
+
+// hearth_launch hands a prepared init its command: a byte on ctl carrying
+// the output and stdin descriptors (and the socket for the file-change
+// trap's listener, trap_fd, when not -1); then it waits until the shell has
+// started or the init has failed (ctl's EOF either way: a failure is on
+// status_fd), and closes ctl. The spec's command fields are set before.
+static void hearth_launch(int ctl, int out_fd, int in_fd, int trap_fd) {
+	char b = 'g';
+	struct iovec iov = { &b, 1 };
+	int fds[3] = { out_fd, in_fd, trap_fd }, nfds = trap_fd >= 0 ? 3 : 2;
+	union { struct cmsghdr h; char buf[CMSG_SPACE(3 * sizeof(int))]; } u;
+	memset(&u, 0, sizeof u);
+	struct msghdr m;
+	memset(&m, 0, sizeof m);
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
+	m.msg_control = u.buf;
+	m.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
+	struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+	h->cmsg_level = SOL_SOCKET;
+	h->cmsg_type = SCM_RIGHTS;
+	h->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+	memcpy(CMSG_DATA(h), fds, nfds * sizeof(int));
+	ssize_t n;
+	do { n = sendmsg(ctl, &m, MSG_NOSIGNAL); } while (n < 0 && errno == EINTR);
+	if (n == 1)
+		while (read(ctl, &b, 1) != 0 && errno == EINTR) {} // EOF: started, or failed
+	close(ctl);
+}
+
+// hearth_discard ends a prepared init that will get no command: the close
+// of its control socket makes it exit.
+static void hearth_discard(int ctl) { close(ctl); }
 
 static void hearth_free_stack(void *stack) { munmap(stack, 2 * CALL_STACK); }
 */
@@ -284,7 +392,8 @@ import (
 // cellSpawnable: this build can start calls from a cell (cgo on Linux).
 const cellSpawnable = true
 
-// callSpec is one command for spawnCall.
+// callSpec is one call for prepareCall (the confinement) and launch (the
+// command).
 type callSpec struct {
 	rulesetFD    int // -1: none
 	rulesetFlags uint32
@@ -292,22 +401,37 @@ type callSpec struct {
 	uid, gid     int
 	nproc        int // RLIMIT_NPROC in that namespace
 	cgroupFD     int // the call's pids cgroup's cgroup.procs, -1: none
-	outFD        int
-	nullFD       int  // the shell's stdin
-	tty          bool // nullFD is a terminal: the shell's controlling one
 	statusFD     int
 	grace        int // ms
-	trapFD       int // the socket the trap's listener is sent on, -1: no trap
-	dir          string
-	path         string // argv[0] when ""
-	argv, env    []string
 }
 
-// spawnCall starts spec's init in a new pid namespace and returns its pid,
-// a pidfd (the caller closes it) and its stack (freeCallStack, once the
-// init has exited and been reaped).
-func spawnCall(spec callSpec) (pid, pidfd int, stack unsafe.Pointer, err error) {
-	var c C.struct_hearth_call
+// callCommand is what a prepared init runs.
+type callCommand struct {
+	outFD     int
+	inFD      int  // the shell's stdin
+	tty       bool // inFD is a terminal: the shell's controlling one
+	trapFD    int  // the socket the trap's listener is sent on, -1: no trap
+	dir       string
+	path      string // argv[0] when ""
+	argv, env []string
+}
+
+// preparedCall is a call's init, confined in its pid namespace and waiting
+// for its command. It lives from prepareCall until launch or discard; the
+// init's stack (freeCallStack) until the init has been reaped.
+type preparedCall struct {
+	pid, pidfd int
+	stack      unsafe.Pointer
+	ctl        C.int
+	p          *C.struct_hearth_prepared // C memory the init reads
+}
+
+// prepareCall starts spec's init in a new pid namespace; it returns once
+// the init is confined and waits for launch, or has failed (its report
+// then comes on spec.statusFD).
+func prepareCall(spec callSpec) (*preparedCall, error) {
+	p := (*C.struct_hearth_prepared)(C.calloc(1, C.size_t(unsafe.Sizeof(C.struct_hearth_prepared{}))))
+	c := &p.c
 	c.ruleset_fd = C.int(spec.rulesetFD)
 	c.ruleset_flags = C.uint(spec.rulesetFlags)
 	if spec.ownUserNS {
@@ -317,34 +441,54 @@ func spawnCall(spec callSpec) (pid, pidfd int, stack unsafe.Pointer, err error) 
 	}
 	c.nproc = C.long(spec.nproc)
 	c.cgroup_fd = C.int(spec.cgroupFD)
-	c.out_fd, c.null_fd, c.status_fd = C.int(spec.outFD), C.int(spec.nullFD), C.int(spec.statusFD)
-	if spec.tty {
+	c.out_fd, c.null_fd, c.status_fd, c.trap_fd = -1, -1, C.int(spec.statusFD), -1
+	c.grace_ms = C.int(spec.grace)
+	pc := &preparedCall{pidfd: -1, ctl: -1, p: p}
+	var fd C.int = -1
+	r := C.hearth_prepare(p, &fd, &pc.ctl, &pc.stack)
+	if r < 0 {
+		C.free(unsafe.Pointer(p))
+		return nil, fmt.Errorf("start the call: %w", syscall.Errno(-r))
+	}
+	pc.pid, pc.pidfd = int(r), int(fd)
+	return pc, nil
+}
+
+// launch runs cmd in the prepared init and returns once its program has
+// started, or the init has failed (its report says how). The caller keeps
+// pid, pidfd and stack.
+func (pc *preparedCall) launch(cmd callCommand) {
+	c := &pc.p.c
+	if cmd.tty {
 		c.tty = 1
 	}
-	c.grace_ms = C.int(spec.grace)
-	c.trap_fd = C.int(spec.trapFD)
-	if spec.trapFD >= 0 {
+	if cmd.trapFD >= 0 {
 		c.trap_prog = trapProgram()
 	}
-	c.dir = C.CString(spec.dir)
-	defer C.free(unsafe.Pointer(c.dir))
-	path := spec.path
+	c.dir = C.CString(cmd.dir)
+	path := cmd.path
 	if path == "" {
-		path = spec.argv[0]
+		path = cmd.argv[0]
 	}
 	c.path = C.CString(path)
-	defer C.free(unsafe.Pointer(c.path))
-	argv, freeArgv := cStrings(spec.argv)
-	defer freeArgv()
-	envp, freeEnv := cStrings(spec.env)
-	defer freeEnv()
+	argv, freeArgv := cStrings(cmd.argv)
+	envp, freeEnv := cStrings(cmd.env)
 	c.argv, c.envp = argv, envp
-	var fd C.int = -1
-	r := C.hearth_spawn(&c, &fd, &stack)
-	if r < 0 {
-		return 0, -1, nil, fmt.Errorf("start the call: %w", syscall.Errno(-r))
-	}
-	return int(r), int(fd), stack, nil
+	C.hearth_launch(pc.ctl, C.int(cmd.outFD), C.int(cmd.inFD), C.int(cmd.trapFD))
+	freeArgv()
+	freeEnv()
+	C.free(unsafe.Pointer(c.dir))
+	C.free(unsafe.Pointer(c.path))
+	C.free(unsafe.Pointer(pc.p))
+	pc.p = nil
+}
+
+// discard makes a prepared init that will run nothing exit, without a
+// report; the caller still reaps it through pidfd and frees its stack.
+func (pc *preparedCall) discard() {
+	C.hearth_discard(pc.ctl)
+	C.free(unsafe.Pointer(pc.p))
+	pc.p = nil
 }
 
 // freeCallStack releases the stacks of a call whose init has exited.
@@ -377,5 +521,5 @@ var callSetupSteps = map[int]string{
 	1: "deny setgroups in the call's user namespace", 2: "map the call's uid", 3: "map the call's gid",
 	4: "bound the call's processes", 5: "join the call's pids cgroup", 6: "enter the working directory",
 	7: "set no_new_privs", 8: "confine the call with Landlock", 9: "start the shell", 10: "drop capabilities",
-	11: "trap the call's file changes",
+	11: "trap the call's file changes", 12: "take the command's descriptors",
 }

@@ -187,7 +187,8 @@ type helperPolicy struct {
 	runtimeDir  string   // --runtime-dir: covered there
 	allow       []string // --allow-socket: left reachable there
 	gitDirs     []string // --git: protected there
-	pids        int      // --pids: at most this many processes a call (a cell's)
+	pids        int      // --pids: at most this many processes a call
+	pidsCgroup  string   // --pids-cgroup: the call's pids cgroup (the helper's second stage)
 	unixTable   string   // --unix-table: the host's socket table (a cell's)
 	command     string
 }
@@ -225,7 +226,7 @@ func parseHelperArgs(args []string) (helperPolicy, error) {
 				return p, fmt.Errorf("%s: %w", a, err)
 			}
 			p.pids = n
-		case "--write", "--deny", hideSocketFlag, tmpFlag, runtimeDirFlag, allowSocketFlag, gitFlag, unixTableFlag:
+		case "--write", "--deny", hideSocketFlag, tmpFlag, runtimeDirFlag, allowSocketFlag, gitFlag, unixTableFlag, pidsCgroupFlag:
 			if i+1 >= len(args) {
 				return p, fmt.Errorf("%s needs a path", a)
 			}
@@ -245,6 +246,8 @@ func parseHelperArgs(args []string) (helperPolicy, error) {
 				p.gitDirs = append(p.gitDirs, args[i])
 			case unixTableFlag:
 				p.unixTable = args[i]
+			case pidsCgroupFlag:
+				p.pidsCgroup = args[i]
 			default:
 				p.socket = args[i]
 			}
@@ -405,6 +408,11 @@ func Exec(args []string) int {
 	// The same subcommand again, with --confine first (and --own-mounts
 	// when it starts in a mount namespace of its own).
 	sub := os.Args[1 : len(os.Args)-len(args)]
+	cgroup := helperCgroup(p.pids)                // helper_bound_linux.go
+	defer func() { removeHelperCgroup(cgroup) }() // when the shell never started
+	if cgroup != "" {
+		args = append([]string{pidsCgroupFlag, cgroup}, args...)
+	}
 	start := func(attr *syscall.SysProcAttr, flags ...string) (*exec.Cmd, error) {
 		sh := exec.Command("/proc/self/exe", slices.Concat(sub, flags, args)...)
 		sh.Stdin, sh.Stdout, sh.Stderr = os.Stdin, os.Stdout, os.Stderr
@@ -435,6 +443,8 @@ func Exec(args []string) int {
 	}
 	c.killAll(sigs)
 	signal.Stop(sigs)
+	removeHelperCgroup(cgroup) // before the exit the daemon waits for
+	cgroup = ""
 	return c.exit()
 }
 
@@ -473,6 +483,10 @@ func confineAndExec(args []string) int {
 			fmt.Fprintln(os.Stderr, "hearth sandbox: cannot drop the mount capability:", err)
 			return 126
 		}
+	}
+	if err := boundCall(p.pidsCgroup, p.pids, ownMounts); err != nil { // helper_bound_linux.go
+		fmt.Fprintln(os.Stderr, "hearth sandbox:", err)
+		return 126
 	}
 	abi, _ := landlockABI()
 	if err := landlockConfig(p.noNet).Restrict(sandboxRules(p, abi)...); err != nil {

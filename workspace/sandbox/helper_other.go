@@ -50,3 +50,6 @@ func gitMountPaths(string) []string { return nil }
 func SocketStatus([]string) string {
 	return "every unix socket with a path is reachable from commands: they run unconfined outside Linux (this is " + runtime.GOOS + ")"
 }
+
+// defaultPids: no bound is applied outside Linux.
+func defaultPids() int { return 0 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -104,6 +105,7 @@ func run(ctx context.Context, c Command, cio callIO, live io.Writer) (o Outcome)
 	prog, helper := commandProgram(c.Line, c.Dir, env), false
 	if sb := current(); sandboxSupported && len(sb.Helper) > 0 {
 		argv := sb.helperArgs(c.Root, c.Line, c.Net, c.Access)
+		argv = slices.Insert(argv, len(argv)-2, pidsFlag, strconv.Itoa(sb.pidsBound())) // before -- COMMAND
 		prog, helper = program{path: argv[0], argv: argv, env: env}, true
 	}
 	run = runCommand(ctx, c.Dir, prog, helper, c.Timeout, live, cio)

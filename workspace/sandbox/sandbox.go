@@ -178,6 +178,15 @@ func (s Config) serveArgs(root string, net Network, access Access, pids int) []s
 		[]string{pidsFlag, strconv.Itoa(pids), unixTableFlag, fmt.Sprintf("/proc/%d/net/unix", os.Getpid())})
 }
 
+// pidsBound is the bound on one command's processes: Pids, else
+// defaultPids.
+func (s Config) pidsBound() int {
+	if s.Pids > 0 {
+		return s.Pids
+	}
+	return defaultPids()
+}
+
 // PrivateTmpRel is where, under the temp dir, the commands of the
 // workspace at root (a canonical path) get their /tmp (privateTmpDir):
 // hearth-UID/tmp/HASH, HASH naming root.

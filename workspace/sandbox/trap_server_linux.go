@@ -6,12 +6,12 @@ import "golang.org/x/sys/unix"
 
 // callTrap is the cell server's side of one call's file-change trap: the
 // socketpair the call's init sends the trap's listener on. Made by
-// newCallTrap before the call is spawned, done once listener returns.
+// newCallTrap before the call is launched, done once listener returns.
 type callTrap struct{ pair [2]int }
 
-// newCallTrap sets spec up to trap the call's file changes when asked and
+// newCallTrap sets cmd up to trap the call's file changes when asked and
 // this architecture has the filter; otherwise it asks for nothing.
-func newCallTrap(asked bool, spec *callSpec) callTrap {
+func newCallTrap(asked bool, cmd *callCommand) callTrap {
 	t := callTrap{pair: [2]int{-1, -1}}
 	if !asked || trapProgram() == nil {
 		return t
@@ -21,13 +21,13 @@ func newCallTrap(asked bool, spec *callSpec) callTrap {
 		return t // the call runs untrapped: the daemon sees no listener
 	}
 	t.pair = fds
-	spec.trapFD = fds[1]
+	cmd.trapFD = fds[1]
 	return t
 }
 
 // listener returns the listener the call's init sent (-1: none, the call
-// did not start), after the spawn returned: the init sends it before it
-// starts the shell, and the spawn returns after that. The caller sends it
+// did not start), after the launch returned: the init sends it before it
+// starts the shell, and the launch returns after that. The caller sends it
 // on and closes it.
 func (t callTrap) listener() int {
 	if t.pair[0] < 0 {

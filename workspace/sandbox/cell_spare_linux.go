@@ -1,0 +1,178 @@
+//go:build linux && cgo
+
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// spareCall is a call's init made ahead of its command: in its pid
+// namespace (and user namespace or pids cgroup: its process bound),
+// confined by the ruleset of generation gen, waiting for launch. It lives
+// in the cell's spareSlot until a call takes it (its lifetime is then the
+// call's) or the cell discards it.
+type spareCall struct {
+	pc     *preparedCall
+	bound  callBound
+	status int    // the read end of the init's report pipe
+	gen    uint64 // the ruleset generation it is confined by
+}
+
+// spareSlot holds at most one spareCall and at most one goroutine making
+// it, so that a command's own time has none of the init's set-up (the
+// pid namespace, the process bound, Landlock): a call takes the spare and
+// the next is made once it has ended. It lives as long as the cell server.
+type spareSlot struct {
+	mu     sync.Mutex
+	ready  *spareCall
+	making chan struct{} // closed when the goroutine making one has put it in ready
+	closed bool
+	wg     sync.WaitGroup // the making goroutine and discards
+}
+
+// refill starts making a spare unless one is ready or being made.
+func (s *cellServer) refill() {
+	sl := &s.spare
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	if sl.closed || sl.ready != nil || sl.making != nil {
+		return
+	}
+	done := make(chan struct{})
+	sl.making = done
+	sl.wg.Add(1)
+	go func() {
+		defer sl.wg.Done()
+		sp, err := s.prepareSpare()
+		sl.mu.Lock()
+		defer sl.mu.Unlock()
+		if err == nil {
+			if sl.closed {
+				s.discardSpare(sp)
+			} else {
+				sl.ready = sp
+			}
+		}
+		sl.making = nil
+		close(done)
+	}()
+}
+
+// takeSpare is an init for a call confined by the ruleset of generation
+// gen: the spare when it is of gen (waiting for it when it is being made),
+// else one made now.
+func (s *cellServer) takeSpare(gen uint64) (*spareCall, error) {
+	sl := &s.spare
+	sl.mu.Lock()
+	if ch := sl.making; ch != nil {
+		sl.mu.Unlock()
+		<-ch
+		sl.mu.Lock()
+	}
+	sp := sl.ready
+	sl.ready = nil
+	sl.mu.Unlock()
+	if sp != nil && sp.gen == gen {
+		return sp, nil
+	}
+	if sp != nil {
+		s.discardSpare(sp) // the rules changed since it was made
+	}
+	return s.prepareSpare()
+}
+
+// prepareSpare makes an init confined by the current ruleset, its report
+// pipe and its process bound.
+func (s *cellServer) prepareSpare() (*spareCall, error) {
+	ruleset, flags, gen, err := s.rulesetCopy()
+	if err != nil {
+		return nil, fmt.Errorf("build the sandbox rules: %w", err)
+	}
+	if ruleset >= 0 {
+		defer unix.Close(ruleset)
+	}
+	var status [2]int
+	if err := unix.Pipe2(status[:], unix.O_CLOEXEC); err != nil {
+		return nil, err
+	}
+	defer unix.Close(status[1])
+	bound, err := s.pids.forCall(s.seq.Add(1))
+	if err != nil {
+		unix.Close(status[0])
+		return nil, err
+	}
+	pc, err := prepareCall(callSpec{
+		rulesetFD: ruleset, rulesetFlags: flags,
+		ownUserNS: bound.ownUserNS, uid: os.Getuid(), gid: os.Getgid(), nproc: bound.nproc,
+		cgroupFD: bound.procsFD, statusFD: status[1], grace: int(KillGrace / time.Millisecond),
+	})
+	bound.started()
+	if err != nil {
+		unix.Close(status[0])
+		bound.done()
+		return nil, err
+	}
+	return &spareCall{pc: pc, bound: bound, status: status[0], gen: gen}, nil
+}
+
+// discardSpare ends a spare that will run nothing and, in the background,
+// reaps it and releases its bound.
+func (s *cellServer) discardSpare(sp *spareCall) {
+	sp.pc.discard()
+	s.spare.wg.Add(1)
+	go func() {
+		defer s.spare.wg.Done()
+		waitInit(sp.pc.pidfd)
+		unix.Close(sp.pc.pidfd)
+		freeCallStack(sp.pc.stack)
+		unix.Close(sp.status)
+		sp.bound.done()
+	}()
+}
+
+// closeSpare discards the spare, waiting for the one being made, and
+// makes no more; it returns once they are reaped.
+func (s *cellServer) closeSpare() {
+	sl := &s.spare
+	sl.mu.Lock()
+	sl.closed = true
+	ch := sl.making
+	sl.mu.Unlock()
+	if ch != nil {
+		<-ch
+	}
+	sl.mu.Lock()
+	sp := sl.ready
+	sl.ready = nil
+	sl.mu.Unlock()
+	if sp != nil {
+		s.discardSpare(sp)
+	}
+	sl.wg.Wait()
+}
+
+// waitInit waits for a call's init to exit and reaps it.
+func waitInit(pidfd int) {
+	var info unix.Siginfo
+	for unix.Waitid(unix.P_PIDFD, pidfd, &info, unix.WEXITED, nil) == unix.EINTR {
+	}
+}
+
+// rulesetCopy is a copy of the current ruleset's descriptor (-1: none),
+// which the caller closes, with its flags and generation: the ruleset
+// itself may be replaced while the copy is in use.
+func (s *cellServer) rulesetCopy() (fd int, flags uint32, gen uint64, err error) {
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	fd, flags, gen, err = s.currentRulesetLocked()
+	if err != nil || fd < 0 {
+		return fd, flags, gen, err
+	}
+	fd, err = unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	return fd, flags, gen, err
+}
