@@ -54,8 +54,8 @@ type commandChanges struct {
 	turn    *atomic.Int64  // the session's turnKey
 	watcher *watch.Watcher // nil: none
 	log     *slog.Logger
-	keeper  *checkpointKeeper // its lock keeps a pre-image from a sweep until its row names it
-	marked  *atomic.Bool      // the session's checkpointed: its turn's end keeps the budget
+	keeper  *checkpointKeeper                 // its lock keeps a pre-image from a sweep until its row names it
+	marked  *atomic.Bool                      // the session's checkpointed: its turn's end keeps the budget
 	kept    map[turnPath]store.FileCheckpoint // the rows of the current turn's files (and of pending ones), by turn and path
 	keeping map[turnPath]chan struct{}        // pre-images being kept: closed once on record
 	current int64                             // the turn kept describes
