@@ -38,7 +38,7 @@ func treeFile(i int) string { return fmt.Sprintf("tree/d%03d/f%06d.txt", i/100, 
 // storeIsWithin checks the checkpoint store against its budget: the
 // objects' bytes and the checkpointed turns within it, every object named
 // by a row and every row's object there, no temporary file left.
-func storeIsWithin(t *testing.T, td *testDaemon, maxBytes int64, maxTurns int, ids ...acp.SessionId) (objects int) {
+func storeIsWithin(t testing.TB, td *testDaemon, maxBytes int64, maxTurns int, ids ...acp.SessionId) (objects int) {
 	t.Helper()
 	ctx := context.Background()
 	refs, err := td.d.db.Checkpoints().Referenced(ctx)
@@ -133,4 +133,37 @@ func TestCheckpointBudget(t *testing.T) {
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("%d objects left after the session's deletion", len(entries))
 	}
+}
+
+// BenchmarkCheckpointBudgetFull is TestCheckpointBudget at the issue's
+// scale, run once (-benchtime 1x): 1,000 turns, each changing a file of a
+// 100,000-file workspace, against a budget of 200 turns' bytes and 500
+// turns; the store must hold no more than its budget and no object
+// outside it. It reports the turn's time and the store's size.
+func BenchmarkCheckpointBudgetFull(b *testing.B) {
+	const files, size, turns = 100_000, 1 << 10, 1000
+	const maxTurns, maxBytes = 500, 200 * size
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		td := startDaemonWith(&testing.T{}, sim.Options{}, "", func(c *Config) { // closed below: a benchmark has no *testing.T
+			c.CheckpointBytes, c.CheckpointTurns = maxBytes, maxTurns
+		})
+		bigTree(b, td.root, files, size)
+		ed := td.connect()
+		ed.initialize()
+		id := ed.newSession(td.root)
+		ed.must(rpc.MethodSessionSetMode, acp.SetSessionModeRequest{SessionId: id, ModeId: ModeFullAuto}, nil)
+		b.StartTimer()
+		for k := 0; k < turns; k++ {
+			ed.prompt(id, simSteps(b, []any{"write_file", map[string]string{"path": treeFile(k * 97 % files), "content": fmt.Sprintf("turn %d\n", k)}}))
+		}
+		b.StopTimer()
+		objects := storeIsWithin(b, td, maxBytes, maxTurns, id)
+		b.ReportMetric(float64(objects), "objects")
+		td.d.Close()
+		td.sim.Close()
+		os.RemoveAll(filepath.Dir(td.cfg.DataDir))
+		os.RemoveAll(td.root)
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*turns), "µs/turn")
 }

@@ -1,9 +1,7 @@
 package daemon
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,8 +63,9 @@ func (r turnRecorder) keepPost(f *store.FileCheckpoint, content string) {
 }
 
 // conflictDiff is the unified diff of what f's turn left against what is
-// in the file now, bounded (maxConflictDiff).
-func conflictDiff(root string, objects objectStore, f store.FileCheckpoint) string {
+// in the file now (nil: absent) as the restorer saw it, bounded
+// (maxConflictDiff).
+func conflictDiff(objects objectStore, f store.FileCheckpoint, now *string) string {
 	left := ""
 	if f.Post != "" && f.Post != hashOf(nil) {
 		var err error
@@ -78,18 +77,16 @@ func conflictDiff(root string, objects objectStore, f store.FileCheckpoint) stri
 	if f.Post == "" {
 		from = "/dev/null"
 	}
-	b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f.Path)))
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	text := ""
+	if now == nil {
 		to = "/dev/null"
-	case err != nil:
-		return fmt.Sprintf("(%s cannot be read: %v)\n", f.Path, err)
+	} else {
+		text = *now
 	}
-	now := string(b)
-	if strings.ContainsRune(left, 0) || strings.ContainsRune(now, 0) {
+	if strings.ContainsRune(left, 0) || strings.ContainsRune(text, 0) {
 		return fmt.Sprintf("Binary files %s and %s differ\n", from, to)
 	}
-	u, err := udiff.ToUnified(from, to, left, udiff.Lines(left, now), udiff.DefaultContextLines)
+	u, err := udiff.ToUnified(from, to, left, udiff.Lines(left, text), udiff.DefaultContextLines)
 	if err != nil {
 		return fmt.Sprintf("(no diff of %s: %v)\n", f.Path, err)
 	}

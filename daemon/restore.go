@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 
@@ -95,22 +93,10 @@ func restoreFile(ctx context.Context, objects objectStore, s *openSession, ed wo
 		content = &old
 	}
 	o.err = workspace.Restorer{Tools: s.ws.tools, Editor: ed}.File(ctx, f.Path, f.Post, content, fs.FileMode(f.PreMode))
-	if errors.Is(o.err, workspace.ErrRestoreConflict) && asBefore(s.ws.root.Path(), f) {
-		o.err = nil // put back already: by an undo a kill cut short, which this one finishes
-	}
-	if errors.Is(o.err, workspace.ErrRestoreConflict) {
-		o.diff = conflictDiff(s.ws.root.Path(), objects, f)
+	if rc := (workspace.RestoreConflict{}); errors.As(o.err, &rc) {
+		o.diff = conflictDiff(objects, f, rc.Now)
 	}
 	return o
-}
-
-// asBefore reports whether f's file is on disk as it was before its turn.
-func asBefore(root string, f store.FileCheckpoint) bool {
-	b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f.Path)))
-	if f.PreHash == "" {
-		return errors.Is(err, fs.ErrNotExist)
-	}
-	return err == nil && hashOf(b) == f.PreHash
 }
 
 // add names one file's outcome. A path met again (an older turn's change

@@ -15,7 +15,7 @@ import (
 
 // simSteps is a prompt whose simulated model makes the calls steps (pairs
 // of a tool name and its arguments) one after the other in one turn.
-func simSteps(t *testing.T, steps ...any) string {
+func simSteps(t testing.TB, steps ...any) string {
 	t.Helper()
 	b, err := json.Marshal(steps)
 	if err != nil {
@@ -142,5 +142,35 @@ func TestUndoThroughEditorBuffers(t *testing.T) {
 	}
 	if got := agentText(ed.updates()); !strings.Contains(got, "Restored: a.txt.") {
 		t.Errorf("/undo answered %q", got)
+	}
+}
+
+// A conflict held in an editor's unsaved buffer is a conflict: the user's
+// text after the turn is in the buffer while the disk still holds what was
+// there before the turn (the agent's edit went to the buffer, unsaved), so
+// the disk alone would make it look put back already. The conflict's diff
+// is of the buffer's text, and nothing is written.
+func TestUndoConflictInAnEditorBuffer(t *testing.T) {
+	td := startDaemon(t, sim.Options{}, "")
+	ed := td.connectBuffers(true, true)
+	id := ed.newSession(td.root)
+	a := filepath.Join(td.root, "a.txt")
+	ed.setBuffer(a, "alpha\nbeta\n")
+	ed.prompt(id, `e sim:calls=1 sim:tool=edit_file sim:args={"path":"a.txt","old_string":"beta","new_string":"edited"}`)
+	if got, _ := ed.buffer(a); got != "alpha\nedited\n" {
+		t.Fatalf("buffer after the edit = %q", got)
+	}
+	ed.setBuffer(a, "alpha\nedited by the user\n")
+	ed.forget()
+	var res rpc.UndoResult
+	ed.must(rpc.MethodHearthUndo, rpc.UndoParams{SessionID: string(id)}, &res)
+	if len(res.Conflicts) != 1 || res.Conflicts[0] != "a.txt" || len(res.Restored) != 0 {
+		t.Fatalf("undo with the user's text in the buffer: %+v; want a.txt as a conflict", res)
+	}
+	if got, _ := ed.buffer(a); got != "alpha\nedited by the user\n" {
+		t.Errorf("the buffer became %q; want the user's text kept", got)
+	}
+	if len(res.ConflictDiffs) != 1 || !strings.Contains(res.ConflictDiffs[0].Diff, "+edited by the user") {
+		t.Errorf("the conflict's diff: %+v; want the buffer's text", res.ConflictDiffs)
 	}
 }

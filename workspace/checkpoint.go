@@ -39,6 +39,17 @@ func (fw fileWriter) checkpoint(ctx context.Context, c *fileChange, removed bool
 // holds what the undone turn left in it: someone changed it since.
 var ErrRestoreConflict = errors.New("changed since")
 
+// RestoreConflict is the error Restorer.File returns for a conflict, with
+// what the file holds now as the restorer saw it (the editor's text when
+// an editor holds it): what the conflict's diff is of. It is
+// ErrRestoreConflict to errors.Is.
+type RestoreConflict struct {
+	Now *string // nil: the file is absent
+}
+
+func (RestoreConflict) Error() string        { return ErrRestoreConflict.Error() }
+func (RestoreConflict) Is(target error) bool { return target == ErrRestoreConflict }
+
 // Restorer puts files back as an undo wants them: through the workspace's
 // tools (their confinement, their OnWrite) and an editor, like the file
 // tools' writes. A plain value made for one undo.
@@ -50,8 +61,9 @@ type Restorer struct {
 // File puts the file rel (relative to the root) back as it was: to content
 // with mode, or removed when content is nil. It first checks that the file
 // holds what the turn left (want: its content's sha256 hex; "" for a file
-// the turn removed); otherwise it changes nothing and returns
-// ErrRestoreConflict.
+// the turn removed); otherwise it changes nothing and returns a
+// RestoreConflict, or nil when the file is back as it was already (an undo
+// a kill cut short, finished).
 func (r Restorer) File(ctx context.Context, rel string, want string, content *string, mode fs.FileMode) error {
 	fw := r.Tools.In("").via(r.Editor).files()
 	fw.before = nil // putting back is not a change of the turn
@@ -64,7 +76,13 @@ func (r Restorer) File(ctx context.Context, rel string, want string, content *st
 		now = contentHash(c.old)
 	}
 	if now != want {
-		return ErrRestoreConflict
+		if content == nil && !c.existed || content != nil && c.existed && now == contentHash(*content) {
+			return nil
+		}
+		if !c.existed {
+			return RestoreConflict{}
+		}
+		return RestoreConflict{Now: &c.old}
 	}
 	if content == nil {
 		if !c.existed {
