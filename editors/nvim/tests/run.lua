@@ -1824,33 +1824,21 @@ local function main()
     truthy(noted('undo: 1 conflicts', vim.log.levels.WARN), 'a conflict warns')
   end)
 
-  -- STUB (the lead switches it to the real daemon once _hearth/rewind is
-  -- merged): the agent's answers to _hearth/rewind are fed to the plugin by
-  -- this test, shaped as the shared contract (rpc.RewindResult) says.
-  test(':HearthRewind lists the turns to pick from, rewinds the one picked, shows files, conflicts and their diffs [stubbed daemon]', function()
+  test(':HearthRewind lists the turns to pick from, rewinds the one picked, shows files, conflicts and their diffs', function()
     local s = new_session()
-    local asked = {}
-    intercept = function(msg)
-      if msg.method ~= '_hearth/rewind' then
-        return false
-      end
-      table.insert(asked, msg.params)
-      local result
-      if msg.params.turn == nil then
-        result = { sessionId = s.id, turns = {
-          { turn = 1, prompt = 'write the notes', files = 2, rewound = false },
-          { turn = 2, prompt = 'fix the typo', files = 1, rewound = false },
-        }, rewound = false, message = '' }
-      else
-        result = { sessionId = s.id, rewound = true, restored = { 'notes.md' }, removed = { 'todo.txt' },
-          conflicts = { 'a.txt' }, conflictDiffs = { { path = 'a.txt', diff = '--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-by hearth\n+the user\'s\n' } },
-          notRestorable = { 'big.bin' }, message = 'Rewound to before prompt 1.' }
-      end
-      vim.schedule(function()
-        S.client:feed({ rpc.json.encode({ jsonrpc = '2.0', id = msg.id, result = result }), '' })
-      end)
-      return true
-    end
+    full_auto()
+    write(ws .. '/r.txt', 'one\n')
+    write(ws .. '/rc.txt', 'c\n')
+    -- over the daemon's pre-image limit (16 MiB): what a command changes in it is not kept
+    write(ws .. '/big.bin', string.rep('\0', 16 * 1024 * 1024 + 1))
+    run('notes sim:steps=[["edit_file",{"path":"r.txt","old_string":"one","new_string":"two"}],["write_file",{"path":"rmade.txt","content":"made\\n"}]]')
+    run([=[fix sim:steps=[["edit_file",{"path":"rc.txt","old_string":"c","new_string":"hearths"}],["exec_command",{"cmd":"echo\u0020x\u0020>>\u0020big.bin"}]]]=])
+    local c = vim.fn.bufnr(ws .. '/rc.txt')
+    vim.api.nvim_buf_set_lines(c, 0, -1, false, { "the user's" }) -- changed and saved since: a conflict
+    vim.api.nvim_buf_call(c, function()
+      vim.cmd('silent write')
+    end)
+    local from = #sent + 1
     local shown
     select_handler = function(items, opts, on_choice)
       eq(opts.kind, 'hearth_rewind')
@@ -1866,69 +1854,97 @@ local function main()
     end)
     wait('the rewind', function()
       return res ~= nil
-    end)
-    intercept, select_handler = nil, nil
+    end, 30000)
+    select_handler = nil
+    local asked = {}
+    for i = from, #sent do
+      if sent[i].method == '_hearth/rewind' then
+        table.insert(asked, sent[i].params)
+      end
+    end
     eq(#asked, 2, 'a list, then the rewind')
     eq(asked[1].turn, nil, 'listing asks without a turn')
     eq(asked[2].turn, 1, 'the turn picked')
     eq(asked[2].sessionId, s.id, 'the session')
-    eq(shown[1], '1. write the notes  (2 files changed)', 'a turn as listed')
+    eq(#shown, 2, 'the turns listed: ' .. vim.inspect(shown))
+    truthy(shown[1]:find('^1%. notes sim:steps=') and shown[1]:find('  %(2 files changed%)$'), 'turn 1 as listed: ' .. shown[1])
+    truthy(shown[2]:find('^2%. fix sim:steps='), 'turn 2 as listed: ' .. shown[2])
+    eq(res.rewound, true, 'rewound: ' .. vim.inspect(res))
+    -- back to before prompt 1: turn 1 and every turn after it are taken back
+    eq(table.concat(vim.api.nvim_buf_get_lines(vim.fn.bufnr(ws .. '/r.txt'), 0, -1, false), '|'), 'one', 'r.txt back in its buffer')
+    eq(vim.fn.filereadable(ws .. '/rmade.txt'), 0, 'rmade.txt removed')
+    eq(table.concat(vim.api.nvim_buf_get_lines(c, 0, -1, false), '|'), "the user's", "the user's text kept")
     local lines = chat_lines()
-    truthy(find_line(lines, '⟲ rewind to before prompt 1: Rewound to before prompt 1.', true), 'the result in ' .. vim.inspect(lines))
-    truthy(find_line(lines, '  conflicts (changed since, left as they are): a.txt', true), 'the conflict')
+    local at0 = truthy(find_line(lines, '⟲ rewind to before prompt 1: Rewound this session to before turn 1', true), 'the result in ' .. vim.inspect(lines))
+    lines = vim.list_slice(lines, at0)
+    truthy(find_line(lines, '  restored: r.txt', true), 'restored: ' .. vim.inspect(lines))
+    truthy(find_line(lines, '  removed (the turn created them): rmade.txt', true), 'removed')
+    truthy(find_line(lines, '  conflicts (changed since, left as they are): rc.txt', true), 'the conflict')
     truthy(find_line(lines, '  not restorable: big.bin', true), 'not restorable')
-    local at = truthy(find_line(lines, '⏺ conflict a.txt', true), 'the conflict diff header')
-    eq(lines[at + 4], require('hearth.chat').OUT .. '-by hearth', 'the diff beneath it')
-    -- :HearthRewind N goes straight to that turn; a replayed rewound prompt is marked
-    feed_updates(s.id, { { sessionUpdate = 'user_message_chunk', content = { type = 'text', text = 'fix the typo' },
-      _meta = { ['hearth/turn'] = 2, ['hearth/rewound'] = true } } })
-    truthy(find_line(chat_lines(), '(rewound) fix the typo', true), 'a rewound prompt is marked')
+    local at = truthy(find_line(lines, '⏺ conflict rc.txt', true), 'the conflict diff header')
+    local OUT = require('hearth.chat').OUT
+    truthy(find_line(vim.list_slice(lines, at), OUT .. '-hearths', true), 'what the turn left, beneath it')
+    truthy(find_line(vim.list_slice(lines, at), OUT .. "+the user's", true), 'what is there now, beneath it')
+    truthy(noted('rewind to before prompt 1: 1 restored, 1 removed, 1 conflicts, 1 not restorable', vim.log.levels.WARN), 'the summary warned')
+    -- the list says them rewound; replayed, a rewound prompt is marked
+    local listed
+    hearth.request('_hearth/rewind', { sessionId = s.id }, function(_, r)
+      listed = r
+    end)
+    wait('the list after the rewind', function()
+      return listed ~= nil
+    end)
+    truthy(require('hearth.checkpoints').format_turn(listed.turns[2]):find('  %[rewound%]$'), 'turn 2 listed as rewound')
+    local loaded
+    hearth.resume(s.id, function(err)
+      loaded = { err }
+    end)
+    wait('the replay', function()
+      return loaded ~= nil
+    end)
+    eq(loaded[1], nil, 'resume error')
+    truthy(find_line(chat_lines(), '(rewound) notes sim:steps=', true), 'a rewound prompt is marked: ' .. vim.inspect(chat_lines()))
+    truthy(find_line(chat_lines(), '(rewound) fix sim:steps=', true), 'every prompt after it too')
   end)
 
-  test(':HearthFork: refused when the agent does not offer it; with session/fork a new session holds the history [stubbed daemon]', function()
+  test(':HearthFork: refused when the agent does not offer it; session/fork makes a new session that holds the history', function()
     local s = new_session()
     run('before the fork')
-    local from = #notes + 1
+    run('numbered prompt')
+    truthy(s.turns[2], 'the daemon numbered the second prompt')
+    local agent = S.agent
+    truthy(require('hearth.checkpoints').fork_from_turn_supported(agent), 'the daemon offers session/fork from a prompt')
+    -- The real daemon always offers session/fork (from a prompt too): the
+    -- refusals are checked against an initialize answer without it (a stub
+    -- of the capability only; nothing is sent).
+    local from, sent_from = #notes + 1, #sent + 1
+    local function offering(fork)
+      local a = vim.deepcopy(agent)
+      a.agentCapabilities.sessionCapabilities = fork and { fork = fork } or vim.empty_dict()
+      return a
+    end
     local done
+    S.agent = offering(nil)
     hearth.fork(nil, function(err)
       done = { err }
     end)
     wait('the refusal', function()
       return done ~= nil
     end)
-    -- the real daemon of this branch does not advertise session/fork yet
-    if not require('hearth.checkpoints').fork_supported(S.agent) then
-      eq(done[1], 'unsupported', 'without the capability')
-      truthy(noted('does not offer fork', vim.log.levels.WARN, from), 'said so')
-    end
-    -- STUB (switch to the real daemon once session/fork is merged): the
-    -- capability and session/fork's answer are this test's.
-    local agent = S.agent
-    S.agent = vim.tbl_deep_extend('force', agent, { agentCapabilities = { sessionCapabilities = { fork = vim.empty_dict() } } })
-    local forked
-    intercept = function(msg)
-      if msg.method ~= 'session/fork' then
-        return false
-      end
-      forked = msg.params
-      vim.schedule(function()
-        S.client:feed({ rpc.json.encode({ jsonrpc = '2.0', id = msg.id, result = { sessionId = 'fork-stub-' .. (msg.params._meta and 2 or 1) } }), '' })
-      end)
-      return true
-    end
-    -- a prompt the agent numbered (as session/load replays it): :HearthFork 7 forks from before it
-    feed_updates(s.id, { { sessionUpdate = 'user_message_chunk', content = { type = 'text', text = 'numbered prompt' },
-      _meta = { ['hearth/turn'] = 7 } } })
-    s.chat:end_message()
+    eq(done[1], 'unsupported', 'without the capability')
+    truthy(noted('does not offer fork', vim.log.levels.WARN, from), 'said so')
+    S.agent = offering(vim.empty_dict())
     done = nil
-    hearth.fork(7, function(err)
+    hearth.fork(2, function(err)
       done = { err }
     end)
     wait('the refusal of a fork from a prompt', function()
       return done ~= nil
     end)
+    S.agent = agent
     eq(done[1], 'unsupported', 'without fork._meta["hearth/fromTurn"]')
-    eq(forked, nil, 'nothing sent')
+    eq(last_sent('session/fork', sent_from), nil, 'nothing sent')
+    -- the real daemon: the whole session
     done = nil
     hearth.fork(nil, function(err, ns)
       done = { err, ns }
@@ -1936,40 +1952,44 @@ local function main()
     wait('the fork', function()
       return done ~= nil
     end)
-    intercept, S.agent = nil, agent
     eq(done[1], nil, 'fork error')
-    eq(forked.sessionId, s.id, 'forked from the current session')
-    eq(forked.cwd, s.cwd, 'cwd')
-    eq(hearth.current_session().id, 'fork-stub-1', 'the fork is current')
+    local forked = truthy(last_sent('session/fork', sent_from), 'a session/fork request')
+    eq(forked.params.sessionId, s.id, 'forked from the current session')
+    eq(forked.params.cwd, s.cwd, 'cwd')
+    local f1 = hearth.current_session()
+    truthy(f1.id ~= s.id and f1.id == done[2].id, 'the fork is current')
     local lines = chat_lines()
     truthy(find_line(lines, 'before the fork', true), 'the history in the fork')
     truthy(find_line(lines, 'numbered prompt', true), 'the whole history')
-    eq(lines[#lines], '⑂ forked from session ' .. s.id .. ': this is session fork-stub-1', 'the fork says so')
-    -- from before prompt 7, when the agent forks from a prompt
+    eq(lines[#lines], '⑂ forked from session ' .. s.id .. ': this is session ' .. f1.id, 'the fork says so')
+    run('in the fork')
+    truthy(has_line('You said: in the fork'), 'the fork answers')
+    -- from before prompt 2
     S.current = s.id
-    S.agent = vim.tbl_deep_extend('force', agent, { agentCapabilities = { sessionCapabilities = { fork = { _meta = { ['hearth/fromTurn'] = true } } } } })
-    intercept = function(msg)
-      if msg.method ~= 'session/fork' then
-        return false
-      end
-      forked = msg.params
-      vim.schedule(function()
-        S.client:feed({ rpc.json.encode({ jsonrpc = '2.0', id = msg.id, result = { sessionId = 'fork-stub-2' } }), '' })
-      end)
-      return true
-    end
-    done = nil
-    vim.cmd('HearthFork 7')
-    wait('the fork from prompt 7', function()
-      return hearth.current_session().id == 'fork-stub-2'
+    vim.cmd('HearthFork 2')
+    wait('the fork from prompt 2', function()
+      local cur = hearth.current_session().id
+      return cur ~= s.id and cur ~= f1.id
     end)
-    intercept, S.agent = nil, agent
-    eq(forked._meta['hearth/turn'], 7, '_meta["hearth/turn"]')
+    local f2 = hearth.current_session()
+    forked = last_sent('session/fork', sent_from)
+    eq(forked.params._meta['hearth/turn'], 2, '_meta["hearth/turn"]')
     lines = chat_lines()
-    truthy(find_line(lines, 'before the fork', true), 'the history before prompt 7')
-    eq(find_line(lines, 'numbered prompt', true), nil, 'prompt 7 is not in the fork')
-    eq(lines[#lines], '⑂ forked from session ' .. s.id .. ' before prompt 7: this is session fork-stub-2', 'the fork says so')
-    S.current = s.id -- the stubs' sessions are nowhere in the daemon
+    truthy(find_line(lines, 'before the fork', true), 'the history before prompt 2')
+    eq(find_line(lines, 'numbered prompt', true), nil, 'prompt 2 is not in the fork')
+    eq(lines[#lines], '⑂ forked from session ' .. s.id .. ' before prompt 2: this is session ' .. f2.id, 'the fork says so')
+    -- what the daemon holds of the fork: replayed, the history before prompt 2
+    local loaded
+    hearth.resume(f2.id, function(err)
+      loaded = { err }
+    end)
+    wait('the replay of the fork', function()
+      return loaded ~= nil
+    end)
+    eq(loaded[1], nil, 'resume error')
+    lines = chat_lines()
+    truthy(find_line(lines, 'before the fork', true), 'the daemon holds the history: ' .. vim.inspect(lines))
+    eq(find_line(lines, 'numbered prompt', true), nil, 'and not prompt 2')
   end)
 
   test(':Hearth /compact: the offered command completes, is listed, compacts the session, which answers after', function()

@@ -625,60 +625,75 @@ describe("the extension, activated against a stand-in vscode API", () => {
     assert.equal(said.message, "hearth: Undo: 1 removed.");
   });
 
-  // STUB: the agent here is the stand-in (fixtures/fake-agent.ts), answering
-  // _hearth/rewind and session/fork as the shared contract says; switch to the
-  // real daemon once those are merged.
-  test("Restore to here and Fork Session [stubbed agent]: numbered prompts, a confirmation listing the turns, rewound marks, a fork that keeps the transcript", async () => {
-    const script = path.join(path.dirname(env.socket), "fake-hearth.sh");
-    writeFileSync(script, `#!/bin/sh\nexec "${process.execPath}" "${path.join(PACKAGE_DIR, "out", "test", "fixtures", "fake-agent.js")}"\n`, { mode: 0o755 });
-    stub.rec.config["hearth.path"] = script;
-    try {
-      await after_({ type: "newSession" }, (m) => m.type === "reset", "the stand-in's session");
-      let from = posted.length;
-      await after_({ type: "prompt", text: "one" }, (m) => m.type === "turnEnded", "turn 1");
-      await after_({ type: "prompt", text: "two" }, (m) => m.type === "turnEnded", "turn 2");
-      const numbers = posted.items.slice(from).flatMap((m) => (m.type === "turnNumber" ? [m.turn] : []));
-      assert.deepEqual(numbers, [1, 2], "each prompt's number reaches the view");
-      const caps = posted.items.filter((m) => m.type === "capabilities").pop();
-      assert.ok(caps?.type === "capabilities" && caps.fork, "fork advertised");
-      assert.ok(stub.rec.executed.items.some((e) => e.id === "setContext" && e.args[0] === "hearth.canFork" && e.args[1] === true));
+  test("Restore to here and Fork Session (real daemon): numbered prompts, a confirmation listing the turns, rewound marks, a fork that keeps the transcript", async () => {
+    const parent = await after_({ type: "newSession" }, (m) => m.type === "reset" && m.sessionId !== null, "the new session");
+    await after_({ type: "setMode", modeId: "full-auto" }, (m) => m.type === "modes", "full-auto");
+    const file = (name: string) => path.join(env.workspace, name);
+    writeFileSync(file("rw-a.txt"), "one\n");
+    const steps = (...calls: [string, Record<string, unknown>][]) => `sim:steps=${JSON.stringify(calls).replaceAll(" ", "\\u0020")}`;
+    let from = posted.length;
+    await after_(
+      { type: "prompt", text: `one ${steps(["write_file", { path: "rw-a.txt", content: "two\n" }], ["write_file", { path: "rw-new.txt", content: "new\n" }])}` },
+      (m) => m.type === "turnEnded",
+      "turn 1",
+    );
+    await after_({ type: "prompt", text: `two ${steps(["write_file", { path: "rw-b.txt", content: "by hearth\n" }])}` }, (m) => m.type === "turnEnded", "turn 2");
+    const numbers = posted.items.slice(from).flatMap((m) => (m.type === "turnNumber" ? [m.turn] : []));
+    assert.deepEqual(numbers, [1, 2], "each prompt's number reaches the view");
+    const caps = posted.items.filter((m) => m.type === "capabilities").pop();
+    assert.ok(caps?.type === "capabilities" && caps.fork, "fork advertised");
+    assert.ok(stub.rec.executed.items.some((e) => e.id === "setContext" && e.args[0] === "hearth.canFork" && e.args[1] === true));
+    // The user changes rw-b.txt, which turn 2 created, and saves it: a conflict.
+    const doc = (name: string) => stub.rec.documents.find((d) => d.uri.fsPath === file(name));
+    const b = doc("rw-b.txt");
+    assert.ok(b, "rw-b.txt's document");
+    assert.equal(b.getText(), "by hearth\n");
+    b.edit(0, "by hearth".length, "the user's");
+    writeFileSync(file("rw-b.txt"), b.getText());
+    b.isDirty = false;
 
-      let detail: string | undefined;
-      stub.rec.confirm = (_m, d) => {
-        detail = d;
-        return "Restore";
-      };
-      const done = await after_({ type: "rewind", turn: 1 }, (m) => m.type === "checkpoint", "the rewind's result");
-      stub.rec.confirm = undefined;
-      assert.match(detail ?? "", /before prompt 1/);
-      assert.match(detail ?? "", /1\. one \(2 files changed\)\n2\. two \(2 files changed\)/);
-      assert.ok(done.type === "checkpoint");
-      assert.equal(done.rewoundFrom, 1);
-      assert.deepEqual(done.result.conflicts, ["b.txt"]);
-      assert.equal(done.result.conflictDiffs?.[0].path, "b.txt");
-      const warned = await stub.rec.warnings.waitFor((w) => !w.modal, "the conflict warning", 5_000);
-      assert.equal(warned.message, "hearth: Restore: 1 restored, 1 removed, 1 conflict.");
+    let detail: string | undefined;
+    stub.rec.confirm = (_m, d) => {
+      detail = d;
+      return "Restore";
+    };
+    const warnings = stub.rec.warnings.length;
+    const done = await after_({ type: "rewind", turn: 1 }, (m) => m.type === "checkpoint", "the rewind's result");
+    stub.rec.confirm = undefined;
+    assert.match(detail ?? "", /before prompt 1/);
+    assert.match(detail ?? "", /\n1\. one sim:steps=[^\n]* \(2 files changed\)\n2\. two sim:steps=[^\n]* \(1 file changed\)\n/);
+    assert.ok(done.type === "checkpoint");
+    assert.equal(done.rewoundFrom, 1, "prompt 1 and the later ones are marked rewound");
+    assert.match(done.result.message ?? "", /^Rewound this session to before turn 1/);
+    assert.deepEqual(done.result.restored, ["rw-a.txt"]);
+    assert.deepEqual(done.result.removed, ["rw-new.txt"]);
+    assert.deepEqual(done.result.conflicts, ["rw-b.txt"]);
+    assert.equal(done.result.conflictDiffs?.[0].path, "rw-b.txt");
+    assert.match(done.result.conflictDiffs?.[0].diff ?? "", /^-by hearth$[\s\S]*^\+the user's$/m);
+    assert.equal(doc("rw-a.txt")?.getText(), "one\n", "rw-a.txt put back in its document");
+    assert.equal(existsSync(file("rw-new.txt")), false, "rw-new.txt removed");
+    assert.equal(b.getText(), "the user's\n", "the conflict keeps the user's text");
+    const warned = await stub.rec.warnings.waitFor((w) => !w.modal, "the conflict warning", 5_000, warnings);
+    assert.equal(warned.message, "hearth: Restore: 1 restored, 1 removed, 1 conflict.");
 
-      from = posted.length;
-      const parent = posted.items.filter((m) => m.type === "reset").pop();
-      await stub.vscode.commands.executeCommand("hearth.forkSession");
-      const forked = await posted.waitFor((m) => m.type === "forked", "the fork", 10_000, from);
-      assert.ok(forked.type === "forked" && parent?.type === "reset");
-      assert.equal(forked.from, parent.sessionId);
-      assert.notEqual(forked.sessionId, parent.sessionId);
-      assert.ok(!posted.items.slice(from).some((m) => m.type === "reset"), "the transcript stays: it is the fork's history");
-      await after_({ type: "prompt", text: "in the fork" }, (m) => m.type === "turnEnded", "a turn of the fork");
-      assert.equal(JSON.stringify(posted.items.slice(from)).includes("echo: in the fork"), true);
+    from = posted.length;
+    assert.ok(parent.type === "reset");
+    await stub.vscode.commands.executeCommand("hearth.forkSession");
+    const forked = await posted.waitFor((m) => m.type === "forked", "the fork", 10_000, from);
+    assert.ok(forked.type === "forked");
+    assert.equal(forked.from, parent.sessionId);
+    assert.notEqual(forked.sessionId, parent.sessionId);
+    assert.ok(!posted.items.slice(from).some((m) => m.type === "reset"), "the transcript stays: it is the fork's history");
+    await after_({ type: "prompt", text: "in the fork" }, (m) => m.type === "turnEnded", "a turn of the fork");
+    assert.match(chunks(posted.items.slice(from)).join(""), /You said: in the fork/);
 
-      // "Fork from here": session/fork with _meta["hearth/turn"], offered as the agent advertises.
-      assert.ok(caps.forkFromTurn, "fork from a turn advertised");
-      const fromHere = await after_({ type: "fork", turn: 1 }, (m) => m.type === "forked", "the fork from prompt 1");
-      assert.ok(fromHere.type === "forked");
-      assert.equal(fromHere.turn, 1);
-      assert.match(fromHere.sessionId, /_from1$/, "the agent was asked to fork from prompt 1");
-    } finally {
-      stub.rec.config["hearth.path"] = bin;
-    }
+    // "Fork from here": session/fork with _meta["hearth/turn"], offered as the daemon advertises.
+    assert.ok(caps.forkFromTurn, "fork from a turn advertised");
+    const fromHere = await after_({ type: "fork", turn: 1 }, (m) => m.type === "forked", "the fork from prompt 1");
+    assert.ok(fromHere.type === "forked");
+    assert.equal(fromHere.turn, 1);
+    assert.equal(fromHere.from, forked.sessionId);
+    assert.ok(![parent.sessionId, forked.sessionId].includes(fromHere.sessionId), "a new session");
   });
 
   test("a missing binary: the view and a notification point to the README", async () => {
