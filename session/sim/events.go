@@ -55,8 +55,9 @@ type reply struct {
 	createdAt    int64
 
 	onSteerAccepted func(steerID string) // Options.OnSteerAccepted
-	// persist, when set, keeps a completed or incomplete response (store:true over HTTP)
-	// before its terminal event goes out, so a client never continues from it too early.
+	// persist, when set, keeps a completed or incomplete response (store:true over HTTP; the
+	// lane's latest on WebSocket) before its terminal event goes out, so a client never
+	// continues from it too early.
 	persist func(id string, effective []json.RawMessage, effBytes int, output []json.RawMessage)
 
 	outputDelay time.Duration // the pacing waited so far: FirstToken plus the token gaps

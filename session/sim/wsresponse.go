@@ -47,6 +47,11 @@ func (c *wsConn) respond(j *job) (outcome, responseID string) {
 	}
 	rep := newReply(req, lane, in.items, in.bytes, in.cachedBytes, pace, j.fault, wsWriter{c}, c.s.opts)
 	rep.conn, rep.board, rep.records = c.n, &c.steers, c.s.records
+	// The lane's latest before its terminal event goes out: a client that
+	// continues it at once from another lane (a fork) finds it.
+	rep.persist = func(id string, effective []json.RawMessage, effBytes int, output []json.RawMessage) {
+		c.cacheResponse(lane, id, effectiveInput{items: effective, bytes: effBytes}, output)
+	}
 	c.s.records.update(j.rec, func(r *Received) { r.ResponseID = rep.id })
 	c.committed(in.steers, rep.id)
 	c.steers.start(rep.id, lane)
@@ -73,13 +78,11 @@ func (c *wsConn) respond(j *job) (outcome, responseID string) {
 		}
 		return OutcomeFailed, rep.id
 	case "incomplete":
-		c.cacheResponse(lane, rep.id, in, res.output)
 		if len(res.next) > 0 {
 			c.succeed(rep, res, j.fault)
 		}
 		return OutcomeIncomplete, rep.id
 	}
-	c.cacheResponse(lane, rep.id, in, res.output)
 	if len(res.next) > 0 {
 		c.succeed(rep, res, j.fault)
 	}
@@ -109,8 +112,7 @@ func (c *wsConn) succeed(rep *reply, res replyResult, f *Fault) {
 			c.cache.evict(rep.streamID)
 			return
 		}
-		c.cacheResponse(rep.streamID, next.id, effectiveInput{items: next.effective, bytes: next.effBytes}, res.output)
-		rep = next
+		rep = next // cached as its terminal event went out (persist)
 	}
 }
 
