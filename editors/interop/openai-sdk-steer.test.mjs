@@ -89,10 +89,10 @@ test('openai ResponsesWS: response.steer mid-stream is accepted, the response en
   const rest = await readUntil(lane, terminal);
   const steered = [...first, ...rest];
   const types = steered.map((e) => e.type);
-  assert.deepEqual(
-    steered.map((e) => e.sequence_number),
-    steered.map((_, i) => i),
-    `one sequence through the steering events: ${types.join(',')}`,
+  const seqs = steered.map((e) => e.sequence_number);
+  assert.ok(
+    seqs.every((n, i) => Number.isInteger(n) && (i === 0 || n > seqs[i - 1])),
+    `sequence numbers rise through the steering events: ${JSON.stringify(seqs)} ${types.join(',')}`,
   );
 
   const accepted = steered.filter((e) => e.type === 'response.steer.accepted');
