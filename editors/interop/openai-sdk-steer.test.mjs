@@ -7,7 +7,10 @@
 // partial text kept), then an automatic successor `response.created` chained
 // on it that answers the steering input. A steer aimed at a response that
 // has completed is refused with `response.steer.failed`
-// (`response_already_completed`), its input handed back.
+// (`response_already_completed`), its input handed back; one aimed at a
+// response that waits for client-owned tool output is held
+// (`response.steer.pending` with the `required_input` stubs) for the one
+// explicit continuation that carries the saved output.
 
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -165,4 +168,50 @@ test('openai ResponsesWS: response.steer with a stream_id, or for a response thi
     'response.steer.failed for a steer with a stream_id',
   );
   assert.equal(withLane.error.code, 'invalid_input');
+});
+
+test('openai ResponsesWS: a steer for a response that waits for tool output is held (response.steer.pending); one explicit continuation carries the saved output', { timeout: 30_000 }, async () => {
+  const lane = session.lane('interop-steer-tools');
+  const tools = [
+    {
+      type: 'function',
+      name: 'list_dir',
+      description: 'List a directory of the workspace.',
+      parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+      strict: false,
+    },
+  ];
+  lane.create({ ...settings, tools, input: [userMessage('list the files')] });
+  const called = await readUntil(lane, terminal);
+  assert.equal(called.at(-1).type, 'response.completed', called.map((e) => e.type).join(','));
+  const callResp = called.at(-1).response;
+  const call = callResp.output.find((o) => o.type === 'function_call');
+  assert.ok(call, JSON.stringify(callResp.output));
+
+  // The client runs its tool; meanwhile the user steers.
+  rws.send({ type: 'response.steer', previous_response_id: callResp.id, input: [userMessage('say banana')] });
+  const held = await readUntil(lane, (e) => e.type === 'response.steer.pending' || e.type === 'response.steer.failed');
+  const types = held.map((e) => e.type);
+  assert.deepEqual(types, ['response.steer.accepted', 'response.steer.pending'], types.join(','));
+  const [accepted, pending] = held;
+  assert.equal(accepted.steer.previous_response_id, callResp.id);
+  assert.equal(pending.steer.id, accepted.steer.id, 'the same submission');
+  assert.equal(pending.reason, 'waiting_for_required_input');
+  assert.deepEqual(
+    pending.required_input.map((r) => [r.type, r.call_id]),
+    [['function_call_output', call.call_id]],
+    `a stub per outstanding call: ${JSON.stringify(pending.required_input)}`,
+  );
+  assert.ok(pending.sequence_number > accepted.sequence_number);
+
+  // One explicit continuation with the saved result only: the server prepends the held input.
+  const stub = pending.required_input[0];
+  lane.create({ ...settings, tools, previous_response_id: callResp.id, input: [{ type: 'function_call_output', call_id: stub.call_id, output: 'a.txt\nb.txt' }] });
+  const next = await readUntil(lane, terminal);
+  const nTypes = next.map((e) => e.type);
+  assert.equal(next.at(-1).type, 'response.completed', nTypes.join(','));
+  assert.equal(next.at(-1).response.previous_response_id, callResp.id);
+  assert.ok(!nTypes.includes('response.steer.failed'), nTypes.join(','));
+  assert.match(text(next), /a\.txt/, 'an answer from the saved result');
+  lane.close();
 });
