@@ -7,7 +7,10 @@
 // on the successor, and `session/load` replays the steering text once,
 // where it landed. `idleBehavior: "promptRequired"` refuses a steer with no
 // turn running, and a `session/prompt` sent during a turn is queued and run
-// next. Every message hearth sends is checked against the SDK's schema.
+// next. A steer while a tool runs is held by the server
+// (`response.steer.pending`) for the one continuation, which carries only
+// the tool output. Every message hearth sends is checked against the
+// SDK's schema.
 //
 // The simulator runs with -v: one line per answered request (type,
 // generate, previous_response_id, outcome), read from its stdout.
@@ -221,6 +224,74 @@ test('the official ACP SDK steers a running turn through hearth acp: injected, o
     assert.equal(turns[at + 1]?.[0], 'agent');
     assert.match(turns[at + 1][1], /You said: say banana/, "before the successor's answer");
     assert.equal(turns[at + 2]?.[1], 'what next');
+  } finally {
+    const errors = [];
+    await stopDaemon(socketPath).catch((err) => errors.push(err));
+    for (const e of eds) await stopChild(e.relay).catch((err) => errors.push(err));
+    await stopChild(sim).catch((err) => errors.push(err));
+    await removeDir(ws);
+    await removeDir(home);
+    if (errors.length) throw errors[0];
+  }
+});
+
+test('the official ACP SDK steers while a tool runs: the server holds the input (response.steer.pending) and one continuation carries only the tool output', { timeout: 90_000 }, async (t) => {
+  const key = 'sk-interop-steer-' + randomBytes(6).toString('hex');
+  const { sim, baseURL, diag: simDiag } = await startSim(['--api-key', key, '-v']);
+  const home = await shortTempDir('ht-');
+  const ws = await tempDir('hearth-interop-steer-tool-');
+  const socketPath = path.join(home, 's');
+  const dataDir = path.join(home, 'd');
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith('OPENAI_') && !k.startsWith('HEARTH_') && !k.startsWith('XDG_')),
+  );
+  Object.assign(env, { HOME: home, HEARTH_SOCKET: socketPath, HEARTH_DATA_DIR: dataDir, XDG_CONFIG_HOME: path.join(home, 'config'), OPENAI_BASE_URL: baseURL, OPENAI_API_KEY: key });
+  const eds = [];
+  try {
+    const a = editor('hearth acp (steering a tool)', env);
+    eds.push(a);
+    const diag = () => `hearth acp stderr:\n${a.relay.out.stderr}\ndaemon log:\n${daemonLog(dataDir)}\n${simDiag()}`;
+    const out = await a.run(async (ctx) => {
+      await ctx.request('initialize', { protocolVersion: 1, clientCapabilities: {} });
+      const { sessionId } = await ctx.request('session/new', { cwd: ws, mcpServers: [] });
+      const p = ctx.request('session/prompt', { sessionId, prompt: text('run sleep 2') });
+      // The command runs: its tool call is in progress.
+      await a.waitFor(
+        () => a.of(sessionId).some((u) => (u.sessionUpdate === 'tool_call' || u.sessionUpdate === 'tool_call_update') && u.status === 'in_progress'),
+        'the command to run',
+      );
+      const steered = await ctx.request('_session/steering', { sessionId, prompt: text('say banana') });
+      const end = await p;
+      const reqs = await simSaw(sim, (r) => r.filter(generating).length >= 2 && r.some((x) => x.type === 'response.steer'), "the simulator's record of the turn", diag);
+      return { sessionId, steered, end, reqs };
+    }, 'a tool-running turn steered');
+    t.diagnostic(`simulator requests: ${JSON.stringify(simRequests(sim).map((r) => [r.type, r.generate, r.prev, r.items, r.outcome]))}`);
+    assertSchema(t, a);
+    assert.deepEqual(out.steered, { outcome: 'injected' }, diag());
+    assert.equal(out.end.stopReason, 'end_turn', diag());
+    const steers = out.reqs.filter((r) => r.type === 'response.steer');
+    const creates = out.reqs.filter(generating);
+    assert.equal(steers.length, 1, JSON.stringify(steers));
+    assert.equal(steers[0].outcome, 'response.steer.accepted', 'held by the server for the continuation');
+    assert.equal(steers[0].prev, creates[0].outcome, 'aimed at the response that called the tool');
+    assert.equal(creates.length, 2, `the call, then one continuation: ${JSON.stringify(creates)}`);
+    assert.equal(creates[1].prev, creates[0].outcome, 'the continuation chains on the call');
+    assert.equal(creates[1].items, '1', 'the continuation carries only the tool output, not the steering input again');
+
+    // session/load replays "say banana" once, after the tool call.
+    const b = editor('hearth acp (steering a tool, load)', env);
+    eds.push(b);
+    await b.run(
+      (ctx) => ctx.request('initialize', { protocolVersion: 1, clientCapabilities: {} }).then(() => ctx.request('session/load', { sessionId: out.sessionId, cwd: ws, mcpServers: [] })),
+      'session/load',
+    );
+    assertSchema(t, b);
+    const replay = b.of(out.sessionId).map((u) => [u.sessionUpdate, u.content?.text ?? u.title ?? '']);
+    t.diagnostic(`replay: ${JSON.stringify(replay.map(([k, s]) => [k, String(s).slice(0, 40)]))}`);
+    const bananas = replay.filter(([k, s]) => k === 'user_message_chunk' && String(s).includes('say banana'));
+    assert.equal(bananas.length, 1, 'replayed once');
+    const at = replay.findIndex(([k, s]) => k === 'user_message_chunk' && String(s).includes('say banana'));
+    assert.ok(replay.slice(0, at).some(([k]) => k === 'tool_call'), 'after the tool call');
   } finally {
     const errors = [];
     await stopDaemon(socketPath).catch((err) => errors.push(err));
