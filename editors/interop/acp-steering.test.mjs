@@ -9,14 +9,18 @@
 // turn running, and a `session/prompt` sent during a turn is queued and run
 // next. A steer while a tool runs is held by the server
 // (`response.steer.pending`) for the one continuation, which carries only
-// the tool output. Every message hearth sends is checked against the
-// SDK's schema.
+// the tool output. Where there is no WebSocket (a proxy refuses the
+// upgrade, so no response.steer), the steer is still injected and the model
+// reads the input once, in one more request. Every message hearth sends is
+// checked against the SDK's schema.
 //
 // The simulator runs with -v: one line per answered request (type,
 // generate, previous_response_id, outcome), read from its stdout.
 
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import http from 'node:http';
 import path from 'node:path';
 import { test } from 'node:test';
 
@@ -33,7 +37,8 @@ function simRequests(sim) {
     .filter((l) => l.startsWith('request '))
     .map((l) => Object.fromEntries(l.slice('request '.length).split(' ').map((kv) => kv.split('='))));
 }
-const generating = (r) => r.type === 'response.create' && r.generate !== 'false';
+// A create that asks for output: a response.create frame, or a POST (whose line has no type).
+const generating = (r) => (r.type === 'response.create' || (r.transport === 'http' && r.type === '')) && r.generate !== 'false';
 
 /**
  * Resolves with the simulator's requests once pred holds of them, checking
@@ -296,6 +301,115 @@ test('the official ACP SDK steers while a tool runs: the server holds the input 
     const errors = [];
     await stopDaemon(socketPath).catch((err) => errors.push(err));
     for (const e of eds) await stopChild(e.relay).catch((err) => errors.push(err));
+    await stopChild(sim).catch((err) => errors.push(err));
+    await removeDir(ws);
+    await removeDir(home);
+    if (errors.length) throw errors[0];
+  }
+});
+
+/**
+ * An HTTP proxy to target (the simulator's base URL) that answers every
+ * WebSocket upgrade with 426, as an endpoint without the WebSocket mode
+ * does, and keeps the body of every request it forwards.
+ */
+async function httpOnlyProxy(target) {
+  const to = new URL(target);
+  const seen = { upgrades: 0, bodies: [] };
+  const srv = http.createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      if (req.method === 'POST') seen.bodies.push({ url: req.url, body: body.toString('utf8') });
+      const up = http.request({ host: to.hostname, port: to.port, path: req.url, method: req.method, headers: req.headers }, (r) => {
+        res.writeHead(r.statusCode, r.headers);
+        r.pipe(res);
+      });
+      up.on('error', (err) => res.destroy(err));
+      up.end(body);
+    });
+  });
+  srv.on('upgrade', (req, socket) => {
+    seen.upgrades++;
+    socket.end('HTTP/1.1 426 Upgrade Required\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+  });
+  srv.listen(0, '127.0.0.1');
+  await once(srv, 'listening');
+  return {
+    baseURL: `http://127.0.0.1:${srv.address().port}/v1`,
+    seen,
+    close: () => {
+      srv.closeAllConnections?.();
+      return new Promise((resolve) => srv.close(resolve));
+    },
+  };
+}
+
+test('the official ACP SDK steers a turn over HTTP (no WebSocket, no response.steer): injected, and the model reads the input once, in one more request', { timeout: 90_000 }, async (t) => {
+  const key = 'sk-interop-steer-' + randomBytes(6).toString('hex');
+  const { sim, baseURL, diag: simDiag } = await startSim(['--api-key', key, '-v', '--tokens-per-second', '20']);
+  const proxy = await httpOnlyProxy(baseURL);
+  const home = await shortTempDir('hh-');
+  const ws = await tempDir('hearth-interop-steer-http-');
+  const socketPath = path.join(home, 's');
+  const dataDir = path.join(home, 'd');
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith('OPENAI_') && !k.startsWith('HEARTH_') && !k.startsWith('XDG_')),
+  );
+  Object.assign(env, { HOME: home, HEARTH_SOCKET: socketPath, HEARTH_DATA_DIR: dataDir, XDG_CONFIG_HOME: path.join(home, 'config'), OPENAI_BASE_URL: proxy.baseURL, OPENAI_API_KEY: key });
+  const eds = [];
+  try {
+    const a = editor('hearth acp (steering over HTTP)', env);
+    eds.push(a);
+    const diag = () => `hearth acp stderr:\n${a.relay.out.stderr}\ndaemon log:\n${daemonLog(dataDir)}\n${simDiag()}`;
+    const said = (sessionId, from) =>
+      a.updates
+        .slice(from)
+        .filter((u) => u.sessionId === sessionId && u.update.sessionUpdate === 'agent_message_chunk')
+        .map((u) => u.update.content.text)
+        .join('');
+    const out = await a.run(async (ctx) => {
+      await ctx.request('initialize', { protocolVersion: 1, clientCapabilities: {} });
+      const { sessionId } = await ctx.request('session/new', { cwd: ws, mcpServers: [] });
+      const from = a.updates.length;
+      const p = ctx.request('session/prompt', { sessionId, prompt: text('tell me a long story sim:tokens=60') });
+      await a.waitFor(() => said(sessionId, from).length > 0, 'the answer to stream');
+      const steered = await ctx.request('_session/steering', { sessionId, prompt: text('say banana') });
+      const end = await p;
+      const reqs = await simSaw(sim, (r) => r.filter(generating).length >= 2, "the simulator's record of two requests", diag);
+      return { sessionId, steered, end, text: said(sessionId, from), reqs };
+    }, 'a turn steered over HTTP');
+    t.diagnostic(`simulator requests: ${JSON.stringify(simRequests(sim).map((r) => [r.transport, r.type, r.generate, r.prev, r.items, r.outcome]))}`);
+    assertSchema(t, a);
+    assert.ok(proxy.seen.upgrades > 0, 'the WebSocket was refused');
+    assert.deepEqual(out.steered, { outcome: 'injected' }, diag());
+    assert.equal(out.end.stopReason, 'end_turn', diag());
+    assert.match(out.text, /tok59/, 'over HTTP the answer runs to its end');
+    assert.match(out.text, /You said: say banana/, 'then the model answers the steering input, in the same turn');
+    assert.equal(out.reqs.filter((r) => r.type === 'response.steer').length, 0);
+    const creates = out.reqs.filter(generating);
+    assert.ok(creates.every((r) => r.transport === 'http'), JSON.stringify(creates));
+    assert.equal(creates.length, 2, `the answer, then one request for the steering input: ${JSON.stringify(creates)}`);
+    // What the model was sent: the steering input in the second request only, once.
+    const bodies = proxy.seen.bodies.filter((b) => /\/responses$/.test(b.url)).map((b) => JSON.parse(b.body)).filter((b) => b.generate !== false);
+    const count = (b) => (b.input ?? []).filter((i) => i.role === 'user' && JSON.stringify(i.content).includes('say banana')).length;
+    assert.deepEqual(bodies.map(count), [0, 1], 'the steering input reaches the model once');
+
+    const b = editor('hearth acp (steering over HTTP, load)', env);
+    eds.push(b);
+    await b.run(
+      (ctx) => ctx.request('initialize', { protocolVersion: 1, clientCapabilities: {} }).then(() => ctx.request('session/load', { sessionId: out.sessionId, cwd: ws, mcpServers: [] })),
+      'session/load',
+    );
+    assertSchema(t, b);
+    const replay = b.of(out.sessionId).filter((u) => u.sessionUpdate === 'user_message_chunk').map((u) => u.content.text);
+    assert.deepEqual(replay, ['tell me a long story sim:tokens=60', 'say banana'], 'replayed once');
+  } finally {
+    const errors = [];
+    await stopDaemon(socketPath).catch((err) => errors.push(err));
+    for (const e of eds) await stopChild(e.relay).catch((err) => errors.push(err));
+    await proxy.close();
     await stopChild(sim).catch((err) => errors.push(err));
     await removeDir(ws);
     await removeDir(home);
