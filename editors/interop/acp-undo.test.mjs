@@ -3,7 +3,9 @@
 // against hearth's own simulator, whose scripted model makes several
 // different tool calls in one turn (sim:steps). The files are checked on
 // disk; every message hearth sends is checked against the SDK's stable
-// schema.json.
+// schema.json. A recording proxy written here (with the `ws` package) sits
+// between hearth and the simulator, so the test reads what the model was
+// told after an undo and what hearth sent after a rewind.
 //
 // The model is one hearth has no profile for, so its tools are plain
 // functions (apply_patch taking {input}, shell): sim:steps scripts function
@@ -12,26 +14,33 @@
 
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { chmod, readFile, stat, writeFile } from 'node:fs/promises';
+import http from 'node:http';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 
 import * as acp from '@agentclientprotocol/sdk';
+import { WebSocket, WebSocketServer } from 'ws';
 
-import { daemonLog, hearthBin, removeDir, shortTempDir, startChild, startSim, stopChild, stopDaemon, tempDir, withTimeout } from './helpers.mjs';
+import { daemonLog, hearthBin, removeDir, rpcSocket, shortTempDir, startChild, startSim, stopChild, stopDaemon, tempDir, withTimeout } from './helpers.mjs';
 import { SchemaCheck } from './schema-check.mjs';
 
 const API_KEY = 'sk-interop-undo-' + randomBytes(6).toString('hex');
 
 let sim; // hearth sim, shared by the tests
-let baseURL;
+let proxy; // between hearth and the sim: what hearth sent
+let baseURL; // the proxy's
 let simDiag;
 let home; // the daemon's socket and data directory, short path
 const workspaces = [];
 const relays = [];
 
 before(async () => {
-  ({ sim, baseURL, diag: simDiag } = await startSim(['--api-key', API_KEY]));
+  let simURL;
+  ({ sim, baseURL: simURL, diag: simDiag } = await startSim(['--api-key', API_KEY]));
+  proxy = new RecordingProxy(simURL);
+  baseURL = await proxy.start();
   home = await shortTempDir('hu-');
 });
 
@@ -40,11 +49,108 @@ after(async () => {
   const errors = [];
   if (home) await stopDaemon(path.join(home, 's')).catch((err) => errors.push(err));
   for (const r of relays) await stopChild(r).catch((err) => errors.push(err));
+  await proxy?.close();
   await stopChild(sim).catch((err) => errors.push(err));
   for (const ws of workspaces) await removeDir(ws);
   await removeDir(home);
   if (errors.length) throw errors[0];
 });
+
+/**
+ * RecordingProxy forwards hearth's Responses traffic to the simulator
+ * unchanged — WebSocket frames both ways, plain HTTP requests — and keeps
+ * every response.create hearth sent (`creates`, in order). It lives as long
+ * as this file's tests.
+ */
+class RecordingProxy {
+  constructor(target) {
+    this.target = new URL(target); // http://127.0.0.1:PORT/v1
+    this.creates = [];
+    this.responseOf = new Map(); // a create → the id of the response the simulator made of it
+    this.upstreams = new Set();
+    this.http = http.createServer((req, res) => {
+      const up = http.request(
+        { host: this.target.hostname, port: this.target.port, method: req.method, path: req.url, headers: req.headers },
+        (upRes) => {
+          res.writeHead(upRes.statusCode, upRes.headers);
+          upRes.pipe(res);
+        },
+      );
+      up.on('error', () => res.destroy());
+      req.pipe(up);
+    });
+    this.wss = new WebSocketServer({ noServer: true });
+    this.http.on('upgrade', (req, socket, head) => {
+      this.wss.handleUpgrade(req, socket, head, (client) => this.#pipe(req, client));
+    });
+  }
+
+  #pipe(req, client) {
+    const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => k === 'authorization' || k.startsWith('openai-')));
+    const upstream = new WebSocket(`ws://${this.target.host}${req.url}`, { headers });
+    this.upstreams.add(upstream);
+    const early = []; // frames hearth sent before the upstream opened
+    const waiting = new Map(); // lane (stream_id) → its creates not yet answered, in order
+    upstream.on('open', () => early.splice(0).forEach((f) => upstream.send(f)));
+    client.on('message', (data) => {
+      const text = data.toString('utf8');
+      try {
+        const ev = JSON.parse(text);
+        if (ev.type === 'response.create') {
+          this.creates.push(ev);
+          const lane = ev.stream_id ?? '';
+          waiting.set(lane, [...(waiting.get(lane) ?? []), ev]);
+        }
+      } catch {
+        // not ours to judge: the simulator answers it
+      }
+      if (upstream.readyState === WebSocket.OPEN) upstream.send(text);
+      else early.push(text);
+    });
+    upstream.on('message', (data) => {
+      const text = data.toString('utf8');
+      try {
+        // A lane's responses come in the order of its requests.
+        const ev = JSON.parse(text);
+        const lane = ev.stream_id ?? '';
+        if (ev.type === 'response.created' && waiting.get(lane)?.length) this.responseOf.set(waiting.get(lane).shift(), ev.response?.id);
+        if (ev.type === 'error' && waiting.get(lane)?.length) waiting.get(lane).shift();
+      } catch {
+        // forwarded as it is
+      }
+      client.send(text);
+    });
+    upstream.on('close', () => client.close());
+    upstream.on('error', () => client.terminate());
+    client.on('close', () => upstream.close());
+    client.on('error', () => upstream.terminate());
+  }
+
+  /** The response.create requests of session id (its prompt_cache_key), from index `from` of all. */
+  of(id, from = 0) {
+    return this.creates.slice(from).filter((e) => e.prompt_cache_key === id);
+  }
+
+  async start() {
+    this.http.listen(0, '127.0.0.1');
+    await once(this.http, 'listening');
+    return `http://127.0.0.1:${this.http.address().port}${this.target.pathname}`;
+  }
+
+  async close() {
+    for (const c of this.wss.clients) c.terminate();
+    for (const u of this.upstreams) u.terminate();
+    this.wss.close();
+    this.http.closeAllConnections();
+    await new Promise((resolve) => this.http.close(resolve));
+  }
+}
+
+/** The text of a message input item (a string, or parts with text). */
+function says(item) {
+  if (typeof item.content === 'string') return item.content;
+  return (item.content ?? []).map((p) => p.text ?? '').join('');
+}
 
 /** A fresh workspace holding files (name → text). */
 async function workspace(files) {
@@ -188,9 +294,19 @@ test('/undo puts back a turn that wrote a file, patched another and ran a comman
     const again = h.updates.length;
     await h.prompt(id, '/undo');
     assert.match(h.said(id, again), /Nothing to undo/i, h.said(id, again));
-    // The session goes on.
+    // The session goes on, and the model is told what was undone: a
+    // developer message before the next prompt.
+    const sent = proxy.creates.length;
     const next = await h.prompt(id, 'what now');
     assert.equal(next.stopReason, 'end_turn');
+    const ask = proxy.of(id, sent).find((e) => JSON.stringify(e.input).includes('what now'));
+    assert.ok(ask, `the request of the prompt after the undo: ${JSON.stringify(proxy.of(id, sent))}`);
+    const notes = ask.input.filter((it) => it.role === 'developer').map(says);
+    const note = notes.find((n) => n.includes('The user undid (/undo)'));
+    assert.ok(note, `the model is told of the undo: ${JSON.stringify(ask.input)}`);
+    assert.match(note, /Removed \(that turn created them\): c\b/, note);
+    for (const f of ['a.txt', 'b.txt', 'd.sh']) assert.ok(note.includes(f), `the note names ${f}: ${note}`);
+    assert.equal(notes.filter((n) => n.includes('The user undid')).length, 1, 'told once, not twice (the second undo undid nothing)');
   });
 });
 
@@ -236,6 +352,7 @@ test('/rewind 1 after three turns puts the files back as before the first; the s
     assert.equal(await fileText(ws, 'third.txt'), 'turn three\n');
 
     const from = h.updates.length;
+    const sent = proxy.creates.length;
     const rewound = await h.prompt(id, '/rewind 1');
     assert.equal(rewound.stopReason, 'end_turn', h.diag());
     const said = h.said(id, from);
@@ -252,6 +369,21 @@ test('/rewind 1 after three turns puts the files back as before the first; the s
     assert.equal(next.stopReason, 'end_turn', h.diag());
     assert.equal(next._meta?.['hearth/turn'], 4, JSON.stringify(next));
     assert.match(h.said(id, afterFrom), /You said: after the rewind/);
+
+    // What hearth sent the model since /rewind: one full request without the
+    // later turns (the re-warm, chained on nothing), then the prompt chained
+    // on it with only the new message.
+    const since = proxy.of(id, sent);
+    assert.equal(since.length, 2, `requests after /rewind 1: ${JSON.stringify(since, null, 1)}`);
+    const [rewarm, ask] = since;
+    assert.ok(!rewarm.previous_response_id, `the re-warm is full: previous_response_id ${rewarm.previous_response_id}`);
+    const full = JSON.stringify(rewarm.input);
+    for (const gone of ['sim:steps', 'turn one', 'second.txt', 'third.txt']) assert.ok(!full.includes(gone), `the re-warm holds no ${gone}: ${full}`);
+    assert.equal(rewarm.generate, false, 'the re-warm generates nothing');
+    assert.ok(proxy.responseOf.get(rewarm), 'the re-warm was answered');
+    assert.equal(ask.previous_response_id, proxy.responseOf.get(rewarm), 'the prompt chains on the re-warm');
+    assert.equal(ask.input.filter((it) => it.role === 'user').length, 1, JSON.stringify(ask.input));
+    assert.equal(says(ask.input.at(-1)), 'after the rewind');
   });
 
   // A second editor loads the session: the history keeps the three turns, marked rewound.
@@ -272,4 +404,44 @@ test('/rewind 1 after three turns puts the files back as before the first; the s
       `the replayed user messages: ${JSON.stringify(users)}`,
     );
   });
+});
+
+test('after a SIGKILL of the daemon between the turn and the undo, a new daemon undoes the turn, its command included', { timeout: 120_000 }, async (t) => {
+  const ws = await workspace({ 'a.txt': 'alpha before\n', 'd.txt': 'dee before\n' });
+  let id;
+  await connect('before-kill', async (h) => {
+    id = await h.newSession(ws);
+    const turn = await h.prompt(id, steps(['write_file', { path: 'a.txt', content: 'alpha written\n' }], ['shell', { command: 'touch c && rm d.txt' }]));
+    assert.equal(turn.stopReason, 'end_turn', h.diag());
+  });
+  assert.equal(await fileText(ws, 'a.txt'), 'alpha written\n');
+  assert.equal(await fileText(ws, 'd.txt'), null);
+
+  // SIGKILL: no shutdown of any kind. The daemon is not our child: its pid
+  // comes from _hearth/status, its death from the socket hanging up.
+  const rpc = await rpcSocket(path.join(home, 's'));
+  try {
+    await rpc.call('initialize', { protocolVersion: 1, clientCapabilities: {} });
+    const { pid } = await rpc.call('_hearth/status', {});
+    assert.ok(Number.isInteger(pid) && pid > 0, `a pid: ${pid}`);
+    process.kill(pid, 'SIGKILL');
+    await withTimeout(rpc.closed, 10_000, `daemon ${pid} to hang up after SIGKILL`);
+  } finally {
+    rpc.end();
+  }
+
+  // A new relay starts a new daemon on the same data.
+  await connect('after-kill', async (h) => {
+    await h.ctx.request(acp.methods.agent.session.load, { sessionId: id, cwd: ws, mcpServers: [] });
+    const from = h.updates.length;
+    const undone = await h.prompt(id, '/undo');
+    assert.equal(undone.stopReason, 'end_turn', h.diag());
+    const said = h.said(id, from);
+    t.diagnostic(`/undo after the SIGKILL answered: ${said}`);
+    assert.deepEqual(listed(said, 'Restored'), ['a.txt', 'd.txt'], said);
+    assert.deepEqual(listed(said, 'Removed (created by that turn)'), ['c'], said);
+  });
+  assert.equal(await fileText(ws, 'a.txt'), 'alpha before\n');
+  assert.equal(await fileText(ws, 'd.txt'), 'dee before\n');
+  assert.equal(await fileText(ws, 'c'), null);
 });
