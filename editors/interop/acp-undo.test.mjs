@@ -247,6 +247,7 @@ async function connect(name, fn, ms = 60_000) {
       diag,
     );
     assert.deepEqual(check.violations, [], 'messages that break the ACP schema');
+    assert.ok(check.checked.get('SessionNotification') > 0, `the updates were checked: ${check.summary()}`);
     return out;
   } finally {
     await stopChild(relay);
