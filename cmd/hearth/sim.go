@@ -51,6 +51,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	})
 	verbose := fs.Bool("v", false, "print one line per answered request (transport, connection, warm-up, previous_response_id, outcome; when it arrived and was answered, Unix µs, the time the cost model charged it, and the WebSocket bytes in and out since the connection's previous answer)")
 	limits := rateLimitFlags(fs)
+	noSteering := fs.Bool("no-steering", false, "refuse every response.steer with steering_not_supported")
 	var cost sim.Cost
 	fs.DurationVar(&cost.Handshake, "handshake", 0, "simulated WebSocket handshake time")
 	fs.DurationVar(&cost.PerRequest, "per-request", 0, "simulated fixed cost of every request")
@@ -92,7 +93,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		onAnswered = nil
 	}
 	opts := sim.Options{APIKey: *key, DisableLanes: *noLanes, Lanes: laneMode, Reasoning: reasoningMode, PingInterval: *ping, Deflate: deflateMode,
-		Cost: cost, OnAnswered: onAnswered, ContextWindow: window, Windows: windows}
+		Cost: cost, OnAnswered: onAnswered, ContextWindow: window, Windows: windows, NoSteering: *noSteering}
 	limits(&opts)
 	opts.OnListen = func(base string) {
 		ws := "ws" + strings.TrimPrefix(base, "http")

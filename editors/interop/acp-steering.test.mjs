@@ -416,3 +416,67 @@ test('the official ACP SDK steers a turn over HTTP (no WebSocket, no response.st
     if (errors.length) throw errors[0];
   }
 });
+
+test('the official ACP SDK steers a turn whose server refuses steering (hearth sim --no-steering): injected, and the model reads the input once, in one more request', { timeout: 90_000 }, async (t) => {
+  const key = 'sk-interop-steer-' + randomBytes(6).toString('hex');
+  const { sim, baseURL, diag: simDiag } = await startSim(['--api-key', key, '-v', '--tokens-per-second', '20', '--no-steering']);
+  const home = await shortTempDir('hh-');
+  const ws = await tempDir('hearth-interop-steer-refused-');
+  const socketPath = path.join(home, 's');
+  const dataDir = path.join(home, 'd');
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith('OPENAI_') && !k.startsWith('HEARTH_') && !k.startsWith('XDG_')),
+  );
+  Object.assign(env, { HOME: home, HEARTH_SOCKET: socketPath, HEARTH_DATA_DIR: dataDir, XDG_CONFIG_HOME: path.join(home, 'config'), OPENAI_BASE_URL: baseURL, OPENAI_API_KEY: key });
+  const eds = [];
+  try {
+    const a = editor('hearth acp (steering refused)', env);
+    eds.push(a);
+    const diag = () => `hearth acp stderr:\n${a.relay.out.stderr}\ndaemon log:\n${daemonLog(dataDir)}\n${simDiag()}`;
+    const said = (sessionId, from) =>
+      a.updates
+        .slice(from)
+        .filter((u) => u.sessionId === sessionId && u.update.sessionUpdate === 'agent_message_chunk')
+        .map((u) => u.update.content.text)
+        .join('');
+    const out = await a.run(async (ctx) => {
+      await ctx.request('initialize', { protocolVersion: 1, clientCapabilities: {} });
+      const { sessionId } = await ctx.request('session/new', { cwd: ws, mcpServers: [] });
+      const from = a.updates.length;
+      const p = ctx.request('session/prompt', { sessionId, prompt: text('tell me a long story sim:tokens=60') });
+      await a.waitFor(() => said(sessionId, from).length > 0, 'the answer to stream');
+      const steered = await ctx.request('_session/steering', { sessionId, prompt: text('say banana') });
+      const end = await p;
+      const reqs = await simSaw(sim, (r) => r.filter(generating).length >= 2, "the simulator's record of two requests", diag);
+      return { sessionId, steered, end, text: said(sessionId, from), reqs };
+    }, 'a turn steered on a server that refuses steering');
+    t.diagnostic(`simulator requests: ${JSON.stringify(simRequests(sim).map((r) => [r.transport, r.type, r.generate, r.prev, r.items, r.outcome]))}`);
+    assertSchema(t, a);
+    assert.deepEqual(out.steered, { outcome: 'injected' }, diag());
+    assert.equal(out.end.stopReason, 'end_turn', diag());
+    assert.equal(out.reqs.filter((r) => r.type === 'response.steer').length, 1, 'hearth tried response.steer once');
+    assert.match(out.text, /tok59/, 'refused, the answer runs to its end');
+    assert.equal(out.text.split('You said: say banana').length - 1, 1, `the model answers the steering input once: ${out.text}`);
+    const creates = out.reqs.filter(generating);
+    assert.equal(creates.length, 2, `the answer, then one request for the steering input: ${JSON.stringify(creates)}`);
+    assert.notEqual(creates[1].prev, '-', 'the request for the steering input continues the answer');
+
+    const b = editor('hearth acp (steering refused, load)', env);
+    eds.push(b);
+    await b.run(
+      (ctx) => ctx.request('initialize', { protocolVersion: 1, clientCapabilities: {} }).then(() => ctx.request('session/load', { sessionId: out.sessionId, cwd: ws, mcpServers: [] })),
+      'session/load',
+    );
+    assertSchema(t, b);
+    const replay = b.of(out.sessionId).filter((u) => u.sessionUpdate === 'user_message_chunk').map((u) => u.content.text);
+    assert.deepEqual(replay, ['tell me a long story sim:tokens=60', 'say banana'], 'replayed once');
+  } finally {
+    const errors = [];
+    await stopDaemon(socketPath).catch((err) => errors.push(err));
+    for (const e of eds) await stopChild(e.relay).catch((err) => errors.push(err));
+    await stopChild(sim).catch((err) => errors.push(err));
+    await removeDir(ws);
+    await removeDir(home);
+    if (errors.length) throw errors[0];
+  }
+});
