@@ -143,6 +143,7 @@ func startCell(key string, args []string, noNet bool) (*cell, error) {
 		unix.Close(fds[0])
 		return nil, fmt.Errorf("start the sandbox cell: %w", err)
 	}
+	theirs.Close() // the server has its end: its death before the hello now reads as EOF, not as a timeout
 	c := &cell{key: key, fd: fds[0], cmd: cmd, release: release, waiting: map[uint64]chan cellMsg{}, dead: make(chan struct{})}
 	hello := c.expect(0)
 	go c.read()
