@@ -86,3 +86,17 @@ func TestUndoCommandDirectories(t *testing.T) {
 		t.Errorf("undo: restored %q, conflicts %q; want [empty/], [keep/]", res.Restored, res.Conflicts)
 	}
 }
+
+// A directory a command renamed whole, files and all, is named as not
+// restorable (its files were not kept one by one), and its new name, not
+// empty, is left as it is: nothing of the tree is lost.
+func TestUndoCommandRenamedTree(t *testing.T) {
+	td, ed, id := sandboxedSession(t)
+	ed.prompt(id, shellPrompt(t, "mv src moved"))
+	fileIs(t, td, "moved/main.go", "package main\n", false)
+	res := undoVia(t, td, id)
+	if !slices.Equal(res.NotRestorable, []string{"src"}) || !slices.Equal(res.Conflicts, []string{"moved/"}) {
+		t.Errorf("undo: %+v; want src not restorable, moved/ a conflict", res)
+	}
+	fileIs(t, td, "moved/main.go", "package main\n", false)
+}
