@@ -41,9 +41,9 @@ type fileOutcome struct {
 // and named as a conflict (its content only: a mode changed since is put
 // back without a word). A file whose content the turn left as it was but
 // whose mode it changed gets its mode back. The writes go through ed, like
-// the file tools', several at once: the files a turn changed are distinct paths, and every
-// file that comes back does so before any is removed, so that a moved file
-// is back before its copy goes. Directories the turn removed come back
+// the file tools', several at once: the files a turn changed are distinct
+// paths, and every file that comes back does so before any is removed, so
+// that a moved file is back before its copy goes. Directories the turn removed come back
 // before any file (restore_dirs.go), those it made go after every file.
 // The outcomes are named in the order of the turn's changes, the last
 // first.
