@@ -108,6 +108,9 @@ func (r turnRecorder) before(ctx context.Context, c workspace.Change) error {
 	}
 	if c.New != nil {
 		f.Post = hashOf([]byte(*c.New))
+		if c.Existed {
+			f.PostMode = f.PreMode // a write keeps the file's mode
+		}
 		r.keepPost(&f, *c.New) // conflict_diff.go
 	}
 	// Not cancelled with the call: a write that goes ahead has its row.

@@ -28,6 +28,12 @@ import (
 // of putting it back (UndoResult.NotRestorable).
 const unrestorable = "unrestorable"
 
+// directory, as a checkpoint row's pre-image or post hash, says the path
+// was a directory before or after the turn (its mode in the row): a turn
+// that made one has an undo remove it once empty, one that removed it has
+// the undo make it again (restore_dirs.go).
+const directory = "directory"
+
 // maxCommandPreImage bounds the pre-image of a file a command changes:
 // a bigger file is named as not restorable.
 const maxCommandPreImage = 16 << 20
@@ -61,6 +67,7 @@ type commandChanges struct {
 	current int64                             // the turn kept describes
 	pending map[turnPath]int                  // changed since the last settle (the post hash to record), by order of change
 	seq     int                               // the last order given in pending
+	full    map[turnPath]bool                 // directories that held entries when kept: gone after, their content was not kept
 	synced  bool                              // every object keep wrote is on disk
 }
 
@@ -79,6 +86,7 @@ func (c *commandChanges) bind(d *Daemon, s *openSession) *commandChanges {
 		c.root, c.turn, c.watcher, c.log = s.ws.root.Path(), &s.turnKey, s.ws.watcher, d.log
 		c.keeper, c.marked = d.ckpt, &s.checkpointed
 		c.kept, c.pending, c.keeping = map[turnPath]store.FileCheckpoint{}, map[turnPath]int{}, map[turnPath]chan struct{}{}
+		c.full = map[turnPath]bool{}
 	}
 	c.mu.Unlock()
 	c.settle()
@@ -107,16 +115,20 @@ func (c *commandChanges) Before(rel string) {
 	}
 	c.marked.Store(true)
 	c.keeper.mu.RLock()
-	f := c.preImage(rel)
-	if f.PreHash != "" {
+	f, full := c.preImage(rel)
+	if f.PreHash != "" && f.PreHash != directory {
 		// A pre-image is on record before the change; a file that did
-		// not exist waits for settle's batch (a daemon killed before it
-		// leaves the file out of the undo, losing nothing of the user's).
+		// not exist, or a directory, waits for settle's batch (a daemon
+		// killed before it leaves it out of the undo, losing nothing of
+		// the user's).
 		c.record(k.turn, f)
 	}
 	c.keeper.mu.RUnlock()
 	c.mu.Lock()
 	c.kept[k] = f
+	if full {
+		c.full[k] = true
+	}
 	close(c.keeping[k])
 	delete(c.keeping, k)
 	c.mu.Unlock()
@@ -132,20 +144,25 @@ func (c *commandChanges) newTurn(turn int64) {
 	for k := range c.kept {
 		if _, ok := c.pending[k]; !ok && k.turn != turn {
 			delete(c.kept, k)
+			delete(c.full, k)
 		}
 	}
 }
 
 // preImage reads what rel holds now: its content kept in the object store
-// and its mode, or absent; unrestorable when it cannot be kept. The post
-// hash starts as the pre-image's: settle records the real one.
-func (c *commandChanges) preImage(rel string) store.FileCheckpoint {
-	f := store.FileCheckpoint{Path: rel, PreHash: unrestorable}
+// and its mode, a directory and its mode (full: it holds entries), or
+// absent; unrestorable when it cannot be kept. The post hash starts as the
+// pre-image's: settle records the real one.
+func (c *commandChanges) preImage(rel string) (f store.FileCheckpoint, full bool) {
+	f = store.FileCheckpoint{Path: rel, PreHash: unrestorable}
 	path := filepath.Join(c.root, filepath.FromSlash(rel))
 	fi, err := os.Lstat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		f.PreHash = ""
+	case err == nil && fi.IsDir():
+		f.PreHash, f.PreMode = directory, uint32(fi.Mode().Perm())
+		full = !emptyDir(path)
 	case err != nil || !fi.Mode().IsRegular() || fi.Size() > maxCommandPreImage:
 		// A directory, a symlink, a device or a big file: named, not kept.
 	default:
@@ -159,7 +176,7 @@ func (c *commandChanges) preImage(rel string) store.FileCheckpoint {
 		}
 	}
 	f.Post = f.PreHash
-	return f
+	return f, full
 }
 
 // keep is objectStore.put without its fsyncs, which would make the
@@ -231,6 +248,9 @@ func (c *commandChanges) fromWatcher(cursor uint64) {
 	turn := c.turn.Load()
 	for _, ch := range changes {
 		if ch.Dir {
+			if ch.Op == watch.Created {
+				c.untrapped(turn, ch.Path, true) // settle finds it a directory
+			}
 			continue
 		}
 		if ch.Op == watch.Renamed {
@@ -285,8 +305,10 @@ func (c *commandChanges) settle() {
 	// In the order first changed: an undo puts the last back first.
 	slices.SortFunc(keys, func(a, b turnPath) int { return cmp.Compare(c.pending[a], c.pending[b]) })
 	rows := make([]store.TurnFile, len(keys))
+	full := make([]bool, len(keys))
 	for i, k := range keys {
 		rows[i] = store.TurnFile{Turn: k.turn, FileCheckpoint: c.kept[k]}
+		full[i] = c.full[k]
 	}
 	clear(c.pending)
 	c.marked.Store(true)
@@ -296,12 +318,47 @@ func (c *commandChanges) settle() {
 	if !synced {
 		syncObjects(c.objects.dir) // command_checkpoints_linux.go
 	}
-	for i := range rows {
-		rows[i].Post = postHash(filepath.Join(c.root, filepath.FromSlash(rows[i].Path)))
-	}
+	rows = slices.DeleteFunc(postStates(c.root, rows, full), func(r store.TurnFile) bool {
+		// A directory only passed through (mkdir -p of one there): no row.
+		return r.PreHash == directory && r.Post == directory && r.PostMode == r.PreMode
+	})
 	if err := c.db.Checkpoints().RecordAll(context.Background(), c.session, rows); err != nil {
 		c.log.Warn("cannot record what a command changed", "session", c.session, "files", len(rows), "err", err)
 	}
+}
+
+// postStates fills in what each row's path holds now under root: its
+// content's hash and mode, or a directory and its mode. A directory that
+// held entries when kept and is gone now took content the trap did not
+// see (a rename of a whole tree): it is named unrestorable.
+func postStates(root string, rows []store.TurnFile, full []bool) []store.TurnFile {
+	for i := range rows {
+		path := filepath.Join(root, filepath.FromSlash(rows[i].Path))
+		fi, err := os.Lstat(path)
+		switch {
+		case err != nil:
+			rows[i].Post, rows[i].PostMode = "", 0
+		case fi.IsDir():
+			rows[i].Post, rows[i].PostMode = directory, uint32(fi.Mode().Perm())
+		default:
+			rows[i].Post, rows[i].PostMode = postHash(path), uint32(fi.Mode().Perm())
+		}
+		if full[i] && rows[i].Post != directory {
+			rows[i].PreHash = unrestorable
+		}
+	}
+	return rows
+}
+
+// emptyDir reports whether the directory path holds no entry.
+func emptyDir(path string) bool {
+	d, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(1)
+	return len(names) == 0
 }
 
 // postHash is the sha256 of what path holds ("" when it is absent or not

@@ -38,13 +38,19 @@ type fileOutcome struct {
 // their pre-images): a changed file gets its content and mode back, a
 // created one is removed, a removed one comes back. A file that no longer
 // holds what the turn left is someone else's work: it is left as it is
-// and named as a conflict. The writes go through ed, like the file tools',
-// several at once: the files a turn changed are distinct paths, and every
-// file that comes back does so before any is removed, so that a moved file
-// is back before its copy goes. The outcomes are named in the order of
-// the turn's changes, the last first.
+// and named as a conflict (its content only: a mode changed since is put
+// back without a word). A file whose content the turn left as it was but
+// whose mode it changed gets its mode back. The writes go through ed, like
+// the file tools', several at once: the files a turn changed are distinct
+// paths, and every file that comes back does so before any is removed, so
+// that a moved file is back before its copy goes. Directories the turn removed come back
+// before any file (restore_dirs.go), those it made go after every file.
+// The outcomes are named in the order of the turn's changes, the last
+// first.
 func (p *putBack) turn(ctx context.Context, objects objectStore, s *openSession, ed workspace.Editor, files []store.FileCheckpoint) {
 	out := make([]fileOutcome, len(files))
+	dirs := restoreDirs{r: workspace.Restorer{Tools: s.ws.tools, Editor: ed}, files: files, out: out}
+	dirs.makeBack()
 	var removals []int
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, restoreWorkers)
@@ -60,10 +66,12 @@ func (p *putBack) turn(ctx context.Context, objects objectStore, s *openSession,
 	for i := len(files) - 1; i >= 0; i-- { // the last change first
 		f := files[i]
 		switch {
-		case f.PreHash == f.Post:
+		case unchanged(f):
 			out[i] = fileOutcome{path: f.Path, skipped: true}
 		case f.PreHash == unrestorable:
 			out[i] = fileOutcome{path: f.Path, lost: true}
+		case isDirRow(f):
+			// restoreDirs' own.
 		case f.PreHash == "":
 			removals = append(removals, i)
 		default:
@@ -75,9 +83,16 @@ func (p *putBack) turn(ctx context.Context, objects objectStore, s *openSession,
 		run(i)
 	}
 	wg.Wait()
+	dirs.removeMade(ctx, objects, s, ed)
 	for i := len(out) - 1; i >= 0; i-- {
 		p.add(out[i])
 	}
+}
+
+// unchanged reports whether f's file ended its turn as it began: its
+// content, and its mode where known.
+func unchanged(f store.FileCheckpoint) bool {
+	return f.PreHash == f.Post && (f.PostMode == 0 || f.PostMode == f.PreMode)
 }
 
 // restoreFile puts back one file as it was before its turn.

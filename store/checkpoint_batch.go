@@ -19,10 +19,10 @@ func (c Checkpoints) RecordAll(ctx context.Context, sessionID string, files []Tu
 	}
 	err := c.db.write(ctx, func(tx *wtx) error {
 		for _, f := range files {
-			_, err := tx.ExecContext(ctx, `INSERT INTO checkpoint_files (session_id, turn, path, pre_hash, pre_mode, post_hash, created)
-				VALUES (?, ?, ?, ?, ?, ?, ?)
-				ON CONFLICT (session_id, turn, path) DO UPDATE SET post_hash = excluded.post_hash`,
-				sessionID, f.Turn, f.Path, nullString(f.PreHash), int64(f.PreMode), nullString(f.Post), nanos(now()))
+			_, err := tx.ExecContext(ctx, `INSERT INTO checkpoint_files (session_id, turn, path, pre_hash, pre_mode, post_hash, created, post_mode)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+				ON CONFLICT (session_id, turn, path) DO UPDATE SET post_hash = excluded.post_hash, post_mode = excluded.post_mode`,
+				sessionID, f.Turn, f.Path, nullString(f.PreHash), int64(f.PreMode), nullString(f.Post), nanos(now()), nullMode(f.PostMode))
 			if err != nil {
 				return err
 			}

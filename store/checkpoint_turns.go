@@ -18,7 +18,7 @@ type TurnFiles struct {
 func (c Checkpoints) ChangedSince(ctx context.Context, sessionID string, after int64) ([]TurnFiles, error) {
 	var out []TurnFiles
 	err := c.db.read(func(db *sql.DB) error {
-		rows, err := db.QueryContext(ctx, `SELECT turn, path, pre_hash, pre_mode, post_hash FROM checkpoint_files
+		rows, err := db.QueryContext(ctx, `SELECT turn, path, pre_hash, pre_mode, post_hash, post_mode FROM checkpoint_files
 			WHERE session_id = ? AND turn > ? AND undone = 0 ORDER BY turn DESC, id`, sessionID, after)
 		if err != nil {
 			return err
@@ -28,10 +28,11 @@ func (c Checkpoints) ChangedSince(ctx context.Context, sessionID string, after i
 			var f FileCheckpoint
 			var turn, mode int64
 			var pre, post sql.NullString
-			if err := rows.Scan(&turn, &f.Path, &pre, &mode, &post); err != nil {
+			var postMode sql.NullInt64
+			if err := rows.Scan(&turn, &f.Path, &pre, &mode, &post, &postMode); err != nil {
 				return err
 			}
-			f.PreHash, f.PreMode, f.Post = pre.String, uint32(mode), post.String
+			f.PreHash, f.PreMode, f.Post, f.PostMode = pre.String, uint32(mode), post.String, uint32(postMode.Int64)
 			if len(out) == 0 || out[len(out)-1].Turn != turn {
 				out = append(out, TurnFiles{Turn: turn})
 			}
@@ -52,7 +53,7 @@ func (c Checkpoints) FilesBetween(ctx context.Context, sessionID string, from, t
 	var n int
 	err := c.db.read(func(db *sql.DB) error {
 		return db.QueryRowContext(ctx, `SELECT count(DISTINCT path) FROM checkpoint_files
-			WHERE session_id = ? AND turn > ? AND turn <= ? AND pre_hash IS NOT post_hash`, sessionID, from, through).Scan(&n)
+			WHERE session_id = ? AND turn > ? AND turn <= ? AND `+leftChanged, sessionID, from, through).Scan(&n)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("store: count the checkpointed files of session %s: %w", sessionID, err)

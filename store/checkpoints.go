@@ -22,7 +22,10 @@ type FileCheckpoint struct {
 	PreHash string // "" when the file did not exist before the turn
 	PreMode uint32 // its permission bits before the turn
 	Post    string // its content's hash after the turn; "" when the turn removed it
-	PreSize int64  // the pre-image's size in bytes (the budget counts it)
+	// PostMode is its permission bits after the turn; 0 when unknown
+	// (then only the content tells whether the turn changed it).
+	PostMode uint32
+	PreSize  int64 // the pre-image's size in bytes (the budget counts it)
 	// PostSize is the size of what the turn left, kept as an object too
 	// (for the diff of a conflict) when PostKept; the budget counts it.
 	PostSize int64
@@ -34,10 +37,11 @@ type FileCheckpoint struct {
 // pre-image; later ones only update what the file holds after.
 func (c Checkpoints) Record(ctx context.Context, sessionID string, turn int64, f FileCheckpoint) error {
 	err := c.db.write(ctx, func(tx *wtx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO checkpoint_files (session_id, turn, path, pre_hash, pre_mode, post_hash, created, pre_size, post_size)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (session_id, turn, path) DO UPDATE SET post_hash = excluded.post_hash, post_size = excluded.post_size`,
-			sessionID, turn, f.Path, nullString(f.PreHash), int64(f.PreMode), nullString(f.Post), nanos(now()), f.PreSize, postSize(f))
+		_, err := tx.ExecContext(ctx, `INSERT INTO checkpoint_files (session_id, turn, path, pre_hash, pre_mode, post_hash, created, pre_size, post_size, post_mode)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (session_id, turn, path) DO UPDATE SET post_hash = excluded.post_hash, post_size = excluded.post_size,
+				post_mode = excluded.post_mode`,
+			sessionID, turn, f.Path, nullString(f.PreHash), int64(f.PreMode), nullString(f.Post), nanos(now()), f.PreSize, postSize(f), nullMode(f.PostMode))
 		return err
 	})
 	if err != nil {
@@ -53,7 +57,7 @@ func (c Checkpoints) Record(ctx context.Context, sessionID string, turn int64, f
 func (c Checkpoints) LastChanged(ctx context.Context, sessionID string) (turn int64, files []FileCheckpoint, found bool, err error) {
 	err = c.db.read(func(db *sql.DB) error {
 		err := db.QueryRowContext(ctx, `SELECT turn FROM checkpoint_files WHERE session_id = ? AND undone = 0
-			AND pre_hash IS NOT post_hash ORDER BY id DESC LIMIT 1`, sessionID).Scan(&turn)
+			AND `+leftChanged+` ORDER BY id DESC LIMIT 1`, sessionID).Scan(&turn)
 		if err == sql.ErrNoRows {
 			return nil
 		}
@@ -61,7 +65,7 @@ func (c Checkpoints) LastChanged(ctx context.Context, sessionID string) (turn in
 			return err
 		}
 		found = true
-		rows, err := db.QueryContext(ctx, `SELECT path, pre_hash, pre_mode, post_hash FROM checkpoint_files
+		rows, err := db.QueryContext(ctx, `SELECT path, pre_hash, pre_mode, post_hash, post_mode FROM checkpoint_files
 			WHERE session_id = ? AND turn = ? ORDER BY id`, sessionID, turn)
 		if err != nil {
 			return err
@@ -71,10 +75,11 @@ func (c Checkpoints) LastChanged(ctx context.Context, sessionID string) (turn in
 			var f FileCheckpoint
 			var pre, post sql.NullString
 			var mode int64
-			if err := rows.Scan(&f.Path, &pre, &mode, &post); err != nil {
+			var postMode sql.NullInt64
+			if err := rows.Scan(&f.Path, &pre, &mode, &post, &postMode); err != nil {
 				return err
 			}
-			f.PreHash, f.PreMode, f.Post = pre.String, uint32(mode), post.String
+			f.PreHash, f.PreMode, f.Post, f.PostMode = pre.String, uint32(mode), post.String, uint32(postMode.Int64)
 			files = append(files, f)
 		}
 		return rows.Err()
@@ -95,6 +100,18 @@ func (c Checkpoints) MarkUndone(ctx context.Context, sessionID string, turn int6
 		return fmt.Errorf("store: mark turn %d of session %s undone: %w", turn, sessionID, err)
 	}
 	return nil
+}
+
+// leftChanged is the SQL condition of a row whose file the turn left
+// changed: its content, or its mode alone.
+const leftChanged = `(pre_hash IS NOT post_hash OR (post_mode IS NOT NULL AND post_mode != pre_mode))`
+
+// nullMode is m, or NULL when it is 0 (unknown).
+func nullMode(m uint32) any {
+	if m == 0 {
+		return nil
+	}
+	return int64(m)
 }
 
 // nullString is s, or NULL when s is empty.

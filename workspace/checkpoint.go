@@ -63,7 +63,9 @@ type Restorer struct {
 // holds what the turn left (want: its content's sha256 hex; "" for a file
 // the turn removed); otherwise it changes nothing and returns a
 // RestoreConflict, or nil when the file is back as it was already (an undo
-// a kill cut short, finished).
+// a kill cut short, finished). Only the content counts: a file whose mode
+// changed since, its content as the turn left it, gets its content and
+// mode back; one whose content is as it was gets its mode back alone.
 func (r Restorer) File(ctx context.Context, rel string, want string, content *string, mode fs.FileMode) error {
 	fw := r.Tools.In("").via(r.Editor).files()
 	fw.before = nil // putting back is not a change of the turn
@@ -75,8 +77,18 @@ func (r Restorer) File(ctx context.Context, rel string, want string, content *st
 	if c.existed {
 		now = contentHash(c.old)
 	}
+	if content != nil && c.existed && now == contentHash(*content) {
+		// Its content is as it was: only its mode may not be (a change of
+		// mode alone), whatever changed the mode since.
+		if c.mode != mode {
+			if err := fw.at.root.handle().Chmod(c.name, mode); err != nil {
+				return fmt.Errorf("restore the mode of %q: %w", c.shown, err)
+			}
+		}
+		return nil
+	}
 	if now != want {
-		if content == nil && !c.existed || content != nil && c.existed && now == contentHash(*content) {
+		if content == nil && !c.existed {
 			return nil
 		}
 		if !c.existed {

@@ -18,7 +18,7 @@ import (
 // A command's file changes are trapped where the cell runs it: its init
 // installs a seccomp filter (trapFilter) that sends the syscalls able to
 // change a file — an open for writing, creating or truncating, truncate,
-// unlink, rename, link, symlink, chmod, mknod — to a listener the daemon
+// unlink, rename, link, symlink, chmod, mknod, mkdir, rmdir — to a listener the daemon
 // holds (SECCOMP_RET_USER_NOTIF). The daemon reads the path from the
 // process's memory, resolves it against its working directory or
 // directory descriptor, tells Command.Changes when it lies in the
@@ -53,11 +53,10 @@ const trapWriteFlags = unix.O_WRONLY | unix.O_RDWR | unix.O_CREAT | unix.O_TRUNC
 // holding open flags to test in the filter (-1: always trapped), whether
 // they lie in an open_how (openat2), and the paths it changes.
 type trapSyscall struct {
-	nr        int
-	flagsArg  int
-	openHow   bool
-	targets   []trapTarget
-	rmdirFlag int // the argument whose AT_REMOVEDIR makes it a rmdir (0: none)
+	nr       int
+	flagsArg int
+	openHow  bool
+	targets  []trapTarget
 }
 
 // trapTarget locates one path a syscall changes: its directory descriptor
@@ -219,8 +218,7 @@ func (w *trapWatch) answer() {
 }
 
 // paths are the absolute paths n's syscall is about to change, as its
-// process names them; none for an open that only reads (openat2) or a
-// directory's removal.
+// process names them; none for an open that only reads (openat2).
 func (w *trapWatch) paths(n *seccompNotif) []string {
 	s, ok := w.byNr[n.nr]
 	if !ok {
@@ -232,9 +230,6 @@ func (w *trapWatch) paths(n *seccompNotif) []string {
 		if readMem(pid, n.args[2], how[:]) != nil || binary.LittleEndian.Uint64(how[:])&trapWriteFlags == 0 {
 			return nil
 		}
-	}
-	if s.rmdirFlag > 0 && n.args[s.rmdirFlag]&unix.AT_REMOVEDIR != 0 {
-		return nil
 	}
 	var out []string
 	for _, t := range s.targets {

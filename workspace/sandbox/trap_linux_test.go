@@ -90,6 +90,43 @@ func TestTrapTellsChangesBeforeTheyHappen(t *testing.T) {
 	}
 }
 
+// TestTrapTellsDirectories: a command's making and removing of
+// directories in the workspace is told before it happens (mkdir, mkdir -p
+// of each level, rmdir, rm -r's removal of the directory after its files).
+func TestTrapTellsDirectories(t *testing.T) {
+	useSandbox(t)
+	root := trapRoot(t)
+	os.Mkdir(filepath.Join(root, "empty"), 0o755)
+	os.MkdirAll(filepath.Join(root, "tree", "in"), 0o755)
+	os.WriteFile(filepath.Join(root, "tree", "in", "f"), []byte("F"), 0o644)
+	var mu sync.Mutex
+	wasDir := map[string]bool{}
+	run := Run(context.Background(), Command{Root: root, Dir: root, Line: `mkdir -p x/y && mkdir z && rmdir empty && rm -r tree`, Timeout: time.Minute,
+		Changes: changeFunc(func(p string) {
+			rel, _ := filepath.Rel(root, p)
+			fi, err := os.Lstat(p)
+			mu.Lock()
+			defer mu.Unlock()
+			if _, ok := wasDir[rel]; !ok {
+				wasDir[rel] = err == nil && fi.IsDir()
+			}
+		})})
+	if run.Err != nil {
+		t.Fatal(run.Err)
+	}
+	if !run.Trapped {
+		t.Skip("the sandbox has no cells here") // cells need user namespaces
+	}
+	if run.ExitCode != 0 {
+		t.Fatalf("exit %d: %s", run.ExitCode, run.Output)
+	}
+	for rel, want := range map[string]bool{"x": false, "x/y": false, "z": false, "empty": true, "tree": true, "tree/in": true} {
+		if was, told := wasDir[rel]; !told || was != want {
+			t.Errorf("%s: told %v, a directory when told %v; want told, %v", rel, told, was, want)
+		}
+	}
+}
+
 // BenchmarkTrapCommand: a command that changes nothing (`cat a`, no
 // redirection), run in a cell with the trap (Changes set) and without,
 // one after the other in each iteration so that the machine's load moves

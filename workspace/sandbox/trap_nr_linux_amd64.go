@@ -13,7 +13,7 @@ var trapSyscalls = []trapSyscall{
 	{nr: unix.SYS_CREAT, flagsArg: -1, targets: []trapTarget{{dirArg: -1, pathArg: 0}}},
 	{nr: unix.SYS_TRUNCATE, flagsArg: -1, targets: []trapTarget{{dirArg: -1, pathArg: 0}}},
 	{nr: unix.SYS_UNLINK, flagsArg: -1, targets: []trapTarget{{dirArg: -1, pathArg: 0}}},
-	{nr: unix.SYS_UNLINKAT, flagsArg: -1, targets: []trapTarget{{dirArg: 0, pathArg: 1}}, rmdirFlag: 2},
+	{nr: unix.SYS_UNLINKAT, flagsArg: -1, targets: []trapTarget{{dirArg: 0, pathArg: 1}}},
 	{nr: unix.SYS_RENAME, flagsArg: -1, targets: []trapTarget{{dirArg: -1, pathArg: 0}, {dirArg: -1, pathArg: 1}}},
 	{nr: unix.SYS_RENAMEAT, flagsArg: -1, targets: []trapTarget{{dirArg: 0, pathArg: 1}, {dirArg: 2, pathArg: 3}}},
 	{nr: unix.SYS_RENAMEAT2, flagsArg: -1, targets: []trapTarget{{dirArg: 0, pathArg: 1}, {dirArg: 2, pathArg: 3}}},
@@ -27,4 +27,7 @@ var trapSyscalls = []trapSyscall{
 	{nr: unix.SYS_FCHMODAT2, flagsArg: -1, targets: []trapTarget{{dirArg: 0, pathArg: 1}}},
 	{nr: unix.SYS_MKNOD, flagsArg: -1, targets: []trapTarget{{dirArg: -1, pathArg: 0}}},
 	{nr: unix.SYS_MKNODAT, flagsArg: -1, targets: []trapTarget{{dirArg: 0, pathArg: 1}}},
+	{nr: unix.SYS_MKDIR, flagsArg: -1, targets: []trapTarget{{dirArg: -1, pathArg: 0}}},
+	{nr: unix.SYS_MKDIRAT, flagsArg: -1, targets: []trapTarget{{dirArg: 0, pathArg: 1}}},
+	{nr: unix.SYS_RMDIR, flagsArg: -1, targets: []trapTarget{{dirArg: -1, pathArg: 0}}},
 }

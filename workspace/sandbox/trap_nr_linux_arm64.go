@@ -11,7 +11,7 @@ var trapSyscalls = []trapSyscall{
 	{nr: unix.SYS_OPENAT, flagsArg: 2, targets: []trapTarget{{dirArg: 0, pathArg: 1}}},
 	{nr: unix.SYS_OPENAT2, flagsArg: -1, openHow: true, targets: []trapTarget{{dirArg: 0, pathArg: 1}}},
 	{nr: unix.SYS_TRUNCATE, flagsArg: -1, targets: []trapTarget{{dirArg: -1, pathArg: 0}}},
-	{nr: unix.SYS_UNLINKAT, flagsArg: -1, targets: []trapTarget{{dirArg: 0, pathArg: 1}}, rmdirFlag: 2},
+	{nr: unix.SYS_UNLINKAT, flagsArg: -1, targets: []trapTarget{{dirArg: 0, pathArg: 1}}},
 	{nr: unix.SYS_RENAMEAT, flagsArg: -1, targets: []trapTarget{{dirArg: 0, pathArg: 1}, {dirArg: 2, pathArg: 3}}},
 	{nr: unix.SYS_RENAMEAT2, flagsArg: -1, targets: []trapTarget{{dirArg: 0, pathArg: 1}, {dirArg: 2, pathArg: 3}}},
 	{nr: unix.SYS_LINKAT, flagsArg: -1, targets: []trapTarget{{dirArg: 2, pathArg: 3}}},
@@ -20,4 +20,5 @@ var trapSyscalls = []trapSyscall{
 	{nr: unix.SYS_FCHMODAT, flagsArg: -1, targets: []trapTarget{{dirArg: 0, pathArg: 1}}},
 	{nr: unix.SYS_FCHMODAT2, flagsArg: -1, targets: []trapTarget{{dirArg: 0, pathArg: 1}}},
 	{nr: unix.SYS_MKNODAT, flagsArg: -1, targets: []trapTarget{{dirArg: 0, pathArg: 1}}},
+	{nr: unix.SYS_MKDIRAT, flagsArg: -1, targets: []trapTarget{{dirArg: 0, pathArg: 1}}},
 }
