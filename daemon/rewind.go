@@ -116,7 +116,11 @@ func (r rewinder) list(ctx context.Context, res rpc.RewindResult, turns []store.
 		if err != nil {
 			return res, err
 		}
-		rt := rpc.RewindTurn{Turn: t.N, Prompt: promptLine(t.Messages), Files: files, Rewound: inRewind(t.FirstSeq, rewinds)}
+		paths, err := r.db.Checkpoints().PathsBetween(ctx, res.SessionID, keyOf(t.PrevStarted), keyOf(t.Started), rpc.MaxRewindPaths)
+		if err != nil {
+			return res, err
+		}
+		rt := rpc.RewindTurn{Turn: t.N, Prompt: promptLine(t.Messages), Files: files, Rewound: inRewind(t.FirstSeq, rewinds), Paths: paths}
 		res.Turns = append(res.Turns, rt)
 		fmt.Fprintf(&b, "\n%d. %s", rt.Turn, rt.Prompt)
 		if rt.Files > 0 {

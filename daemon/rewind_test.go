@@ -58,6 +58,10 @@ func TestRewind(t *testing.T) {
 		!strings.HasPrefix(list.Turns[0].Prompt, "go sim:steps=") || !strings.HasPrefix(list.Turns[1].Prompt, "go sim:steps=") || list.Rewound {
 		t.Errorf("_hearth/rewind's list: %+v", list)
 	}
+	if len(list.Turns) == 3 && (strings.Join(list.Turns[0].Paths, ",") != "new.txt,a.txt" ||
+		strings.Join(list.Turns[1].Paths, ",") != "a.txt" || strings.Join(list.Turns[2].Paths, ",") != "b.txt,new.txt") {
+		t.Errorf("_hearth/rewind's list names the files %q, %q, %q", list.Turns[0].Paths, list.Turns[1].Paths, list.Turns[2].Paths)
+	}
 	ed.forget()
 	ed.prompt(id, "/rewind")
 	if got := agentText(ed.updates()); !strings.Contains(got, "\n2. go sim:steps=") || !strings.Contains(got, "(1 files changed)") {

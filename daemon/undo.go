@@ -94,7 +94,8 @@ func (t *promptTurn) undo() session.StopReason {
 
 // hearthUndo is _hearth/undo: /undo for `hearth undo`, run as a turn of
 // the session (after the running one, if any); its attached editors are
-// told.
+// told. A dry run (undo_preview.go) reads the store only, and answers at
+// once.
 func hearthUndo(c *clientConn, ctx context.Context, params json.RawMessage) (any, error) {
 	var p rpc.UndoParams
 	if err := rpc.DecodeParams(params, &p); err != nil {
@@ -103,6 +104,9 @@ func hearthUndo(c *clientConn, ctx context.Context, params json.RawMessage) (any
 	row, err := sessionByIDOrPrefix(ctx, c.d.db, p.SessionID)
 	if err != nil {
 		return nil, err
+	}
+	if p.DryRun {
+		return undoPreview(ctx, c.d.db, row.ID)
 	}
 	for {
 		s, err := c.d.lookup(ctx, row.ID)

@@ -174,3 +174,42 @@ func TestUndoConflictInAnEditorBuffer(t *testing.T) {
 		t.Errorf("the conflict's diff: %+v; want the buffer's text", res.ConflictDiffs)
 	}
 }
+
+// _hearth/undo with dryRun says what an undo would do — the files it would
+// restore and remove — and changes nothing: the files stay, and the undo
+// that follows does it.
+func TestUndoDryRun(t *testing.T) {
+	td := startDaemon(t, sim.Options{}, "")
+	ed := td.connect()
+	ed.initialize()
+	id := ed.newSession(td.root)
+	ed.must(rpc.MethodSessionSetMode, acp.SetSessionModeRequest{SessionId: id, ModeId: ModeFullAuto}, nil)
+	ed.prompt(id, simSteps(t,
+		[]any{"write_file", map[string]string{"path": "new.txt", "content": "made\n"}},
+		[]any{"edit_file", map[string]string{"path": "a.txt", "old_string": "beta", "new_string": "gamma"}}))
+
+	var res rpc.UndoResult
+	for range 2 { // asking twice changes nothing either
+		ed.must(rpc.MethodHearthUndo, rpc.UndoParams{SessionID: string(id), DryRun: true}, &res)
+		if res.Undone || strings.Join(res.Restored, ",") != "a.txt" || strings.Join(res.Removed, ",") != "new.txt" ||
+			!strings.Contains(res.Message, "Nothing was changed") {
+			t.Errorf("the dry run: %+v", res)
+		}
+		fileIs(t, td, "new.txt", "made\n", false)
+		fileIs(t, td, "a.txt", "alpha\ngamma\n", false)
+	}
+
+	res = rpc.UndoResult{}
+	ed.must(rpc.MethodHearthUndo, rpc.UndoParams{SessionID: string(id)}, &res)
+	if !res.Undone || strings.Join(res.Restored, ",") != "a.txt" || strings.Join(res.Removed, ",") != "new.txt" {
+		t.Errorf("the undo after the dry run: %+v", res)
+	}
+	fileIs(t, td, "new.txt", "", true)
+	fileIs(t, td, "a.txt", "alpha\nbeta\n", false)
+
+	res = rpc.UndoResult{}
+	ed.must(rpc.MethodHearthUndo, rpc.UndoParams{SessionID: string(id), DryRun: true}, &res)
+	if res.Undone || len(res.Restored)+len(res.Removed) != 0 || !strings.Contains(res.Message, "Nothing to undo") {
+		t.Errorf("a dry run with nothing left: %+v", res)
+	}
+}

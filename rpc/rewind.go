@@ -15,7 +15,13 @@ type RewindTurn struct {
 	Prompt  string `json:"prompt"`  // the prompt's first line, at most 80 characters
 	Files   int    `json:"files"`   // files its checkpoint changed
 	Rewound bool   `json:"rewound"` // a rewind took it out of the model's view
+	// Paths names the files counted in Files, in the order first changed:
+	// at most MaxRewindPaths of them.
+	Paths []string `json:"paths,omitempty"`
 }
+
+// MaxRewindPaths bounds RewindTurn.Paths.
+const MaxRewindPaths = 50
 
 // ConflictDiff is what differs in a file an undo or rewind left as it is:
 // a unified diff of what the turn left against what is there now, bounded.

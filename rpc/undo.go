@@ -1,9 +1,10 @@
 package rpc
 
 // UndoParams names the session _hearth/undo undoes a turn of: its id or a
-// unique prefix.
+// unique prefix. DryRun asks what an undo would do, changing nothing.
 type UndoParams struct {
 	SessionID string `json:"sessionId"`
+	DryRun    bool   `json:"dryRun,omitempty"`
 }
 
 // UndoResult is _hearth/undo's answer. Built per call.

@@ -69,6 +69,17 @@ vim.ui.select = function(items, opts, on_choice)
   select_handler(items, opts, on_choice)
 end
 
+-- confirm_handler answers vim.fn.confirm (1: the first choice); every
+-- question asked is kept in confirmed.
+local confirm_handler, confirmed = nil, {}
+vim.fn.confirm = function(msg, choices, default, kind)
+  table.insert(confirmed, { msg = msg, choices = choices, default = default, kind = kind })
+  if not confirm_handler then
+    error('unexpected vim.fn.confirm: ' .. tostring(msg))
+  end
+  return confirm_handler(msg, choices)
+end
+
 local hearth, rpc
 local S -- hearth._state
 
@@ -1795,10 +1806,29 @@ local function main()
     local u = vim.fn.bufnr(ws .. '/u.txt')
     eq(table.concat(vim.api.nvim_buf_get_lines(u, 0, -1, false), '|'), 'two', 'u.txt after the turn')
     eq(vim.fn.filereadable(ws .. '/made.txt'), 1, 'made.txt created')
+    -- asked first, the files listed from a dry run; No changes nothing
+    local asked = #confirmed + 1
+    confirm_handler = function()
+      return 2
+    end
+    vim.cmd('HearthUndo')
+    wait('the question', function()
+      return confirmed[asked] ~= nil
+    end)
+    local q = confirmed[asked].msg
+    truthy(q:find('To restore:\n    u.txt\n', 1, true) and q:find('To remove (created by that turn):\n    made.txt\n', 1, true), 'the files in the question: ' .. q)
+    eq(confirmed[asked].choices, '&Yes\n&No', 'Yes/No')
+    eq(last_sent('_hearth/undo', 1).params.dryRun, true, 'a dry run')
+    eq(table.concat(vim.api.nvim_buf_get_lines(u, 0, -1, false), '|'), 'two', 'said No: u.txt as it was')
+    eq(vim.fn.filereadable(ws .. '/made.txt'), 1, 'said No: made.txt stays')
+    confirm_handler = function()
+      return 1
+    end
     local got
     vim.cmd('HearthUndo')
     wait('the undo', function()
-      got = last_sent('_hearth/undo', 1) and hearth.current_session().chat:lines()
+      local req = last_sent('_hearth/undo', 1)
+      got = req and not req.params.dryRun and hearth.current_session().chat:lines()
       return got and find_line(got, '⟲ undo:', true) ~= nil
     end)
     eq(table.concat(vim.api.nvim_buf_get_lines(u, 0, -1, false), '|'), 'one', 'u.txt back in its buffer')
@@ -1811,14 +1841,13 @@ local function main()
     run('go sim:steps=[["edit_file",{"path":"c.txt","old_string":"c","new_string":"hearths"}]]')
     local c = vim.fn.bufnr(ws .. '/c.txt')
     vim.api.nvim_buf_set_lines(c, 0, -1, false, { "the user's" })
-    local res
-    hearth.undo(function(err, r)
-      res = r or { err = err }
-    end)
+    confirm_handler = nil -- the bang asks nothing
+    local from = #sent + 1
+    vim.cmd('HearthUndo!')
     wait('the second undo', function()
-      return res ~= nil
+      return noted('undo: 1 conflicts', vim.log.levels.WARN) ~= nil
     end)
-    eq(table.concat(res.conflicts or {}, ','), 'c.txt', 'conflicts: ' .. vim.inspect(res))
+    eq(last_sent('_hearth/undo', from).params.dryRun, nil, 'no dry run')
     eq(table.concat(vim.api.nvim_buf_get_lines(c, 0, -1, false), '|'), "the user's", "the user's text kept")
     truthy(find_line(chat_lines(), '  conflicts (changed since, left as they are): c.txt', true), 'the conflict in the chat')
     truthy(noted('undo: 1 conflicts', vim.log.levels.WARN), 'a conflict warns')
@@ -1838,6 +1867,24 @@ local function main()
     vim.api.nvim_buf_call(c, function()
       vim.cmd('silent write')
     end)
+    -- :HearthRewind N asks first, listing the turns it takes back and their files; No changes nothing
+    local asked = #confirmed + 1
+    confirm_handler = function()
+      return 2
+    end
+    vim.cmd('HearthRewind 2')
+    wait('the question', function()
+      return confirmed[asked] ~= nil
+    end)
+    local q = confirmed[asked].msg
+    truthy(q:find('before prompt 2?', 1, true) and q:find('\n2%. fix sim:steps=[^\n]*\n    rc%.txt\n'), 'turn 2 and its files in the question: ' .. q)
+    eq(q:find('r.txt\n', 1, true) == nil and q:find('1. notes', 1, true) == nil, true, 'turn 1 is not taken back: ' .. q)
+    eq(table.concat(vim.api.nvim_buf_get_lines(vim.fn.bufnr(ws .. '/r.txt'), 0, -1, false), '|'), 'two', 'said No: r.txt as it was')
+    eq(vim.fn.filereadable(ws .. '/rmade.txt'), 1, 'said No: rmade.txt stays')
+    asked = #confirmed + 1
+    confirm_handler = function()
+      return 1
+    end
     local from = #sent + 1
     local shown
     select_handler = function(items, opts, on_choice)
@@ -1856,7 +1903,10 @@ local function main()
       return res ~= nil
     end, 30000)
     select_handler = nil
-    local asked = {}
+    confirm_handler = nil
+    q = confirmed[asked] and confirmed[asked].msg or ''
+    truthy(q:find('\n1%. notes sim:steps=[^\n]*\n    r%.txt\n    rmade%.txt\n2%. fix sim:steps=[^\n]*\n    rc%.txt\n'), 'both turns and their files in the question: ' .. q)
+    asked = {}
     for i = from, #sent do
       if sent[i].method == '_hearth/rewind' then
         table.insert(asked, sent[i].params)

@@ -19,9 +19,28 @@ const UNDO_DETAIL =
   "hearth puts the files its last turn that changed files changed back as they were before it: changed files restored, created ones removed. " +
   "A file changed since by someone else keeps its text and is named as a conflict.";
 
-/** "Undo last turn": asks first, then undoes and says what happened. */
+/**
+ * The confirmation of an undo: the files it would restore and remove, from
+ * a dry run (`preview`), when the agent answered one.
+ */
+export function undoDetail(preview: CheckpointResult | undefined): string {
+  const lines = [UNDO_DETAIL];
+  const group = (label: string, paths: string[] | undefined) => {
+    if (paths?.length) lines.push("", label, ...paths.map((p) => `   ${visibleLine(p)}`));
+  };
+  group("To restore:", preview?.restored);
+  group("To remove (created by that turn):", preview?.removed);
+  group("Not restorable (their content before was not kept):", preview?.notRestorable);
+  if (preview && !preview.restored?.length && !preview.removed?.length && !preview.notRestorable?.length && preview.message) {
+    lines.push("", visibleLine(preview.message));
+  }
+  return lines.join("\n");
+}
+
+/** "Undo last turn": asks first, listing the files, then undoes and says what happened. */
 export async function undoLastTurn(host: CheckpointHost): Promise<void> {
-  const pick = await vscode.window.showWarningMessage("Undo the file changes of hearth's last turn?", { modal: true, detail: UNDO_DETAIL }, "Undo");
+  const preview = await host.client.undoPreview(host.sessionId).catch(() => undefined);
+  const pick = await vscode.window.showWarningMessage("Undo the file changes of hearth's last turn?", { modal: true, detail: undoDetail(preview) }, "Undo");
   if (pick !== "Undo") return;
   const res = await host.client.undo(host.sessionId);
   host.post({ type: "checkpoint", title: "Undo", result: res });
@@ -30,15 +49,20 @@ export async function undoLastTurn(host: CheckpointHost): Promise<void> {
 
 /**
  * The confirmation of a rewind to before prompt `turn`: the prompts whose
- * changes go back, each with how many files it changed, when the agent
- * lists them.
+ * changes go back, each with the files it changed, when the agent lists
+ * them.
  */
 export function rewindDetail(turn: number, listing: RewindResult | undefined): string {
   const lines = [`The files and the conversation go back to before prompt ${turn}; the later turns stay in the transcript, marked rewound.`];
   const taken = (listing?.turns ?? []).filter((t) => t.turn >= turn && !t.rewound);
   if (taken.length) {
     lines.push("", "Taken back:");
-    for (const t of taken) lines.push(`${t.turn}. ${visibleLine(t.prompt)} (${t.files} file${t.files === 1 ? "" : "s"} changed)`);
+    for (const t of taken) {
+      lines.push(`${t.turn}. ${visibleLine(t.prompt)} (${t.files} file${t.files === 1 ? "" : "s"} changed)`);
+      const paths = t.paths ?? [];
+      lines.push(...paths.map((p) => `   ${visibleLine(p)}`));
+      if (paths.length && t.files > paths.length) lines.push(`   … and ${t.files - paths.length} more`);
+    }
     const files = taken.reduce((n, t) => n + t.files, 0);
     lines.push("", `Files changed by these turns: ${files}. A file changed since by someone else keeps its text and is named as a conflict.`);
   }

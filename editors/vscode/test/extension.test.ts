@@ -597,7 +597,7 @@ describe("the extension, activated against a stand-in vscode API", () => {
     assert.ok(text.indexOf("You said: say banana") < text.indexOf("You said: after the steer"), text);
   });
 
-  test("Undo Last Turn (real daemon): asks first, puts back the turn's files, shows and says what it did", async () => {
+  test("Undo Last Turn (real daemon): asks first listing the files, puts back the turn's files, shows and says what it did", async () => {
     await after_({ type: "newSession" }, (m) => m.type === "modes", "the new session");
     await after_({ type: "setMode", modeId: "full-auto" }, (m) => m.type === "modes", "full-auto");
     const made = path.join(env.workspace, "undo-made.txt");
@@ -610,6 +610,7 @@ describe("the extension, activated against a stand-in vscode API", () => {
     const q = await stub.rec.warnings.waitFor((w) => w.modal, "the confirmation", 5_000, asked);
     assert.equal(q.message, "Undo the file changes of hearth's last turn?");
     assert.deepEqual(q.items, ["Undo"]);
+    assert.match(q.detail ?? "", /\n\nTo remove \(created by that turn\):\n   undo-made\.txt(\n|$)/, "the files, from a dry run");
     assert.ok(existsSync(made), "dismissed: the file stays");
     // Confirmed from the view's button.
     asked = stub.rec.warnings.length;
@@ -625,7 +626,7 @@ describe("the extension, activated against a stand-in vscode API", () => {
     assert.equal(said.message, "hearth: Undo: 1 removed.");
   });
 
-  test("Restore to here and Fork Session (real daemon): numbered prompts, a confirmation listing the turns, rewound marks, a fork that keeps the transcript", async () => {
+  test("Restore to here and Fork Session (real daemon): numbered prompts, a confirmation listing the turns and their files, rewound marks, a fork that keeps the transcript", async () => {
     const parent = await after_({ type: "newSession" }, (m) => m.type === "reset" && m.sessionId !== null, "the new session");
     await after_({ type: "setMode", modeId: "full-auto" }, (m) => m.type === "modes", "full-auto");
     const file = (name: string) => path.join(env.workspace, name);
@@ -661,7 +662,7 @@ describe("the extension, activated against a stand-in vscode API", () => {
     const done = await after_({ type: "rewind", turn: 1 }, (m) => m.type === "checkpoint", "the rewind's result");
     stub.rec.confirm = undefined;
     assert.match(detail ?? "", /before prompt 1/);
-    assert.match(detail ?? "", /\n1\. one sim:steps=[^\n]* \(2 files changed\)\n2\. two sim:steps=[^\n]* \(1 file changed\)\n/);
+    assert.match(detail ?? "", /\n1\. one sim:steps=[^\n]* \(2 files changed\)\n   rw-a\.txt\n   rw-new\.txt\n2\. two sim:steps=[^\n]* \(1 file changed\)\n   rw-b\.txt\n/);
     assert.ok(done.type === "checkpoint");
     assert.equal(done.rewoundFrom, 1, "prompt 1 and the later ones are marked rewound");
     assert.match(done.result.message ?? "", /^Rewound this session to before turn 1/);

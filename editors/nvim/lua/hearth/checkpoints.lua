@@ -86,9 +86,76 @@ local function current(h, done)
   return s
 end
 
---- :HearthUndo — put back the files of the current session's last turn
---- that changed any. cb(err, result) gets _hearth/undo's answer.
-function M.undo(h, cb)
+-- MAX_LISTED bounds the files a confirmation names, so that it fits the
+-- screen; the rest are counted.
+local MAX_LISTED = 20
+
+-- add_paths appends paths to lines, indented, at most MAX_LISTED of them
+-- in all (state.shown counts them); total is how many there are (more
+-- than paths when the agent bounded them).
+local function add_paths(lines, paths, total, state)
+  for _, p in ipairs(paths) do
+    if state.shown >= MAX_LISTED then
+      break
+    end
+    state.shown = state.shown + 1
+    table.insert(lines, '    ' .. chat.visible(tostring(nn(p))))
+  end
+  state.total = state.total + math.max(total or #paths, #paths)
+end
+
+-- ask asks question (lines) with Yes/No: true for Yes.
+local function ask(lines)
+  return vim.fn.confirm(table.concat(lines, '\n'), '&Yes\n&No', 2, 'Question') == 1
+end
+
+-- more_line counts the files a confirmation did not name.
+local function more_line(lines, state)
+  if state.total > state.shown then
+    table.insert(lines, string.format('    … and %d more', state.total - state.shown))
+  end
+end
+
+--- undo_question is :HearthUndo's confirmation: the files a dry run of
+--- _hearth/undo (preview) says an undo would restore and remove.
+function M.undo_question(preview)
+  local lines = { "hearth: undo the file changes of the session's last turn?" }
+  local state = { shown = 0, total = 0 }
+  for _, g in ipairs({ { 'restored', 'To restore:' }, { 'removed', 'To remove (created by that turn):' },
+    { 'notRestorable', 'Not restorable (left as they are):' } }) do
+    local paths = list(preview[g[1]])
+    if #paths > 0 then
+      table.insert(lines, g[2])
+      add_paths(lines, paths, #paths, state)
+    end
+  end
+  more_line(lines, state)
+  table.insert(lines, 'A file changed since by someone else keeps its text (a conflict).')
+  return lines
+end
+
+--- rewind_question is :HearthRewind's confirmation of a rewind to before
+--- prompt n: each turn it takes back with its files, from the listing.
+function M.rewind_question(n, listing)
+  local lines = { string.format('hearth: rewind the files and the conversation to before prompt %d?', n) }
+  local state = { shown = 0, total = 0 }
+  for _, t in ipairs(list(listing and listing.turns)) do
+    t = nn(t) or {}
+    if (tonumber(nn(t.turn)) or 0) >= n and not nn(t.rewound) then
+      table.insert(lines, M.format_turn(t))
+      add_paths(lines, list(t.paths), tonumber(nn(t.files)) or 0, state)
+    end
+  end
+  more_line(lines, state)
+  table.insert(lines, 'A file changed since by someone else keeps its text (a conflict).')
+  return lines
+end
+
+--- :HearthUndo[!] — put back the files of the current session's last turn
+--- that changed any, once the user confirmed the files a dry run lists
+--- (force: without asking). cb(err, result) gets _hearth/undo's answer
+--- ('dismissed' when the user said no).
+function M.undo(h, cb, force)
   local function done(err, res)
     if cb then
       cb(err, res)
@@ -98,13 +165,32 @@ function M.undo(h, cb)
   if not s then
     return
   end
-  h.request('_hearth/undo', { sessionId = s.id }, function(err, res)
+  local function run()
+    h.request('_hearth/undo', { sessionId = s.id }, function(err, res)
+      if err then
+        notify('undo failed: ' .. err, vim.log.levels.ERROR)
+        return done(err)
+      end
+      show(h, s, 'undo', res)
+      done(nil, res)
+    end)
+  end
+  if force then
+    return run()
+  end
+  h.request('_hearth/undo', { sessionId = s.id, dryRun = true }, function(err, preview)
     if err then
       notify('undo failed: ' .. err, vim.log.levels.ERROR)
       return done(err)
     end
-    show(h, s, 'undo', res)
-    done(nil, res)
+    if #list(preview.restored) + #list(preview.removed) + #list(preview.notRestorable) == 0 then
+      show(h, s, 'undo', preview) -- nothing to undo: its message says so
+      return done(nil, preview)
+    end
+    if not ask(M.undo_question(preview)) then
+      return done('dismissed')
+    end
+    run()
   end)
 end
 
@@ -115,10 +201,12 @@ function M.format_turn(t)
     tostring(nn(t.prompt) or ''), files, files == 1 and '' or 's', nn(t.rewound) and '  [rewound]' or ''))
 end
 
---- :HearthRewind [N] — files and conversation back to before the current
---- session's Nth prompt (the agent's numbering); without N, the turns are
---- listed (_hearth/rewind without a turn) to pick from. cb(err, result).
-function M.rewind(h, n, cb)
+--- :HearthRewind[!] [N] — files and conversation back to before the
+--- current session's Nth prompt (the agent's numbering), once the user
+--- confirmed the turns and files it takes back (force: without asking);
+--- without N, the turns are listed (_hearth/rewind without a turn) to pick
+--- from. cb(err, result) ('dismissed' when the user said no).
+function M.rewind(h, n, cb, force)
   local function done(err, res)
     if cb then
       cb(err, res)
@@ -128,7 +216,10 @@ function M.rewind(h, n, cb)
   if not s then
     return
   end
-  local function run(turn)
+  local function run(turn, listing)
+    if not force and not ask(M.rewind_question(turn, listing)) then
+      return done('dismissed')
+    end
     h.request('_hearth/rewind', { sessionId = s.id, turn = turn }, function(err, res)
       if err then
         notify('rewind failed: ' .. err, vim.log.levels.ERROR)
@@ -138,13 +229,16 @@ function M.rewind(h, n, cb)
       done(nil, res)
     end)
   end
-  if n then
+  if n and force then
     return run(n)
   end
   h.request('_hearth/rewind', { sessionId = s.id }, function(err, res)
     if err then
       notify('rewind failed: ' .. err, vim.log.levels.ERROR)
       return done(err)
+    end
+    if n then
+      return run(n, res)
     end
     local turns = list(res.turns)
     if #turns == 0 then
@@ -157,7 +251,7 @@ function M.rewind(h, n, cb)
       format_item = M.format_turn,
     }, function(choice)
       if choice then
-        run(tonumber(nn(choice.turn)))
+        run(tonumber(nn(choice.turn)), res)
       else
         done('dismissed')
       end

@@ -1138,12 +1138,12 @@ function M.processes(args, cb)
 end
 
 --- :HearthUndo, :HearthRewind [N], :HearthFork: checkpoints.lua.
-function M.undo(cb)
-  require('hearth.checkpoints').undo(M, cb)
+function M.undo(cb, force)
+  require('hearth.checkpoints').undo(M, cb, force)
 end
 
-function M.rewind(n, cb)
-  require('hearth.checkpoints').rewind(M, n, cb)
+function M.rewind(n, cb, force)
+  require('hearth.checkpoints').rewind(M, n, cb, force)
 end
 
 function M.fork(n, cb)
@@ -1202,12 +1202,12 @@ function M.create_commands()
   cmd('HearthQueue', function(a)
     M.queue(a.args)
   end, { nargs = '*', desc = 'hearth: send a prompt that runs after the running turn' })
-  cmd('HearthUndo', function()
-    M.undo()
-  end, { nargs = 0, desc = "hearth: put back the files of the session's last turn" })
+  cmd('HearthUndo', function(a)
+    M.undo(nil, a.bang)
+  end, { nargs = 0, bang = true, desc = "hearth: put back the files of the session's last turn (!: without asking)" })
   cmd('HearthRewind', function(a)
-    M.rewind(tonumber(a.args))
-  end, { nargs = '?', desc = 'hearth: files and conversation back to before a prompt' })
+    M.rewind(tonumber(a.args), nil, a.bang)
+  end, { nargs = '?', bang = true, desc = 'hearth: files and conversation back to before a prompt (!: without asking)' })
   cmd('HearthFork', function(a)
     M.fork(tonumber(a.args))
   end, { nargs = '?', desc = 'hearth: a new session with this one\'s history (before prompt N)' })

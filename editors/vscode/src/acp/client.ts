@@ -21,7 +21,8 @@ export type { HearthStatus } from "./status.js";
 /** `_hearth/rewind`'s answer: a listing (`turns`) or what a rewind did. */
 export interface RewindResult extends CheckpointResult {
   rewound?: boolean;
-  turns?: { turn: number; prompt: string; files: number; rewound: boolean }[];
+  /** `paths`: the files counted in `files`, the first 50 of them. */
+  turns?: { turn: number; prompt: string; files: number; rewound: boolean; paths?: string[] }[];
 }
 
 /** Answers one `session/request_permission`. `signal` aborts when the turn is cancelled or the daemon goes away. */
@@ -477,6 +478,11 @@ export class HearthClient {
   /** `_hearth/undo`: puts back the files of the session's last turn that changed any. */
   undo(sessionId: string): Promise<CheckpointResult & { undone?: boolean }> {
     return this.call("_hearth/undo", { sessionId });
+  }
+
+  /** `_hearth/undo` as a dry run: what an undo would put back, changing nothing. */
+  undoPreview(sessionId: string): Promise<CheckpointResult & { undone?: boolean }> {
+    return this.call("_hearth/undo", { sessionId, dryRun: true });
   }
 
   /** `_hearth/rewind`: with `turn`, files and conversation back to before that prompt; without, the prompts to choose from. */
