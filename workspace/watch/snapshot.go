@@ -131,6 +131,7 @@ func (l *loop) reconcile(dir, name string, old fileMeta, had bool, fi fs.FileInf
 	rel := joinRel(dir, name)
 	isDir := fi.IsDir()
 	if l.ign.Ignored(rel, isDir) {
+		l.noteIgnored(rel, isDir)
 		if had {
 			l.dropEntry(dir, name, old, b, false, false) // newly ignored: out of sight, not deleted
 		}
@@ -240,6 +241,7 @@ func (l *loop) watchDir(dir string, b *flushBatch, report bool) {
 		}
 		rel := joinRel(dir, e.Name())
 		if l.ign.Ignored(rel, fi.IsDir()) {
+			l.noteIgnored(rel, fi.IsDir())
 			continue
 		}
 		m := metaOf(fi)
@@ -262,4 +264,13 @@ func readDirUnsorted(dir string) ([]os.DirEntry, error) {
 	}
 	defer f.Close()
 	return f.ReadDir(-1)
+}
+
+// noteIgnored records rel, found ignored, in the event log when it is a
+// directory the plant guard must look into itself (not .git, which it
+// never enters, nor the marker directory).
+func (l *loop) noteIgnored(rel string, isDir bool) {
+	if _, name := splitRel(rel); isDir && !alwaysIgnored(name) && rel != l.ign.skip {
+		l.w.events.noteIgnored(rel)
+	}
 }
