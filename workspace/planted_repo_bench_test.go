@@ -100,7 +100,8 @@ func genTree(b *testing.B, top, leaf, files int) *Root {
 // the full scan ("full": no watcher, every known directory stated) and
 // with the scan limited to the watcher's events ("events": the Sync with
 // the watcher included). "edit" rewrites a file, "create" makes a new
-// one. Run with -count=N: the two alternate within the run.
+// one (and removes the one made before). Runs of -count 1 one after the
+// other alternate the two.
 func BenchmarkPlantedRepoCheck(b *testing.B) {
 	r := genTree(b, 100, 100, 1)
 	root := r.Path()
@@ -121,7 +122,8 @@ func BenchmarkPlantedRepoCheck(b *testing.B) {
 		n := 0
 		cmd := map[string]func(){
 			"edit": func() { os.WriteFile(filepath.Join(root, "d050", "s050", "f00.go"), []byte(fmt.Sprint(n)), 0o644) },
-			"create": func() {
+			"create": func() { // and remove the last one made, so the directory keeps its size
+				os.Remove(filepath.Join(root, "d050", "s050", fmt.Sprintf("new%d", n-1)))
 				os.WriteFile(filepath.Join(root, "d050", "s050", fmt.Sprintf("new%d", n)), nil, 0o644)
 			},
 		}
