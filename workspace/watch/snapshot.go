@@ -202,6 +202,9 @@ func (l *loop) watchNewDirs(b *flushBatch) {
 		nd := b.newDirs[i]
 		dir, name := splitRel(nd.rel)
 		if m, ok := l.tree[dir][name]; ok && m.dir && l.tree[nd.rel] == nil {
+			// What was made in it before its watch gave no event: the
+			// event log names it again, for its reader to look inside.
+			l.w.events.add(nd.rel, fsnotify.Create)
 			l.watchDir(nd.rel, b, nd.report)
 		}
 	}
