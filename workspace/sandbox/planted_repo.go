@@ -32,8 +32,9 @@ import (
 // subdirectories, and every nested repository's. After a command it
 // stats each known directory (in parallel: the scan is its Lstats) and
 // reads again only those whose stamp changed — a new entry changes its
-// directory's mtime, wherever it is — and walks new directories whole. It
-// never descends into a .git. Only what the command did is disarmed: a
+// directory's mtime, wherever it is — and walks new directories whole;
+// with the workspace's watcher, only the directories its events name
+// (planted_events.go). It never descends into a .git. Only what the command did is disarmed: a
 // new entry counts when its directory's timestamps are from the command's
 // run (a directory moved in whole carries its ctime); a known repository
 // is stamped again before each command (what the user changed between
