@@ -159,6 +159,8 @@ func (d *Daemon) workspaceFor(ctx context.Context, dir string) (*openWorkspace, 
 		}
 		// hearth's own writes are not reported back as the user's.
 		ts.OnWrite = wt.NoteSelfWrite
+		// The scan for planted repositories looks where it changed.
+		workspace.UsePlantEvents(ts, wt)
 	}
 	w.specs = workspaceSpecs(ts)
 	w.client = session.NewClient(cfg, d.log.With("workspace", path))

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/hearthd/hearth/workspace/sandbox"
+	"github.com/hearthd/hearth/workspace/watch"
 )
 
 // BenchmarkPlantedRepoScan measures what hearth adds to every shell
@@ -92,4 +93,51 @@ func genTree(b *testing.B, top, leaf, files int) *Root {
 	}
 	b.Cleanup(func() { r.Close() })
 	return r
+}
+
+// BenchmarkPlantedRepoCheck is the check after a command that changed one
+// file, in a tree of 10,101 directories (100 × 100, one file each), with
+// the full scan ("full": no watcher, every known directory stated) and
+// with the scan limited to the watcher's events ("events": the Sync with
+// the watcher included). "edit" rewrites a file, "create" makes a new
+// one (and removes the one made before). Runs of -count 1 one after the
+// other alternate the two.
+func BenchmarkPlantedRepoCheck(b *testing.B) {
+	r := genTree(b, 100, 100, 1)
+	root := r.Path()
+	w, err := watch.New(r, watch.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { w.Close() })
+	if w.Mode() == "polling" {
+		b.Fatalf("the watcher polls (%s): the events path would not run", w.Problem())
+	}
+	for _, mode := range []string{"full", "events"} {
+		g := sandbox.NewPlantGuard()
+		if mode == "events" {
+			g.UseEvents(w)
+		}
+		g.Begin(root)()
+		n := 0
+		cmd := map[string]func(){
+			"edit": func() { os.WriteFile(filepath.Join(root, "d050", "s050", "f00.go"), []byte(fmt.Sprint(n)), 0o644) },
+			"create": func() { // and remove the last one made, so the directory keeps its size
+				os.Remove(filepath.Join(root, "d050", "s050", fmt.Sprintf("new%d", n-1)))
+				os.WriteFile(filepath.Join(root, "d050", "s050", fmt.Sprintf("new%d", n)), nil, 0o644)
+			},
+		}
+		for _, what := range []string{"edit", "create"} {
+			b.Run(mode+"/"+what, func(b *testing.B) {
+				for b.Loop() {
+					end := g.Begin(root)
+					n++
+					cmd[what]()
+					if notes := end(); len(notes) != 0 {
+						b.Fatal(notes)
+					}
+				}
+			})
+		}
+	}
 }

@@ -181,6 +181,13 @@ func assertUsersReposKept(t *testing.T, dir string) {
 // plants nothing reports nothing.
 func TestPlantedRepoWays(t *testing.T) {
 	ts, dir := plantedTree(t)
+	plantedWays(t, ts, dir)
+}
+
+// plantedWays runs TestPlantedRepoWays's commands in ts, a plantedTree
+// at dir.
+func plantedWays(t *testing.T, ts *Toolset, dir string) {
+	t.Helper()
 	tmp := t.TempDir()
 	pwned := filepath.Join(tmp, "PWNED")
 

@@ -32,8 +32,9 @@ import (
 // subdirectories, and every nested repository's. After a command it
 // stats each known directory (in parallel: the scan is its Lstats) and
 // reads again only those whose stamp changed — a new entry changes its
-// directory's mtime, wherever it is — and walks new directories whole. It
-// never descends into a .git. Only what the command did is disarmed: a
+// directory's mtime, wherever it is — and walks new directories whole;
+// with the workspace's watcher, only the directories its events name
+// (planted_events.go). It never descends into a .git. Only what the command did is disarmed: a
 // new entry counts when its directory's timestamps are from the command's
 // run (a directory moved in whole carries its ctime); a known repository
 // is stamped again before each command (what the user changed between
@@ -59,6 +60,8 @@ type PlantGuard struct {
 	active   int                   // commands running
 	since    time.Time             // the start of the earliest command running
 	ownState                       // the own git directories' commondir and sub-repositories (planted_own.go)
+	events   Events                // the watcher's events (planted_events.go); nil: every scan is full
+	mark     uint64                // the events' position at the last scan
 }
 
 // dirState is one directory as the last walk saw it.
@@ -105,6 +108,7 @@ func (g *PlantGuard) Begin(root string) (end func() []string) {
 		g.own = GitDirs(root)
 		_, err := os.Lstat(filepath.Join(root, ".git"))
 		g.rootGit = err == nil
+		g.mark = g.eventMark()
 		g.scan(root, 0, false)
 		g.learnOwn()
 		g.ready = true
@@ -125,7 +129,11 @@ func (g *PlantGuard) Begin(root string) (end func() []string) {
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		g.active--
-		return g.scan(root, g.since.Add(-plantSlack).UnixNano(), true)
+		after := g.since.Add(-plantSlack).UnixNano()
+		if paths, ok := g.changedPaths(); ok {
+			return g.scanEvents(root, after, paths)
+		}
+		return g.scan(root, after, true)
 	}
 }
 
@@ -139,6 +147,9 @@ type scanRun struct {
 	now    int64                 // when the scan started, to tell stamps too recent to trust
 	stats  map[string]statResult // the known directories, stated in parallel before the walk
 	notes  []string
+	// visited is, in a scan limited to the events (scanEvents), each
+	// directory visited and whether whole (true); nil in a full scan.
+	visited map[string]bool
 }
 
 // statResult is one directory's Lstat.
@@ -153,7 +164,7 @@ func (g *PlantGuard) scan(root string, after int64, disarm bool) []string {
 	g.gen++
 	s := &scanRun{g: g, root: root, own: g.own, after: after, disarm: disarm, now: time.Now().UnixNano()}
 	s.stats = statDirs(root, g.dirs)
-	s.walk("", false)
+	s.walk("", false, true)
 	if disarm {
 		s.auditOwn()
 	}
@@ -178,8 +189,15 @@ const recent = int64(plantSlack)
 
 // walk visits the directory rel. fresh says it came into the tree during
 // the command (created or moved in), so everything below it is the
-// command's.
-func (s *scanRun) walk(rel string, fresh bool) {
+// command's. deep visits every known subdirectory too (a full scan, or
+// a directory the events say arrived); otherwise only new ones are, whole.
+func (s *scanRun) walk(rel string, fresh, deep bool) {
+	if s.visited != nil {
+		if whole, ok := s.visited[rel]; ok && (whole || !deep) {
+			return
+		}
+		s.visited[rel] = deep
+	}
 	abs := filepath.Join(s.root, rel)
 	r, ok := s.stats[rel]
 	if !ok {
@@ -198,6 +216,12 @@ func (s *scanRun) walk(rel string, fresh bool) {
 			return
 		}
 		s.g.dirs[rel] = state
+		if s.visited != nil && old != nil {
+			s.forgetGone(rel, old, state)
+		}
+	}
+	if old != nil && old.stamp.ino != 0 && old.stamp.ino != st.ino {
+		deep = true // replaced: no event told what is below the new one
 	}
 	state.gen = s.g.gen
 	// New entries are the command's when the directory changed during it.
@@ -214,10 +238,12 @@ func (s *scanRun) walk(rel string, fresh bool) {
 	}
 	for _, name := range state.subdirs {
 		isNew := old == nil || !slices.Contains(old.subdirs, name)
-		s.walk(filepath.Join(rel, name), isNew && mine)
+		if deep || isNew {
+			s.walk(filepath.Join(rel, name), isNew && mine, deep || isNew)
+		}
 	}
 	if st.mtime > s.now-recent || st.ctime > s.now-recent {
-		state.stamp = stamp{} // read it again next time
+		state.stamp = stamp{ino: st.ino} // read it again next time
 	}
 }
 

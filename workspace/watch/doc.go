@@ -12,7 +12,9 @@
 //     on error it gets coarser instead of losing information: an overflow
 //     rescans; a watch limit or a failing watcher falls back to polling and
 //     retries the watch. Created by New when the workspace is opened; Close
-//     stops its loop goroutine and waits for it.
+//     stops its loop goroutine and waits for it. Beside the journal it keeps
+//     the event log (eventlog.go): the paths the OS's events named, ignored
+//     ones and .git included, for the scan for planted repositories.
 //   - Hub: one inotify instance shared by every Watcher of the process,
 //     created by the daemon and closed after its Watchers.
 //   - Delta and StaleFiles: the context delta built from the journal and the

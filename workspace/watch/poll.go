@@ -14,6 +14,7 @@ func (l *loop) startPolling(problem string) {
 		l.src = nil
 	}
 	l.limitErr = nil
+	l.w.events.lose()
 	l.w.takeFences()
 	l.w.setMode("polling", problem)
 	l.log.Warn("workspace: " + problem)
@@ -82,6 +83,7 @@ func (l *loop) retryWatch() {
 	if l.src == nil {
 		return // the rescan met the limit again and went back to polling
 	}
+	l.w.events.lose() // what changed while polling came with no event
 	l.w.fenceMu.Lock()
 	l.w.polling = false
 	l.w.fenceMu.Unlock()

@@ -131,6 +131,7 @@ func (l *loop) reconcile(dir, name string, old fileMeta, had bool, fi fs.FileInf
 	rel := joinRel(dir, name)
 	isDir := fi.IsDir()
 	if l.ign.Ignored(rel, isDir) {
+		l.noteIgnored(rel, isDir)
 		if had {
 			l.dropEntry(dir, name, old, b, false, false) // newly ignored: out of sight, not deleted
 		}
@@ -201,6 +202,9 @@ func (l *loop) watchNewDirs(b *flushBatch) {
 		nd := b.newDirs[i]
 		dir, name := splitRel(nd.rel)
 		if m, ok := l.tree[dir][name]; ok && m.dir && l.tree[nd.rel] == nil {
+			// What was made in it before its watch gave no event: the
+			// event log names it again, for its reader to look inside.
+			l.w.events.add(nd.rel, fsnotify.Create)
 			l.watchDir(nd.rel, b, nd.report)
 		}
 	}
@@ -240,6 +244,7 @@ func (l *loop) watchDir(dir string, b *flushBatch, report bool) {
 		}
 		rel := joinRel(dir, e.Name())
 		if l.ign.Ignored(rel, fi.IsDir()) {
+			l.noteIgnored(rel, fi.IsDir())
 			continue
 		}
 		m := metaOf(fi)
@@ -262,4 +267,13 @@ func readDirUnsorted(dir string) ([]os.DirEntry, error) {
 	}
 	defer f.Close()
 	return f.ReadDir(-1)
+}
+
+// noteIgnored records rel, found ignored, in the event log when it is a
+// directory the plant guard must look into itself (not .git, which it
+// never enters, nor the marker directory).
+func (l *loop) noteIgnored(rel string, isDir bool) {
+	if _, name := splitRel(rel); isDir && !alwaysIgnored(name) && rel != l.ign.skip {
+		l.w.events.noteIgnored(rel)
+	}
 }

@@ -97,8 +97,9 @@ type Watcher struct {
 	log  *slog.Logger
 
 	journal  *journal
-	loop     *loop  // the loop goroutine's: nothing else touches it once New returns
-	fenceDir string // Sync's markers; "" if it could not be made or watched. Set by New
+	events   *eventLog // the raw event paths, for the plant guard (eventlog.go)
+	loop     *loop     // the loop goroutine's: nothing else touches it once New returns
+	fenceDir string    // Sync's markers; "" if it could not be made or watched. Set by New
 
 	partial   atomic.Bool   // the tree is watched in part (set before the loop starts)
 	touchMu   sync.Mutex    // guards touched
@@ -165,6 +166,7 @@ func New(root Dir, opts Options) (*Watcher, error) {
 		opts:      o,
 		log:       o.Logger,
 		journal:   newJournal(o.JournalSize),
+		events:    newEventLog(),
 		touchWake: make(chan struct{}, 1),
 		self:      make(map[string]selfNote),
 		fences:    make(map[uint64]chan struct{}),
@@ -354,6 +356,7 @@ func (l *loop) onEvent(ev fsnotify.Event) {
 		return
 	}
 	l.pend.add(filepath.ToSlash(rest), ev.Op)
+	l.w.events.add(filepath.ToSlash(rest), ev.Op)
 	l.armTimer()
 }
 
@@ -386,6 +389,7 @@ func (l *loop) onError(err error) {
 	} else {
 		l.log.Warn("workspace: watch error; rescanning", "root", l.root.Path(), "err", err)
 	}
+	l.w.events.lose()
 	l.w.fenceMu.Lock()
 	waiting := l.w.fenceSeq
 	l.w.fenceMu.Unlock()
