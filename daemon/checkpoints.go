@@ -24,9 +24,21 @@ func checkpointObjects(dataDir string) objectStore {
 }
 
 // put keeps content and returns its hash; content kept already is not
-// written again.
+// written again. It waits for the disk: a pre-image on record must
+// survive a power cut.
 func (o objectStore) put(content string) (string, error) {
-	h := hashOf([]byte(content))
+	h, err := o.write([]byte(content), true)
+	if err != nil {
+		return "", fmt.Errorf("keep a pre-image: %w", err)
+	}
+	return h, nil
+}
+
+// write keeps b under its hash, whole (a temporary file renamed into
+// place), unless it is there already; durable waits for the disk, file
+// and directory.
+func (o objectStore) write(b []byte, durable bool) (string, error) {
+	h := hashOf(b)
 	path := filepath.Join(o.dir, h)
 	if _, err := os.Stat(path); err == nil {
 		return h, nil
@@ -36,10 +48,10 @@ func (o objectStore) put(content string) (string, error) {
 	}
 	f, err := os.CreateTemp(o.dir, ".tmp-*")
 	if err != nil {
-		return "", fmt.Errorf("keep a pre-image: %w", err)
+		return "", err
 	}
-	_, err = f.WriteString(content)
-	if err == nil {
+	_, err = f.Write(b)
+	if err == nil && durable {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
@@ -50,9 +62,11 @@ func (o objectStore) put(content string) (string, error) {
 	}
 	if err != nil {
 		os.Remove(f.Name())
-		return "", fmt.Errorf("keep a pre-image: %w", err)
+		return "", err
 	}
-	syncDir(o.dir) // the rename survives a power cut
+	if durable {
+		syncDir(o.dir) // the rename survives a power cut
+	}
 	return h, nil
 }
 

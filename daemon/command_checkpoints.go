@@ -185,27 +185,8 @@ func (c *commandChanges) preImage(rel string) (f store.FileCheckpoint, full bool
 // objects durable with one flush (as durable as their rows, which SQLite
 // commits without a sync in WAL mode).
 func (c *commandChanges) keep(content []byte) (string, error) {
-	h := hashOf(content)
-	path := filepath.Join(c.objects.dir, h)
-	if _, err := os.Stat(path); err == nil {
-		return h, nil
-	}
-	if err := os.MkdirAll(c.objects.dir, 0o700); err != nil {
-		return "", err
-	}
-	f, err := os.CreateTemp(c.objects.dir, ".tmp-*")
+	h, err := c.objects.write(content, false)
 	if err != nil {
-		return "", err
-	}
-	_, err = f.Write(content)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
 		return "", err
 	}
 	c.mu.Lock()

@@ -2,8 +2,6 @@ package daemon
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/aymanbagabas/go-udiff"
@@ -25,27 +23,8 @@ const maxConflictDiff = 16 << 10
 
 // putLoose keeps content like put, without waiting for the disk.
 func (o objectStore) putLoose(content string) (string, error) {
-	h := hashOf([]byte(content))
-	path := filepath.Join(o.dir, h)
-	if _, err := os.Stat(path); err == nil {
-		return h, nil
-	}
-	if err := os.MkdirAll(o.dir, 0o700); err != nil {
-		return "", fmt.Errorf("create the checkpoint store: %w", err)
-	}
-	f, err := os.CreateTemp(o.dir, ".tmp-*")
+	h, err := o.write([]byte(content), false)
 	if err != nil {
-		return "", fmt.Errorf("keep what the turn left: %w", err)
-	}
-	_, err = f.WriteString(content)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
 		return "", fmt.Errorf("keep what the turn left: %w", err)
 	}
 	return h, nil

@@ -239,29 +239,8 @@ func hearthRewind(c *clientConn, ctx context.Context, params json.RawMessage) (a
 		}
 		return rewinder{db: c.d.db}.list(ctx, rpc.RewindResult{SessionID: row.ID}, turns)
 	}
-	for {
-		s, err := c.d.lookup(ctx, row.ID)
-		if err != nil {
-			return nil, err
-		}
-		tctx, release, await, closed, err := c.d.startTurn(c, s)
-		if closed {
-			continue // the next lookup opens it again
-		}
-		if err != nil {
-			return nil, err
-		}
-		if !await() {
-			return nil, errors.New("the rewind was cancelled before it ran")
-		}
+	return asSessionTurn(c, ctx, row.ID, "rewind", func(tctx context.Context, s *openSession) (rpc.RewindResult, string, error) {
 		res, err := rewinder{db: c.d.db, objects: checkpointObjects(c.d.Config().DataDir), s: s, ed: s.toolEditor()}.run(tctx, p.Turn)
-		if err == nil {
-			updates{s}.Notice(res.Message)
-		}
-		release()
-		if err != nil {
-			return nil, err
-		}
-		return res, nil
-	}
+		return res, res.Message, err
+	})
 }

@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -108,29 +107,38 @@ func hearthUndo(c *clientConn, ctx context.Context, params json.RawMessage) (any
 	if p.DryRun {
 		return undoPreview(ctx, c.d.db, row.ID)
 	}
+	return asSessionTurn(c, ctx, row.ID, "undo", func(tctx context.Context, s *openSession) (rpc.UndoResult, string, error) {
+		res, err := undoTurn(tctx, c.d.db, checkpointObjects(c.d.Config().DataDir), s, s.toolEditor())
+		return res, res.Message, err
+	})
+}
+
+// asSessionTurn runs fn as a turn of session id, after the running one if
+// any, for an extension call (what names it in the cancellation's error);
+// the session's attached editors are shown the message fn returns, as the
+// answer to the command.
+func asSessionTurn[R any](c *clientConn, ctx context.Context, id, what string, fn func(context.Context, *openSession) (R, string, error)) (R, error) {
+	var zero R
 	for {
-		s, err := c.d.lookup(ctx, row.ID)
+		s, err := c.d.lookup(ctx, id)
 		if err != nil {
-			return nil, err
+			return zero, err
 		}
 		tctx, release, await, closed, err := c.d.startTurn(c, s)
 		if closed {
 			continue // the next lookup opens it again
 		}
 		if err != nil {
-			return nil, err
+			return zero, err
 		}
 		if !await() {
-			return nil, errors.New("the undo was cancelled before it ran")
+			return zero, fmt.Errorf("the %s was cancelled before it ran", what)
 		}
-		res, err := undoTurn(tctx, c.d.db, checkpointObjects(c.d.Config().DataDir), s, s.toolEditor())
+		res, msg, err := fn(tctx, s)
 		if err == nil {
-			updates{s}.Reply(res.Message)
+			updates{s}.Reply(msg)
 		}
 		release()
-		if err != nil {
-			return nil, err
-		}
-		return res, nil
+		return res, err
 	}
 }
