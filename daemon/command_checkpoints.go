@@ -52,7 +52,7 @@ const maxCommandPreImage = 16 << 20
 // (openSession.commands), bound on its first tool call; safe for
 // concurrent use.
 type commandChanges struct {
-	mu      sync.Mutex
+	mu      sync.Mutex // guards the fields from kept to synced, and the binding (db nil until bind)
 	db      *store.DB
 	objects objectStore
 	session string
