@@ -128,6 +128,40 @@ func TestRoundTripCommits(t *testing.T) {
 	}
 }
 
+// A command's round trip commits twice: the response that called it, before
+// the command may change anything (a daemon killed while it runs still
+// knows it ran), and the output with the next request's row, as a read's.
+// Calls of one response that may change something commit what came before
+// each of them first.
+func TestShellRoundTripCommits(t *testing.T) {
+	td := startDaemon(t, sim.Options{}, "")
+	ed := td.connect()
+	ed.initialize()
+	id := ed.newSession(td.root)
+	ed.prompt(id, "hello")
+	for _, parallel := range []int{1, 3} {
+		before, reqs := td.d.db.Commits(), len(td.sim.Received())
+		// A command that only reads runs without asking.
+		ed.prompt(id, fmt.Sprintf(`go sim:calls=6 sim:parallel=%d sim:tool=shell sim:args={"command":"cat\u0020a.txt"}`, parallel))
+		requests := len(td.sim.Received()) - reqs
+		if want := 6/parallel + 1; requests != want {
+			t.Fatalf("parallel=%d: %d requests, want %d", parallel, requests, want)
+		}
+		// Each request's row with the outputs it carries, each response
+		// that called commands, each command after the first of a response
+		// (what came before it), plus the turn's own four.
+		responses, later := requests-1, 6-(requests-1)
+		commits := td.d.db.Commits() - before
+		if want := int64(requests + responses + later + 4); commits > want {
+			t.Errorf("parallel=%d: %d commits for %d requests; want at most %d", parallel, commits, requests, want)
+		}
+		t.Logf("parallel=%d: %d commits, %d requests", parallel, commits, requests)
+	}
+	if out := lastToolOutput(t, td); !strings.Contains(out, "alpha") {
+		t.Errorf("the last command's output: %q", out)
+	}
+}
+
 // A request of a read round trip reaches the model API after its row, and
 // what it carries, are in SQLite (store.Requests.InsertAfter, one
 // transaction before the send). Seen from a connection of the test's own at

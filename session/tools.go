@@ -102,8 +102,9 @@ const maxConcurrentTools = 8
 const slowReads = 50 * time.Millisecond
 
 // runTools runs the calls of one response and stages each output, in call
-// order: a read's for the next request (or the end of the turn), to be
-// committed with its row; any other call's is committed at once.
+// order, for the next request (or the end of the turn), to be committed
+// with its row. A call that may change something runs once the response
+// that called it and the outputs before it are committed (runGroup).
 // Consecutive calls to tools that may run concurrently (ConcurrentTools:
 // reads) run side by side; the others run one at a time, in order, with
 // their permission flow. After cancellation the remaining calls are
@@ -117,14 +118,11 @@ func (b *toolbox) runTools(ctx context.Context, turnID int64, calls []ToolCall, 
 	conc, _ := b.tools.(ConcurrentTools)
 	for i := 0; i < len(calls); {
 		group := nextGroup(ctx, calls[i:], conc)
-		reads := conc != nil && conc.Concurrent(group[0].Name)
 		results, err := b.runGroup(ctx, turnID, group, sink, &staged, early)
 		if err != nil {
 			return "", err
 		}
-		if err := b.stageOutputs(ctx, turnID, group, results, sink, staged, reads); err != nil {
-			return "", err
-		}
+		b.stageOutputs(group, results, sink, staged)
 		i += len(group)
 	}
 	if ctx.Err() != nil {
@@ -175,11 +173,25 @@ func (b *toolbox) runGroup(ctx context.Context, turnID int64, group []ToolCall, 
 			results[k] = run(call)
 		}
 	case len(group) == 1 && !*staged:
+		if !b.readOnly(group[0]) {
+			// A daemon killed while this call runs must know of
+			// everything before it: the response is committed already,
+			// the outputs of the calls before it in that response are now.
+			if err := b.tr.Flush(context.WithoutCancel(ctx), turnID); err != nil {
+				return results, err
+			}
+		}
 		results[0] = run(group[0])
 	default:
 		return results, b.runConcurrent(ctx, turnID, group, results, run, sink, staged)
 	}
 	return results, nil
+}
+
+// readOnly says call changes nothing: its tool may run concurrently.
+func (b *toolbox) readOnly(call ToolCall) bool {
+	conc, ok := b.tools.(ConcurrentTools)
+	return ok && conc.Concurrent(call.Name)
 }
 
 // runConcurrent runs group side by side, each call's result into results.
@@ -224,9 +236,11 @@ func (b *toolbox) runConcurrent(ctx context.Context, turnID int64, group []ToolC
 }
 
 // stageOutputs stages each call's output, in call order, with what the
-// editor is told once it is stored: a read's goes with the next request;
-// any other call's is committed at once.
-func (b *toolbox) stageOutputs(ctx context.Context, turnID int64, group []ToolCall, results []ToolResult, sink Sink, staged, reads bool) error {
+// editor is told once it is stored: with the next request, or before the
+// next call that may change something. A command's output waits too: a
+// daemon killed before that commit answers the call as interrupted, as
+// it would had it been killed while the command ran.
+func (b *toolbox) stageOutputs(group []ToolCall, results []ToolResult, sink Sink, staged bool) {
 	for k, call := range group {
 		res := &results[k]
 		item := store.NewItem{Origin: store.OriginInput, Data: callOutput(call, res.Output, res.Images...), View: res.view()}
@@ -235,16 +249,7 @@ func (b *toolbox) stageOutputs(ctx context.Context, turnID int64, group []ToolCa
 			seen = append(seen, *res.Seen)
 		}
 		b.tr.Stage([]store.NewItem{item}, seen, told(sink, call, res, staged))
-		if !reads {
-			// A call that may have changed something is committed at
-			// once: a daemon killed before the next request must not
-			// forget that it ran.
-			if err := b.tr.Flush(context.WithoutCancel(ctx), turnID); err != nil {
-				return err
-			}
-		}
 	}
-	return nil
 }
 
 // told is what the editor hears once a call's output is stored, or lost:
