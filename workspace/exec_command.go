@@ -259,11 +259,12 @@ func (ts *Toolset) execCommand(ctx context.Context, d *toolDef, raw json.RawMess
 // guardPlants starts watching for the repositories a command plants
 // (sandbox/planted_repo.go) for the length of one call; the function it
 // returns, called once when the call ends, disarms them and says so.
-func (ts *Toolset) guardPlants() (end func() []string) {
+func (ts *Toolset) guardPlants() func() []string {
 	if ts.plants == nil {
 		return func() []string { return nil }
 	}
-	return ts.plants.Begin(ts.at.root.Path())
+	end := ts.plants.Begin(ts.at.root.Path())
+	return func() []string { return end(false) } // a process may live on after its call
 }
 
 // report takes what p printed during a call that started at start and

@@ -81,3 +81,42 @@ func TestPlantedRepoEventsMissed(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// noteChanges is a CommandChanges that keeps nothing: it lets the sandbox
+// trap a command's changes, and notes whether the last one was.
+type noteChanges struct{ trapped atomic.Bool }
+
+func (*noteChanges) Before(string) {}
+
+func (n *noteChanges) Begin() func(bool) { return func(t bool) { n.trapped.Store(t) } }
+
+// TestPlantedRepoScanSkippedWhenUntouched: a command the trap saw change
+// nothing needs no scan (no look at the events, no stat); the next command
+// that plants is still caught, and so is one that plants through a path
+// outside the workspace's view of it (a write to /tmp first).
+func TestPlantedRepoScanSkippedWhenUntouched(t *testing.T) {
+	useSandbox(t)
+	ts, dir := plantedTree(t)
+	cc := &noteChanges{}
+	ts.Commands = cc
+	ev := watchPlants(t, ts)
+	runShell(t, ts, "true", 0) // the first walk: full
+	ev.complete.Store(0)
+	ev.incomplete.Store(0)
+
+	res := runShell(t, ts, "cat src/a/b/main.go", 0)
+	if !strings.Contains(res.Output, "package b") {
+		t.Fatalf("cat: %s", res.Output)
+	}
+	if !cc.trapped.Load() {
+		t.Skip("the sandbox has no cells here") // cells need user namespaces
+	}
+	if n := ev.complete.Load() + ev.incomplete.Load(); n != 0 {
+		t.Errorf("a command that changed nothing was followed by %d scan(s)", n)
+	}
+	res = runShell(t, ts, "echo x > /tmp/x && git init -q src/a/p && git -C src/a/p config core.fsmonitor evil", 0)
+	assertDisarmed(t, "after an untouched command", res, dir, "src/a/p/.git", "evil")
+	if n := ev.complete.Load() + ev.incomplete.Load(); n != 1 {
+		t.Errorf("a command that planted was followed by %d scan(s), want 1", n)
+	}
+}

@@ -40,15 +40,15 @@ func BenchmarkPlantedRepoScan(b *testing.B) {
 		defer perDir(b)
 		for b.Loop() {
 			g := sandbox.NewPlantGuard()
-			g.Begin(root)()
+			g.Begin(root)(false)
 		}
 	})
 	g := sandbox.NewPlantGuard()
-	g.Begin(root)()
+	g.Begin(root)(false)
 	b.Run("idle", func(b *testing.B) {
 		defer perDir(b)
 		for b.Loop() {
-			if notes := g.Begin(root)(); len(notes) != 0 {
+			if notes := g.Begin(root)(false); len(notes) != 0 {
 				b.Fatal(notes)
 			}
 		}
@@ -60,7 +60,7 @@ func BenchmarkPlantedRepoScan(b *testing.B) {
 			end := g.Begin(root)
 			n++
 			os.WriteFile(filepath.Join(root, "d050", "s025", fmt.Sprintf("new%d", n)), nil, 0o644)
-			if notes := end(); len(notes) != 0 {
+			if notes := end(false); len(notes) != 0 {
 				b.Fatal(notes)
 			}
 		}
@@ -118,7 +118,7 @@ func BenchmarkPlantedRepoCheck(b *testing.B) {
 		if mode == "events" {
 			g.UseEvents(w)
 		}
-		g.Begin(root)()
+		g.Begin(root)(false)
 		n := 0
 		cmd := map[string]func(){
 			"edit": func() { os.WriteFile(filepath.Join(root, "d050", "s050", "f00.go"), []byte(fmt.Sprint(n)), 0o644) },
@@ -133,7 +133,7 @@ func BenchmarkPlantedRepoCheck(b *testing.B) {
 					end := g.Begin(root)
 					n++
 					cmd[what]()
-					if notes := end(); len(notes) != 0 {
+					if notes := end(false); len(notes) != 0 {
 						b.Fatal(notes)
 					}
 				}

@@ -95,7 +95,7 @@ func (ts *Toolset) shell(ctx context.Context, d *toolDef, raw json.RawMessage) R
 		return errorResult(msg)
 	}
 	title := commandTitle(command)
-	var planted func() []string
+	var planted func(bool) []string
 	if ts.plants != nil {
 		planted = ts.plants.Begin(ts.at.root.Path())
 	}
@@ -106,7 +106,7 @@ func (ts *Toolset) shell(ctx context.Context, d *toolDef, raw json.RawMessage) R
 	ended()
 	var notes []string
 	if planted != nil {
-		notes = planted() // sandbox/planted_repo.go: before anything else sees the tree
+		notes = planted(run.Untouched) // sandbox/planted_repo.go: before anything else sees the tree
 	}
 	if run.Err != nil {
 		return Result{IsError: true, Title: title, Output: fmt.Sprintf("cannot run the command: %v", run.Err)}

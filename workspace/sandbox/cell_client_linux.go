@@ -330,6 +330,7 @@ func (c *cell) run(ctx context.Context, dir string, prog program, timeout time.D
 	if watch != nil {
 		watch.close() // every process of the call is gone: nothing is left to trap
 		run.Trapped = true
+		run.Untouched = ended && end.rep.Err == "" && watch.trapped.Load() == 0
 	}
 	run.Output, run.Escaped = output.finish()
 	run.Total = output.out.total

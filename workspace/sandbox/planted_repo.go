@@ -98,11 +98,14 @@ func NewPlantGuard() *PlantGuard {
 	return &PlantGuard{dirs: map[string]*dirState{}, repos: map[string]*repoState{}}
 }
 
-// begin is called before a command runs in the workspace at root; the
+// Begin is called before a command runs in the workspace at root; the
 // function it returns, after the command, disarms what the command
 // planted and returns a note per repository disarmed, for the model. The
-// first begin walks the whole tree.
-func (g *PlantGuard) Begin(root string) (end func() []string) {
+// first Begin walks the whole tree. untouched says the sandbox saw the
+// command change no file (Outcome.Untouched): with no other command
+// running, there is nothing to look at, and the events it would have
+// read wait for the next scan.
+func (g *PlantGuard) Begin(root string) (end func(untouched bool) []string) {
 	g.mu.Lock()
 	if !g.ready {
 		g.own = GitDirs(root)
@@ -125,10 +128,13 @@ func (g *PlantGuard) Begin(root string) (end func() []string) {
 	}
 	g.active++
 	g.mu.Unlock()
-	return func() []string {
+	return func(untouched bool) []string {
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		g.active--
+		if untouched && g.active == 0 {
+			return nil
+		}
 		after := g.since.Add(-plantSlack).UnixNano()
 		if paths, ok := g.changedPaths(); ok {
 			return g.scanEvents(root, after, paths)

@@ -47,6 +47,11 @@ type Outcome struct {
 	Err       error  // the command could not be started
 	Confined  bool   // it ran through the sandbox helper or in a cell
 	Trapped   bool   // Command.Changes was told of every file it changed
+	// Untouched says the trap saw every process of the command end
+	// without making a syscall that can change a file, anywhere: a count
+	// of the syscalls, which a process cannot hide as it can lie about
+	// the path one names.
+	Untouched bool
 	// Total counts the bytes it printed, Output's cut middle included.
 	Total int64
 	// Wall is how long it ran, from its start to its end.

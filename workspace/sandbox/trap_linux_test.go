@@ -177,3 +177,27 @@ type changeFunc func(string)
 
 func (changeFunc) Trapped()          {}
 func (f changeFunc) Change(p string) { f(p) }
+
+// TestTrapSaysUntouched: a trapped command that made no syscall able to
+// change a file is said to have left the files untouched (its caller may
+// skip looking for what it changed); any such syscall, in the workspace or
+// not, denies it, whatever path it names.
+func TestTrapSaysUntouched(t *testing.T) {
+	useSandbox(t)
+	root := trapRoot(t)
+	_, _, run := trapRun(t, root, `cat a`)
+	if !run.Trapped {
+		t.Skip("the sandbox has no cells here") // cells need user namespaces
+	}
+	if !run.Untouched || run.ExitCode != 0 {
+		t.Errorf("cat: untouched %v, exit %d: %s", run.Untouched, run.ExitCode, run.Output)
+	}
+	for _, line := range []string{`touch c`, `echo x > /tmp/x`, `cat a > /dev/null`, `mkdir -p /tmp/d`, `sh -c 'sleep 0.01; touch sub/late' & wait`} {
+		if _, _, run := trapRun(t, root, line); run.Untouched || !run.Trapped {
+			t.Errorf("%s: untouched %v, trapped %v", line, run.Untouched, run.Trapped)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root, "sub", "late")); err != nil {
+		t.Error(err)
+	}
+}
