@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -50,6 +51,10 @@ type cellServer struct {
 
 func serveCell(args []string) int {
 	syscall.CloseOnExec(cellFD)
+	// One thread runs Go code here: the server mostly waits (for requests,
+	// for its calls' ends) and its work is short; more would spin looking
+	// for work on the CPUs its commands, and the daemon, run on.
+	runtime.GOMAXPROCS(1)
 	s := &cellServer{ruleset: -1}
 	if err := s.setUp(args); err != nil {
 		s.reply(cellReply{Err: "the sandbox cell: " + err.Error()}, -1)
@@ -204,10 +209,10 @@ func (s *cellServer) await(id uint64, sp *spareCall) {
 	if !early {
 		s.reply(rep, -1)
 	}
-	// The next call's init is made now, between calls (while the model
+	// The next call's init is made between calls (while the model
 	// answers), not while this one ran: on a busy machine it would take
-	// CPU from the command.
-	s.refill()
+	// CPU from the command; nor at once (refillDelay).
+	s.refillSoon()
 	// The cgroup goes after the answer: the kernel may take milliseconds
 	// to release it, which the command's caller need not wait for.
 	sp.bound.done()

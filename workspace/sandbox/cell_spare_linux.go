@@ -26,13 +26,37 @@ type spareCall struct {
 // spareSlot holds at most one spareCall and at most one goroutine making
 // it, so that a command's own time has none of the init's set-up (the
 // pid namespace, the process bound, Landlock): a call takes the spare and
-// the next is made once it has ended. It lives as long as the cell server.
+// the next is made shortly after it has ended (refillSoon). It lives as
+// long as the cell server.
 type spareSlot struct {
 	mu     sync.Mutex
 	ready  *spareCall
 	making chan struct{} // closed when the goroutine making one has put it in ready
+	soon   *time.Timer   // refillSoon's, pending or fired; nil before the first
 	closed bool
 	wg     sync.WaitGroup // the making goroutine and discards
+}
+
+// refillDelay is how long after a call's end the next spare is made. The
+// caller has work of its own then (it reads the output, commits it, sends
+// the model its next request), and on a machine of few CPUs an init made at
+// that moment takes them from it; the model's answer takes longer than
+// this. A call that comes sooner makes its init itself (takeSpare).
+const refillDelay = 10 * time.Millisecond
+
+// refillSoon has refill run after refillDelay.
+func (s *cellServer) refillSoon() {
+	sl := &s.spare
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	if sl.closed {
+		return
+	}
+	if sl.soon == nil {
+		sl.soon = time.AfterFunc(refillDelay, s.refill)
+		return
+	}
+	sl.soon.Reset(refillDelay)
 }
 
 // refill starts making a spare unless one is ready or being made.
@@ -142,6 +166,9 @@ func (s *cellServer) closeSpare() {
 	sl.mu.Lock()
 	sl.closed = true
 	ch := sl.making
+	if sl.soon != nil {
+		sl.soon.Stop() // a refill it runs anyway finds the slot closed
+	}
 	sl.mu.Unlock()
 	if ch != nil {
 		<-ch
