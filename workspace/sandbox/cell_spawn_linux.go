@@ -60,10 +60,14 @@ struct hearth_call {
 	char *const *envp;
 	const void *trap_prog;     // struct sock_fprog of the file-change trap, NULL: none
 	int trap_fd;               // the socket its listener is sent on, -1: none
+	int trap_err;              // the errno of a trap the shell's starter could not set, 0: none
 };
 
 // send_trap installs the file-change trap (trap_linux.go) on this process,
-// which the shell inherits, and sends its listener on c->trap_fd.
+// the shell's starter, which the shell inherits, and sends its listener on
+// c->trap_fd. The init stays out of it: the listener hangs up once the
+// call's last process is reaped, before the init reports the end, so the
+// daemon's side of the trap has ended by the time it hears of it.
 static int send_trap(struct hearth_call *c) {
 	int l = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, c->trap_prog);
 	if (l < 0) return -1;
@@ -152,6 +156,10 @@ static int start_shell(void *arg) {
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (c->trap_prog && c->trap_fd >= 0 && send_trap(c) < 0) {
+		c->trap_err = errno ? errno : EIO; // the init reads it: this starter shares its memory
+		_exit(127);
+	}
 	if (dup2(c->null_fd, 0) < 0 || dup2(c->out_fd, 1) < 0 || dup2(c->out_fd, 2) < 0) _exit(127);
 	if (c->tty && (setsid() < 0 || ioctl(0, TIOCSCTTY, 0) < 0)) _exit(127);
 	execve(c->path, c->argv, c->envp);
@@ -232,14 +240,15 @@ static int call_init(void *arg) {
 	c->out_fd = fds[0];
 	c->null_fd = fds[1];
 	if (chdir(c->dir) < 0) fail(c, 6);
-	if (nfds > 2) { // the socket the file-change trap's listener goes on
-		c->trap_fd = fds[2];
-		if (!c->trap_prog) close(fds[2]);
-		else if (send_trap(c) < 0) fail(c, 11);
-	}
+	if (nfds > 2) c->trap_fd = fds[2]; // the socket the file-change trap's listener goes on (start_shell)
 	// vfork-like: this init waits until the shell has exec'd.
 	pid_t sh = clone(start_shell, sh_stack, CLONE_VM | CLONE_VFORK | SIGCHLD, c);
 	if (sh < 0) fail(c, 9);
+	if (c->trap_fd >= 0) close(c->trap_fd);
+	if (c->trap_err) {
+		errno = c->trap_err;
+		fail(c, 11);
+	}
 	int status_fd = c->status_fd, grace_ms = c->grace_ms;
 	close(fds[0]); // the call's processes hold the output now: EOF when they are gone
 	close(fds[1]);
