@@ -66,9 +66,25 @@ func benchSmallFile(b *testing.B) *Toolset {
 // counted once the cell is closed and reaped after the loop — which a
 // machine's load moves less than the wall time.
 func benchTool(b *testing.B, ts *Toolset, cfg sandbox.Config, tool string, args []byte) {
+	benchToolPaced(b, ts, cfg, tool, args, 0)
+}
+
+// modelGap is the pause between two calls of a paced benchmark: a model's
+// answer, shorter than any real one.
+const modelGap = 20 * time.Millisecond
+
+// benchToolPaced is benchTool with gap between calls, off the clock: the
+// pattern of an agent's loop, where the model answers between two calls
+// (and the cell makes the next call's init meanwhile).
+func benchToolPaced(b *testing.B, ts *Toolset, cfg sandbox.Config, tool string, args []byte, gap time.Duration) {
 	b.ReportAllocs()
 	cpu0 := treeCPUTime(b)
 	for b.Loop() {
+		if gap > 0 {
+			b.StopTimer()
+			time.Sleep(gap) // the model's answer, not a wait for an event
+			b.StartTimer()
+		}
 		res := ts.Run(context.Background(), tool, args)
 		if res.IsError || !strings.Contains(res.Output, "the quick brown fox") {
 			b.Fatalf("%s: %+v", tool, res)
@@ -96,6 +112,17 @@ func treeCPUTime(b *testing.B) time.Duration {
 func BenchmarkShellSandboxed(b *testing.B) {
 	ts := benchSmallFile(b)
 	benchTool(b, ts, useBenchSandbox(b), "shell", []byte(`{"command":"cat small.txt"}`))
+}
+
+func BenchmarkShellSandboxedPaced(b *testing.B) {
+	ts := benchSmallFile(b)
+	benchToolPaced(b, ts, useBenchSandbox(b), "shell", []byte(`{"command":"cat small.txt"}`), modelGap)
+}
+
+func BenchmarkShellUnsandboxedPaced(b *testing.B) {
+	ts := benchSmallFile(b)
+	sandbox.Set(sandbox.Config{})
+	benchToolPaced(b, ts, sandbox.Config{}, "shell", []byte(`{"command":"cat small.txt"}`), modelGap)
 }
 
 func BenchmarkShellSandboxedNoNetwork(b *testing.B) {
