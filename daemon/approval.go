@@ -66,6 +66,10 @@ func decideCommand(mode string, req CommandRequest, rules []string) commandVerdi
 		if req.Escalate {
 			return commandVerdict{refuse: "full-auto mode runs every command in its sandbox and asks nobody, so a command cannot run outside it; run it with sandbox_permissions \"use_default\", or tell the user what it needs"}
 		}
+		if cmdsafe.ReadOnly(req.Command) {
+			// Run as a read (workspace.ReadOnlyCall): it must not write.
+			return commandVerdict{grant: CommandGrant{Access: sandbox.AccessReadOnly}}
+		}
 		return commandVerdict{}
 	}
 	if req.Escalate {

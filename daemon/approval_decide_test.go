@@ -7,8 +7,9 @@ import (
 )
 
 // TestDecideCommand: the decision of every mode for a command that only
-// reads, one a rule covers, one it does not, and an escalation; a rule
-// never gives more than the mode's sandbox.
+// reads (run with the workspace read-only in every mode that runs it), one
+// a rule covers, one it does not, and an escalation; a rule never gives
+// more than the mode's sandbox.
 func TestDecideCommand(t *testing.T) {
 	rules := []string{"go test"}
 	esc := CommandRequest{Command: "go test ./...", Escalate: true, Justification: "why?"}
@@ -30,6 +31,7 @@ func TestDecideCommand(t *testing.T) {
 		{ModeAutoEdit, esc, false, true, sandbox.AccessEscalated, ""},
 		{ModeFullAuto, esc, true, false, 0, ""},
 		{ModeFullAuto, CommandRequest{Command: "rm -rf build"}, false, false, sandbox.AccessWorkspace, ""},
+		{ModeFullAuto, CommandRequest{Command: "cat a.txt"}, false, false, sandbox.AccessReadOnly, ""}, // run as a read: it must not write
 	} {
 		v := decideCommand(c.mode, c.req, rules)
 		var got string

@@ -453,14 +453,15 @@ type sessionTools struct {
 	s *openSession
 }
 
-// Concurrent says which calls may run side by side: the read-only tools,
-// which never ask the user.
-func (t *sessionTools) Concurrent(name string) bool {
-	if tool, _, ok := t.s.mcpTool(name); ok {
+// Concurrent says which calls may run side by side: those that only read
+// and never ask the user — a read-only tool's, a command that only reads
+// (workspace.ReadOnlyCall; decideCommand runs it read-only and unasked, or
+// refuses it in read-only mode).
+func (t *sessionTools) Concurrent(call session.ToolCall) bool {
+	if tool, _, ok := t.s.mcpTool(call.Name); ok {
 		return tool.ReadOnly
 	}
-	tool, ok := t.s.ws.tools.Lookup(name)
-	return ok && tool.ReadOnly
+	return workspace.ReadOnlyCall(call.Name, json.RawMessage(call.Arguments))
 }
 
 // Run runs a call and keeps its output within the session's tool-output

@@ -128,7 +128,8 @@ func TestRoundTripCommits(t *testing.T) {
 	}
 }
 
-// A command's round trip commits twice: the response that called it, before
+// A command that may change something (`touch` outside the workspace: no
+// checkpoint row) commits twice a round trip: the response that called it, before
 // the command may change anything (a daemon killed while it runs still
 // knows it ran), and the output with the next request's row, as a read's.
 // Calls of one response that may change something commit what came before
@@ -138,11 +139,11 @@ func TestShellRoundTripCommits(t *testing.T) {
 	ed := td.connect()
 	ed.initialize()
 	id := ed.newSession(td.root)
+	ed.must("session/set_mode", map[string]any{"sessionId": id, "modeId": ModeFullAuto}, nil) // commands run without asking
 	ed.prompt(id, "hello")
 	for _, parallel := range []int{1, 3} {
 		before, reqs := td.d.db.Commits(), len(td.sim.Received())
-		// A command that only reads runs without asking.
-		ed.prompt(id, fmt.Sprintf(`go sim:calls=6 sim:parallel=%d sim:tool=shell sim:args={"command":"cat\u0020a.txt"}`, parallel))
+		ed.prompt(id, fmt.Sprintf(`go sim:calls=6 sim:parallel=%d sim:tool=shell sim:args={"command":"touch\u0020/tmp/rt;cat\u0020a.txt"}`, parallel))
 		requests := len(td.sim.Received()) - reqs
 		if want := 6/parallel + 1; requests != want {
 			t.Fatalf("parallel=%d: %d requests, want %d", parallel, requests, want)
@@ -159,6 +160,35 @@ func TestShellRoundTripCommits(t *testing.T) {
 	}
 	if out := lastToolOutput(t, td); !strings.Contains(out, "alpha") {
 		t.Errorf("the last command's output: %q", out)
+	}
+}
+
+// A command that only reads (cmdsafe's list: `cat a.txt`) is a read: the
+// calls of one response run side by side, starting before the response
+// ends, and a round trip commits once, in every mode that runs it without
+// asking.
+func TestReadOnlyCommandRoundTripCommits(t *testing.T) {
+	for _, mode := range []string{ModeFullAuto, ModeAsk} {
+		t.Run(mode, func(t *testing.T) {
+			td := startDaemon(t, sim.Options{}, "")
+			ed := td.connect()
+			ed.initialize()
+			id := ed.newSession(td.root)
+			ed.must("session/set_mode", map[string]any{"sessionId": id, "modeId": mode}, nil)
+			ed.prompt(id, "hello")
+			before, reqs := td.d.db.Commits(), len(td.sim.Received())
+			ed.prompt(id, `go sim:calls=6 sim:parallel=2 sim:tool=shell sim:args={"command":"cat\u0020a.txt"}`)
+			requests := len(td.sim.Received()) - reqs
+			if requests != 4 {
+				t.Fatalf("%d requests, want 4", requests)
+			}
+			if commits := td.d.db.Commits() - before; commits > int64(requests+4) {
+				t.Errorf("%d commits for %d requests; want at most 1 each, plus 4 for the turn", commits, requests)
+			}
+			if out := lastToolOutput(t, td); !strings.Contains(out, "alpha") {
+				t.Errorf("the last command's output: %q", out)
+			}
+		})
 	}
 }
 

@@ -302,7 +302,7 @@ type barrierTools struct {
 	all     chan struct{}
 }
 
-func (b *barrierTools) Concurrent(name string) bool { return name == "read_file" }
+func (b *barrierTools) Concurrent(call session.ToolCall) bool { return call.Name == "read_file" }
 
 func (b *barrierTools) Run(ctx context.Context, call session.ToolCall) session.ToolResult {
 	if call.Name == "read_file" {
@@ -390,7 +390,7 @@ func TestChangedSettingsReachTheNextRequest(t *testing.T) {
 // readTools says read_file may run concurrently.
 type readTools struct{ *wsTools }
 
-func (readTools) Concurrent(name string) bool { return name == "read_file" }
+func (readTools) Concurrent(call session.ToolCall) bool { return call.Name == "read_file" }
 
 // storedCheck is a Sink that checks, as it is told, that what it is told of
 // is in the store: a call said to run has its function_call stored, a call

@@ -37,7 +37,7 @@ const maxEarlyReads = maxConcurrentTools
 // call was started.
 func (b *toolbox) startEarly(ctx context.Context, er *earlyReads, call ToolCall) *earlyReads {
 	conc, ok := b.tools.(ConcurrentTools)
-	if !ok || call.CallID == "" || !conc.Concurrent(call.Name) {
+	if !ok || call.CallID == "" || !conc.Concurrent(call) {
 		return er
 	}
 	if er == nil {

@@ -19,12 +19,13 @@ type Tools interface {
 	Run(ctx context.Context, call ToolCall) ToolResult
 }
 
-// ConcurrentTools is implemented by Tools whose calls of some tools (those
-// that only read, and never ask the user) may run side by side: the calls
-// of one response to such tools run concurrently, their outputs still
-// committed in call order.
+// ConcurrentTools is implemented by Tools some of whose calls (those that
+// only read, and never ask the user: a read-only tool's, a command that
+// only reads) may run side by side: such calls of one response run
+// concurrently, may start before the response ends, and are committed
+// with the next request, their outputs in call order.
 type ConcurrentTools interface {
-	Concurrent(name string) bool
+	Concurrent(call ToolCall) bool
 }
 
 // ToolCall is one tool call the model made: a function call, or a custom
@@ -84,7 +85,7 @@ func (b *toolbox) onlyReads(output []json.RawMessage) bool {
 	calls := 0
 	for _, it := range output {
 		if call, ok := readItem(it).call(); ok {
-			if !conc.Concurrent(call.Name) {
+			if !conc.Concurrent(call) {
 				return false
 			}
 			calls++
@@ -136,8 +137,8 @@ func (b *toolbox) runTools(ctx context.Context, turnID int64, calls []ToolCall, 
 // maxConcurrentTools), or the first call alone.
 func nextGroup(ctx context.Context, calls []ToolCall, conc ConcurrentTools) []ToolCall {
 	j := 1
-	if conc != nil && ctx.Err() == nil && conc.Concurrent(calls[0].Name) {
-		for j < len(calls) && j < maxConcurrentTools && conc.Concurrent(calls[j].Name) {
+	if conc != nil && ctx.Err() == nil && conc.Concurrent(calls[0]) {
+		for j < len(calls) && j < maxConcurrentTools && conc.Concurrent(calls[j]) {
 			j++
 		}
 	}
@@ -191,7 +192,7 @@ func (b *toolbox) runGroup(ctx context.Context, turnID int64, group []ToolCall, 
 // readOnly says call changes nothing: its tool may run concurrently.
 func (b *toolbox) readOnly(call ToolCall) bool {
 	conc, ok := b.tools.(ConcurrentTools)
-	return ok && conc.Concurrent(call.Name)
+	return ok && conc.Concurrent(call)
 }
 
 // runConcurrent runs group side by side, each call's result into results.

@@ -302,11 +302,10 @@ func (b readTools) Specs() []json.RawMessage {
 	return out
 }
 
-// Concurrent is the daemon's rule: read-only tools run side by side, and a
-// response that only calls them commits with the next request.
-func (b readTools) Concurrent(name string) bool {
-	t, ok := b.ts.Lookup(name)
-	return ok && t.ReadOnly
+// Concurrent is the daemon's rule: calls that only read run side by side,
+// and a response that only makes them commits with the next request.
+func (b readTools) Concurrent(call session.ToolCall) bool {
+	return workspace.ReadOnlyCall(call.Name, json.RawMessage(call.Arguments))
 }
 
 // Run runs the call and, as the daemon does, records what the model saw of
