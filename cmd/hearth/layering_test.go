@@ -24,7 +24,7 @@ var allowed = map[string][]string{
 	"mcp":               {},
 	"mcp/mcptest":       {}, // imported by tests only: a tiny MCP server
 	"safesocket":        {},
-	"workspace":         {"store", "workspace/patch", "workspace/watch", "workspace/sandbox"},
+	"workspace":         {"store", "workspace/patch", "workspace/watch", "workspace/sandbox", "workspace/cmdsafe"},
 	"workspace/patch":   {},
 	"workspace/watch":   {},
 	"workspace/sandbox": {},
