@@ -32,7 +32,11 @@ func (t *sessionTools) authorizeCommand(ctx context.Context, call session.ToolCa
 	if perms[tool.Name] == store.Reject {
 		return CommandGrant{}, refused("the user rejected every %s call in this session; do not retry it", tool.Name), false
 	}
-	v := decideCommand(mode, req, t.rules().patterns(ctx, store.RuleCommand))
+	v := decideCommand(mode, req, nil)
+	if v.ask && !req.Escalate {
+		// Rules only spare a question: read them only for one.
+		v = decideCommand(mode, req, t.rules().patterns(ctx, store.RuleCommand))
+	}
 	switch {
 	case v.refuse != "":
 		return CommandGrant{}, refused("%s", v.refuse), false
