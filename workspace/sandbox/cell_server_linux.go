@@ -47,6 +47,9 @@ type cellServer struct {
 	spare spareSlot
 	live  sync.Map // call id → its init's pidfd, while it runs: killAll's
 	seq   atomic.Uint64
+	// trapNext says whether the next spare is made under the file-change
+	// trap: as the last call asked (takeSpare); at first, as a daemon asks.
+	trapNext atomic.Bool
 }
 
 func serveCell(args []string) int {
@@ -56,6 +59,7 @@ func serveCell(args []string) int {
 	// for work on the CPUs its commands, and the daemon, run on.
 	runtime.GOMAXPROCS(1)
 	s := &cellServer{ruleset: -1}
+	s.trapNext.Store(trapReadable()) // a daemon traps its sessions' commands where it can read them
 	if err := s.setUp(args); err != nil {
 		s.reply(cellReply{Err: "the sandbox cell: " + err.Error()}, -1)
 		return 126
@@ -161,15 +165,13 @@ func (s *cellServer) start(req cellRequest, out, in int) {
 		fail(fmt.Errorf("build the sandbox rules: %w", err))
 		return
 	}
-	sp, err := s.takeSpare(gen)
+	sp, err := s.takeSpare(gen, req.Trap)
 	if err != nil {
 		fail(err)
 		return
 	}
-	cmd := callCommand{outFD: out, inFD: in, tty: req.TTY, trapFD: -1, dir: req.Dir, path: req.Path, argv: req.Argv, env: req.Env}
-	trap := newCallTrap(req.Trap, &cmd) // trap_server_linux.go
-	sp.pc.launch(cmd)
-	listener := trap.listener()
+	sp.pc.launch(callCommand{outFD: out, inFD: in, tty: req.TTY, dir: req.Dir, path: req.Path, argv: req.Argv, env: req.Env})
+	listener := sp.pc.trap
 	if listener >= 0 {
 		defer unix.Close(listener) // the daemon holds it once the reply is sent
 	}

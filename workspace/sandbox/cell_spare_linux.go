@@ -13,7 +13,8 @@ import (
 
 // spareCall is a call's init made ahead of its command: in its pid
 // namespace (and user namespace or pids cgroup: its process bound),
-// confined by the ruleset of generation gen, waiting for launch. It lives
+// confined by the ruleset of generation gen, under the file-change trap
+// when trap, waiting for launch. It lives
 // in the cell's spareSlot until a call takes it (its lifetime is then the
 // call's) or the cell discards it.
 type spareCall struct {
@@ -21,6 +22,7 @@ type spareCall struct {
 	bound  callBound
 	status int    // the read end of the init's report pipe
 	gen    uint64 // the ruleset generation it is confined by
+	trap   bool   // asked for the trap (pc.trap holds its listener where the filter exists)
 }
 
 // spareSlot holds at most one spareCall and at most one goroutine making
@@ -70,9 +72,10 @@ func (s *cellServer) refill() {
 	done := make(chan struct{})
 	sl.making = done
 	sl.wg.Add(1)
+	trap := s.trapNext.Load()
 	go func() {
 		defer sl.wg.Done()
-		sp, err := s.prepareSpare()
+		sp, err := s.prepareSpare(trap)
 		sl.mu.Lock()
 		defer sl.mu.Unlock()
 		if err == nil {
@@ -88,9 +91,11 @@ func (s *cellServer) refill() {
 }
 
 // takeSpare is an init for a call confined by the ruleset of generation
-// gen: the spare when it is of gen (waiting for it when it is being made),
-// else one made now.
-func (s *cellServer) takeSpare(gen uint64) (*spareCall, error) {
+// gen, trapped when trap: the spare when it is both (waiting for it when
+// it is being made), else one made now. The next spare is made trapped or
+// not as this call is: a daemon asks the same of all its calls.
+func (s *cellServer) takeSpare(gen uint64, trap bool) (*spareCall, error) {
+	s.trapNext.Store(trap)
 	sl := &s.spare
 	sl.mu.Lock()
 	if ch := sl.making; ch != nil {
@@ -101,18 +106,18 @@ func (s *cellServer) takeSpare(gen uint64) (*spareCall, error) {
 	sp := sl.ready
 	sl.ready = nil
 	sl.mu.Unlock()
-	if sp != nil && sp.gen == gen {
+	if sp != nil && sp.gen == gen && sp.trap == trap {
 		return sp, nil
 	}
 	if sp != nil {
-		s.discardSpare(sp) // the rules changed since it was made
+		s.discardSpare(sp) // the rules changed since it was made, or the trap was not what this call asks
 	}
-	return s.prepareSpare()
+	return s.prepareSpare(trap)
 }
 
-// prepareSpare makes an init confined by the current ruleset, its report
-// pipe and its process bound.
-func (s *cellServer) prepareSpare() (*spareCall, error) {
+// prepareSpare makes an init confined by the current ruleset, under the
+// trap when trap, its report pipe and its process bound.
+func (s *cellServer) prepareSpare(trap bool) (*spareCall, error) {
 	ruleset, flags, gen, err := s.rulesetCopy()
 	if err != nil {
 		return nil, fmt.Errorf("build the sandbox rules: %w", err)
@@ -133,7 +138,7 @@ func (s *cellServer) prepareSpare() (*spareCall, error) {
 	pc, err := prepareCall(callSpec{
 		rulesetFD: ruleset, rulesetFlags: flags,
 		ownUserNS: bound.ownUserNS, uid: os.Getuid(), gid: os.Getgid(), nproc: bound.nproc,
-		cgroupFD: bound.procsFD, statusFD: status[1], grace: int(KillGrace / time.Millisecond),
+		cgroupFD: bound.procsFD, statusFD: status[1], grace: int(KillGrace / time.Millisecond), trap: trap,
 	})
 	bound.started()
 	if err != nil {
@@ -141,13 +146,16 @@ func (s *cellServer) prepareSpare() (*spareCall, error) {
 		bound.done()
 		return nil, err
 	}
-	return &spareCall{pc: pc, bound: bound, status: status[0], gen: gen}, nil
+	return &spareCall{pc: pc, bound: bound, status: status[0], gen: gen, trap: trap}, nil
 }
 
 // discardSpare ends a spare that will run nothing and, in the background,
 // reaps it and releases its bound.
 func (s *cellServer) discardSpare(sp *spareCall) {
 	sp.pc.discard()
+	if sp.pc.trap >= 0 {
+		unix.Close(sp.pc.trap)
+	}
 	s.spare.wg.Add(1)
 	go func() {
 		defer s.spare.wg.Done()

@@ -59,31 +59,29 @@ struct hearth_call {
 	char *const *argv;
 	char *const *envp;
 	const void *trap_prog;     // struct sock_fprog of the file-change trap, NULL: none
-	int trap_fd;               // the socket its listener is sent on, -1: none
-	int trap_err;              // the errno of a trap the shell's starter could not set, 0: none
 };
 
-// send_trap installs the file-change trap (trap_linux.go) on this process,
-// the shell's starter, which the shell inherits, and sends its listener on
-// c->trap_fd. The init stays out of it: the listener hangs up once the
-// call's last process is reaped, before the init reports the end, so the
-// daemon's side of the trap has ended by the time it hears of it.
-static int send_trap(struct hearth_call *c) {
-	int l = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, c->trap_prog);
-	if (l < 0) return -1;
-	char one = 0, ctl[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { &one, 1 };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof ctl };
-	struct cmsghdr *h = CMSG_FIRSTHDR(&m);
-	h->cmsg_level = SOL_SOCKET;
-	h->cmsg_type = SCM_RIGHTS;
-	h->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(h), &l, sizeof(int));
+// send_ready tells the server on ctl that the init waits for its command:
+// one byte, carrying the file-change trap's listener when fd is not -1.
+static void send_ready(int ctl, int fd) {
+	char b = 'r', buf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { &b, 1 };
+	struct msghdr m;
+	memset(&m, 0, sizeof m);
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
+	if (fd >= 0) {
+		memset(buf, 0, sizeof buf);
+		m.msg_control = buf;
+		m.msg_controllen = sizeof buf;
+		struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+		h->cmsg_level = SOL_SOCKET;
+		h->cmsg_type = SCM_RIGHTS;
+		h->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(h), &fd, sizeof(int));
+	}
 	ssize_t n;
-	do { n = sendmsg(c->trap_fd, &m, MSG_NOSIGNAL); } while (n < 0 && errno == EINTR);
-	close(l);
-	close(c->trap_fd);
-	return n == 1 ? 0 : -1;
+	do { n = sendmsg(ctl, &m, MSG_NOSIGNAL); } while (n < 0 && errno == EINTR);
 }
 
 // A report on status_fd: what ended the call. kind 0: the shell's wait
@@ -156,10 +154,6 @@ static int start_shell(void *arg) {
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	if (c->trap_prog && c->trap_fd >= 0 && send_trap(c) < 0) {
-		c->trap_err = errno ? errno : EIO; // the init reads it: this starter shares its memory
-		_exit(127);
-	}
 	if (dup2(c->null_fd, 0) < 0 || dup2(c->out_fd, 1) < 0 || dup2(c->out_fd, 2) < 0) _exit(127);
 	if (c->tty && (setsid() < 0 || ioctl(0, TIOCSCTTY, 0) < 0)) _exit(127);
 	execve(c->path, c->argv, c->envp);
@@ -173,9 +167,9 @@ static int start_shell(void *arg) {
 }
 
 // call_init runs as pid 1 of the call's pid namespace. It confines
-// itself, tells the server it is ready on ctl_fd and waits there for its
-// command: a byte carrying the output and stdin descriptors (and the
-// socket for the file-change trap's listener, when trapped), the rest of
+// itself (the file-change trap too, when trap_prog), tells the server it is
+// ready on ctl_fd (with the trap's listener) and waits there for its
+// command: a byte carrying the output and stdin descriptors, the rest of
 // the call (dir, program, arguments, environment, tty) in the spec, which
 // the server fills before it sends. It then starts the shell, closes ctl_fd
 // (the server may free the spec), reaps every process of the call as it
@@ -224,9 +218,17 @@ static int call_init(void *arg) {
 	memset(data, 0, sizeof data);
 	if (syscall(SYS_capset, &hdr, data) < 0) fail(c, 10);
 
+	// The file-change trap (trap_linux.go), made ahead with the rest: the
+	// init and everything it starts run under it; its listener goes to
+	// the server with the ready byte.
+	int listener = -1;
+	if (c->trap_prog) {
+		listener = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, c->trap_prog);
+		if (listener < 0) fail(c, 11);
+	}
 	// Ready: wait for the command.
-	char b = 'r';
-	while (write(ctl, &b, 1) < 0 && errno == EINTR) {}
+	send_ready(ctl, listener);
+	if (listener >= 0) close(listener);
 	int fds[3] = { -1, -1, -1 }, nfds = 0;
 	if (recv_fds(ctl, fds, &nfds) <= 0 || nfds < 2) _exit(0); // discarded
 	// Above stdin, stdout and stderr, which start_shell's dup2s fill.
@@ -240,15 +242,9 @@ static int call_init(void *arg) {
 	c->out_fd = fds[0];
 	c->null_fd = fds[1];
 	if (chdir(c->dir) < 0) fail(c, 6);
-	if (nfds > 2) c->trap_fd = fds[2]; // the socket the file-change trap's listener goes on (start_shell)
 	// vfork-like: this init waits until the shell has exec'd.
 	pid_t sh = clone(start_shell, sh_stack, CLONE_VM | CLONE_VFORK | SIGCHLD, c);
 	if (sh < 0) fail(c, 9);
-	if (c->trap_fd >= 0) close(c->trap_fd);
-	if (c->trap_err) {
-		errno = c->trap_err;
-		fail(c, 11);
-	}
 	int status_fd = c->status_fd, grace_ms = c->grace_ms;
 	close(fds[0]); // the call's processes hold the output now: EOF when they are gone
 	close(fds[1]);
@@ -319,13 +315,13 @@ static ssize_t recv_fds(int fd, int *fds, int *nfds) {
 
 // hearth_prepare starts a call's init in a new pid namespace (and a user
 // namespace when asked) and returns its pid, with a pidfd, the server's
-// end of its control socket and the stack to free once it has exited
-// (hearth_free_stack), or -errno. It returns once the init is confined and
+// end of its control socket, the file-change trap's listener (-1: none)
+// and the stack to free once it has exited (hearth_free_stack), or -errno. It returns once the init is confined and
 // waits for its command (hearth_launch), or has failed (its report is on
 // status_fd). Signals stay blocked across the clone so none reaches Go's
 // handlers in the child. c's confinement fields are read before it
 // returns; the command's fields, which hearth_launch fills, only after.
-static int hearth_prepare(struct hearth_prepared *p, int *pidfd, int *ctl, void **stack) {
+static int hearth_prepare(struct hearth_prepared *p, int *pidfd, int *ctl, int *trap, void **stack) {
 	struct hearth_call *c = &p->c;
 	char *mem = mmap(NULL, 2 * CALL_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
 	if (mem == MAP_FAILED) return -errno;
@@ -348,22 +344,23 @@ static int hearth_prepare(struct hearth_prepared *p, int *pidfd, int *ctl, void 
 		munmap(mem, 2 * CALL_STACK);
 		return -err;
 	}
-	char b;
-	while (read(sv[0], &b, 1) < 0 && errno == EINTR) {} // ready, or EOF: failed
+	int fds[3] = { -1, -1, -1 }, nfds = 0;
+	recv_fds(sv[0], fds, &nfds); // ready (with the trap's listener), or EOF: failed
+	for (int i = 1; i < nfds; i++) close(fds[i]);
+	*trap = fds[0];
 	*ctl = sv[0];
 	*stack = mem;
 	return pid;
 }
 
 // hearth_launch hands a prepared init its command: a byte on ctl carrying
-// the output and stdin descriptors (and the socket for the file-change
-// trap's listener, trap_fd, when not -1); then it waits until the shell has
+// the output and stdin descriptors; then it waits until the shell has
 // started or the init has failed (ctl's EOF either way: a failure is on
 // status_fd), and closes ctl. The spec's command fields are set before.
-static void hearth_launch(int ctl, int out_fd, int in_fd, int trap_fd) {
+static void hearth_launch(int ctl, int out_fd, int in_fd) {
 	char b = 'g';
 	struct iovec iov = { &b, 1 };
-	int fds[3] = { out_fd, in_fd, trap_fd }, nfds = trap_fd >= 0 ? 3 : 2;
+	int fds[2] = { out_fd, in_fd }, nfds = 2;
 	union { struct cmsghdr h; char buf[CMSG_SPACE(3 * sizeof(int))]; } u;
 	memset(&u, 0, sizeof u);
 	struct msghdr m;
@@ -411,7 +408,8 @@ type callSpec struct {
 	nproc        int // RLIMIT_NPROC in that namespace
 	cgroupFD     int // the call's pids cgroup's cgroup.procs, -1: none
 	statusFD     int
-	grace        int // ms
+	grace        int  // ms
+	trap         bool // under the file-change trap (trapProgram), its listener made with the init
 }
 
 // callCommand is what a prepared init runs.
@@ -419,7 +417,6 @@ type callCommand struct {
 	outFD     int
 	inFD      int  // the shell's stdin
 	tty       bool // inFD is a terminal: the shell's controlling one
-	trapFD    int  // the socket the trap's listener is sent on, -1: no trap
 	dir       string
 	path      string // argv[0] when ""
 	argv, env []string
@@ -430,6 +427,7 @@ type callCommand struct {
 // init's stack (freeCallStack) until the init has been reaped.
 type preparedCall struct {
 	pid, pidfd int
+	trap       int // the file-change trap's listener, -1: none; the caller's to close
 	stack      unsafe.Pointer
 	ctl        C.int
 	p          *C.struct_hearth_prepared // C memory the init reads
@@ -450,16 +448,19 @@ func prepareCall(spec callSpec) (*preparedCall, error) {
 	}
 	c.nproc = C.long(spec.nproc)
 	c.cgroup_fd = C.int(spec.cgroupFD)
-	c.out_fd, c.null_fd, c.status_fd, c.trap_fd = -1, -1, C.int(spec.statusFD), -1
+	c.out_fd, c.null_fd, c.status_fd = -1, -1, C.int(spec.statusFD)
 	c.grace_ms = C.int(spec.grace)
-	pc := &preparedCall{pidfd: -1, ctl: -1, p: p}
-	var fd C.int = -1
-	r := C.hearth_prepare(p, &fd, &pc.ctl, &pc.stack)
+	if spec.trap {
+		c.trap_prog = trapProgram()
+	}
+	pc := &preparedCall{pidfd: -1, trap: -1, ctl: -1, p: p}
+	var fd, trap C.int = -1, -1
+	r := C.hearth_prepare(p, &fd, &pc.ctl, &trap, &pc.stack)
 	if r < 0 {
 		C.free(unsafe.Pointer(p))
 		return nil, fmt.Errorf("start the call: %w", syscall.Errno(-r))
 	}
-	pc.pid, pc.pidfd = int(r), int(fd)
+	pc.pid, pc.pidfd, pc.trap = int(r), int(fd), int(trap)
 	return pc, nil
 }
 
@@ -471,9 +472,6 @@ func (pc *preparedCall) launch(cmd callCommand) {
 	if cmd.tty {
 		c.tty = 1
 	}
-	if cmd.trapFD >= 0 {
-		c.trap_prog = trapProgram()
-	}
 	c.dir = C.CString(cmd.dir)
 	path := cmd.path
 	if path == "" {
@@ -483,7 +481,7 @@ func (pc *preparedCall) launch(cmd callCommand) {
 	argv, freeArgv := cStrings(cmd.argv)
 	envp, freeEnv := cStrings(cmd.env)
 	c.argv, c.envp = argv, envp
-	C.hearth_launch(pc.ctl, C.int(cmd.outFD), C.int(cmd.inFD), C.int(cmd.trapFD))
+	C.hearth_launch(pc.ctl, C.int(cmd.outFD), C.int(cmd.inFD))
 	freeArgv()
 	freeEnv()
 	C.free(unsafe.Pointer(c.dir))
