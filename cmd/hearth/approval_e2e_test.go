@@ -22,11 +22,12 @@ import (
 )
 
 // TestReadOnlyCommandWritesNothing: through the real `hearth serve` and its
-// sandbox, `git status` in ask mode runs without a permission request and
-// with no write at all: the program the repository's own configuration
-// makes git run (core.fsmonitor) cannot create a file in the workspace.
-// The same command in full-auto, in the mode's sandbox, can: the
-// difference is the read-only cell, not the command.
+// sandbox, `git status` runs without a permission request and with no write
+// at all, in ask mode and in full-auto (where it runs as a read): the
+// program the repository's own configuration makes git run (core.fsmonitor)
+// cannot create a file in the workspace. The same git run by a command line
+// hearth does not read as read-only (`env git status`) in full-auto, in the
+// mode's sandbox, can: the difference is the read-only cell, not git.
 func TestReadOnlyCommandWritesNothing(t *testing.T) {
 	if st := sandbox.Status(); strings.HasPrefix(st, "not sandboxed") {
 		t.Skip(st)
@@ -66,16 +67,16 @@ func TestReadOnlyCommandWritesNothing(t *testing.T) {
 	if err := c.Call(ctx, rpc.MethodSessionNew, acp.NewSessionRequest{Cwd: e.root, McpServers: []acp.McpServer{}}, &s); err != nil {
 		t.Fatal(err)
 	}
-	b, _ := json.Marshal(map[string]string{"command": "git status"})
-	prompt := "sim:calls=1 sim:tool=shell sim:args=" + strings.ReplaceAll(string(b), " ", `\u0020`)
-	run := func() {
+	run := func(command string) {
 		t.Helper()
+		b, _ := json.Marshal(map[string]string{"command": command})
+		prompt := "sim:calls=1 sim:tool=shell sim:args=" + strings.ReplaceAll(string(b), " ", `\u0020`)
 		var r acp.PromptResponse
 		if err := c.Call(ctx, rpc.MethodSessionPrompt, acp.PromptRequest{SessionId: s.SessionId, Prompt: []acp.ContentBlock{acp.TextBlock(prompt)}}, &r); err != nil {
 			t.Fatal(err)
 		}
 	}
-	run()
+	run("git status")
 	if asked.Load() != 0 {
 		t.Fatalf("git status asked %d times in ask mode", asked.Load())
 	}
@@ -85,7 +86,11 @@ func TestReadOnlyCommandWritesNothing(t *testing.T) {
 	if err := c.Call(ctx, rpc.MethodSessionSetMode, acp.SetSessionModeRequest{SessionId: s.SessionId, ModeId: "full-auto"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	run()
+	run("git status")
+	if _, err := os.Stat(pwned); err == nil {
+		t.Fatal("in full-auto a read-only command's git ran a program that wrote the workspace")
+	}
+	run("env git status")
 	if _, err := os.Stat(pwned); err != nil {
 		t.Errorf("in full-auto's sandbox the fsmonitor did not run, so the test proves nothing: %v", err)
 	}
