@@ -197,13 +197,19 @@ func cellProcAttr(noNet bool) *syscall.SysProcAttr {
 }
 
 // expect registers a reply channel for id; the reader closes it when the
-// server is gone.
+// server is gone. forget drops it once its one reply has come.
 func (c *cell) expect(id uint64) chan cellMsg {
-	ch := make(chan cellMsg, 2)
+	ch := make(chan cellMsg, 1)
 	c.mu.Lock()
 	c.waiting[id] = ch
 	c.mu.Unlock()
 	return ch
+}
+
+func (c *cell) forget(id uint64) {
+	c.mu.Lock()
+	delete(c.waiting, id)
+	c.mu.Unlock()
 }
 
 // read hands each reply to its waiter until the socket closes, then fails
@@ -219,7 +225,7 @@ func (c *cell) read() {
 		}
 		c.mu.Lock()
 		ch := c.waiting[m.rep.ID]
-		if m.rep.Done || m.rep.Err != "" || m.rep.ID == 0 {
+		if m.rep.Err != "" || m.rep.ID == 0 {
 			delete(c.waiting, m.rep.ID)
 		}
 		c.mu.Unlock()
@@ -312,7 +318,8 @@ func (c *cell) run(ctx context.Context, dir string, prog program, timeout time.D
 		return Outcome{Err: fmt.Errorf("the sandbox cell: %w", err)}
 	}
 	first, ok := <-replies
-	if !ok || first.rep.Err != "" || len(first.fds) < 1 || len(first.fds) > 2 {
+	c.forget(id) // the end comes on the init's report pipe
+	if !ok || first.rep.Err != "" || len(first.fds) < 2 || len(first.fds) > 3 {
 		closeFDs(first.fds)
 		pr.Close()
 		<-output.done
@@ -323,24 +330,23 @@ func (c *cell) run(ctx context.Context, dir string, prog program, timeout time.D
 	}
 	pidfd := first.fds[0]
 	defer unix.Close(pidfd)
-	watch := trap.watch(first.fds[1:])
+	ends := watchEnd(first.fds[1], pidfd)
+	watch := trap.watch(first.fds[2:])
 
 	var run Outcome
-	end, ended := awaitCall(ctx, replies, pidfd, timeout, &run)
+	end := awaitCall(ctx, ends, pidfd, timeout, &run)
 	if watch != nil {
 		watch.close() // every process of the call is gone: nothing is left to trap
 		run.Trapped = true
-		run.Untouched = ended && end.rep.Err == "" && watch.trapped.Load() == 0
+		run.Untouched = end.err == "" && watch.trapped.Load() == 0
 	}
 	run.Output, run.Escaped = output.finish()
 	run.Total = output.out.total
 	switch {
-	case !ended:
-		run.Err = errCellClosed
-	case end.rep.Err != "":
-		run.Err = errors.New(end.rep.Err)
-	case end.rep.Status >= 0:
-		ws := syscall.WaitStatus(end.rep.Status)
+	case end.err != "":
+		run.Err = errors.New(end.err)
+	case end.status >= 0:
+		ws := syscall.WaitStatus(end.status)
 		if ws.Signaled() {
 			run.Signal, run.signum = ws.Signal().String(), int(ws.Signal())
 			run.ExitCode = -1
@@ -356,13 +362,12 @@ func (c *cell) run(ctx context.Context, dir string, prog program, timeout time.D
 // awaitCall waits for the call's end. On timeout or cancel (marked in run)
 // it sends the call's init SIGTERM, which ends the call within KillGrace,
 // and SIGKILL, which ends it at once, should even that not come in time.
-// ended is false when the cell went away first.
-func awaitCall(ctx context.Context, replies chan cellMsg, pidfd int, timeout time.Duration, run *Outcome) (end cellMsg, ended bool) {
+func awaitCall(ctx context.Context, ends <-chan callEnd, pidfd int, timeout time.Duration, run *Outcome) callEnd {
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	select {
-	case end, ended = <-replies:
-		return end, ended
+	case end := <-ends:
+		return end
 	case <-timer.C:
 		run.TimedOut = true
 	case <-ctx.Done():
@@ -372,10 +377,58 @@ func awaitCall(ctx context.Context, replies chan cellMsg, pidfd int, timeout tim
 	backstop := time.NewTimer(KillGrace + helperSlack)
 	defer backstop.Stop()
 	select {
-	case end, ended = <-replies:
+	case end := <-ends:
+		return end
 	case <-backstop.C:
 		unix.PidfdSendSignal(pidfd, unix.SIGKILL, nil, 0)
-		end, ended = <-replies
+		return <-ends
 	}
-	return end, ended
+}
+
+// callEnd is what ended a call: the shell's wait status (-1: it was still
+// running when the call was ended), or why the call has none.
+type callEnd struct {
+	status int
+	err    string
+}
+
+// watchEnd reads a call's end from its init's report pipe, status (which
+// it closes), on a goroutine that lasts as long as the call: the end comes
+// once nothing of the call is left — at the report, or, when the report
+// says processes were left (or none came: the init was killed), at the
+// init's exit, which ends what is left of its pid namespace. The init
+// always exits (awaitCall's SIGKILL, the cell's death), so the goroutine
+// always ends, and awaitCall always receives.
+func watchEnd(status, pidfd int) <-chan callEnd {
+	ch := make(chan callEnd, 1)
+	go func() {
+		defer unix.Close(status)
+		var buf [8]byte
+		n := readFull(status, buf[:])
+		kind, v := int32(le32(buf[:4])), int32(le32(buf[4:]))
+		end := callEnd{status: -1}
+		switch {
+		case n != 8:
+			end.err = "the call's init ended without a report"
+		case kind == 1:
+			end.err = fmt.Sprintf("cannot %s: %v", callSetupSteps[int(v)>>16], syscall.Errno(v&0xffff))
+		default:
+			end.status = int(v)
+		}
+		if n != 8 || kind == 2 {
+			waitExit(pidfd)
+		}
+		ch <- end
+	}()
+	return ch
+}
+
+// waitExit returns once the process of pidfd has exited.
+func waitExit(pidfd int) {
+	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+	for {
+		if _, err := unix.Poll(fds, -1); err != unix.EINTR {
+			return
+		}
+	}
 }

@@ -176,41 +176,22 @@ func (s *cellServer) start(req cellRequest, out, in int) {
 		defer unix.Close(listener) // the daemon holds it once the reply is sent
 	}
 	s.live.Store(req.ID, sp.pc.pidfd)
-	s.reply(cellReply{ID: req.ID, Pid: sp.pc.pid}, sp.pc.pidfd, listener) // before the end, which await sends
+	// The daemon reads the call's end from the init's report pipe itself:
+	// one process fewer between the command's end and its caller.
+	s.reply(cellReply{ID: req.ID, Pid: sp.pc.pid}, sp.pc.pidfd, sp.status, listener)
+	unix.Close(sp.status)
 	s.calls.Add(1)
 	go s.await(req.ID, sp)
 }
 
-// await answers a call's end: as soon as its init reports that nothing of
-// the call is left (or that nothing started), else once the init has
-// exited, which kills what is left of its pid namespace. It then reaps the
-// init and releases the call's bound.
+// await reaps a call's init once it has exited (the daemon heard the
+// call's end from its report), then releases the call's bound.
 func (s *cellServer) await(id uint64, sp *spareCall) {
 	defer s.calls.Done()
-	defer unix.Close(sp.status)
-	rep := cellReply{ID: id, Done: true, Status: -1}
-	var buf [8]byte
-	n := readFull(sp.status, buf[:])
-	kind, v := int32(le32(buf[:4])), int32(le32(buf[4:]))
-	switch {
-	case n != 8:
-		rep.Err = "the call's init ended without a report"
-	case kind == 1:
-		rep.Err = fmt.Sprintf("cannot %s: %v", callSetupSteps[int(v)>>16], syscall.Errno(v&0xffff))
-	default:
-		rep.Status = int(v)
-	}
-	early := n == 8 && kind != 2
-	if early {
-		s.reply(rep, -1)
-	}
 	waitInit(sp.pc.pidfd)
 	s.live.Delete(id)
 	unix.Close(sp.pc.pidfd)
 	freeCallStack(sp.pc.stack) // reaped: nothing runs on it any more
-	if !early {
-		s.reply(rep, -1)
-	}
 	// The next call's init is made between calls (while the model
 	// answers), not while this one ran: on a busy machine it would take
 	// CPU from the command; nor at once (refillDelay).

@@ -20,7 +20,7 @@ import (
 type spareCall struct {
 	pc     *preparedCall
 	bound  callBound
-	status int    // the read end of the init's report pipe
+	status int    // the read end of the init's report pipe: the daemon's once the call starts
 	gen    uint64 // the ruleset generation it is confined by
 	trap   bool   // asked for the trap (pc.trap holds its listener where the filter exists)
 }

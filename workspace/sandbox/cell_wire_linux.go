@@ -27,20 +27,18 @@ type cellRequest struct {
 	Argv []string `json:"argv"`
 	Env  []string `json:"env"`
 	TTY  bool     `json:"tty,omitempty"`
-	// Trap asks for the call's file changes (trap_linux.go): the started
-	// reply then carries the trap's listener after the pidfd.
+	// Trap asks for the call's file changes (trap_linux.go): the reply
+	// then carries the trap's listener last.
 	Trap bool `json:"trap,omitempty"`
 }
 
-// cellReply answers a request twice: once started (carrying the pidfd of
-// the call's init, or Err), then Done with the shell's wait status
-// (Status -1: the call was ended before the shell) or Err.
+// cellReply answers a request once started, carrying the pidfd of the
+// call's init and the read end of its report pipe (the call's end: the
+// caller reads it, watchEnd), or Err.
 type cellReply struct {
-	ID     uint64 `json:"id"`
-	Pid    int    `json:"pid,omitempty"`
-	Done   bool   `json:"done,omitempty"`
-	Status int    `json:"status"`
-	Err    string `json:"err,omitempty"`
+	ID  uint64 `json:"id"`
+	Pid int    `json:"pid,omitempty"`
+	Err string `json:"err,omitempty"`
 }
 
 // maxCellMessage bounds one message: a command line and its environment.
