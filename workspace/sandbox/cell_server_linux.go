@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -54,10 +53,6 @@ type cellServer struct {
 
 func serveCell(args []string) int {
 	syscall.CloseOnExec(cellFD)
-	// One thread runs Go code here: the server mostly waits (for requests,
-	// for its calls' ends) and its work is short; more would spin looking
-	// for work on the CPUs its commands, and the daemon, run on.
-	runtime.GOMAXPROCS(1)
 	s := &cellServer{ruleset: -1}
 	s.trapNext.Store(trapReadable()) // a daemon traps its sessions' commands where it can read them
 	if err := s.setUp(args); err != nil {
