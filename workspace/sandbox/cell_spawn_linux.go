@@ -39,6 +39,37 @@ package sandbox
 #define SYS_close_range 436
 #endif
 
+// The init and the shell's starter (below) run on the thread-local
+// storage of the server's thread that made the init — clone(2) with
+// CLONE_VM but not CLONE_SETTLS — and that thread goes on running: libc's
+// errno would be one variable for both, each reading what the other
+// wrote. So they make their system calls through sys, which returns
+// -errno and touches no thread-local storage. (libc's clone, which starts
+// its child on a stack of its own, is the one call left: its errno is
+// read at once, and only for a failure's report.)
+#if defined(__x86_64__)
+static long sys(long n, long a, long b, long c, long d, long e, long f) {
+	register long r10 __asm__("r10") = d, r8 __asm__("r8") = e, r9 __asm__("r9") = f;
+	long ret;
+	__asm__ volatile ("syscall" : "=a"(ret) : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9) : "rcx", "r11", "memory");
+	return ret;
+}
+#elif defined(__aarch64__)
+static long sys(long n, long a, long b, long c, long d, long e, long f) {
+	register long x8 __asm__("x8") = n, x0 __asm__("x0") = a, x1 __asm__("x1") = b, x2 __asm__("x2") = c;
+	register long x3 __asm__("x3") = d, x4 __asm__("x4") = e, x5 __asm__("x5") = f;
+	__asm__ volatile ("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5) : "memory", "cc");
+	return x0;
+}
+#else
+// Elsewhere through libc, errno shared as above: a rare wrong error code.
+static long sys(long n, long a, long b, long c, long d, long e, long f) {
+	long r = syscall(n, a, b, c, d, e, f);
+	return r < 0 ? -errno : r;
+}
+#endif
+#define SYS(n, a, b, c, d) sys(n, (long)(a), (long)(b), (long)(c), (long)(d), 0, 0)
+
 // hearth_call is one command for hearth_prepare and hearth_launch:
 // everything the call's init needs, set up by the cell server before the
 // fork (the confinement) or before the launch (the command) so that the
@@ -80,8 +111,7 @@ static void send_ready(int ctl, int fd) {
 		h->cmsg_len = CMSG_LEN(sizeof(int));
 		memcpy(CMSG_DATA(h), &fd, sizeof(int));
 	}
-	ssize_t n;
-	do { n = sendmsg(ctl, &m, MSG_NOSIGNAL); } while (n < 0 && errno == EINTR);
+	while (SYS(SYS_sendmsg, ctl, &m, MSG_NOSIGNAL, 0) == -EINTR) {}
 }
 
 // A report on status_fd: what ended the call. kind 0: the shell's wait
@@ -93,21 +123,22 @@ struct hearth_report { int32_t kind, value; };
 
 static void report(int fd, int kind, int value) {
 	struct hearth_report r = { kind, value };
-	ssize_t n;
-	do { n = write(fd, &r, sizeof r); } while (n < 0 && errno == EINTR);
+	while (SYS(SYS_write, fd, &r, sizeof r, 0) == -EINTR) {}
 }
 
-static void fail(struct hearth_call *c, int step) {
-	report(c->status_fd, 1, step << 16 | errno);
+// fail reports that step failed with r (-errno) and exits.
+static void fail(struct hearth_call *c, int step, long r) {
+	report(c->status_fd, 1, step << 16 | (int)(r < 0 ? -r : EIO));
 	_exit(127);
 }
 
-static int write_file(const char *path, const char *s) {
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0) return -1;
-	ssize_t n = write(fd, s, strlen(s));
-	close(fd);
-	return n == (ssize_t)strlen(s) ? 0 : -1;
+// write_file writes s into path: 0, or -errno.
+static long write_file(const char *path, const char *s) {
+	long fd = SYS(SYS_openat, AT_FDCWD, path, O_WRONLY | O_CLOEXEC, 0);
+	if (fd < 0) return fd;
+	long n = SYS(SYS_write, fd, s, strlen(s), 0);
+	SYS(SYS_close, fd, 0, 0, 0);
+	return n < 0 ? n : n == (long)strlen(s) ? 0 : -EIO;
 }
 
 // close_others closes every descriptor but keep (sorted, distinct): the
@@ -116,10 +147,10 @@ static void close_others(int *keep, int n) {
 	unsigned int from = 0;
 	for (int i = 0; i < n; i++) {
 		if (keep[i] < 0) continue;
-		if ((unsigned int)keep[i] > from) syscall(SYS_close_range, from, keep[i] - 1, 0);
+		if ((unsigned int)keep[i] > from) SYS(SYS_close_range, from, keep[i] - 1, 0, 0);
 		from = keep[i] + 1;
 	}
-	syscall(SYS_close_range, from, ~0U, 0);
+	SYS(SYS_close_range, from, ~0U, 0, 0);
 }
 
 static void sort_fds(int *a, int n) {
@@ -151,18 +182,17 @@ static ssize_t recv_fds(int fd, int *fds, int *nfds);
 
 static int start_shell(void *arg) {
 	struct hearth_call *c = arg;
-	sigset_t none;
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	if (dup2(c->null_fd, 0) < 0 || dup2(c->out_fd, 1) < 0 || dup2(c->out_fd, 2) < 0) _exit(127);
-	if (c->tty && (setsid() < 0 || ioctl(0, TIOCSCTTY, 0) < 0)) _exit(127);
-	execve(c->path, c->argv, c->envp);
+	unsigned long none = 0; // the kernel's sigset
+	SYS(SYS_rt_sigprocmask, SIG_SETMASK, &none, 0, sizeof none);
+	// null_fd and out_fd are above 2 (call_init): dup3 is dup2 here.
+	if (SYS(SYS_dup3, c->null_fd, 0, 0, 0) < 0 || SYS(SYS_dup3, c->out_fd, 1, 0, 0) < 0 || SYS(SYS_dup3, c->out_fd, 2, 0, 0) < 0) _exit(127);
+	if (c->tty && (SYS(SYS_setsid, 0, 0, 0, 0) < 0 || SYS(SYS_ioctl, 0, TIOCSCTTY, 0, 0) < 0)) _exit(127);
+	SYS(SYS_execve, c->path, c->argv, c->envp, 0);
 	// As the shell would say it: a program started without one has no
 	// other voice.
 	static const char msg[] = ": cannot run this program\n";
-	ssize_t w = write(2, c->argv[0], strlen(c->argv[0]));
-	w = write(2, msg, sizeof msg - 1);
-	(void)w;
+	SYS(SYS_write, 2, c->argv[0], strlen(c->argv[0]), 0);
+	SYS(SYS_write, 2, msg, sizeof msg - 1, 0);
 	_exit(127);
 }
 
@@ -183,102 +213,97 @@ static int call_init(void *arg) {
 	struct hearth_call *c = a->c;
 	int ctl = a->ctl_fd;
 	char *sh_stack = a->sh_stack;
-	struct sigaction dfl;
-	memset(&dfl, 0, sizeof dfl);
-	dfl.sa_handler = SIG_DFL;
-	for (int s = 1; s < 65; s++) sigaction(s, &dfl, NULL); // Go's handlers are not ours
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	unsigned long dfl[4] = { 0 }; // the kernel's sigaction: SIG_DFL, no flags, no mask
+	for (int s = 1; s < 65; s++) SYS(SYS_rt_sigaction, s, dfl, 0, sizeof dfl[0]); // Go's handlers are not ours
+	SYS(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0);
 	int keep[4] = { c->ruleset_fd, c->cgroup_fd, c->status_fd, ctl };
 	sort_fds(keep, 4);
 	close_others(keep, 4);
+	long r;
 	if (c->own_userns) {
-		if (write_file("/proc/self/setgroups", "deny") < 0) fail(c, 1);
-		if (write_file("/proc/self/uid_map", c->uid_map) < 0) fail(c, 2);
-		if (write_file("/proc/self/gid_map", c->gid_map) < 0) fail(c, 3);
+		if ((r = write_file("/proc/self/setgroups", "deny")) < 0) fail(c, 1, r);
+		if ((r = write_file("/proc/self/uid_map", c->uid_map)) < 0) fail(c, 2, r);
+		if ((r = write_file("/proc/self/gid_map", c->gid_map)) < 0) fail(c, 3, r);
 	}
 	if (c->nproc > 0) {
 		struct rlimit rl = { c->nproc, c->nproc };
-		if (setrlimit(RLIMIT_NPROC, &rl) < 0) fail(c, 4);
+		if ((r = SYS(SYS_prlimit64, 0, RLIMIT_NPROC, &rl, 0)) < 0) fail(c, 4, r);
 	}
 	if (c->cgroup_fd >= 0) {
-		if (write(c->cgroup_fd, "0", 1) != 1) fail(c, 5);
-		close(c->cgroup_fd);
+		if ((r = SYS(SYS_write, c->cgroup_fd, "0", 1, 0)) != 1) fail(c, 5, r);
+		SYS(SYS_close, c->cgroup_fd, 0, 0, 0);
 	}
-	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
-	for (int cap = 0; cap < 64; cap++) prctl(PR_CAPBSET_DROP, cap, 0, 0, 0); // EINVAL past the last
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) fail(c, 7);
+	SYS(SYS_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0);
+	for (int cap = 0; cap < 64; cap++) SYS(SYS_prctl, PR_CAPBSET_DROP, cap, 0, 0); // EINVAL past the last
+	if ((r = SYS(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0)) < 0) fail(c, 7, r);
 	if (c->ruleset_fd >= 0) {
-		if (syscall(SYS_landlock_restrict_self, c->ruleset_fd, c->ruleset_flags) < 0) fail(c, 8);
-		close(c->ruleset_fd);
+		if ((r = SYS(SYS_landlock_restrict_self, c->ruleset_fd, c->ruleset_flags, 0, 0)) < 0) fail(c, 8, r);
+		SYS(SYS_close, c->ruleset_fd, 0, 0, 0);
 	}
 	// No capability left for the init either: the shell, without any,
 	// could not even read its parent's /proc files otherwise.
 	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
 	struct __user_cap_data_struct data[2];
 	memset(data, 0, sizeof data);
-	if (syscall(SYS_capset, &hdr, data) < 0) fail(c, 10);
+	if ((r = SYS(SYS_capset, &hdr, data, 0, 0)) < 0) fail(c, 10, r);
 
 	// The file-change trap (trap_linux.go), made ahead with the rest: the
 	// init and everything it starts run under it; its listener goes to
 	// the server with the ready byte.
 	int listener = -1;
 	if (c->trap_prog) {
-		listener = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, c->trap_prog);
-		if (listener < 0) fail(c, 11);
+		listener = SYS(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, c->trap_prog, 0);
+		if (listener < 0) fail(c, 11, listener);
 	}
 	// Ready: wait for the command.
 	send_ready(ctl, listener);
-	if (listener >= 0) close(listener);
+	if (listener >= 0) SYS(SYS_close, listener, 0, 0, 0);
 	int fds[3] = { -1, -1, -1 }, nfds = 0;
 	if (recv_fds(ctl, fds, &nfds) <= 0 || nfds < 2) _exit(0); // discarded
 	// Above stdin, stdout and stderr, which start_shell's dup2s fill.
 	for (int i = 0; i < nfds; i++) {
 		if (fds[i] > 2) continue;
-		int f = fcntl(fds[i], F_DUPFD_CLOEXEC, 3);
-		if (f < 0) fail(c, 12);
-		close(fds[i]);
+		long f = SYS(SYS_fcntl, fds[i], F_DUPFD_CLOEXEC, 3, 0);
+		if (f < 0) fail(c, 12, f);
+		SYS(SYS_close, fds[i], 0, 0, 0);
 		fds[i] = f;
 	}
 	c->out_fd = fds[0];
 	c->null_fd = fds[1];
-	if (chdir(c->dir) < 0) fail(c, 6);
+	if ((r = SYS(SYS_chdir, c->dir, 0, 0, 0)) < 0) fail(c, 6, r);
 	// vfork-like: this init waits until the shell has exec'd.
 	pid_t sh = clone(start_shell, sh_stack, CLONE_VM | CLONE_VFORK | SIGCHLD, c);
-	if (sh < 0) fail(c, 9);
+	if (sh < 0) fail(c, 9, -errno);
 	int status_fd = c->status_fd, grace_ms = c->grace_ms;
-	close(fds[0]); // the call's processes hold the output now: EOF when they are gone
-	close(fds[1]);
-	close(ctl); // the server may free the spec: nothing of it is read below
+	SYS(SYS_close, fds[0], 0, 0, 0); // the call's processes hold the output now: EOF when they are gone
+	SYS(SYS_close, fds[1], 0, 0, 0);
+	SYS(SYS_close, ctl, 0, 0, 0); // the server may free the spec: nothing of it is read below
 
-	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
+	// The kernel's sigset (blocked since the clone).
+	unsigned long set = 1UL << (SIGCHLD - 1) | 1UL << (SIGTERM - 1) | 1UL << (SIGINT - 1) | 1UL << (SIGHUP - 1);
 	int done = 0, status = -1;
 	for (;;) {
 		int ws;
-		pid_t p;
-		while ((p = waitpid(-1, &ws, WNOHANG)) > 0)
+		long p;
+		while ((p = SYS(SYS_wait4, -1, &ws, WNOHANG, 0)) > 0)
 			if (p == sh) { done = 1; status = ws; }
 		if (done) break;
-		int sig = sigwaitinfo(&set, NULL);
+		long sig = SYS(SYS_rt_sigtimedwait, &set, 0, 0, sizeof set);
 		if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP) break;
 	}
-	kill(-1, SIGTERM); // every other process of the namespace
+	SYS(SYS_kill, -1, SIGTERM, 0, 0); // every other process of the namespace
 	long deadline = now_ms() + grace_ms;
 	int empty = 0;
 	for (;;) {
 		int ws;
-		pid_t p;
-		while ((p = waitpid(-1, &ws, WNOHANG)) > 0)
+		long p;
+		while ((p = SYS(SYS_wait4, -1, &ws, WNOHANG, 0)) > 0)
 			if (p == sh && !done) { done = 1; status = ws; }
-		if (p < 0 && errno == ECHILD) { empty = 1; break; } // nothing left
+		if (p == -ECHILD) { empty = 1; break; } // nothing left
 		long left = deadline - now_ms();
 		if (left <= 0) break;
 		struct timespec ts = { left / 1000, (left % 1000) * 1000000 };
-		sigtimedwait(&set, NULL, &ts);
+		SYS(SYS_rt_sigtimedwait, &set, 0, &ts, sizeof set);
 	}
 	report(status_fd, empty ? 0 : 2, status);
 	_exit(0); // the kernel kills and reaps what is left of the namespace
@@ -297,8 +322,8 @@ static ssize_t recv_fds(int fd, int *fds, int *nfds) {
 	m.msg_iovlen = 1;
 	m.msg_control = u.buf;
 	m.msg_controllen = sizeof u.buf;
-	ssize_t n;
-	do { n = recvmsg(fd, &m, MSG_CMSG_CLOEXEC); } while (n < 0 && errno == EINTR);
+	long n;
+	while ((n = SYS(SYS_recvmsg, fd, &m, MSG_CMSG_CLOEXEC, 0)) == -EINTR) {}
 	*nfds = 0;
 	for (struct cmsghdr *h = CMSG_FIRSTHDR(&m); n > 0 && h; h = CMSG_NXTHDR(&m, h)) {
 		if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS) continue;
