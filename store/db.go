@@ -51,6 +51,12 @@ type DB struct {
 	closed bool
 	calls  sync.WaitGroup
 
+	// perms keeps each session's remembered permissions once read
+	// (Memory.Permissions): every approval asks for them, and they change
+	// only through SetPermission. permMu orders a fill after any change.
+	permMu sync.Mutex
+	perms  map[string]map[string]Decision
+
 	commits atomic.Int64 // write transactions committed
 	stmts   statements   // wconn's prepared statements
 	ckpt    *checkpointer

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
 )
 
 // The read set is the files the model has seen in a session, each with
@@ -149,6 +150,7 @@ const (
 
 // SetPermission remembers the user's "always" answer for tool in a session.
 func (m Memory) SetPermission(ctx context.Context, sessionID, tool string, d Decision) error {
+	defer m.db.forgetPermissions(sessionID)
 	err := m.db.write(ctx, func(tx *wtx) error {
 		_, err := tx.ExecContext(ctx, `
 			INSERT INTO permissions (session_id, tool, decision, updated) VALUES (?, ?, ?, ?)
@@ -165,8 +167,34 @@ func (m Memory) SetPermission(ctx context.Context, sessionID, tool string, d Dec
 	return nil
 }
 
-// Permissions returns a session's remembered answers: tool → decision.
+// Permissions returns a session's remembered answers: tool → decision,
+// the caller's to change. They are read once and kept: every approval asks.
 func (m Memory) Permissions(ctx context.Context, sessionID string) (map[string]Decision, error) {
+	m.db.permMu.Lock()
+	defer m.db.permMu.Unlock()
+	if kept, ok := m.db.perms[sessionID]; ok {
+		return maps.Clone(kept), nil
+	}
+	out, err := m.readPermissions(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	if m.db.perms == nil {
+		m.db.perms = map[string]map[string]Decision{}
+	}
+	m.db.perms[sessionID] = maps.Clone(out)
+	return out, nil
+}
+
+// forgetPermissions drops what Permissions kept of a session's, once they
+// may have changed in the database.
+func (db *DB) forgetPermissions(sessionID string) {
+	db.permMu.Lock()
+	delete(db.perms, sessionID)
+	db.permMu.Unlock()
+}
+
+func (m Memory) readPermissions(ctx context.Context, sessionID string) (map[string]Decision, error) {
 	out := make(map[string]Decision)
 	err := m.db.read(func(r *sql.DB) error {
 		rows, err := r.QueryContext(ctx, `SELECT tool, decision FROM permissions WHERE session_id = ?`, sessionID)

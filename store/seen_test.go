@@ -70,6 +70,47 @@ func TestSeenAndPermissions(t *testing.T) {
 	}
 }
 
+// Permissions are kept once read; what the caller does with the map, and
+// every later change, must still show.
+func TestPermissionsKeptFollowChanges(t *testing.T) {
+	db := openTest(t)
+	ctx := context.Background()
+	newSession(t, db, "/w", "s1")
+	perms := func() map[string]Decision {
+		t.Helper()
+		p, err := db.Memory().Permissions(ctx, "s1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if p := perms(); len(p) != 0 {
+		t.Fatalf("a new session has permissions: %+v", p)
+	}
+	perms()["shell"] = Allow // the caller's copy
+	if p := perms(); len(p) != 0 {
+		t.Fatalf("a caller's change to its map was kept: %+v", p)
+	}
+	if err := db.Memory().SetPermission(ctx, "s1", "shell", Reject); err != nil {
+		t.Fatal(err)
+	}
+	if p := perms(); p["shell"] != Reject {
+		t.Fatalf("after SetPermission: %+v", p)
+	}
+	if err := db.Memory().SetPermission(ctx, "s1", "shell", Allow); err != nil {
+		t.Fatal(err)
+	}
+	if p := perms(); len(p) != 1 || p["shell"] != Allow {
+		t.Fatalf("after a second SetPermission: %+v", p)
+	}
+	if err := db.DeleteSession(ctx, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	if p := perms(); len(p) != 0 {
+		t.Fatalf("a deleted session's permissions: %+v", p)
+	}
+}
+
 // Requests.Complete finishes the request and appends the output in one
 // transaction: a bad item leaves both undone.
 func TestCompleteRequestIsAtomic(t *testing.T) {

@@ -301,6 +301,7 @@ func (db *DB) DeleteSpares(ctx context.Context) (int64, error) {
 // DeleteSession removes a session with its turns, items, requests and read
 // set.
 func (db *DB) DeleteSession(ctx context.Context, id string) error {
+	defer db.forgetPermissions(id)
 	err := db.write(ctx, func(tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id)
 		if err != nil {
