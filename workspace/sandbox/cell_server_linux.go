@@ -37,7 +37,8 @@ type cellServer struct {
 	ruleset int
 	flags   uint32
 	stamp   string
-	gen     uint64 // counts the rulesets built
+	split   []string // splitDirs of the policy, as at the last build
+	gen     uint64   // counts the rulesets built
 
 	sockets cellSockets
 
@@ -235,10 +236,14 @@ func (s *cellServer) reply(r cellReply, fds ...int) {
 // by entry (an ancestor of a denied directory) or a granted directory has
 // changed since. rmu is held.
 func (s *cellServer) currentRulesetLocked() (int, uint32, uint64, error) {
-	stamp := s.rulesStamp()
-	if s.stamp == stamp && s.stamp != "" {
+	if s.stamp != "" && s.rulesStamp(s.split) == s.stamp {
 		return s.ruleset, s.flags, s.gen, nil
 	}
+	// The split directories are found again only here: a change in where
+	// a denied directory's path leads (a link made or moved) changes the
+	// modification time of the directory holding it, one of them.
+	s.split = splitDirs(s.policy.deny)
+	stamp := s.rulesStamp(s.split)
 	fd, flags, err := landlockConfig(s.policy.noNet).NewRulesetFD(sandboxRules(s.policy, s.abi)...)
 	if err != nil {
 		return -1, 0, 0, err
@@ -253,18 +258,18 @@ func (s *cellServer) currentRulesetLocked() (int, uint32, uint64, error) {
 
 // rulesStamp names the state the rules depend on: the modification times
 // of the split directories (whose entries get rules one by one) and
-// whether each granted directory exists.
-func (s *cellServer) rulesStamp() string {
+// whether each granted directory exists. It is taken before every call.
+func (s *cellServer) rulesStamp(split []string) string {
 	var b []byte
-	for _, d := range splitDirs(s.policy.deny) {
-		var st unix.Stat_t
+	var st unix.Stat_t
+	for _, d := range split {
 		if unix.Stat(d, &st) == nil {
 			b = strconv.AppendInt(b, st.Mtim.Nano(), 36)
 		}
 		b = append(b, ',')
 	}
 	for _, w := range s.policy.write {
-		if _, err := os.Stat(w); err == nil {
+		if unix.Stat(w, &st) == nil {
 			b = append(b, '+')
 		}
 		b = append(b, ',')

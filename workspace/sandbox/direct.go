@@ -1,8 +1,6 @@
 package sandbox
 
 import (
-	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -140,8 +138,8 @@ func lookProgram(name, dir string, env []string) (string, bool) {
 			return "", false
 		}
 		p := filepath.Join(d, name)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return p, runnable(p)
+		if executableFile(p) {
+			return p, startsRunnable(p)
 		}
 	}
 	return "", false
@@ -149,22 +147,7 @@ func lookProgram(name, dir string, env []string) (string, bool) {
 
 // runnable reports whether p is an executable the kernel runs itself: an
 // ELF binary or a #! script.
-func runnable(p string) bool {
-	fi, err := os.Stat(p)
-	if err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
-		return false
-	}
-	f, err := os.Open(p)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	var head [4]byte
-	if _, err := io.ReadFull(f, head[:]); err != nil {
-		return false
-	}
-	return string(head[:]) == "\x7fELF" || string(head[:2]) == "#!"
-}
+func runnable(p string) bool { return executableFile(p) && startsRunnable(p) }
 
 // withPWD is env with PWD set to dir, as the shell exports it.
 func withPWD(env []string, dir string) []string {

@@ -1,8 +1,6 @@
 package sandbox
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 )
 
@@ -12,17 +10,9 @@ import (
 // submodule), that file first: where it leads is as much the repository's
 // configuration.
 func gitMountPaths(root string) []string {
-	dirs := GitDirs(canonical(root))
-	for d := canonical(root); ; d = filepath.Dir(d) {
-		p := filepath.Join(d, ".git")
-		if fi, err := os.Stat(p); err == nil {
-			if fi.Mode().IsRegular() && !slices.Contains(dirs, p) {
-				return append([]string{p}, dirs...)
-			}
-			return dirs
-		}
-		if d == "/" || d == "." {
-			return dirs
-		}
+	dirs, file := gitDirsFrom(canonical(root))
+	if file != "" && !slices.Contains(dirs, file) {
+		return append([]string{file}, dirs...)
 	}
+	return dirs
 }

@@ -53,20 +53,29 @@ func hfsIgnorable(r rune) bool {
 // from root (followed when it is a `gitdir: X` file), and the common
 // directory a worktree's commondir names. Nil outside a repository.
 func GitDirs(root string) []string {
+	dirs, _ := gitDirsFrom(root)
+	return dirs
+}
+
+// gitDirsFrom is GitDirs, with the first .git found when it is a file.
+func gitDirsFrom(root string) (dirs []string, dotgitFile string) {
 	for dir := root; ; {
 		dotgit := filepath.Join(dir, ".git")
 		if fi, err := os.Stat(dotgit); err == nil {
-			gd := dotgit
-			if !fi.IsDir() {
-				if gd = readGitdirFile(dotgit); gd == "" {
-					return nil
-				}
+			if fi.IsDir() {
+				return gitDirAndCommon(dotgit), ""
 			}
-			return gitDirAndCommon(gd)
+			if fi.Mode().IsRegular() {
+				dotgitFile = dotgit
+			}
+			if gd := readGitdirFile(dotgit); gd != "" {
+				return gitDirAndCommon(gd), dotgitFile
+			}
+			return nil, dotgitFile
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return nil
+			return nil, ""
 		}
 		dir = parent
 	}

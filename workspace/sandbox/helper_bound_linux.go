@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -163,8 +164,9 @@ func pidsCgroup() (string, error) {
 
 // defaultPids is the default bound on one command's processes: a
 // sixteenth of the machine's pid space, between 512 and 8192, so that one
-// command can never take the pids every other program needs.
-func defaultPids() int {
+// command can never take the pids every other program needs. Read once:
+// it is asked for at every command.
+var defaultPids = sync.OnceValue(func() int {
 	n := 32768
 	if b, err := os.ReadFile("/proc/sys/kernel/pid_max"); err == nil {
 		if v, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
@@ -172,4 +174,4 @@ func defaultPids() int {
 		}
 	}
 	return min(8192, max(512, n/16))
-}
+})

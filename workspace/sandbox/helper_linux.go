@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -102,7 +103,9 @@ func landlockWorks() bool {
 }
 
 // landlockABI is the kernel's Landlock ABI version, or 0 and why not.
-func landlockABI() (int, string) {
+// The kernel's answer cannot change: it is asked once (at every command
+// otherwise).
+var landlockABI = sync.OnceValues(func() (int, string) {
 	v, err := ll.LandlockGetABIVersion()
 	switch {
 	case errors.Is(err, unix.ENOSYS):
@@ -115,7 +118,7 @@ func landlockABI() (int, string) {
 		return 0, fmt.Sprintf("Landlock ABI %d", v)
 	}
 	return v, ""
-}
+})
 
 // Status says how `hearth serve` confines the commands the shell
 // tool runs on this machine: the Landlock ABI that applies and what it
