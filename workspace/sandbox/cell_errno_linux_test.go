@@ -51,7 +51,7 @@ func TestCallInitEndsPromptlyWhateverTheServersErrno(t *testing.T) {
 		unix.Close(pc.pidfd)
 		var ws unix.WaitStatus
 		unix.Wait4(pc.pid, &ws, 0, nil)
-		freeCallStack(pc.stack)
+		pc.release()
 		if n != 8 || le32(rep[:4]) != 0 || le32(rep[4:]) != 0 {
 			t.Fatalf("call %d: report %x (%d bytes), want kind 0 (nothing left), status 0", i, rep[:n], n)
 		}

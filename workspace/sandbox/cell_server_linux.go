@@ -166,16 +166,18 @@ func (s *cellServer) start(req cellRequest, out, in int) {
 		fail(err)
 		return
 	}
-	sp.pc.launch(callCommand{outFD: out, inFD: in, tty: req.TTY, dir: req.Dir, path: req.Path, argv: req.Argv, env: req.Env})
 	listener := sp.pc.trap
 	if listener >= 0 {
 		defer unix.Close(listener) // the daemon holds it once the reply is sent
 	}
 	s.live.Store(req.ID, sp.pc.pidfd)
 	// The daemon reads the call's end from the init's report pipe itself:
-	// one process fewer between the command's end and its caller.
+	// one process fewer between the command's end and its caller. It has
+	// what it waits on before the command starts, and sets up meanwhile;
+	// a launch that fails is reported there too.
 	s.reply(cellReply{ID: req.ID, Pid: sp.pc.pid}, sp.pc.pidfd, sp.status, listener)
 	unix.Close(sp.status)
+	sp.pc.launch(callCommand{outFD: out, inFD: in, tty: req.TTY, dir: req.Dir, path: req.Path, argv: req.Argv, env: req.Env})
 	s.calls.Add(1)
 	go s.await(req.ID, sp)
 }
@@ -187,7 +189,7 @@ func (s *cellServer) await(id uint64, sp *spareCall) {
 	waitInit(sp.pc.pidfd)
 	s.live.Delete(id)
 	unix.Close(sp.pc.pidfd)
-	freeCallStack(sp.pc.stack) // reaped: nothing runs on it any more
+	sp.pc.release() // reaped: nothing reads the spec or runs on the stacks any more
 	// The next call's init is made between calls (while the model
 	// answers), not while this one ran: on a busy machine it would take
 	// CPU from the command; nor at once (refillDelay).

@@ -161,7 +161,7 @@ func (s *cellServer) discardSpare(sp *spareCall) {
 		defer s.spare.wg.Done()
 		waitInit(sp.pc.pidfd)
 		unix.Close(sp.pc.pidfd)
-		freeCallStack(sp.pc.stack)
+		sp.pc.release()
 		unix.Close(sp.status)
 		sp.bound.done()
 	}()

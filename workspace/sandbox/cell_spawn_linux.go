@@ -169,7 +169,7 @@ static long now_ms(void) {
 // a Go process, and the copy-on-write faults of the server while a forked
 // copy lives, cost milliseconds). Each runs on a stack of its own (callStack)
 // and touches nothing of the server's but the call's spec, which the server
-// keeps until the init closes its control socket (the shell has started).
+// keeps until the init has exited.
 #define CALL_STACK (64 * 1024)
 
 struct init_args { struct hearth_call *c; int ctl_fd; char *sh_stack; };
@@ -201,8 +201,8 @@ static int start_shell(void *arg) {
 // ready on ctl_fd (with the trap's listener) and waits there for its
 // command: a byte carrying the output and stdin descriptors, the rest of
 // the call (dir, program, arguments, environment, tty) in the spec, which
-// the server fills before it sends. It then starts the shell, closes ctl_fd
-// (the server may free the spec), reaps every process of the call as it
+// the server fills before it sends. It then starts the shell, closes ctl_fd,
+// reaps every process of the call as it
 // ends (orphans are reparented here), and when the shell exits or
 // SIGTERM/SIGINT/SIGHUP comes, ends everything left: SIGTERM, grace_ms,
 // SIGKILL. Its own exit makes the kernel kill whatever remains of the
@@ -277,7 +277,7 @@ static int call_init(void *arg) {
 	int status_fd = c->status_fd, grace_ms = c->grace_ms;
 	SYS(SYS_close, fds[0], 0, 0, 0); // the call's processes hold the output now: EOF when they are gone
 	SYS(SYS_close, fds[1], 0, 0, 0);
-	SYS(SYS_close, ctl, 0, 0, 0); // the server may free the spec: nothing of it is read below
+	SYS(SYS_close, ctl, 0, 0, 0);
 
 	// The kernel's sigset (blocked since the clone).
 	unsigned long set = 1UL << (SIGCHLD - 1) | 1UL << (SIGTERM - 1) | 1UL << (SIGINT - 1) | 1UL << (SIGHUP - 1);
@@ -379,9 +379,10 @@ static int hearth_prepare(struct hearth_prepared *p, int *pidfd, int *ctl, int *
 }
 
 // hearth_launch hands a prepared init its command: a byte on ctl carrying
-// the output and stdin descriptors; then it waits until the shell has
-// started or the init has failed (ctl's EOF either way: a failure is on
-// status_fd), and closes ctl. The spec's command fields are set before.
+// the output and stdin descriptors, and closes ctl; the init reads the
+// byte all the same. The spec's command fields are set before and read
+// by the init until the shell has started: the spec is freed once the
+// init has exited. A failure is reported on status_fd.
 static void hearth_launch(int ctl, int out_fd, int in_fd) {
 	char b = 'g';
 	struct iovec iov = { &b, 1 };
@@ -399,10 +400,7 @@ static void hearth_launch(int ctl, int out_fd, int in_fd) {
 	h->cmsg_type = SCM_RIGHTS;
 	h->cmsg_len = CMSG_LEN(nfds * sizeof(int));
 	memcpy(CMSG_DATA(h), fds, nfds * sizeof(int));
-	ssize_t n;
-	do { n = sendmsg(ctl, &m, MSG_NOSIGNAL); } while (n < 0 && errno == EINTR);
-	if (n == 1)
-		while (read(ctl, &b, 1) != 0 && errno == EINTR) {} // EOF: started, or failed
+	while (sendmsg(ctl, &m, MSG_NOSIGNAL) < 0 && errno == EINTR) {}
 	close(ctl);
 }
 
@@ -448,14 +446,15 @@ type callCommand struct {
 }
 
 // preparedCall is a call's init, confined in its pid namespace and waiting
-// for its command. It lives from prepareCall until launch or discard; the
-// init's stack (freeCallStack) until the init has been reaped.
+// for its command (launch) or its end (discard). It lives from prepareCall
+// until release, once the init has been reaped.
 type preparedCall struct {
 	pid, pidfd int
 	trap       int // the file-change trap's listener, -1: none; the caller's to close
 	stack      unsafe.Pointer
 	ctl        C.int
 	p          *C.struct_hearth_prepared // C memory the init reads
+	frees      []func()                  // the command's C strings, once launched
 }
 
 // prepareCall starts spec's init in a new pid namespace; it returns once
@@ -489,9 +488,9 @@ func prepareCall(spec callSpec) (*preparedCall, error) {
 	return pc, nil
 }
 
-// launch runs cmd in the prepared init and returns once its program has
-// started, or the init has failed (its report says how). The caller keeps
-// pid, pidfd and stack.
+// launch hands cmd to the prepared init, which runs it (or reports its
+// failure), and returns at once; the caller keeps pid and pidfd, and
+// releases the call once its init has exited.
 func (pc *preparedCall) launch(cmd callCommand) {
 	c := &pc.p.c
 	if cmd.tty {
@@ -506,25 +505,25 @@ func (pc *preparedCall) launch(cmd callCommand) {
 	argv, freeArgv := cStrings(cmd.argv)
 	envp, freeEnv := cStrings(cmd.env)
 	c.argv, c.envp = argv, envp
+	dir, cpath := unsafe.Pointer(c.dir), unsafe.Pointer(c.path)
+	pc.frees = []func(){freeArgv, freeEnv, func() { C.free(dir); C.free(cpath) }}
 	C.hearth_launch(pc.ctl, C.int(cmd.outFD), C.int(cmd.inFD))
-	freeArgv()
-	freeEnv()
-	C.free(unsafe.Pointer(c.dir))
-	C.free(unsafe.Pointer(c.path))
-	C.free(unsafe.Pointer(pc.p))
-	pc.p = nil
 }
 
 // discard makes a prepared init that will run nothing exit, without a
-// report; the caller still reaps it through pidfd and frees its stack.
-func (pc *preparedCall) discard() {
-	C.hearth_discard(pc.ctl)
-	C.free(unsafe.Pointer(pc.p))
-	pc.p = nil
-}
+// report; the caller still reaps it through pidfd and releases it.
+func (pc *preparedCall) discard() { C.hearth_discard(pc.ctl) }
 
-// freeCallStack releases the stacks of a call whose init has exited.
-func freeCallStack(stack unsafe.Pointer) { C.hearth_free_stack(stack) }
+// release frees the call's spec, command and stacks: its init has exited
+// (and so has the shell's starter, which shared them).
+func (pc *preparedCall) release() {
+	for _, f := range pc.frees {
+		f()
+	}
+	C.free(unsafe.Pointer(pc.p))
+	C.hearth_free_stack(pc.stack)
+	pc.frees, pc.p, pc.stack = nil, nil, nil
+}
 
 func setCString(dst []C.char, s string) {
 	for i := 0; i < len(s) && i < len(dst)-1; i++ {

@@ -32,9 +32,9 @@ type cellRequest struct {
 	Trap bool `json:"trap,omitempty"`
 }
 
-// cellReply answers a request once started, carrying the pidfd of the
-// call's init and the read end of its report pipe (the call's end: the
-// caller reads it, watchEnd), or Err.
+// cellReply answers a request as its init is handed the command, carrying
+// the init's pidfd and the read end of its report pipe (the call's end, or
+// why it did not start: the caller reads it, watchEnd), or Err.
 type cellReply struct {
 	ID  uint64 `json:"id"`
 	Pid int    `json:"pid,omitempty"`
