@@ -40,7 +40,8 @@ type cell struct {
 	idle    *time.Timer
 	closed  bool
 
-	dead chan struct{} // closed when the reader has ended and the server is reaped
+	dead  chan struct{}  // closed when the reader has ended and the server is reaped
+	traps sync.WaitGroup // the calls' trap watches, which end after their calls
 }
 
 // cellMsg is one reply and the descriptors it carried.
@@ -253,6 +254,7 @@ func (c *cell) read() {
 func (c *cell) close() {
 	unix.Shutdown(c.fd, unix.SHUT_RDWR)
 	<-c.dead
+	c.traps.Wait()
 	if c.idle != nil {
 		c.idle.Stop()
 	}
@@ -331,12 +333,12 @@ func (c *cell) run(ctx context.Context, dir string, prog program, timeout time.D
 	pidfd := first.fds[0]
 	defer unix.Close(pidfd)
 	ends := watchEnd(first.fds[1], pidfd)
-	watch := trap.watch(first.fds[2:])
+	watch := trap.watch(first.fds[2:], &c.traps)
 
 	var run Outcome
 	end := awaitCall(ctx, ends, pidfd, timeout, &run)
 	if watch != nil {
-		watch.close() // every process of the call is gone: nothing is left to trap
+		watch.end() // every process of the call is gone: nothing is left to trap
 		run.Trapped = true
 		run.Untouched = end.err == "" && watch.trapped.Load() == 0
 	}

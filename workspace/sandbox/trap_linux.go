@@ -129,22 +129,25 @@ type seccompNotifResp struct {
 
 // trapWatch answers the trapped syscalls of one call. Started by
 // watchTrap when the call's listener arrives, its goroutine ends when
-// every process of the call is gone (the listener hangs up) or close
-// asks it to; close awaits it and closes the listener.
+// every process of the call is gone (the listener hangs up) or end asks
+// it to, closing the listener; the owner given to watchTrap awaits it.
 type trapWatch struct {
 	fd      int
 	root    string
 	changes func(path string)
-	stop    [2]int // a pipe: the write end's close stops the goroutine
-	done    chan struct{}
+	stop    [2]int       // a pipe: the write end's close stops the goroutine
 	trapped atomic.Int64 // syscalls answered
 	byNr    map[int32]trapSyscall
+
+	mu    sync.Mutex // held while changes is told; guards ended
+	ended bool       // end was called: changes is told nothing more
 }
 
 // watchTrap starts answering listener's notifications, telling changes
-// of each path inside root about to change. It owns listener.
-func watchTrap(listener int, root string, changes func(string)) (*trapWatch, error) {
-	w := &trapWatch{fd: listener, root: root, changes: changes, done: make(chan struct{}), byNr: map[int32]trapSyscall{}}
+// of each path inside root about to change. It owns listener; owner
+// counts its goroutine.
+func watchTrap(listener int, root string, changes func(string), owner *sync.WaitGroup) (*trapWatch, error) {
+	w := &trapWatch{fd: listener, root: root, changes: changes, byNr: map[int32]trapSyscall{}}
 	if err := unix.Pipe2(w.stop[:], unix.O_CLOEXEC); err != nil {
 		unix.Close(listener)
 		return nil, err
@@ -155,21 +158,28 @@ func watchTrap(listener int, root string, changes func(string)) (*trapWatch, err
 	// The trapped process and this goroutine hand the CPU to each other
 	// (Linux 6.6+; older kernels refuse it and wake them the usual way).
 	unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_SET_FLAGS, unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)
-	go w.serve()
+	owner.Add(1)
+	go func() {
+		defer owner.Done()
+		w.serve()
+	}()
 	return w, nil
 }
 
-// close stops the goroutine once what is pending is answered, waits for
-// it, and closes the listener.
-func (w *trapWatch) close() {
+// end is called once every process of the call is gone: it returns once
+// changes is told nothing more (waiting for what it is being told), and
+// stops the goroutine without waiting for it. Its caller is spared a
+// wake-up of the goroutine's thread; nothing can be trapped any more.
+func (w *trapWatch) end() {
+	w.mu.Lock()
+	w.ended = true
+	w.mu.Unlock()
 	unix.Close(w.stop[1])
-	<-w.done
-	unix.Close(w.stop[0])
-	unix.Close(w.fd)
 }
 
 func (w *trapWatch) serve() {
-	defer close(w.done)
+	defer unix.Close(w.fd)
+	defer unix.Close(w.stop[0])
 	stopping := false
 	for {
 		fds := []unix.PollFd{{Fd: int32(w.fd), Events: unix.POLLIN}, {Fd: int32(w.stop[0]), Events: unix.POLLIN}}
@@ -206,13 +216,15 @@ func (w *trapWatch) answer() {
 	// The pid still names the process that made the call: what was read
 	// from its memory and /proc is that process's.
 	id := n.id
-	if ioctlPtr(w.fd, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) == nil {
+	w.mu.Lock()
+	if !w.ended && ioctlPtr(w.fd, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) == nil {
 		for _, p := range paths {
 			if insideAny(p, []string{w.root}) {
 				w.changes(p)
 			}
 		}
 	}
+	w.mu.Unlock()
 	resp := seccompNotifResp{id: n.id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
 	ioctlPtr(w.fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
 }

@@ -2,6 +2,8 @@
 
 package sandbox
 
+import "sync"
+
 // trapHook is what a cell's call tells of its file changes: the paths
 // below root, to changes (nil: the call is not trapped).
 type trapHook struct {
@@ -11,8 +13,8 @@ type trapHook struct {
 
 // watch starts answering the trap's listener, when the started reply
 // carried one (fds: what came after the pidfd); nil when the call is not
-// trapped.
-func (h trapHook) watch(fds []int) *trapWatch {
+// trapped. owner counts the watch's goroutine.
+func (h trapHook) watch(fds []int, owner *sync.WaitGroup) *trapWatch {
 	if len(fds) == 0 {
 		return nil
 	}
@@ -20,7 +22,7 @@ func (h trapHook) watch(fds []int) *trapWatch {
 		closeFDs(fds)
 		return nil
 	}
-	w, err := watchTrap(fds[0], h.root, h.changes.Change)
+	w, err := watchTrap(fds[0], h.root, h.changes.Change, owner)
 	if err != nil {
 		return nil
 	}
