@@ -133,6 +133,11 @@ func lookProgram(name, dir string, env []string) (string, bool) {
 			pathVar = v
 		}
 	}
+	return programs.look(name, pathVar, func() (string, bool) { return lookPath(name, pathVar) })
+}
+
+// lookPath is lookProgram's search of PATH.
+func lookPath(name, pathVar string) (string, bool) {
 	for _, d := range strings.Split(pathVar, ":") {
 		if !filepath.IsAbs(d) {
 			return "", false
