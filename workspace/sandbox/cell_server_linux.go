@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -307,6 +308,9 @@ type cellSockets struct {
 	table  *os.File
 	seen   map[string]string // path → socket inode, as the table gives them
 	exempt func(string) bool // callMounts.exempt
+	// buf is what the table is read into; last, the table as it read when
+	// every row in it had been looked at: the same bytes hold nothing new.
+	buf, last []byte
 }
 
 // refreshSockets covers, with /dev/null, every socket bound on the host
@@ -319,10 +323,14 @@ func (s *cellServer) refreshSockets() error {
 	if c.seen == nil {
 		c.seen = map[string]string{}
 	}
-	if _, err := c.table.Seek(0, 0); err != nil {
+	table, err := c.read()
+	if err != nil {
 		return fmt.Errorf("read the machine's unix sockets: %w", err)
 	}
-	socks, err := readHostSockets(c.table, c.seen)
+	if bytes.Equal(table, c.last) {
+		return nil
+	}
+	socks, err := readHostSockets(bytes.NewReader(table), c.seen)
 	if err != nil {
 		return err
 	}
@@ -335,5 +343,30 @@ func (s *cellServer) refreshSockets() error {
 			return fmt.Errorf("hide the socket %s bound since the sandbox started: %w", h.path, err)
 		}
 	}
+	c.last = append(c.last[:0], table...)
 	return nil
+}
+
+// read reads the whole table into buf, from its start.
+func (c *cellSockets) read() ([]byte, error) {
+	if c.buf == nil {
+		c.buf = make([]byte, 16<<10)
+	}
+	fd, n := int(c.table.Fd()), 0
+	for {
+		if n == len(c.buf) {
+			c.buf = append(c.buf, make([]byte, len(c.buf))...)
+		}
+		m, err := unix.Pread(fd, c.buf[n:], int64(n))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if m == 0 {
+			return c.buf[:n], nil
+		}
+		n += m
+	}
 }
