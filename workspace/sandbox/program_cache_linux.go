@@ -23,9 +23,9 @@ import (
 var programs programCache
 
 type programCache struct {
-	mu      sync.Mutex
-	fd      int    // the inotify descriptor, non-blocking; 0 before first use, -1 when none can be had
-	pathVar string // the PATH the lookups are for, its watches set; "" when they must be set again
+	mu      sync.Mutex // guards the fields below; held through a lookup, so one looks at a time
+	fd      int        // the inotify descriptor, non-blocking; 0 before first use, -1 when none can be had
+	pathVar string     // the PATH the lookups are for, its watches set; "" when they must be set again
 	found   map[string]foundProgram
 	roles   map[int32]*watchRole
 }
