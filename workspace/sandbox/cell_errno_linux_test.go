@@ -42,6 +42,7 @@ func TestCallInitEndsPromptlyWhateverTheServersErrno(t *testing.T) {
 		}
 		start := time.Now()
 		pc.launch(callCommand{outFD: int(devnull.Fd()), inFD: int(devnull.Fd()), dir: dir, path: "/bin/true", argv: []string{"true"}})
+		pc.goAhead()
 		dirtyErrnoUntil(status[0])
 		took := time.Since(start)
 		var rep [8]byte

@@ -144,26 +144,23 @@ func (s *cellServer) killAll() {
 
 // start runs one call in a spare init (takeSpare), its stdin in (the
 // server's /dev/null or a descriptor of the request's), and answers with
-// the init's pidfd; a waiter sends the end and makes the next spare.
+// the init's pidfd; a waiter sends the end and makes the next spare. The
+// init is handed the command first and sets it up while the server checks
+// the sockets and the rules; the command runs at the go, once they hold.
 func (s *cellServer) start(req cellRequest, out, in int) {
 	defer unix.Close(out)
 	if in != s.null {
 		defer unix.Close(in)
 	}
 	fail := func(err error) { s.reply(cellReply{ID: req.ID, Err: err.Error()}, -1) }
-	if err := s.refreshSockets(); err != nil {
-		fail(err) // a socket bound since the last call could not be hidden: nothing runs
+	sp, err := s.takeSpare(req.Trap)
+	if err != nil {
+		fail(err)
 		return
 	}
-	s.rmu.Lock()
-	_, _, gen, err := s.currentRulesetLocked()
-	s.rmu.Unlock()
-	if err != nil {
-		fail(fmt.Errorf("build the sandbox rules: %w", err))
-		return
-	}
-	sp, err := s.takeSpare(gen, req.Trap)
-	if err != nil {
+	cmd := callCommand{outFD: out, inFD: in, tty: req.TTY, dir: req.Dir, path: req.Path, argv: req.Argv, env: req.Env}
+	sp.pc.launch(cmd)
+	if sp, err = s.checkSpare(sp, cmd, req.Trap); err != nil {
 		fail(err)
 		return
 	}
@@ -178,9 +175,37 @@ func (s *cellServer) start(req cellRequest, out, in int) {
 	// a launch that fails is reported there too.
 	s.reply(cellReply{ID: req.ID, Pid: sp.pc.pid}, sp.pc.pidfd, sp.status, listener)
 	unix.Close(sp.status)
-	sp.pc.launch(callCommand{outFD: out, inFD: in, tty: req.TTY, dir: req.Dir, path: req.Path, argv: req.Argv, env: req.Env})
+	sp.pc.goAhead()
 	s.calls.Add(1)
 	go s.await(req.ID, sp)
+}
+
+// checkSpare returns sp, launched with cmd, when no socket needs hiding
+// and the rules it is confined by are current; when they changed, it
+// discards sp and returns an init made and launched under the new rules.
+func (s *cellServer) checkSpare(sp *spareCall, cmd callCommand, trap bool) (*spareCall, error) {
+	err := s.refreshSockets() // a socket bound since the last call that could not be hidden: nothing runs
+	var gen uint64
+	if err == nil {
+		s.rmu.Lock()
+		_, _, gen, err = s.currentRulesetLocked()
+		s.rmu.Unlock()
+		if err != nil {
+			err = fmt.Errorf("build the sandbox rules: %w", err)
+		}
+	}
+	if err == nil && sp.gen == gen {
+		return sp, nil
+	}
+	s.discardSpare(sp)
+	if err != nil {
+		return nil, err
+	}
+	if sp, err = s.prepareSpare(trap); err != nil {
+		return nil, err
+	}
+	sp.pc.launch(cmd)
+	return sp, nil
 }
 
 // await reaps a call's init once it has exited (the daemon heard the

@@ -90,11 +90,12 @@ func (s *cellServer) refill() {
 	}()
 }
 
-// takeSpare is an init for a call confined by the ruleset of generation
-// gen, trapped when trap: the spare when it is both (waiting for it when
-// it is being made), else one made now. The next spare is made trapped or
-// not as this call is: a daemon asks the same of all its calls.
-func (s *cellServer) takeSpare(gen uint64, trap bool) (*spareCall, error) {
+// takeSpare is an init for a call, trapped when trap: the spare when it
+// is (waiting for it when it is being made), else one made now. Whether
+// its rules are still current is for the caller to check. The next spare
+// is made trapped or not as this call is: a daemon asks the same of all
+// its calls.
+func (s *cellServer) takeSpare(trap bool) (*spareCall, error) {
 	s.trapNext.Store(trap)
 	sl := &s.spare
 	sl.mu.Lock()
@@ -106,11 +107,11 @@ func (s *cellServer) takeSpare(gen uint64, trap bool) (*spareCall, error) {
 	sp := sl.ready
 	sl.ready = nil
 	sl.mu.Unlock()
-	if sp != nil && sp.gen == gen && sp.trap == trap {
+	if sp != nil && sp.trap == trap {
 		return sp, nil
 	}
 	if sp != nil {
-		s.discardSpare(sp) // the rules changed since it was made, or the trap was not what this call asks
+		s.discardSpare(sp) // the trap was not what this call asks
 	}
 	return s.prepareSpare(trap)
 }

@@ -84,6 +84,7 @@ struct hearth_call {
 	int out_fd, null_fd;       // stdout+stderr, stdin: the init's copies, received at launch
 	int tty;                   // stdin is a terminal: the shell's session's controlling one
 	int status_fd;             // the shell's end is reported here
+	int ctl_fd;                // the init's control socket: the starter waits there for the go
 	int grace_ms;              // SIGTERM to SIGKILL
 	const char *dir;
 	const char *path;          // the program: argv[0] when it is the shell
@@ -187,6 +188,13 @@ static int start_shell(void *arg) {
 	// null_fd and out_fd are above 2 (call_init): dup3 is dup2 here.
 	if (SYS(SYS_dup3, c->null_fd, 0, 0, 0) < 0 || SYS(SYS_dup3, c->out_fd, 1, 0, 0) < 0 || SYS(SYS_dup3, c->out_fd, 2, 0, 0) < 0) _exit(127);
 	if (c->tty && (SYS(SYS_setsid, 0, 0, 0, 0) < 0 || SYS(SYS_ioctl, 0, TIOCSCTTY, 0, 0) < 0)) _exit(127);
+	// The go: the server checked, while this was set up, that the rules
+	// and the hidden sockets still hold (hearth_go). Anything else is the
+	// server dropping the call: nothing runs.
+	char b = 0;
+	long n;
+	while ((n = SYS(SYS_read, c->ctl_fd, &b, 1, 0)) == -EINTR) {}
+	if (n != 1 || b != 'x') _exit(127);
 	SYS(SYS_execve, c->path, c->argv, c->envp, 0);
 	// As the shell would say it: a program started without one has no
 	// other voice.
@@ -201,9 +209,10 @@ static int start_shell(void *arg) {
 // ready on ctl_fd (with the trap's listener) and waits there for its
 // command: a byte carrying the output and stdin descriptors, the rest of
 // the call (dir, program, arguments, environment, tty) in the spec, which
-// the server fills before it sends. It then starts the shell, closes ctl_fd,
-// reaps every process of the call as it
-// ends (orphans are reparented here), and when the shell exits or
+// the server fills before it sends. It then starts the shell, whose starter
+// execs once a second byte, the go, comes on ctl_fd (hearth_go), closes
+// ctl_fd, reaps every process of the call as it ends (orphans are
+// reparented here), and when the shell exits or
 // SIGTERM/SIGINT/SIGHUP comes, ends everything left: SIGTERM, grace_ms,
 // SIGKILL. Its own exit makes the kernel kill whatever remains of the
 // namespace. An init whose ctl_fd closes before a command comes exits
@@ -271,7 +280,9 @@ static int call_init(void *arg) {
 	c->out_fd = fds[0];
 	c->null_fd = fds[1];
 	if ((r = SYS(SYS_chdir, c->dir, 0, 0, 0)) < 0) fail(c, 6, r);
-	// vfork-like: this init waits until the shell has exec'd.
+	c->ctl_fd = ctl;
+	// vfork-like: this init waits until the shell has exec'd (or its
+	// starter has exited: no go came).
 	pid_t sh = clone(start_shell, sh_stack, CLONE_VM | CLONE_VFORK | SIGCHLD, c);
 	if (sh < 0) fail(c, 9, -errno);
 	int status_fd = c->status_fd, grace_ms = c->grace_ms;
@@ -379,10 +390,10 @@ static int hearth_prepare(struct hearth_prepared *p, int *pidfd, int *ctl, int *
 }
 
 // hearth_launch hands a prepared init its command: a byte on ctl carrying
-// the output and stdin descriptors, and closes ctl; the init reads the
-// byte all the same. The spec's command fields are set before and read
-// by the init until the shell has started: the spec is freed once the
-// init has exited. A failure is reported on status_fd.
+// the output and stdin descriptors. The init sets the call up and waits
+// for the go (hearth_go) before the exec. The spec's command fields are
+// set before and read by the init until the shell has started: the spec
+// is freed once the init has exited. A failure is reported on status_fd.
 static void hearth_launch(int ctl, int out_fd, int in_fd) {
 	char b = 'g';
 	struct iovec iov = { &b, 1 };
@@ -401,11 +412,18 @@ static void hearth_launch(int ctl, int out_fd, int in_fd) {
 	h->cmsg_len = CMSG_LEN(nfds * sizeof(int));
 	memcpy(CMSG_DATA(h), fds, nfds * sizeof(int));
 	while (sendmsg(ctl, &m, MSG_NOSIGNAL) < 0 && errno == EINTR) {}
+}
+
+// hearth_go lets a launched init's command run, and closes ctl.
+static void hearth_go(int ctl) {
+	char b = 'x';
+	while (send(ctl, &b, 1, MSG_NOSIGNAL) < 0 && errno == EINTR) {}
 	close(ctl);
 }
 
-// hearth_discard ends a prepared init that will get no command: the close
-// of its control socket makes it exit.
+// hearth_discard ends a prepared init that will run no command: the close
+// of its control socket makes it exit, or, once launched, its shell's
+// starter exit before the exec.
 static void hearth_discard(int ctl) { close(ctl); }
 
 static void hearth_free_stack(void *stack) { munmap(stack, 2 * CALL_STACK); }
@@ -488,9 +506,9 @@ func prepareCall(spec callSpec) (*preparedCall, error) {
 	return pc, nil
 }
 
-// launch hands cmd to the prepared init, which runs it (or reports its
-// failure), and returns at once; the caller keeps pid and pidfd, and
-// releases the call once its init has exited.
+// launch hands cmd to the prepared init, which sets the call up and runs
+// it at goAhead (or reports its failure), and returns at once; the caller
+// keeps pid and pidfd, and releases the call once its init has exited.
 func (pc *preparedCall) launch(cmd callCommand) {
 	c := &pc.p.c
 	if cmd.tty {
@@ -510,8 +528,12 @@ func (pc *preparedCall) launch(cmd callCommand) {
 	C.hearth_launch(pc.ctl, C.int(cmd.outFD), C.int(cmd.inFD))
 }
 
-// discard makes a prepared init that will run nothing exit, without a
-// report; the caller still reaps it through pidfd and releases it.
+// goAhead lets a launched command run.
+func (pc *preparedCall) goAhead() { C.hearth_go(pc.ctl) }
+
+// discard makes a prepared init that will run nothing exit (with no
+// report before launch, a status of 127 after); the caller still reaps it
+// through pidfd and releases it.
 func (pc *preparedCall) discard() { C.hearth_discard(pc.ctl) }
 
 // release frees the call's spec, command and stacks: its init has exited
