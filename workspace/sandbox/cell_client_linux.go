@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -33,12 +34,18 @@ type cell struct {
 
 	wmu sync.Mutex // one message at a time
 
-	mu      sync.Mutex // guards waiting, nextID, running, closed
+	mu      sync.Mutex // guards waiting, nextID, running, closed, spare, trap
 	waiting map[uint64]chan cellMsg
 	nextID  uint64
 	running int
 	idle    *time.Timer
 	closed  bool
+	spare   *handedSpare // the init the server handed over for the next command, or nil
+	trap    int8         // whether the last command was trapped: 0 none yet, 1 no, 2 yes
+
+	spareCame chan struct{} // a token each time a spare comes (cap 1): what tests wait on
+	handed    atomic.Int64  // calls started through a handed spare
+	retried   atomic.Int64  // of those, the ones the server sent the full way (rules out of date)
 
 	dead  chan struct{}  // closed when the reader has ended and the server is reaped
 	traps sync.WaitGroup // the calls' trap watches, which end after their calls
@@ -48,6 +55,71 @@ type cell struct {
 type cellMsg struct {
 	rep cellReply
 	fds []int
+}
+
+// handedSpare is a call's init the server made ahead and handed over
+// (cellReply.Spare): the daemon sends it the command itself, sparing the
+// command a wake of the server on its way, and asks the server for the go.
+// It lives in cell.spare until a call takes it or the cell closes; the
+// descriptors are the daemon's to close.
+type handedSpare struct {
+	serial                       uint64
+	trap                         bool
+	cmd, pidfd, status, listener int // listener -1: none
+}
+
+func (h *handedSpare) close() {
+	for _, fd := range []int{h.cmd, h.pidfd, h.status, h.listener} {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+	}
+}
+
+// keepSpare keeps the spare a reply hands over, dropping one held before.
+func (c *cell) keepSpare(rep cellReply, fds []int) {
+	if len(fds) != 3 && len(fds) != 4 {
+		closeFDs(fds)
+		return
+	}
+	h := &handedSpare{serial: rep.Spare, trap: rep.Trap, cmd: fds[0], pidfd: fds[1], status: fds[2], listener: -1}
+	if len(fds) == 4 {
+		h.listener = fds[3]
+	}
+	c.mu.Lock()
+	old := c.spare
+	c.spare = h
+	if c.closed || c.trap != 0 && h.trap != (c.trap == 2) {
+		// A spare trapped otherwise than the daemon's commands are is
+		// dropped at once: the server makes the next as the last was.
+		c.spare, old = nil, h
+	}
+	c.mu.Unlock()
+	if old != nil {
+		old.close()
+	}
+	select {
+	case c.spareCame <- struct{}{}:
+	default:
+	}
+}
+
+// takeSpare is the spare the cell holds, or nil, for a command trapped or
+// not as trap says.
+func (c *cell) takeSpare(trap bool) *handedSpare {
+	c.mu.Lock()
+	h := c.spare
+	c.spare = nil
+	c.trap = 1
+	if trap {
+		c.trap = 2
+	}
+	c.mu.Unlock()
+	if h != nil && h.trap != trap {
+		h.close()
+		return nil
+	}
+	return h
 }
 
 // cellIdle is how long a cell with no command stays up.
@@ -145,7 +217,7 @@ func startCell(key string, args []string, noNet bool) (*cell, error) {
 		return nil, fmt.Errorf("start the sandbox cell: %w", err)
 	}
 	theirs.Close() // the server has its end: its death before the hello now reads as EOF, not as a timeout
-	c := &cell{key: key, fd: fds[0], cmd: cmd, release: release, waiting: map[uint64]chan cellMsg{}, dead: make(chan struct{})}
+	c := &cell{key: key, fd: fds[0], cmd: cmd, release: release, waiting: map[uint64]chan cellMsg{}, dead: make(chan struct{}), spareCame: make(chan struct{}, 1)}
 	hello := c.expect(0)
 	go c.read()
 	t := time.NewTimer(cellStartTimeout)
@@ -224,6 +296,10 @@ func (c *cell) read() {
 			closeFDs(fds)
 			break
 		}
+		if m.rep.Spare != 0 {
+			c.keepSpare(m.rep, fds)
+			continue
+		}
 		c.mu.Lock()
 		ch := c.waiting[m.rep.ID]
 		if m.rep.Err != "" || m.rep.ID == 0 {
@@ -242,7 +318,12 @@ func (c *cell) read() {
 		delete(c.waiting, id)
 	}
 	c.closed = true
+	spare := c.spare
+	c.spare = nil
 	c.mu.Unlock()
+	if spare != nil {
+		spare.close()
+	}
 	unix.Close(c.fd)
 	c.cmd.Wait()
 	c.release()
@@ -302,38 +383,22 @@ func (c *cell) run(ctx context.Context, dir string, prog program, timeout time.D
 		c.running--
 		c.mu.Unlock()
 	}()
-	replies := c.expect(id)
-
 	output := readOutput(pr, live)
-
-	fds := []int{int(cio.out.Fd())}
+	cmd := callCommand{dir: dir, path: prog.path, argv: prog.argv, env: prog.env, tty: cio.tty, outFD: int(cio.out.Fd()), inFD: -1}
 	if cio.in != nil {
-		fds = append(fds, int(cio.in.Fd()))
+		cmd.inFD = int(cio.in.Fd())
 	}
-	c.wmu.Lock()
-	err := sendCell(c.fd, cellRequest{ID: id, Dir: dir, Path: prog.path, Argv: prog.argv, Env: prog.env, TTY: cio.tty, Trap: trap.changes != nil && trapReadable()}, fds...)
-	c.wmu.Unlock()
-	cio.close() // the cell holds them now
+	fds, err := c.start(id, cmd, trap.changes != nil && trapReadable())
+	cio.close() // the call holds them now
 	if err != nil {
 		pr.Close()
 		<-output.done
-		return Outcome{Err: fmt.Errorf("the sandbox cell: %w", err)}
+		return Outcome{Err: err}
 	}
-	first, ok := <-replies
-	c.forget(id) // the end comes on the init's report pipe
-	if !ok || first.rep.Err != "" || len(first.fds) < 2 || len(first.fds) > 3 {
-		closeFDs(first.fds)
-		pr.Close()
-		<-output.done
-		if ok && first.rep.Err != "" {
-			return Outcome{Err: errors.New(first.rep.Err)}
-		}
-		return Outcome{Err: errCellClosed}
-	}
-	pidfd := first.fds[0]
+	pidfd := fds[0]
 	defer unix.Close(pidfd)
-	ends := watchEnd(first.fds[1], pidfd)
-	watch := trap.watch(first.fds[2:], &c.traps)
+	ends := watchEnd(fds[1], pidfd)
+	watch := trap.watch(fds[2:], &c.traps)
 
 	var run Outcome
 	end := awaitCall(ctx, ends, pidfd, timeout, &run)
@@ -359,6 +424,102 @@ func (c *cell) run(ctx context.Context, dir string, prog program, timeout time.D
 		run.ExitCode = -1
 	}
 	return run
+}
+
+// start starts cmd in the cell and returns the call's pidfd, the read
+// end of its init's report pipe and, when trapped, the trap's listener:
+// through the spare the server handed over when the cell holds one fit for
+// the call, else in full through the server.
+func (c *cell) start(id uint64, cmd callCommand, trap bool) ([]int, error) {
+	if fds, ok, err := c.startHanded(id, cmd, trap); ok {
+		return fds, err
+	}
+	replies := c.expect(id)
+	fds := []int{cmd.outFD}
+	if cmd.inFD >= 0 {
+		fds = append(fds, cmd.inFD)
+	}
+	c.wmu.Lock()
+	err := sendCell(c.fd, cellRequest{ID: id, Dir: cmd.dir, Path: cmd.path, Argv: cmd.argv, Env: cmd.env, TTY: cmd.tty, Trap: trap}, fds...)
+	c.wmu.Unlock()
+	if err != nil {
+		c.forget(id)
+		return nil, fmt.Errorf("the sandbox cell: %w", err)
+	}
+	first, ok := <-replies
+	c.forget(id) // the end comes on the init's report pipe
+	if !ok || first.rep.Err != "" || len(first.fds) < 2 || len(first.fds) > 3 {
+		closeFDs(first.fds)
+		if ok && first.rep.Err != "" {
+			return nil, errors.New(first.rep.Err)
+		}
+		return nil, errCellClosed
+	}
+	return first.fds, nil
+}
+
+// devNull is the daemon's /dev/null, the stdin of a command given none.
+var devNull = sync.OnceValues(func() (int, error) {
+	return unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+})
+
+// startHanded sends cmd to the spare the cell holds, when it is trapped
+// as the call asks, and asks the server for the go. ok is false when the
+// call must go in full instead: no spare, or one the server dropped (its
+// rules are out of date).
+func (c *cell) startHanded(id uint64, cmd callCommand, trap bool) (fds []int, ok bool, err error) {
+	h := c.takeSpare(trap)
+	if h == nil {
+		return nil, false, nil
+	}
+	msg, err := commandMessage(cmd)
+	if err != nil {
+		h.close()
+		return nil, true, err
+	}
+	in := cmd.inFD
+	if in < 0 {
+		if in, err = devNull(); err != nil {
+			h.close()
+			return nil, false, nil
+		}
+	}
+	if err := sendCommand(h.cmd, msg, cmd.outFD, in); err != nil {
+		h.close() // its init is gone
+		return nil, false, nil
+	}
+	unix.Close(h.cmd)
+	h.cmd = -1
+	replies := c.expect(id)
+	c.wmu.Lock()
+	err = sendCell(c.fd, cellRequest{ID: id, Spare: h.serial})
+	c.wmu.Unlock()
+	if err != nil {
+		c.forget(id)
+		h.close()
+		return nil, true, fmt.Errorf("the sandbox cell: %w", err)
+	}
+	rep, got := <-replies
+	c.forget(id)
+	closeFDs(rep.fds)
+	switch {
+	case !got:
+		h.close()
+		return nil, true, errCellClosed
+	case rep.rep.Err != "":
+		h.close()
+		return nil, true, errors.New(rep.rep.Err)
+	case rep.rep.Retry:
+		h.close() // its init exits without running the command
+		c.retried.Add(1)
+		return nil, false, nil
+	}
+	c.handed.Add(1)
+	fds = []int{h.pidfd, h.status}
+	if h.listener >= 0 {
+		fds = append(fds, h.listener)
+	}
+	return fds, true, nil
 }
 
 // awaitCall waits for the call's end. On timeout or cancel (marked in run)

@@ -229,6 +229,7 @@ func TestCellHidesSocketsBoundLater(t *testing.T) {
 	}
 	sock := filepath.Join(hostDir(t), "later.sock")
 	for round := range 2 { // bound after the start; then removed and bound again
+		awaitHandedSpare(t) // the command goes straight to it: the server checks the sockets all the same
 		l, err := net.Listen("unix", sock)
 		if err != nil {
 			t.Fatal(err)

@@ -46,7 +46,7 @@ type cellServer struct {
 	pids  pidBound
 	calls sync.WaitGroup // one per running call's waiter
 	spare spareSlot
-	live  sync.Map // call id → its init's pidfd, while it runs: killAll's
+	live  sync.Map // *spareCall → its init's pidfd, while it runs or is handed over: killAll's
 	seq   atomic.Uint64
 	// trapNext says whether the next spare is made under the file-change
 	// trap: as the last call asked (takeSpare); at first, as a daemon asks.
@@ -118,6 +118,11 @@ func (s *cellServer) serve() {
 			closeFDs(fds)
 			break
 		}
+		if req.Spare != 0 {
+			closeFDs(fds)
+			s.startHanded(req)
+			continue
+		}
 		if len(fds) != 1 && len(fds) != 2 {
 			closeFDs(fds)
 			s.reply(cellReply{ID: req.ID, Err: "a request needs one or two descriptors, its output and its input"}, -1)
@@ -159,7 +164,11 @@ func (s *cellServer) start(req cellRequest, out, in int) {
 		return
 	}
 	cmd := callCommand{outFD: out, inFD: in, tty: req.TTY, dir: req.Dir, path: req.Path, argv: req.Argv, env: req.Env}
-	sp.pc.launch(cmd)
+	if err := sp.pc.launch(cmd); err != nil {
+		s.discardSpare(sp)
+		fail(err)
+		return
+	}
 	if sp, err = s.checkSpare(sp, cmd, req.Trap); err != nil {
 		fail(err)
 		return
@@ -168,16 +177,59 @@ func (s *cellServer) start(req cellRequest, out, in int) {
 	if listener >= 0 {
 		defer unix.Close(listener) // the daemon holds it once the reply is sent
 	}
-	s.live.Store(req.ID, sp.pc.pidfd)
-	// The daemon reads the call's end from the init's report pipe itself:
-	// one process fewer between the command's end and its caller. It has
-	// what it waits on before the command starts, and sets up meanwhile;
-	// a launch that fails is reported there too.
+	s.live.Store(sp, sp.pc.pidfd)
+	// The go first: the daemon reads the call's end from the init's report
+	// pipe itself (one process fewer between the command's end and its
+	// caller) and sets up its waiters while the command starts; a launch
+	// that fails is reported there too.
+	sp.pc.goAhead()
 	s.reply(cellReply{ID: req.ID, Pid: sp.pc.pid}, sp.pc.pidfd, sp.status, listener)
 	unix.Close(sp.status)
-	sp.pc.goAhead()
 	s.calls.Add(1)
-	go s.await(req.ID, sp)
+	go s.await(sp)
+}
+
+// startHanded answers the daemon's request for the go of a spare it was
+// handed (handOff) and has sent the command itself: the go once no socket
+// needs hiding and the spare's rules are current; Retry when they are not
+// (or the spare is gone), and the daemon sends the command in full.
+func (s *cellServer) startHanded(req cellRequest) {
+	sl := &s.spare
+	sl.mu.Lock()
+	sp := sl.handed[req.Spare]
+	delete(sl.handed, req.Spare) // this request owns its go socket now
+	sl.mu.Unlock()
+	if sp == nil {
+		s.reply(cellReply{ID: req.ID, Retry: true}, -1)
+		return
+	}
+	err := s.refreshSockets()
+	var gen uint64
+	if err == nil {
+		gen, err = s.currentGen()
+	}
+	switch {
+	case err != nil:
+		sp.pc.discard()
+		s.reply(cellReply{ID: req.ID, Err: err.Error()}, -1)
+	case gen != sp.gen:
+		sp.pc.discard()
+		s.reply(cellReply{ID: req.ID, Retry: true}, -1)
+	default:
+		sp.pc.goAhead()
+		s.reply(cellReply{ID: req.ID, Pid: sp.pc.pid}, -1)
+	}
+}
+
+// currentGen is the generation of the ruleset for the next call.
+func (s *cellServer) currentGen() (uint64, error) {
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	_, _, gen, err := s.currentRulesetLocked()
+	if err != nil {
+		return 0, fmt.Errorf("build the sandbox rules: %w", err)
+	}
+	return gen, nil
 }
 
 // checkSpare returns sp, launched with cmd, when no socket needs hiding
@@ -187,12 +239,7 @@ func (s *cellServer) checkSpare(sp *spareCall, cmd callCommand, trap bool) (*spa
 	err := s.refreshSockets() // a socket bound since the last call that could not be hidden: nothing runs
 	var gen uint64
 	if err == nil {
-		s.rmu.Lock()
-		_, _, gen, err = s.currentRulesetLocked()
-		s.rmu.Unlock()
-		if err != nil {
-			err = fmt.Errorf("build the sandbox rules: %w", err)
-		}
+		gen, err = s.currentGen()
 	}
 	if err == nil && sp.gen == gen {
 		return sp, nil
@@ -204,16 +251,27 @@ func (s *cellServer) checkSpare(sp *spareCall, cmd callCommand, trap bool) (*spa
 	if sp, err = s.prepareSpare(trap); err != nil {
 		return nil, err
 	}
-	sp.pc.launch(cmd)
+	if err := sp.pc.launch(cmd); err != nil {
+		s.discardSpare(sp)
+		return nil, err
+	}
 	return sp, nil
 }
 
-// await reaps a call's init once it has exited (the daemon heard the
-// call's end from its report), then releases the call's bound.
-func (s *cellServer) await(id uint64, sp *spareCall) {
+// await reaps a call's init, or a handed spare's, once it has exited (the
+// daemon heard the call's end from its report, or dropped the spare), then
+// releases the call's bound.
+func (s *cellServer) await(sp *spareCall) {
 	defer s.calls.Done()
 	waitInit(sp.pc.pidfd)
-	s.live.Delete(id)
+	s.live.Delete(sp)
+	sl := &s.spare
+	sl.mu.Lock()
+	if sl.handed[sp.serial] == sp {
+		delete(sl.handed, sp.serial) // dropped unused: its go socket is this goroutine's
+		sp.pc.discard()
+	}
+	sl.mu.Unlock()
 	unix.Close(sp.pc.pidfd)
 	sp.pc.release() // reaped: nothing reads the spec or runs on the stacks any more
 	// The next call's init is made between calls (while the model

@@ -18,6 +18,7 @@ import (
 // in the cell's spareSlot until a call takes it (its lifetime is then the
 // call's) or the cell discards it.
 type spareCall struct {
+	serial uint64 // names it to the daemon once handed over
 	pc     *preparedCall
 	bound  callBound
 	status int    // the read end of the init's report pipe: the daemon's once the call starts
@@ -27,14 +28,17 @@ type spareCall struct {
 
 // spareSlot holds at most one spareCall and at most one goroutine making
 // it, so that a command's own time has none of the init's set-up (the
-// pid namespace, the process bound, Landlock): a call takes the spare and
-// the next is made shortly after it has ended (refillSoon). It lives as
-// long as the cell server.
+// pid namespace, the process bound, Landlock): once made, the spare is
+// handed to the daemon (handOff), which sends it the next command itself;
+// a request that finds none takes the ready one or makes its own. The next
+// is made shortly after the spare's init has ended (refillSoon). It lives
+// as long as the cell server.
 type spareSlot struct {
 	mu     sync.Mutex
 	ready  *spareCall
-	making chan struct{} // closed when the goroutine making one has put it in ready
-	soon   *time.Timer   // refillSoon's, pending or fired; nil before the first
+	handed map[uint64]*spareCall // the spare the daemon holds, by serial, until its request or its init's end
+	making chan struct{}         // closed when the goroutine making one has put it in ready
+	soon   *time.Timer           // refillSoon's, pending or fired; nil before the first
 	closed bool
 	wg     sync.WaitGroup // the making goroutine and discards
 }
@@ -66,7 +70,7 @@ func (s *cellServer) refill() {
 	sl := &s.spare
 	sl.mu.Lock()
 	defer sl.mu.Unlock()
-	if sl.closed || sl.ready != nil || sl.making != nil {
+	if sl.closed || sl.ready != nil || sl.making != nil || len(sl.handed) > 0 {
 		return
 	}
 	done := make(chan struct{})
@@ -77,7 +81,6 @@ func (s *cellServer) refill() {
 		defer sl.wg.Done()
 		sp, err := s.prepareSpare(trap)
 		sl.mu.Lock()
-		defer sl.mu.Unlock()
 		if err == nil {
 			if sl.closed {
 				s.discardSpare(sp)
@@ -87,7 +90,40 @@ func (s *cellServer) refill() {
 		}
 		sl.making = nil
 		close(done)
+		sl.mu.Unlock()
+		s.handOff()
 	}()
+}
+
+// handOff hands the ready spare to the daemon: its command socket, pidfd,
+// report pipe and trap listener. The daemon sends the spare a command
+// itself and asks for the go (startHanded): the server keeps the go socket
+// and reaps the init whenever it ends. A request that comes first takes the
+// spare instead (takeSpare).
+func (s *cellServer) handOff() {
+	sl := &s.spare
+	sl.mu.Lock()
+	sp := sl.ready
+	if sp == nil || sl.closed {
+		sl.mu.Unlock()
+		return
+	}
+	sl.ready = nil
+	if sl.handed == nil {
+		sl.handed = map[uint64]*spareCall{}
+	}
+	sl.handed[sp.serial] = sp
+	sl.mu.Unlock()
+	s.live.Store(sp, sp.pc.pidfd)
+	s.calls.Add(1)
+	s.reply(cellReply{Spare: sp.serial, Pid: sp.pc.pid, Trap: sp.trap}, sp.pc.cmd, sp.pc.pidfd, sp.status, sp.pc.trap)
+	unix.Close(sp.pc.cmd)
+	unix.Close(sp.status)
+	if sp.pc.trap >= 0 {
+		unix.Close(sp.pc.trap)
+	}
+	sp.pc.cmd, sp.status, sp.pc.trap = -1, -1, -1
+	go s.await(sp)
 }
 
 // takeSpare is an init for a call, trapped when trap: the spare when it
@@ -131,7 +167,8 @@ func (s *cellServer) prepareSpare(trap bool) (*spareCall, error) {
 		return nil, err
 	}
 	defer unix.Close(status[1])
-	bound, err := s.pids.forCall(s.seq.Add(1))
+	serial := s.seq.Add(1)
+	bound, err := s.pids.forCall(serial)
 	if err != nil {
 		unix.Close(status[0])
 		return nil, err
@@ -147,7 +184,7 @@ func (s *cellServer) prepareSpare(trap bool) (*spareCall, error) {
 		bound.done()
 		return nil, err
 	}
-	return &spareCall{pc: pc, bound: bound, status: status[0], gen: gen, trap: trap}, nil
+	return &spareCall{serial: serial, pc: pc, bound: bound, status: status[0], gen: gen, trap: trap}, nil
 }
 
 // discardSpare ends a spare that will run nothing and, in the background,

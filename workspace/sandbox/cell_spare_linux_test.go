@@ -5,7 +5,9 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 // TestCellSpareFollowsTheRules: the init a cell makes ahead of a command
@@ -30,10 +32,68 @@ func TestCellSpareFollowsTheRules(t *testing.T) {
 	if res := runShell(t, ts, "true", 10_000); res.IsError {
 		t.Fatalf("first command: %s", res.Output) // the cell is up, a spare made under the old rules
 	}
+	c := awaitHandedSpare(t) // and handed to the daemon
 	mkdir(t, cache)
 	for i, line := range []string{"echo hi > " + filepath.Join(cache, "a"), "cat " + filepath.Join(cache, "a")} {
 		if res := runShell(t, ts, line, 10_000); res.IsError {
 			t.Fatalf("command %d (%s): %s", i, line, res.Output)
+		}
+	}
+	if c.retried.Load() == 0 {
+		t.Error("the spare made under the old rules ran the command")
+	}
+}
+
+// awaitHandedSpare waits until the workspace's one running cell holds a
+// spare the server handed over, and returns the cell.
+func awaitHandedSpare(t *testing.T) *cell {
+	t.Helper()
+	cells.mu.Lock()
+	var c *cell
+	for _, x := range cells.m {
+		c = x
+	}
+	n := len(cells.m)
+	cells.mu.Unlock()
+	if n != 1 {
+		t.Fatalf("%d cells running, want 1", n)
+	}
+	deadline := time.After(10 * time.Second)
+	for {
+		c.mu.Lock()
+		held := c.spare != nil
+		c.mu.Unlock()
+		if held {
+			return c
+		}
+		select {
+		case <-c.spareCame:
+		case <-deadline:
+			t.Fatal("the cell was handed no spare in 10s")
+		}
+	}
+}
+
+// TestCellCommandThroughHandedSpare: the daemon sends a command straight
+// to the spare the server handed it, and the command runs with its
+// arguments, environment, directory and output as it would the full way.
+func TestCellCommandThroughHandedSpare(t *testing.T) {
+	r, _, _ := newTree(t)
+	useSandbox(t)
+	ts := newShellTool(r)
+	if res := runShell(t, ts, "true", 0); res.IsError {
+		t.Fatalf("the first command: %q", res.Output)
+	}
+	for i := range 3 {
+		c := awaitHandedSpare(t)
+		before := c.handed.Load()
+		res := runShell(t, ts, `printf '%s|%s|' "$PWD" 'two words'; echo "$HOME" | wc -c; exit 3`, 0)
+		if c.handed.Load() != before+1 {
+			t.Fatalf("command %d did not go through the handed spare", i)
+		}
+		want := r.Path() + "|two words|"
+		if !strings.HasPrefix(res.Output, "Exit code: 3\n") || !strings.Contains(res.Output, "\n"+want) {
+			t.Fatalf("command %d: %q, want %q and exit 3", i, res.Output, want)
 		}
 	}
 }

@@ -81,17 +81,29 @@ struct hearth_call {
 	char uid_map[32], gid_map[32];
 	long nproc;                // RLIMIT_NPROC in it, 0: none
 	int cgroup_fd;             // cgroup.procs of the call's pids cgroup, -1: none
-	int out_fd, null_fd;       // stdout+stderr, stdin: the init's copies, received at launch
-	int tty;                   // stdin is a terminal: the shell's session's controlling one
 	int status_fd;             // the shell's end is reported here
-	int ctl_fd;                // the init's control socket: the starter waits there for the go
 	int grace_ms;              // SIGTERM to SIGKILL
+	const void *trap_prog;     // struct sock_fprog of the file-change trap, NULL: none
+	// Set by the init from its command (recv_command):
+	int out_fd, null_fd;       // stdout+stderr, stdin: the init's copies
+	int tty;                   // stdin is a terminal: the shell's session's controlling one
+	int go_fd;                 // the init's go socket: the starter waits there for the go
 	const char *dir;
-	const char *path;          // the program: argv[0] when it is the shell
+	const char *path;          // the program
 	char *const *argv;
 	char *const *envp;
-	const void *trap_prog;     // struct sock_fprog of the file-change trap, NULL: none
+	void *cmd_mem;             // the mapping holding the command, unmapped once the init has exited
+	long cmd_len;
 };
+
+// A command comes on the init's command socket as a hearth_cmd_head, then
+// size bytes: the directory, the program, argc arguments and envc
+// variables, each ending in a NUL. The head's first bytes carry the
+// output's and stdin's descriptors.
+struct hearth_cmd_head { uint32_t size, argc, envc, tty; };
+
+// maxCommand bounds a command's bytes (ARG_MAX is far below).
+#define MAX_COMMAND (16 << 20)
 
 // send_ready tells the server on ctl that the init waits for its command:
 // one byte, carrying the file-change trap's listener when fd is not -1.
@@ -173,13 +185,14 @@ static long now_ms(void) {
 // keeps until the init has exited.
 #define CALL_STACK (64 * 1024)
 
-struct init_args { struct hearth_call *c; int ctl_fd; char *sh_stack; };
+struct init_args { struct hearth_call *c; int cmd_fd, go_fd; char *sh_stack; };
 
 // hearth_prepared is one call's spec and its init's arguments, kept by the
 // server from hearth_prepare until hearth_launch or hearth_discard returns.
 struct hearth_prepared { struct hearth_call c; struct init_args a; };
 
-static ssize_t recv_fds(int fd, int *fds, int *nfds);
+static long recv_fds(int fd, void *b, long len, int *fds, int *nfds);
+static long recv_command(int fd, struct hearth_call *c, int *fds, int *nfds);
 
 static int start_shell(void *arg) {
 	struct hearth_call *c = arg;
@@ -193,7 +206,7 @@ static int start_shell(void *arg) {
 	// server dropping the call: nothing runs.
 	char b = 0;
 	long n;
-	while ((n = SYS(SYS_read, c->ctl_fd, &b, 1, 0)) == -EINTR) {}
+	while ((n = SYS(SYS_read, c->go_fd, &b, 1, 0)) == -EINTR) {}
 	if (n != 1 || b != 'x') _exit(127);
 	SYS(SYS_execve, c->path, c->argv, c->envp, 0);
 	// As the shell would say it: a program started without one has no
@@ -206,28 +219,27 @@ static int start_shell(void *arg) {
 
 // call_init runs as pid 1 of the call's pid namespace. It confines
 // itself (the file-change trap too, when trap_prog), tells the server it is
-// ready on ctl_fd (with the trap's listener) and waits there for its
-// command: a byte carrying the output and stdin descriptors, the rest of
-// the call (dir, program, arguments, environment, tty) in the spec, which
-// the server fills before it sends. It then starts the shell, whose starter
-// execs once a second byte, the go, comes on ctl_fd (hearth_go), closes
-// ctl_fd, reaps every process of the call as it ends (orphans are
-// reparented here), and when the shell exits or
-// SIGTERM/SIGINT/SIGHUP comes, ends everything left: SIGTERM, grace_ms,
-// SIGKILL. Its own exit makes the kernel kill whatever remains of the
-// namespace. An init whose ctl_fd closes before a command comes exits
-// without a report: the server discarded it.
+// ready on go_fd (with the trap's listener) and waits on cmd_fd for its
+// command (recv_command), which the server sends or, for a spare it handed
+// over, the daemon. It then sets the call up and starts the shell, whose
+// starter execs once a byte, the go, comes on go_fd (from the server, once
+// it has checked the sockets and the rules), closes both sockets, reaps
+// every process of the call as it ends (orphans are reparented here), and
+// when the shell exits or SIGTERM/SIGINT/SIGHUP comes, ends everything
+// left: SIGTERM, grace_ms, SIGKILL. Its own exit makes the kernel kill
+// whatever remains of the namespace. An init whose cmd_fd closes before a
+// command comes exits without a report: it was discarded.
 static int call_init(void *arg) {
 	struct init_args *a = arg;
 	struct hearth_call *c = a->c;
-	int ctl = a->ctl_fd;
+	int cmd = a->cmd_fd, go = a->go_fd;
 	char *sh_stack = a->sh_stack;
 	unsigned long dfl[4] = { 0 }; // the kernel's sigaction: SIG_DFL, no flags, no mask
 	for (int s = 1; s < 65; s++) SYS(SYS_rt_sigaction, s, dfl, 0, sizeof dfl[0]); // Go's handlers are not ours
 	SYS(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0);
-	int keep[4] = { c->ruleset_fd, c->cgroup_fd, c->status_fd, ctl };
-	sort_fds(keep, 4);
-	close_others(keep, 4);
+	int keep[5] = { c->ruleset_fd, c->cgroup_fd, c->status_fd, cmd, go };
+	sort_fds(keep, 5);
+	close_others(keep, 5);
 	long r;
 	if (c->own_userns) {
 		if ((r = write_file("/proc/self/setgroups", "deny")) < 0) fail(c, 1, r);
@@ -265,10 +277,11 @@ static int call_init(void *arg) {
 		if (listener < 0) fail(c, 11, listener);
 	}
 	// Ready: wait for the command.
-	send_ready(ctl, listener);
+	send_ready(go, listener);
 	if (listener >= 0) SYS(SYS_close, listener, 0, 0, 0);
 	int fds[3] = { -1, -1, -1 }, nfds = 0;
-	if (recv_fds(ctl, fds, &nfds) <= 0 || nfds < 2) _exit(0); // discarded
+	if ((r = recv_command(cmd, c, fds, &nfds)) == 0) _exit(0); // discarded
+	if (r < 0) fail(c, 13, r);
 	// Above stdin, stdout and stderr, which start_shell's dup2s fill.
 	for (int i = 0; i < nfds; i++) {
 		if (fds[i] > 2) continue;
@@ -280,7 +293,7 @@ static int call_init(void *arg) {
 	c->out_fd = fds[0];
 	c->null_fd = fds[1];
 	if ((r = SYS(SYS_chdir, c->dir, 0, 0, 0)) < 0) fail(c, 6, r);
-	c->ctl_fd = ctl;
+	c->go_fd = go;
 	// vfork-like: this init waits until the shell has exec'd (or its
 	// starter has exited: no go came).
 	pid_t sh = clone(start_shell, sh_stack, CLONE_VM | CLONE_VFORK | SIGCHLD, c);
@@ -288,7 +301,8 @@ static int call_init(void *arg) {
 	int status_fd = c->status_fd, grace_ms = c->grace_ms;
 	SYS(SYS_close, fds[0], 0, 0, 0); // the call's processes hold the output now: EOF when they are gone
 	SYS(SYS_close, fds[1], 0, 0, 0);
-	SYS(SYS_close, ctl, 0, 0, 0);
+	SYS(SYS_close, cmd, 0, 0, 0);
+	SYS(SYS_close, go, 0, 0, 0);
 
 	// The kernel's sigset (blocked since the clone).
 	unsigned long set = 1UL << (SIGCHLD - 1) | 1UL << (SIGTERM - 1) | 1UL << (SIGINT - 1) | 1UL << (SIGHUP - 1);
@@ -320,12 +334,11 @@ static int call_init(void *arg) {
 	_exit(0); // the kernel kills and reaps what is left of the namespace
 }
 
-// recv_fds reads the one-byte command on fd with the up to two
-// descriptors it carries (close-on-exec: the shell gets its copies by
-// dup2). It returns recvmsg's count: 0 when the server closed its end.
-static ssize_t recv_fds(int fd, int *fds, int *nfds) {
-	char b;
-	struct iovec iov = { &b, 1 };
+// recv_fds reads up to len bytes of fd into b with the up to three
+// descriptors they carry (close-on-exec: the shell gets its copies by
+// dup2). It returns recvmsg's count: 0 when the other end closed first.
+static long recv_fds(int fd, void *b, long len, int *fds, int *nfds) {
+	struct iovec iov = { b, len };
 	union { struct cmsghdr h; char buf[CMSG_SPACE(3 * sizeof(int))]; } u;
 	struct msghdr m;
 	memset(&m, 0, sizeof m);
@@ -343,29 +356,95 @@ static ssize_t recv_fds(int fd, int *fds, int *nfds) {
 			int f;
 			memcpy(&f, CMSG_DATA(h) + i * sizeof(int), sizeof(int));
 			if (*nfds < 3) fds[(*nfds)++] = f;
-			else close(f);
+			else SYS(SYS_close, f, 0, 0, 0);
 		}
 	}
 	return n;
 }
 
+// read_all reads n bytes of fd into b: 0, or -errno (-EPIPE: the writer
+// closed first).
+static long read_all(int fd, char *b, long n) {
+	while (n > 0) {
+		long r = SYS(SYS_read, fd, b, n, 0);
+		if (r == -EINTR) continue;
+		if (r <= 0) return r < 0 ? r : -EPIPE;
+		b += r;
+		n -= r;
+	}
+	return 0;
+}
+
+// recv_command reads the call's command from fd (struct hearth_cmd_head)
+// into a mapping of its own, which it records in c with the strings,
+// and the descriptors the head carried into fds. It returns 1, 0 when
+// the sender closed fd first (the init was discarded), or -errno.
+static long recv_command(int fd, struct hearth_call *c, int *fds, int *nfds) {
+	struct hearth_cmd_head h;
+	long n = recv_fds(fd, &h, sizeof h, fds, nfds);
+	if (n <= 0) return n;
+	if (*nfds < 2) return -EBADF;
+	long r = read_all(fd, (char *)&h + n, sizeof h - n);
+	if (r < 0) return r;
+	if (h.size > MAX_COMMAND) return -E2BIG;
+	if (h.argc == 0 || (long)h.argc + h.envc + 2 > h.size) return -EINVAL; // each string takes its NUL at least
+	long ptrs = (h.argc + h.envc + 2) * sizeof(char *);
+	long len = ptrs + h.size + 1;
+	long mem = sys(SYS_mmap, 0, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem < 0 && mem > -4096) return mem;
+	c->cmd_mem = (void *)mem;
+	c->cmd_len = len;
+	char **pp = (char **)mem, *p = (char *)mem + ptrs, *end = p + h.size;
+	if ((r = read_all(fd, p, h.size)) < 0) return r;
+	*end = 0;
+	// The directory, the program, the arguments, NULL, the variables, NULL.
+	char *strs[2];
+	long want = 2 + h.argc + h.envc;
+	for (long i = 0; i < want; i++) {
+		if (p >= end) return -EINVAL;
+		char *q = memchr(p, 0, end - p);
+		if (!q) return -EINVAL;
+		if (i < 2) strs[i] = p;
+		else if (i < 2 + h.argc) pp[i - 2] = p;
+		else pp[i - 1] = p;
+		p = q + 1;
+	}
+	if (p != end) return -EINVAL;
+	pp[h.argc] = NULL;
+	pp[h.argc + 1 + h.envc] = NULL;
+	c->dir = strs[0];
+	c->path = strs[1][0] ? strs[1] : pp[0];
+	c->argv = pp;
+	c->envp = pp + h.argc + 1;
+	c->tty = h.tty != 0;
+	return 1;
+}
+
 // hearth_prepare starts a call's init in a new pid namespace (and a user
-// namespace when asked) and returns its pid, with a pidfd, the server's
-// end of its control socket, the file-change trap's listener (-1: none)
-// and the stack to free once it has exited (hearth_free_stack), or -errno. It returns once the init is confined and
-// waits for its command (hearth_launch), or has failed (its report is on
-// status_fd). Signals stay blocked across the clone so none reaches Go's
-// handlers in the child. c's confinement fields are read before it
-// returns; the command's fields, which hearth_launch fills, only after.
-static int hearth_prepare(struct hearth_prepared *p, int *pidfd, int *ctl, int *trap, void **stack) {
+// namespace when asked) and returns its pid, with a pidfd, the other ends
+// of its command and go sockets, the file-change trap's listener (-1: none)
+// and the stack to free once it has exited (hearth_free_stack), or -errno.
+// It returns once the init is confined and waits for its command, or has
+// failed (its report is on status_fd). Signals stay blocked across the
+// clone so none reaches Go's handlers in the child. c's confinement fields
+// are read before it returns; the command's are the init's to fill.
+static int hearth_prepare(struct hearth_prepared *p, int *pidfd, int *cmd, int *go, int *trap, void **stack) {
 	struct hearth_call *c = &p->c;
 	char *mem = mmap(NULL, 2 * CALL_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
 	if (mem == MAP_FAILED) return -errno;
-	int sv[2];
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) { int e = errno; munmap(mem, 2 * CALL_STACK); return -e; }
+	int cv[2], gv[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, cv) < 0) { int e = errno; munmap(mem, 2 * CALL_STACK); return -e; }
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, gv) < 0) {
+		int e = errno;
+		close(cv[0]);
+		close(cv[1]);
+		munmap(mem, 2 * CALL_STACK);
+		return -e;
+	}
 	struct init_args *a = &p->a;
 	a->c = c;
-	a->ctl_fd = sv[1];
+	a->cmd_fd = cv[1];
+	a->go_fd = gv[1];
 	a->sh_stack = mem + CALL_STACK; // the shell's starter: the lower half
 	sigset_t all, old;
 	sigfillset(&all);
@@ -374,57 +453,29 @@ static int hearth_prepare(struct hearth_prepared *p, int *pidfd, int *ctl, int *
 	int pid = clone(call_init, mem + 2 * CALL_STACK, flags, a, pidfd);
 	int err = errno;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	close(sv[1]);
+	close(cv[1]);
+	close(gv[1]);
 	if (pid < 0) {
-		close(sv[0]);
+		close(cv[0]);
+		close(gv[0]);
 		munmap(mem, 2 * CALL_STACK);
 		return -err;
 	}
 	int fds[3] = { -1, -1, -1 }, nfds = 0;
-	recv_fds(sv[0], fds, &nfds); // ready (with the trap's listener), or EOF: failed
+	char b;
+	recv_fds(gv[0], &b, 1, fds, &nfds); // ready (with the trap's listener), or EOF: failed
 	for (int i = 1; i < nfds; i++) close(fds[i]);
 	*trap = fds[0];
-	*ctl = sv[0];
+	*cmd = cv[0];
+	*go = gv[0];
 	*stack = mem;
 	return pid;
 }
 
-// hearth_launch hands a prepared init its command: a byte on ctl carrying
-// the output and stdin descriptors. The init sets the call up and waits
-// for the go (hearth_go) before the exec. The spec's command fields are
-// set before and read by the init until the shell has started: the spec
-// is freed once the init has exited. A failure is reported on status_fd.
-static void hearth_launch(int ctl, int out_fd, int in_fd) {
-	char b = 'g';
-	struct iovec iov = { &b, 1 };
-	int fds[2] = { out_fd, in_fd }, nfds = 2;
-	union { struct cmsghdr h; char buf[CMSG_SPACE(3 * sizeof(int))]; } u;
-	memset(&u, 0, sizeof u);
-	struct msghdr m;
-	memset(&m, 0, sizeof m);
-	m.msg_iov = &iov;
-	m.msg_iovlen = 1;
-	m.msg_control = u.buf;
-	m.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
-	struct cmsghdr *h = CMSG_FIRSTHDR(&m);
-	h->cmsg_level = SOL_SOCKET;
-	h->cmsg_type = SCM_RIGHTS;
-	h->cmsg_len = CMSG_LEN(nfds * sizeof(int));
-	memcpy(CMSG_DATA(h), fds, nfds * sizeof(int));
-	while (sendmsg(ctl, &m, MSG_NOSIGNAL) < 0 && errno == EINTR) {}
+static void hearth_free_command(struct hearth_call *c) {
+	if (c->cmd_mem) munmap(c->cmd_mem, c->cmd_len);
+	c->cmd_mem = NULL;
 }
-
-// hearth_go lets a launched init's command run, and closes ctl.
-static void hearth_go(int ctl) {
-	char b = 'x';
-	while (send(ctl, &b, 1, MSG_NOSIGNAL) < 0 && errno == EINTR) {}
-	close(ctl);
-}
-
-// hearth_discard ends a prepared init that will run no command: the close
-// of its control socket makes it exit, or, once launched, its shell's
-// starter exit before the exec.
-static void hearth_discard(int ctl) { close(ctl); }
 
 static void hearth_free_stack(void *stack) { munmap(stack, 2 * CALL_STACK); }
 */
@@ -434,6 +485,8 @@ import (
 	"fmt"
 	"syscall"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // cellSpawnable: this build can start calls from a cell (cgo on Linux).
@@ -464,20 +517,21 @@ type callCommand struct {
 }
 
 // preparedCall is a call's init, confined in its pid namespace and waiting
-// for its command (launch) or its end (discard). It lives from prepareCall
-// until release, once the init has been reaped.
+// for its command (launch, or sendCommand by whoever holds cmd) and its go,
+// or its end (discard). It lives from prepareCall until release, once the
+// init has been reaped.
 type preparedCall struct {
 	pid, pidfd int
 	trap       int // the file-change trap's listener, -1: none; the caller's to close
+	cmd        int // the command socket's other end, -1 once handed over or closed
+	gofd       int // the go socket's other end, -1 once closed
 	stack      unsafe.Pointer
-	ctl        C.int
 	p          *C.struct_hearth_prepared // C memory the init reads
-	frees      []func()                  // the command's C strings, once launched
 }
 
 // prepareCall starts spec's init in a new pid namespace; it returns once
-// the init is confined and waits for launch, or has failed (its report
-// then comes on spec.statusFD).
+// the init is confined and waits for its command, or has failed (its
+// report then comes on spec.statusFD).
 func prepareCall(spec callSpec) (*preparedCall, error) {
 	p := (*C.struct_hearth_prepared)(C.calloc(1, C.size_t(unsafe.Sizeof(C.struct_hearth_prepared{}))))
 	c := &p.c
@@ -490,61 +544,61 @@ func prepareCall(spec callSpec) (*preparedCall, error) {
 	}
 	c.nproc = C.long(spec.nproc)
 	c.cgroup_fd = C.int(spec.cgroupFD)
-	c.out_fd, c.null_fd, c.status_fd = -1, -1, C.int(spec.statusFD)
+	c.out_fd, c.null_fd, c.go_fd, c.status_fd = -1, -1, -1, C.int(spec.statusFD)
 	c.grace_ms = C.int(spec.grace)
 	if spec.trap {
 		c.trap_prog = trapProgram()
 	}
-	pc := &preparedCall{pidfd: -1, trap: -1, ctl: -1, p: p}
-	var fd, trap C.int = -1, -1
-	r := C.hearth_prepare(p, &fd, &pc.ctl, &trap, &pc.stack)
+	pc := &preparedCall{pidfd: -1, trap: -1, cmd: -1, gofd: -1, p: p}
+	var fd, cmd, gofd, trap C.int = -1, -1, -1, -1
+	r := C.hearth_prepare(p, &fd, &cmd, &gofd, &trap, &pc.stack)
 	if r < 0 {
 		C.free(unsafe.Pointer(p))
 		return nil, fmt.Errorf("start the call: %w", syscall.Errno(-r))
 	}
-	pc.pid, pc.pidfd, pc.trap = int(r), int(fd), int(trap)
+	pc.pid, pc.pidfd, pc.trap, pc.cmd, pc.gofd = int(r), int(fd), int(trap), int(cmd), int(gofd)
 	return pc, nil
 }
 
 // launch hands cmd to the prepared init, which sets the call up and runs
-// it at goAhead (or reports its failure), and returns at once; the caller
-// keeps pid and pidfd, and releases the call once its init has exited.
-func (pc *preparedCall) launch(cmd callCommand) {
-	c := &pc.p.c
-	if cmd.tty {
-		c.tty = 1
+// it at goAhead (or reports its failure); the caller keeps pid and pidfd,
+// and releases the call once its init has exited.
+func (pc *preparedCall) launch(cmd callCommand) error {
+	msg, err := commandMessage(cmd)
+	if err != nil {
+		return err
 	}
-	c.dir = C.CString(cmd.dir)
-	path := cmd.path
-	if path == "" {
-		path = cmd.argv[0]
-	}
-	c.path = C.CString(path)
-	argv, freeArgv := cStrings(cmd.argv)
-	envp, freeEnv := cStrings(cmd.env)
-	c.argv, c.envp = argv, envp
-	dir, cpath := unsafe.Pointer(c.dir), unsafe.Pointer(c.path)
-	pc.frees = []func(){freeArgv, freeEnv, func() { C.free(dir); C.free(cpath) }}
-	C.hearth_launch(pc.ctl, C.int(cmd.outFD), C.int(cmd.inFD))
+	return sendCommand(pc.cmd, msg, cmd.outFD, cmd.inFD)
 }
 
 // goAhead lets a launched command run.
-func (pc *preparedCall) goAhead() { C.hearth_go(pc.ctl) }
+func (pc *preparedCall) goAhead() {
+	for unix.Sendto(pc.gofd, []byte{'x'}, unix.MSG_NOSIGNAL, nil) == unix.EINTR {
+	}
+	pc.closeSockets()
+}
 
 // discard makes a prepared init that will run nothing exit (with no
-// report before launch, a status of 127 after); the caller still reaps it
-// through pidfd and releases it.
-func (pc *preparedCall) discard() { C.hearth_discard(pc.ctl) }
+// report before its command, a status of 127 after); the caller still
+// reaps it through pidfd and releases it.
+func (pc *preparedCall) discard() { pc.closeSockets() }
+
+func (pc *preparedCall) closeSockets() {
+	for _, fd := range []*int{&pc.cmd, &pc.gofd} {
+		if *fd >= 0 {
+			unix.Close(*fd)
+			*fd = -1
+		}
+	}
+}
 
 // release frees the call's spec, command and stacks: its init has exited
 // (and so has the shell's starter, which shared them).
 func (pc *preparedCall) release() {
-	for _, f := range pc.frees {
-		f()
-	}
+	C.hearth_free_command(&pc.p.c)
 	C.free(unsafe.Pointer(pc.p))
 	C.hearth_free_stack(pc.stack)
-	pc.frees, pc.p, pc.stack = nil, nil, nil
+	pc.p, pc.stack = nil, nil
 }
 
 func setCString(dst []C.char, s string) {
@@ -553,26 +607,10 @@ func setCString(dst []C.char, s string) {
 	}
 }
 
-// cStrings is a NULL-terminated C array of copies of ss, and its free.
-func cStrings(ss []string) (**C.char, func()) {
-	arr := (**C.char)(C.malloc(C.size_t(len(ss)+1) * C.size_t(unsafe.Sizeof((*C.char)(nil)))))
-	s := unsafe.Slice(arr, len(ss)+1)
-	for i, x := range ss {
-		s[i] = C.CString(x)
-	}
-	s[len(ss)] = nil
-	return arr, func() {
-		for _, p := range s[:len(ss)] {
-			C.free(unsafe.Pointer(p))
-		}
-		C.free(unsafe.Pointer(arr))
-	}
-}
-
 // callSetupSteps name the init's set-up steps in its failure reports.
 var callSetupSteps = map[int]string{
 	1: "deny setgroups in the call's user namespace", 2: "map the call's uid", 3: "map the call's gid",
 	4: "bound the call's processes", 5: "join the call's pids cgroup", 6: "enter the working directory",
 	7: "set no_new_privs", 8: "confine the call with Landlock", 9: "start the shell", 10: "drop capabilities",
-	11: "trap the call's file changes", 12: "take the command's descriptors",
+	11: "trap the call's file changes", 12: "take the command's descriptors", 13: "read the command",
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -30,15 +31,27 @@ type cellRequest struct {
 	// Trap asks for the call's file changes (trap_linux.go): the reply
 	// then carries the trap's listener last.
 	Trap bool `json:"trap,omitempty"`
+	// Spare asks for the go of the spare the server handed over with this
+	// serial, which the daemon has sent the command itself: the request
+	// carries no command and no descriptors, its reply none either.
+	Spare uint64 `json:"spare,omitempty"`
 }
 
 // cellReply answers a request as its init is handed the command, carrying
 // the init's pidfd and the read end of its report pipe (the call's end, or
 // why it did not start: the caller reads it, watchEnd), or Err.
+//
+// A reply with Spare (and no ID) hands the daemon a spare init: its
+// command socket, pidfd, report pipe and, when Trap, the trap's listener.
+// Retry answers a request for a spare's go: the spare is dropped (its
+// rules are out of date, or it is gone), the command must come in full.
 type cellReply struct {
-	ID  uint64 `json:"id"`
-	Pid int    `json:"pid,omitempty"`
-	Err string `json:"err,omitempty"`
+	ID    uint64 `json:"id"`
+	Pid   int    `json:"pid,omitempty"`
+	Err   string `json:"err,omitempty"`
+	Spare uint64 `json:"spare,omitempty"`
+	Trap  bool   `json:"trap,omitempty"`
+	Retry bool   `json:"retry,omitempty"`
 }
 
 // maxCellMessage bounds one message: a command line and its environment.
@@ -117,6 +130,62 @@ func recvCell(fd int, v any) ([]int, error) {
 }
 
 var errCellClosed = errors.New("the sandbox cell closed its socket")
+
+// commandMessage is cmd as a call's init reads it (recv_command): a head of
+// four little-endian uint32s (the size of what follows, the count of
+// arguments, of variables, and whether stdin is a terminal), then the
+// directory, the program, the arguments and the variables, each ending in
+// a NUL.
+func commandMessage(cmd callCommand) ([]byte, error) {
+	if len(cmd.argv) == 0 {
+		return nil, errors.New("a command without arguments")
+	}
+	n := len(cmd.dir) + len(cmd.path) + 2
+	for _, ss := range [][]string{cmd.argv, cmd.env} {
+		for _, s := range ss {
+			n += len(s) + 1
+		}
+	}
+	if n > maxCommand {
+		return nil, fmt.Errorf("a command of %d bytes: the most is %d", n, maxCommand)
+	}
+	tty := uint32(0)
+	if cmd.tty {
+		tty = 1
+	}
+	b := make([]byte, 16, 16+n)
+	binary.LittleEndian.PutUint32(b, uint32(n))
+	binary.LittleEndian.PutUint32(b[4:], uint32(len(cmd.argv)))
+	binary.LittleEndian.PutUint32(b[8:], uint32(len(cmd.env)))
+	binary.LittleEndian.PutUint32(b[12:], tty)
+	for _, s := range append([]string{cmd.dir, cmd.path}, append(cmd.argv, cmd.env...)...) {
+		if strings.IndexByte(s, 0) >= 0 {
+			return nil, fmt.Errorf("a NUL byte in the command: %q", s)
+		}
+		b = append(append(b, s...), 0)
+	}
+	return b, nil
+}
+
+// maxCommand bounds a command's bytes (MAX_COMMAND in the init).
+const maxCommand = 16 << 20
+
+// sendCommand writes a commandMessage to a call's command socket, its first
+// bytes carrying out and in (the command's output and stdin).
+func sendCommand(fd int, msg []byte, out, in int) error {
+	oob := unix.UnixRights(out, in)
+	for len(msg) > 0 {
+		n, err := unix.SendmsgN(fd, msg, oob, nil, unix.MSG_NOSIGNAL)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("hand the call its command: %w", err)
+		}
+		msg, oob = msg[n:], nil
+	}
+	return nil
+}
 
 func parseRights(oob []byte) ([]int, error) {
 	msgs, err := unix.ParseSocketControlMessage(oob)
