@@ -45,7 +45,7 @@ type cell struct {
 
 	spareCame chan struct{} // a token each time a spare comes (cap 1): what tests wait on
 	handed    atomic.Int64  // calls started through a handed spare
-	retried   atomic.Int64  // of those, the ones the server sent the full way (rules out of date)
+	retried   atomic.Int64  // spares dropped at the call instead: out-of-date rules, or no command taken
 
 	dead  chan struct{}  // closed when the reader has ended and the server is reaped
 	traps sync.WaitGroup // the calls' trap watches, which end after their calls
@@ -464,53 +464,50 @@ var devNull = sync.OnceValues(func() (int, error) {
 })
 
 // startHanded sends cmd to the spare the cell holds, when it is trapped
-// as the call asks, and asks the server for the go. ok is false when the
-// call must go in full instead: no spare, or one the server dropped (its
-// rules are out of date).
+// as the call asks, and asks the server for the go: the request first, as
+// the server's checks are the longer way to the command's start. ok is
+// false when the call must go in full instead: no spare, or one the
+// server dropped (its rules are out of date) or that took no command.
 func (c *cell) startHanded(id uint64, cmd callCommand, trap bool) (fds []int, ok bool, err error) {
 	h := c.takeSpare(trap)
 	if h == nil {
 		return nil, false, nil
 	}
+	defer func() {
+		if !ok || err != nil {
+			h.close() // its init exits without running anything
+		}
+	}()
 	msg, err := commandMessage(cmd)
 	if err != nil {
-		h.close()
 		return nil, true, err
 	}
 	in := cmd.inFD
 	if in < 0 {
 		if in, err = devNull(); err != nil {
-			h.close()
 			return nil, false, nil
 		}
 	}
-	if err := sendCommand(h.cmd, msg, cmd.outFD, in); err != nil {
-		h.close() // its init is gone
-		return nil, false, nil
-	}
-	unix.Close(h.cmd)
-	h.cmd = -1
 	replies := c.expect(id)
 	c.wmu.Lock()
 	err = sendCell(c.fd, cellRequest{ID: id, Spare: h.serial})
 	c.wmu.Unlock()
 	if err != nil {
 		c.forget(id)
-		h.close()
 		return nil, true, fmt.Errorf("the sandbox cell: %w", err)
 	}
+	sent := sendCommand(h.cmd, msg, cmd.outFD, in) == nil // else its init is gone
+	unix.Close(h.cmd)
+	h.cmd = -1
 	rep, got := <-replies
 	c.forget(id)
 	closeFDs(rep.fds)
 	switch {
 	case !got:
-		h.close()
 		return nil, true, errCellClosed
 	case rep.rep.Err != "":
-		h.close()
 		return nil, true, errors.New(rep.rep.Err)
-	case rep.rep.Retry:
-		h.close() // its init exits without running the command
+	case rep.rep.Retry || !sent:
 		c.retried.Add(1)
 		return nil, false, nil
 	}
