@@ -60,3 +60,48 @@ func TestLaunchedCallRunsOnlyAtTheGo(t *testing.T) {
 		}
 	}
 }
+
+// A command whose counts do not match its bytes is refused by the init
+// (step 13), and one with a NUL byte inside a string never leaves the
+// daemon: neither runs anything.
+func TestMalformedCommandsRunNothing(t *testing.T) {
+	if _, err := commandMessage(callCommand{dir: "/", argv: []string{"echo", "a\x00b"}}); err == nil {
+		t.Error("a command with a NUL byte was encoded")
+	}
+	devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devnull.Close()
+	msg, err := commandMessage(callCommand{dir: t.TempDir(), path: "/usr/bin/touch", argv: []string{"touch", "x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg[4] = 9 // nine arguments, where there is one
+	var status [2]int
+	if err := unix.Pipe2(status[:], unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	pc, err := prepareCall(callSpec{rulesetFD: -1, cgroupFD: -1, ownUserNS: true, uid: os.Getuid(), gid: os.Getgid(),
+		statusFD: status[1], grace: int(KillGrace / time.Millisecond)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unix.Close(status[1])
+	if pc.trap >= 0 {
+		unix.Close(pc.trap)
+	}
+	if err := sendCommand(pc.cmd, msg, int(devnull.Fd()), int(devnull.Fd())); err != nil {
+		t.Fatal(err)
+	}
+	pc.goAhead()
+	var rep [8]byte
+	n := readFull(status[0], rep[:])
+	unix.Close(status[0])
+	waitInit(pc.pidfd)
+	unix.Close(pc.pidfd)
+	pc.release()
+	if n != 8 || le32(rep[:4]) != 1 || le32(rep[4:])>>16 != 13 {
+		t.Fatalf("report %x (%d bytes), want kind 1, step 13 (read the command)", rep[:n], n)
+	}
+}

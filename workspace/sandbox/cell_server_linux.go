@@ -25,8 +25,9 @@ const cellFD = 3
 // again only when a directory it lists has changed. Each command runs in
 // an init cloned from here ahead of it (prepareCall, spareSlot) as pid 1 of
 // a pid namespace of its own, which confines itself, waits for the command
-// and starts the shell: no binary is executed but the shell, and nothing
-// walks /proc.
+// (from the server, or from the daemon, which the spare is handed to) and
+// starts the shell once the server has checked the sockets and the rules:
+// no binary is executed but the shell, and nothing walks /proc.
 type cellServer struct {
 	policy helperPolicy
 	abi    int

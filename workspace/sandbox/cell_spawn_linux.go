@@ -70,10 +70,11 @@ static long sys(long n, long a, long b, long c, long d, long e, long f) {
 #endif
 #define SYS(n, a, b, c, d) sys(n, (long)(a), (long)(b), (long)(c), (long)(d), 0, 0)
 
-// hearth_call is one command for hearth_prepare and hearth_launch:
-// everything the call's init needs, set up by the cell server before the
-// fork (the confinement) or before the launch (the command) so that the
-// child only makes system calls.
+// hearth_call is one command's spec: its confinement, set up by the cell
+// server before the clone (hearth_prepare), and its command, which the init
+// reads from its command socket into memory it maps itself (recv_command):
+// the init shares the server's memory and must not touch its heap, so it
+// only makes system calls.
 struct hearth_call {
 	int ruleset_fd;            // Landlock ruleset, -1: none
 	unsigned int ruleset_flags;
@@ -102,12 +103,13 @@ struct hearth_call {
 // output's and stdin's descriptors.
 struct hearth_cmd_head { uint32_t size, argc, envc, tty; };
 
-// maxCommand bounds a command's bytes (ARG_MAX is far below).
+// MAX_COMMAND bounds a command's bytes (maxCommand; ARG_MAX is far below).
 #define MAX_COMMAND (16 << 20)
 
-// send_ready tells the server on ctl that the init waits for its command:
-// one byte, carrying the file-change trap's listener when fd is not -1.
-static void send_ready(int ctl, int fd) {
+// send_ready tells the server on its go socket that the init waits for
+// its command: one byte, carrying the file-change trap's listener when fd
+// is not -1.
+static void send_ready(int go, int fd) {
 	char b = 'r', buf[CMSG_SPACE(sizeof(int))];
 	struct iovec iov = { &b, 1 };
 	struct msghdr m;
@@ -124,7 +126,7 @@ static void send_ready(int ctl, int fd) {
 		h->cmsg_len = CMSG_LEN(sizeof(int));
 		memcpy(CMSG_DATA(h), &fd, sizeof(int));
 	}
-	while (SYS(SYS_sendmsg, ctl, &m, MSG_NOSIGNAL, 0) == -EINTR) {}
+	while (SYS(SYS_sendmsg, go, &m, MSG_NOSIGNAL, 0) == -EINTR) {}
 }
 
 // A report on status_fd: what ended the call. kind 0: the shell's wait
@@ -188,7 +190,7 @@ static long now_ms(void) {
 struct init_args { struct hearth_call *c; int cmd_fd, go_fd; char *sh_stack; };
 
 // hearth_prepared is one call's spec and its init's arguments, kept by the
-// server from hearth_prepare until hearth_launch or hearth_discard returns.
+// server from hearth_prepare until the init has exited (release).
 struct hearth_prepared { struct hearth_call c; struct init_args a; };
 
 static long recv_fds(int fd, void *b, long len, int *fds, int *nfds);
@@ -202,7 +204,7 @@ static int start_shell(void *arg) {
 	if (SYS(SYS_dup3, c->null_fd, 0, 0, 0) < 0 || SYS(SYS_dup3, c->out_fd, 1, 0, 0) < 0 || SYS(SYS_dup3, c->out_fd, 2, 0, 0) < 0) _exit(127);
 	if (c->tty && (SYS(SYS_setsid, 0, 0, 0, 0) < 0 || SYS(SYS_ioctl, 0, TIOCSCTTY, 0, 0) < 0)) _exit(127);
 	// The go: the server checked, while this was set up, that the rules
-	// and the hidden sockets still hold (hearth_go). Anything else is the
+	// and the hidden sockets still hold (goAhead). Anything else is the
 	// server dropping the call: nothing runs.
 	char b = 0;
 	long n;
