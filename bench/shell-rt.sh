@@ -11,7 +11,8 @@
 # BASE_BIN=/path/to/other/hearth runs a second daemon from that binary beside this build's, the
 # rollouts of the two interleaved in each round (ABBA), for a side-by-side comparison in one run.
 #
-# Environment: ROUNDS (6), CALLS (10), BASE_BIN. Everything is in a scratch directory, removed at
+# Environment: ROUNDS (6), CALLS (10), BASE_BIN, PER_REQUEST (20ms: the simulator's time per request; peer.sh's
+# cost model spaces commands 220 ms apart, and the CPUs are colder at each). Everything is in a scratch directory, removed at
 # the end; nothing of the user's HEARTH_*, OPENAI_*, XDG_* or HOME is read.
 set -euo pipefail
 
@@ -19,6 +20,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
 ROUNDS="${ROUNDS:-6}"
 CALLS="${CALLS:-10}"
+PER_REQUEST="${PER_REQUEST:-20ms}"
 
 scratch="$(mktemp -d "${TMPDIR:-/tmp}/hearth-shellrt.XXXXXX")"
 pids=()
@@ -46,7 +48,7 @@ if [ -n "${BASE_BIN:-}" ]; then
 fi
 
 key="sk-shellrt-$RANDOM$RANDOM"
-"$scratch/hearth" sim -v --addr 127.0.0.1:0 --api-key "$key" --per-request 20ms >"$scratch/sim.log" 2>&1 &
+"$scratch/hearth" sim -v --addr 127.0.0.1:0 --api-key "$key" --per-request "$PER_REQUEST" >"$scratch/sim.log" 2>&1 &
 pids+=($!)
 wait_for grep -q 'http://' "$scratch/sim.log" || die "hearth sim did not start: $(cat "$scratch/sim.log")"
 base_url="$(grep -o 'http://[^ ]*/v1' "$scratch/sim.log" | head -1)"
@@ -115,5 +117,5 @@ for b in "${builds[@]}"; do
   awk -v s="$s" -v r="$r" -v n="$n" -v l="$label" \
     'BEGIN {printf "%s: median of %d round trips: shell %.2f ms, read_file %.2f ms; shell less read_file %.2f ms\n", l, n, s, r, s - r}'
 done
-echo "rollout: $CALLS calls per ask, $ROUNDS rounds; hearth sim --per-request 20ms; full-auto (sandboxed, no network)"
+echo "rollout: $CALLS calls per ask, $ROUNDS rounds; hearth sim --per-request $PER_REQUEST; full-auto (sandboxed, no network)"
 echo "machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -1), load average $(cut -d' ' -f1-3 /proc/loadavg)"

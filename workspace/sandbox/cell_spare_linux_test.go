@@ -96,4 +96,10 @@ func TestCellCommandThroughHandedSpare(t *testing.T) {
 			t.Fatalf("command %d: %q, want %q and exit 3", i, res.Output, want)
 		}
 	}
+	// A command bigger than the init keeps on its stack.
+	c := awaitHandedSpare(t)
+	long := strings.Repeat("x", 20_000)
+	if res := runShell(t, ts, "echo "+long+" | wc -c", 0); !strings.HasSuffix(res.Output, "\n20001\n") || c.handed.Load() != 4 {
+		t.Fatalf("a 20 kB command: %q (%d through the spare)", res.Output, c.handed.Load())
+	}
 }

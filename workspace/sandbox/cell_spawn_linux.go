@@ -84,6 +84,7 @@ struct hearth_call {
 	int cgroup_fd;             // cgroup.procs of the call's pids cgroup, -1: none
 	int status_fd;             // the shell's end is reported here
 	int grace_ms;              // SIGTERM to SIGKILL
+	int spin_us;               // how long the shell's starter waits awake for the go, 0: not at all
 	const void *trap_prog;     // struct sock_fprog of the file-change trap, NULL: none
 	// Set by the init from its command (recv_command):
 	int out_fd, null_fd;       // stdout+stderr, stdin: the init's copies
@@ -173,11 +174,13 @@ static void sort_fds(int *a, int n) {
 		for (int j = i; j > 0 && a[j-1] > a[j]; j--) { int t = a[j]; a[j] = a[j-1]; a[j-1] = t; }
 }
 
-static long now_ms(void) {
+static long now_us(void) {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	clock_gettime(CLOCK_MONOTONIC, &ts); // the vDSO's: errno untouched
+	return ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
+
+static long now_ms(void) { return now_us() / 1000; }
 
 // The init and the shell's starter are clone(2)d with CLONE_VM: they
 // share the server's memory instead of copying its page tables (a fork of
@@ -186,6 +189,7 @@ static long now_ms(void) {
 // and touches nothing of the server's but the call's spec, which the server
 // keeps until the init has exited.
 #define CALL_STACK (64 * 1024)
+#define CMD_ON_STACK (16 * 1024) // of the init's: a command this size or less
 
 struct init_args { struct hearth_call *c; int cmd_fd, go_fd; char *sh_stack; };
 
@@ -194,7 +198,7 @@ struct init_args { struct hearth_call *c; int cmd_fd, go_fd; char *sh_stack; };
 struct hearth_prepared { struct hearth_call c; struct init_args a; };
 
 static long recv_fds(int fd, void *b, long len, int *fds, int *nfds);
-static long recv_command(int fd, struct hearth_call *c, int *fds, int *nfds);
+static long recv_command(int fd, struct hearth_call *c, int *fds, int *nfds, long *buf, long buf_len);
 
 static int start_shell(void *arg) {
 	struct hearth_call *c = arg;
@@ -206,9 +210,17 @@ static int start_shell(void *arg) {
 	// The go: the server checked, while this was set up, that the rules
 	// and the hidden sockets still hold (goAhead). Anything else is the
 	// server dropping the call: nothing runs.
+	// It comes a few hundred microseconds after the command at most (the
+	// checks); waiting for it awake spares the command a wake-up, which
+	// costs as much on a virtual machine. Past spin_us this sleeps.
 	char b = 0;
-	long n;
-	while ((n = SYS(SYS_read, c->go_fd, &b, 1, 0)) == -EINTR) {}
+	long n = -EAGAIN;
+	for (long until = now_us() + c->spin_us; c->spin_us > 0 && now_us() < until;) {
+		if ((n = sys(SYS_recvfrom, c->go_fd, (long)&b, 1, MSG_DONTWAIT, 0, 0)) != -EAGAIN && n != -EINTR) break;
+		SYS(SYS_sched_yield, 0, 0, 0, 0);
+	}
+	if (n == -EAGAIN || n == -EINTR)
+		while ((n = SYS(SYS_read, c->go_fd, &b, 1, 0)) == -EINTR) {}
 	if (n != 1 || b != 'x') _exit(127);
 	SYS(SYS_execve, c->path, c->argv, c->envp, 0);
 	// As the shell would say it: a program started without one has no
@@ -282,7 +294,8 @@ static int call_init(void *arg) {
 	send_ready(go, listener);
 	if (listener >= 0) SYS(SYS_close, listener, 0, 0, 0);
 	int fds[3] = { -1, -1, -1 }, nfds = 0;
-	if ((r = recv_command(cmd, c, fds, &nfds)) == 0) _exit(0); // discarded
+	long cmd_buf[CMD_ON_STACK / sizeof(long)]; // lives as long as the init: the shell's starter reads it
+	if ((r = recv_command(cmd, c, fds, &nfds, cmd_buf, sizeof cmd_buf)) == 0) _exit(0); // discarded
 	if (r < 0) fail(c, 13, r);
 	// Above stdin, stdout and stderr, which start_shell's dup2s fill.
 	for (int i = 0; i < nfds; i++) {
@@ -378,10 +391,11 @@ static long read_all(int fd, char *b, long n) {
 }
 
 // recv_command reads the call's command from fd (struct hearth_cmd_head)
-// into a mapping of its own, which it records in c with the strings,
-// and the descriptors the head carried into fds. It returns 1, 0 when
-// the sender closed fd first (the init was discarded), or -errno.
-static long recv_command(int fd, struct hearth_call *c, int *fds, int *nfds) {
+// into buf (the init's stack), or a mapping of its own when it does not
+// fit, and records the strings in c, and the descriptors the head carried
+// into fds. It returns 1, 0 when the sender closed fd first (the init was
+// discarded), or -errno.
+static long recv_command(int fd, struct hearth_call *c, int *fds, int *nfds, long *buf, long buf_len) {
 	struct hearth_cmd_head h;
 	long n = recv_fds(fd, &h, sizeof h, fds, nfds);
 	if (n <= 0) return n;
@@ -392,10 +406,17 @@ static long recv_command(int fd, struct hearth_call *c, int *fds, int *nfds) {
 	if (h.argc == 0 || (long)h.argc + h.envc + 2 > h.size) return -EINVAL; // each string takes its NUL at least
 	long ptrs = (h.argc + h.envc + 2) * sizeof(char *);
 	long len = ptrs + h.size + 1;
-	long mem = sys(SYS_mmap, 0, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (mem < 0 && mem > -4096) return mem;
-	c->cmd_mem = (void *)mem;
-	c->cmd_len = len;
+	long mem = (long)buf;
+	if (len > buf_len) {
+		// A command too big for the init's stack (a huge environment):
+		// a mapping the server unmaps (hearth_free_command). The usual
+		// command takes none, nor the munmap's TLB flush on every CPU
+		// the server's memory is live on.
+		mem = sys(SYS_mmap, 0, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (mem < 0 && mem > -4096) return mem;
+		c->cmd_mem = (void *)mem;
+		c->cmd_len = len;
+	}
 	char **pp = (char **)mem, *p = (char *)mem + ptrs, *end = p + h.size;
 	if ((r = read_all(fd, p, h.size)) < 0) return r;
 	*end = 0;
@@ -485,6 +506,7 @@ import "C"
 
 import (
 	"fmt"
+	"runtime"
 	"syscall"
 	"unsafe"
 
@@ -493,6 +515,10 @@ import (
 
 // cellSpawnable: this build can start calls from a cell (cgo on Linux).
 const cellSpawnable = true
+
+// goSpin is how long, in microseconds, a command's starter waits awake for
+// its go before it sleeps: the server's checks take 0.1–0.3 ms.
+const goSpin = 400
 
 // callSpec is one call for prepareCall (the confinement) and launch (the
 // command).
@@ -548,6 +574,9 @@ func prepareCall(spec callSpec) (*preparedCall, error) {
 	c.cgroup_fd = C.int(spec.cgroupFD)
 	c.out_fd, c.null_fd, c.go_fd, c.status_fd = -1, -1, -1, C.int(spec.statusFD)
 	c.grace_ms = C.int(spec.grace)
+	if runtime.NumCPU() > 1 { // on one CPU, waiting awake would keep the server from sending the go
+		c.spin_us = goSpin
+	}
 	if spec.trap {
 		c.trap_prog = trapProgram()
 	}
