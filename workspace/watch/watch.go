@@ -189,7 +189,7 @@ func New(root Dir, opts Options) (*Watcher, error) {
 		retryTimer: stoppedTimer(),
 	}
 	w.loop = l
-	if dir, err := os.MkdirTemp(o.FenceDir, "hearth-watch-"); err != nil {
+	if dir, err := makeFenceDir(o.FenceDir); err != nil {
 		w.log.Warn("workspace: no marker directory; Sync will rescan", "err", err)
 	} else {
 		w.fenceDir = dir
