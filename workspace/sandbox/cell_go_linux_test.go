@@ -22,32 +22,17 @@ func TestLaunchedCallRunsOnlyAtTheGo(t *testing.T) {
 	defer devnull.Close()
 	dir := t.TempDir()
 	for _, goAhead := range []bool{false, true} {
-		var status [2]int
-		if err := unix.Pipe2(status[:], unix.O_CLOEXEC); err != nil {
-			t.Fatal(err)
-		}
-		pc, err := prepareCall(callSpec{rulesetFD: -1, cgroupFD: -1, ownUserNS: true, uid: os.Getuid(), gid: os.Getgid(),
-			statusFD: status[1], grace: int(KillGrace / time.Millisecond)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		unix.Close(status[1])
-		if pc.trap >= 0 {
-			unix.Close(pc.trap)
-		}
+		pc, status := testInit(t)
 		mark := filepath.Join(dir, "ran")
-		pc.launch(callCommand{outFD: int(devnull.Fd()), inFD: int(devnull.Fd()), dir: dir, path: "/usr/bin/touch", argv: []string{"touch", mark}})
+		if err := pc.launch(callCommand{outFD: int(devnull.Fd()), inFD: int(devnull.Fd()), dir: dir, path: "/usr/bin/touch", argv: []string{"touch", mark}}); err != nil {
+			t.Fatal(err)
+		}
 		if goAhead {
 			pc.goAhead()
 		} else {
 			pc.discard()
 		}
-		var rep [8]byte
-		n := readFull(status[0], rep[:])
-		unix.Close(status[0])
-		waitInit(pc.pidfd)
-		unix.Close(pc.pidfd)
-		pc.release()
+		rep, n := endTestInit(pc, status)
 		ws := unix.WaitStatus(le32(rep[4:]))
 		_, statErr := os.Stat(mark)
 		switch {
@@ -78,30 +63,46 @@ func TestMalformedCommandsRunNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	msg[4] = 9 // nine arguments, where there is one
+	pc, status := testInit(t)
+	if err := sendCommand(pc.cmd, msg, int(devnull.Fd()), int(devnull.Fd())); err != nil {
+		t.Fatal(err)
+	}
+	pc.goAhead()
+	rep, n := endTestInit(pc, status)
+	if n != 8 || le32(rep[:4]) != 1 || le32(rep[4:])>>16 != 13 {
+		t.Fatalf("report %x (%d bytes), want kind 1, step 13 (read the command)", rep[:n], n)
+	}
+}
+
+// testInit prepares a bare call init (a user namespace of its own, no
+// rules, no trap) and returns it with the read end of its report pipe.
+func testInit(t *testing.T) (*preparedCall, int) {
+	t.Helper()
 	var status [2]int
 	if err := unix.Pipe2(status[:], unix.O_CLOEXEC); err != nil {
 		t.Fatal(err)
 	}
 	pc, err := prepareCall(callSpec{rulesetFD: -1, cgroupFD: -1, ownUserNS: true, uid: os.Getuid(), gid: os.Getgid(),
 		statusFD: status[1], grace: int(KillGrace / time.Millisecond)})
+	unix.Close(status[1])
 	if err != nil {
+		unix.Close(status[0])
 		t.Fatal(err)
 	}
-	unix.Close(status[1])
 	if pc.trap >= 0 {
 		unix.Close(pc.trap)
 	}
-	if err := sendCommand(pc.cmd, msg, int(devnull.Fd()), int(devnull.Fd())); err != nil {
-		t.Fatal(err)
-	}
-	pc.goAhead()
+	return pc, status[0]
+}
+
+// endTestInit reads a test init's report from status, reaps and releases
+// the init, and returns the report and how many of its bytes came.
+func endTestInit(pc *preparedCall, status int) ([8]byte, int) {
 	var rep [8]byte
-	n := readFull(status[0], rep[:])
-	unix.Close(status[0])
+	n := readFull(status, rep[:])
+	unix.Close(status)
 	waitInit(pc.pidfd)
 	unix.Close(pc.pidfd)
 	pc.release()
-	if n != 8 || le32(rep[:4]) != 1 || le32(rep[4:])>>16 != 13 {
-		t.Fatalf("report %x (%d bytes), want kind 1, step 13 (read the command)", rep[:n], n)
-	}
+	return rep, n
 }

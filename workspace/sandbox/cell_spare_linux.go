@@ -34,7 +34,7 @@ type spareCall struct {
 // is made shortly after the spare's init has ended (refillSoon). It lives
 // as long as the cell server.
 type spareSlot struct {
-	mu     sync.Mutex
+	mu     sync.Mutex // guards the fields below but wg
 	ready  *spareCall
 	handed map[uint64]*spareCall // the spare the daemon holds, by serial, until its request or its init's end
 	making chan struct{}         // closed when the goroutine making one has put it in ready
