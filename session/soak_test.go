@@ -99,23 +99,32 @@ func TestSoak200TurnsWithRandomFaults(t *testing.T) {
 	}
 	wg.Wait()
 	// Every failed turn is explained by a fault injected into one of its
-	// own requests, and fails with that fault's error: never a sibling's
-	// trouble, never "aborted" or "internal".
+	// own requests, and fails with that fault's error, never "aborted" or
+	// "internal" — or it lost the connection it shares with its siblings
+	// while one of their faults cut it: each request has its own budget
+	// of connection losses (MaxAttempts), and a long turn under this many
+	// faults can spend it on cuts that were not its own.
 	received := e.sim.Received()
 	for _, f := range failures {
-		var hit []sim.FaultKind
+		var hit, cut []sim.FaultKind
 		for _, r := range received {
-			if r.PromptCacheKey == f.conv && r.Fault != sim.FaultNone && !r.At.Before(f.start) && !r.At.After(f.end) {
+			if r.Fault == sim.FaultNone || r.At.Before(f.start) || r.At.After(f.end) {
+				continue
+			}
+			if r.PromptCacheKey == f.conv {
 				hit = append(hit, r.Fault)
+			} else if cutsConnection(r.Fault) {
+				cut = append(cut, r.Fault)
 			}
 		}
-		if len(hit) == 0 {
-			t.Errorf("%s: a turn failed with no fault injected into its requests: %v", f.conv, f.err)
+		if len(hit) > 0 && explains(hit[len(hit)-1], f.err) {
 			continue
 		}
-		if !explains(hit[len(hit)-1], f.err) {
-			t.Errorf("%s: a turn failed with %q, which its last fault (%v of %v) does not explain", f.conv, f.err, hit[len(hit)-1], hit)
+		if len(cut) > 0 && explains(cut[len(cut)-1], f.err) {
+			continue
 		}
+		t.Errorf("%s: a turn failed with %q, which neither its own last fault (of %v) nor a cut of the shared connection (%v) explains",
+			f.conv, f.err, hit, cut)
 	}
 	failed := len(failures)
 	total := 0
@@ -207,6 +216,17 @@ func TestSoakFaultsOnOneLaneOnly(t *testing.T) {
 	if e.sim.PendingFaults() == perSession/2 {
 		t.Errorf("no fault fired")
 	}
+}
+
+// cutsConnection says whether a fault on one lane's request ends (or
+// breaks the framing of) the WebSocket every lane shares.
+func cutsConnection(k sim.FaultKind) bool {
+	switch k {
+	case sim.FaultCloseMidResponse, sim.FaultCloseAfterResponse, sim.FaultBinaryFrame,
+		sim.FaultMalformedFrame, sim.FaultConnectionLimit:
+		return true
+	}
+	return false
 }
 
 // explains says whether err is what a turn fails with when fault was the
