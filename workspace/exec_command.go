@@ -287,14 +287,19 @@ const liveEvery = 250 * time.Millisecond
 // liveBytes bounds what a call shows of a process's output.
 const liveBytes = 16 << 10
 
+// liveFirst is how long after a call's first output it is first shown: a
+// command that ends sooner shows it in its result alone, and the daemon
+// spends no CPU on an update while it runs (a variable for tests).
+var liveFirst = 100 * time.Millisecond
+
 // collect waits until p has ended, yield has passed or ctx is cancelled
 // (cancelled says so), showing what p prints meanwhile, at most every
 // liveEvery, when show is set.
 func collect(ctx context.Context, p *process, yield time.Duration, show func(string)) (cancelled bool) {
 	deadline := time.NewTimer(yield)
 	defer deadline.Stop()
-	var next <-chan time.Time // set while shown less than liveEvery ago
-	owed := false             // output came since
+	var next <-chan time.Time  // set until liveFirst after the first output, then while shown less than liveEvery ago
+	owed, first := false, true // owed: output came since
 	for {
 		select {
 		case <-p.p.Done():
@@ -307,7 +312,10 @@ func collect(ctx context.Context, p *process, yield time.Duration, show func(str
 			if show == nil {
 				continue
 			}
-			if next != nil {
+			if next != nil || first {
+				if first {
+					first, next = false, time.After(liveFirst)
+				}
 				owed = true
 				continue
 			}

@@ -103,6 +103,50 @@ func TestExecCommandWithPipes(t *testing.T) {
 	}
 }
 
+// TestExecCommandShowsOutputAfterLiveFirst: a command that ends within
+// liveFirst of its first output is never shown live (its result has it);
+// one that goes on printing is shown once liveFirst has passed.
+func TestExecCommandShowsOutputAfterLiveFirst(t *testing.T) {
+	r, _, _ := newTree(t)
+	useSandbox(t)
+	defer func(d time.Duration) { liveFirst = d }(liveFirst)
+	liveFirst = time.Hour
+	shown := make(chan string, 100)
+	ps := NewProcesses()
+	t.Cleanup(ps.Close)
+	ts := NewToolset(r).WithProcesses(ps).WithLive(func(out string) { shown <- out })
+	quick := parseExec(t, call(t, ts, "exec_command", `{"cmd":"echo quick"}`))
+	if quick.running || quick.output != "quick\n" {
+		t.Fatalf("a quick command: %+v", quick)
+	}
+	if len(shown) != 0 {
+		t.Fatalf("a command that ended at once was shown live: %q", <-shown)
+	}
+	liveFirst = 10 * time.Millisecond
+	fifo := filepath.Join(r.Path(), "go-on")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan Result, 1)
+	go func() { done <- call(t, ts, "exec_command", `{"cmd":"echo early; read x < go-on","yield_time_ms":30000}`) }()
+	select {
+	case out := <-shown:
+		if out != "early\n" {
+			t.Errorf("shown %q", out)
+		}
+	case res := <-done:
+		t.Fatalf("the call ended before the test let it: %+v", res)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the running command's output was never shown")
+	}
+	if err := os.WriteFile(fifo, []byte("\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if end := parseExec(t, <-done); end.running || end.output != "early\n" {
+		t.Fatalf("end %+v", end)
+	}
+}
+
 // TestExecCommandBoundsProcesses: a session keeps at most MaxProcesses;
 // one more ends the least recently used and says so.
 func TestExecCommandBoundsProcesses(t *testing.T) {

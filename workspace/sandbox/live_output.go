@@ -14,6 +14,12 @@ const (
 	liveEvery     = 250 * time.Millisecond
 )
 
+// liveFirst is how long after its first output a command's output is
+// first shown: a command that ends sooner shows it in its result alone.
+// Most commands a model runs end within it, and an update sent while one
+// runs takes the daemon's CPU from the command (a variable for tests).
+var liveFirst = 100 * time.Millisecond
+
 // liveOutput is the io.Writer a command's output is copied to when its
 // call shows it live: it keeps a bounded copy, and its goroutine hands it to
 // show, throttled. Lives for one command: startLive starts it, stop ends
@@ -47,24 +53,28 @@ func (l *liveOutput) Write(p []byte) (int, error) {
 
 func (l *liveOutput) run() {
 	defer close(l.ended)
-	wait := time.NewTimer(0)
-	<-wait.C
+	select {
+	case <-l.done:
+		return
+	case <-l.wake:
+	}
+	wait := time.NewTimer(liveFirst) // the first output starts the clock
 	defer wait.Stop()
 	for {
 		select {
 		case <-l.done:
 			return
-		case <-l.wake:
+		case <-wait.C:
 		}
 		l.mu.Lock()
 		text := l.out.String()
 		l.mu.Unlock()
 		l.show(text)
 		wait.Reset(liveEvery)
-		select {
+		select { // output since
 		case <-l.done:
 			return
-		case <-wait.C:
+		case <-l.wake:
 		}
 	}
 }

@@ -58,6 +58,24 @@ func TestShellShowsOutputWhileItRuns(t *testing.T) {
 	}
 }
 
+// A command that ends before liveFirst has passed since its first output
+// is never shown live: its output is in the result alone, and the daemon
+// sent no update while it ran.
+func TestShellQuickCommandIsNotShownLive(t *testing.T) {
+	r, _, _ := newTree(t)
+	defer func(d time.Duration) { liveFirst = d }(liveFirst)
+	liveFirst = time.Hour
+	var shown atomic.Int32
+	ts := newShellTool(r).WithLive(func(string) { shown.Add(1) })
+	res := runShell(t, ts, "echo quick", 0)
+	if res.IsError || withoutWall(res.Output) != reported(0, "quick\n") {
+		t.Fatalf("result %+v", res)
+	}
+	if n := shown.Load(); n != 0 {
+		t.Errorf("a command that ended at once was shown live %d times", n)
+	}
+}
+
 // What is shown is bounded, head and tail, however much the command
 // prints; the middle is counted.
 func TestShellLiveOutputIsBounded(t *testing.T) {
