@@ -128,7 +128,9 @@ func TestExecCommandShowsOutputAfterLiveFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := make(chan Result, 1)
-	go func() { done <- call(t, ts, "exec_command", `{"cmd":"echo early; read x < go-on","yield_time_ms":30000}`) }()
+	go func() {
+		done <- call(t, ts, "exec_command", `{"cmd":"echo early; read x < go-on","yield_time_ms":30000}`)
+	}()
 	select {
 	case out := <-shown:
 		if out != "early\n" {

@@ -561,10 +561,16 @@ type callEnd struct {
 // always ends, and awaitCall always receives.
 func watchEnd(status, pidfd int) <-chan callEnd {
 	ch := make(chan callEnd, 1)
+	// Read through the runtime's poller, not a read that blocks its
+	// thread: a thread blocked in a system call for the command's whole
+	// run has the runtime's monitor wake every few dozen microseconds to
+	// take its processor back, on the CPUs the command runs on.
+	unix.SetNonblock(status, true)
+	report := os.NewFile(uintptr(status), "report")
 	go func() {
-		defer unix.Close(status)
+		defer report.Close()
 		var buf [8]byte
-		n := readFull(status, buf[:])
+		n, _ := io.ReadFull(report, buf[:])
 		kind, v := int32(le32(buf[:4])), int32(le32(buf[4:]))
 		end := callEnd{status: -1}
 		switch {
