@@ -45,7 +45,9 @@ type cell struct {
 
 	spareCame chan struct{} // a token each time a spare comes (cap 1): what tests wait on
 	handed    atomic.Int64  // calls started through a handed spare
+	direct    atomic.Int64  // of those, the calls the daemon gave the go itself (cell_direct_linux.go)
 	retried   atomic.Int64  // spares dropped at the call instead: out-of-date rules, or no command taken
+	view      cellView      // what the daemon checks a handed spare against
 
 	dead  chan struct{}  // closed when the reader has ended and the server is reaped
 	traps sync.WaitGroup // the calls' trap watches, which end after their calls
@@ -65,11 +67,13 @@ type cellMsg struct {
 type handedSpare struct {
 	serial                       uint64
 	trap                         bool
-	cmd, pidfd, status, listener int // listener -1: none
+	cmd, pidfd, status, listener int         // listener -1: none
+	gofd                         int         // its go socket, -1: the server's alone
+	check                        *spareCheck // what the server saw when it handed it over, with gofd
 }
 
 func (h *handedSpare) close() {
-	for _, fd := range []int{h.cmd, h.pidfd, h.status, h.listener} {
+	for _, fd := range []int{h.cmd, h.pidfd, h.status, h.listener, h.gofd} {
 		if fd >= 0 {
 			unix.Close(fd)
 		}
@@ -78,13 +82,20 @@ func (h *handedSpare) close() {
 
 // keepSpare keeps the spare a reply hands over, dropping one held before.
 func (c *cell) keepSpare(rep cellReply, fds []int) {
-	if len(fds) != 3 && len(fds) != 4 {
+	n := 3 // command socket, pidfd, report pipe; then the go socket with a check; then the trap's listener
+	if rep.Check != nil {
+		n++
+	}
+	if len(fds) != n && len(fds) != n+1 {
 		closeFDs(fds)
 		return
 	}
-	h := &handedSpare{serial: rep.Spare, trap: rep.Trap, cmd: fds[0], pidfd: fds[1], status: fds[2], listener: -1}
-	if len(fds) == 4 {
-		h.listener = fds[3]
+	h := &handedSpare{serial: rep.Spare, trap: rep.Trap, cmd: fds[0], pidfd: fds[1], status: fds[2], listener: -1, gofd: -1}
+	if rep.Check != nil {
+		h.gofd, h.check = fds[3], rep.Check
+	}
+	if len(fds) == n+1 {
+		h.listener = fds[n]
 	}
 	c.mu.Lock()
 	old := c.spare
@@ -325,6 +336,7 @@ func (c *cell) read() {
 		spare.close()
 	}
 	unix.Close(c.fd)
+	c.view.close() // before the reap: its pid names no other process then
 	c.cmd.Wait()
 	c.release()
 	close(c.dead)
@@ -488,6 +500,25 @@ func (c *cell) startHanded(id uint64, cmd callCommand, trap bool) (fds []int, ok
 			return nil, false, nil
 		}
 	}
+	// The command first: the init sets it up while the go is decided.
+	sent := sendCommand(h.cmd, msg, cmd.outFD, in) == nil // else its init is gone
+	unix.Close(h.cmd)
+	h.cmd = -1
+	if sent && h.check != nil && c.view.fresh(c.cmd.Process.Pid, h.check) {
+		ok = goAhead(h.gofd)
+		unix.Close(h.gofd)
+		h.gofd = -1
+		if ok {
+			c.handed.Add(1)
+			c.direct.Add(1)
+			return h.callFDs(), true, nil
+		}
+		return nil, false, nil // the init is gone: the command goes in full
+	}
+	if h.gofd >= 0 {
+		unix.Close(h.gofd) // the server's go alone from here
+		h.gofd = -1
+	}
 	replies := c.expect(id)
 	c.wmu.Lock()
 	err = sendCell(c.fd, cellRequest{ID: id, Spare: h.serial})
@@ -496,9 +527,6 @@ func (c *cell) startHanded(id uint64, cmd callCommand, trap bool) (fds []int, ok
 		c.forget(id)
 		return nil, true, fmt.Errorf("the sandbox cell: %w", err)
 	}
-	sent := sendCommand(h.cmd, msg, cmd.outFD, in) == nil // else its init is gone
-	unix.Close(h.cmd)
-	h.cmd = -1
 	rep, got := <-replies
 	c.forget(id)
 	closeFDs(rep.fds)
@@ -512,11 +540,17 @@ func (c *cell) startHanded(id uint64, cmd callCommand, trap bool) (fds []int, ok
 		return nil, false, nil
 	}
 	c.handed.Add(1)
-	fds = []int{h.pidfd, h.status}
+	return h.callFDs(), true, nil
+}
+
+// callFDs are the descriptors of a started call, as the server's reply to
+// a full request hands them: pidfd, report pipe, trap listener if any.
+func (h *handedSpare) callFDs() []int {
+	fds := []int{h.pidfd, h.status}
 	if h.listener >= 0 {
 		fds = append(fds, h.listener)
 	}
-	return fds, true, nil
+	return fds
 }
 
 // awaitCall waits for the call's end. On timeout or cancel (marked in run)

@@ -81,7 +81,7 @@ func (s *cellServer) setUp(args []string) error {
 	// The host's socket table stays open: each call covers what was bound
 	// since (refreshSockets); the daemon's /proc entry is gone once the
 	// cell has a /proc of its own.
-	if s.sockets.table, err = os.Open(m.unixTable); err != nil {
+	if s.sockets.table.f, err = os.Open(m.unixTable); err != nil {
 		return fmt.Errorf("open the machine's unix socket table: %w", err)
 	}
 	s.sockets.exempt = m.exempt()
@@ -343,20 +343,28 @@ func (s *cellServer) currentRulesetLocked() (int, uint32, uint64, error) {
 	return fd, flags, s.gen, nil
 }
 
-// rulesStamp names the state the rules depend on: the modification times
-// of the split directories (whose entries get rules one by one) and
-// whether each granted directory exists. It is taken before every call.
+// rulesStamp names the state the rules depend on (rulesStampOf), as this
+// server sees it. It is taken before every call.
 func (s *cellServer) rulesStamp(split []string) string {
+	return rulesStampOf(split, s.policy.write, unix.Stat)
+}
+
+// rulesStampOf names the state a cell's rules depend on: the modification
+// times of the split directories (whose entries get rules one by one) and
+// whether each granted directory exists, each looked up with stat. The
+// daemon takes it too, through the cell's root (cellView.stat), to check a
+// handed spare's rules itself.
+func rulesStampOf(split, write []string, stat func(string, *unix.Stat_t) error) string {
 	var b []byte
 	var st unix.Stat_t
 	for _, d := range split {
-		if unix.Stat(d, &st) == nil {
+		if stat(d, &st) == nil {
 			b = strconv.AppendInt(b, st.Mtim.Nano(), 36)
 		}
 		b = append(b, ',')
 	}
-	for _, w := range s.policy.write {
-		if unix.Stat(w, &st) == nil {
+	for _, w := range write {
+		if stat(w, &st) == nil {
 			b = append(b, '+')
 		}
 		b = append(b, ',')
@@ -389,12 +397,13 @@ func splitDirs(deny []string) []string {
 // it started: the host's table, re-read before each call, and the rows
 // already looked at.
 type cellSockets struct {
-	table  *os.File
+	mu     sync.Mutex // held while the table is read and what is new in it covered
+	table  hostTable
 	seen   map[string]string // path → socket inode, as the table gives them
 	exempt func(string) bool // callMounts.exempt
-	// buf is what the table is read into; last, the table as it read when
-	// every row in it had been looked at: the same bytes hold nothing new.
-	buf, last []byte
+	// last is the table as it read when every row in it had been looked
+	// at: the same bytes hold nothing new.
+	last []byte
 }
 
 // refreshSockets covers, with /dev/null, every socket bound on the host
@@ -404,10 +413,12 @@ type cellSockets struct {
 // removed and bound again. A socket it cannot cover fails the call.
 func (s *cellServer) refreshSockets() error {
 	c := &s.sockets
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.seen == nil {
 		c.seen = map[string]string{}
 	}
-	table, err := c.read()
+	table, err := c.table.read()
 	if err != nil {
 		return fmt.Errorf("read the machine's unix sockets: %w", err)
 	}
@@ -429,28 +440,4 @@ func (s *cellServer) refreshSockets() error {
 	}
 	c.last = append(c.last[:0], table...)
 	return nil
-}
-
-// read reads the whole table into buf, from its start.
-func (c *cellSockets) read() ([]byte, error) {
-	if c.buf == nil {
-		c.buf = make([]byte, 16<<10)
-	}
-	fd, n := int(c.table.Fd()), 0
-	for {
-		if n == len(c.buf) {
-			c.buf = append(c.buf, make([]byte, len(c.buf))...)
-		}
-		m, err := unix.Pread(fd, c.buf[n:], int64(n))
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if m == 0 {
-			return c.buf[:n], nil
-		}
-		n += m
-	}
 }

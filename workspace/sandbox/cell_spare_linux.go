@@ -96,10 +96,12 @@ func (s *cellServer) refill() {
 }
 
 // handOff hands the ready spare to the daemon: its command socket, pidfd,
-// report pipe and trap listener. The daemon sends the spare a command
-// itself and asks for the go (startHanded): the server keeps the go socket
-// and reaps the init whenever it ends. A request that comes first takes the
-// spare instead (takeSpare).
+// report pipe and trap listener, and, with what the server saw of the
+// sockets and the rules (spareCheck), a copy of its go socket. The daemon
+// sends the spare a command itself and gives the go itself when nothing
+// changed since, else asks the server for it (startHanded): the server
+// keeps the go socket and reaps the init whenever it ends. A request that
+// comes first takes the spare instead (takeSpare).
 func (s *cellServer) handOff() {
 	sl := &s.spare
 	sl.mu.Lock()
@@ -109,6 +111,23 @@ func (s *cellServer) handOff() {
 		return
 	}
 	sl.ready = nil
+	sl.mu.Unlock()
+	// sp is this goroutine's alone until it is in handed: what goes to the
+	// daemon is taken off it first, for the daemon's request for it may
+	// come as soon as the reply is out.
+	check, gofd := s.spareCheck(sp), -1
+	if check != nil {
+		gofd = sp.pc.gofd // a copy: the server's own still serves startHanded and discard
+	}
+	cmd, status, trap := sp.pc.cmd, sp.status, sp.pc.trap
+	sp.pc.cmd, sp.status, sp.pc.trap = -1, -1, -1
+	sl.mu.Lock()
+	if sl.closed {
+		sl.mu.Unlock()
+		sp.pc.cmd, sp.status, sp.pc.trap = cmd, status, trap
+		s.discardSpare(sp)
+		return
+	}
 	if sl.handed == nil {
 		sl.handed = map[uint64]*spareCall{}
 	}
@@ -116,14 +135,13 @@ func (s *cellServer) handOff() {
 	sl.mu.Unlock()
 	s.live.Store(sp, sp.pc.pidfd)
 	s.calls.Add(1)
-	s.reply(cellReply{Spare: sp.serial, Pid: sp.pc.pid, Trap: sp.trap}, sp.pc.cmd, sp.pc.pidfd, sp.status, sp.pc.trap)
-	unix.Close(sp.pc.cmd)
-	unix.Close(sp.status)
-	if sp.pc.trap >= 0 {
-		unix.Close(sp.pc.trap)
+	s.reply(cellReply{Spare: sp.serial, Pid: sp.pc.pid, Trap: sp.trap, Check: check}, cmd, sp.pc.pidfd, status, gofd, trap)
+	unix.Close(cmd)
+	unix.Close(status)
+	if trap >= 0 {
+		unix.Close(trap)
 	}
-	sp.pc.cmd, sp.status, sp.pc.trap = -1, -1, -1
-	go s.await(sp)
+	go s.await(sp) // after the reply: the pidfd it sent is open until the reap
 }
 
 // takeSpare is an init for a call, trapped when trap: the spare when it

@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -101,5 +102,45 @@ func TestCellCommandThroughHandedSpare(t *testing.T) {
 	long := strings.Repeat("x", 20_000)
 	if res := runShell(t, ts, "echo "+long+" | wc -c", 0); !strings.HasSuffix(res.Output, "\n20001\n") || c.handed.Load() != 4 {
 		t.Fatalf("a 20 kB command: %q (%d through the spare)", res.Output, c.handed.Load())
+	}
+}
+
+// A handed spare gets its go from the daemon itself while nothing the
+// server checks has changed since it handed the spare over; a socket
+// bound since sends the command the server's way, which covers it: the
+// command cannot reach it.
+func TestCellSpareGoesFromTheDaemon(t *testing.T) {
+	r, _, _ := newTree(t)
+	useSandbox(t)
+	ts := newShellTool(r)
+	if res := runShell(t, ts, "true", 0); res.IsError {
+		t.Fatalf("the first command: %q", res.Output)
+	}
+	for i := range 3 {
+		c := awaitHandedSpare(t)
+		handed, direct := c.handed.Load(), c.direct.Load()
+		res := runShell(t, ts, "echo go $PWD", 0)
+		if c.handed.Load() != handed+1 || c.direct.Load() != direct+1 {
+			t.Fatalf("command %d: handed %d→%d, given the go by the daemon %d→%d", i, handed, c.handed.Load(), direct, c.direct.Load())
+		}
+		if want := "go " + r.Path() + "\n"; withoutWall(res.Output) != reported(0, want) {
+			t.Fatalf("command %d: %q, want %q", i, res.Output, want)
+		}
+	}
+	c := awaitHandedSpare(t)
+	handed, direct := c.handed.Load(), c.direct.Load()
+	sock := filepath.Join(hostDir(t), "since.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	got := runShell(t, ts, probeCommand(t, "__dial-unix", sock), 0).Output
+	if !strings.HasPrefix(body(got), "dial: ") {
+		t.Errorf("a command reached a socket bound after its spare was handed over: %q", got)
+	}
+	if c.handed.Load() != handed+1 || c.direct.Load() != direct {
+		t.Errorf("with a socket bound since: handed %d→%d, given the go by the daemon %d→%d (want the server's go)",
+			handed, c.handed.Load(), direct, c.direct.Load())
 	}
 }

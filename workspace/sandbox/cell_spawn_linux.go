@@ -604,9 +604,19 @@ func (pc *preparedCall) launch(cmd callCommand) error {
 
 // goAhead lets a launched command run.
 func (pc *preparedCall) goAhead() {
-	for unix.Sendto(pc.gofd, []byte{'x'}, unix.MSG_NOSIGNAL, nil) == unix.EINTR {
-	}
+	goAhead(pc.gofd)
 	pc.closeSockets()
+}
+
+// goAhead sends the go on a prepared init's go socket (the server's, or
+// the daemon's copy of a handed spare's) and reports whether it went.
+func goAhead(gofd int) bool {
+	for {
+		err := unix.Sendto(gofd, []byte{'x'}, unix.MSG_NOSIGNAL, nil)
+		if err != unix.EINTR {
+			return err == nil
+		}
+	}
 }
 
 // discard makes a prepared init that will run nothing exit (with no

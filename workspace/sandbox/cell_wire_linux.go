@@ -52,10 +52,19 @@ type cellReply struct {
 	Spare uint64 `json:"spare,omitempty"`
 	Trap  bool   `json:"trap,omitempty"`
 	Retry bool   `json:"retry,omitempty"`
+	// Check, on a handed spare, lets the daemon give its go itself (the go
+	// socket comes after the report pipe): cell_direct_linux.go.
+	Check *spareCheck `json:"check,omitempty"`
 }
 
 // maxCellMessage bounds one message: a command line and its environment.
 const maxCellMessage = 16 << 20
+
+// maxCellFDs bounds the descriptors one message carries: a handed spare's
+// five (command socket, pidfd, report pipe, go socket, trap listener).
+// The kernel closes those past the room a receiver gave, so the room is
+// this with some to spare.
+const maxCellFDs = 8
 
 // sendCell writes v with fds on the socket fd.
 func sendCell(fd int, v any, fds ...int) error {
@@ -86,10 +95,10 @@ func sendCell(fd int, v any, fds ...int) error {
 // carried (close-on-exec). io.EOF-like ends come back as errCellClosed.
 func recvCell(fd int, v any) ([]int, error) {
 	head := make([]byte, 4)
-	oob := make([]byte, unix.CmsgSpace(4*4))
+	oob := make([]byte, unix.CmsgSpace(maxCellFDs*4))
 	var fds []int
 	for got := 0; got < 4; {
-		n, oobn, _, _, err := unix.Recvmsg(fd, head[got:], oob, unix.MSG_CMSG_CLOEXEC)
+		n, oobn, flags, _, err := unix.Recvmsg(fd, head[got:], oob, unix.MSG_CMSG_CLOEXEC)
 		if err == unix.EINTR {
 			continue
 		}
@@ -98,6 +107,10 @@ func recvCell(fd int, v any) ([]int, error) {
 		}
 		if n == 0 {
 			return fds, errCellClosed
+		}
+		if flags&unix.MSG_CTRUNC != 0 {
+			fs, _ := parseRights(oob[:oobn])
+			return append(fds, fs...), fmt.Errorf("a message carried more than %d descriptors", maxCellFDs)
 		}
 		if oobn > 0 {
 			fs, err := parseRights(oob[:oobn])
