@@ -168,7 +168,11 @@ func (v *cellView) fresh(pid int, ch *spareCheck) bool {
 // stat is stat(2) of path as the cell's server sees it: resolved from the
 // cell's root, its absolute links too, through the cell's mounts.
 func (v *cellView) stat(path string, st *unix.Stat_t) error {
-	fd, err := unix.Openat2(v.root, strings.TrimPrefix(path, "/"), &unix.OpenHow{
+	rel := strings.TrimLeft(path, "/")
+	if rel == "" {
+		rel = "." // the root itself
+	}
+	fd, err := unix.Openat2(v.root, rel, &unix.OpenHow{
 		Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS})
 	if err != nil {
 		return err

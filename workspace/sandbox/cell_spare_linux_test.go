@@ -3,12 +3,15 @@
 package sandbox
 
 import (
-	"net"
+	"fmt"
+	gonet "net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestCellSpareFollowsTheRules: the init a cell makes ahead of a command
@@ -110,9 +113,15 @@ func TestCellCommandThroughHandedSpare(t *testing.T) {
 // bound since sends the command the server's way, which covers it: the
 // command cannot reach it.
 func TestCellSpareGoesFromTheDaemon(t *testing.T) {
+	for _, net := range []Network{{}, {Off: true, Why: "a test"}} {
+		t.Run(fmt.Sprintf("network off %v", net.Off), func(t *testing.T) { spareGoesFromTheDaemon(t, net) })
+	}
+}
+
+func spareGoesFromTheDaemon(t *testing.T, net Network) {
 	r, _, _ := newTree(t)
 	useSandbox(t)
-	ts := newShellTool(r)
+	ts := newShellTool(r).WithNetwork(net)
 	if res := runShell(t, ts, "true", 0); res.IsError {
 		t.Fatalf("the first command: %q", res.Output)
 	}
@@ -130,7 +139,7 @@ func TestCellSpareGoesFromTheDaemon(t *testing.T) {
 	c := awaitHandedSpare(t)
 	handed, direct := c.handed.Load(), c.direct.Load()
 	sock := filepath.Join(hostDir(t), "since.sock")
-	l, err := net.Listen("unix", sock)
+	l, err := gonet.Listen("unix", sock)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,5 +151,21 @@ func TestCellSpareGoesFromTheDaemon(t *testing.T) {
 	if c.handed.Load() != handed+1 || c.direct.Load() != direct {
 		t.Errorf("with a socket bound since: handed %d→%d, given the go by the daemon %d→%d (want the server's go)",
 			handed, c.handed.Load(), direct, c.direct.Load())
+	}
+}
+
+// The daemon's stat through a cell's root is stat(2) as the cell sees it,
+// the root itself included: here, through this process's own root, what
+// stat gives.
+func TestCellViewStat(t *testing.T) {
+	var v cellView
+	v.open(os.Getpid())
+	if !v.ok {
+		t.Fatal("cannot open this process's root and socket table")
+	}
+	defer v.close()
+	dirs := []string{"/", "/tmp", hostDir(t), filepath.Join(hostDir(t), "absent")}
+	if got, want := rulesStampOf(dirs, dirs, v.stat), rulesStampOf(dirs, dirs, unix.Stat); got != want {
+		t.Errorf("stamp through the root %q, by stat %q", got, want)
 	}
 }
