@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -134,9 +133,9 @@ type seccompNotifResp struct {
 // it to, closing the listener; the owner given to watchTrap awaits it.
 type trapWatch struct {
 	fd      int
-	file    *os.File // fd, read through the runtime's poller: end's deadline stops the goroutine
 	root    string
 	changes func(path string)
+	stop    [2]int       // a pipe: the write end's close stops the goroutine
 	trapped atomic.Int64 // syscalls answered
 	byNr    map[int32]trapSyscall
 
@@ -149,15 +148,10 @@ type trapWatch struct {
 // counts its goroutine.
 func watchTrap(listener int, root string, changes func(string), owner *sync.WaitGroup) (*trapWatch, error) {
 	w := &trapWatch{fd: listener, root: root, changes: changes, byNr: map[int32]trapSyscall{}}
-	// The goroutine waits in the runtime's poller, not in a poll that
-	// blocks its thread: a thread blocked in a system call for the
-	// command's whole run has the runtime's monitor wake every few dozen
-	// microseconds, on the CPUs the command runs on.
-	if err := unix.SetNonblock(listener, true); err != nil {
+	if err := unix.Pipe2(w.stop[:], unix.O_CLOEXEC); err != nil {
 		unix.Close(listener)
 		return nil, err
 	}
-	w.file = os.NewFile(uintptr(listener), "trap")
 	for _, s := range trapSyscalls {
 		w.byNr[int32(s.nr)] = s
 	}
@@ -180,52 +174,32 @@ func (w *trapWatch) end() {
 	w.mu.Lock()
 	w.ended = true
 	w.mu.Unlock()
-	w.file.SetReadDeadline(time.Now())
+	unix.Close(w.stop[1])
 }
 
 func (w *trapWatch) serve() {
-	defer w.file.Close()
-	rc, err := w.file.SyscallConn()
-	if err != nil {
-		return
-	}
-	hungUp := false
-	err = rc.Read(func(uintptr) bool {
-		hungUp = w.drain(trapLinger)
-		return hungUp
-	})
-	if err != nil && !hungUp {
-		w.drain(0) // stopped by end: what is pending still goes on
-	}
-}
-
-// trapLinger is how long, in milliseconds, the goroutine waits on the
-// listener itself after answering a notification before it goes back to
-// the poller: a command that changes files traps syscalls in bursts, and
-// a thread waiting on the listener gets each next one handed straight
-// from the trapped process, where the poller would add a hop to each.
-const trapLinger = 2
-
-// drain answers every notification pending, waiting up to linger ms for
-// the next after each, and reports whether the listener hung up (every
-// process of the call is gone) or failed. NOTIF_RECV is called only when
-// poll says a notification waits, so it never blocks.
-func (w *trapWatch) drain(linger int) bool {
-	wait := 0
+	defer unix.Close(w.fd)
+	defer unix.Close(w.stop[0])
+	stopping := false
 	for {
-		fds := []unix.PollFd{{Fd: int32(w.fd), Events: unix.POLLIN}}
-		n, err := unix.Poll(fds, wait)
+		fds := []unix.PollFd{{Fd: int32(w.fd), Events: unix.POLLIN}, {Fd: int32(w.stop[0]), Events: unix.POLLIN}}
+		timeout := -1
+		if stopping {
+			fds, timeout = fds[:1], 0
+		}
+		n, err := unix.Poll(fds, timeout)
+		if err == unix.EINTR {
+			continue
+		}
 		switch {
-		case err == unix.EINTR:
 		case err != nil:
-			return true
-		case n == 0:
-			return false
+			return
 		case fds[0].Revents&unix.POLLIN != 0:
 			w.answer()
-			wait = linger
-		default: // POLLHUP, POLLERR, POLLNVAL
-			return true
+		case fds[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0, stopping && n == 0:
+			return
+		default:
+			stopping = true
 		}
 	}
 }
