@@ -106,3 +106,20 @@ func endTestInit(pc *preparedCall, status int) ([8]byte, int) {
 	pc.release()
 	return rep, n
 }
+
+// readFull reads into b until it is full or the writer is gone, and
+// returns how much it read.
+func readFull(fd int, b []byte) int {
+	got := 0
+	for got < len(b) {
+		n, err := unix.Read(fd, b[got:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n <= 0 {
+			break
+		}
+		got += n
+	}
+	return got
+}

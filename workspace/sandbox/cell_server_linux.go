@@ -284,23 +284,6 @@ func (s *cellServer) await(sp *spareCall) {
 	sp.bound.done()
 }
 
-// readFull reads into b until it is full or the writer is gone, and
-// returns how much it read.
-func readFull(fd int, b []byte) int {
-	got := 0
-	for got < len(b) {
-		n, err := unix.Read(fd, b[got:])
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil || n <= 0 {
-			break
-		}
-		got += n
-	}
-	return got
-}
-
 func le32(b []byte) uint32 {
 	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
 }
